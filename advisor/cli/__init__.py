@@ -1,0 +1,89 @@
+"""The command line: parse, call, print. No logic lives here beyond turning errors into exit codes.
+
+Each subcommand lives in its own module exposing ``register(subparsers)``; the module sets
+``func`` on its parser, a callable taking the parsed namespace and returning an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import NoReturn
+
+from advisor import __version__
+from advisor.cli import _logging
+from advisor.errors import AdvisorError, InterruptedRunError, UsageError
+
+PROG = "tf-thread-advisor"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and raises instead of exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message} (see --help)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="Measure TensorFlow intra-op/inter-op thread settings for this node and "
+        "publish them as a ConfigMap.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="print full tracebacks for unexpected errors"
+    )
+    parser.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        default="text",
+        help="log lines on stderr as plain text (default) or one JSON object per line",
+    )
+    parser.add_argument(
+        "--log-level", choices=["debug", "info", "warning", "error"], default="info"
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    subparsers.required = True
+    for module in _command_modules():
+        module.register(subparsers)
+    return parser
+
+
+def _command_modules() -> list[object]:
+    # One module per subcommand (or group); add a new one to this list.
+    from advisor.cli import probe_cmd
+
+    return [probe_cmd]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the process exit code (see ``advisor.errors.EXIT_CODES``)."""
+    debug = "--debug" in (sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(argv)
+        _logging.configure(args.log_format, args.log_level)
+        code: int = args.func(args)
+        return code
+    except AdvisorError as exc:
+        return _fail(exc.exit_code, str(exc), debug)
+    except KeyboardInterrupt:
+        return _fail(InterruptedRunError.exit_code, "interrupted; nothing was published", debug)
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # the last-resort handler: one line, never a traceback by default
+        return _fail(
+            1, f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)", debug
+        )
+
+
+def _fail(code: int, message: str, debug: bool) -> int:
+    if debug:
+        traceback.print_exc(file=sys.stderr)
+    first_line = " ".join(message.split())
+    print(f"{PROG}: error: {first_line}", file=sys.stderr)
+    logging.shutdown()
+    return code

@@ -1,0 +1,35 @@
+"""Log lines for people (TTY or ``kubectl logs``) or for log pipelines (``--log-format json``)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+
+
+class _JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        return json.dumps(entry, ensure_ascii=False)
+
+
+def configure(log_format: str, level: str) -> None:
+    """Send the ``advisor`` loggers to stderr; stdout stays for the command's result."""
+    handler = logging.StreamHandler(sys.stderr)
+    if log_format == "json":
+        handler.setFormatter(_JsonFormatter())
+    else:
+        handler.setFormatter(
+            logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%dT%H:%M:%S")
+        )
+    root = logging.getLogger("advisor")
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    root.propagate = False

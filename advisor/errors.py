@@ -1,0 +1,129 @@
+"""Typed errors and the exit codes they map to.
+
+Every failure a user can cause or meet (bad flags, bad files, a broken model, a cluster that says
+no) is raised as one of these. The CLI turns it into one line on stderr and the exit code below, so
+a Job's ``podFailurePolicy`` can tell a retryable failure from one that will never succeed. The
+table in README.md is checked against ``EXIT_CODES`` by the tests.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class AdvisorError(Exception):
+    """Base of every expected failure; ``exit_code`` is what the process exits with."""
+
+    exit_code: ClassVar[int] = 1
+    #: one word for logs and the README table
+    kind: ClassVar[str] = "internal"
+
+
+class UsageError(AdvisorError):
+    """Bad flags or flag values (also what argparse exits with)."""
+
+    exit_code = 2
+    kind = "usage"
+
+
+class ProbeError(AdvisorError):
+    """The node could not be probed well enough to say anything (not even the affinity)."""
+
+    exit_code = 3
+    kind = "probe"
+
+
+class ModelError(AdvisorError):
+    """The model path, file, signature or its inputs cannot be used."""
+
+    exit_code = 4
+    kind = "model"
+
+
+class CalibrationError(AdvisorError):
+    """The sweep produced nothing to advise on (baseline failed, no trial succeeded, budget too small)."""
+
+    exit_code = 5
+    kind = "calibration"
+
+
+class InvalidAdviceError(AdvisorError):
+    """A Recommendation or ConfigMap does not validate (``validate``, or before any write)."""
+
+    exit_code = 6
+    kind = "invalid"
+
+
+class ClusterUnreachableError(AdvisorError):
+    """The API server could not be reached or kept failing transiently; retrying may help."""
+
+    exit_code = 7
+    kind = "unreachable"
+
+
+class ForbiddenError(AdvisorError):
+    """401/403: the credentials or the Role do not allow the write; retrying will not help."""
+
+    exit_code = 8
+    kind = "forbidden"
+
+
+class ConflictError(AdvisorError):
+    """409s kept coming past the retry bound, or a better stored advice was kept (no ``--force``)."""
+
+    exit_code = 9
+    kind = "conflict"
+
+
+class ClusterRejectedError(AdvisorError):
+    """The API server refused the object for good (404 namespace, 422 invalid, other 4xx)."""
+
+    exit_code = 10
+    kind = "rejected"
+
+
+class CheckMismatchError(AdvisorError):
+    """``check --strict``: the node differs from the one the advice was measured on."""
+
+    exit_code = 11
+    kind = "mismatch"
+
+
+class OutputError(AdvisorError):
+    """A local output file (``--output``, ``--env-file``, ``--report``) could not be written."""
+
+    exit_code = 12
+    kind = "output"
+
+
+class InterruptedRunError(AdvisorError):
+    """SIGINT/SIGTERM arrived; the run stopped and published nothing."""
+
+    exit_code = 130
+    kind = "interrupted"
+
+
+EXIT_OK = 0
+
+#: every exit code the CLI can end with, by kind; README's table must match this.
+EXIT_CODES: dict[str, int] = {
+    "ok": EXIT_OK,
+    **{
+        cls.kind: cls.exit_code
+        for cls in (
+            AdvisorError,
+            UsageError,
+            ProbeError,
+            ModelError,
+            CalibrationError,
+            InvalidAdviceError,
+            ClusterUnreachableError,
+            ForbiddenError,
+            ConflictError,
+            ClusterRejectedError,
+            CheckMismatchError,
+            OutputError,
+            InterruptedRunError,
+        )
+    },
+}
