@@ -129,6 +129,106 @@ class NodeProfile(StrictModel):
 # Calibration (filled by advisor.calibrate)
 # --------------------------------------------------------------------------------------------------
 
+Objective = Literal["latency", "throughput", "slo"]
+TrialStatus = Literal["ok", "failed", "timeout", "crashed", "oom", "skipped"]
+
+#: thread counts above this are refused everywhere: no node TF runs on has more logical CPUs,
+#: and a typo (40000 for 4) must not reach a ConfigMap.
+MAX_THREADS = 1024
+
+
+class CalibrationOptions(StrictModel):
+    """What the user asked to calibrate, and how long it may take."""
+
+    model_path: str | None = Field(
+        default=None, description="SavedModel directory or .keras file; null = built-in workload"
+    )
+    signature: str = Field(default="serving_default", min_length=1, description="SavedModel signature")
+    batch_size: int = Field(default=1, ge=1, le=65536, description="fills unknown batch dimensions")
+    concurrency: int = Field(default=1, ge=1, le=256, description="requests kept in flight")
+    objective: Objective = Field(default="latency", description="what the sweep optimises")
+    p99_slo_ms: float | None = Field(
+        default=None, gt=0, description="with objective 'slo': the p99 bound in milliseconds"
+    )
+    budget_s: float = Field(default=60.0, gt=0, le=86400, description="hard wall-clock limit, s")
+
+
+class WorkloadInfo(StrictModel):
+    """Which workload was measured, so a ConfigMap says what its numbers are about."""
+
+    kind: Literal["builtin", "savedmodel", "keras"]
+    path: str | None = Field(default=None, description="model path as given; null for builtin")
+    signature: str | None = Field(default=None, description="SavedModel signature used")
+    signature_digest: str | None = Field(
+        default=None, description="sha256 of the input/output specs (names, dtypes, shapes)"
+    )
+    inputs: dict[str, str] = Field(
+        default_factory=dict, description="input name -> dtype[shape] as synthesised"
+    )
+    batch_size: int = Field(default=1, ge=1)
+    concurrency: int = Field(default=1, ge=1)
+
+
+class Measurement(StrictModel):
+    """The headline numbers of one configuration."""
+
+    p50_ms: float | None = Field(default=None, ge=0)
+    p99_ms: float | None = Field(default=None, ge=0)
+    throughput_rps: float | None = Field(default=None, ge=0)
+
+
+class TrialResult(StrictModel):
+    """One trial: one child process with one setting, measured for a fixed time."""
+
+    intra_op_threads: int | None = Field(
+        default=None, ge=1, le=MAX_THREADS, description="null = TF default (the baseline)"
+    )
+    inter_op_threads: int | None = Field(
+        default=None, ge=1, le=MAX_THREADS, description="null = TF default (the baseline)"
+    )
+    round: int = Field(default=0, ge=0, description="search round (longer trials in later rounds)")
+    status: TrialStatus
+    reason: str | None = Field(default=None, description="why a trial did not succeed")
+    measure_s: float | None = Field(default=None, ge=0, description="measured window, seconds")
+    requests: int | None = Field(default=None, ge=0, description="requests completed in the window")
+    p50_ms: float | None = Field(default=None, ge=0)
+    p90_ms: float | None = Field(default=None, ge=0)
+    p99_ms: float | None = Field(default=None, ge=0)
+    max_ms: float | None = Field(default=None, ge=0)
+    throughput_rps: float | None = Field(default=None, ge=0)
+    cpu_time_s: float | None = Field(default=None, ge=0, description="user+system CPU of the child")
+    threads: int | None = Field(default=None, ge=0, description="thread count of the child process")
+    nr_throttled: int | None = Field(default=None, ge=0, description="throttled periods in window")
+    throttled_time_ms: float | None = Field(default=None, ge=0)
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.intra_op_threads is None and self.inter_op_threads is None
+
+
+class CalibrationResult(StrictModel):
+    """The outcome of a sweep: the advice, the baseline it beat, and every trial behind it."""
+
+    intra_op_threads: int = Field(ge=1, le=MAX_THREADS)
+    inter_op_threads: int = Field(ge=1, le=MAX_THREADS)
+    objective: Objective
+    p99_slo_ms: float | None = Field(default=None, gt=0)
+    baseline: Measurement
+    chosen: Measurement
+    gain: float | None = Field(
+        default=None, description="objective improvement over the baseline, as a ratio (>1 = better)"
+    )
+    spread: float | None = Field(
+        default=None, ge=0, description="relative spread of the chosen config across rounds (noise)"
+    )
+    trials: list[TrialResult]
+    workload: WorkloadInfo
+    budget_s: float = Field(gt=0)
+    elapsed_s: float = Field(ge=0)
+    tf_version: str | None = None
+    node: NodeProfile
+
+
 # --------------------------------------------------------------------------------------------------
 # Recommendation (filled by advisor.recommend)
 # --------------------------------------------------------------------------------------------------
