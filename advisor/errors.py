@@ -41,7 +41,7 @@ class ModelError(AdvisorError):
 
 
 class CalibrationError(AdvisorError):
-    """The sweep produced nothing to advise on (baseline failed, no trial succeeded, budget too small)."""
+    """The sweep produced nothing to advise on: the baseline failed, or no trial succeeded."""
 
     exit_code = 5
     kind = "calibration"
@@ -69,7 +69,7 @@ class ForbiddenError(AdvisorError):
 
 
 class ConflictError(AdvisorError):
-    """409s kept coming past the retry bound, or a better stored advice was kept (no ``--force``)."""
+    """409s kept coming past the retry bound, or a better stored advice was kept."""
 
     exit_code = 9
     kind = "conflict"

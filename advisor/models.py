@@ -143,7 +143,9 @@ class CalibrationOptions(StrictModel):
     model_path: str | None = Field(
         default=None, description="SavedModel directory or .keras file; null = built-in workload"
     )
-    signature: str = Field(default="serving_default", min_length=1, description="SavedModel signature")
+    signature: str = Field(
+        default="serving_default", min_length=1, description="SavedModel signature"
+    )
     batch_size: int = Field(default=1, ge=1, le=65536, description="fills unknown batch dimensions")
     concurrency: int = Field(default=1, ge=1, le=256, description="requests kept in flight")
     objective: Objective = Field(default="latency", description="what the sweep optimises")
@@ -216,7 +218,8 @@ class CalibrationResult(StrictModel):
     baseline: Measurement
     chosen: Measurement
     gain: float | None = Field(
-        default=None, description="objective improvement over the baseline, as a ratio (>1 = better)"
+        default=None,
+        description="objective improvement over the baseline, as a ratio (>1 = better)",
     )
     spread: float | None = Field(
         default=None, ge=0, description="relative spread of the chosen config across rounds (noise)"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
@@ -63,6 +64,7 @@ def _command_modules() -> list[object]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code (see ``advisor.errors.EXIT_CODES``)."""
     debug = "--debug" in (sys.argv[1:] if argv is None else argv)
+    previous = _install_signal_handlers()
     try:
         args = build_parser().parse_args(argv)
         _logging.configure(args.log_format, args.log_level)
@@ -75,9 +77,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 1
     except Exception as exc:  # the last-resort handler: one line, never a traceback by default
-        return _fail(
-            1, f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)", debug
-        )
+        detail = f"{type(exc).__name__}: {exc}"
+        return _fail(1, f"internal error: {detail} (rerun with --debug for details)", debug)
+    finally:
+        _restore_signal_handlers(previous)
+
+
+def _on_termination(signum: int, _frame: object) -> None:
+    # A Job hitting activeDeadlineSeconds or a node drain sends SIGTERM. Raising here unwinds the
+    # main thread through every ``finally`` (trial children are killed there), and nothing that
+    # runs after the sweep, i.e. publishing, is reached.
+    raise InterruptedRunError(
+        f"interrupted by {signal.Signals(signum).name}; nothing was published"
+    )
+
+
+_HandlerMap = dict[signal.Signals, object]
+
+
+def _install_signal_handlers() -> _HandlerMap:
+    previous: _HandlerMap = {}
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            previous[sig] = signal.signal(sig, _on_termination)
+        except ValueError:  # not the main thread (e.g. embedded use): leave handlers alone
+            break
+    return previous
+
+
+def _restore_signal_handlers(previous: _HandlerMap) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)  # type: ignore[arg-type]
 
 
 def _fail(code: int, message: str, debug: bool) -> int:
