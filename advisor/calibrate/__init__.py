@@ -1,0 +1,1 @@
+"""Calibration: measure TensorFlow thread settings on this node, within a wall-clock budget."""
