@@ -1,0 +1,54 @@
+# tf-thread-advisor: measures TensorFlow intra-op/inter-op thread settings for the CPUs a pod really
+# has and prints (or publishes) them as a ConfigMap. Usable as a base image for a baked-in model:
+#   FROM tf-thread-advisor
+#   COPY model /model
+#   CMD ["run", "--model", "/model", "--output", "-"]
+# Build: docker build -t tf-thread-advisor .   (details: docs/deploy.md)
+
+ARG BASE_IMAGE=docker.io/library/debian:bookworm-slim
+
+# ---- stage 1: a venv with the pinned dependencies and the advisor ---------------------------------
+FROM ${BASE_IMAGE} AS build
+# Only for builds behind a TLS-intercepting proxy: path of a CA bundle mounted into the build
+# (`--build-arg PIP_CERT=/run/host-ca.crt -v host-ca.crt:/run/host-ca.crt:ro`); never in the image.
+ARG PIP_CERT
+ENV DEBIAN_FRONTEND=noninteractive \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+RUN python3 -m venv /opt/tf-thread-advisor
+# Dependencies first (their own layer: a code change does not reinstall TensorFlow).
+COPY docker/requirements.txt /src/docker/requirements.txt
+RUN /opt/tf-thread-advisor/bin/pip install --no-deps -r /src/docker/requirements.txt \
+ && /opt/tf-thread-advisor/bin/pip check
+COPY pyproject.toml README.md /src/
+COPY advisor /src/advisor
+RUN /opt/tf-thread-advisor/bin/pip install --no-deps --no-build-isolation /src \
+ && /opt/tf-thread-advisor/bin/pip uninstall -y setuptools wheel
+
+# ---- stage 2: python3 + the venv, nothing else ----------------------------------------------------
+FROM ${BASE_IMAGE}
+LABEL org.opencontainers.image.title="tf-thread-advisor" \
+      org.opencontainers.image.description="TensorFlow CPU thread settings for Kubernetes pods, measured on the node" \
+      org.opencontainers.image.licenses="Apache-2.0"
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=build /opt/tf-thread-advisor /opt/tf-thread-advisor
+# Read-only root: everything that writes (Python, Keras, TF, matplotlib, the trials) goes to /tmp,
+# which a Job mounts as an emptyDir and `docker run --read-only` as a tmpfs.
+ENV PATH=/opt/tf-thread-advisor/bin:/usr/local/bin:/usr/bin:/bin \
+    HOME=/tmp \
+    TMPDIR=/tmp \
+    KERAS_HOME=/tmp/.keras \
+    MPLCONFIGDIR=/tmp/.matplotlib \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1
+# Numeric user so Kubernetes can prove runAsNonRoot without a passwd lookup.
+USER 65532:65532
+WORKDIR /tmp
+# checkov:skip=CKV_DOCKER_2: a batch CLI run by a Job, not a service; there is nothing to health-check
+ENTRYPOINT ["tf-thread-advisor"]
+CMD ["run", "--output", "-"]
