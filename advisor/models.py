@@ -13,9 +13,11 @@ Sections (each owned by the layer that fills it):
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class StrictModel(BaseModel):
@@ -33,12 +35,18 @@ class StrictModel(BaseModel):
 CPU_DECIMALS = 3
 
 
+QuotaState = Literal["limited", "unlimited", "unknown"]
+
+
 class CgroupLevel(StrictModel):
     """One cgroup on the path from the process's leaf up to the mount root."""
 
-    path: str = Field(description="cgroup path relative to the controller's hierarchy root")
+    path: str = Field(description="cgroup path as the kernel names it in the hierarchy")
+    state: QuotaState = Field(
+        description="limited: a quota is set; unlimited: none; unknown: the files were unusable"
+    )
     quota_cpus: float | None = Field(
-        default=None, ge=0, description="quota/period in CPUs at this level; null = unlimited"
+        default=None, gt=0, description="quota/period in CPUs at this level; null unless limited"
     )
     quota_us: int | None = Field(default=None, description="raw quota in microseconds, if limited")
     period_us: int | None = Field(default=None, gt=0, description="raw CFS period in microseconds")
@@ -64,7 +72,9 @@ class CgroupInfo(StrictModel):
     shares: int | None = Field(default=None, description="cgroup v1 cpu.shares (relative weight)")
     weight: int | None = Field(default=None, description="cgroup v2 cpu.weight (relative weight)")
     cpuset_cpus: list[int] | None = Field(
-        default=None, description="CPUs the cpuset controller allows, if it could be read"
+        default=None,
+        description="CPUs the cpuset controller allows (informational: the kernel already "
+        "applies it to the affinity mask), if it could be read",
     )
     nr_throttled: int | None = Field(default=None, ge=0, description="throttled periods so far")
     throttled_time_ms: float | None = Field(
@@ -114,6 +124,12 @@ class NodeProfile(StrictModel):
     )
     effective_cpus: float = Field(
         gt=0, description="min(len(affinity), quota), fractional kept: what the process can use"
+    )
+    affinity_source: str = Field(
+        description="where affinity_cpus came from: sched_getaffinity, a caller, or a file"
+    )
+    affinity_physical_cores: int | None = Field(
+        default=None, ge=1, description="distinct physical cores under the affinity CPUs"
     )
     cgroup: CgroupInfo = Field(default_factory=CgroupInfo)
     topology: Topology = Field(default_factory=Topology)
@@ -235,3 +251,141 @@ class CalibrationResult(StrictModel):
 # --------------------------------------------------------------------------------------------------
 # Recommendation (filled by advisor.recommend)
 # --------------------------------------------------------------------------------------------------
+
+#: the env names the advice sets; a ConfigMap's ``data`` holds exactly these and nothing else,
+#: so ``envFrom`` injects nothing a consumer did not ask for. OMP_NUM_THREADS follows the intra-op
+#: count: oneDNN/OpenMP kernels in TF CPU builds size their team from it.
+ENV_INTRA_OP = "TF_NUM_INTRAOP_THREADS"
+ENV_INTER_OP = "TF_NUM_INTEROP_THREADS"
+ENV_OMP = "OMP_NUM_THREADS"
+ADVICE_ENV_NAMES: tuple[str, ...] = (ENV_INTRA_OP, ENV_INTER_OP, ENV_OMP)
+
+#: POSIX-portable env var names (what ``envFrom`` turns ConfigMap keys into without a warning).
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+#: thread counts as env values: a plain positive decimal, no sign, no leading zero, no spaces.
+THREAD_VALUE_PATTERN = r"^[1-9][0-9]*$"
+
+#: the smallest thread cap any node gets, so a 1-CPU pod may still be advised 2 inter-op threads
+#: (they mostly wait) without failing validation.
+MIN_THREAD_CAP = 4
+
+#: schema of the Recommendation (and of the provenance annotation); bumped on incompatible change.
+SCHEMA_VERSION: Literal["v1"] = "v1"
+
+#: at most this many trials are kept in the provenance: the annotation must stay far below the
+#: API server's 256 KiB limit for all annotations of an object, whatever the budget was.
+MAX_PROVENANCE_TRIALS = 200
+
+
+def thread_cap(affinity_count: int) -> int:
+    """The largest thread count the advice may carry for a process with this affinity.
+
+    Rule: ``min(MAX_THREADS, max(2 * len(affinity_cpus), MIN_THREAD_CAP))``. TF itself sizes its
+    pools from the affinity mask, so a count above twice that mask is never a measured optimum,
+    only a typo or an advice copied from a bigger node.
+    """
+    return min(MAX_THREADS, max(2 * affinity_count, MIN_THREAD_CAP))
+
+
+class TrialSummary(StrictModel):
+    """One trial as the provenance keeps it: the setting and its headline numbers, no prose."""
+
+    intra: int | None = Field(default=None, ge=1, le=MAX_THREADS, description="null = TF default")
+    inter: int | None = Field(default=None, ge=1, le=MAX_THREADS, description="null = TF default")
+    round: int = Field(default=0, ge=0)
+    status: TrialStatus
+    p50_ms: float | None = Field(default=None, ge=0)
+    p99_ms: float | None = Field(default=None, ge=0)
+    throughput_rps: float | None = Field(default=None, ge=0)
+    threads: int | None = Field(default=None, ge=0, description="thread count of the child")
+    nr_throttled: int | None = Field(default=None, ge=0)
+
+
+class TopologySummary(StrictModel):
+    """The parts of the node's CPU topology that make an advice portable or not."""
+
+    sockets: int | None = Field(default=None, ge=1)
+    physical_cores: int | None = Field(default=None, ge=1)
+    threads_per_core: int | None = Field(default=None, ge=1)
+    smt_active: bool | None = None
+    numa_nodes: int | None = Field(default=None, ge=1)
+    isa_flags: list[str] = Field(default_factory=list)
+
+
+class Provenance(StrictModel):
+    """Where and how the advice was measured, kept with it so a consumer can check it applies."""
+
+    node_name: str | None = Field(default=None, description="spec.nodeName (Downward API)")
+    node_labels: dict[str, str] = Field(
+        default_factory=dict, description="node labels given with --node-label k=v"
+    )
+    cpu_model: str | None = Field(default=None, description="model name from /proc/cpuinfo")
+    logical_cpus: int = Field(ge=1, description="logical CPUs online on the machine")
+    affinity_cpus: list[int] = Field(min_length=1, description="the advisor's affinity mask")
+    quota_cpus: float | None = Field(default=None, ge=0, description="tightest CFS quota, CPUs")
+    effective_cpus: float = Field(gt=0, description="min(len(affinity), quota)")
+    topology: TopologySummary = Field(default_factory=TopologySummary)
+    tf_version: str | None = Field(default=None, description="TensorFlow version measured with")
+    objective: Objective
+    p99_slo_ms: float | None = Field(default=None, gt=0)
+    workload: WorkloadInfo
+    baseline: Measurement = Field(description="TF defaults on this node")
+    chosen: Measurement = Field(description="the advised setting on this node")
+    gain: float | None = Field(default=None, description="chosen vs baseline, >1 = better")
+    trials_total: int = Field(ge=0, description="trials run (the list below may be truncated)")
+    trials: list[TrialSummary] = Field(
+        default_factory=list, max_length=MAX_PROVENANCE_TRIALS, description="compact trial table"
+    )
+    budget_s: float = Field(gt=0, description="the sweep's wall-clock budget")
+    elapsed_s: float = Field(ge=0)
+    advisor_version: str = Field(min_length=1)
+    created_at: datetime = Field(description="when the advice was built (UTC)")
+
+
+class Recommendation(StrictModel):
+    """The advice: env values for ``envFrom`` plus the provenance that justifies them.
+
+    Validation (what ``validate`` and every write enforce):
+    - ``env`` holds exactly TF_NUM_INTRAOP_THREADS, TF_NUM_INTEROP_THREADS and OMP_NUM_THREADS;
+      every name matches ``[A-Za-z_][A-Za-z0-9_]*``;
+    - every value is a positive decimal integer string, at most
+      ``thread_cap(len(provenance.affinity_cpus))`` = max(2 x affinity CPUs, 4), capped at
+      MAX_THREADS (1024).
+    """
+
+    schema_version: Literal["v1"] = SCHEMA_VERSION
+    env: dict[str, str] = Field(description="env var name -> value, exactly ADVICE_ENV_NAMES")
+    provenance: Provenance
+
+    @model_validator(mode="after")
+    def _env_is_sane(self) -> Recommendation:
+        for name in self.env:
+            if not re.fullmatch(ENV_NAME_PATTERN, name):
+                raise ValueError(f"env name {name!r} is not a valid environment variable name")
+        missing = [n for n in ADVICE_ENV_NAMES if n not in self.env]
+        extra = sorted(set(self.env) - set(ADVICE_ENV_NAMES))
+        if missing or extra:
+            raise ValueError(
+                f"env must hold exactly {', '.join(ADVICE_ENV_NAMES)}"
+                + (f"; missing {', '.join(missing)}" if missing else "")
+                + (f"; unexpected {', '.join(extra)}" if extra else "")
+            )
+        cap = thread_cap(len(self.provenance.affinity_cpus))
+        for name in ADVICE_ENV_NAMES:
+            value = self.env[name]
+            if not re.fullmatch(THREAD_VALUE_PATTERN, value):
+                raise ValueError(f"{name}={value!r} is not a positive integer")
+            if int(value) > cap:
+                raise ValueError(
+                    f"{name}={value} exceeds {cap}, the cap for "
+                    f"{len(self.provenance.affinity_cpus)} affinity CPUs (max(2 x CPUs, 4))"
+                )
+        return self
+
+    @property
+    def intra_op_threads(self) -> int:
+        return int(self.env[ENV_INTRA_OP])
+
+    @property
+    def inter_op_threads(self) -> int:
+        return int(self.env[ENV_INTER_OP])

@@ -1,0 +1,62 @@
+"""``tf-thread-advisor probe``: print what a TF process started here really has to run on."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from advisor.cli._output import FORMATS, render
+from advisor.models import NodeProfile
+from advisor.probe import probe_node
+from advisor.probe.cpulist import format_cpulist
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "probe",
+        help="show affinity, CFS quota and topology, and the effective CPU count",
+        description="Profile this process's CPUs: affinity mask, the tightest cgroup CPU quota "
+        "of its group and every ancestor, topology and ISA flags. Nothing is written.",
+    )
+    parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    parser.add_argument(
+        "--host-root",
+        type=Path,
+        default=Path("/"),
+        metavar="DIR",
+        help="read /proc and /sys below DIR instead of / (for fixture trees; default /)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    profile = probe_node(args.host_root)
+    print(render(profile, args.format, summary))
+    return 0
+
+
+def summary(profile: NodeProfile) -> str:
+    """E.g. "2 CPUs allowed (0-1), quota 1.5 CPUs (cgroup v1, /kubepods/x): effective 1.5"."""
+    count = len(profile.affinity_cpus)
+    allowed = (
+        f"{count} CPU{'s' if count != 1 else ''} allowed "
+        f"({format_cpulist(profile.affinity_cpus)} of {profile.logical_cpus})"
+    )
+    cgroup = profile.cgroup
+    where = f"cgroup v{cgroup.version}" if cgroup.version else "no cgroup cpu controller"
+    if profile.quota_cpus is None:
+        quota = f"no quota ({where})"
+    else:
+        quota = f"quota {profile.quota_cpus:g} CPUs ({where}, {cgroup.limiting_path})"
+    lines = [f"{allowed}, {quota}: effective {profile.effective_cpus:g}"]
+    topo = profile.topology
+    if topo.physical_cores is not None:
+        lines.append(
+            f"topology: {topo.sockets} socket(s), {topo.physical_cores} core(s), "
+            f"{topo.threads_per_core} thread(s)/core, NUMA nodes {topo.numa_nodes or '?'}"
+        )
+    if topo.isa_flags:
+        lines.append(f"ISA: {' '.join(topo.isa_flags)}")
+    lines.extend(f"warning: {warning}" for warning in profile.warnings)
+    return "\n".join(lines)
