@@ -1,0 +1,92 @@
+"""Which (intra, inter) settings are worth measuring on this node: a short list, not a grid.
+
+The probe says how many CPUs a process may really use (``effective_cpus``: the affinity mask cut
+down by the tightest CFS quota) and how many it is allowed to run on (the affinity count, which is
+what TensorFlow sizes its pools from). Good intra-op values cluster around the effective CPUs, so
+the list holds its floor and ceiling, half of it, and the powers of two up to the affinity count.
+Powers of two keep the list logarithmic in the core count, so a 256-CPU node costs a few more trials
+than a 2-CPU one, not 128 times more.
+
+"Never more threads than makes sense": intra-op is capped at twice the usable CPUs (beyond that,
+threads only queue for quota and add context switches) and at the affinity count (TF's own default,
+which the sweep measures anyway as the baseline). Inter-op runs independent ops side by side; its
+useful width is bounded by sockets and by the requests in flight, so it goes from 1 up to a small
+bound tied to those, never past the usable CPUs' reach.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from advisor.models import MAX_THREADS, NodeProfile
+
+#: inter-op pools wider than this have not paid off on CPU inference servers: the graph rarely has
+#: more independent branches, and each extra pool thread is one more to schedule under a quota.
+MAX_INTER_OP = 8
+
+
+@dataclass(frozen=True, order=True)
+class Candidate:
+    """One thread setting to try; ``threads`` orders ties (fewer is cheaper to run)."""
+
+    intra_op_threads: int
+    inter_op_threads: int
+
+    @property
+    def threads(self) -> int:
+        return self.intra_op_threads + self.inter_op_threads
+
+    @property
+    def label(self) -> str:
+        return f"{self.intra_op_threads}/{self.inter_op_threads}"
+
+
+def intra_op_values(node: NodeProfile) -> list[int]:
+    """Intra-op thread counts around the usable CPUs, ascending."""
+    affinity = len(node.affinity_cpus)
+    usable = node.effective_cpus
+    ceiling = max(1, math.ceil(usable - 1e-9))
+    cap = max(1, min(affinity, 2 * ceiling, MAX_THREADS))
+    values = {max(1, math.floor(usable + 1e-9)), ceiling, max(1, ceiling // 2)}
+    power = 1
+    while power <= cap:
+        values.add(power)
+        power *= 2
+    return sorted(v for v in values if 1 <= v <= cap)
+
+
+def inter_op_values(node: NodeProfile, concurrency: int = 1) -> list[int]:
+    """Inter-op thread counts from 1 up to a small bound tied to sockets and concurrency."""
+    affinity = len(node.affinity_cpus)
+    sockets = node.topology.sockets or 1
+    reach = max(2, math.ceil(node.effective_cpus - 1e-9))
+    bound = min(max(2, sockets, concurrency), MAX_INTER_OP, reach, affinity)
+    bound = max(1, bound)
+    values = {1, bound}
+    power = 2
+    while power < bound:
+        values.add(power)
+        power *= 2
+    return sorted(values)
+
+
+def candidate_configs(node: NodeProfile, concurrency: int = 1) -> list[Candidate]:
+    """Every setting worth a trial, most promising first.
+
+    The order matters when the budget cannot fit them all in the first round: the search takes them
+    from the front. Closest to the usable CPUs first (by ratio, so 3 is as far from 6 as 12 is),
+    then the fewer threads.
+    """
+    usable = node.effective_cpus
+    pairs = {
+        Candidate(intra, inter)
+        for intra in intra_op_values(node)
+        for inter in inter_op_values(node, concurrency)
+    }
+
+    def promise(c: Candidate) -> tuple[float, int, int, int]:
+        distance = abs(math.log2(c.intra_op_threads / usable))
+        return (round(distance, 6), c.inter_op_threads, c.threads, c.intra_op_threads)
+
+    return sorted(pairs, key=promise)

@@ -1,0 +1,310 @@
+"""Budgeted successive halving over thread settings: short trials for all, longer for the best.
+
+The budget is a hard wall-clock limit. Every trial is one child process that pays TensorFlow's
+start-up (about 3 s here) before it measures anything, so the plan counts that overhead: a guess
+before the first trial, then the median overhead the finished trials really showed. A trial is
+started only if it can finish before the budget ends, and each one is given a deadline that ends
+before the budget does, so a hung child cannot overrun it either.
+
+Rounds:
+- round 0: a short trial for the baseline (TF defaults) and as many candidates as fit in about 60%
+  of the remaining budget, taken from the front of the candidate list (most promising first);
+- later rounds: the best half (at least two) of the last round's survivors, with longer trials,
+  the remaining budget split evenly over the rounds still planned; the final pair may be measured
+  again (up to ``final_repeats`` times) while the budget allows.
+The baseline runs in every round, and each round runs in a shuffled order (seeded, so runs are
+reproducible) so that drift on a shared node does not favour whoever ran first.
+
+Pure: time comes from a ``Clock``, trials from a ``TrialFn``; tests drive both with fakes.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from advisor.calibrate.candidates import Candidate
+from advisor.calibrate.objective import aggregate, rank
+from advisor.calibrate.runner import TrialSpec
+from advisor.errors import CalibrationError
+from advisor.models import Objective, TrialResult
+
+
+class Clock(Protocol):
+    """Where the search reads the time; a fake one in tests, ``time.monotonic`` otherwise."""
+
+    def monotonic(self) -> float: ...
+
+
+class SystemClock:
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+
+#: runs one trial: (what to run, seconds it may take at most) -> its result; never raises for a
+#: trial that fails (it returns a non-ok TrialResult instead).
+TrialFn = Callable[[TrialSpec, float], TrialResult]
+
+#: receives one human-readable line per event (trial started/finished, round planned).
+ProgressFn = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """The knobs of the plan; the defaults are what the CLI uses."""
+
+    #: round 0 trials: shortest that still gives a p99 over a few hundred requests of a small model
+    first_warmup_s: float = 0.5
+    first_measure_s: float = 1.0
+    #: later rounds warm up longer (their measurements are the ones the advice rests on)
+    later_warmup_s: float = 1.0
+    #: longer windows mostly re-measure the same thing; spend the rest on repeats instead
+    max_measure_s: float = 15.0
+    #: per-trial overhead (process start, import tensorflow, model load) before one is measured
+    overhead_guess_s: float = 3.5
+    #: the planned cost of a trial is inflated by this much so noise does not push it over
+    safety: float = 1.2
+    #: kept free at the end for assembling and writing the result
+    reserve_s: float = 0.5
+    #: the share of the budget round 0 may use; the rest goes to longer trials of the best
+    first_round_share: float = 0.6
+    #: how often the final pair is measured again when budget is left (more rounds, surer spread)
+    final_repeats: int = 2
+    seed: int = 0
+
+    def min_budget_s(self, candidates: int = 2) -> float:
+        """Enough for the baseline and ``candidates`` settings at the shortest trial."""
+        one = self.overhead_guess_s + self.first_warmup_s + self.first_measure_s
+        return (candidates + 1) * one * self.safety + self.reserve_s
+
+
+@dataclass
+class SearchOutcome:
+    trials: list[TrialResult] = field(default_factory=list)
+    rounds: int = 0
+    overhead_s: float | None = None
+    #: candidates never measured because the budget could not fit them in round 0
+    unmeasured: list[Candidate] = field(default_factory=list)
+
+
+@dataclass
+class _State:
+    until: float
+    clock: Clock
+    settings: SearchSettings
+    trial_fn: TrialFn
+    progress: ProgressFn | None
+    budget_s: float
+    started: float
+    outcome: SearchOutcome = field(default_factory=SearchOutcome)
+    overheads: list[float] = field(default_factory=list)
+    done: int = 0
+
+    def remaining(self) -> float:
+        return self.until - self.clock.monotonic() - self.settings.reserve_s
+
+    def overhead(self) -> float:
+        if self.overheads:
+            return statistics.median(self.overheads)
+        return self.settings.overhead_guess_s
+
+    def cost(self, warmup_s: float, measure_s: float) -> float:
+        return (self.overhead() + warmup_s + measure_s) * self.settings.safety
+
+    def say(self, line: str) -> None:
+        if self.progress is not None:
+            self.progress(line)
+
+    def bar(self) -> str:
+        elapsed = max(0.0, self.clock.monotonic() - self.started)
+        fraction = min(1.0, elapsed / self.budget_s) if self.budget_s > 0 else 1.0
+        filled = round(fraction * 20)
+        return f"[{'#' * filled}{'.' * (20 - filled)}] {elapsed:4.0f}/{self.budget_s:.0f} s"
+
+
+def _label(intra: int | None, inter: int | None) -> str:
+    return "TF default" if intra is None and inter is None else f"intra={intra} inter={inter}"
+
+
+def _run_round(
+    state: _State,
+    number: int,
+    configs: Sequence[tuple[int | None, int | None]],
+    warmup_s: float,
+    measure_s: float,
+) -> list[TrialResult]:
+    """One round in shuffled order; trials that no longer fit the budget are not started."""
+    order = list(configs)
+    random.Random(state.settings.seed * 1000 + number).shuffle(order)
+    state.outcome.rounds = number + 1
+    results: list[TrialResult] = []
+    for index, (intra, inter) in enumerate(order, start=1):
+        expected = state.cost(warmup_s, measure_s)
+        remaining = state.remaining()
+        if expected > remaining:
+            state.say(
+                f"{state.bar()} round {number}: {_label(intra, inter)} skipped "
+                f"(needs ~{expected:.1f} s, {max(0.0, remaining):.1f} s left)"
+            )
+            continue
+        spec = TrialSpec(
+            intra_op_threads=intra,
+            inter_op_threads=inter,
+            warmup_s=warmup_s,
+            measure_s=measure_s,
+            round=number,
+        )
+        # Generous for a slow start, but never past the budget: a hung child is killed in time.
+        deadline_s = min(remaining, max(2 * expected, expected + 10.0))
+        state.say(
+            f"{state.bar()} round {number} trial {index}/{len(order)}: {_label(intra, inter)} "
+            f"({measure_s:.1f} s window)"
+        )
+        began = state.clock.monotonic()
+        result = state.trial_fn(spec, deadline_s)
+        took = state.clock.monotonic() - began
+        if result.status == "ok":
+            state.overheads.append(max(0.0, took - warmup_s - measure_s))
+            state.outcome.overhead_s = state.overhead()
+            detail = (
+                f"p50 {result.p50_ms or 0:.1f} ms, p99 {result.p99_ms or 0:.1f} ms, "
+                f"{result.throughput_rps or 0:.1f} req/s"
+            )
+        else:
+            detail = f"{result.status}: {result.reason or 'no reason given'}"
+        state.done += 1
+        state.say(f"{state.bar()} round {number}: {_label(intra, inter)} -> {detail}")
+        results.append(result)
+        state.outcome.trials.append(result)
+    return results
+
+
+def _baseline_ok(results: Sequence[TrialResult]) -> TrialResult | None:
+    for result in results:
+        if result.is_baseline:
+            return result
+    return None
+
+
+def _halving_sizes(survivors: int) -> list[int]:
+    """Round sizes from here: halve (rounding up) down to a final pair (or the single one left)."""
+    if survivors <= 2:
+        return [survivors]
+    sizes = [math.ceil(survivors / 2)]
+    while sizes[-1] > 2:
+        sizes.append(math.ceil(sizes[-1] / 2))
+    return sizes
+
+
+def _plan_next(state: _State, survivors: int) -> tuple[int, float] | None:
+    """(how many to keep, measure window) for the next round, or None when nothing more fits."""
+    settings = state.settings
+    sizes = _halving_sizes(survivors)
+    while sizes:
+        keep = sizes[0]
+        per_round = state.remaining() / len(sizes)
+        per_trial = per_round / (keep + 1) / settings.safety
+        measure = per_trial - state.overhead() - settings.later_warmup_s
+        if measure >= settings.first_measure_s:
+            return keep, min(measure, settings.max_measure_s)
+        sizes = sizes[1:]  # cannot afford this round: go straight to the smaller ones
+    return None
+
+
+def successive_halving(
+    candidates: Sequence[Candidate],
+    objective: Objective,
+    trial_fn: TrialFn,
+    *,
+    clock: Clock,
+    until: float,
+    budget_s: float,
+    p99_slo_ms: float | None = None,
+    settings: SearchSettings | None = None,
+    progress: ProgressFn | None = None,
+) -> SearchOutcome:
+    """Measure the baseline and the candidates within the budget (ends at ``until`` on ``clock``).
+
+    Raises CalibrationError when not even the baseline and one candidate fit, when the baseline
+    fails in round 0, or when no candidate succeeds there.
+    """
+    settings = settings or SearchSettings()
+    if not candidates:
+        raise CalibrationError("no thread settings to try for this node")
+    state = _State(
+        until=until,
+        clock=clock,
+        settings=settings,
+        trial_fn=trial_fn,
+        progress=progress,
+        budget_s=budget_s,
+        started=until - budget_s,
+    )
+
+    # Round 0: as many candidates as fit in its share, from the front of the list.
+    one = state.cost(settings.first_warmup_s, settings.first_measure_s)
+    remaining = state.remaining()
+    fit_all = math.floor(remaining / one) - 1  # slots after the baseline
+    fit_share = math.floor(remaining * settings.first_round_share / one) - 1
+    count = min(len(candidates), max(fit_share, min(2, fit_all)))
+    if count < 1:
+        raise CalibrationError(
+            f"budget too small: {max(0.0, remaining):.1f} s left cannot fit the baseline and one "
+            f"setting at ~{one:.1f} s per trial; raise --budget"
+        )
+    measured = list(candidates[:count])
+    outcome = state.outcome
+    outcome.unmeasured = list(candidates[count:])
+    state.say(
+        f"{state.bar()} round 0: baseline + {count} of {len(candidates)} settings, "
+        f"{settings.first_measure_s:.1f} s each"
+    )
+    configs: list[tuple[int | None, int | None]] = [(None, None)]
+    configs += [(c.intra_op_threads, c.inter_op_threads) for c in measured]
+    results = _run_round(state, 0, configs, settings.first_warmup_s, settings.first_measure_s)
+    baseline = _baseline_ok(results)
+    if baseline is None:
+        raise CalibrationError("the baseline (TF defaults) trial could not be started in budget")
+    if baseline.status != "ok":
+        raise CalibrationError(
+            f"the baseline (TF defaults) trial {baseline.status}: {baseline.reason or 'no reason'}"
+        )
+    if not any(r.status == "ok" and not r.is_baseline for r in results):
+        first = next((r for r in results if not r.is_baseline), None)
+        if first is None:
+            raise CalibrationError(
+                f"budget too small: trials took ~{state.overhead():.1f} s of start-up each, more "
+                "than planned, and no thread setting fitted after the baseline; raise --budget"
+            )
+        raise CalibrationError(
+            f"no thread setting could be measured (first: {first.status}: {first.reason})"
+        )
+
+    survivors = [
+        s for s in rank(aggregate(results, objective), objective, p99_slo_ms) if not s.is_baseline
+    ]
+    number = 1
+    finals = 0
+    while survivors and finals <= settings.final_repeats:
+        plan = _plan_next(state, len(survivors))
+        if plan is None:
+            break
+        keep, measure = plan
+        survivors = survivors[:keep]
+        state.say(f"{state.bar()} round {number}: baseline + best {keep}, {measure:.1f} s each")
+        configs = [(None, None)] + [(s.intra_op_threads, s.inter_op_threads) for s in survivors]
+        results = _run_round(state, number, configs, settings.later_warmup_s, measure)
+        ranked = rank(aggregate(results, objective), objective, p99_slo_ms)
+        ok = [s for s in ranked if not s.is_baseline]
+        if not ok:
+            break  # keep what earlier rounds measured
+        if keep <= 2:
+            finals += 1
+        survivors = ok
+        number += 1
+    return outcome

@@ -1,0 +1,119 @@
+"""Deterministic stand-ins for the search tests: simulated nodes, a fake clock, a cost model.
+
+The cost model is a made-up but plausible CPU inference server: a request needs ``work_ms`` of CPU,
+split over ``intra`` threads, but only ``usable`` CPUs' worth of quota exist; threads beyond that
+add contention. Its best setting is known in closed form, so tests can check the search finds it
+without hard-coding what the search returns.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from advisor.calibrate.runner import TrialSpec
+from advisor.models import CgroupInfo, NodeProfile, Topology, TrialResult
+
+
+def node(cpus: int, quota: float | None = None, sockets: int = 1) -> NodeProfile:
+    """A simulated node: ``cpus`` online and in the affinity mask, optionally a CFS quota."""
+    effective = min(float(cpus), quota) if quota is not None else float(cpus)
+    return NodeProfile.model_validate(
+        {
+            "logical_cpus": cpus,
+            "affinity_cpus": list(range(cpus)),
+            "affinity_source": "simulated",
+            "quota_cpus": quota,
+            "effective_cpus": effective,
+            "cgroup": CgroupInfo(quota_cpus=quota),
+            "topology": Topology(online_cpus=list(range(cpus)), sockets=sockets),
+        }
+    )
+
+
+class FakeClock:
+    def __init__(self, start: float = 1000.0) -> None:
+        self.now = start
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        assert seconds >= 0
+        self.now += seconds
+
+
+def model_p99(intra: int, inter: int, usable: float, work_ms: float = 20.0) -> float:
+    """Latency of one setting: parallel speed-up up to the usable CPUs, contention beyond."""
+    speedup = min(intra, usable) ** 0.8
+    oversubscribed = max(0.0, intra + inter - usable - 1)
+    return work_ms / speedup * (1 + 0.15 * oversubscribed) + 0.3 * inter
+
+
+@dataclass
+class FakeTrials:
+    """A trial function over the cost model that spends fake time like a child process would."""
+
+    clock: FakeClock
+    usable: float
+    affinity: int
+    overhead_s: float = 3.0
+    noise: float = 0.0
+    seed: int = 1
+    #: (intra, inter) -> status to return instead of "ok" (None key = the baseline)
+    faults: dict[tuple[int | None, int | None], str] = field(default_factory=dict)
+    hang: bool = False
+    calls: list[tuple[TrialSpec, float, float]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+
+    def p99(self, intra: int | None, inter: int | None) -> float:
+        if intra is None or inter is None:
+            return model_p99(self.affinity, self.affinity, self.usable)
+        return model_p99(intra, inter, self.usable)
+
+    def __call__(self, spec: TrialSpec, deadline_s: float) -> TrialResult:
+        started = self.clock.monotonic()
+        self.calls.append((spec, deadline_s, started))
+        key = (spec.intra_op_threads, spec.inter_op_threads)
+        status = self.faults.get(key)
+        if self.hang and status == "timeout":
+            self.clock.advance(deadline_s)
+            return TrialResult(
+                intra_op_threads=key[0],
+                inter_op_threads=key[1],
+                round=spec.round,
+                status="timeout",
+                reason=f"no result within {deadline_s:.1f} s; killed",
+            )
+        self.clock.advance(self.overhead_s + spec.warmup_s + spec.measure_s)
+        if status is not None:
+            return TrialResult(
+                intra_op_threads=key[0],
+                inter_op_threads=key[1],
+                round=spec.round,
+                status=status,  # type: ignore[arg-type]
+                reason=f"fake {status}",
+            )
+        p99 = self.p99(*key) * (1 + self.noise * self.rng.uniform(-1, 1))
+        concurrency_rps = 1000.0 / (p99 * 0.8)
+        return TrialResult(
+            intra_op_threads=key[0],
+            inter_op_threads=key[1],
+            round=spec.round,
+            status="ok",
+            measure_s=spec.measure_s,
+            requests=int(concurrency_rps * spec.measure_s),
+            p50_ms=p99 * 0.8,
+            p90_ms=p99 * 0.9,
+            p99_ms=p99,
+            max_ms=p99 * 1.1,
+            throughput_rps=concurrency_rps,
+            threads=5 + (key[0] or self.affinity) + (key[1] or self.affinity),
+            nr_throttled=0,
+        )
+
+
+TrialFnLike = Callable[[TrialSpec, float], TrialResult]

@@ -1,0 +1,89 @@
+"""Candidate settings come from the probe: around the usable CPUs, few, and growing slowly."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from advisor.calibrate.candidates import (
+    MAX_INTER_OP,
+    candidate_configs,
+    inter_op_values,
+    intra_op_values,
+)
+from tests.search_fakes import node
+
+
+def test_one_cpu_quota_on_two_cores_tries_the_four_small_settings() -> None:
+    configs = candidate_configs(node(2, quota=1.0))
+    assert sorted((c.intra_op_threads, c.inter_op_threads) for c in configs) == [
+        (1, 1),
+        (1, 2),
+        (2, 1),
+        (2, 2),
+    ]
+    # most promising first: intra at the usable CPUs, one inter-op thread
+    assert (configs[0].intra_op_threads, configs[0].inter_op_threads) == (1, 1)
+
+
+def test_fractional_quota_brings_floor_and_ceiling() -> None:
+    values = intra_op_values(node(8, quota=1.5))
+    assert 1 in values
+    assert 2 in values
+    assert max(values) <= 4  # twice the ceiling, not the 8 of the affinity mask
+
+
+def test_quota_caps_intra_far_below_the_affinity_count() -> None:
+    values = intra_op_values(node(64, quota=4.0))
+    assert values == sorted(set(values))
+    assert {2, 4} <= set(values)
+    assert max(values) == 8
+    assert 64 not in values  # that is the TF default, measured as the baseline anyway
+
+
+def test_without_quota_powers_of_two_reach_the_affinity_count() -> None:
+    values = intra_op_values(node(48))
+    assert {1, 2, 4, 8, 16, 32, 24, 48} <= set(values)
+    assert max(values) == 48
+
+
+def test_inter_op_bound_follows_sockets_and_concurrency() -> None:
+    assert inter_op_values(node(2, quota=1.0)) == [1, 2]
+    assert inter_op_values(node(64, sockets=2)) == [1, 2]
+    assert inter_op_values(node(64, sockets=2), concurrency=4) == [1, 2, 4]
+    assert inter_op_values(node(64), concurrency=100) == [1, 2, 4, MAX_INTER_OP]
+    assert inter_op_values(node(1)) == [1]
+
+
+def test_concurrency_cannot_push_inter_past_what_the_quota_can_run() -> None:
+    assert max(inter_op_values(node(64, quota=1.0), concurrency=16)) == 2
+    assert max(inter_op_values(node(64, quota=3.0), concurrency=16)) == 3
+
+
+@pytest.mark.parametrize("cpus", [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256])
+@pytest.mark.parametrize("quota", [None, 0.5, 1.0, 1.5, 4.0, 7.3])
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_candidates_are_distinct_and_within_what_the_node_can_run(
+    cpus: int, quota: float | None, concurrency: int
+) -> None:
+    profile = node(cpus, quota=quota, sockets=2 if cpus >= 32 else 1)
+    configs = candidate_configs(profile, concurrency)
+    assert configs
+    assert len(set(configs)) == len(configs)
+    usable_ceiling = math.ceil(profile.effective_cpus)
+    for c in configs:
+        assert 1 <= c.intra_op_threads <= min(cpus, 2 * usable_ceiling)
+        assert 1 <= c.inter_op_threads <= min(cpus, MAX_INTER_OP)
+
+
+def test_count_grows_slowly_from_2_to_256_cpus() -> None:
+    counts = {}
+    for cpus in (2, 4, 8, 16, 32, 64, 128, 256):
+        counts[cpus] = len(candidate_configs(node(cpus, sockets=2 if cpus >= 32 else 1)))
+    for cpus, count in counts.items():
+        assert count <= 3 * math.log2(cpus) + 4, counts
+    # 128 times the CPUs costs only a few times the trials
+    assert counts[256] <= 6 * counts[2], counts
+    # and a quota keeps a big node's list as short as a small node's
+    assert len(candidate_configs(node(256, quota=2.0))) <= counts[4]
