@@ -185,6 +185,7 @@ class WorkloadInfo(StrictModel):
     )
     batch_size: int = Field(default=1, ge=1)
     concurrency: int = Field(default=1, ge=1)
+    tf_version: str | None = Field(default=None, description="TensorFlow that loaded the model")
 
 
 class Measurement(StrictModel):
@@ -239,6 +240,14 @@ class CalibrationResult(StrictModel):
     )
     spread: float | None = Field(
         default=None, ge=0, description="relative spread of the chosen config across rounds (noise)"
+    )
+    slo_met: bool | None = Field(
+        default=None, description="objective 'slo': whether the chosen setting met the p99 bound"
+    )
+    rounds: int = Field(default=0, ge=0, description="search rounds run (longer trials each round)")
+    notes: list[str] = Field(
+        default_factory=list,
+        description="what a reader should know: ties broken, SLO missed, settings left unmeasured",
     )
     trials: list[TrialResult]
     workload: WorkloadInfo

@@ -1,0 +1,407 @@
+"""The parent side of a trial: start one child per setting, supervise it, read its one answer.
+
+TensorFlow reads its thread settings once, at start-up, so every setting needs a fresh process;
+and this module must never import tensorflow (an import-linter contract checks it). A child gets
+the setting the way a consumer will, through TF_NUM_INTRAOP_THREADS, TF_NUM_INTEROP_THREADS and
+OMP_NUM_THREADS in its environment (all three removed for the TF-default baseline). It answers
+with one JSON object in a result file (protocol in ``advisor.calibrate.trial``), never on
+stdout, because TF and oneDNN write what they like there.
+
+Every child runs in its own session, so a deadline or a signal kills its whole process group,
+grandchildren included. Trial faults never raise: they become a TrialResult with a status
+(failed, crashed, oom, timeout) and a one-line reason, and the sweep goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from pydantic import ValidationError
+
+from advisor.errors import ModelError
+from advisor.models import TrialResult, TrialStatus, WorkloadInfo
+from advisor.probe.cgroup_path import locate
+from advisor.probe.files import HostFiles
+from advisor.probe.mountinfo import read_mountinfo
+from advisor.probe.proc_cgroup import read_proc_cgroup
+
+log = logging.getLogger(__name__)
+
+#: the environment variables a trial sets (and the baseline removes): what a consumer's pod gets.
+THREAD_ENV = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS")
+
+#: TF's C++ logging at WARNING and above only; its INFO lines (oneDNN banners) are noise here.
+_QUIET_TF = {"TF_CPP_MIN_LOG_LEVEL": "2", "KERAS_BACKEND": "tensorflow"}
+
+#: how much of a child's output tail is kept to explain a crash
+_TAIL_BYTES = 4096
+
+#: after SIGKILL, how long to wait for the process to be reaped
+_REAP_TIMEOUT_S = 10.0
+
+#: what a model path may end with when it is a file (Keras 3 loads both)
+_KERAS_SUFFIXES = (".keras", ".h5")
+
+#: live children by process-group id (== pid: each child leads its own session)
+_LIVE: dict[int, subprocess.Popen[bytes]] = {}
+
+WorkloadKind = Literal["builtin", "savedmodel", "keras"]
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """What to load in the child."""
+
+    model_path: str | None  # None = built-in workload
+    signature: str = "serving_default"
+    batch_size: int = 1
+    concurrency: int = 1
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """One setting to measure; both thread counts None = TF default, the baseline."""
+
+    intra_op_threads: int | None
+    inter_op_threads: int | None
+    warmup_s: float
+    measure_s: float
+    round: int = 0
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """How a child ended: its answer if it gave a readable one, else a status and reason."""
+
+    answer: dict[str, Any] | None
+    status: TrialStatus
+    reason: str | None
+
+
+def default_program() -> list[str]:
+    """The real trial child, run by the same interpreter as the parent."""
+    return [sys.executable, "-m", "advisor.calibrate.trial"]
+
+
+def trial_env(
+    intra_op_threads: int | None,
+    inter_op_threads: int | None,
+    base: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The child's environment: ``base`` without any inherited thread setting, plus this one.
+
+    Inherited values are removed first: the advisor may itself run in a pod that already mounts
+    an earlier advice, and the baseline must be TF's own default.
+    """
+    env = {k: v for k, v in (os.environ if base is None else base).items() if k not in THREAD_ENV}
+    if intra_op_threads is not None:
+        env["TF_NUM_INTRAOP_THREADS"] = str(intra_op_threads)
+        env["OMP_NUM_THREADS"] = str(intra_op_threads)
+    if inter_op_threads is not None:
+        env["TF_NUM_INTEROP_THREADS"] = str(inter_op_threads)
+    for key, value in _QUIET_TF.items():
+        env.setdefault(key, value)
+    # The child must run this very package, installed or not.
+    package_root = str(Path(__file__).resolve().parents[2])
+    paths = [package_root, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    return env
+
+
+def workload_kind(workload: WorkloadSpec) -> WorkloadKind:
+    """Which loader a path needs; a path that cannot be a model is a ModelError, in the parent."""
+    if workload.model_path is None:
+        return "builtin"
+    path = Path(workload.model_path)
+    if not path.exists():
+        raise ModelError(f"{path}: no such file or directory")
+    if path.is_dir():
+        if not any(path.iterdir()):
+            raise ModelError(f"{path}: the directory is empty (expected a SavedModel)")
+        if not (path / "saved_model.pb").is_file() and not (path / "saved_model.pbtxt").is_file():
+            raise ModelError(f"{path}: not a SavedModel directory (no saved_model.pb in it)")
+        return "savedmodel"
+    if path.suffix.lower() in _KERAS_SUFFIXES:
+        return "keras"
+    raise ModelError(f"{path}: expected a SavedModel directory or a .keras file")
+
+
+def run_trial(
+    spec: TrialSpec,
+    workload: WorkloadSpec,
+    *,
+    deadline_s: float,
+    program: Sequence[str] | None = None,
+) -> TrialResult:
+    """Measure one setting in a fresh child; never raises for anything the trial does.
+
+    ``deadline_s`` is the wall-clock time the child may take from its start (TF import and model
+    load included); past it the whole process group is killed and the result is a timeout.
+    ``program`` replaces the child command (tests use fake trial programs); the runner appends
+    ``--request FILE --result FILE``.
+    """
+    identity: dict[str, Any] = {
+        "intra_op_threads": spec.intra_op_threads,
+        "inter_op_threads": spec.inter_op_threads,
+        "round": spec.round,
+    }
+    try:
+        kind = workload_kind(workload)
+    except ModelError as exc:
+        return TrialResult(**identity, status="failed", reason=str(exc))
+    request = {
+        "mode": "trial",
+        "kind": kind,
+        "path": workload.model_path,
+        "signature": workload.signature,
+        "batch_size": workload.batch_size,
+        "concurrency": workload.concurrency,
+        "warmup_s": spec.warmup_s,
+        "measure_s": spec.measure_s,
+    }
+    env = trial_env(spec.intra_op_threads, spec.inter_op_threads)
+    outcome = _run_child(request, env=env, timeout_s=deadline_s, program=program)
+    label = _label(spec)
+    if outcome.answer is None:
+        log.info("trial %s: %s (%s)", label, outcome.status, outcome.reason)
+        return TrialResult(**identity, status=outcome.status, reason=outcome.reason)
+    answer = dict(outcome.answer)
+    status = answer.pop("status", None)
+    if status == "failed":
+        reason = one_line(str(answer.get("reason") or "the trial reported a failure"))
+        log.info("trial %s: failed (%s)", label, reason)
+        return TrialResult(**identity, status="failed", reason=reason)
+    if status != "ok":
+        return TrialResult(**identity, status="failed", reason=f"unknown status {status!r}")
+    try:
+        result = TrialResult(**identity, status="ok", **answer)
+    except (ValidationError, TypeError) as exc:
+        reason = one_line(f"the trial's answer does not validate: {_first_error(exc)}")
+        return TrialResult(**identity, status="failed", reason=reason)
+    log.info(
+        "trial %s: p50 %.2f ms, p99 %.2f ms, %.1f req/s, %s threads",
+        label,
+        result.p50_ms or 0.0,
+        result.p99_ms or 0.0,
+        result.throughput_rps or 0.0,
+        result.threads,
+    )
+    return result
+
+
+def inspect_workload(workload: WorkloadSpec, *, timeout_s: float = 120) -> WorkloadInfo:
+    """Load the model once in a child and describe it; anything wrong is a one-line ModelError.
+
+    The child also runs one request on the synthesised inputs, so a model that cannot run on
+    them fails here, before any budget is spent on a sweep.
+    """
+    where = workload.model_path or "built-in workload"
+    if workload.batch_size < 1:
+        raise ModelError(f"{where}: batch size {workload.batch_size}: must be at least 1")
+    if workload.concurrency < 1:
+        raise ModelError(f"{where}: concurrency {workload.concurrency}: must be at least 1")
+    kind = workload_kind(workload)
+    request = {
+        "mode": "inspect",
+        "kind": kind,
+        "path": workload.model_path,
+        "signature": workload.signature,
+        "batch_size": workload.batch_size,
+        "concurrency": workload.concurrency,
+    }
+    outcome = _run_child(request, env=trial_env(None, None), timeout_s=timeout_s, program=None)
+    if outcome.answer is None:
+        if outcome.status == "timeout":
+            raise ModelError(f"{where}: loading the model took longer than {timeout_s:g} s")
+        raise ModelError(f"{where}: loading the model failed: {outcome.reason}")
+    status = outcome.answer.get("status")
+    if status == "model_error":
+        raise ModelError(one_line(str(outcome.answer.get("reason") or f"{where}: unusable model")))
+    try:
+        return WorkloadInfo.model_validate(outcome.answer.get("info"))
+    except ValidationError as exc:
+        raise ModelError(
+            f"{where}: the model's description does not validate: {_first_error(exc)}"
+        ) from None
+
+
+def terminate_all_trials() -> None:
+    """Kill every live child's process group now; safe to call from a signal handler."""
+    for pgid in list(_LIVE):
+        _kill_group(pgid)
+
+
+# --------------------------------------------------------------------------------------------------
+# Child supervision
+# --------------------------------------------------------------------------------------------------
+
+
+def _run_child(
+    request: dict[str, Any],
+    *,
+    env: dict[str, str],
+    timeout_s: float,
+    program: Sequence[str] | None,
+) -> _Outcome:
+    with tempfile.TemporaryDirectory(prefix="tfta-trial-") as scratch:
+        request_file = Path(scratch) / "request.json"
+        result_file = Path(scratch) / "result.json"
+        request_file.write_text(json.dumps(request), encoding="utf-8")
+        argv = [
+            *(default_program() if program is None else program),
+            "--request",
+            str(request_file),
+            "--result",
+            str(result_file),
+        ]
+        oom_before = _oom_kills()
+        with tempfile.TemporaryFile(dir=scratch) as output:
+            try:
+                process = subprocess.Popen(
+                    argv,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                return _Outcome(None, "failed", f"cannot start {argv[0]}: {exc.strerror or exc}")
+            timed_out = _supervise(process, timeout_s)
+            tail = _tail(output)
+        if timed_out:
+            return _Outcome(
+                None, "timeout", f"no answer within its {timeout_s:g} s deadline; killed"
+            )
+        returncode = process.returncode
+        if returncode < 0:
+            return _signal_death(-returncode, oom_before, tail)
+        if returncode != 0:
+            detail = f": {tail}" if tail else ""
+            return _Outcome(None, "crashed", one_line(f"exited with code {returncode}{detail}"))
+        return _read_answer(result_file, tail)
+
+
+def _supervise(process: subprocess.Popen[bytes], timeout_s: float) -> bool:
+    """Wait for the child; kill its group at the deadline. True if the deadline struck."""
+    _LIVE[process.pid] = process
+    try:
+        try:
+            process.wait(timeout=max(timeout_s, 0.0))
+        except subprocess.TimeoutExpired:
+            _kill_group(process.pid)
+            process.wait(timeout=_REAP_TIMEOUT_S)
+            return True
+        return False
+    finally:
+        # Whatever the child left behind (a stray grandchild) goes with it.
+        _kill_group(process.pid)
+        if process.returncode is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=_REAP_TIMEOUT_S)
+        _LIVE.pop(process.pid, None)
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _signal_death(signum: int, oom_before: tuple[int, ...] | None, tail: str) -> _Outcome:
+    name = _signal_name(signum)
+    if signum == signal.SIGKILL:
+        oom_after = _oom_kills()
+        if oom_before is not None and oom_after is not None and oom_after != oom_before:
+            return _Outcome(
+                None, "oom", "killed by SIGKILL: out of memory (memory cgroup oom_kill)"
+            )
+        return _Outcome(None, "oom", "killed by SIGKILL (out of memory?)")
+    detail = f": {tail}" if tail else ""
+    return _Outcome(None, "crashed", one_line(f"killed by {name}{detail}"))
+
+
+def _read_answer(result_file: Path, tail: str) -> _Outcome:
+    try:
+        text = result_file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        detail = f"; last output: {tail}" if tail else ""
+        return _Outcome(None, "failed", one_line(f"exited without an answer{detail}"))
+    except (OSError, UnicodeDecodeError) as exc:
+        return _Outcome(None, "failed", one_line(f"unreadable answer: {exc}"))
+    try:
+        answer = json.loads(text)
+    except json.JSONDecodeError:
+        return _Outcome(None, "failed", one_line(f"garbled answer (not JSON): {text[:80]!r}"))
+    if not isinstance(answer, dict):
+        return _Outcome(None, "failed", one_line(f"garbled answer (not an object): {text[:80]!r}"))
+    return _Outcome(answer, "ok", None)
+
+
+def _tail(output: IO[bytes]) -> str:
+    """The last non-empty line the child printed (a traceback's last line says the most)."""
+    output.flush()
+    size = output.seek(0, os.SEEK_END)
+    output.seek(max(size - _TAIL_BYTES, 0))
+    lines = output.read().decode("utf-8", errors="replace").splitlines()
+    for line in reversed(lines):
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _oom_kills() -> tuple[int, ...] | None:
+    """oom_kill counters of this process's memory cgroup and its ancestors (children share it)."""
+    try:
+        files = HostFiles(Path("/"))
+        location = locate(files, "memory", read_mountinfo(files.root), read_proc_cgroup(files.root))
+        if location is None:
+            return None
+        name = "memory.oom_control" if location.version == 1 else "memory.events"
+        counts = []
+        for level in location.levels:
+            text = files.read(level.directory / name, required=False) or ""
+            for line in text.splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill" and value.strip().isdigit():
+                    counts.append(int(value))
+        return tuple(counts)
+    except Exception:  # only a hint for the reason: never let it fail a trial
+        return None
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def _label(spec: TrialSpec) -> str:
+    if spec.intra_op_threads is None and spec.inter_op_threads is None:
+        return "baseline (TF default)"
+    return f"intra={spec.intra_op_threads} inter={spec.inter_op_threads} round={spec.round}"
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError) and exc.errors():
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        return f"{where}: {first.get('msg', '')}"
+    return str(exc)
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """``text`` on one line, clipped: reasons end up in tables, logs and ConfigMap annotations."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

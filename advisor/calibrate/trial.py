@@ -1,0 +1,198 @@
+"""The trial child: ``python -m advisor.calibrate.trial --request FILE --result FILE``.
+
+One process per setting, because TensorFlow reads TF_NUM_INTRAOP_THREADS/TF_NUM_INTEROP_THREADS once
+when it starts and never again: the parent (``advisor.calibrate.runner``) puts the setting in this
+process's environment, exactly as a Deployment's ``envFrom`` would, and never imports TF itself.
+
+The answer goes to the ``--result`` file as one JSON object, written atomically, so that TF's log
+noise on stdout/stderr cannot corrupt it. Shapes of the request and the answer:
+
+- request ``{"mode": "trial", "kind", "path", "signature", "batch_size", "concurrency",
+  "warmup_s", "measure_s"}`` -> ``{"status": "ok", "measure_s", "requests", "p50_ms", "p90_ms",
+  "p99_ms", "max_ms", "throughput_rps", "cpu_time_s", "threads", "nr_throttled",
+  "throttled_time_ms"}`` or ``{"status": "failed", "reason"}``;
+- request ``{"mode": "inspect", ...}`` -> ``{"status": "ok", "info": {WorkloadInfo fields}}`` or
+  ``{"status": "model_error", "reason"}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from advisor.calibrate.runner import one_line
+from advisor.probe import read_throttling
+
+#: set before tensorflow is imported (by workloads): later is too late for both.
+CHILD_ENV_DEFAULTS = {"TF_CPP_MIN_LOG_LEVEL": "2", "KERAS_BACKEND": "tensorflow"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m advisor.calibrate.trial")
+    parser.add_argument("--request", required=True, type=Path)
+    parser.add_argument("--result", required=True, type=Path)
+    args = parser.parse_args(argv)
+    for key, value in CHILD_ENV_DEFAULTS.items():
+        os.environ.setdefault(key, value)
+    request: dict[str, Any] = json.loads(args.request.read_text(encoding="utf-8"))
+    answer = _inspect(request) if request.get("mode") == "inspect" else _trial(request)
+    _write_atomically(args.result, answer)
+    return 0
+
+
+def _inspect(request: dict[str, Any]) -> dict[str, Any]:
+    from advisor.errors import ModelError
+
+    try:
+        loaded = _load(request)
+    except ModelError as exc:
+        return {"status": "model_error", "reason": str(exc)}
+    import tensorflow as tf
+
+    info = {
+        "kind": loaded.kind,
+        "path": request.get("path"),
+        "signature": loaded.signature,
+        "signature_digest": loaded.signature_digest,
+        "inputs": loaded.inputs,
+        "batch_size": request["batch_size"],
+        "concurrency": request["concurrency"],
+        "tf_version": tf.__version__,
+    }
+    return {"status": "ok", "info": info}
+
+
+def _trial(request: dict[str, Any]) -> dict[str, Any]:
+    try:
+        loaded = _load(request)
+        return _measure(
+            loaded.request,
+            concurrency=int(request["concurrency"]),
+            warmup_s=float(request["warmup_s"]),
+            measure_s=float(request["measure_s"]),
+        )
+    except Exception as exc:
+        return {"status": "failed", "reason": one_line(f"{type(exc).__name__}: {exc}")}
+
+
+def _load(request: dict[str, Any]) -> Any:
+    from advisor.calibrate import workloads
+
+    return workloads.load_workload(
+        request["kind"], request.get("path"), request["signature"], int(request["batch_size"])
+    )
+
+
+def _measure(
+    call: Callable[[], None], *, concurrency: int, warmup_s: float, measure_s: float
+) -> dict[str, Any]:
+    """Warm up, then keep ``concurrency`` requests in flight for ``measure_s`` and time each one."""
+    _run_for(call, concurrency, warmup_s)
+    threads = _thread_count()
+    throttling_before = read_throttling()
+    cpu_before = _cpu_seconds()
+    started = time.perf_counter()
+    latencies = _run_for(call, concurrency, measure_s)
+    window = time.perf_counter() - started
+    cpu = _cpu_seconds() - cpu_before
+    throttling_after = read_throttling()
+    latencies.sort()
+    answer: dict[str, Any] = {
+        "status": "ok",
+        "measure_s": round(window, 6),
+        "requests": len(latencies),
+        "p50_ms": _percentile(latencies, 50) * 1e3,
+        "p90_ms": _percentile(latencies, 90) * 1e3,
+        "p99_ms": _percentile(latencies, 99) * 1e3,
+        "max_ms": latencies[-1] * 1e3,
+        "throughput_rps": len(latencies) / window,
+        "cpu_time_s": max(cpu, 0.0),
+        "threads": threads,
+        "nr_throttled": None,
+        "throttled_time_ms": None,
+    }
+    if throttling_before is not None and throttling_after is not None:
+        window_counters = throttling_after.since(throttling_before)
+        answer["nr_throttled"] = window_counters.nr_throttled
+        answer["throttled_time_ms"] = window_counters.throttled_time_ms
+    return answer
+
+
+def _run_for(call: Callable[[], None], concurrency: int, seconds: float) -> list[float]:
+    """Latencies (s) of requests issued by ``concurrency`` loops until ``seconds`` have passed.
+
+    Each loop issues at least one request, so even a window shorter than one request measures
+    something. TF releases the GIL while it computes, so the loops really overlap.
+    """
+    end = time.perf_counter() + seconds
+    latencies: list[float] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def loop() -> None:
+        mine: list[float] = []
+        try:
+            while True:
+                begin = time.perf_counter()
+                call()
+                finished = time.perf_counter()
+                mine.append(finished - begin)
+                if finished >= end:
+                    break
+        except BaseException as exc:
+            errors.append(exc)
+        with lock:
+            latencies.extend(mine)
+
+    if concurrency == 1:
+        loop()
+    else:
+        workers = [threading.Thread(target=loop, daemon=True) for _ in range(concurrency)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    if errors:
+        raise errors[0]
+    return latencies
+
+
+def _percentile(ordered: list[float], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default), on sorted data."""
+    position = (len(ordered) - 1) * q / 100
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def _thread_count() -> int | None:
+    try:
+        for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
+            if line.startswith("Threads:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _write_atomically(path: Path, answer: dict[str, Any]) -> None:
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(answer), encoding="utf-8")
+    partial.replace(path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
