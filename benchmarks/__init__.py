@@ -1,0 +1,1 @@
+"""The advice-quality benchmark (run benchmarks/advice_quality.py); see docs/benchmark.md."""

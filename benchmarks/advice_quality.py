@@ -1,0 +1,353 @@
+#!/usr/bin/env python3
+"""How good is the advice, and what does it cost? Defaults vs the static rule vs the advisor vs
+the exhaustive grid, under real cgroup v1 quotas, measured by the benchmark's own harness.
+
+    python benchmarks/advice_quality.py --quick --json out.json   # < 10 min on a 2-core box
+    python benchmarks/advice_quality.py --smoke                   # seconds: checks the plumbing
+    python benchmarks/advice_quality.py --json full.json          # every scenario (about an hour)
+
+Per workload, one measuring child per setting is started once (benchmarks/pool.py). Per quota,
+a fresh cgroup is made; the real ``tf-thread-advisor calibrate`` runs inside it with the default
+budget (timed, its process tree's RSS polled); then every child moves into the group and the
+settings are measured in seeded, reshuffled rounds so drift hits all alike. Needs root for the
+quotas; without it only the no-quota scenarios run, and the report says so. How to read the
+output: docs/benchmark.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from benchmarks import cgroups, plan, report  # noqa: E402
+from benchmarks.calibrate_run import CalibrateRun, run_calibrate  # noqa: E402
+from benchmarks.plan import Effort, Plan, Scenario  # noqa: E402
+from benchmarks.pool import CHILD, DEFAULT, Pool, Setting  # noqa: E402
+
+BUILD_TIMEOUT_S = 300.0
+DEFAULT_BUDGET_S = 60.0  # only for the kill timeout; calibrate itself is run with its own default
+
+
+def log(line: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {line}", file=sys.stderr, flush=True)
+
+
+def sockets() -> int:
+    """Distinct physical packages among the CPUs this process may run on (for the static rule)."""
+    ids = set()
+    for cpu in os.sched_getaffinity(0):
+        path = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/physical_package_id")
+        with contextlib.suppress(OSError, ValueError):
+            ids.add(int(path.read_text()))
+    return max(1, len(ids))
+
+
+def build_shape(shape: str, out_dir: Path) -> Path:
+    """Build one of benchmarks/shapes.py in a child (TF stays out of this process)."""
+    argv = [sys.executable, str(CHILD), "build", "--shape", shape, "--out", str(out_dir)]
+    done = subprocess.run(
+        argv, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False
+    )
+    if done.returncode != 0:
+        tail = done.stderr.strip().splitlines()[-1:] or ["no message"]
+        raise RuntimeError(f"building shape {shape} failed: {tail[0]}")
+    return Path(json.loads(done.stdout.splitlines()[-1])["built"])
+
+
+@contextlib.contextmanager
+def maybe_group(quota: float | None, can_quota: bool) -> Iterator[cgroups.RealCgroup | None]:
+    if not can_quota:
+        yield None
+        return
+    with cgroups.real_cgroup(quota) as group:
+        yield group
+
+
+def measure_rounds(
+    pool: Pool,
+    settings: list[Setting],
+    *,
+    effort: Effort,
+    concurrency: int,
+    group: cgroups.RealCgroup | None,
+    seed: int,
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, float]]:
+    """Every setting once per round, in a fresh seeded order each round; returns raw samples per
+    setting key and the wall seconds spent measuring each key."""
+    samples: dict[str, list[dict[str, Any]]] = {s.key: [] for s in settings}
+    spent: dict[str, float] = dict.fromkeys(samples, 0.0)
+    by_key = {s.key: s for s in settings}
+    for number, order in enumerate(plan.round_orders(list(by_key), effort.rounds, seed)):
+        for key in order:
+            before = group.cpu_stat() if group is not None else {}
+            began = time.monotonic()
+            sample = pool.measure(by_key[key], effort.window_s, effort.warmup_s, concurrency)
+            spent[key] += time.monotonic() - began
+            if group is not None:
+                after = group.cpu_stat()
+                sample["nr_throttled"] = after["nr_throttled"] - before["nr_throttled"]
+            samples[key].append(sample)
+        log(f"  round {number + 1}/{effort.rounds} done ({len(order)} settings)")
+    return samples, spent
+
+
+def scenario_figures(
+    scenario: Scenario,
+    stats: dict[str, dict[str, Any]],
+    *,
+    rule: Setting,
+    run: CalibrateRun,
+    grid_keys: list[str],
+    grid_time: dict[str, float],
+) -> dict[str, Any]:
+    """One scenario's row: values, ratios (advice / other, in objective units), targets."""
+    objective = scenario.objective
+    value = report.objective_value
+    default = value(stats[DEFAULT.key], objective)
+    best_key, best = report.best_of(stats, grid_keys, objective)
+    advice = run.advice
+    advice_entry = None
+    advice_value = None
+    if advice is not None:
+        key = Setting(*advice).key
+        advice_value = value(stats[key], objective)
+        advice_entry = {"setting": key, "value": advice_value}
+    wall = run.wall_s if run.exit_code == 0 else None
+    data: dict[str, Any] = {
+        "scenario": scenario.name,
+        "workload": scenario.workload,
+        "quota_cpus": scenario.quota_cpus,
+        "objective": objective,
+        "concurrency": scenario.concurrency,
+        "batch_size": scenario.batch_size,
+        "direction": "lower is better" if report.lower_is_better(objective) else "higher is better",
+        "default": {"setting": DEFAULT.key, "value": default},
+        "rule": {"setting": rule.key, "value": value(stats[rule.key], objective)},
+        "advice": advice_entry,
+        "grid_best": {"setting": best_key, "value": best},
+        "ratios": {
+            "advice_vs_default": None if advice_value is None else round(advice_value / default, 3),
+            "advice_vs_grid_best": None if advice_value is None else round(advice_value / best, 3),
+        },
+        "calibrate": {
+            "argv": run.argv[1:],
+            "exit_code": run.exit_code,
+            "error": run.error,
+            "wall_s": round(run.wall_s, 2),
+            "reported_elapsed_s": None if run.result is None else run.result.get("elapsed_s"),
+            "trials": run.trial_count,
+            "peak_tree_rss_mib": round(run.peak_tree_rss_mib, 1),
+            "max_process_rss_mib": None
+            if run.max_process_rss_mib is None
+            else round(run.max_process_rss_mib, 1),
+            "its_own_baseline": None if run.result is None else run.result.get("baseline"),
+            "its_own_chosen": None if run.result is None else run.result.get("chosen"),
+        },
+        "grid_time": {k: round(v, 2) for k, v in grid_time.items()},
+        "calibrate_vs_grid": None if wall is None else round(wall / grid_time["total_s"], 3),
+        "settings": stats,
+    }
+    data["targets"] = report.targets(
+        data,
+        advice=advice_value,
+        default=default,
+        best=best,
+        calibrate_wall_s=wall,
+        grid_s=grid_time["total_s"],
+        peak_rss_mib=run.peak_tree_rss_mib if run.exit_code == 0 else None,
+    )
+    return data
+
+
+def run_quota(
+    the_plan: Plan,
+    scenarios: list[Scenario],
+    *,
+    pool: Pool,
+    model_path: Path | None,
+    can_quota: bool,
+    info: dict[str, Any],
+    seed: int,
+) -> list[dict[str, Any]]:
+    """All scenarios of one workload and one quota: calibrate each, then measure per concurrency."""
+    effort = the_plan.effort
+    quota = scenarios[0].quota_cpus
+    grid_settings = [Setting(i, j) for i, j in plan.grid(info["affinity"], effort.grid_limit)]
+    rule = Setting(*plan.static_rule(info["affinity"], quota, info["sockets"]))
+    results: list[dict[str, Any]] = []
+    with maybe_group(quota, can_quota) as group:
+        runs: dict[Scenario, CalibrateRun] = {}
+        for scenario in scenarios:
+            log(f"calibrate {scenario.name} (in the scenario's cgroup)")
+            budget = effort.calibrate_budget_s
+            timeout = 2 * (budget or DEFAULT_BUDGET_S) + 120
+            runs[scenario] = run_calibrate(scenario, model_path, group, budget, timeout)
+            run = runs[scenario]
+            log(
+                f"  -> advice {run.advice}, {run.wall_s:.1f} s, {run.trial_count} trials, "
+                f"peak RSS {run.peak_tree_rss_mib:.0f} MiB{'; ' + run.error if run.error else ''}"
+            )
+        advice = [Setting(*r.advice) for r in runs.values() if r.advice is not None]
+        settings = list(dict.fromkeys([DEFAULT, rule, *grid_settings, *advice]))
+        pool.ensure(settings)
+        try:
+            if group is not None:
+                pool.move_all(group)
+            for concurrency in dict.fromkeys(s.concurrency for s in scenarios):
+                log(f"measure {len(settings)} settings, concurrency {concurrency}")
+                samples, spent = measure_rounds(
+                    pool,
+                    settings,
+                    effort=effort,
+                    concurrency=concurrency,
+                    group=group,
+                    seed=seed + len(results),
+                )
+                stats = {key: report.pool_rounds(rounds) for key, rounds in samples.items()}
+                grid_keys = [s.key for s in grid_settings]
+                start_s = sum(pool.children[k].ready_s or 0.0 for k in grid_keys)
+                measure_s = sum(spent[k] for k in grid_keys)
+                grid_time = {
+                    "start_s": start_s,
+                    "measure_s": measure_s,
+                    "total_s": start_s + measure_s,
+                }
+                for scenario in scenarios:
+                    if scenario.concurrency == concurrency:
+                        results.append(
+                            scenario_figures(
+                                scenario,
+                                stats,
+                                rule=rule,
+                                run=runs[scenario],
+                                grid_keys=grid_keys,
+                                grid_time=grid_time,
+                            )
+                        )
+        finally:
+            if group is not None:  # out before the group goes: leaving it kills what is inside
+                home = cgroups.home_group()
+                for child in pool.children.values():
+                    with contextlib.suppress(OSError):
+                        cgroups.move(home, child.proc.pid)
+    return results
+
+
+def run_plan(the_plan: Plan, can_quota: bool, info: dict[str, Any], seed: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"scenarios": [], "failures": []}
+    with tempfile.TemporaryDirectory(prefix="tfta-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        for workload in dict.fromkeys(s.workload for s in the_plan.scenarios):
+            of_workload = [s for s in the_plan.scenarios if s.workload == workload]
+            try:
+                model_path = None if workload == "builtin" else build_shape(workload, tmp)
+            except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                out["failures"].append(f"{workload}: {exc}")
+                continue
+            args = ["--builtin"] if model_path is None else ["--model", str(model_path)]
+            with Pool(args, tmp) as pool:
+                log(f"workload {workload}: starting measuring children")
+                pool.ensure([DEFAULT])
+                for quota in dict.fromkeys(s.quota_cpus for s in of_workload):
+                    scenarios = [s for s in of_workload if s.quota_cpus == quota]
+                    try:
+                        out["scenarios"] += run_quota(
+                            the_plan,
+                            scenarios,
+                            pool=pool,
+                            model_path=model_path,
+                            can_quota=can_quota,
+                            info=info,
+                            seed=seed,
+                        )
+                    except (RuntimeError, OSError, KeyError, ValueError) as exc:
+                        names = ", ".join(s.name for s in scenarios)
+                        out["failures"].append(f"{names}: {type(exc).__name__}: {exc}")
+                        log(f"FAILED {names}: {exc}")
+                out["children"] = {
+                    k: {"ready_s": round(c.ready_s or 0.0, 2), **c.info}
+                    for k, c in pool.children.items()
+                }
+    return out
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    # SIGTERM unwinds like Ctrl-C, so every ``finally`` (children, cgroups) runs.
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="reduced set, under 10 min here")
+    mode.add_argument("--smoke", action="store_true", help="one tiny scenario: plumbing only")
+    parser.add_argument("--json", type=Path, help="also write the full report as JSON here")
+    parser.add_argument("--seed", type=int, default=6, help="seed of the round orders")
+    parser.add_argument("--no-scaling", action="store_true", help="skip the simulated scaling")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
+    signal.signal(signal.SIGTERM, _terminate)
+    why_not = cgroups.cgroup_unavailable()
+    the_plan = plan.make_plan(mode, why_not is None, why_not)
+    info = {
+        "affinity": len(os.sched_getaffinity(0)),
+        "logical_cpus": os.cpu_count(),
+        "sockets": sockets(),
+        "loadavg_start": os.getloadavg(),
+    }
+    started = time.monotonic()
+    full: dict[str, Any] = {
+        "mode": mode,
+        "command": " ".join(["python", "benchmarks/advice_quality.py", *(argv or sys.argv[1:])]),
+        "started_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "host": info,
+        "effort": vars(the_plan.effort),
+        "notes": list(the_plan.notes),
+        "targets": report.TARGETS,
+    }
+    for note in the_plan.notes:
+        log(note)
+    try:
+        full.update(run_plan(the_plan, why_not is None, info, args.seed))
+        if not args.no_scaling:
+            from benchmarks import scaling
+
+            log("simulated scaling")
+            full["scaling"] = scaling.simulate(the_plan.effort.scaling_sizes)
+    except KeyboardInterrupt:
+        log("interrupted: children stopped, cgroups removed")
+        return 130
+    info["loadavg_end"] = os.getloadavg()
+    full["wall_s"] = round(time.monotonic() - started, 1)
+    text = report.render(full)
+    print(text)
+    print(
+        f"\n(total wall {full['wall_s']:.0f} s; load average {info['loadavg_start'][0]:.2f} at "
+        f"start, {info['loadavg_end'][0]:.2f} at end)"
+    )
+    if args.json is not None:
+        args.json.write_text(json.dumps(full, indent=2, default=str) + "\n")
+    return 1 if full["failures"] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,30 @@
+"""Real cgroup v1 CPU quotas for the benchmark, on top of tests/realcgroup.py.
+
+The benchmark needs one thing the test helper does not do: move a long-lived measuring process
+(every thread of it, via ``cgroup.procs``) into a scenario's group and back out before the group
+is removed, because leaving the group's context kills whatever is still inside it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.realcgroup import CPU_ROOT, RealCgroup, cgroup_unavailable, real_cgroup
+
+__all__ = ["RealCgroup", "cgroup_unavailable", "home_group", "move", "real_cgroup"]
+
+
+def move(group: RealCgroup, pid: int) -> None:
+    """Move every thread of ``pid`` into ``group`` (cgroup v1 ``cgroup.procs``)."""
+    (group.path / "cgroup.procs").write_text(f"{pid}\n")
+
+
+def home_group(root: Path = CPU_ROOT) -> RealCgroup:
+    """The cpu cgroup this process runs in: where measuring processes go back to."""
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if "cpu" in controllers.split(","):
+            candidate = root / path.lstrip("/")
+            if (candidate / "cgroup.procs").is_file():
+                return RealCgroup(candidate)
+    return RealCgroup(root)

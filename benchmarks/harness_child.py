@@ -1,0 +1,178 @@
+"""The benchmark's own measurement child: one process = one thread setting, kept alive for rounds.
+
+Why a separate harness: the benchmark judges the advisor, so it must not time models with the
+advisor's trial code. It shares only the built-in model's *definition* (so "builtin" means the same
+network); loading, input synthesis, the request loop and the statistics are written here.
+
+Thread settings come from the environment (TF_NUM_INTRAOP_THREADS / TF_NUM_INTEROP_THREADS, unset =
+TF defaults), exactly how a Deployment receives the advice through the ConfigMap. TF reads them
+once at start-up, which is why each setting is its own process; the process stays alive between
+measurements so rounds can interleave settings without paying the ~3 s TF import every time.
+
+Protocol: the real stdout carries one JSON object per line (everything libraries print goes to
+stderr). After ``{"ready": ...}`` it reads commands from stdin, one JSON object per line:
+``{"cmd": "measure", "window_s": 1.0, "warmup_s": 0.2, "concurrency": 1}`` or ``{"cmd": "quit"}``.
+
+Usage:
+    harness_child.py serve (--builtin | --model DIR) [--batch-size N]
+    harness_child.py build --shape NAME --out DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+REPO = Path(__file__).resolve().parent.parent
+
+Infer = Callable[[], Any]
+
+
+def _protocol_stream() -> TextIO:
+    """Keep the real stdout for the protocol and point fd 1 at stderr for everything else."""
+    sys.stdout.flush()
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    return proto
+
+
+def _synthesize(spec: Any, batch_size: int) -> Any:
+    import tensorflow as tf
+
+    dims = [batch_size if d is None else int(d) for d in spec.shape.as_list()]
+    if spec.dtype.is_floating:
+        return tf.random.stateless_normal(dims, seed=(6, 1), dtype=spec.dtype)
+    return tf.zeros(dims, dtype=spec.dtype)
+
+
+def _load_savedmodel(path: str, batch_size: int) -> tuple[Infer, dict[str, str]]:
+    import tensorflow as tf
+
+    loaded = tf.saved_model.load(path)
+    fn = loaded.signatures["serving_default"]
+    _, kwargs_spec = fn.structured_input_signature
+    inputs = {name: _synthesize(spec, batch_size) for name, spec in kwargs_spec.items()}
+    shapes = {name: f"{t.dtype.name}{t.shape.as_list()}" for name, t in inputs.items()}
+    return (lambda: fn(**inputs)), shapes
+
+
+def _load_builtin(batch_size: int) -> tuple[Infer, dict[str, str]]:
+    """The advisor's built-in network, loaded the way its trial child loads it; only the timing
+    around ``request()`` is ours."""
+    sys.path.insert(0, str(REPO))
+    from advisor.calibrate.workloads import load_workload
+
+    loaded = load_workload("builtin", None, "serving_default", batch_size)
+    return loaded.request, dict(loaded.inputs)
+
+
+def measure(infer: Infer, window_s: float, warmup_s: float, concurrency: int) -> dict[str, Any]:
+    """Closed loop: ``concurrency`` callers, each sending the next request when one returns."""
+    warm_end = time.perf_counter() + warmup_s
+    while time.perf_counter() < warm_end:
+        infer()
+    latencies: list[list[float]] = [[] for _ in range(concurrency)]
+    completed = [0] * concurrency
+    start = time.perf_counter()
+    deadline = start + window_s
+    usage0 = resource.getrusage(resource.RUSAGE_SELF)
+
+    def worker(slot: int) -> None:
+        mine = latencies[slot]
+        while True:
+            t0 = time.perf_counter()
+            if t0 >= deadline:
+                return
+            infer()
+            t1 = time.perf_counter()
+            mine.append((t1 - t0) * 1000.0)
+            if t1 <= deadline:
+                completed[slot] += 1
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(1, concurrency)]
+    for t in threads:
+        t.start()
+    worker(0)
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - start
+    usage1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (usage1.ru_utime - usage0.ru_utime) + (usage1.ru_stime - usage0.ru_stime)
+    return {
+        "latencies_ms": [round(x, 4) for lat in latencies for x in lat],
+        "completed": sum(completed),
+        "window_s": window_s,
+        "wall_s": round(wall, 4),
+        "cpu_s": round(cpu, 4),
+        "threads": threading.active_count(),
+        "os_threads": sum(1 for _ in Path("/proc/self/task").iterdir()),
+    }
+
+
+def serve(args: argparse.Namespace) -> int:
+    proto = _protocol_stream()
+    started = time.perf_counter()
+    import tensorflow as tf  # noqa: F401  (imported first so load_s includes TF's start-up)
+
+    if args.model:
+        infer, shapes = _load_savedmodel(args.model, args.batch_size)
+    else:
+        infer, shapes = _load_builtin(args.batch_size)
+    infer()  # trace and initialise the thread pools before saying ready
+    threads = sum(1 for _ in Path("/proc/self/task").iterdir())
+    ready = {"ready": True, "pid": os.getpid(), "inputs": shapes, "os_threads": threads}
+    ready["load_s"] = round(time.perf_counter() - started, 3)
+    proto.write(json.dumps(ready) + "\n")
+    for line in sys.stdin:
+        cmd = json.loads(line)
+        if cmd.get("cmd") == "quit":
+            break
+        if cmd.get("cmd") == "measure":
+            result = measure(
+                infer, float(cmd["window_s"]), float(cmd["warmup_s"]), int(cmd["concurrency"])
+            )
+            proto.write(json.dumps(result) + "\n")
+        else:
+            proto.write(json.dumps({"error": f"unknown command {cmd!r}"}) + "\n")
+    return 0
+
+
+def build(args: argparse.Namespace) -> int:
+    proto = _protocol_stream()
+    sys.path.insert(0, str(REPO))
+    from benchmarks.shapes import build_savedmodel
+
+    path = build_savedmodel(args.shape, Path(args.out))
+    proto.write(json.dumps({"built": str(path)}) + "\n")
+    return 0
+
+
+def main() -> int:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p_serve = sub.add_parser("serve")
+    which = p_serve.add_mutually_exclusive_group(required=True)
+    which.add_argument("--builtin", action="store_true")
+    which.add_argument("--model")
+    p_serve.add_argument("--batch-size", type=int, default=1)
+    p_serve.set_defaults(func=serve)
+    p_build = sub.add_parser("build")
+    p_build.add_argument("--shape", required=True)
+    p_build.add_argument("--out", required=True)
+    p_build.set_defaults(func=build)
+    args = parser.parse_args()
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

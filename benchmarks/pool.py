@@ -1,0 +1,161 @@
+"""A pool of long-lived measuring children (benchmarks/harness_child.py), one per thread setting.
+
+Why long-lived: TF fixes its thread pools at start-up, so each setting needs its own process; but
+re-importing TF for every round would make an interleaved, multi-round comparison of ~20 settings
+cost minutes per scenario. The children start once per workload (two at a time, outside any
+quota: start-up is not what is measured), then move into each scenario's cgroup for their turns.
+An idle child blocks on stdin and uses no CPU, so only the one measuring spends quota.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from benchmarks.cgroups import RealCgroup, move
+
+CHILD = Path(__file__).resolve().parent / "harness_child.py"
+START_TIMEOUT_S = 180.0
+THREAD_ENV = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS")
+
+
+@dataclass(frozen=True, order=True)
+class Setting:
+    """A thread setting; both None = TF defaults (nothing set, as a pod without the advice)."""
+
+    intra: int | None
+    inter: int | None
+
+    @property
+    def key(self) -> str:
+        return "default" if self.intra is None else f"{self.intra}/{self.inter}"
+
+    def env(self, base: dict[str, str]) -> dict[str, str]:
+        """The environment a Deployment gets from the advice ConfigMap (or none of it)."""
+        env = {k: v for k, v in base.items() if k not in THREAD_ENV}
+        env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+        if self.intra is not None and self.inter is not None:
+            env["TF_NUM_INTRAOP_THREADS"] = str(self.intra)
+            env["TF_NUM_INTEROP_THREADS"] = str(self.inter)
+            env["OMP_NUM_THREADS"] = str(self.intra)
+        return env
+
+
+DEFAULT = Setting(None, None)
+
+
+@dataclass
+class Child:
+    setting: Setting
+    proc: subprocess.Popen[str]
+    spawned: float
+    ready_s: float | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class HarnessError(RuntimeError):
+    """A measuring child died, hung or answered nonsense."""
+
+
+def _read_line(proc: subprocess.Popen[str], timeout_s: float, what: str) -> dict[str, Any]:
+    stdout: IO[str] | None = proc.stdout
+    if stdout is None:
+        raise HarnessError(f"{what}: no stdout pipe")
+    ready, _, _ = select.select([stdout], [], [], timeout_s)
+    if not ready:
+        raise HarnessError(f"{what}: no answer within {timeout_s:.0f} s")
+    line = stdout.readline()
+    if not line:
+        raise HarnessError(f"{what}: child exited with {proc.wait(timeout=5)}")
+    answer: dict[str, Any] = json.loads(line)
+    if "error" in answer:
+        raise HarnessError(f"{what}: {answer['error']}")
+    return answer
+
+
+class Pool:
+    """Children for one workload; ``close()`` (or the context manager) ends every one of them."""
+
+    def __init__(self, workload_args: Sequence[str], log_dir: Path, parallel: int = 2) -> None:
+        self.workload_args = list(workload_args)
+        self.log_dir = log_dir
+        self.parallel = parallel
+        self.children: dict[str, Child] = {}
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def _spawn(self, setting: Setting) -> Child:
+        log = (self.log_dir / f"child-{setting.key.replace('/', '_')}.log").open("a")
+        argv = [sys.executable, str(CHILD), "serve", *self.workload_args]
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            env=setting.env(dict(os.environ)),
+            text=True,
+        )
+        log.close()
+        return Child(setting, proc, time.monotonic())
+
+    def ensure(self, settings: Sequence[Setting]) -> None:
+        """Start the children missing for ``settings``, ``parallel`` at a time."""
+        missing = [s for s in dict.fromkeys(settings) if s.key not in self.children]
+        for start in range(0, len(missing), self.parallel):
+            batch = [self._spawn(s) for s in missing[start : start + self.parallel]]
+            for child in batch:
+                self.children[child.setting.key] = child
+            for child in batch:
+                child.info = _read_line(child.proc, START_TIMEOUT_S, f"start {child.setting.key}")
+                child.ready_s = time.monotonic() - child.spawned
+
+    def move_all(self, group: RealCgroup) -> None:
+        for child in self.children.values():
+            move(group, child.proc.pid)
+
+    def measure(
+        self, setting: Setting, window_s: float, warmup_s: float, concurrency: int
+    ) -> dict[str, Any]:
+        child = self.children[setting.key]
+        if child.proc.stdin is None:
+            raise HarnessError(f"measure {setting.key}: no stdin pipe")
+        cmd = {
+            "cmd": "measure",
+            "window_s": window_s,
+            "warmup_s": warmup_s,
+            "concurrency": concurrency,
+        }
+        child.proc.stdin.write(json.dumps(cmd) + "\n")
+        child.proc.stdin.flush()
+        # bounded: a throttled child gets 20x its window before it counts as hung
+        limit = 30.0 + 20 * (window_s + warmup_s)
+        return _read_line(child.proc, limit, f"measure {setting.key}")
+
+    def close(self) -> None:
+        for child in self.children.values():
+            with contextlib.suppress(OSError, ValueError):
+                if child.proc.stdin is not None:
+                    child.proc.stdin.write('{"cmd": "quit"}\n')
+                    child.proc.stdin.close()
+        for child in self.children.values():
+            try:
+                child.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.proc.kill()
+                child.proc.wait(timeout=10)
+            if child.proc.stdout is not None:
+                child.proc.stdout.close()
+        self.children.clear()

@@ -1,0 +1,258 @@
+"""Figures, targets and the tables: from raw measurements to what goes in docs/benchmark.md.
+
+Pure functions over plain data, so the arithmetic (pooled percentiles, ratio directions, PASS/MISS)
+is tested without running anything. Directions: latency is the p99 in ms, lower is better;
+throughput is completed requests per second, higher is better. A ratio advice/default below 1 is
+a win for latency and a loss for throughput; the tables say which.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+#: the issue's targets (measured and reported, never asserted, never tuned toward)
+P99_VS_DEFAULT_MAX = 0.60
+GRID_BEST_TOLERANCE = 0.05
+CALIBRATE_MAX_S = 60.0
+CALIBRATE_MAX_GRID_SHARE = 0.25
+RSS_MAX_MIB = 1.5 * 1024
+
+TARGETS = {
+    "1cpu_p99": f"1-CPU latency: advice p99 <= {P99_VS_DEFAULT_MAX:.2f} x default p99",
+    "near_best": f"advice within {GRID_BEST_TOLERANCE:.0%} of grid best (its objective)",
+    "cal_60s": f"calibrate wall <= {CALIBRATE_MAX_S:.0f} s",
+    "cal_25pct": f"calibrate wall <= {CALIBRATE_MAX_GRID_SHARE:.0%} of grid time",
+    "rss": f"peak RSS of the calibrate tree <= {RSS_MAX_MIB / 1024:.1f} GiB (builtin)",
+}
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (no interpolation: a p99 is a latency someone really saw)."""
+    if not sorted_values:
+        raise ValueError("no samples")
+    rank = max(1, math.ceil(q / 100 * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+def pool_rounds(samples: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """One setting's rounds pooled: percentiles over every latency, throughput over all windows."""
+    rounds = list(samples)
+    latencies = sorted(x for r in rounds for x in r["latencies_ms"])
+    completed = sum(int(r["completed"]) for r in rounds)
+    window = sum(float(r["window_s"]) for r in rounds)
+    per_round_p99 = [percentile(sorted(r["latencies_ms"]), 99) for r in rounds if r["latencies_ms"]]
+    per_round_rps = [int(r["completed"]) / float(r["window_s"]) for r in rounds]
+    return {
+        "p50_ms": round(percentile(latencies, 50), 3),
+        "p99_ms": round(percentile(latencies, 99), 3),
+        "throughput_rps": round(completed / window, 2),
+        "requests": len(latencies),
+        "rounds": len(rounds),
+        "round_p99_ms": [round(x, 3) for x in per_round_p99],
+        "round_rps": [round(x, 2) for x in per_round_rps],
+        "cpu_s": round(sum(float(r.get("cpu_s", 0.0)) for r in rounds), 3),
+        "nr_throttled": sum(int(r.get("nr_throttled", 0)) for r in rounds),
+    }
+
+
+def objective_value(stats: dict[str, Any], objective: str) -> float:
+    return float(stats["p99_ms"] if objective == "latency" else stats["throughput_rps"])
+
+
+def lower_is_better(objective: str) -> bool:
+    return objective == "latency"
+
+
+def best_of(
+    stats_by_key: dict[str, dict[str, Any]], keys: Iterable[str], objective: str
+) -> tuple[str, float]:
+    """The best of ``keys`` for ``objective``; ties go to the first key (fewer threads first)."""
+    scored = [(objective_value(stats_by_key[k], objective), k) for k in keys]
+    pick = min if lower_is_better(objective) else max
+    value = pick(v for v, _ in scored)
+    key = next(k for v, k in scored if v == value)
+    return key, value
+
+
+def within_of_best(advice: float, best: float, objective: str, tolerance: float) -> bool:
+    if lower_is_better(objective):
+        return advice <= best * (1 + tolerance)
+    return advice >= best * (1 - tolerance)
+
+
+def _verdict(ok: bool | None) -> str:
+    return "n/a" if ok is None else ("PASS" if ok else "MISS")
+
+
+def targets(
+    scenario: dict[str, Any],
+    *,
+    advice: float | None,
+    default: float,
+    best: float,
+    calibrate_wall_s: float | None,
+    grid_s: float,
+    peak_rss_mib: float | None,
+) -> dict[str, str]:
+    """PASS / MISS / n/a for each target in ``TARGETS`` (n/a: not this scenario's, or no advice)."""
+    objective = scenario["objective"]
+    has_advice = advice is not None
+    one_cpu = scenario["quota_cpus"] == 1.0 and objective == "latency"
+    return {
+        "1cpu_p99": _verdict(
+            (advice is not None and advice <= P99_VS_DEFAULT_MAX * default) if one_cpu else None
+        ),
+        "near_best": _verdict(
+            within_of_best(advice, best, objective, GRID_BEST_TOLERANCE)
+            if advice is not None
+            else False
+        ),
+        "cal_60s": _verdict(
+            calibrate_wall_s <= CALIBRATE_MAX_S if calibrate_wall_s and has_advice else False
+        ),
+        "cal_25pct": _verdict(
+            calibrate_wall_s <= CALIBRATE_MAX_GRID_SHARE * grid_s
+            if calibrate_wall_s and has_advice
+            else False
+        ),
+        "rss": _verdict(
+            (peak_rss_mib is not None and peak_rss_mib <= RSS_MAX_MIB)
+            if scenario["workload"] == "builtin"
+            else None
+        ),
+    }
+
+
+def _fmt(value: float | None, objective: str) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2f} ms" if objective == "latency" else f"{value:.1f} rps"
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+    ]
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(headers), sep, *(line(r) for r in rows)])
+
+
+def quality_table(results: Sequence[dict[str, Any]]) -> str:
+    headers = [
+        "scenario",
+        "better",
+        "default",
+        "rule",
+        "advice",
+        "grid best",
+        "adv/def",
+        "adv/best",
+    ]
+    rows = []
+    for r in results:
+        obj = r["objective"]
+        rows.append(
+            [
+                r["scenario"],
+                "lower" if lower_is_better(obj) else "higher",
+                _fmt(r["default"]["value"], obj),
+                f"{_fmt(r['rule']['value'], obj)} ({r['rule']['setting']})",
+                f"{_fmt(r['advice']['value'], obj)} ({r['advice']['setting']})"
+                if r["advice"]
+                else "no advice",
+                f"{_fmt(r['grid_best']['value'], obj)} ({r['grid_best']['setting']})",
+                _ratio(r["ratios"]["advice_vs_default"]),
+                _ratio(r["ratios"]["advice_vs_grid_best"]),
+            ]
+        )
+    return _table(headers, rows)
+
+
+def cost_table(results: Sequence[dict[str, Any]]) -> str:
+    headers = ["scenario", "calibrate s", "grid s", "cal/grid", "trials", "peak RSS MiB"]
+    rows = []
+    for r in results:
+        cal = r["calibrate"]
+        rows.append(
+            [
+                r["scenario"],
+                f"{cal['wall_s']:.1f}" if cal["wall_s"] else "-",
+                f"{r['grid_time']['total_s']:.1f}",
+                _ratio(r["calibrate_vs_grid"]),
+                "-" if cal["trials"] is None else str(cal["trials"]),
+                f"{cal['peak_tree_rss_mib']:.0f}" if cal["peak_tree_rss_mib"] else "-",
+            ]
+        )
+    return _table(headers, rows)
+
+
+def targets_table(results: Sequence[dict[str, Any]]) -> str:
+    headers = ["scenario", *TARGETS]
+    rows = [[r["scenario"], *(r["targets"][k] for k in TARGETS)] for r in results]
+    legend = "\n".join(f"- {k}: {text}" for k, text in TARGETS.items())
+    return _table(headers, rows) + "\n\n" + legend
+
+
+def scaling_table(rows: Sequence[dict[str, Any]]) -> str:
+    headers = [
+        "cpus",
+        "quota",
+        "settings tried",
+        "trials",
+        "rounds",
+        "simulated s",
+        "advice",
+        "model best",
+        "advice/best p99",
+    ]
+    body = [
+        [
+            str(r["cpus"]),
+            "-" if r["quota_cpus"] is None else f"{r['quota_cpus']:g}",
+            str(r["candidates"]),
+            str(r["trials"]),
+            str(r["rounds"]),
+            f"{r['simulated_s']:.1f}",
+            r["advice"],
+            r["model_best"],
+            f"{r['advice_vs_best']:.2f}",
+        ]
+        for r in rows
+    ]
+    return _table(headers, body)
+
+
+def render(report: dict[str, Any]) -> str:
+    """The whole report as Markdown-compatible text (it is pasted into docs/benchmark.md)."""
+    results = report["scenarios"]
+    parts = [f"## Advice quality ({report['mode']}, {report['started_utc']})"]
+    parts += [f"note: {n}" for n in report["notes"]]
+    if results:
+        parts += ["", "### Objective per setting", quality_table(results)]
+        parts += [
+            "",
+            "latency = pooled p99 ms (lower is better); throughput = req/s (higher is "
+            "better). adv/def < 1 wins for latency, > 1 wins for throughput; adv/best is 1.00"
+            " at the grid's best.",
+        ]
+        parts += ["", "### Cost", cost_table(results)]
+        parts += ["", "### Targets", targets_table(results)]
+    if report.get("scaling"):
+        parts += [
+            "",
+            "### Simulated scaling (real search, synthetic cost model, fake clock)",
+            scaling_table(report["scaling"]),
+        ]
+    for failure in report.get("failures", []):
+        parts.append(f"FAILED: {failure}")
+    return "\n".join(parts)

@@ -1,0 +1,70 @@
+"""The benchmark's plan: which scenarios run, which settings are compared, in which order."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from benchmarks import plan
+
+
+def test_quick_keeps_the_one_cpu_latency_scenario_and_covers_every_axis() -> None:
+    quick = plan.make_plan("quick", can_quota=True).scenarios
+    assert 3 <= len(quick) <= 4
+    assert any(s.quota_cpus == 1.0 and s.objective == "latency" for s in quick)
+    assert {s.quota_cpus for s in quick} == set(plan.QUOTAS)
+    assert {s.objective for s in quick} == set(plan.OBJECTIVES)
+    assert {s.concurrency for s in quick} == set(plan.CONCURRENCIES)
+    assert {s.workload for s in quick} == set(plan.WORKLOADS)
+
+
+def test_full_is_the_whole_cross_product_without_repeats() -> None:
+    full = plan.make_plan("full", can_quota=True).scenarios
+    expected = itertools.product(plan.WORKLOADS, plan.QUOTAS, plan.OBJECTIVES, plan.CONCURRENCIES)
+    assert {(s.workload, s.quota_cpus, s.objective, s.concurrency) for s in full} == set(expected)
+    assert len({s.name for s in full}) == len(full)
+
+
+@pytest.mark.parametrize("mode", ["full", "quick", "smoke"])
+def test_without_cgroups_only_no_quota_scenarios_run_and_the_plan_says_so(mode: str) -> None:
+    made = plan.make_plan(mode, can_quota=False, why_not="not root")
+    assert made.scenarios
+    assert all(s.quota_cpus is None for s in made.scenarios)
+    assert any("not root" in note for note in made.notes)
+
+
+def test_scenarios_differing_only_in_objective_share_a_measurement() -> None:
+    a = plan.Scenario("builtin", 1.0, "latency", 1)
+    b = plan.Scenario("builtin", 1.0, "throughput", 1)
+    c = plan.Scenario("builtin", 1.0, "latency", 2)
+    assert a.group_key == b.group_key != c.group_key
+    assert a.name != b.name
+
+
+def test_grid_is_intra_one_to_twice_affinity_by_inter_one_to_four() -> None:
+    points = plan.grid(affinity=3)
+    assert len(points) == 6 * 4
+    assert min(points) == (1, 1)
+    assert max(points) == (6, 4)
+    assert plan.grid(affinity=3, limit=(2, 1)) == [(1, 1), (2, 1)]
+
+
+@pytest.mark.parametrize(
+    ("affinity", "quota", "sockets", "expected"),
+    [(2, None, 1, (2, 1)), (2, 1.5, 1, (1, 1)), (64, 4.0, 2, (4, 2)), (64, 0.5, 1, (1, 1))],
+)
+def test_static_rule_floors_the_effective_cores_and_uses_sockets(
+    affinity: int, quota: float | None, sockets: int, expected: tuple[int, int]
+) -> None:
+    assert plan.static_rule(affinity, quota, sockets) == expected
+
+
+def test_rounds_run_every_setting_once_in_seeded_reshuffled_orders() -> None:
+    keys = [f"s{i}" for i in range(12)]
+    orders = plan.round_orders(keys, rounds=4, seed=6)
+    assert len(orders) == 4
+    assert all(sorted(o) == sorted(keys) for o in orders)
+    assert len({tuple(o) for o in orders}) > 1
+    assert orders == plan.round_orders(keys, rounds=4, seed=6)
+    assert orders != plan.round_orders(keys, rounds=4, seed=7)

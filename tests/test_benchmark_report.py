@@ -1,0 +1,137 @@
+"""The benchmark's arithmetic and tables: pooled percentiles, directions, PASS/MISS."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from benchmarks import report
+
+
+def _round(latencies: list[float], completed: int, window_s: float = 1.0) -> dict[str, Any]:
+    return {"latencies_ms": latencies, "completed": completed, "window_s": window_s, "cpu_s": 0.5}
+
+
+def test_percentile_is_nearest_rank() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert report.percentile(values, 50) == 50.0
+    assert report.percentile(values, 99) == 99.0
+    assert report.percentile([7.0], 99) == 7.0
+    with pytest.raises(ValueError, match="no samples"):
+        report.percentile([], 50)
+
+
+def test_rounds_are_pooled_not_averaged() -> None:
+    # one slow round: its tail must show in the pooled p99, not be diluted by a mean of p99s
+    fast = _round([1.0] * 99, completed=99)
+    slow = _round([1.0] * 90 + [50.0] * 9, completed=99)
+    pooled = report.pool_rounds([fast, slow])
+    assert pooled["requests"] == 198
+    assert pooled["p50_ms"] == 1.0
+    assert pooled["p99_ms"] == 50.0
+    assert pooled["throughput_rps"] == 99.0
+    assert pooled["round_p99_ms"] == [1.0, 50.0]
+
+
+STATS = {
+    "default": {"p99_ms": 20.0, "throughput_rps": 100.0},
+    "1/1": {"p99_ms": 10.0, "throughput_rps": 90.0},
+    "2/1": {"p99_ms": 12.0, "throughput_rps": 120.0},
+}
+
+
+def test_best_follows_the_objectives_direction() -> None:
+    assert report.best_of(STATS, ["1/1", "2/1"], "latency") == ("1/1", 10.0)
+    assert report.best_of(STATS, ["1/1", "2/1"], "throughput") == ("2/1", 120.0)
+
+
+@pytest.mark.parametrize(
+    ("advice", "best", "objective", "ok"),
+    [
+        (10.4, 10.0, "latency", True),
+        (10.6, 10.0, "latency", False),
+        (96.0, 100.0, "throughput", True),
+        (94.0, 100.0, "throughput", False),
+    ],
+)
+def test_within_five_percent_of_best(advice: float, best: float, objective: str, ok: bool) -> None:
+    assert report.within_of_best(advice, best, objective, 0.05) is ok
+
+
+def _targets(**over: Any) -> dict[str, str]:
+    scenario = {"objective": "latency", "quota_cpus": 1.0, "workload": "builtin"}
+    scenario.update(over.pop("scenario", {}))
+    kwargs: dict[str, Any] = {
+        "advice": 10.0,
+        "default": 20.0,
+        "best": 10.0,
+        "calibrate_wall_s": 50.0,
+        "grid_s": 400.0,
+        "peak_rss_mib": 900.0,
+    }
+    kwargs.update(over)
+    return report.targets(scenario, **kwargs)
+
+
+def test_targets_pass_and_miss_on_their_own_thresholds() -> None:
+    assert set(_targets().values()) == {"PASS"}
+    assert _targets(advice=12.5)["1cpu_p99"] == "MISS"  # 0.625 x default
+    assert _targets(advice=12.5)["near_best"] == "MISS"
+    assert _targets(calibrate_wall_s=61.0)["cal_60s"] == "MISS"
+    assert _targets(grid_s=150.0)["cal_25pct"] == "MISS"
+    assert _targets(peak_rss_mib=1600.0)["rss"] == "MISS"
+
+
+def test_targets_that_do_not_apply_say_so_and_no_advice_is_a_miss() -> None:
+    other = _targets(scenario={"quota_cpus": 1.5, "workload": "wide_mlp"})
+    assert other["1cpu_p99"] == "n/a"
+    assert other["rss"] == "n/a"
+    failed = _targets(advice=None, calibrate_wall_s=None)
+    assert failed["1cpu_p99"] == failed["near_best"] == failed["cal_60s"] == "MISS"
+
+
+def _result() -> dict[str, Any]:
+    return {
+        "scenario": "builtin/1cpu/latency/c1",
+        "objective": "latency",
+        "default": {"setting": "default", "value": 21.9},
+        "rule": {"setting": "1/1", "value": 11.3},
+        "advice": {"setting": "1/1", "value": 11.3},
+        "grid_best": {"setting": "1/2", "value": 11.0},
+        "ratios": {"advice_vs_default": 0.516, "advice_vs_grid_best": 1.027},
+        "calibrate": {"wall_s": 58.2, "trials": 14, "peak_tree_rss_mib": 812.0},
+        "grid_time": {"total_s": 180.0},
+        "calibrate_vs_grid": 0.323,
+        "targets": {
+            "1cpu_p99": "PASS",
+            "near_best": "PASS",
+            "cal_60s": "PASS",
+            "cal_25pct": "MISS",
+            "rss": "PASS",
+        },
+    }
+
+
+def test_render_shows_values_directions_ratios_and_verdicts() -> None:
+    text = report.render(
+        {
+            "mode": "quick",
+            "started_utc": "2026-11-21 09:00 UTC",
+            "notes": ["a note"],
+            "scenarios": [_result()],
+            "failures": ["x: broke"],
+        }
+    )
+    assert "21.90 ms" in text
+    assert "11.00 ms (1/2)" in text
+    assert "| lower " in text
+    assert "0.52" in text
+    assert "1.03" in text
+    assert "58.2" in text
+    assert "0.32" in text
+    assert "MISS" in text
+    assert "note: a note" in text
+    assert "FAILED: x: broke" in text
+    header, rule_line = text.split("### Objective per setting\n")[1].splitlines()[:2]
+    assert len(header) == len(rule_line)
