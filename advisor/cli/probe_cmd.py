@@ -38,17 +38,18 @@ def run(args: argparse.Namespace) -> int:
 
 def summary(profile: NodeProfile) -> str:
     """E.g. "2 CPUs allowed (0-1), quota 1.5 CPUs (cgroup v1, /kubepods/x): effective 1.5"."""
-    count = len(profile.affinity_cpus)
     allowed = (
-        f"{count} CPU{'s' if count != 1 else ''} allowed "
+        f"{_cpus(len(profile.affinity_cpus))} allowed "
         f"({format_cpulist(profile.affinity_cpus)} of {profile.logical_cpus})"
     )
     cgroup = profile.cgroup
     where = f"cgroup v{cgroup.version}" if cgroup.version else "no cgroup cpu controller"
-    if profile.quota_cpus is None:
-        quota = f"no quota ({where})"
+    if profile.quota_cpus is not None:
+        quota = f"quota {_cpus(profile.quota_cpus)} ({where}, {cgroup.limiting_path})"
+    elif any(level.state == "unknown" for level in cgroup.levels):
+        quota = f"quota unknown ({where}, see warnings)"
     else:
-        quota = f"quota {profile.quota_cpus:g} CPUs ({where}, {cgroup.limiting_path})"
+        quota = f"no quota ({where})"
     lines = [f"{allowed}, {quota}: effective {profile.effective_cpus:g}"]
     topo = profile.topology
     if topo.physical_cores is not None:
@@ -60,3 +61,7 @@ def summary(profile: NodeProfile) -> str:
         lines.append(f"ISA: {' '.join(topo.isa_flags)}")
     lines.extend(f"warning: {warning}" for warning in profile.warnings)
     return "\n".join(lines)
+
+
+def _cpus(count: float) -> str:
+    return f"{count:g} CPU" + ("" if count == 1 else "s")

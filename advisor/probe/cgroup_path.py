@@ -72,8 +72,11 @@ def locate(
     parts = [] if relative == "." else relative.split("/")
     leaf_dir = base.joinpath(*parts)
     if parts and not leaf_dir.is_dir():
-        files.warn(leaf_dir, "cgroup directory missing; using the mount point")
-        parts = []
+        # An ancestor that exists still binds the process; deeper levels cannot be read.
+        while parts and not base.joinpath(*parts).is_dir():
+            parts.pop()
+        nearest = posixpath.join(mount.root, *parts)
+        files.warn(leaf_dir, f"cgroup directory missing; using its nearest ancestor {nearest}")
     levels = [
         CgroupLevelDir(
             name=posixpath.join(mount.root, *parts[:depth]) if depth else mount.root,
