@@ -121,10 +121,9 @@ class _State:
             self.progress(line)
 
     def bar(self) -> str:
+        """``[ 11/60 s]``: elapsed of the budget; a terminal turns it into a drawn bar."""
         elapsed = max(0.0, self.clock.monotonic() - self.started)
-        fraction = min(1.0, elapsed / self.budget_s) if self.budget_s > 0 else 1.0
-        filled = round(fraction * 20)
-        return f"[{'#' * filled}{'.' * (20 - filled)}] {elapsed:4.0f}/{self.budget_s:.0f} s"
+        return f"[{elapsed:3.0f}/{self.budget_s:.0f} s]"
 
 
 def _label(intra: int | None, inter: int | None) -> str:

@@ -1,0 +1,158 @@
+"""``calibrate()``: inspect the workload, run the budgeted search, pick the advice.
+
+The budget starts when ``calibrate`` is called, so inspecting the model (a child process that pays
+TensorFlow's start-up too) counts against it: ``--budget 60`` means the command is done in 60 s.
+A caller may pass its own ``trial_fn`` (the benchmark's synthetic cost model, tests); then no
+child is started for inspection either, and the workload is described from the options alone.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from advisor.calibrate.candidates import candidate_configs
+from advisor.calibrate.objective import aggregate, choose
+from advisor.calibrate.search import (
+    Clock,
+    SearchSettings,
+    SystemClock,
+    TrialFn,
+    successive_halving,
+)
+from advisor.errors import CalibrationError
+from advisor.models import (
+    CalibrationOptions,
+    CalibrationResult,
+    NodeProfile,
+    TrialResult,
+    WorkloadInfo,
+)
+
+log = logging.getLogger("advisor.calibrate")
+
+#: inspection loads the model once; a model that takes longer than this to load cannot be swept
+#: in any sensible budget anyway.
+MAX_INSPECT_S = 120.0
+
+
+def _workload_from_options(options: CalibrationOptions) -> WorkloadInfo:
+    """What the workload is, as far as the options say (used when no child inspects it)."""
+    if options.model_path is None:
+        kind = "builtin"
+    elif Path(options.model_path).suffix == ".keras":
+        kind = "keras"
+    else:
+        kind = "savedmodel"
+    return WorkloadInfo.model_validate(
+        {
+            "kind": kind,
+            "path": options.model_path,
+            "signature": options.signature if kind == "savedmodel" else None,
+            "batch_size": options.batch_size,
+            "concurrency": options.concurrency,
+        }
+    )
+
+
+def calibrate(
+    options: CalibrationOptions,
+    node: NodeProfile,
+    *,
+    progress: Callable[[str], None] | None = None,
+    trial_fn: TrialFn | None = None,
+    clock: Clock | None = None,
+    settings: SearchSettings | None = None,
+) -> CalibrationResult:
+    """Measure thread settings for this node within ``options.budget_s`` and pick the advice.
+
+    Raises ModelError (from inspection, before any trial) when the model cannot be used, and
+    CalibrationError when the budget is too small, the baseline fails or no setting succeeds.
+    """
+    clock = clock or SystemClock()
+    started = clock.monotonic()
+    until = started + options.budget_s
+    say = progress or log.info
+    terminate: Callable[[], None] | None = None
+
+    if trial_fn is None:
+        from advisor.calibrate import runner
+
+        workload = runner.WorkloadSpec(
+            model_path=options.model_path,
+            signature=options.signature,
+            batch_size=options.batch_size,
+            concurrency=options.concurrency,
+        )
+        inspect_s = min(MAX_INSPECT_S, options.budget_s)
+        say(f"inspecting the workload ({options.model_path or 'built-in'})")
+        info = runner.inspect_workload(workload, timeout_s=inspect_s)
+
+        def real_trial(spec: runner.TrialSpec, deadline_s: float) -> TrialResult:
+            return runner.run_trial(spec, workload, deadline_s=deadline_s)
+
+        trial_fn = real_trial
+        terminate = runner.terminate_all_trials
+    else:
+        info = _workload_from_options(options)
+
+    candidates = candidate_configs(node, options.concurrency)
+    say(
+        f"{len(candidates)} settings for {node.effective_cpus:g} usable CPUs "
+        f"({len(node.affinity_cpus)} in the affinity mask), budget {options.budget_s:g} s"
+    )
+    try:
+        outcome = successive_halving(
+            candidates,
+            options.objective,
+            trial_fn,
+            clock=clock,
+            until=until,
+            budget_s=options.budget_s,
+            p99_slo_ms=options.p99_slo_ms,
+            settings=settings,
+            progress=say,
+        )
+    except BaseException:
+        # Interrupted (SIGTERM/SIGINT) or failed: no trial child may outlive the sweep.
+        if terminate is not None:
+            terminate()
+        raise
+
+    try:
+        choice = choose(
+            aggregate(outcome.trials, options.objective), options.objective, options.p99_slo_ms
+        )
+    except ValueError as exc:
+        raise CalibrationError(f"nothing to advise on: {exc}") from None
+    notes = list(choice.notes)
+    if outcome.unmeasured:
+        left = ", ".join(c.label for c in outcome.unmeasured)
+        notes.append(f"not measured for lack of budget (intra/inter): {left}")
+    elapsed = clock.monotonic() - started
+    result = CalibrationResult(
+        intra_op_threads=choice.chosen.intra_op_threads or 1,
+        inter_op_threads=choice.chosen.inter_op_threads or 1,
+        objective=options.objective,
+        p99_slo_ms=options.p99_slo_ms,
+        baseline=choice.baseline.measurement(),
+        chosen=choice.chosen.measurement(),
+        gain=choice.gain,
+        spread=choice.spread,
+        slo_met=choice.slo_met,
+        rounds=outcome.rounds,
+        notes=notes,
+        trials=outcome.trials,
+        workload=info,
+        budget_s=options.budget_s,
+        elapsed_s=max(0.0, elapsed),
+        tf_version=getattr(info, "tf_version", None),
+        node=node,
+    )
+    gain = f", {result.gain:.2f}x the TF default" if result.gain is not None else ""
+    say(
+        f"advice: intra={result.intra_op_threads} inter={result.inter_op_threads} "
+        f"({options.objective}{gain}) after {len(result.trials)} trials in {elapsed:.1f} s"
+    )
+    return result

@@ -1,0 +1,261 @@
+"""``tf-thread-advisor calibrate``: measure thread settings here and print the advice.
+
+Flags are checked before anything starts (no probe, no TensorFlow child): a budget that cannot
+measure anything or an SLO objective without its bound is a usage error in milliseconds, not after
+a minute of trials. ``add_calibration_arguments`` and ``options_from_args`` are shared with ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import math
+import os
+import re
+import shutil
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from pydantic import ValidationError
+
+from advisor.calibrate import calibrate
+from advisor.calibrate.report import text_summary, write_report
+from advisor.cli._output import FORMATS, render
+from advisor.errors import UsageError
+from advisor.models import CalibrationOptions
+from advisor.probe import probe_node
+
+#: The smallest --budget accepted, in seconds: inspecting the model (one child: TF start-up and a
+#: model load, ~4-5 s here) plus the baseline and two settings at the shortest trial (each ~3.5 s
+#: of start-up + 0.5 s warm-up + 1 s measured, planned with 20% headroom): 5 + 3 x 6 = 23, rounded
+#: up. Anything less cannot compare even two settings with the TF default.
+MIN_BUDGET_S = 25.0
+DEFAULT_BUDGET_S = 60.0
+
+
+def _positive_int(name: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{name} must be a whole number, got {text!r}"
+            ) from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be at least 1, got {value}")
+        return value
+
+    return parse
+
+
+def _positive_float(name: str, unit: str) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value <= 0:
+            raise argparse.ArgumentTypeError(
+                f"{name} must be a positive number of {unit}, got {text!r}"
+            )
+        return value
+
+    return parse
+
+
+def add_calibration_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags that describe a calibration (``calibrate`` and ``run`` share them)."""
+    group = parser.add_argument_group("calibration")
+    group.add_argument(
+        "--model",
+        metavar="PATH",
+        default=None,
+        help="SavedModel directory or .keras file to measure (default: a built-in CNN workload)",
+    )
+    group.add_argument(
+        "--signature",
+        metavar="NAME",
+        default="serving_default",
+        help="SavedModel signature to call (default: serving_default)",
+    )
+    group.add_argument(
+        "--batch-size",
+        metavar="N",
+        type=_positive_int("--batch-size"),
+        default=1,
+        help="fills unknown batch dimensions of the inputs (default: 1)",
+    )
+    group.add_argument(
+        "--concurrency",
+        metavar="N",
+        type=_positive_int("--concurrency"),
+        default=1,
+        help="requests kept in flight, as a server would (default: 1)",
+    )
+    group.add_argument(
+        "--objective",
+        choices=["latency", "throughput", "slo"],
+        default="latency",
+        help="latency: lowest p99 (default); throughput: most requests/s; "
+        "slo: most requests/s with p99 <= --p99-ms",
+    )
+    group.add_argument(
+        "--p99-ms",
+        metavar="X",
+        type=_positive_float("--p99-ms", "milliseconds"),
+        default=None,
+        help="the p99 bound for --objective slo, in milliseconds",
+    )
+    group.add_argument(
+        "--budget",
+        metavar="S",
+        type=_positive_float("--budget", "seconds"),
+        default=DEFAULT_BUDGET_S,
+        help=f"hard wall-clock limit for the whole calibration, seconds (default "
+        f"{DEFAULT_BUDGET_S:g}, at least {MIN_BUDGET_S:g})",
+    )
+
+
+def options_from_args(args: argparse.Namespace) -> CalibrationOptions:
+    """CalibrationOptions from parsed flags; UsageError (one line) for combinations that make
+    no sense."""
+    if args.objective == "slo" and args.p99_ms is None:
+        raise UsageError("--objective slo needs --p99-ms X (the p99 bound in milliseconds)")
+    if args.objective != "slo" and args.p99_ms is not None:
+        raise UsageError("--p99-ms only applies to --objective slo")
+    if args.budget < MIN_BUDGET_S:
+        raise UsageError(
+            f"--budget {args.budget:g} s is too small to measure anything: at least "
+            f"{MIN_BUDGET_S:g} s are needed for the model check, the TF default and two settings"
+        )
+    if args.model is not None and not str(args.model).strip():
+        raise UsageError("--model must not be empty")
+    try:
+        return CalibrationOptions(
+            model_path=args.model,
+            signature=args.signature,
+            batch_size=args.batch_size,
+            concurrency=args.concurrency,
+            objective=args.objective,
+            p99_slo_ms=args.p99_ms,
+            budget_s=args.budget,
+        )
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = "--" + "-".join(str(p) for p in error["loc"]).replace("_", "-")
+        raise UsageError(f"{where}: {error['msg']}") from None
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "calibrate",
+        help="measure TF thread settings on this node and print the advice",
+        description="Run a short, budgeted sweep of TF_NUM_INTRAOP_THREADS / "
+        "TF_NUM_INTEROP_THREADS on the model (each trial its own process, the TF default "
+        "measured as the baseline) and print the setting that serves the objective best.",
+    )
+    add_calibration_arguments(parser)
+    parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    parser.add_argument(
+        "--report",
+        metavar="FILE",
+        type=Path,
+        default=None,
+        help="also write a report with an intra x inter heatmap: HTML, or SVG if FILE ends .svg",
+    )
+    parser.add_argument(
+        "--host-root",
+        type=Path,
+        default=Path("/"),
+        metavar="DIR",
+        help="read /proc and /sys below DIR instead of / (for fixture trees; default /)",
+    )
+    parser.set_defaults(func=run)
+
+
+def _check_report_path(path: Path | None) -> None:
+    """Refuse an unwritable --report before the sweep, not after it."""
+    if path is None:
+        return
+    folder = path.parent if str(path.parent) else Path()
+    if path.is_dir():
+        raise UsageError(f"--report {path}: is a directory")
+    if not folder.is_dir():
+        raise UsageError(f"--report {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"--report {path}: folder {folder} is not writable")
+
+
+#: the "[ 11/60 s] ..." prefix the search puts on its progress lines
+_ELAPSED = re.compile(r"^\[\s*(\d+)/(\d+) s\]\s*")
+_BAR_CELLS = 20
+
+
+def bar_line(line: str) -> str:
+    """A progress line with its elapsed/budget prefix drawn as a bar."""
+    match = _ELAPSED.match(line)
+    if match is None:
+        return line
+    elapsed, budget = int(match.group(1)), int(match.group(2))
+    filled = min(_BAR_CELLS, round(_BAR_CELLS * elapsed / budget)) if budget > 0 else _BAR_CELLS
+    bar = "#" * filled + "." * (_BAR_CELLS - filled)
+    return f"[{bar}] {elapsed:>3}/{budget} s  {line[match.end() :]}"
+
+
+class _Bar:
+    """One line rewritten in place (\\r) on a terminal: the latest event, fitted to its width."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.shown = False
+
+    def __call__(self, line: str) -> None:
+        width = max(20, shutil.get_terminal_size((100, 20)).columns - 1)
+        line = bar_line(line)
+        text = line if len(line) <= width else line[: width - 1] + "\u2026"
+        self.stream.write("\r" + text.ljust(width))
+        self.stream.flush()
+        self.shown = True
+
+    def finish(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+@contextlib.contextmanager
+def progress_reporter(stream: TextIO | None = None) -> Iterator[Callable[[str], None] | None]:
+    """A progress bar on a terminal; None otherwise (calibrate then logs plain lines).
+
+    The runner's own per-trial info lines are held back (unless --log-level debug): the
+    search's progress lines already carry the same numbers, and on a terminal they would tear
+    the bar.
+    """
+    stream = stream if stream is not None else sys.stderr
+    runner_log = logging.getLogger("advisor.calibrate.runner")
+    level = runner_log.level
+    if runner_log.getEffectiveLevel() == logging.INFO:
+        runner_log.setLevel(logging.WARNING)
+    bar = _Bar(stream) if stream.isatty() else None
+    try:
+        yield bar
+    finally:
+        runner_log.setLevel(level)
+        if bar is not None:
+            bar.finish()
+
+
+def run(args: argparse.Namespace) -> int:
+    options = options_from_args(args)
+    _check_report_path(args.report)
+    node = probe_node(args.host_root)
+    with progress_reporter() as progress:
+        result = calibrate(options, node, progress=progress)
+    if args.report is not None:
+        write_report(result, args.report)
+        logging.getLogger("advisor.calibrate").info("report written to %s", args.report)
+    print(render(result, args.format, text_summary))
+    return 0

@@ -1,0 +1,117 @@
+"""calibrate(): the orchestration with a synthetic trial function and a fake clock (no TF)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from advisor.calibrate import calibrate
+from advisor.errors import CalibrationError
+from advisor.models import CalibrationOptions, CalibrationResult
+from tests.search_fakes import FakeClock, FakeTrials, node
+
+
+def run(
+    cpus: int = 2,
+    quota: float | None = 1.0,
+    budget: float = 60.0,
+    objective: str = "latency",
+    p99: float | None = None,
+    **fake: object,
+) -> tuple[CalibrationResult, FakeTrials, FakeClock, list[str]]:
+    profile = node(cpus, quota=quota)
+    clock = FakeClock()
+    trials = FakeTrials(clock=clock, usable=profile.effective_cpus, affinity=cpus, **fake)  # type: ignore[arg-type]
+    lines: list[str] = []
+    options = CalibrationOptions.model_validate(
+        {"objective": objective, "p99_slo_ms": p99, "budget_s": budget}
+    )
+    result = calibrate(options, profile, progress=lines.append, trial_fn=trials, clock=clock)
+    return result, trials, clock, lines
+
+
+def test_json_contract_is_the_results_dump() -> None:
+    result, _, _, _ = run()
+    data = json.loads(json.dumps(result.model_dump(mode="json")))
+    for key in ("intra_op_threads", "inter_op_threads", "objective", "baseline", "chosen"):
+        assert key in data
+    for which in ("baseline", "chosen"):
+        assert set(data[which]) >= {"p50_ms", "p99_ms", "throughput_rps"}
+    assert data["trials"]
+    for trial in data["trials"]:
+        assert set(trial) >= {
+            "intra_op_threads",
+            "inter_op_threads",
+            "p50_ms",
+            "p99_ms",
+            "throughput_rps",
+            "nr_throttled",
+            "status",
+        }
+    baselines = [t for t in data["trials"] if t["intra_op_threads"] is None]
+    assert baselines
+    assert all(t["inter_op_threads"] is None for t in baselines)
+    assert data["node"]["effective_cpus"] == 1.0
+    assert data["objective"] == "latency"
+    # and it reads back as the same model
+    assert CalibrationResult.model_validate(data) == result
+
+
+def test_advice_beats_the_oversubscribed_default_and_stays_in_budget() -> None:
+    result, fake, clock, _ = run(budget=60.0)
+    assert clock.monotonic() - 1000.0 <= 60.0
+    assert result.elapsed_s <= 60.0
+    assert (result.intra_op_threads, result.inter_op_threads) != (2, 2)
+    assert result.gain is not None
+    assert result.gain > 1
+    assert result.chosen.p99_ms is not None
+    assert result.baseline.p99_ms is not None
+    assert result.chosen.p99_ms < result.baseline.p99_ms
+    assert result.rounds >= 2
+    assert result.workload.kind == "builtin"
+    assert len(result.trials) == len(fake.calls)
+
+
+def test_progress_reports_every_trial() -> None:
+    result, fake, _, lines = run()
+    finished = [line for line in lines if " -> " in line]
+    assert len(finished) == len(fake.calls)
+    assert all(line.startswith("[") and "/60 s]" in line for line in finished)
+    assert lines[-1].startswith(
+        f"advice: intra={result.intra_op_threads} inter={result.inter_op_threads}"
+    )
+
+
+def test_slo_missed_is_said_in_the_result() -> None:
+    result, _, _, _ = run(objective="slo", p99=0.001)
+    assert result.slo_met is False
+    assert any("no setting met" in note for note in result.notes)
+    assert result.p99_slo_ms == 0.001
+
+
+def test_baseline_failure_is_a_calibration_error() -> None:
+    with pytest.raises(CalibrationError, match="baseline"):
+        run(faults={(None, None): "timeout"})
+
+
+def test_all_settings_failing_is_a_calibration_error() -> None:
+    faults = {(i, j): "crashed" for i in (1, 2) for j in (1, 2)}
+    with pytest.raises(CalibrationError, match="no thread setting could be measured"):
+        run(faults=faults)
+
+
+def test_unmeasured_settings_are_noted() -> None:
+    result, _, _, _ = run(cpus=256, quota=None, budget=40.0)
+    assert any(note.startswith("not measured for lack of budget") for note in result.notes)
+
+
+def test_savedmodel_and_keras_paths_are_described_without_a_child() -> None:
+    profile = node(2, quota=1.0)
+    for path, kind in (("/models/resnet", "savedmodel"), ("/models/m.keras", "keras")):
+        clock = FakeClock()
+        fake = FakeTrials(clock=clock, usable=1.0, affinity=2)
+        options = CalibrationOptions(model_path=path, budget_s=40.0)
+        result = calibrate(options, profile, trial_fn=fake, clock=clock)
+        assert result.workload.kind == kind
+        assert result.workload.path == path
