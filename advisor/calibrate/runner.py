@@ -56,6 +56,9 @@ _KERAS_SUFFIXES = (".keras", ".h5")
 #: live children by process-group id (== pid: each child leads its own session)
 _LIVE: dict[int, subprocess.Popen[bytes]] = {}
 
+#: groups killed by terminate_all_trials: their SIGKILL is ours, not the OOM killer's
+_TERMINATED: set[int] = set()
+
 WorkloadKind = Literal["builtin", "savedmodel", "keras"]
 
 
@@ -239,6 +242,7 @@ def inspect_workload(workload: WorkloadSpec, *, timeout_s: float = 120) -> Workl
 def terminate_all_trials() -> None:
     """Kill every live child's process group now; safe to call from a signal handler."""
     for pgid in list(_LIVE):
+        _TERMINATED.add(pgid)
         _kill_group(pgid)
 
 
@@ -280,6 +284,9 @@ def _run_child(
                 return _Outcome(None, "failed", f"cannot start {argv[0]}: {exc.strerror or exc}")
             timed_out = _supervise(process, timeout_s)
             tail = _tail(output)
+        if process.pid in _TERMINATED:
+            _TERMINATED.discard(process.pid)
+            return _Outcome(None, "failed", "stopped: the run is being interrupted")
         if timed_out:
             return _Outcome(
                 None, "timeout", f"no answer within its {timeout_s:g} s deadline; killed"
