@@ -14,7 +14,7 @@ from advisor.probe.downward import cross_check, read_downward
 from advisor.probe.files import HostFiles
 from advisor.probe.mountinfo import find_cgroup_mount, parse_mountinfo
 from advisor.probe.proc_cgroup import parse_proc_cgroup
-from advisor.probe.quota import quota_to_cpus, tightest
+from advisor.probe.quota import limited, quota_to_cpus, tightest
 from advisor.probe.throttling import Throttling, parse_flat_keyed, throttling_from_stat
 
 
@@ -93,14 +93,8 @@ def test_quota_to_cpus_keeps_fractions_and_never_reaches_zero() -> None:
 
 
 def _level(path: str, quota: int | None, period: int = 100000) -> CgroupLevel:
-    if quota is None:
-        return CgroupLevel(path=path, state="unlimited")
-    return CgroupLevel(
-        path=path,
-        state="limited",
-        quota_us=quota,
-        period_us=period,
-        quota_cpus=quota_to_cpus(quota, period),
+    return (
+        CgroupLevel(path=path, state="unlimited") if quota is None else limited(path, quota, period)
     )
 
 
@@ -122,7 +116,7 @@ def test_tightest_prefers_the_leaf_on_a_tie() -> None:
 MOUNTINFO = r"""22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw
 31 22 0:28 / /sys/fs/cgroup ro,nosuid shared:9 - tmpfs tmpfs ro,mode=755
 32 31 0:29 / /sys/fs/cgroup/unified rw,nosuid shared:10 - cgroup2 cgroup2 rw
-33 31 0:30 /docker/ab\040c /sys/fs/cgroup/cpu,cpuacct rw,nosuid shared:12 - cgroup cgroup rw,cpu,cpuacct
+33 31 0:30 /docker/ab\040c /sys/fs/cgroup/cpu,cpuacct rw shared:12 - cgroup cgroup rw,cpu,cpuacct
 34 31 0:31 / /sys/fs/cgroup/cpuset rw shared:13 master:2 - cgroup cgroup rw,cpuset
 35 22 0:31 / /var/lib/kubelet/cpuset rw shared:14 - cgroup cgroup rw,cpuset
 garbage line

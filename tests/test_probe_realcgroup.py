@@ -154,7 +154,7 @@ def test_cleanup_kills_leftover_tasks_and_removes_children_first() -> None:
     assert not child.path.exists()
     assert not parent.path.exists()
     child_cm.__exit__(None, None, None)  # already gone: a no-op
-    assert not [p for p in CPU_ROOT.glob(f"{PREFIX}{os.getpid()}-*")]
+    assert not list(CPU_ROOT.glob(f"{PREFIX}{os.getpid()}-*"))
 
 
 def test_live_probe_matches_the_process() -> None:
