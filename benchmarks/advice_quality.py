@@ -346,7 +346,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.json is not None:
         args.json.write_text(json.dumps(full, indent=2, default=str) + "\n")
-    return 1 if full["failures"] else 0
+    failed_calibrations = [s for s in full["scenarios"] if s["calibrate"]["error"]]
+    return 1 if full["failures"] or failed_calibrations else 0
 
 
 if __name__ == "__main__":

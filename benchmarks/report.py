@@ -214,6 +214,7 @@ def scaling_table(rows: Sequence[dict[str, Any]]) -> str:
         "advice",
         "model best",
         "advice/best p99",
+        "default/best p99",
     ]
     body = [
         [
@@ -226,6 +227,7 @@ def scaling_table(rows: Sequence[dict[str, Any]]) -> str:
             r["advice"],
             r["model_best"],
             f"{r['advice_vs_best']:.2f}",
+            f"{r['default_vs_best']:.2f}",
         ]
         for r in rows
     ]
@@ -253,6 +255,9 @@ def render(report: dict[str, Any]) -> str:
             "### Simulated scaling (real search, synthetic cost model, fake clock)",
             scaling_table(report["scaling"]),
         ]
+    for r in results:
+        if r["calibrate"].get("error"):
+            parts.append(f"calibrate failed in {r['scenario']}: {r['calibrate']['error']}")
     for failure in report.get("failures", []):
         parts.append(f"FAILED: {failure}")
     return "\n".join(parts)

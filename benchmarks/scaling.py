@@ -75,6 +75,7 @@ def sim_node(cpus: int, quota: float | None) -> NodeProfile:
     return NodeProfile(
         logical_cpus=cpus,
         affinity_cpus=list(range(cpus)),
+        affinity_source="simulated",
         quota_cpus=quota,
         effective_cpus=float(cpus) if quota is None else min(float(cpus), quota),
         cgroup=CgroupInfo(version=1, quota_cpus=quota),
@@ -109,7 +110,13 @@ def simulate_one(cpus: int, quota: float | None) -> dict[str, Any]:
             throughput_rps=1000 / (p99 * 0.7),
         )
 
-    result = calibrate(CalibrationOptions(), sim_node(cpus, quota), trial_fn=trial_fn, clock=clock)
+    result = calibrate(
+        CalibrationOptions(),
+        sim_node(cpus, quota),
+        trial_fn=trial_fn,
+        clock=clock,
+        progress=lambda _line: None,
+    )
     (best_i, best_j), best = model.best()
     advice = model.p99_ms(result.intra_op_threads, result.inter_op_threads)
     return {
