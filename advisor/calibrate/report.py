@@ -141,7 +141,8 @@ def text_summary(result: CalibrationResult) -> str:
     lines.append(advice_line(result))
     node = result.node
     lines.append(
-        f"measured: {len(result.trials)} trials in {result.rounds} rounds, "
+        f"measured: {len(result.trials)} trials in {result.rounds} "
+        f"round{'s' if result.rounds != 1 else ''}, "
         f"{result.elapsed_s:.1f} of {result.budget_s:g} s; node: {node.effective_cpus:g} usable "
         f"CPUs of {len(node.affinity_cpus)} in the affinity mask"
     )
@@ -156,8 +157,10 @@ def text_summary(result: CalibrationResult) -> str:
 CELL_W = 92
 CELL_H = 44
 LEFT = 96
-TOP = 86
+TOP = 112
 LEGEND_H = 64
+#: wide enough for the title and baseline lines whatever the grid size
+MIN_WIDTH = 720
 
 
 def _colour(fraction: float) -> str:
@@ -178,78 +181,98 @@ def _metric(result: CalibrationResult) -> tuple[str, str, bool]:
     return ("throughput", "req/s", False)
 
 
-def heatmap_svg(result: CalibrationResult) -> str:
+@dataclass(frozen=True)
+class _Grid:
+    """The heatmap's cells and colour scale, before any drawing."""
+
+    intras: list[int]
+    inters: list[int]
+    by_cell: dict[tuple[int | None, int | None], ConfigStats]
+    failed: dict[tuple[int | None, int | None], str]
+    lower: bool
+    worst: float
+    best: float
+
+    def value(self, s: ConfigStats) -> float:
+        return s.p99_ms if self.lower else s.throughput_rps
+
+    def fill(self, s: ConfigStats) -> str:
+        span = (self.worst - self.best) or 1.0
+        return _colour((self.worst - self.value(s)) / span)
+
+
+def _grid(result: CalibrationResult) -> _Grid:
     stats = [s for s in aggregate(result.trials, result.objective) if not s.is_baseline]
     by_cell = {(s.intra_op_threads, s.inter_op_threads): s for s in stats}
-    failed = {
+    failed: dict[tuple[int | None, int | None], str] = {
         _key(t): t.status
         for t in result.trials
         if not t.is_baseline and _key(t) not in by_cell and t.status != "ok"
     }
-    intras = sorted({k[0] for k in [*by_cell, *failed] if k[0] is not None})
-    inters = sorted({k[1] for k in [*by_cell, *failed] if k[1] is not None})
+    cells = [*by_cell, *failed]
+    lower = _metric(result)[2]
+    values = [s.p99_ms if lower else s.throughput_rps for s in stats] or [0.0]
+    return _Grid(
+        intras=sorted({k[0] for k in cells if k[0] is not None}),
+        inters=sorted({k[1] for k in cells if k[1] is not None}),
+        by_cell=by_cell,
+        failed=failed,
+        lower=lower,
+        worst=max(values) if lower else min(values),
+        best=min(values) if lower else max(values),
+    )
+
+
+def _svg_header(result: CalibrationResult, grid: _Grid, width: int, height: int) -> list[str]:
     title, unit, lower = _metric(result)
-
-    def cell_value(s: ConfigStats) -> float:
-        return s.p99_ms if lower else s.throughput_rps
-
-    values = [cell_value(s) for s in stats] or [0.0]
-    worst = max(values) if lower else min(values)
-    best = min(values) if lower else max(values)
-    span = (worst - best) if worst != best else 1.0
-
-    width = LEFT + CELL_W * max(1, len(inters)) + 24
-    height = TOP + CELL_H * max(1, len(intras)) + LEGEND_H + 40
-    e = html.escape
+    base = result.baseline
+    base_value = base.p99_ms if lower else base.throughput_rps
+    slo = f", p99 &lt;= {result.p99_slo_ms:g} ms" if result.p99_slo_ms else ""
+    middle = TOP + CELL_H * len(grid.intras) / 2
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="13">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="{LEFT}" y="22" font-size="15" font-weight="bold">'
-        f"{e(title)} ({unit}, {'lower' if lower else 'higher'} is better) by thread setting</text>",
+        f'<text x="16" y="24" font-size="15" font-weight="bold">{html.escape(title)} ({unit}, '
+        f"{'lower' if lower else 'higher'} is better) by thread setting</text>",
+        f'<text x="16" y="48">TF default (baseline, {len(result.node.affinity_cpus)} CPUs in '
+        f"affinity): {_num(base_value)} {unit}; objective {html.escape(result.objective)}"
+        f"{slo}</text>",
+        f'<text x="{LEFT + CELL_W * len(grid.inters) / 2}" y="{TOP - 34}" '
+        'text-anchor="middle" font-weight="bold">inter-op threads</text>',
+        f'<text x="40" y="{middle}" text-anchor="middle" font-weight="bold" '
+        f'transform="rotate(-90 40 {middle})">intra-op threads</text>',
     ]
-    base = result.baseline
-    base_value = base.p99_ms if lower else base.throughput_rps
-    parts.append(
-        f'<text x="{LEFT}" y="42">TF default (baseline, {len(result.node.affinity_cpus)} CPUs in '
-        f"affinity): {_num(base_value)} {unit}; objective {e(result.objective)}"
-        + (f", p99 &lt;= {result.p99_slo_ms:g} ms" if result.p99_slo_ms else "")
-        + "</text>"
-    )
-    parts.append(
-        f'<text x="{LEFT + CELL_W * len(inters) / 2}" y="{TOP - 12}" text-anchor="middle">'
-        "inter-op threads</text>"
-    )
-    parts.append(
-        f'<text x="20" y="{TOP + CELL_H * len(intras) / 2}" text-anchor="middle" '
-        f'transform="rotate(-90 20 {TOP + CELL_H * len(intras) / 2})">intra-op threads</text>'
-    )
-    for col, inter in enumerate(inters):
+    for col, inter in enumerate(grid.inters):
         x = LEFT + col * CELL_W + CELL_W / 2
-        parts.append(f'<text x="{x}" y="{TOP - 30}" text-anchor="middle">{inter}</text>')
-    for row_index, intra in enumerate(intras):
+        parts.append(f'<text x="{x}" y="{TOP - 10}" text-anchor="middle">{inter}</text>')
+    return parts
+
+
+def _svg_cells(result: CalibrationResult, grid: _Grid) -> list[str]:
+    parts = []
+    chosen = (result.intra_op_threads, result.inter_op_threads)
+    for row_index, intra in enumerate(grid.intras):
         y = TOP + row_index * CELL_H
         parts.append(
             f'<text x="{LEFT - 10}" y="{y + CELL_H / 2 + 5}" text-anchor="end">{intra}</text>'
         )
-        for col, inter in enumerate(inters):
+        for col, inter in enumerate(grid.inters):
             x = LEFT + col * CELL_W
-            s = by_cell.get((intra, inter))
+            s = grid.by_cell.get((intra, inter))
             if s is not None:
-                value = cell_value(s)
-                fill = _colour((worst - value) / span if lower else (value - worst) / span)
-                label = _num(value)
+                fill, label = grid.fill(s), _num(grid.value(s))
                 if result.objective == "slo" and result.p99_slo_ms and s.p99_ms > result.p99_slo_ms:
                     label += " !"
-            elif (intra, inter) in failed:
-                fill, label = "#bbbbbb", failed[(intra, inter)]
+            elif (intra, inter) in grid.failed:
+                fill, label = "#bbbbbb", grid.failed[(intra, inter)]
             else:
                 fill, label = "#f4f4f4", ""
             parts.append(
                 f'<rect x="{x}" y="{y}" width="{CELL_W}" height="{CELL_H}" fill="{fill}" '
                 'stroke="white" stroke-width="2"/>'
             )
-            if (intra, inter) == (result.intra_op_threads, result.inter_op_threads):
+            if (intra, inter) == chosen:
                 parts.append(
                     f'<rect x="{x + 2}" y="{y + 2}" width="{CELL_W - 4}" height="{CELL_H - 4}" '
                     'fill="none" stroke="black" stroke-width="4"><title>chosen</title></rect>'
@@ -257,28 +280,46 @@ def heatmap_svg(result: CalibrationResult) -> str:
                 label = f"\u2605 {label}"
             parts.append(
                 f'<text x="{x + CELL_W / 2}" y="{y + CELL_H / 2 + 5}" text-anchor="middle">'
-                f"{e(label)}</text>"
+                f"{html.escape(label)}</text>"
             )
-    # colour legend
-    legend_y = TOP + CELL_H * len(intras) + 24
+    return parts
+
+
+def _svg_legend(result: CalibrationResult, grid: _Grid) -> list[str]:
+    unit = _metric(result)[1]
+    legend_y = TOP + CELL_H * len(grid.intras) + 24
     steps = 10
-    legend_w = min(260, CELL_W * max(2, len(inters)))
+    legend_w = 260
+    parts = []
     for i in range(steps):
         x = LEFT + i * legend_w / steps
         parts.append(
             f'<rect x="{x}" y="{legend_y}" width="{legend_w / steps + 0.5}" height="14" '
             f'fill="{_colour(i / (steps - 1))}"/>'
         )
-    parts.append(
-        f'<text x="{LEFT}" y="{legend_y + 30}">{_num(worst)} {unit} (worst)</text>'
-        f'<text x="{LEFT + legend_w}" y="{legend_y + 30}" text-anchor="end">'
-        f"{_num(best)} {unit} (best)</text>"
-    )
     chosen_note = (
         f"\u2605 chosen: intra {result.intra_op_threads}, inter {result.inter_op_threads}"
         + ("" if result.gain is None else f" ({result.gain:.2f}x the TF default)")
+        + "; grey: failed; blank: not measured"
+        + (f"; !: p99 over {result.p99_slo_ms:g} ms" if result.objective == "slo" else "")
     )
-    parts.append(f'<text x="{LEFT}" y="{legend_y + 52}">{e(chosen_note)}</text>')
+    parts += [
+        f'<text x="{LEFT}" y="{legend_y + 30}">{_num(grid.worst)} {unit} (worst)</text>',
+        f'<text x="{LEFT + legend_w}" y="{legend_y + 30}" text-anchor="end">'
+        f"{_num(grid.best)} {unit} (best)</text>",
+        f'<text x="{LEFT}" y="{legend_y + 52}">{html.escape(chosen_note)}</text>',
+    ]
+    return parts
+
+
+def heatmap_svg(result: CalibrationResult) -> str:
+    """The intra x inter grid of the objective's value, as a standalone SVG document."""
+    grid = _grid(result)
+    width = max(MIN_WIDTH, LEFT + CELL_W * max(1, len(grid.inters)) + 24)
+    height = TOP + CELL_H * max(1, len(grid.intras)) + LEGEND_H + 40
+    parts = _svg_header(result, grid, width, height)
+    parts += _svg_cells(result, grid)
+    parts += _svg_legend(result, grid)
     parts.append("</svg>")
     return "\n".join(parts)
 
@@ -335,7 +376,7 @@ table {{ border-collapse: collapse; font-size: 13px; }}
 th, td {{ border: 1px solid #ccc; padding: 3px 7px; text-align: right; }}
 th {{ background: #eee; }}
 tr.failed, tr.crashed, tr.oom, tr.timeout, tr.skipped {{ color: #a33; }}
-pre {{ background: #f7f7f7; padding: 10px; }}
+pre {{ background: #f7f7f7; padding: 10px; white-space: pre-wrap; }}
 </style></head><body>
 <h1>Calibration: TF_NUM_INTRAOP_THREADS={result.intra_op_threads},
 TF_NUM_INTEROP_THREADS={result.inter_op_threads}</h1>

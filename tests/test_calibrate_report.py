@@ -1,0 +1,155 @@
+"""The text table and the report file (HTML with an inline SVG heatmap, or SVG alone)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from advisor.calibrate import calibrate
+from advisor.calibrate.report import heatmap_svg, report_html, text_summary, write_report
+from advisor.errors import OutputError
+from advisor.models import CalibrationOptions, CalibrationResult
+from tests.search_fakes import FakeClock, FakeTrials, node
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def result_for(
+    objective: str = "latency", p99: float | None = None, crash: tuple[int, int] | None = None
+) -> CalibrationResult:
+    profile = node(8, quota=4.0)
+    clock = FakeClock()
+    faults: dict[tuple[int | None, int | None], str] = {crash: "crashed"} if crash else {}
+    fake = FakeTrials(clock=clock, usable=4.0, affinity=8, faults=faults, noise=0.03)
+    options = CalibrationOptions.model_validate(
+        {"objective": objective, "p99_slo_ms": p99, "budget_s": 120.0}
+    )
+    return calibrate(options, profile, trial_fn=fake, clock=clock)
+
+
+def cell_texts(svg: str) -> list[str]:
+    root = ET.fromstring(svg)
+    return ["".join(t.itertext()) for t in root.iter(f"{SVG}text")]
+
+
+def test_heatmap_is_valid_svg_with_values_and_the_chosen_cell_marked() -> None:
+    result = result_for(crash=(1, 1))
+    svg = heatmap_svg(result)
+    texts = cell_texts(svg)
+    chosen = result.chosen.p99_ms
+    assert chosen is not None
+    starred = [t for t in texts if t.startswith("\u2605 ") and "chosen" not in t]
+    assert starred == [f"\u2605 {chosen:.1f}"]
+    assert "crashed" in texts  # the failed setting is shown, not silently missing
+    baseline = result.baseline.p99_ms
+    assert baseline is not None
+    assert any(t.startswith("TF default (baseline") and f"{baseline:.1f} ms" in t for t in texts)
+    assert "inter-op threads" in texts
+    assert "intra-op threads" in texts
+    # one coloured cell with a value per measured setting
+    measured = {
+        (t.intra_op_threads, t.inter_op_threads)
+        for t in result.trials
+        if t.status == "ok" and not t.is_baseline
+    }
+    labels = cell_fills(svg)
+    value_cells = [label for label in labels if label.replace(".", "", 1).isdigit()]
+    assert len(value_cells) == len(measured)
+
+
+def cell_fills(svg: str) -> dict[str, str]:
+    """Cell label -> fill colour of the cell's rectangle (cells are drawn rect, then label)."""
+    fills: dict[str, str] = {}
+    fill = None
+    for element in ET.fromstring(svg):
+        if element.tag == f"{SVG}rect" and element.get("width") == "92":
+            fill = element.get("fill")
+        elif element.tag == f"{SVG}text" and fill is not None:
+            fills["".join(element.itertext()).replace("\u2605 ", "")] = fill
+            fill = None
+    return fills
+
+
+def test_best_cell_is_greenest_and_worst_reddest() -> None:
+    result = result_for()
+    fills = cell_fills(heatmap_svg(result))
+    values = {float(label): fill for label, fill in fills.items() if label}
+    assert len(values) >= 3
+    greenness = {v: int(f[3:5], 16) - int(f[1:3], 16) for v, f in values.items()}
+    best, worst = min(values), max(values)  # latency: lower is better
+    assert greenness[best] == max(greenness.values())
+    assert greenness[worst] == min(greenness.values())
+    assert greenness[best] > 0 > greenness[worst]
+
+
+def test_throughput_heatmap_shows_requests_per_second() -> None:
+    result = result_for("throughput")
+    texts = cell_texts(heatmap_svg(result))
+    assert any("req/s, higher is better" in t for t in texts)
+
+
+def test_slo_cells_over_the_bound_are_flagged() -> None:
+    result = result_for("slo", p99=6.0)
+    texts = cell_texts(heatmap_svg(result))
+    assert any(t.endswith(" !") for t in texts)
+
+
+def test_html_report_is_self_contained_with_the_trial_table(tmp_path: Path) -> None:
+    result = result_for()
+    target = tmp_path / "report.html"
+    write_report(result, target)
+    page = target.read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    assert "<svg" in page
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    assert "<script" not in page
+    assert page.count("<tr class=") == len(result.trials)
+    assert f"TF_NUM_INTRAOP_THREADS={result.intra_op_threads}" in page
+
+
+def test_svg_report_is_the_heatmap_alone(tmp_path: Path) -> None:
+    result = result_for()
+    target = tmp_path / "heat.svg"
+    write_report(result, target)
+    root = ET.parse(target).getroot()
+    assert root.tag == f"{SVG}svg"
+
+
+def test_unwritable_report_is_an_output_error(tmp_path: Path) -> None:
+    with pytest.raises(OutputError, match="cannot write"):
+        write_report(result_for(), tmp_path / "missing" / "r.html")
+
+
+def test_text_table_has_chosen_baseline_and_a_one_line_advice() -> None:
+    result = result_for(crash=(1, 1))
+    text = text_summary(result)
+    lines = text.splitlines()
+    assert lines[0].split() == [
+        "intra/inter",
+        "p50",
+        "ms",
+        "p99",
+        "ms",
+        "req/s",
+        "throttled",
+        "verdict",
+    ]
+    label = f"{result.intra_op_threads}/{result.inter_op_threads}"
+    assert lines[1].startswith(label)
+    assert lines[1].endswith("chosen")
+    assert lines[2].startswith("TF default")
+    assert any(line.startswith("1/1") and "crashed: fake crashed" in line for line in lines)
+    advice = [line for line in lines if line.startswith("advice:")]
+    assert len(advice) == 1
+    assert f"TF_NUM_INTRAOP_THREADS={result.intra_op_threads}" in advice[0]
+    assert f"{result.gain:.2f}x" in advice[0]
+
+
+def test_report_view_for_people(tmp_path: Path) -> None:
+    """Writes both forms next to each other; a person can open them (kept in tmp_path)."""
+    result = result_for(crash=(1, 1))
+    html_text = report_html(result)
+    assert html_text.count("<svg") == 1
+    assert "Every trial" in html_text
