@@ -1,0 +1,58 @@
+"""Finding the cluster: ``--kubeconfig``, in-cluster (the Job), then KUBECONFIG/~/.kube/config."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from advisor.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Connection:
+    """A kubernetes ``ApiClient``, the API server URL and where both came from."""
+
+    api_client: Any
+    host: str
+    source: str
+
+
+def connect(kubeconfig: Path | None = None, env: Mapping[str, str] | None = None) -> Connection:
+    """A client for the cluster, with the client's own retries off (ours are bounded).
+
+    Order: an explicit kubeconfig; the pod's ServiceAccount when KUBERNETES_SERVICE_HOST is set
+    (what a Job sees); otherwise the kubeconfig the kubernetes client finds (KUBECONFIG or
+    ~/.kube/config). A config that cannot be loaded is a usage problem: retrying will not help.
+    """
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    # the loaders are untyped; name them once as Any so strict mypy stays on everywhere else
+    load_kube: Any = config.load_kube_config
+    load_incluster: Any = config.load_incluster_config
+    env = os.environ if env is None else env
+    configuration = client.Configuration()
+    try:
+        if kubeconfig is not None:
+            if not kubeconfig.is_file():
+                raise UsageError(f"--kubeconfig {kubeconfig}: no such file")
+            load_kube(config_file=str(kubeconfig), client_configuration=configuration)
+            source = str(kubeconfig)
+        elif env.get("KUBERNETES_SERVICE_HOST"):
+            load_incluster(client_configuration=configuration)
+            source = "in-cluster ServiceAccount"
+        else:
+            load_kube(client_configuration=configuration)
+            source = env.get("KUBECONFIG") or "~/.kube/config"
+    except (ConfigException, OSError, ValueError, TypeError) as exc:
+        where = str(kubeconfig) if kubeconfig else "cluster config"
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        raise UsageError(f"{where}: cannot load it ({message})") from None
+    # our retry loop owns retries and their time bound; urllib3's own would hide both
+    configuration.retries = False
+    api_client = client.ApiClient(configuration)
+    api_client.user_agent = "tf-thread-advisor"
+    return Connection(api_client=api_client, host=str(configuration.host), source=source)

@@ -1,0 +1,166 @@
+"""The fake API server is only worth something if it is as strict as the real one: these tests
+speak raw HTTP to it and check the answers the writer tests rely on."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakeapi.rbac import Rule, load_documents, role_rules
+from tests.fakeapi.server import FakeApiServer
+
+CM = "/api/v1/namespaces/ml/configmaps"
+
+
+def call(
+    api: FakeApiServer,
+    method: str,
+    path: str,
+    body: Any = None,
+    *,
+    content_type: str | None = "application/json",
+    token: str | None = None,
+) -> tuple[int, dict[str, Any]]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(api.url + path, data=data, method=method)
+    request.add_header("Authorization", f"Bearer {token or api.token}")
+    if content_type and data is not None:
+        request.add_header("Content-Type", content_type)
+    try:
+        with urllib.request.urlopen(request, timeout=5) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def cm(name: str = "tf-advice", **data: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
+
+
+APPLY = "application/apply-patch+yaml"
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Any:
+    everything = [Rule(("",), ("configmaps",), ("*",))]
+    with FakeApiServer(tmp_path, rules=everything) as server:
+        yield server
+
+
+def test_shipped_role_is_one_named_rule() -> None:
+    (rule,) = role_rules()
+    assert rule.resource_names == ("tf-thread-advice",)
+    assert set(rule.verbs) == {"get", "patch", "create"}
+    kinds = [d["kind"] for d in load_documents()]
+    assert sorted(kinds) == ["Role", "RoleBinding", "ServiceAccount"]
+
+
+def test_rbac_names_restrict_post_but_not_apply(tmp_path: Path) -> None:
+    with FakeApiServer(tmp_path, configmap_name="tf-advice") as api:
+        status, body = call(api, "POST", CM, cm())
+        assert (status, body["reason"]) == (403, "Forbidden")
+        status, _ = call(
+            api, "PATCH", f"{CM}/tf-advice?fieldManager=m", cm(A="1"), content_type=APPLY
+        )
+        assert status == 201
+        status, _ = call(
+            api, "PATCH", f"{CM}/other?fieldManager=m", cm("other"), content_type=APPLY
+        )
+        assert status == 403
+        status, _ = call(api, "GET", CM)  # list is not granted
+        assert status == 403
+
+
+def test_crud_codes(api: FakeApiServer) -> None:
+    assert call(api, "GET", f"{CM}/x")[0] == 404
+    assert call(api, "POST", CM, cm("x", A="1"))[0] == 201
+    status, body = call(api, "POST", CM, cm("x", A="1"))
+    assert (status, body["reason"]) == (409, "AlreadyExists")
+    status, stored = call(api, "GET", f"{CM}/x")
+    assert status == 200
+    stale = cm("x", A="2")
+    stale["metadata"]["resourceVersion"] = "1"
+    status, body = call(api, "PUT", f"{CM}/x", stale)
+    assert (status, body["reason"]) == (409, "Conflict")
+    fresh = cm("x", A="2")
+    fresh["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
+    assert call(api, "PUT", f"{CM}/x", fresh)[0] == 200
+    assert call(api, "PUT", f"{CM}/nope", cm("nope"))[0] == 404
+    assert call(api, "DELETE", f"{CM}/x")[0] == 200
+    assert call(api, "GET", f"{CM}/x")[0] == 404
+
+
+def test_apply_semantics(api: FakeApiServer) -> None:
+    path = f"{CM}/a?fieldManager=advisor&force=true"
+    assert call(api, "PATCH", path, cm("a", A="1", B="2"), content_type=APPLY)[0] == 201
+    status, body = call(api, "PATCH", path, cm("a", A="3"), content_type=APPLY)
+    assert status == 200 and body["data"] == {"A": "3"}  # B was ours and is no longer applied
+    # another manager's key survives our apply; conflicting without force is a 409
+    assert (
+        call(api, "PATCH", f"{CM}/a?fieldManager=kubectl", cm("a", C="9"), content_type=APPLY)[0]
+        == 200
+    )
+    status, body = call(api, "PATCH", path, cm("a", A="3"), content_type=APPLY)
+    assert body["data"] == {"A": "3", "C": "9"}
+    status, body = call(api, "PATCH", f"{CM}/a?fieldManager=x", cm("a", C="1"), content_type=APPLY)
+    assert (status, body["reason"]) == (409, "Conflict")
+    stale = cm("a", A="4")
+    stale["metadata"]["resourceVersion"] = "1"
+    assert call(api, "PATCH", path, stale, content_type=APPLY)[0] == 409
+    assert (
+        call(api, "PATCH", f"{CM}/a", cm("a"), content_type=APPLY)[0] == 400
+    )  # fieldManager required
+
+
+def test_dry_run_stores_nothing(api: FakeApiServer) -> None:
+    status, body = call(
+        api, "PATCH", f"{CM}/d?fieldManager=m&dryRun=All", cm("d", A="1"), content_type=APPLY
+    )
+    assert status == 201 and body["data"] == {"A": "1"}
+    assert api.get("ml", "d") is None
+    assert (
+        call(api, "PATCH", f"{CM}/d?fieldManager=m&dryRun=Some", cm("d"), content_type=APPLY)[0]
+        == 400
+    )
+
+
+def test_validation_is_422(api: FakeApiServer) -> None:
+    assert call(api, "POST", CM, cm("Bad_Name"))[0] == 422
+    status, body = call(api, "POST", CM, cm("ok", **{"bad key": "1"}))
+    assert (status, body["reason"]) == (422, "Invalid")
+    labelled = cm("ok2")
+    labelled["metadata"]["labels"] = {"a": "not valid!"}
+    assert call(api, "POST", CM, labelled)[0] == 422
+    assert (
+        call(api, "PATCH", f"{CM}/mismatch?fieldManager=m", cm("other"), content_type=APPLY)[0]
+        == 400
+    )
+    assert call(api, "GET", f"{CM}/")[0] == 404
+
+
+def test_strictness(api: FakeApiServer) -> None:
+    assert call(api, "GET", "/api/v1/namespaces/ml/secrets/x")[0] == 404
+    assert call(api, "GET", "/apis/apps/v1/deployments")[0] == 404
+    assert call(api, "POST", f"{CM}/x", cm("x"))[0] == 405
+    merge = "application/merge-patch+json"
+    assert call(api, "PATCH", f"{CM}/x?fieldManager=m", cm("x"), content_type=merge)[0] == 415
+    assert call(api, "POST", CM, cm("y"), content_type="text/plain")[0] == 415
+    assert call(api, "GET", f"{CM}/x?watch=true")[0] == 400
+    status, body = call(api, "GET", f"{CM}/x", token="wrong")
+    assert (status, body["reason"]) == (401, "Unauthorized")
+
+
+def test_faults_are_served_then_cleared(api: FakeApiServer) -> None:
+    api.inject(429, times=1, retry_after="3")
+    request = urllib.request.Request(api.url + f"{CM}/x")
+    request.add_header("Authorization", f"Bearer {api.token}")
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(request, timeout=5)
+    assert info.value.code == 429 and info.value.headers["Retry-After"] == "3"
+    assert call(api, "GET", f"{CM}/x")[0] == 404
+    assert [r.status for r in api.requests] == [429, 404]
