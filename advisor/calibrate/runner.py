@@ -50,8 +50,11 @@ _TAIL_BYTES = 4096
 #: after SIGKILL, how long to wait for the process to be reaped
 _REAP_TIMEOUT_S = 10.0
 
-#: what a model path may end with when it is a file (Keras 3 loads both)
+#: what a model path may end with when it is a file (Keras 3 loads both), and how each begins:
+#: checked in the parent, since Keras answers garbage with a misleading "File not found"
 _KERAS_SUFFIXES = (".keras", ".h5")
+_KERAS_MAGIC = {".keras": b"PK\x03\x04", ".h5": b"\x89HDF\r\n\x1a\n"}
+_KERAS_FORMAT = {".keras": "a zip archive", ".h5": "HDF5"}
 
 #: live children by process-group id (== pid: each child leads its own session)
 _LIVE: dict[int, subprocess.Popen[bytes]] = {}
@@ -135,9 +138,22 @@ def workload_kind(workload: WorkloadSpec) -> WorkloadKind:
         if not (path / "saved_model.pb").is_file() and not (path / "saved_model.pbtxt").is_file():
             raise ModelError(f"{path}: not a SavedModel directory (no saved_model.pb in it)")
         return "savedmodel"
-    if path.suffix.lower() in _KERAS_SUFFIXES:
+    suffix = path.suffix.lower()
+    if suffix in _KERAS_SUFFIXES:
+        if not _starts_with(path, _KERAS_MAGIC[suffix]):
+            raise ModelError(
+                f"{path}: not a Keras {suffix} file (its content is not {_KERAS_FORMAT[suffix]})"
+            )
         return "keras"
     raise ModelError(f"{path}: expected a SavedModel directory or a .keras file")
+
+
+def _starts_with(path: Path, magic: bytes) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(magic)) == magic
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot read it: {exc.strerror or exc}") from None
 
 
 def run_trial(

@@ -107,7 +107,7 @@ def _measure(
     latencies.sort()
     answer: dict[str, Any] = {
         "status": "ok",
-        "measure_s": round(window, 6),
+        "measure_s": window,
         "requests": len(latencies),
         "p50_ms": _percentile(latencies, 50) * 1e3,
         "p90_ms": _percentile(latencies, 90) * 1e3,

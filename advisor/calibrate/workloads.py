@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -360,5 +361,14 @@ def _wait(outputs: Any, keep: object = None) -> None:
         tensor.numpy()
 
 
+#: lines of a TF OpError message that locate the failing node but say nothing to a user
+_TF_NOISE = ("Graph execution error", "Detected at node", "<stack traces", "[[")
+_TF_OP_SUFFIX = re.compile(r"\s*\[Op:[^\]]*\]$")
+
+
 def _why(exc: BaseException) -> str:
-    return one_line(str(exc) or type(exc).__name__)
+    """The part of an exception a user can act on, on one line."""
+    lines = [line.strip() for line in str(exc).splitlines()]
+    kept = [line for line in lines if line and not line.startswith(_TF_NOISE)]
+    text = _TF_OP_SUFFIX.sub("", " ".join(kept))
+    return one_line(text or type(exc).__name__)

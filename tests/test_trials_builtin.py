@@ -1,0 +1,122 @@
+"""Real TensorFlow trials on the built-in workload, each in its own child process.
+
+Windows are short (tenths of a second): these tests prove that settings reach TF and that the
+numbers are well-formed, never how fast anything is (the machine is shared and noisy).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+
+import pytest
+
+from advisor.calibrate.runner import (
+    TrialSpec,
+    WorkloadSpec,
+    default_program,
+    inspect_workload,
+    run_trial,
+)
+from advisor.models import TrialResult
+from tests.conftest import missing_real_part
+from tests.realcgroup import cgroup_unavailable, real_cgroup
+
+pytestmark = pytest.mark.tf
+
+#: generous: a TF child needs ~3 s of CPU to import and build; the machine may be busy
+DEADLINE_S = 180.0
+
+
+@pytest.fixture(autouse=True)
+def _tensorflow_installed() -> None:
+    if importlib.util.find_spec("tensorflow") is None:
+        missing_real_part("tensorflow is not installed")
+
+
+def assert_well_formed(result: TrialResult, measure_s: float) -> None:
+    assert result.status == "ok", result.reason
+    assert result.requests is not None
+    assert result.requests >= 1
+    assert result.measure_s is not None
+    assert result.measure_s >= measure_s  # every loop runs until the window has passed
+    assert result.p50_ms is not None
+    assert result.p90_ms is not None
+    assert result.p99_ms is not None
+    assert result.max_ms is not None
+    assert 0 < result.p50_ms <= result.p90_ms <= result.p99_ms <= result.max_ms
+    assert result.throughput_rps == pytest.approx(result.requests / result.measure_s)
+    assert result.cpu_time_s is not None
+    assert result.cpu_time_s > 0
+    assert result.threads is not None
+
+
+def test_thread_settings_reach_tensorflow_through_the_environment() -> None:
+    workload = WorkloadSpec(model_path=None)
+    small = run_trial(TrialSpec(1, 1, warmup_s=0.2, measure_s=0.4), workload, deadline_s=DEADLINE_S)
+    large = run_trial(TrialSpec(4, 4, warmup_s=0.2, measure_s=0.4), workload, deadline_s=DEADLINE_S)
+    assert_well_formed(small, 0.4)
+    assert_well_formed(large, 0.4)
+    assert (small.intra_op_threads, small.inter_op_threads) == (1, 1)
+    # TF sizes its pools from the variables: 4+4 pools hold more threads than 1+1.
+    assert large.threads is not None
+    assert small.threads is not None
+    assert large.threads > small.threads
+
+
+def test_the_baseline_runs_with_concurrent_requests_and_a_batch() -> None:
+    workload = WorkloadSpec(model_path=None, batch_size=2, concurrency=2)
+    result = run_trial(
+        TrialSpec(None, None, warmup_s=0.2, measure_s=0.4, round=2),
+        workload,
+        deadline_s=DEADLINE_S,
+    )
+    assert_well_formed(result, 0.4)
+    assert result.is_baseline
+    assert result.round == 2
+    assert result.requests is not None
+    assert result.requests >= 2  # each of the two request loops completes at least one
+
+
+def test_inspect_describes_the_builtin_workload() -> None:
+    info = inspect_workload(WorkloadSpec(model_path=None, batch_size=3, concurrency=2))
+    assert info.kind == "builtin"
+    assert info.path is None
+    assert info.inputs == {"image": "float32[3,112,112,3]"}
+    assert (info.batch_size, info.concurrency) == (3, 2)
+    assert re.fullmatch(r"[0-9a-f]{64}", info.signature_digest or "")
+    assert re.fullmatch(r"2\.\d+\.\d+.*", info.tf_version or "")
+
+
+def test_a_trial_that_outlives_its_deadline_is_a_timeout() -> None:
+    # TF alone needs seconds to import: a 0.5 s deadline cannot be met.
+    result = run_trial(
+        TrialSpec(1, 1, warmup_s=0.1, measure_s=0.1), WorkloadSpec(None), deadline_s=0.5
+    )
+    assert (result.status, result.reason) == (
+        "timeout",
+        "no answer within its 0.5 s deadline; killed",
+    )
+
+
+@pytest.mark.cgroup
+def test_throttling_counters_move_under_a_real_quota() -> None:
+    reason = cgroup_unavailable()
+    if reason is not None:
+        missing_real_part(reason)
+    # Two request loops on two TF threads want ~2 CPUs; the quota gives half of one.
+    with real_cgroup(0.5) as group:
+        result = run_trial(
+            TrialSpec(2, 2, warmup_s=0.2, measure_s=1.0),
+            WorkloadSpec(model_path=None, concurrency=2),
+            deadline_s=DEADLINE_S,
+            program=group.command(default_program()),
+        )
+        group_total = group.cpu_stat()["nr_throttled"]
+    assert_well_formed(result, 1.0)
+    assert result.nr_throttled is not None
+    assert result.throttled_time_ms is not None
+    assert result.nr_throttled > 0
+    assert result.throttled_time_ms > 0
+    # The child read a window of the group's own counter, not some other group's.
+    assert result.nr_throttled <= group_total
