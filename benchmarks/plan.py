@@ -61,7 +61,7 @@ class Plan:
 
 EFFORT = {
     "full": Effort(rounds=5, window_s=2.0, warmup_s=0.3),
-    "quick": Effort(rounds=3, window_s=0.8, warmup_s=0.2),
+    "quick": Effort(rounds=3, window_s=0.7, warmup_s=0.15),
     "smoke": Effort(
         rounds=2,
         window_s=0.2,
