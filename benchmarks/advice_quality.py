@@ -299,6 +299,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, help="also write the full report as JSON here")
     parser.add_argument("--seed", type=int, default=6, help="seed of the round orders")
     parser.add_argument("--no-scaling", action="store_true", help="skip the simulated scaling")
+    parser.add_argument(
+        "--write-docs",
+        type=Path,
+        metavar="MD",
+        help="also put the tables into MD's LATEST section (e.g. docs/benchmark.md)",
+    )
     return parser.parse_args(argv)
 
 
@@ -346,6 +352,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.json is not None:
         args.json.write_text(json.dumps(full, indent=2, default=str) + "\n")
+    if args.write_docs is not None:
+        doc = args.write_docs.read_text()
+        args.write_docs.write_text(report.replace_latest(doc, report.latest_block(full, text)))
     failed_calibrations = [s for s in full["scenarios"] if s["calibrate"]["error"]]
     return 1 if full["failures"] or failed_calibrations else 0
 

@@ -234,6 +234,34 @@ def scaling_table(rows: Sequence[dict[str, Any]]) -> str:
     return _table(headers, body)
 
 
+LATEST_START = "<!-- LATEST -->"
+LATEST_END = "<!-- /LATEST -->"
+
+
+def latest_block(report: dict[str, Any], text: str) -> str:
+    """The docs section for one run: the exact command, when, how loaded the machine was, tables."""
+    host = report["host"]
+    start, end = host["loadavg_start"][0], host.get("loadavg_end", [float("nan")])[0]
+    return "\n".join(
+        [
+            f"Command: `{report['command']}` (run {report['started_utc']}, "
+            f"total {report['wall_s']:.0f} s, {host['affinity']} CPUs in the affinity mask, "
+            f"1-min load average {start:.2f} at start and {end:.2f} at end).",
+            "",
+            text,
+        ]
+    )
+
+
+def replace_latest(doc: str, block: str) -> str:
+    """``doc`` with the text between the LATEST markers replaced by ``block``."""
+    head, sep, rest = doc.partition(LATEST_START)
+    _, sep2, tail = rest.partition(LATEST_END)
+    if not sep or not sep2:
+        raise ValueError(f"no {LATEST_START} ... {LATEST_END} section to replace")
+    return f"{head}{LATEST_START}\n{block}\n{LATEST_END}{tail}"
+
+
 def render(report: dict[str, Any]) -> str:
     """The whole report as Markdown-compatible text (it is pasted into docs/benchmark.md)."""
     results = report["scenarios"]

@@ -135,3 +135,22 @@ def test_render_shows_values_directions_ratios_and_verdicts() -> None:
     assert "FAILED: x: broke" in text
     header, rule_line = text.split("### Objective per setting\n")[1].splitlines()[:2]
     assert len(header) == len(rule_line)
+
+
+def test_latest_section_is_replaced_with_command_load_and_tables() -> None:
+    run = {
+        "command": "python benchmarks/advice_quality.py --quick",
+        "started_utc": "2026-11-21 09:00 UTC",
+        "wall_s": 512.3,
+        "host": {"affinity": 2, "loadavg_start": [0.12, 0, 0], "loadavg_end": [1.5, 0, 0]},
+    }
+    doc = "# Bench\n\n<!-- LATEST -->\nold table\n<!-- /LATEST -->\nfooter\n"
+    new = report.replace_latest(doc, report.latest_block(run, "| new | table |"))
+    assert "old table" not in new
+    assert new.startswith("# Bench\n\n<!-- LATEST -->\n")
+    assert new.endswith("<!-- /LATEST -->\nfooter\n")
+    assert "`python benchmarks/advice_quality.py --quick`" in new
+    assert "0.12 at start and 1.50 at end" in new
+    assert "| new | table |" in new
+    with pytest.raises(ValueError, match="LATEST"):
+        report.replace_latest("no markers", "x")
