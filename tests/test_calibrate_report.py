@@ -54,28 +54,26 @@ def test_heatmap_is_valid_svg_with_values_and_the_chosen_cell_marked() -> None:
         for t in result.trials
         if t.status == "ok" and not t.is_baseline
     }
-    labels = cell_fills(svg)
-    value_cells = [label for label in labels if label.replace(".", "", 1).isdigit()]
+    value_cells = [label for label, _ in cell_fills(svg) if label.replace(".", "", 1).isdigit()]
     assert len(value_cells) == len(measured)
 
 
-def cell_fills(svg: str) -> dict[str, str]:
-    """Cell label -> fill colour of the cell's rectangle (cells are drawn rect, then label)."""
-    fills: dict[str, str] = {}
+def cell_fills(svg: str) -> list[tuple[str, str]]:
+    """(cell label, fill colour of its rectangle) per cell (cells are drawn rect, then label)."""
+    cells: list[tuple[str, str]] = []
     fill = None
     for element in ET.fromstring(svg):
         if element.tag == f"{SVG}rect" and element.get("width") == "92":
             fill = element.get("fill")
         elif element.tag == f"{SVG}text" and fill is not None:
-            fills["".join(element.itertext()).replace("\u2605 ", "")] = fill
+            cells.append(("".join(element.itertext()).replace("\u2605 ", ""), fill))
             fill = None
-    return fills
+    return cells
 
 
 def test_best_cell_is_greenest_and_worst_reddest() -> None:
     result = result_for()
-    fills = cell_fills(heatmap_svg(result))
-    values = {float(label): fill for label, fill in fills.items() if label}
+    values = {float(label): fill for label, fill in cell_fills(heatmap_svg(result)) if label}
     assert len(values) >= 3
     greenness = {v: int(f[3:5], 16) - int(f[1:3], 16) for v, f in values.items()}
     best, worst = min(values), max(values)  # latency: lower is better

@@ -7,13 +7,15 @@ started only if it can finish before the budget ends, and each one is given a de
 before the budget does, so a hung child cannot overrun it either.
 
 Rounds:
-- round 0: a short trial for the baseline (TF defaults) and as many candidates as fit in about 60%
-  of the remaining budget, taken from the front of the candidate list (most promising first);
+- round 0: a short trial for the baseline (TF defaults) first, then as many candidates as fit in
+  about 60% of the remaining budget (planned with the baseline's real start-up time), taken from
+  the front of the candidate list (most promising first);
 - later rounds: the best half (at least two) of the last round's survivors, with longer trials,
   the remaining budget split evenly over the rounds still planned; the final pair may be measured
   again (up to ``final_repeats`` times) while the budget allows.
 The baseline runs in every round, and each round runs in a shuffled order (seeded, so runs are
-reproducible) so that drift on a shared node does not favour whoever ran first.
+reproducible; in round 0 after the baseline) so that drift on a shared node does not favour
+whoever ran first.
 
 Pure: time comes from a ``Clock``, trials from a ``TrialFn``; tests drive both with fakes.
 """
@@ -215,6 +217,63 @@ def _plan_next(state: _State, survivors: int) -> tuple[int, float] | None:
     return None
 
 
+def _first_round(state: _State, candidates: Sequence[Candidate]) -> list[TrialResult]:
+    """Round 0: the baseline, then the front of the candidate list as far as the budget goes."""
+    settings = state.settings
+    # Round 0, baseline first: it is the reference (if it fails there is nothing to compare with,
+    # so stop before spending the budget), and its start-up time replaces the overhead guess.
+    one = state.cost(settings.first_warmup_s, settings.first_measure_s)
+    round_start = state.remaining()
+    if round_start < 2 * one:
+        raise CalibrationError(
+            f"budget too small: {max(0.0, round_start):.1f} s left cannot fit the baseline and "
+            f"one setting at ~{one:.1f} s per trial; raise --budget"
+        )
+    results = _run_round(
+        state, 0, [(None, None)], settings.first_warmup_s, settings.first_measure_s
+    )
+    baseline = _baseline_ok(results)
+    if baseline is None:
+        raise CalibrationError("the baseline (TF defaults) trial could not be started in budget")
+    if baseline.status != "ok":
+        raise CalibrationError(
+            f"the baseline (TF defaults) trial {baseline.status}: {baseline.reason or 'no reason'}"
+        )
+
+    # Then as many candidates as fit in round 0's share, from the front of the list, shuffled.
+    one = state.cost(settings.first_warmup_s, settings.first_measure_s)
+    remaining = state.remaining()
+    share_left = round_start * settings.first_round_share - (round_start - remaining)
+    fit_all = math.floor(remaining / one)
+    count = min(len(candidates), max(math.floor(share_left / one), min(2, fit_all)))
+    if count < 1:
+        raise CalibrationError(
+            f"budget too small: trials take ~{one:.1f} s here (start-up included) and no thread "
+            f"setting fits in the {max(0.0, remaining):.1f} s left after the baseline; "
+            "raise --budget"
+        )
+    measured = list(candidates[:count])
+    state.outcome.unmeasured = list(candidates[count:])
+    state.say(
+        f"{state.bar()} round 0: {count} of {len(candidates)} settings, "
+        f"{settings.first_measure_s:.1f} s each"
+    )
+    configs = [(c.intra_op_threads, c.inter_op_threads) for c in measured]
+    results += _run_round(state, 0, configs, settings.first_warmup_s, settings.first_measure_s)
+    if not any(r.status == "ok" and not r.is_baseline for r in results):
+        first = next((r for r in results if not r.is_baseline), None)
+        if first is None:
+            raise CalibrationError(
+                f"budget too small: trials took ~{state.overhead():.1f} s of start-up each, more "
+                "than planned, and no thread setting fitted after the baseline; raise --budget"
+            )
+        raise CalibrationError(
+            f"no thread setting could be measured (first: {first.status}: {first.reason})"
+        )
+
+    return results
+
+
 def successive_halving(
     candidates: Sequence[Candidate],
     objective: Objective,
@@ -245,45 +304,7 @@ def successive_halving(
         started=until - budget_s,
     )
 
-    # Round 0: as many candidates as fit in its share, from the front of the list.
-    one = state.cost(settings.first_warmup_s, settings.first_measure_s)
-    remaining = state.remaining()
-    fit_all = math.floor(remaining / one) - 1  # slots after the baseline
-    fit_share = math.floor(remaining * settings.first_round_share / one) - 1
-    count = min(len(candidates), max(fit_share, min(2, fit_all)))
-    if count < 1:
-        raise CalibrationError(
-            f"budget too small: {max(0.0, remaining):.1f} s left cannot fit the baseline and one "
-            f"setting at ~{one:.1f} s per trial; raise --budget"
-        )
-    measured = list(candidates[:count])
-    outcome = state.outcome
-    outcome.unmeasured = list(candidates[count:])
-    state.say(
-        f"{state.bar()} round 0: baseline + {count} of {len(candidates)} settings, "
-        f"{settings.first_measure_s:.1f} s each"
-    )
-    configs: list[tuple[int | None, int | None]] = [(None, None)]
-    configs += [(c.intra_op_threads, c.inter_op_threads) for c in measured]
-    results = _run_round(state, 0, configs, settings.first_warmup_s, settings.first_measure_s)
-    baseline = _baseline_ok(results)
-    if baseline is None:
-        raise CalibrationError("the baseline (TF defaults) trial could not be started in budget")
-    if baseline.status != "ok":
-        raise CalibrationError(
-            f"the baseline (TF defaults) trial {baseline.status}: {baseline.reason or 'no reason'}"
-        )
-    if not any(r.status == "ok" and not r.is_baseline for r in results):
-        first = next((r for r in results if not r.is_baseline), None)
-        if first is None:
-            raise CalibrationError(
-                f"budget too small: trials took ~{state.overhead():.1f} s of start-up each, more "
-                "than planned, and no thread setting fitted after the baseline; raise --budget"
-            )
-        raise CalibrationError(
-            f"no thread setting could be measured (first: {first.status}: {first.reason})"
-        )
-
+    results = _first_round(state, candidates)
     survivors = [
         s for s in rank(aggregate(results, objective), objective, p99_slo_ms) if not s.is_baseline
     ]
@@ -296,8 +317,9 @@ def successive_halving(
         keep, measure = plan
         survivors = survivors[:keep]
         state.say(f"{state.bar()} round {number}: baseline + best {keep}, {measure:.1f} s each")
-        configs = [(None, None)] + [(s.intra_op_threads, s.inter_op_threads) for s in survivors]
-        results = _run_round(state, number, configs, settings.later_warmup_s, measure)
+        later: list[tuple[int | None, int | None]] = [(None, None)]
+        later += [(s.intra_op_threads, s.inter_op_threads) for s in survivors]
+        results = _run_round(state, number, later, settings.later_warmup_s, measure)
         ranked = rank(aggregate(results, objective), objective, p99_slo_ms)
         ok = [s for s in ranked if not s.is_baseline]
         if not ok:
@@ -306,4 +328,4 @@ def successive_halving(
             finals += 1
         survivors = ok
         number += 1
-    return outcome
+    return state.outcome
