@@ -21,6 +21,8 @@ CTR_V1 = f"{POD_V1}/ctr-a"
 POD_V2 = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1f0c.slice"
 CTR_V2 = f"{POD_V2}/cri-containerd-a.scope"
 CPU_V1 = "/sys/fs/cgroup/cpu,cpuacct"
+#: captured from `podman run --cpus 1.5` on cgroup v1: /proc/self/cgroup shows this host path
+PODMAN = "/libpod_parent/libpod-9b924c37ab32e4bbefab3c4e684661cd3ab059f0a28a81c5a904f62b85d39659"
 
 
 @dataclass(frozen=True)
@@ -82,8 +84,8 @@ CASES: dict[str, Case] = {
     "podman-v1-mount-root": Case(
         1.5,
         1.5,
-        limiting="/machine.slice/libpod-8d1e.scope/container",
-        path="/machine.slice/libpod-8d1e.scope/container",
+        limiting=PODMAN,
+        path=PODMAN,
         logical=2,
         affinity=(0, 1),
         cores=2,
