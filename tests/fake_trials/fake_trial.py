@@ -5,7 +5,7 @@
 Modes: ok (noisy output, then a valid answer), env (reports the thread variables it was given as
 a failure reason), hang (starts a grandchild, writes both pids to ARG, sleeps forever), crash
 (traceback on stderr, exit 3), garbage / not_object / invalid / silent (bad or no answer),
-sigkill, sigsegv (dies by that signal).
+sigkill, sigsegv (dies by that signal), hog (allocates 4 GiB: for a memory-limited cgroup).
 """
 
 from __future__ import annotations
@@ -70,6 +70,11 @@ def main() -> int:
         args.result.write_text(json.dumps({**OK_ANSWER, "p99_ms": -4.0}))
     elif mode == "silent":
         print("loaded the model, then forgot to answer", flush=True)
+    elif mode == "hog":
+        # Grow 64 MiB at a time (each page touched) until the memory cgroup's OOM killer acts.
+        hoard = [b"x" * (64 << 20) for _ in range(64)]
+        print(f"still alive holding {len(hoard) * 64} MiB", flush=True)
+        return 9
     elif mode == "sigkill":
         os.kill(os.getpid(), signal.SIGKILL)
     elif mode == "sigsegv":
