@@ -12,6 +12,7 @@ import signal
 import sys
 import traceback
 from collections.abc import Sequence
+from types import ModuleType
 from typing import NoReturn
 
 from advisor import __version__
@@ -54,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _command_modules() -> list[object]:
+def _command_modules() -> list[ModuleType]:
     # One module per subcommand (or group); add a new one to this list.
     from advisor.cli import calibrate_cmd, probe_cmd, publish_cmd
 
