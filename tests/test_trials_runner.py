@@ -252,10 +252,13 @@ def test_workload_kinds_by_path(tmp_path: Path) -> None:
     saved.mkdir()
     (saved / "saved_model.pb").write_bytes(b"")
     keras_file = tmp_path / "m.keras"
-    keras_file.write_bytes(b"")
+    keras_file.write_bytes(b"PK\x03\x04 rest of a zip archive")
+    h5_file = tmp_path / "m.h5"
+    h5_file.write_bytes(b"\x89HDF\r\n\x1a\n rest of an HDF5 file")
     assert workload_kind(BUILTIN) == "builtin"
     assert workload_kind(WorkloadSpec(str(saved))) == "savedmodel"
     assert workload_kind(WorkloadSpec(str(keras_file))) == "keras"
+    assert workload_kind(WorkloadSpec(str(h5_file))) == "keras"
 
 
 @pytest.mark.parametrize(
@@ -269,6 +272,10 @@ def test_workload_kinds_by_path(tmp_path: Path) -> None:
         (
             lambda p: _write(_mkdir(p / "notsm") / "variables.txt").parent,
             "{p}/notsm: not a SavedModel directory (no saved_model.pb in it)",
+        ),
+        (
+            lambda p: _write(p / "model.h5"),
+            "{p}/model.h5: not a Keras .h5 file (its content is not HDF5)",
         ),
         (
             lambda p: _write(p / "model.onnx"),
