@@ -245,6 +245,11 @@ class CalibrationResult(StrictModel):
         default=None, description="objective 'slo': whether the chosen setting met the p99 bound"
     )
     rounds: int = Field(default=0, ge=0, description="search rounds run (longer trials each round)")
+    kept_default: bool = Field(
+        default=False,
+        description="the TF default measured best beyond noise; the advice spells it out "
+        "(intra = inter = the affinity count, what TF picks by itself)",
+    )
     notes: list[str] = Field(
         default_factory=list,
         description="what a reader should know: ties broken, SLO missed, settings left unmeasured",

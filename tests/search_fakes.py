@@ -64,6 +64,8 @@ class FakeTrials:
     #: (intra, inter) -> status to return instead of "ok" (None key = the baseline)
     faults: dict[tuple[int | None, int | None], str] = field(default_factory=dict)
     hang: bool = False
+    #: scales the baseline's latency (below 1: TF's default is the best setting of all)
+    baseline_factor: float = 1.0
     calls: list[tuple[TrialSpec, float, float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -71,7 +73,7 @@ class FakeTrials:
 
     def p99(self, intra: int | None, inter: int | None) -> float:
         if intra is None or inter is None:
-            return model_p99(self.affinity, self.affinity, self.usable)
+            return model_p99(self.affinity, self.affinity, self.usable) * self.baseline_factor
         return model_p99(intra, inter, self.usable)
 
     def __call__(self, spec: TrialSpec, deadline_s: float) -> TrialResult:

@@ -151,3 +151,18 @@ def test_report_view_for_people(tmp_path: Path) -> None:
     html_text = report_html(result)
     assert html_text.count("<svg") == 1
     assert "Every trial" in html_text
+
+
+def test_kept_default_reads_as_such() -> None:
+    profile = node(2)
+    clock = FakeClock()
+    fake = FakeTrials(clock=clock, usable=2.0, affinity=2, baseline_factor=0.3)
+    result = calibrate(CalibrationOptions(budget_s=60.0), profile, trial_fn=fake, clock=clock)
+    lines = text_summary(result).splitlines()
+    assert lines[1].startswith("TF default")
+    assert lines[1].endswith("chosen (TF default kept)")
+    assert not any(line.endswith("  chosen") for line in lines)
+    assert any(line.startswith("advice: keep TF's default, spelled out:") for line in lines)
+    texts = cell_texts(heatmap_svg(result))
+    assert not [t for t in texts if t.startswith("\u2605 ")]  # no cell is starred
+    assert any("chosen: the TF default" in t for t in texts)

@@ -115,3 +115,13 @@ def test_savedmodel_and_keras_paths_are_described_without_a_child() -> None:
         result = calibrate(options, profile, trial_fn=fake, clock=clock)
         assert result.workload.kind == kind
         assert result.workload.path == path
+
+
+def test_default_best_is_kept_and_spelled_out() -> None:
+    result, _, _, lines = run(cpus=2, quota=None, baseline_factor=0.3)
+    assert result.kept_default
+    assert (result.intra_op_threads, result.inter_op_threads) == (2, 2)
+    assert result.chosen == result.baseline
+    assert result.gain == 1.0
+    assert any("keeps TF's default" in note for note in result.notes)
+    assert "the TF default kept" in lines[-1]

@@ -138,9 +138,26 @@ def test_slo_nobody_meets_says_so_and_takes_lowest_p99() -> None:
 def test_baseline_better_than_every_setting_is_stated() -> None:
     trials = [trial(None, None, 5.0, 50.0), trial(1, 1, 9.0, 60.0)]
     choice = choose(aggregate(trials, "latency"), "latency")
+    assert choice.default_best
     assert choice.gain is not None
     assert choice.gain < 1
-    assert any("no setting beat the TF default" in note for note in choice.notes)
+    assert any("the TF default measured best" in note for note in choice.notes)
+
+
+def test_baseline_within_noise_does_not_count_as_better() -> None:
+    trials = [trial(None, None, 9.8, 50.0), trial(1, 1, 10.0, 60.0)]
+    choice = choose(aggregate(trials, "latency"), "latency")
+    assert not choice.default_best
+    assert choice.notes == ()
+
+
+def test_slo_baseline_is_better_only_on_the_same_side_of_the_bound() -> None:
+    # the default is faster but breaks the SLO: the setting that meets it wins
+    breaking = [trial(None, None, 30.0, 200.0), trial(1, 1, 9.0, 60.0)]
+    assert not choose(aggregate(breaking, "slo"), "slo", p99_slo_ms=10.0).default_best
+    # the default meets it and the setting does not: keep the default
+    meeting = [trial(None, None, 9.0, 50.0), trial(1, 1, 30.0, 200.0)]
+    assert choose(aggregate(meeting, "slo"), "slo", p99_slo_ms=10.0).default_best
 
 
 def test_failed_trials_do_not_count() -> None:

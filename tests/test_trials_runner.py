@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -218,6 +219,15 @@ def test_a_program_that_cannot_start_is_a_failed_trial(tmp_path: Path) -> None:
     assert result.status == "failed"
     assert result.reason is not None
     assert result.reason.startswith(f"cannot start {missing}:")
+
+
+def test_no_scratch_space_is_a_failed_trial_not_an_exception(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-tmpdir"))
+    result = run_fake("ok")
+    assert result.status == "failed"
+    assert (result.reason or "").startswith("cannot prepare the trial: [Errno 2] No such file")
 
 
 def test_no_child_is_left_after_trials() -> None:

@@ -70,6 +70,8 @@ class Choice:
     spread: float | None
     slo_met: bool | None
     notes: tuple[str, ...]
+    #: the baseline beat every candidate beyond noise (the caller should keep TF's default)
+    default_best: bool = False
 
 
 def lower_is_better(objective: Objective, slo_met: bool = True) -> bool:
@@ -164,7 +166,8 @@ def choose(
     """The advice among the candidates measured furthest (ties -> fewer threads), vs the baseline.
 
     Only settings that reached the last round compete: they were measured longest. The baseline
-    never wins (the advice must be concrete numbers), but the gain says when it was better.
+    is not a candidate (the advice must be concrete numbers); when it beats the pick beyond
+    noise, ``default_best`` says so and the caller spells the default out instead.
     Raises ValueError if there is no baseline or no candidate; the caller turns that into the
     user-facing error.
     """
@@ -206,8 +209,19 @@ def choose(
         gain = theirs / mine if mine > 0 else None
     else:
         gain = mine / theirs if theirs > 0 else None
-    if gain is not None and gain < 1 and not _within(mine, theirs, tolerance):
-        notes.append("no setting beat the TF default; this is the best explicit setting")
+    # Advising a setting measured clearly worse than doing nothing would be wrong: say so, and
+    # let the caller spell the default out instead.
+    default_best = False
+    if rank([chosen, baseline], objective, p99_slo_ms)[0] is baseline:
+        same_side = objective != "slo" or (
+            meets_slo(chosen, p99_slo_ms) == meets_slo(baseline, p99_slo_ms)
+        )
+        default_best = not (same_side and _within(theirs, mine, tolerance))
+    if default_best:
+        notes.append(
+            f"the TF default measured best ({baseline.label}: {theirs:.1f} vs {chosen.label}: "
+            f"{mine:.1f}); no explicit setting beat it"
+        )
     return Choice(
         chosen=chosen,
         baseline=baseline,
@@ -215,4 +229,5 @@ def choose(
         spread=chosen.spread,
         slo_met=slo_met,
         notes=tuple(notes),
+        default_best=default_best,
     )

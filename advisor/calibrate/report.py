@@ -51,7 +51,9 @@ def rows(result: CalibrationResult) -> list[Row]:
     stats = aggregate(result.trials, result.objective)
     ordered = rank(stats, result.objective, result.p99_slo_ms)
     last_round = max((t.round for t in result.trials), default=0)
-    chosen_key = (result.intra_op_threads, result.inter_op_threads)
+    chosen_key: tuple[int | None, int | None] = (result.intra_op_threads, result.inter_op_threads)
+    if result.kept_default:
+        chosen_key = (None, None)
     by_key: dict[tuple[int | None, int | None], list[TrialResult]] = {}
     for trial in result.trials:
         by_key.setdefault(_key(trial), []).append(trial)
@@ -65,7 +67,7 @@ def rows(result: CalibrationResult) -> list[Row]:
     for s in ordered:
         key = (s.intra_op_threads, s.inter_op_threads)
         if key == chosen_key:
-            verdict = "chosen"
+            verdict = "chosen (TF default kept)" if s.is_baseline else "chosen"
         elif s.is_baseline:
             verdict = "baseline (TF default)"
         elif s.round == last_round:
@@ -80,7 +82,7 @@ def rows(result: CalibrationResult) -> list[Row]:
         last = runs[-1]
         why = f"{last.status}: {last.reason}" if last.reason else last.status
         out.append(Row(key[0], key[1], None, None, why))
-    priority = {"chosen": 0, "baseline (TF default)": 1}
+    priority = {"chosen": 0, "chosen (TF default kept)": 0, "baseline (TF default)": 1}
     return sorted(out, key=lambda r: priority.get(r.verdict, 2))
 
 
@@ -96,19 +98,25 @@ def _num(value: float | None, digits: int = 1) -> str:
 def advice_line(result: CalibrationResult) -> str:
     """The one line a person acts on: the env values and what they buy."""
     chosen, base = result.chosen, result.baseline
-    if result.objective == "latency" or (result.objective == "slo" and result.slo_met is False):
-        compare = f"p99 {_num(chosen.p99_ms)} ms vs {_num(base.p99_ms)} ms with TF defaults"
+    if lower_is_better(result.objective, result.slo_met is not False):
+        mine, theirs, unit, what = chosen.p99_ms, base.p99_ms, "ms", "p99 "
     else:
-        compare = (
-            f"{_num(chosen.throughput_rps)} req/s vs {_num(base.throughput_rps)} req/s "
-            "with TF defaults"
+        mine, theirs, unit, what = chosen.throughput_rps, base.throughput_rps, "req/s", ""
+    spread = "" if result.spread is None else f", spread {result.spread:.0%}"
+    env = (
+        f"TF_NUM_INTRAOP_THREADS={result.intra_op_threads} "
+        f"TF_NUM_INTEROP_THREADS={result.inter_op_threads} "
+        f"OMP_NUM_THREADS={result.intra_op_threads}"
+    )
+    if result.kept_default:
+        return (
+            f"advice: keep TF's default, spelled out: {env} ({result.objective}: no setting "
+            f"beat the default's {what}{_num(theirs)} {unit}{spread})"
         )
     gain = "" if result.gain is None else f", {result.gain:.2f}x"
-    spread = "" if result.spread is None else f", spread {result.spread:.0%}"
     return (
-        f"advice: TF_NUM_INTRAOP_THREADS={result.intra_op_threads} "
-        f"TF_NUM_INTEROP_THREADS={result.inter_op_threads} "
-        f"OMP_NUM_THREADS={result.intra_op_threads} ({result.objective}: {compare}{gain}{spread})"
+        f"advice: {env} ({result.objective}: {what}{_num(mine)} {unit} vs {_num(theirs)} {unit} "
+        f"with TF defaults{gain}{spread})"
     )
 
 
@@ -251,7 +259,9 @@ def _svg_header(result: CalibrationResult, grid: _Grid, width: int, height: int)
 
 def _svg_cells(result: CalibrationResult, grid: _Grid) -> list[str]:
     parts = []
-    chosen = (result.intra_op_threads, result.inter_op_threads)
+    chosen: tuple[int | None, int | None] = (result.intra_op_threads, result.inter_op_threads)
+    if result.kept_default:
+        chosen = (None, None)  # the TF default is not a cell of the grid
     for row_index, intra in enumerate(grid.intras):
         y = TOP + row_index * CELL_H
         parts.append(
@@ -300,6 +310,11 @@ def _svg_legend(result: CalibrationResult, grid: _Grid) -> list[str]:
     chosen_note = (
         f"\u2605 chosen: intra {result.intra_op_threads}, inter {result.inter_op_threads}"
         + ("" if result.gain is None else f" ({result.gain:.2f}x the TF default)")
+        if not result.kept_default
+        else f"chosen: the TF default (intra = inter = {result.intra_op_threads}), no cell beat it"
+    )
+    chosen_note = (
+        chosen_note
         + "; grey: failed; blank: not measured"
         + (f"; !: p99 over {result.p99_slo_ms:g} ms" if result.objective == "slo" else "")
     )

@@ -274,6 +274,19 @@ def _run_child(
     timeout_s: float,
     program: Sequence[str] | None,
 ) -> _Outcome:
+    try:
+        return _run_child_in_scratch(request, env=env, timeout_s=timeout_s, program=program)
+    except OSError as exc:  # no scratch space (a full or read-only TMPDIR)
+        return _Outcome(None, "failed", one_line(f"cannot prepare the trial: {exc}"))
+
+
+def _run_child_in_scratch(
+    request: dict[str, Any],
+    *,
+    env: dict[str, str],
+    timeout_s: float,
+    program: Sequence[str] | None,
+) -> _Outcome:
     with tempfile.TemporaryDirectory(prefix="tfta-trial-") as scratch:
         request_file = Path(scratch) / "request.json"
         result_file = Path(scratch) / "result.json"
@@ -324,7 +337,8 @@ def _supervise(process: subprocess.Popen[bytes], timeout_s: float) -> bool:
             process.wait(timeout=max(timeout_s, 0.0))
         except subprocess.TimeoutExpired:
             _kill_group(process.pid)
-            process.wait(timeout=_REAP_TIMEOUT_S)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=_REAP_TIMEOUT_S)
             return True
         return False
     finally:

@@ -23,6 +23,7 @@ from advisor.calibrate.search import (
 )
 from advisor.errors import CalibrationError
 from advisor.models import (
+    MAX_THREADS,
     CalibrationOptions,
     CalibrationResult,
     NodeProfile,
@@ -127,32 +128,42 @@ def calibrate(
     except ValueError as exc:
         raise CalibrationError(f"nothing to advise on: {exc}") from None
     notes = list(choice.notes)
+    intra, inter = choice.chosen.intra_op_threads or 1, choice.chosen.inter_op_threads or 1
+    chosen, gain, spread = choice.chosen, choice.gain, choice.spread
+    if choice.default_best:
+        # What TF picks by itself: both pools sized from the affinity mask.
+        intra = inter = min(len(node.affinity_cpus), MAX_THREADS)
+        chosen, gain, spread = choice.baseline, 1.0, choice.baseline.spread
+        notes.append(f"advice keeps TF's default, spelled out: intra = inter = {intra}")
     if outcome.unmeasured:
         left = ", ".join(c.label for c in outcome.unmeasured)
         notes.append(f"not measured for lack of budget (intra/inter): {left}")
     elapsed = clock.monotonic() - started
     result = CalibrationResult(
-        intra_op_threads=choice.chosen.intra_op_threads or 1,
-        inter_op_threads=choice.chosen.inter_op_threads or 1,
+        intra_op_threads=intra,
+        inter_op_threads=inter,
         objective=options.objective,
         p99_slo_ms=options.p99_slo_ms,
         baseline=choice.baseline.measurement(),
-        chosen=choice.chosen.measurement(),
-        gain=choice.gain,
-        spread=choice.spread,
+        chosen=chosen.measurement(),
+        gain=gain,
+        spread=spread,
         slo_met=choice.slo_met,
         rounds=outcome.rounds,
+        kept_default=choice.default_best,
         notes=notes,
         trials=outcome.trials,
         workload=info,
         budget_s=options.budget_s,
         elapsed_s=max(0.0, elapsed),
-        tf_version=getattr(info, "tf_version", None),
+        tf_version=info.tf_version,
         node=node,
     )
-    gain = f", {result.gain:.2f}x the TF default" if result.gain is not None else ""
+    versus = f", {result.gain:.2f}x the TF default" if result.gain is not None else ""
+    if result.kept_default:
+        versus = ", the TF default kept"
     say(
         f"advice: intra={result.intra_op_threads} inter={result.inter_op_threads} "
-        f"({options.objective}{gain}) after {len(result.trials)} trials in {elapsed:.1f} s"
+        f"({options.objective}{versus}) after {len(result.trials)} trials in {elapsed:.1f} s"
     )
     return result
