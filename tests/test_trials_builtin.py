@@ -18,6 +18,7 @@ from advisor.calibrate.runner import (
     inspect_workload,
     run_trial,
 )
+from advisor.errors import ModelError
 from advisor.models import TrialResult
 from tests.conftest import missing_real_part
 from tests.realcgroup import cgroup_unavailable, real_cgroup
@@ -86,6 +87,14 @@ def test_inspect_describes_the_builtin_workload() -> None:
     assert (info.batch_size, info.concurrency) == (3, 2)
     assert re.fullmatch(r"[0-9a-f]{64}", info.signature_digest or "")
     assert re.fullmatch(r"2\.\d+\.\d+.*", info.tf_version or "")
+
+
+def test_a_batch_too_large_to_synthesise_is_a_model_error() -> None:
+    with pytest.raises(ModelError) as caught:
+        inspect_workload(WorkloadSpec(model_path=None, batch_size=100_000))
+    assert str(caught.value) == (
+        "built-in workload: batch size 100000 makes the inputs 14.0 GiB; limit 1 GiB"
+    )
 
 
 def test_a_trial_that_outlives_its_deadline_is_a_timeout() -> None:
