@@ -249,3 +249,20 @@ def test_host_files_name_files_as_on_the_probed_system(tmp_path: Path) -> None:
         "/sys/fs/cgroup/cpu.max: not text",
         "/n: not an integer: '12x'",
     ]
+
+
+def test_the_job_manifest_sets_the_env_names_the_probe_reads() -> None:
+    # The names live in two places (downward.py and deploy/job.yaml); a rename in one must fail.
+    import yaml
+
+    from advisor.probe.downward import CPU_LIMIT, CPU_REQUEST, ENV_NAMES
+    from tests.conftest import REPO
+
+    manifest = REPO / "deploy" / "job.yaml"
+    docs = [d for d in yaml.safe_load_all(manifest.read_text()) if d and d.get("kind") == "Job"]
+    assert len(docs) == 1
+    containers = docs[0]["spec"]["template"]["spec"]["containers"]
+    env = {item["name"]: item.get("valueFrom", {}) for c in containers for item in c.get("env", [])}
+    assert set(ENV_NAMES) <= set(env)
+    for name in (CPU_LIMIT, CPU_REQUEST):
+        assert env[name]["resourceFieldRef"]["divisor"] == "1m"
