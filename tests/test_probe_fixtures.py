@@ -340,3 +340,24 @@ def test_affinity_outside_cpuset_is_warned() -> None:
 def test_missing_host_root_is_a_probe_error_not_a_traceback(tmp_path: Path) -> None:
     with pytest.raises(ProbeError, match="/proc/self/status"):
         probe_node(tmp_path / "nowhere", env={})
+
+
+def test_only_the_affinity_left_still_gives_a_profile(tmp_path: Path) -> None:
+    status = tmp_path / "proc/self/status"
+    status.parent.mkdir(parents=True)
+    status.write_text("Name:\tpython3\nCpus_allowed_list:\t2-3\n")
+    profile = probe_node(tmp_path, env={})
+    assert (profile.affinity_cpus, profile.effective_cpus, profile.quota_cpus) == (
+        [2, 3],
+        2.0,
+        None,
+    )
+    assert profile.logical_cpus == 2
+    assert profile.cgroup.version is None
+    named = sorted(w.split(": ", 1)[0] for w in profile.warnings)
+    assert named == [
+        "/proc/cpuinfo",
+        "/proc/self/cgroup",
+        "/proc/self/mountinfo",
+        "/sys/devices/system/cpu",
+    ]

@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from advisor.models import CPU_DECIMALS, NodeProfile, Topology
-from advisor.probe.affinity import read_affinity
+from advisor.probe.affinity import is_live_root, read_affinity
 from advisor.probe.cgroup_path import locate
 from advisor.probe.cgroups import binding_directory, read_cgroup_info, read_levels
 from advisor.probe.cgroups import read_throttling_at as _read_throttling_at
@@ -98,6 +98,6 @@ def _logical_cpus(files: HostFiles, topology: Topology, processors: int) -> int:
         return len(topology.online_cpus)
     if processors:
         return processors
-    if files.root.resolve() == Path("/"):
+    if is_live_root(files.root):
         return os.cpu_count() or 1
     return 1

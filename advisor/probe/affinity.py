@@ -25,7 +25,7 @@ def read_affinity(files: HostFiles, given: Collection[int] | None) -> tuple[list
         if not cpus or any(cpu < 0 for cpu in cpus):
             raise ProbeError(f"affinity given by the caller is unusable: {cpus!r}")
         return cpus, "caller"
-    if _is_live_root(files.root):
+    if is_live_root(files.root):
         try:
             return sorted(os.sched_getaffinity(0)), "sched_getaffinity"
         except (AttributeError, OSError) as exc:
@@ -33,7 +33,8 @@ def read_affinity(files: HostFiles, given: Collection[int] | None) -> tuple[list
     return _from_status(files), "/proc/self/status"
 
 
-def _is_live_root(root: Path) -> bool:
+def is_live_root(root: Path) -> bool:
+    """True when ``root`` is this system's own "/" (live values such as the affinity apply)."""
     try:
         return root.resolve() == Path("/")
     except OSError:

@@ -4,8 +4,10 @@ relative weight, the cpuset, and the throttling counters of the group that binds
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import TypeVar
 
 from advisor.models import CgroupInfo, CgroupLevel
 from advisor.probe import cgroup_v1, cgroup_v2
@@ -16,6 +18,8 @@ from advisor.probe.mountinfo import Mount, read_mountinfo
 from advisor.probe.proc_cgroup import ProcCgroups, read_proc_cgroup
 from advisor.probe.quota import tightest
 from advisor.probe.throttling import Throttling, parse_flat_keyed, throttling_from_stat
+
+T = TypeVar("T")
 
 
 def _files_for(version: int) -> ModuleType:
@@ -71,19 +75,19 @@ def read_cgroup_info(files: HostFiles) -> CgroupInfo:
 
 
 def _read_tables(files: HostFiles) -> tuple[list[Mount] | None, ProcCgroups | None]:
-    mounts: list[Mount] | None = None
-    procs: ProcCgroups | None = None
-    for name in ("mountinfo", "cgroup"):
-        path = files.path(f"/proc/self/{name}")
-        try:
-            if name == "mountinfo":
-                mounts = read_mountinfo(files.root)
-            else:
-                procs = read_proc_cgroup(files.root)
-        except (OSError, UnicodeDecodeError) as exc:
-            problem = getattr(exc, "strerror", None) or type(exc).__name__
-            files.warn(path, f"unreadable ({problem}); cgroup limits unknown")
-    return mounts, procs
+    return (
+        _read_table(files, "/proc/self/mountinfo", read_mountinfo),
+        _read_table(files, "/proc/self/cgroup", read_proc_cgroup),
+    )
+
+
+def _read_table(files: HostFiles, name: str, reader: Callable[[Path], T]) -> T | None:
+    try:
+        return reader(files.root)
+    except (OSError, UnicodeDecodeError) as exc:
+        problem = getattr(exc, "strerror", None) or type(exc).__name__
+        files.warn(files.path(name), f"unreadable ({problem}); cgroup limits unknown")
+        return None
 
 
 def _read_cpuset(files: HostFiles, mounts: list[Mount], procs: ProcCgroups) -> list[int] | None:
