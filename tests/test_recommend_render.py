@@ -30,6 +30,7 @@ from advisor.recommend import (
     parse_configmap,
     render_configmap,
 )
+from tests.conftest import missing_real_part
 from tests.fakeapi.samples import FIXED_NOW, calibration_result, node_profile, recommendation, trial
 
 
@@ -252,3 +253,17 @@ def test_many_trials_are_truncated_and_the_annotation_stays_small() -> None:
     cm = render_configmap(rec, "tf-advice")
     size = len(cm["metadata"]["annotations"][PROVENANCE_ANNOTATION])
     assert size < 64 * 1024, size
+
+
+@pytest.mark.parametrize("version", ["1.30", "1.35"])
+def test_rendered_configmap_passes_the_upstream_schema(version: str) -> None:
+    try:
+        import kubernetes_validate
+    except ImportError:
+        missing_real_part("kubernetes-validate is not installed (pip install -e '.[dev]')")
+    cm = render_configmap(recommendation(2, 1, node_labels={"pool": "cpu"}), "tf-advice", "ml")
+    kubernetes_validate.validate(yaml.safe_load(configmap_yaml(cm)), version, strict=True)
+    broken = copy.deepcopy(cm)
+    broken["data"]["TF_NUM_INTRAOP_THREADS"] = 2  # an int: the schema wants strings
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(broken, version, strict=True)
