@@ -87,6 +87,8 @@ build_base_image() {
   trap 'rm -rf "$rootfs"' RETURN
   debootstrap --variant=minbase bookworm "$rootfs" http://deb.debian.org/debian >/dev/null
   rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+  # mktemp -d made the rootfs 0700: "/" of the image must be traversable by non-root users.
+  chmod 0755 "$rootfs"
   tar -C "$rootfs" -c . | podman --storage-driver=vfs import \
     --change 'CMD ["bash"]' - "$BASE_IMAGE" >/dev/null
 }
