@@ -302,3 +302,21 @@ def test_check_env_only_against_this_node(
     monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "4096")
     code, _, err = cli(capsys, "check", "--strict")
     assert code == 11 and "TF_NUM_INTRAOP_THREADS=4096 exceeds" in one_error_line(err)
+
+
+def test_check_fetches_the_configmap_from_the_cluster(
+    api: FakeApiServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _clean_env(monkeypatch)
+    rec = build_recommendation(
+        calibration_result(1, 1, node=probe_node()), advisor_version="0.1.0", now=FIXED_NOW
+    )
+    api.put(render_configmap(rec, NAME, NS))
+    monkeypatch.setenv("TFTA_POD_NAMESPACE", NS)  # what the Job's Downward API sets
+    code, out, _ = cli(
+        capsys, "check", "--configmap", NAME, "--kubeconfig", str(api.kubeconfig), "--strict"
+    )
+    assert code == 0 and out.startswith("ok: this node matches ml/tf-advice")
+    assert [(r.method, r.path) for r in api.requests] == [
+        ("GET", "/api/v1/namespaces/ml/configmaps/tf-advice")
+    ]
