@@ -157,16 +157,31 @@ def test_too_small_budget_is_refused_before_any_trial() -> None:
     assert fake.calls == []
 
 
-def test_big_nodes_fit_the_most_promising_first_and_say_what_was_left_out() -> None:
+def key(spec: Any) -> tuple[int | None, int | None]:
+    return (spec.intra_op_threads, spec.inter_op_threads)
+
+
+def test_big_nodes_fit_the_front_of_the_list_then_zoom_in_next_to_the_best() -> None:
     fake, _, outcome = run(256, 60.0)
-    measured = {(s.intra_op_threads, s.inter_op_threads) for s, _, _ in fake.calls}
+    first = {key(s) for s, _, _ in fake.calls if s.round == 0} - {(None, None)}
+    measured = {key(s) for s, _, _ in fake.calls} - {(None, None)}
     candidates = candidate_configs(node(256))
     unmeasured = outcome.unmeasured
     assert unmeasured
-    assert len(unmeasured) + len(measured) - 1 == len(candidates)
-    # the ones measured are the front of the list
-    front = {(c.intra_op_threads, c.inter_op_threads) for c in candidates[: len(measured) - 1]}
-    assert front <= measured
+    assert len(unmeasured) + len(measured) == len(candidates)
+    # round 0 took the front of the list
+    assert first == {key(c) for c in candidates[: len(first)]}
+    # round 1 added settings round 0 had no room for, each next to round 0's best
+    joined = measured - first
+    assert 1 <= len(joined) <= 2
+    round0 = [t for t in outcome.trials if t.round == 0 and t.status == "ok" and not t.is_baseline]
+    best = min(round0, key=lambda t: t.p99_ms or 0.0)
+    intras = sorted({c.intra_op_threads for c in candidates})
+    for intra, inter in joined:
+        same_inter = inter == best.inter_op_threads and (
+            abs(intras.index(intra) - intras.index(best.intra_op_threads or 0)) == 1
+        )
+        assert same_inter or intra == best.intra_op_threads
 
 
 @pytest.mark.parametrize("cpus", SIZES)

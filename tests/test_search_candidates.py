@@ -9,6 +9,7 @@ import pytest
 from advisor.calibrate.candidates import (
     MAX_INTER_OP,
     candidate_configs,
+    coverage_order,
     inter_op_values,
     intra_op_values,
 )
@@ -87,3 +88,18 @@ def test_count_grows_slowly_from_2_to_256_cpus() -> None:
     assert counts[256] <= 6 * counts[2], counts
     # and a quota keeps a big node's list as short as a small node's
     assert len(candidate_configs(node(256, quota=2.0))) <= counts[4]
+
+
+@pytest.mark.parametrize("cpus", [32, 64, 128, 256])
+def test_a_short_prefix_already_spans_small_and_large_settings(cpus: int) -> None:
+    first = [c.intra_op_threads for c in candidate_configs(node(cpus, sockets=2))[:4]]
+    assert cpus in first  # the usable CPUs themselves
+    assert min(first) <= 2  # and the small end, where small models on big nodes often win
+    assert any(2 < v < cpus for v in first)  # and the middle
+
+
+def test_coverage_order_spreads_on_a_log_scale() -> None:
+    assert coverage_order([1, 2, 4, 8, 16, 32, 64, 128, 256], 256.0)[:4] == [256, 1, 16, 4]
+    assert coverage_order([1, 2], 1.0) == [1, 2]
+    assert coverage_order([1, 2, 3, 4], 3.0)[0] == 3
+    assert coverage_order([], 2.0) == []

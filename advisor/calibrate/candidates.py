@@ -71,22 +71,49 @@ def inter_op_values(node: NodeProfile, concurrency: int = 1) -> list[int]:
     return sorted(values)
 
 
-def candidate_configs(node: NodeProfile, concurrency: int = 1) -> list[Candidate]:
-    """Every setting worth a trial, most promising first.
+def coverage_order(values: list[int], usable: float) -> list[int]:
+    """``values`` reordered so that any prefix spreads over the whole range.
 
-    The order matters when the budget cannot fit them all in the first round: the search takes them
-    from the front. Closest to the usable CPUs first (by ratio, so 3 is as far from 6 as 12 is),
-    then the fewer threads.
+    First the value closest to the usable CPUs (by ratio, so 3 is as far from 6 as 12 is), then
+    each next one as far as possible (on a log scale) from those already taken, ties to fewer
+    threads. A budget that fits only the first few still sees the small and the large end: a
+    small model on a big unquota'd node is often fastest far below the CPU count.
     """
-    usable = node.effective_cpus
-    pairs = {
-        Candidate(intra, inter)
-        for intra in intra_op_values(node)
-        for inter in inter_op_values(node, concurrency)
-    }
+    left = sorted(set(values))
+    if not left:
+        return []
 
-    def promise(c: Candidate) -> tuple[float, int, int, int]:
-        distance = abs(math.log2(c.intra_op_threads / usable))
-        return (round(distance, 6), c.inter_op_threads, c.threads, c.intra_op_threads)
+    def distance(v: float, w: float) -> float:
+        return abs(math.log2(v) - math.log2(w))
 
-    return sorted(pairs, key=promise)
+    first = min(left, key=lambda v: (round(distance(v, usable), 6), v))
+    order = [first]
+    left.remove(first)
+    while left:
+        far = max(left, key=lambda v: (round(min(distance(v, w) for w in order), 6), -v))
+        order.append(far)
+        left.remove(far)
+    return order
+
+
+#: how many intra-op steps down the coverage order one more inter-op step is worth: the intra
+#: pool does most of the work, so its range is covered before inter-op variants are tried
+INTER_WEIGHT = 2.0
+
+
+def candidate_configs(node: NodeProfile, concurrency: int = 1) -> list[Candidate]:
+    """Every setting worth a trial, in the order the search should take them.
+
+    The order matters when the budget cannot fit them all in the first round: the search takes
+    them from the front. Intra-op values go in coverage order (closest to the usable CPUs first,
+    then spreading out), each first with one inter-op thread; more inter-op threads come in
+    ``INTER_WEIGHT`` steps later.
+    """
+    intras = coverage_order(intra_op_values(node), node.effective_cpus)
+    inters = inter_op_values(node, concurrency)
+
+    def place(c: Candidate) -> tuple[float, int, int]:
+        rank = intras.index(c.intra_op_threads) + INTER_WEIGHT * inters.index(c.inter_op_threads)
+        return (rank, c.threads, c.intra_op_threads)
+
+    return sorted((Candidate(i, j) for i in intras for j in inters), key=place)

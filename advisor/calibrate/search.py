@@ -11,8 +11,9 @@ Rounds:
   about 60% of the remaining budget (planned with the baseline's real start-up time), taken from
   the front of the candidate list (most promising first);
 - later rounds: the best half (at least two) of the last round's survivors, with longer trials,
-  the remaining budget split evenly over the rounds still planned; the final pair may be measured
-  again (up to ``final_repeats`` times) while the budget allows.
+  the remaining budget split evenly over the rounds still planned; round 1 also takes up to two
+  settings round 0 had no room for, next to its best (zooming in where the best was found);
+  the final pair may be measured again (up to ``final_repeats`` times) while budget allows.
 The baseline runs in every round, and each round runs in a shuffled order (seeded, so runs are
 reproducible; in round 0 after the baseline) so that drift on a shared node does not favour
 whoever ran first.
@@ -77,6 +78,9 @@ class SearchSettings:
     first_round_share: float = 0.6
     #: how often the final pair is measured again when budget is left (more rounds, surer spread)
     final_repeats: int = 2
+    #: unmeasured settings next to round 0's best that join round 1 (when round 0 could not
+    #: fit every setting)
+    max_neighbours: int = 2
     seed: int = 0
 
     def min_budget_s(self, candidates: int = 2) -> float:
@@ -202,19 +206,41 @@ def _halving_sizes(survivors: int) -> list[int]:
     return sizes
 
 
-def _plan_next(state: _State, survivors: int) -> tuple[int, float] | None:
-    """(how many to keep, measure window) for the next round, or None when nothing more fits."""
+def _plan_next(state: _State, survivors: int, extra: int = 0) -> tuple[int, float] | None:
+    """(how many to keep, measure window) for the next round, or None when nothing more fits.
+
+    ``extra`` settings measured for the first time join the round on top of the ones kept.
+    """
     settings = state.settings
     sizes = _halving_sizes(survivors)
     while sizes:
         keep = sizes[0]
         per_round = state.remaining() / len(sizes)
-        per_trial = per_round / (keep + 1) / settings.safety
+        per_trial = per_round / (keep + extra + 1) / settings.safety
         measure = per_trial - state.overhead() - settings.later_warmup_s
         if measure >= settings.first_measure_s:
             return keep, min(measure, settings.max_measure_s)
         sizes = sizes[1:]  # cannot afford this round: go straight to the smaller ones
     return None
+
+
+def _neighbours(
+    leader: tuple[int, int], candidates: Sequence[Candidate], unmeasured: Sequence[Candidate]
+) -> list[Candidate]:
+    """Unmeasured settings next to the leader: the adjacent intra-op values (same inter-op),
+    then the adjacent inter-op values (same intra-op).
+
+    Round 0 spreads thin when it cannot fit every setting; this zooms in where it found the best.
+    """
+    intras = sorted({c.intra_op_threads for c in candidates})
+    inters = sorted({c.inter_op_threads for c in candidates})
+    intra, inter = leader
+    near: list[tuple[int, int]] = []
+    i, j = intras.index(intra), inters.index(inter)
+    near += [(intras[k], inter) for k in (i - 1, i + 1) if 0 <= k < len(intras)]
+    near += [(intra, inters[k]) for k in (j - 1, j + 1) if 0 <= k < len(inters)]
+    waiting = {(c.intra_op_threads, c.inter_op_threads): c for c in unmeasured}
+    return [waiting[k] for k in near if k in waiting]
 
 
 def _first_round(state: _State, candidates: Sequence[Candidate]) -> list[TrialResult]:
@@ -308,17 +334,32 @@ def successive_halving(
     survivors = [
         s for s in rank(aggregate(results, objective), objective, p99_slo_ms) if not s.is_baseline
     ]
+    leader = survivors[0]
+    extra = _neighbours(
+        (leader.intra_op_threads or 1, leader.inter_op_threads or 1),
+        candidates,
+        state.outcome.unmeasured,
+    )[: settings.max_neighbours]
     number = 1
     finals = 0
     while survivors and finals <= settings.final_repeats:
-        plan = _plan_next(state, len(survivors))
+        plan = _plan_next(state, len(survivors), len(extra)) if extra else None
+        if plan is None:
+            extra = []
+            plan = _plan_next(state, len(survivors))
         if plan is None:
             break
         keep, measure = plan
         survivors = survivors[:keep]
-        state.say(f"{state.bar()} round {number}: baseline + best {keep}, {measure:.1f} s each")
+        joining = f" + {len(extra)} next to the best" if extra else ""
+        state.say(
+            f"{state.bar()} round {number}: baseline + best {keep}{joining}, {measure:.1f} s each"
+        )
         later: list[tuple[int | None, int | None]] = [(None, None)]
         later += [(s.intra_op_threads, s.inter_op_threads) for s in survivors]
+        later += [(c.intra_op_threads, c.inter_op_threads) for c in extra]
+        state.outcome.unmeasured = [c for c in state.outcome.unmeasured if c not in extra]
+        extra = []
         results = _run_round(state, number, later, settings.later_warmup_s, measure)
         ranked = rank(aggregate(results, objective), objective, p99_slo_ms)
         ok = [s for s in ranked if not s.is_baseline]
