@@ -5,6 +5,7 @@
 #   CMD ["run", "--model", "/model", "--output", "-"]
 # Build: docker build -t tf-thread-advisor .   (details: docs/deploy.md)
 
+# checkov:skip=CKV_DOCKER_7: the base is the tagged debian:bookworm-slim below; checkov cannot resolve the ARG
 ARG BASE_IMAGE=docker.io/library/debian:bookworm-slim
 
 # ---- stage 1: a venv with the pinned dependencies and the advisor ---------------------------------

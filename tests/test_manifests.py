@@ -1,0 +1,255 @@
+"""The kustomize base (deploy/), the consumer examples and the Dockerfile, as shipped.
+
+Unit tests read the files; the `tools` tests run the real kubectl (kustomize), kubernetes-validate,
+checkov and hadolint, the way CI does.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib.metadata import requires
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+
+from advisor.models import ADVICE_ENV_NAMES, ENV_INTER_OP, ENV_INTRA_OP
+from advisor.recommend import DEFAULT_CONFIGMAP_NAME
+from tests import k8s_checks as k8s
+from tests.conftest import REPO
+
+DEPLOY = REPO / "deploy"
+EXAMPLES = DEPLOY / "examples"
+TF_SERVING = EXAMPLES / "tf-serving.yaml"
+KERAS_SERVER = EXAMPLES / "keras-server.yaml"
+
+
+def _job() -> dict[str, Any]:
+    return k8s.one(k8s.load_file_docs(DEPLOY / "job.yaml"), "Job")
+
+
+def _deployment(path: Path) -> dict[str, Any]:
+    return k8s.one(k8s.load_file_docs(path), "Deployment")
+
+
+def _model_container(deployment: dict[str, Any]) -> dict[str, Any]:
+    containers = deployment["spec"]["template"]["spec"]["containers"]
+    assert len(containers) == 1
+    container: dict[str, Any] = containers[0]
+    return container
+
+
+@pytest.fixture(scope="module")
+def kustomized() -> list[dict[str, Any]]:
+    proc = k8s.run_tool([k8s.tool("kubectl"), "kustomize", str(DEPLOY)])
+    return k8s.load_docs(proc.stdout)
+
+
+# ------------------------------------------------------------------------------------------------
+# unit: the files themselves
+# ------------------------------------------------------------------------------------------------
+
+
+def test_job_is_hardened_and_wired() -> None:
+    k8s.assert_hardened_advisor_job(_job())
+
+
+def test_job_writes_the_configmap_the_role_allows() -> None:
+    job_cm = k8s.arg_value(k8s.advisor_container(_job())["args"], "--configmap")
+    role = k8s.one(k8s.load_file_docs(DEPLOY / "rbac.yaml"), "Role")
+    (rule,) = role["rules"]
+    assert rule["resourceNames"] == [job_cm]
+    assert job_cm == DEFAULT_CONFIGMAP_NAME
+    assert (
+        k8s.pod_spec(_job())["serviceAccountName"]
+        == k8s.one(k8s.load_file_docs(DEPLOY / "rbac.yaml"), "ServiceAccount")["metadata"]["name"]
+    )
+
+
+@pytest.mark.parametrize("example", [TF_SERVING, KERAS_SERVER], ids=lambda p: p.name)
+def test_examples_mount_the_advice_with_the_jobs_resources(example: Path) -> None:
+    container = _model_container(_deployment(example))
+    job_cm = k8s.arg_value(k8s.advisor_container(_job())["args"], "--configmap")
+    assert [e["configMapRef"]["name"] for e in container["envFrom"]] == [job_cm]
+    # the advice is only valid for the CPUs it was measured on
+    assert container["resources"] == k8s.advisor_container(_job())["resources"]
+    # an explicit env entry would shadow the ConfigMap's value
+    shadowing = {e["name"] for e in container.get("env", [])} & set(ADVICE_ENV_NAMES)
+    assert not shadowing, f"{example.name} overrides {shadowing} from the ConfigMap"
+    k8s.assert_container_hardened(container)
+
+
+def test_tf_serving_passes_the_advice_as_flags() -> None:
+    container = _model_container(_deployment(TF_SERVING))
+    args = container["args"]
+    assert f"--tensorflow_intra_op_parallelism=$({ENV_INTRA_OP})" in args
+    assert f"--tensorflow_inter_op_parallelism=$({ENV_INTER_OP})" in args
+    text = TF_SERVING.read_text()
+    flags = [a for a in args if "session_parallelism" in a]
+    assert not flags, "--tensorflow_session_parallelism would override both pool sizes"
+    # not referenced in command, args or env either
+    spec_text = yaml.safe_dump(_deployment(TF_SERVING)["spec"])
+    assert "tensorflow_session_parallelism" not in spec_text
+    # $(VAR) is only expanded when VAR exists: the ConfigMap must not be optional here
+    assert container["envFrom"][0]["configMapRef"].get("optional", False) is False
+    assert "$(" + ENV_INTRA_OP + ")" in text
+
+
+def test_keras_server_uses_env_only() -> None:
+    container = _model_container(_deployment(KERAS_SERVER))
+    referenced = re.findall(r"\$\((\w+)\)", yaml.safe_dump(container))
+    assert not referenced, "the Keras server reads the env directly; no $(VAR) needed"
+    assert "envFrom" in container
+    assert not container.get("args")
+
+
+def test_kustomization_lists_rbac_as_is() -> None:
+    kustomization = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())
+    assert "rbac.yaml" in kustomization["resources"]
+    assert "job.yaml" in kustomization["resources"]
+    assert "namespace" not in kustomization, "the namespace is the consumer's, chosen with -n"
+
+
+# ------------------------------------------------------------------------------------------------
+# unit: Dockerfile and the pinned dependency set
+# ------------------------------------------------------------------------------------------------
+
+
+def _dockerfile_instructions() -> list[tuple[str, str]]:
+    lines = (REPO / "Dockerfile").read_text().replace("\\\n", " ").splitlines()
+    out = []
+    for line in lines:
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            keyword, _, rest = stripped.partition(" ")
+            out.append((keyword.upper(), rest.strip()))
+    return out
+
+
+def test_dockerfile_is_multistage_nonroot_with_cli_entrypoint() -> None:
+    instructions = _dockerfile_instructions()
+    froms = [rest for kw, rest in instructions if kw == "FROM"]
+    assert len(froms) >= 2, "build stage + slim final stage"
+    final_stage = instructions[max(i for i, (kw, _) in enumerate(instructions) if kw == "FROM") :]
+    users = [rest for kw, rest in final_stage if kw == "USER"]
+    assert users, "the final stage must set USER"
+    uid = users[-1].split(":")[0]
+    assert uid.isdigit(), "numeric USER lets Kubernetes prove runAsNonRoot"
+    assert int(uid) != 0
+    assert int(uid) == k8s.pod_spec(_job())["securityContext"]["runAsUser"]
+    assert ("ENTRYPOINT", '["tf-thread-advisor"]') in final_stage
+    assert ("CMD", '["run", "--output", "-"]') in final_stage
+    env_text = " ".join(rest for kw, rest in final_stage if kw == "ENV")
+    for var in ("HOME=/tmp", "TMPDIR=/tmp", "PYTHONDONTWRITEBYTECODE=1"):
+        assert var in env_text
+    # only the venv travels to the final stage
+    copies = [rest for kw, rest in final_stage if kw == "COPY"]
+    assert copies
+    assert all(c.startswith("--from=build /opt/tf-thread-advisor") for c in copies)
+
+
+def test_image_requirements_pin_every_dependency() -> None:
+    pinned: dict[str, str] = {}
+    for raw in (REPO / "docker" / "requirements.txt").read_text().splitlines():
+        line = raw.strip()
+        if line and not line.startswith("#"):
+            req = Requirement(line)
+            (spec,) = req.specifier
+            assert spec.operator == "==", f"{line}: pin with =="
+            pinned[req.name.lower().replace("_", "-")] = spec.version
+    assert pinned["tensorflow-cpu"] == "2.21.0"
+    # the runtime dependencies of the installed package (pyproject.toml), extras left out
+    runtime = [Requirement(r) for r in requires("tf-thread-advisor") or [] if "extra" not in r]
+    assert runtime
+    for req in runtime:
+        dep = str(req)
+        name = req.name.lower().replace("_", "-")
+        assert name in pinned, f"{name} is a dependency but not pinned for the image"
+        assert req.specifier.contains(pinned[name]), f"{name}=={pinned[name]} violates {dep}"
+
+
+def test_dockerignore_keeps_the_context_small() -> None:
+    lines = (REPO / ".dockerignore").read_text().splitlines()
+    assert "*" in lines, "ignore everything by default"
+    allowed = {line[1:].rstrip("/") for line in lines if line.startswith("!")}
+    assert {"pyproject.toml", "README.md", "advisor"} <= allowed
+
+
+# ------------------------------------------------------------------------------------------------
+# tools: kustomize, kubernetes-validate, checkov, hadolint
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.tools
+def test_kustomize_renders_rbac_job_and_policy(kustomized: list[dict[str, Any]]) -> None:
+    kinds = sorted(d["kind"] for d in kustomized)
+    assert kinds == ["Job", "NetworkPolicy", "Role", "RoleBinding", "ServiceAccount"]
+    job = k8s.one(kustomized, "Job")
+    k8s.assert_hardened_advisor_job(job)
+    image = k8s.advisor_container(job)["image"]
+    assert re.fullmatch(r"[\w./-]+/tf-thread-advisor:[\w.-]+", image), image
+    # rbac.yaml is included as is: same rules
+    source = k8s.one(k8s.load_file_docs(DEPLOY / "rbac.yaml"), "Role")
+    assert k8s.one(kustomized, "Role")["rules"] == source["rules"]
+
+
+@pytest.mark.tools
+def test_kustomize_output_and_examples_validate_strictly(kustomized: list[dict[str, Any]]) -> None:
+    docs = kustomized + k8s.load_file_docs(TF_SERVING) + k8s.load_file_docs(KERAS_SERVER)
+    k8s.validate_k8s(docs)
+
+
+@pytest.mark.tools
+def test_strict_validation_can_fail(kustomized: list[dict[str, Any]]) -> None:
+    """The validator really is strict: a misspelt field in the Job is rejected."""
+    job = k8s.one(kustomized, "Job")
+    broken = yaml.safe_load(yaml.safe_dump(job))
+    broken["spec"]["template"]["spec"]["containers"][0]["securityContext"]["readOnlyRootFS"] = True
+    with pytest.raises(AssertionError, match="readOnlyRootFS"):
+        k8s.validate_k8s([broken])
+
+
+@pytest.mark.tools
+def test_checkov_passes_with_reasoned_skips_only(
+    kustomized: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    rendered = tmp_path / "kustomized.yaml"
+    rendered.write_text(yaml.safe_dump_all(kustomized))
+    report = k8s.checkov_report([rendered, TF_SERVING, KERAS_SERVER])
+    k8s.assert_checkov_clean(report)
+    docs = kustomized + k8s.load_file_docs(TF_SERVING) + k8s.load_file_docs(KERAS_SERVER)
+    k8s.assert_skips_have_reasons(docs)
+
+
+@pytest.mark.tools
+def test_checkov_catches_a_weakened_job(kustomized: list[dict[str, Any]], tmp_path: Path) -> None:
+    """The lint gate is live: dropping readOnlyRootFilesystem makes checkov fail."""
+    job = yaml.safe_load(yaml.safe_dump(k8s.one(kustomized, "Job")))
+    del job["spec"]["template"]["spec"]["containers"][0]["securityContext"][
+        "readOnlyRootFilesystem"
+    ]
+    path = tmp_path / "weak.yaml"
+    path.write_text(yaml.safe_dump(job))
+    assert "CKV_K8S_22" in k8s.failed_check_ids(k8s.checkov_report([path]))
+
+
+@pytest.mark.tools
+def test_hadolint_passes_on_the_dockerfile() -> None:
+    proc = k8s.run_tool(
+        [k8s.tool("hadolint"), "--config", str(REPO / ".hadolint.yaml"), str(REPO / "Dockerfile")],
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ignored = yaml.safe_load((REPO / ".hadolint.yaml").read_text()).get("ignored", [])
+    config_text = (REPO / ".hadolint.yaml").read_text()
+    for rule in ignored:
+        # every ignore carries a written reason right above it
+        before = config_text.split(f"- {rule}")[0].rstrip().splitlines()[-1]
+        assert before.strip().startswith("#"), f"{rule} is ignored without a reason"
+
+
+@pytest.mark.tools
+def test_checkov_passes_on_the_dockerfile() -> None:
+    k8s.assert_checkov_clean(k8s.checkov_report([REPO / "Dockerfile"], framework="dockerfile"))
