@@ -8,12 +8,13 @@ without hard-coding what the search returns.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from advisor.calibrate.runner import TrialSpec
-from advisor.models import CgroupInfo, NodeProfile, Topology, TrialResult
+from advisor.models import CgroupInfo, NodeProfile, Topology, TrialResult, TrialStatus
 
 
 def node(cpus: int, quota: float | None = None, sockets: int = 1) -> NodeProfile:
@@ -46,7 +47,7 @@ class FakeClock:
 
 def model_p99(intra: int, inter: int, usable: float, work_ms: float = 20.0) -> float:
     """Latency of one setting: parallel speed-up up to the usable CPUs, contention beyond."""
-    speedup = min(intra, usable) ** 0.8
+    speedup: float = math.pow(min(intra, usable), 0.8)
     oversubscribed = max(0.0, intra + inter - usable - 1)
     return work_ms / speedup * (1 + 0.15 * oversubscribed) + 0.3 * inter
 
@@ -62,7 +63,7 @@ class FakeTrials:
     noise: float = 0.0
     seed: int = 1
     #: (intra, inter) -> status to return instead of "ok" (None key = the baseline)
-    faults: dict[tuple[int | None, int | None], str] = field(default_factory=dict)
+    faults: dict[tuple[int | None, int | None], TrialStatus] = field(default_factory=dict)
     hang: bool = False
     #: scales the baseline's latency (below 1: TF's default is the best setting of all)
     baseline_factor: float = 1.0
@@ -96,7 +97,7 @@ class FakeTrials:
                 intra_op_threads=key[0],
                 inter_op_threads=key[1],
                 round=spec.round,
-                status=status,  # type: ignore[arg-type]
+                status=status,
                 reason=f"fake {status}",
             )
         p99 = self.p99(*key) * (1 + self.noise * self.rng.uniform(-1, 1))

@@ -10,7 +10,7 @@ import pytest
 from advisor.calibrate import calibrate
 from advisor.calibrate.report import heatmap_svg, report_html, text_summary, write_report
 from advisor.errors import OutputError
-from advisor.models import CalibrationOptions, CalibrationResult
+from advisor.models import CalibrationOptions, CalibrationResult, TrialStatus
 from tests.search_fakes import FakeClock, FakeTrials, node
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -21,7 +21,7 @@ def result_for(
 ) -> CalibrationResult:
     profile = node(8, quota=4.0)
     clock = FakeClock()
-    faults: dict[tuple[int | None, int | None], str] = {crash: "crashed"} if crash else {}
+    faults: dict[tuple[int | None, int | None], TrialStatus] = {crash: "crashed"} if crash else {}
     fake = FakeTrials(clock=clock, usable=4.0, affinity=8, faults=faults, noise=0.03)
     options = CalibrationOptions.model_validate(
         {"objective": objective, "p99_slo_ms": p99, "budget_s": 120.0}

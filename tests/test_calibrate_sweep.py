@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from advisor.calibrate import calibrate
 from advisor.errors import CalibrationError
-from advisor.models import CalibrationOptions, CalibrationResult
+from advisor.models import CalibrationOptions, CalibrationResult, TrialResult
 from tests.search_fakes import FakeClock, FakeTrials, node
 
 
@@ -18,11 +19,11 @@ def run(
     budget: float = 60.0,
     objective: str = "latency",
     p99: float | None = None,
-    **fake: object,
+    **fake: Any,
 ) -> tuple[CalibrationResult, FakeTrials, FakeClock, list[str]]:
     profile = node(cpus, quota=quota)
     clock = FakeClock()
-    trials = FakeTrials(clock=clock, usable=profile.effective_cpus, affinity=cpus, **fake)  # type: ignore[arg-type]
+    trials = FakeTrials(clock=clock, usable=profile.effective_cpus, affinity=cpus, **fake)
     lines: list[str] = []
     options = CalibrationOptions.model_validate(
         {"objective": objective, "p99_slo_ms": p99, "budget_s": budget}
@@ -125,3 +126,51 @@ def test_default_best_is_kept_and_spelled_out() -> None:
     assert result.gain == 1.0
     assert any("keeps TF's default" in note for note in result.notes)
     assert "the TF default kept" in lines[-1]
+
+
+def test_interruption_terminates_every_child_and_propagates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the real runner wiring (its functions replaced: no TF), SIGTERM mid-sweep kills all."""
+    from advisor.calibrate import runner
+    from advisor.errors import InterruptedRunError
+    from advisor.models import WorkloadInfo
+
+    clock = FakeClock()
+    fake = FakeTrials(clock=clock, usable=1.0, affinity=2)
+    terminated: list[bool] = []
+
+    def interrupted_on_third(
+        spec: runner.TrialSpec, workload: object, *, deadline_s: float
+    ) -> TrialResult:
+        if len(fake.calls) == 2:
+            raise InterruptedRunError("interrupted by SIGTERM; nothing was published")
+        return fake(spec, deadline_s)
+
+    monkeypatch.setattr(
+        runner, "inspect_workload", lambda workload, timeout_s: WorkloadInfo(kind="builtin")
+    )
+    monkeypatch.setattr(runner, "run_trial", interrupted_on_third)
+    monkeypatch.setattr(runner, "terminate_all_trials", lambda: terminated.append(True))
+    with pytest.raises(InterruptedRunError):
+        calibrate(CalibrationOptions(budget_s=60.0), node(2, quota=1.0), clock=clock)
+    assert terminated == [True]
+    assert len(fake.calls) == 2
+
+
+def test_model_error_from_inspection_comes_before_any_trial(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from advisor.calibrate import runner
+    from advisor.errors import ModelError
+
+    calls: list[object] = []
+
+    def broken(workload: object, timeout_s: float) -> None:
+        raise ModelError("/m: not a SavedModel directory (no saved_model.pb in it)")
+
+    monkeypatch.setattr(runner, "inspect_workload", broken)
+    monkeypatch.setattr(runner, "run_trial", lambda *a, **k: calls.append(a))
+    with pytest.raises(ModelError, match="not a SavedModel"):
+        calibrate(CalibrationOptions(model_path="/m", budget_s=60.0), node(2), clock=FakeClock())
+    assert calls == []

@@ -178,6 +178,7 @@ def test_big_nodes_fit_the_front_of_the_list_then_zoom_in_next_to_the_best() -> 
     best = min(round0, key=lambda t: t.p99_ms or 0.0)
     intras = sorted({c.intra_op_threads for c in candidates})
     for intra, inter in joined:
+        assert intra is not None
         same_inter = inter == best.inter_op_threads and (
             abs(intras.index(intra) - intras.index(best.intra_op_threads or 0)) == 1
         )

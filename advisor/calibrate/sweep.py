@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
+from advisor.calibrate import runner
 from advisor.calibrate.candidates import candidate_configs
 from advisor.calibrate.objective import aggregate, choose
 from advisor.calibrate.search import (
@@ -57,6 +58,25 @@ def _workload_from_options(options: CalibrationOptions) -> WorkloadInfo:
     )
 
 
+def _real_trials(
+    options: CalibrationOptions, say: Callable[[str], None]
+) -> tuple[TrialFn, WorkloadInfo]:
+    """Inspect the model in a child (ModelError before any trial), then trials run by children."""
+    workload = runner.WorkloadSpec(
+        model_path=options.model_path,
+        signature=options.signature,
+        batch_size=options.batch_size,
+        concurrency=options.concurrency,
+    )
+    say(f"inspecting the workload ({options.model_path or 'built-in'})")
+    info = runner.inspect_workload(workload, timeout_s=min(MAX_INSPECT_S, options.budget_s))
+
+    def real_trial(spec: runner.TrialSpec, deadline_s: float) -> TrialResult:
+        return runner.run_trial(spec, workload, deadline_s=deadline_s)
+
+    return real_trial, info
+
+
 def calibrate(
     options: CalibrationOptions,
     node: NodeProfile,
@@ -77,33 +97,18 @@ def calibrate(
     say = progress or log.info
     terminate: Callable[[], None] | None = None
 
-    if trial_fn is None:
-        from advisor.calibrate import runner
-
-        workload = runner.WorkloadSpec(
-            model_path=options.model_path,
-            signature=options.signature,
-            batch_size=options.batch_size,
-            concurrency=options.concurrency,
-        )
-        inspect_s = min(MAX_INSPECT_S, options.budget_s)
-        say(f"inspecting the workload ({options.model_path or 'built-in'})")
-        info = runner.inspect_workload(workload, timeout_s=inspect_s)
-
-        def real_trial(spec: runner.TrialSpec, deadline_s: float) -> TrialResult:
-            return runner.run_trial(spec, workload, deadline_s=deadline_s)
-
-        trial_fn = real_trial
-        terminate = runner.terminate_all_trials
-    else:
-        info = _workload_from_options(options)
-
-    candidates = candidate_configs(node, options.concurrency)
-    say(
-        f"{len(candidates)} settings for {node.effective_cpus:g} usable CPUs "
-        f"({len(node.affinity_cpus)} in the affinity mask), budget {options.budget_s:g} s"
-    )
     try:
+        if trial_fn is None:
+            terminate = runner.terminate_all_trials
+            trial_fn, info = _real_trials(options, say)
+        else:
+            info = _workload_from_options(options)
+
+        candidates = candidate_configs(node, options.concurrency)
+        say(
+            f"{len(candidates)} settings for {node.effective_cpus:g} usable CPUs "
+            f"({len(node.affinity_cpus)} in the affinity mask), budget {options.budget_s:g} s"
+        )
         outcome = successive_halving(
             candidates,
             options.objective,
@@ -116,7 +121,7 @@ def calibrate(
             progress=say,
         )
     except BaseException:
-        # Interrupted (SIGTERM/SIGINT) or failed: no trial child may outlive the sweep.
+        # Interrupted (SIGTERM/SIGINT) or failed: no child (inspection or trial) may outlive us.
         if terminate is not None:
             terminate()
         raise
