@@ -15,6 +15,7 @@ import pytest
 import yaml
 from packaging.requirements import Requirement
 
+from advisor.cli import build_parser
 from advisor.models import ADVICE_ENV_NAMES, ENV_INTER_OP, ENV_INTRA_OP
 from advisor.recommend import DEFAULT_CONFIGMAP_NAME
 from tests import k8s_checks as k8s
@@ -24,6 +25,7 @@ DEPLOY = REPO / "deploy"
 EXAMPLES = DEPLOY / "examples"
 TF_SERVING = EXAMPLES / "tf-serving.yaml"
 KERAS_SERVER = EXAMPLES / "keras-server.yaml"
+OVERLAY = REPO / "docs" / "examples" / "overlay"
 
 
 def _job() -> dict[str, Any]:
@@ -103,6 +105,12 @@ def test_keras_server_uses_env_only() -> None:
     assert not referenced, "the Keras server reads the env directly; no $(VAR) needed"
     assert "envFrom" in container
     assert not container.get("args")
+
+
+def test_job_args_parse_with_the_real_cli() -> None:
+    args = k8s.advisor_container(_job())["args"]
+    parsed = build_parser().parse_args([a.replace("$(TFTA_POD_NAMESPACE)", "ns") for a in args])
+    assert parsed.command == "run"
 
 
 def test_kustomization_lists_rbac_as_is() -> None:
@@ -199,6 +207,25 @@ def test_kustomize_renders_rbac_job_and_policy(kustomized: list[dict[str, Any]])
 def test_kustomize_output_and_examples_validate_strictly(kustomized: list[dict[str, Any]]) -> None:
     docs = kustomized + k8s.load_file_docs(TF_SERVING) + k8s.load_file_docs(KERAS_SERVER)
     k8s.validate_k8s(docs)
+
+
+@pytest.mark.tools
+def test_documented_overlay_retargets_the_job() -> None:
+    """docs/examples/overlay: namespace, image, node pool, resources and a PVC model."""
+    docs = k8s.load_docs(k8s.run_tool([k8s.tool("kubectl"), "kustomize", str(OVERLAY)]).stdout)
+    k8s.validate_k8s(docs)
+    assert {d["metadata"]["namespace"] for d in docs} == {"ml-serving"}
+    job = k8s.one(docs, "Job")
+    k8s.assert_hardened_advisor_job(job)
+    container = k8s.advisor_container(job)
+    assert container["image"] == "registry.example.com/mirror/tf-thread-advisor:0.1.0"
+    assert container["resources"]["limits"] == {"cpu": "6", "memory": "8Gi"}
+    assert k8s.pod_spec(job)["nodeSelector"] == {"node.kubernetes.io/instance-type": "c7i.4xlarge"}
+    args = [a.replace("$(TFTA_POD_NAMESPACE)", "ml-serving") for a in container["args"]]
+    parsed = build_parser().parse_args(args)
+    assert parsed.model == "/model/my_model/1"
+    mounts = {m["name"]: m for m in container["volumeMounts"]}
+    assert mounts["model"]["readOnly"] is True
 
 
 @pytest.mark.tools
