@@ -67,6 +67,8 @@ class FakeTrials:
     hang: bool = False
     #: scales the baseline's latency (below 1: TF's default is the best setting of all)
     baseline_factor: float = 1.0
+    #: start-up overhead by round, overriding ``overhead_s`` (a node that gets busier mid-sweep)
+    overhead_by_round: dict[int, float] = field(default_factory=dict)
     calls: list[tuple[TrialSpec, float, float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -91,7 +93,8 @@ class FakeTrials:
                 status="timeout",
                 reason=f"no result within {deadline_s:.1f} s; killed",
             )
-        self.clock.advance(self.overhead_s + spec.warmup_s + spec.measure_s)
+        overhead = self.overhead_by_round.get(spec.round, self.overhead_s)
+        self.clock.advance(overhead + spec.warmup_s + spec.measure_s)
         if status is not None:
             return TrialResult(
                 intra_op_threads=key[0],

@@ -14,9 +14,9 @@ Rounds:
   the remaining budget split evenly over the rounds still planned; round 1 also takes up to two
   settings round 0 had no room for, next to its best (zooming in where the best was found);
   the final pair may be measured again (up to ``final_repeats`` times) while budget allows.
-The baseline runs in every round, and each round runs in a shuffled order (seeded, so runs are
-reproducible; in round 0 after the baseline) so that drift on a shared node does not favour
-whoever ran first.
+The baseline runs first in every round (so an overrunning round loses candidates, never the
+reference); the candidates run in a shuffled order per round (seeded, so runs are reproducible)
+so that drift on a shared node does not favour whichever setting would always run first.
 
 Pure: time comes from a ``Clock``, trials from a ``TrialFn``; tests drive both with fakes.
 """
@@ -115,8 +115,10 @@ class _State:
         return self.until - self.clock.monotonic() - self.settings.reserve_s
 
     def overhead(self) -> float:
+        """Start-up cost per trial: the median so far, or the last one if it was slower (a node
+        that gets busier mid-sweep must not make the plan overrun the budget)."""
         if self.overheads:
-            return statistics.median(self.overheads)
+            return max(statistics.median(self.overheads), self.overheads[-1])
         return self.settings.overhead_guess_s
 
     def cost(self, warmup_s: float, measure_s: float) -> float:
@@ -143,12 +145,20 @@ def _run_round(
     warmup_s: float,
     measure_s: float,
 ) -> list[TrialResult]:
-    """One round in shuffled order; trials that no longer fit the budget are not started."""
-    order = list(configs)
+    """One round: the baseline first, then the candidates in shuffled order; trials that no longer
+    fit the budget are not started.
+
+    The baseline goes first because a round without it has nothing to compare its candidates
+    with, and trials that overrun their plan (a node getting busier) cut a round short from the
+    end. The candidates are shuffled with a per-round seed so none is always measured first.
+    """
+    baseline = [c for c in configs if c == (None, None)]
+    order = [c for c in configs if c != (None, None)]
     random.Random(state.settings.seed * 1000 + number).shuffle(order)
+    order = baseline + order
     state.outcome.rounds = number + 1
     results: list[TrialResult] = []
-    for index, (intra, inter) in enumerate(order, start=1):
+    for index, (intra, inter) in enumerate(order):
         expected = state.cost(warmup_s, measure_s)
         remaining = state.remaining()
         if expected > remaining:
@@ -167,7 +177,7 @@ def _run_round(
         # Generous for a slow start, but never past the budget: a hung child is killed in time.
         deadline_s = min(remaining, max(2 * expected, expected + 10.0))
         state.say(
-            f"{state.bar()} round {number} trial {index}/{len(order)}: {_label(intra, inter)} "
+            f"{state.bar()} round {number} trial {index + 1}/{len(order)}: {_label(intra, inter)} "
             f"({measure_s:.1f} s window)"
         )
         began = state.clock.monotonic()
