@@ -226,3 +226,11 @@ def test_when_trials_overrun_the_baseline_keeps_its_place_in_the_round(seed: int
     for number in rounds:
         ran = [key(spec) for spec, _, _ in fake.calls if spec.round == number]
         assert (None, None) in ran, (number, ran)
+
+
+def test_round_zero_takes_everything_that_fits_when_no_longer_round_could_follow() -> None:
+    fake, clock, outcome = run(2, 24.0, quota=1.0, overhead_s=2.5)
+    assert outcome.rounds == 1
+    assert outcome.unmeasured == []
+    assert len(fake.calls) == 1 + len(candidate_configs(node(2, quota=1.0)))
+    assert clock.monotonic() <= 1024.0

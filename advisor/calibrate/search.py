@@ -223,14 +223,15 @@ def _plan_next(state: _State, survivors: int, extra: int = 0) -> tuple[int, floa
     """
     settings = state.settings
     sizes = _halving_sizes(survivors)
-    while sizes:
-        keep = sizes[0]
-        per_round = state.remaining() / len(sizes)
+    # Last resort, only when no halving round fits: the leader alone against the baseline.
+    plans = [(keep, len(sizes) - i) for i, keep in enumerate(sizes)] + [(1, 1)]
+    for keep, rounds_left in plans:
+        per_round = state.remaining() / rounds_left
         per_trial = per_round / (keep + extra + 1) / settings.safety
         measure = per_trial - state.overhead() - settings.later_warmup_s
         if measure >= settings.first_measure_s:
             return keep, min(measure, settings.max_measure_s)
-        sizes = sizes[1:]  # cannot afford this round: go straight to the smaller ones
+        # cannot afford this round: go straight to the smaller ones
     return None
 
 
@@ -276,12 +277,16 @@ def _first_round(state: _State, candidates: Sequence[Candidate]) -> list[TrialRe
             f"the baseline (TF defaults) trial {baseline.status}: {baseline.reason or 'no reason'}"
         )
 
-    # Then as many candidates as fit in round 0's share, from the front of the list, shuffled.
+    # Then as many candidates as fit in round 0's share, from the front of the list, shuffled;
+    # all that fit, when what the share leaves could not pay for a longer round anyway.
     one = state.cost(settings.first_warmup_s, settings.first_measure_s)
     remaining = state.remaining()
     share_left = round_start * settings.first_round_share - (round_start - remaining)
     fit_all = math.floor(remaining / one)
     count = min(len(candidates), max(math.floor(share_left / one), min(2, fit_all)))
+    next_round = (min(2, count) + 1) * state.cost(settings.later_warmup_s, settings.first_measure_s)
+    if remaining - count * one < next_round:
+        count = min(len(candidates), fit_all)
     if count < 1:
         raise CalibrationError(
             f"budget too small: trials take ~{one:.1f} s here (start-up included) and no thread "
