@@ -54,8 +54,12 @@ def test_heatmap_is_valid_svg_with_values_and_the_chosen_cell_marked() -> None:
         for t in result.trials
         if t.status == "ok" and not t.is_baseline
     }
-    value_cells = [label for label, _ in cell_fills(svg) if label.replace(".", "", 1).isdigit()]
+    value_cells = [label for label, _ in cell_fills(svg) if number(label) is not None]
     assert len(value_cells) == len(measured)
+    # cells of settings dropped early say so; the finalists' do not
+    dropped = {s for s in value_cells if "(r" in s}
+    assert dropped
+    assert f"{chosen:.1f}" in value_cells
 
 
 def cell_fills(svg: str) -> list[tuple[str, str]]:
@@ -71,9 +75,17 @@ def cell_fills(svg: str) -> list[tuple[str, str]]:
     return cells
 
 
+def number(label: str) -> float | None:
+    """The value a cell shows ("12.3", "12.3 (r0)", "12.3 !"), or None for a status cell."""
+    try:
+        return float(label.split(maxsplit=1)[0])
+    except (ValueError, IndexError):
+        return None
+
+
 def test_best_cell_is_greenest_and_worst_reddest() -> None:
     result = result_for()
-    values = {float(label): fill for label, fill in cell_fills(heatmap_svg(result)) if label}
+    values = {number(label): fill for label, fill in cell_fills(heatmap_svg(result)) if label}
     assert len(values) >= 3
     greenness = {v: int(f[3:5], 16) - int(f[1:3], 16) for v, f in values.items()}
     best, worst = min(values), max(values)  # latency: lower is better

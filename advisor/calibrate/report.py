@@ -200,6 +200,8 @@ class _Grid:
     lower: bool
     worst: float
     best: float
+    #: the latest round any setting reached; cells from earlier rounds are tagged
+    last_round: int = 0
 
     def value(self, s: ConfigStats) -> float:
         return s.p99_ms if self.lower else s.throughput_rps
@@ -228,6 +230,7 @@ def _grid(result: CalibrationResult) -> _Grid:
         lower=lower,
         worst=max(values) if lower else min(values),
         best=min(values) if lower else max(values),
+        last_round=max((s.round for s in stats), default=0),
     )
 
 
@@ -274,6 +277,8 @@ def _svg_cells(result: CalibrationResult, grid: _Grid) -> list[str]:
                 fill, label = grid.fill(s), _num(grid.value(s))
                 if result.objective == "slo" and result.p99_slo_ms and s.p99_ms > result.p99_slo_ms:
                     label += " !"
+                if s.round < grid.last_round:
+                    label += f" (r{s.round})"
             elif (intra, inter) in grid.failed:
                 fill, label = "#bbbbbb", grid.failed[(intra, inter)]
             else:
@@ -316,6 +321,7 @@ def _svg_legend(result: CalibrationResult, grid: _Grid) -> list[str]:
     chosen_note = (
         chosen_note
         + "; grey: failed; blank: not measured"
+        + ("; (rN): dropped after round N's shorter trials" if grid.last_round > 0 else "")
         + (f"; !: p99 over {result.p99_slo_ms:g} ms" if result.objective == "slo" else "")
     )
     parts += [
