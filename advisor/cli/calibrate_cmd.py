@@ -35,6 +35,9 @@ from advisor.probe import probe_node
 MIN_BUDGET_S = 25.0
 DEFAULT_BUDGET_S = 60.0
 
+#: CalibrationOptions fields whose flag is not simply the field name with dashes
+_FLAG_OF_FIELD = {"model_path": "--model", "budget_s": "--budget", "p99_slo_ms": "--p99-ms"}
+
 
 def _positive_int(name: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
@@ -145,7 +148,8 @@ def options_from_args(args: argparse.Namespace) -> CalibrationOptions:
         )
     except ValidationError as exc:
         error = exc.errors()[0]
-        where = "--" + "-".join(str(p) for p in error["loc"]).replace("_", "-")
+        field = str(error["loc"][0]) if error["loc"] else ""
+        where = _FLAG_OF_FIELD.get(field, "--" + field.replace("_", "-"))
         raise UsageError(f"{where}: {error['msg']}") from None
 
 
