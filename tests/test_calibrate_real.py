@@ -31,7 +31,7 @@ def _need_tensorflow() -> None:
         missing_real_part("tensorflow is not installed")
 
 
-def _command(report: Path) -> list[str]:
+def _command(report: Path, *extra: str) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -43,6 +43,7 @@ def _command(report: Path) -> list[str]:
         "json",
         "--report",
         str(report),
+        *extra,
     ]
 
 
@@ -56,7 +57,9 @@ def _run(argv: list[str]) -> tuple[dict[str, Any], float, str]:
     return json.loads(done.stdout), took, done.stderr
 
 
-def _check_contract(data: dict[str, Any], took: float, stderr: str, report: Path) -> None:
+def _check_contract(
+    data: dict[str, Any], took: float, stderr: str, report: Path, kind: str = "builtin"
+) -> None:
     result = CalibrationResult.model_validate(data)
     assert took <= BUDGET_S + SLACK_S, f"took {took:.1f} s for a {BUDGET_S} s budget"
     assert result.elapsed_s <= BUDGET_S
@@ -78,7 +81,7 @@ def _check_contract(data: dict[str, Any], took: float, stderr: str, report: Path
         assert trial.throughput_rps is not None
         assert trial.throughput_rps > 0
     assert result.baseline.p99_ms is not None
-    assert result.workload.kind == "builtin"
+    assert result.workload.kind == kind
     assert data["trials"][0].keys() >= {"intra_op_threads", "inter_op_threads", "status"}
     # progress was visible as plain log lines (stderr is not a TTY here)
     assert "round 0 trial 1/" in stderr
@@ -111,3 +114,28 @@ def test_calibrate_inside_a_real_one_cpu_quota(tmp_path: Path) -> None:
     # the trials ran in the group: it saw CPU periods (throttling itself is load-dependent)
     assert stat["nr_periods"] > 0
     assert all("nr_throttled" in t for t in data["trials"])
+
+
+@pytest.mark.tf
+def test_calibrate_a_user_savedmodel_for_throughput(tmp_path: Path) -> None:
+    """A SavedModel the test builds (in a child: no TF in pytest), two requests in flight."""
+    _need_tensorflow()
+    built = subprocess.run(
+        [sys.executable, str(REPO / "tests" / "fake_trials" / "build_models.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr[-2000:]
+    model = tmp_path / "sm_good"
+    report = tmp_path / "report.html"
+    argv = _command(
+        report, "--model", str(model), "--objective", "throughput", "--concurrency", "2"
+    )
+    data, took, stderr = _run(argv)
+    _check_contract(data, took, stderr, report, kind="savedmodel")
+    assert data["objective"] == "throughput"
+    assert data["workload"]["path"] == str(model)
+    assert data["workload"]["concurrency"] == 2
+    assert data["workload"]["inputs"]  # described from the signature by the inspection child
