@@ -174,3 +174,33 @@ def test_model_error_from_inspection_comes_before_any_trial(
     with pytest.raises(ModelError, match="not a SavedModel"):
         calibrate(CalibrationOptions(model_path="/m", budget_s=60.0), node(2), clock=FakeClock())
     assert calls == []
+
+
+def test_a_slow_loading_model_gets_deadlines_sized_from_its_inspection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Inspection took 20 s (a big model): the baseline must not be killed at a small-model
+    deadline before it has even loaded."""
+    from advisor.calibrate import runner
+    from advisor.models import WorkloadInfo
+
+    clock = FakeClock()
+    fake = FakeTrials(clock=clock, usable=1.0, affinity=2, overhead_s=20.0)
+
+    def slow_inspect(workload: object, timeout_s: float) -> WorkloadInfo:
+        clock.advance(20.0)
+        return WorkloadInfo(kind="savedmodel", path="/big")
+
+    def trial(spec: runner.TrialSpec, workload: object, *, deadline_s: float) -> TrialResult:
+        return fake(spec, deadline_s)
+
+    monkeypatch.setattr(runner, "inspect_workload", slow_inspect)
+    monkeypatch.setattr(runner, "run_trial", trial)
+    result = calibrate(
+        CalibrationOptions(model_path="/big", budget_s=150.0), node(2, quota=1.0), clock=clock
+    )
+    first_spec, first_deadline, _ = fake.calls[0]
+    assert first_spec.intra_op_threads is None
+    assert first_deadline >= 20.0 + first_spec.warmup_s + first_spec.measure_s
+    assert result.trials[0].status == "ok"
+    assert clock.monotonic() - 1000.0 <= 150.0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from advisor.calibrate import runner
@@ -101,6 +102,14 @@ def calibrate(
         if trial_fn is None:
             terminate = runner.terminate_all_trials
             trial_fn, info = _real_trials(options, say)
+            # Inspection paid what every trial pays before it measures (start TF, load the
+            # model, one request): a far better first guess than a constant for a big model,
+            # whose trials would otherwise get deadlines sized for a small one.
+            settings = settings or SearchSettings()
+            inspected_s = clock.monotonic() - started
+            settings = replace(
+                settings, overhead_guess_s=max(settings.overhead_guess_s, inspected_s)
+            )
         else:
             info = _workload_from_options(options)
 
