@@ -8,8 +8,8 @@
 # checkov:skip=CKV_DOCKER_7: the base is the tagged debian:bookworm-slim below; checkov cannot resolve the ARG
 ARG BASE_IMAGE=docker.io/library/debian:bookworm-slim
 
-# ---- stage 1: a venv with the pinned dependencies and the advisor ---------------------------------
-FROM ${BASE_IMAGE} AS build
+# ---- stage 1: a venv with the pinned dependencies (rebuilt only when requirements.txt changes) --
+FROM ${BASE_IMAGE} AS deps
 # Only for builds behind a TLS-intercepting proxy: path of a CA bundle mounted into the build
 # (`--build-arg PIP_CERT=/run/host-ca.crt -v host-ca.crt:/run/host-ca.crt:ro`); never in the image.
 ARG PIP_CERT
@@ -20,16 +20,21 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 RUN python3 -m venv /opt/tf-thread-advisor
-# Dependencies first (their own layer: a code change does not reinstall TensorFlow).
 COPY docker/requirements.txt /src/docker/requirements.txt
 RUN /opt/tf-thread-advisor/bin/pip install --no-deps -r /src/docker/requirements.txt \
  && /opt/tf-thread-advisor/bin/pip check
+
+# ---- stage 2: the advisor itself, staged as a small tree to lay over the venv ---------------------
+FROM deps AS build
 COPY pyproject.toml README.md /src/
 COPY advisor /src/advisor
 RUN /opt/tf-thread-advisor/bin/pip install --no-deps --no-build-isolation /src \
- && /opt/tf-thread-advisor/bin/pip uninstall -y setuptools wheel
+ && site="$(/opt/tf-thread-advisor/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" \
+ && mkdir -p "/pkg${site}" /pkg/opt/tf-thread-advisor/bin \
+ && cp -a "${site}/advisor" "${site}"/tf_thread_advisor-*.dist-info "/pkg${site}/" \
+ && cp -a /opt/tf-thread-advisor/bin/tf-thread-advisor /pkg/opt/tf-thread-advisor/bin/
 
-# ---- stage 2: python3 + the venv, nothing else ----------------------------------------------------
+# ---- final stage: python3 + the venv, nothing else -----------------------------------------------
 FROM ${BASE_IMAGE}
 LABEL org.opencontainers.image.title="tf-thread-advisor" \
       org.opencontainers.image.description="TensorFlow CPU thread settings for Kubernetes pods, measured on the node" \
@@ -37,7 +42,6 @@ LABEL org.opencontainers.image.title="tf-thread-advisor" \
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 \
  && rm -rf /var/lib/apt/lists/*
-COPY --from=build /opt/tf-thread-advisor /opt/tf-thread-advisor
 # Read-only root: everything that writes (Python, Keras, TF, matplotlib, the trials) goes to /tmp,
 # which a Job mounts as an emptyDir and `docker run --read-only` as a tmpfs.
 ENV PATH=/opt/tf-thread-advisor/bin:/usr/local/bin:/usr/bin:/bin \
@@ -47,9 +51,12 @@ ENV PATH=/opt/tf-thread-advisor/bin:/usr/local/bin:/usr/bin:/bin \
     MPLCONFIGDIR=/tmp/.matplotlib \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
+WORKDIR /tmp
+# The venv in two layers: the dependencies (large, cached) and the advisor over them (small).
+COPY --from=deps /opt/tf-thread-advisor /opt/tf-thread-advisor
+COPY --from=build /pkg/ /
 # Numeric user so Kubernetes can prove runAsNonRoot without a passwd lookup.
 USER 65532:65532
-WORKDIR /tmp
 # checkov:skip=CKV_DOCKER_2: a batch CLI run by a Job, not a service; there is nothing to health-check
 ENTRYPOINT ["tf-thread-advisor"]
 CMD ["run", "--output", "-"]

@@ -153,10 +153,10 @@ def test_short_run_prints_a_valid_configmap(podman: list[str], image: str) -> No
     assert proc.returncode == 0, proc.stderr[-3000:]
     configmap = _assert_valid_configmap(proc.stdout)
     # the probe inside the container saw the limit, and the advice says so
-    provenance = next(
-        v for k, v in configmap["metadata"]["annotations"].items() if "provenance" in k
-    )
-    assert "1.5" in provenance
+    annotations = configmap["metadata"]["annotations"]
+    provenance = json.loads(next(v for k, v in annotations.items() if k.endswith("/provenance")))
+    assert provenance["quota_cpus"] == 1.5
+    assert provenance["effective_cpus"] == 1.5
 
 
 def test_default_command_prints_a_valid_configmap(podman: list[str], image: str) -> None:
