@@ -347,3 +347,16 @@ def test_targets_must_not_share_a_name_or_configmap(
     proc = _template(values, check=False)
     assert proc.returncode != 0
     assert f"{needle} {second[needle]!r}".replace("'", '"') in proc.stderr
+
+
+def test_values_example_in_the_docs_renders(tmp_path: Path) -> None:
+    """docs/deploy.md's my-values.yaml is a working values file, not prose."""
+    doc = (REPO / "docs" / "deploy.md").read_text()
+    start = doc.index("cat > my-values.yaml <<'EOF'\n") + len("cat > my-values.yaml <<'EOF'\n")
+    values = tmp_path / "my-values.yaml"
+    values.write_text(doc[start : doc.index("\nEOF\n", start)])
+    docs = k8s.load_docs(_template(values).stdout)
+    k8s.validate_k8s(docs)
+    job = k8s.one(docs, "Job")
+    k8s.assert_hardened_advisor_job(job)
+    assert k8s.arg_value(k8s.advisor_container(job)["args"], "--model") == "/model/resnet/1"

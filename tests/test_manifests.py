@@ -281,3 +281,11 @@ def test_hadolint_passes_on_the_dockerfile() -> None:
 @pytest.mark.tools
 def test_checkov_passes_on_the_dockerfile() -> None:
     k8s.assert_checkov_clean(k8s.checkov_report([REPO / "Dockerfile"], framework="dockerfile"))
+
+
+def test_paths_named_in_the_deploy_docs_exist() -> None:
+    doc = (REPO / "docs" / "deploy.md").read_text()
+    named = set(re.findall(r"`((?:deploy|charts|docs|docker|scripts)/[\w./*-]+)`", doc))
+    assert len(named) >= 5
+    for path in named:
+        assert list(REPO.glob(path)), f"docs/deploy.md names {path}, which does not exist"
