@@ -204,6 +204,9 @@ def run_quota(
             )
         advice = [Setting(*r.advice) for r in runs.values() if r.advice is not None]
         settings = list(dict.fromkeys([DEFAULT, rule, *grid_settings, *advice]))
+        missing = [x for x in settings if x.key not in pool.children]
+        if missing:
+            log(f"start {len(missing)} measuring processes (two at a time, no quota)")
         pool.ensure(settings)
         try:
             if group is not None:
@@ -249,7 +252,7 @@ def run_quota(
 
 
 def run_plan(the_plan: Plan, can_quota: bool, info: dict[str, Any], seed: int) -> dict[str, Any]:
-    out: dict[str, Any] = {"scenarios": [], "failures": []}
+    out: dict[str, Any] = {"scenarios": [], "failures": [], "children": {}}
     with tempfile.TemporaryDirectory(prefix="tfta-bench-") as tmp_name:
         tmp = Path(tmp_name)
         for workload in dict.fromkeys(s.workload for s in the_plan.scenarios):
@@ -261,8 +264,7 @@ def run_plan(the_plan: Plan, can_quota: bool, info: dict[str, Any], seed: int) -
                 continue
             args = ["--builtin"] if model_path is None else ["--model", str(model_path)]
             with Pool(args, tmp) as pool:
-                log(f"workload {workload}: starting measuring children")
-                pool.ensure([DEFAULT])
+                log(f"workload {workload}")
                 for quota in dict.fromkeys(s.quota_cpus for s in of_workload):
                     scenarios = [s for s in of_workload if s.quota_cpus == quota]
                     try:
@@ -279,7 +281,7 @@ def run_plan(the_plan: Plan, can_quota: bool, info: dict[str, Any], seed: int) -
                         names = ", ".join(s.name for s in scenarios)
                         out["failures"].append(f"{names}: {type(exc).__name__}: {exc}")
                         log(f"FAILED {names}: {exc}")
-                out["children"] = {
+                out["children"][workload] = {
                     k: {"ready_s": round(c.ready_s or 0.0, 2), **c.info}
                     for k, c in pool.children.items()
                 }
