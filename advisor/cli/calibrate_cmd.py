@@ -11,10 +11,10 @@ import argparse
 import contextlib
 import logging
 import math
-import os
 import re
 import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -182,15 +182,28 @@ def register(subparsers: Any) -> None:
 
 def _check_report_path(path: Path | None) -> None:
     """Refuse an unwritable --report before the sweep, not after it."""
-    if path is None:
-        return
+    if path is not None:
+        check_output_path("--report", path)
+
+
+def check_output_path(flag: str, path: Path) -> None:
+    """Refuse an output path before the sweep that could not be written after it.
+
+    The folder is tried for real (a temp file made and removed): root passes every permission
+    check, and a pseudo or read-only filesystem (/proc, a read-only root) only refuses a write.
+    """
     folder = path.parent if str(path.parent) else Path()
     if path.is_dir():
-        raise UsageError(f"--report {path}: is a directory")
+        raise UsageError(f"{flag} {path}: is a directory")
     if not folder.is_dir():
-        raise UsageError(f"--report {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"--report {path}: folder {folder} is not writable")
+        problem = "is not a directory" if folder.exists() else "does not exist"
+        raise UsageError(f"{flag} {path}: folder {folder} {problem}")
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{path.name}.", suffix=".tmp"):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise UsageError(f"{flag} {path}: folder {folder} is not writable ({reason})") from None
 
 
 #: the "[ 11/60 s] ..." prefix the search puts on its progress lines

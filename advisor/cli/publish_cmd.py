@@ -179,6 +179,8 @@ class _Targets:
 
 def _targets(args: argparse.Namespace, env: Mapping[str, str]) -> _Targets:
     """Every name and path of ``run``, checked before anything runs."""
+    from advisor.cli.calibrate_cmd import check_output_path
+
     namespace = args.namespace or env.get(POD_NAMESPACE_ENV) or None
     if args.configmap is not None:
         problem = dns1123_subdomain_problem(args.configmap)
@@ -200,9 +202,9 @@ def _targets(args: argparse.Namespace, env: Mapping[str, str]) -> _Targets:
             raise UsageError(f"--node-label {item!r}: {problem}")
         labels[key] = value
     if args.output not in (None, "-"):
-        _check_writable("--output", Path(args.output))
+        check_output_path("--output", Path(args.output))
     if args.env_file is not None:
-        _check_writable("--env-file", args.env_file)
+        check_output_path("--env-file", args.env_file)
     return _Targets(
         name=args.configmap or DEFAULT_CONFIGMAP_NAME,
         namespace=namespace,
@@ -211,16 +213,6 @@ def _targets(args: argparse.Namespace, env: Mapping[str, str]) -> _Targets:
         env_file=args.env_file,
         node_labels=labels,
     )
-
-
-def _check_writable(flag: str, path: Path) -> None:
-    folder = path.parent
-    if path.is_dir():
-        raise UsageError(f"{flag} {path}: is a directory")
-    if not folder.is_dir():
-        raise UsageError(f"{flag} {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"{flag} {path}: folder {folder} is not writable")
 
 
 def write_atomically(path: Path, text: str, flag: str) -> None:
