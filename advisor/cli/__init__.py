@@ -69,6 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         _logging.configure(args.log_format, args.log_level)
+        _check_host_root(args)
         code: int = args.func(args)
         return code
     except AdvisorError as exc:
@@ -82,6 +83,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(1, f"internal error: {detail} (rerun with --debug for details)", debug)
     finally:
         _restore_signal_handlers(previous)
+
+
+def _check_host_root(args: argparse.Namespace) -> None:
+    # A mistyped --host-root would otherwise read as "nothing readable" (a probe error, exit 3)
+    # and send people looking at the node instead of at the flag.
+    host_root = getattr(args, "host_root", None)
+    if host_root is not None and not host_root.is_dir():
+        problem = "is not a directory" if host_root.exists() else "does not exist"
+        raise UsageError(f"--host-root {host_root}: {problem}")
 
 
 def _on_termination(signum: int, _frame: object) -> None:
