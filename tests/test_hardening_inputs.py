@@ -1,0 +1,619 @@
+"""Bad input anywhere, through the real CLI: one line naming the input and the problem, the
+documented exit code, no traceback, and nothing changed that must not change.
+
+Every case runs ``advisor.cli.main`` in-process against a small world: an ``--output`` file and an
+``--env-file`` that already hold known bytes, and a fake API server that already stores an advice
+ConfigMap. After the failure the files keep their bytes, the stored ConfigMap is the same object
+(same resourceVersion) and no write reached the server. Cases that must stop before the sweep run
+with a tripwire in its place; the model cases run the real inspection (a TF child) where one is
+needed to find the problem.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from advisor import errors
+from advisor.cli import main
+from advisor.recommend import (
+    HASH_ANNOTATION,
+    PROVENANCE_ANNOTATION,
+    configmap_yaml,
+    content_hash,
+    render_configmap,
+)
+from tests.conftest import FIXTURES, missing_real_part
+from tests.fakeapi.samples import recommendation
+from tests.fakeapi.server import FakeApiServer
+
+NAME, NS = "tf-advice", "ml"
+OLD_OUTPUT = b"# the previous advice, byte for byte\nkind: ConfigMap\n"
+OLD_ENV = b"TF_NUM_INTRAOP_THREADS=3\n"
+BUILDER = Path(__file__).resolve().parent / "fake_trials" / "build_models.py"
+V1_TREE = FIXTURES / "probe" / "v1"
+LEAF_QUOTA = "sys/fs/cgroup/cpu,cpuacct/kubepods/burstable/pod1f0c/cpu.cfs_quota_us"
+
+
+@dataclass
+class World:
+    """What a failed command must leave alone."""
+
+    tmp: Path
+    api: FakeApiServer
+    output: Path
+    env_file: Path
+    stored: dict[str, Any]
+    models: Callable[[], Path]
+
+    def fill(self, word: str) -> str:
+        return word.format(
+            tmp=self.tmp,
+            out=self.output,
+            env=self.env_file,
+            kubeconfig=self.api.kubeconfig,
+            models=self.models() if "{models}" in word else "",
+        )
+
+    def assert_unchanged(self) -> None:
+        assert self.output.read_bytes() == OLD_OUTPUT
+        assert self.env_file.read_bytes() == OLD_ENV
+        assert self.api.get(NS, NAME) == self.stored
+        assert self.api.writes() == [] or all(
+            r.query.get("dryRun") == "All" for r in self.api.writes()
+        )
+        leftovers = [p.name for p in self.tmp.iterdir() if p.name.endswith(".tmp")]
+        assert leftovers == []
+
+
+@pytest.fixture(scope="module")
+def built_models(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[], Path]]:
+    """Real SavedModels from tests/fake_trials/build_models.py, built only if a case needs one."""
+    cache: dict[str, Path] = {}
+
+    def get() -> Path:
+        if "out" not in cache:
+            if importlib.util.find_spec("tensorflow") is None:
+                missing_real_part("tensorflow is not installed")
+            out = tmp_path_factory.mktemp("models")
+            built = subprocess.run(
+                [sys.executable, str(BUILDER), str(out)],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
+            assert built.returncode == 0, built.stderr[-2000:]
+            cache["out"] = out
+        return cache["out"]
+
+    yield get
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeApiServer]:
+    with FakeApiServer(tmp_path_factory.mktemp("fakeapi"), configmap_name=NAME) as server:
+        server.put(render_configmap(recommendation(3, 2, budget_s=30.0), NAME, NS))
+        yield server
+
+
+@pytest.fixture
+def world(
+    tmp_path: Path,
+    api: FakeApiServer,
+    built_models: Callable[[], Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[World]:
+    monkeypatch.delenv("TFTA_POD_NAMESPACE", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-such-kubeconfig"))
+    output, env_file = tmp_path / "advice.yaml", tmp_path / "advice.env"
+    output.write_bytes(OLD_OUTPUT)
+    env_file.write_bytes(OLD_ENV)
+    api.requests.clear()
+    stored = api.get(NS, NAME)
+    assert stored is not None
+    yield World(tmp_path, api, output, env_file, stored, built_models)
+
+
+@pytest.fixture
+def no_sweep(monkeypatch: pytest.MonkeyPatch) -> None:
+    def tripwire(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the sweep started although the input should have stopped it")
+
+    import advisor.calibrate
+    import advisor.cli.calibrate_cmd
+
+    monkeypatch.setattr(advisor.calibrate, "calibrate", tripwire)
+    monkeypatch.setattr(advisor.cli.calibrate_cmd, "calibrate", tripwire)
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str, str]:
+    # warnings and info logs off: what is left on stderr is what the user must read
+    code = main(["--log-level", "error", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def the_one_line(err: str) -> str:
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("tf-thread-advisor: error: "), lines[0]
+    return lines[0]
+
+
+# --------------------------------------------------------------------------------------------------
+# flags, names, paths: one table
+
+
+U, M, P = errors.UsageError, errors.ModelError, errors.ProbeError
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    argv: tuple[str, ...]
+    error: type[errors.AdvisorError]
+    #: substrings the line must contain: the input and the problem
+    says: tuple[str, ...]
+    #: True: the problem is only found by loading the model (no tripwire)
+    loads_model: bool = False
+    env: dict[str, str] = field(default_factory=dict)
+
+
+RUN = ("run", "--output", "{out}", "--env-file", "{env}")
+
+
+def model_case(case_id: str, path: str, says: tuple[str, ...], *extra: str) -> Case:
+    """Found by calibrate itself (its inspection), so no tripwire replaces it."""
+    return Case(case_id, (*RUN, "--model", path, *extra), M, says, loads_model=True)
+
+
+CLUSTER = ("--configmap", NAME, "--namespace", NS, "--kubeconfig", "{kubeconfig}")
+
+CASES = [
+    # the command line itself
+    Case("no-command", (), U, ("COMMAND", "required")),
+    Case("unknown-command", ("frobnicate",), U, ("frobnicate", "invalid choice")),
+    Case("unknown-global-flag", ("--bogus", "probe"), U, ("--bogus", "unrecognized")),
+    Case("unknown-run-flag", (*RUN, "--bogus"), U, ("--bogus", "unrecognized")),
+    Case("flag-without-value", (*RUN, "--budget"), U, ("--budget", "expected one argument")),
+    Case("bad-format", ("probe", "--format", "xml"), U, ("--format", "'xml'")),
+    Case("bad-log-format", ("--log-format", "xml", "probe"), U, ("--log-format", "'xml'")),
+    Case("bad-log-level", ("--log-level", "loud", "probe"), U, ("--log-level", "'loud'")),
+    # --budget
+    Case("budget-zero", (*RUN, "--budget", "0"), U, ("--budget", "'0'", "positive")),
+    Case("budget-negative", (*RUN, "--budget", "-1"), U, ("--budget", "'-1'", "positive")),
+    Case("budget-word", (*RUN, "--budget", "abc"), U, ("--budget", "'abc'")),
+    Case("budget-nan", (*RUN, "--budget", "nan"), U, ("--budget", "'nan'")),
+    Case("budget-inf", (*RUN, "--budget", "inf"), U, ("--budget", "'inf'")),
+    Case("budget-too-small", (*RUN, "--budget", "5"), U, ("--budget 5", "too small")),
+    Case("budget-calibrate", ("calibrate", "--budget", "24.9"), U, ("--budget 24.9", "small")),
+    # sizes and the objective
+    Case("batch-zero", (*RUN, "--batch-size", "0"), U, ("--batch-size", "at least 1", "0")),
+    Case("batch-negative", (*RUN, "--batch-size", "-1"), U, ("--batch-size", "-1")),
+    Case("batch-fraction", (*RUN, "--batch-size", "1.5"), U, ("--batch-size", "'1.5'", "whole")),
+    Case("concurrency-zero", (*RUN, "--concurrency", "0"), U, ("--concurrency", "at least 1")),
+    Case("objective-unknown", (*RUN, "--objective", "speed"), U, ("--objective", "'speed'")),
+    Case("slo-without-bound", (*RUN, "--objective", "slo"), U, ("--objective slo", "--p99-ms")),
+    Case("bound-without-slo", (*RUN, "--p99-ms", "20"), U, ("--p99-ms", "--objective slo")),
+    Case(
+        "p99-negative",
+        (*RUN, "--objective", "slo", "--p99-ms", "-3"),
+        U,
+        ("--p99-ms", "'-3'", "positive"),
+    ),
+    Case("p99-word", (*RUN, "--objective", "slo", "--p99-ms", "fast"), U, ("--p99-ms", "'fast'")),
+    Case("model-empty", (*RUN, "--model", " "), U, ("--model", "empty")),
+    # names
+    Case(
+        "configmap-upper-case",
+        (*RUN, "--configmap", "TF-Advice", "--namespace", NS),
+        U,
+        ("--configmap 'TF-Advice'", "lowercase"),
+    ),
+    Case(
+        "configmap-underscore",
+        (*RUN, "--configmap", "tf_advice", "--namespace", NS),
+        U,
+        ("--configmap 'tf_advice'", "lowercase"),
+    ),
+    Case(
+        "configmap-too-long",
+        (*RUN, "--configmap", "a" * 254, "--namespace", NS),
+        U,
+        ("--configmap 'aaaa", "254 characters", "253"),
+    ),
+    Case(
+        "namespace-upper-case",
+        (*RUN, "--configmap", NAME, "--namespace", "ML"),
+        U,
+        ("--namespace 'ML'", "lowercase"),
+    ),
+    Case(
+        "namespace-too-long",
+        (*RUN, "--configmap", NAME, "--namespace", "n" * 64),
+        U,
+        ("--namespace 'nnnn", "64 characters", "63"),
+    ),
+    Case(
+        "namespace-underscore",
+        (*RUN, "--configmap", NAME, "--namespace", "ml_team"),
+        U,
+        ("--namespace 'ml_team'", "lowercase"),
+    ),
+    Case("configmap-without-namespace", (*RUN, "--configmap", NAME), U, ("--namespace",)),
+    Case(
+        "namespace-from-bad-env",
+        (*RUN, "--configmap", NAME),
+        U,
+        ("--namespace 'Bad_NS'", "lowercase"),
+        env={"TFTA_POD_NAMESPACE": "Bad_NS"},
+    ),
+    Case("node-label-no-equals", (*RUN, "--node-label", "pool"), U, ("--node-label 'pool'", "=")),
+    Case(
+        "node-label-bad-value",
+        (*RUN, "--node-label", "pool=a b"),
+        U,
+        ("--node-label 'pool=a b'", "label value"),
+    ),
+    Case(
+        "cluster-timeout-zero",
+        (*RUN, *CLUSTER, "--cluster-timeout", "0"),
+        U,
+        ("--cluster-timeout",),
+    ),
+    Case(
+        "kubeconfig-missing",
+        (*RUN, "--configmap", NAME, "--namespace", NS, "--kubeconfig", "{tmp}/nope"),
+        U,
+        ("--kubeconfig", "/nope", "no such file"),
+    ),
+    Case(
+        "kubeconfig-garbage",
+        (*RUN, "--configmap", NAME, "--namespace", NS, "--kubeconfig", "{out}"),
+        U,
+        ("advice.yaml", "cannot load it"),
+    ),
+    # --host-root
+    Case("host-root-missing", ("probe", "--host-root", "{tmp}/nope"), U, ("--host-root", "exist")),
+    Case(
+        "host-root-a-file",
+        (*RUN, "--host-root", "{out}"),
+        U,
+        ("--host-root", "advice.yaml", "not a directory"),
+    ),
+    Case("host-root-empty", ("probe", "--host-root", "{tmp}"), P, ("/proc/self/status",)),
+    # output paths
+    Case("output-folder-missing", ("run", "--output", "{tmp}/no/x.yaml"), U, ("--output", "exist")),
+    Case("output-is-a-directory", ("run", "--output", "{tmp}"), U, ("--output", "is a directory")),
+    Case(
+        "output-under-a-file",
+        ("run", "--output", "/etc/hostname/advice.yaml"),
+        U,
+        ("--output /etc/hostname/advice.yaml", "not a directory"),
+    ),
+    Case(
+        "output-in-a-pseudo-filesystem",
+        ("run", "--output", "/proc/advice.yaml"),
+        U,
+        ("--output /proc/advice.yaml", "not writable"),
+    ),
+    Case(
+        "env-file-is-a-directory",
+        ("run", "--output", "{out}", "--env-file", "{tmp}"),
+        U,
+        ("--env-file", "is a directory"),
+    ),
+    Case(
+        "report-folder-missing",
+        ("calibrate", "--report", "{tmp}/no/r.html"),
+        U,
+        ("--report", "/no/r.html", "exist"),
+    ),
+    # model paths
+    model_case("model-missing", "{tmp}/nope", ("/nope", "no such file")),
+    model_case("model-empty-dir", "{tmp}/empty", ("/empty", "empty")),
+    model_case("model-not-savedmodel", "{tmp}/plain", ("/plain", "saved_model.pb")),
+    model_case("model-garbage-keras", "{tmp}/g.keras", ("g.keras", "zip")),
+    model_case("model-wrong-suffix", "{out}", ("advice.yaml", "SavedModel")),
+    model_case("model-corrupt-savedmodel", "{models}/sm_corrupt", ("sm_corrupt",)),
+    model_case(
+        "model-wrong-signature",
+        "{models}/sm_good",
+        ("sm_good", "predict_v9"),
+        "--signature",
+        "predict_v9",
+    ),
+    model_case("model-string-inputs", "{models}/sm_string", ("sm_string", "string")),
+]
+
+
+def _prepare_model_paths(tmp: Path) -> None:
+    (tmp / "empty").mkdir()
+    (tmp / "plain").mkdir()
+    (tmp / "plain" / "variables.txt").write_text("not a model\n")
+    (tmp / "g.keras").write_bytes(bytes(range(256)) * 4)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(c, id=c.id, marks=[pytest.mark.tf] if "{models}" in "".join(c.argv) else [])
+        for c in CASES
+    ],
+)
+def test_bad_input_is_one_line_and_changes_nothing(
+    case: Case,
+    world: World,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    if not case.loads_model:
+        request.getfixturevalue("no_sweep")
+    _prepare_model_paths(world.tmp)
+    for key, value in case.env.items():
+        monkeypatch.setenv(key, value)
+    argv = [world.fill(word) for word in case.argv]
+    code, out, err = run_cli(capsys, argv)
+    assert code == case.error.exit_code, err
+    line = the_one_line(err)
+    for fragment in case.says:
+        assert world.fill(fragment) in line, line
+    assert out == ""
+    world.assert_unchanged()
+
+
+def test_the_table_is_big_enough_and_covers_every_run_flag() -> None:
+    from advisor.cli import build_parser
+
+    assert len(CASES) >= 40
+    parser = build_parser()
+    run_parser = parser._subparsers._group_actions[0].choices["run"]  # type: ignore[union-attr]
+    flags = {opt for action in run_parser._actions for opt in action.option_strings}
+    exercised = {word.split("=")[0] for case in CASES for word in case.argv}
+    # flags that take no value or cannot be wrong on their own
+    harmless = {"-h", "--help", "--force", "--signature"}
+    assert flags - harmless <= exercised, sorted(flags - harmless - exercised)
+
+
+# --------------------------------------------------------------------------------------------------
+# files the probe reads: damage is a warning, not a failure; nothing readable is a probe error
+
+
+def _damage(root: Path, how: str) -> str:
+    """Damage one file of a copied v1 tree; return the file as the warning names it."""
+    quota = root / LEAF_QUOTA
+    if how == "quota-binary":
+        quota.write_bytes(b"\xff\xfe\x00\x81garbage")
+    elif how == "quota-directory":
+        quota.unlink()
+        quota.mkdir()
+    elif how == "quota-words":
+        quota.write_text("lots\n")
+    elif how == "mountinfo-garbage":
+        (root / "proc/self/mountinfo").write_text("this is not a mount table\n")
+        return "/proc/self/mountinfo"
+    elif how == "mountinfo-binary":
+        (root / "proc/self/mountinfo").write_bytes(bytes(range(128, 256)) * 3)
+        return "/proc/self/mountinfo"
+    elif how == "proc-cgroup-garbage":
+        (root / "proc/self/cgroup").write_text("x:y\n:::\n\n7\n")
+        return "/proc/self/cgroup"
+    elif how == "cpuinfo-binary":
+        (root / "proc/cpuinfo").write_bytes(bytes(range(128, 256)) * 3)
+        return "/proc/cpuinfo"
+    return "/" + LEAF_QUOTA
+
+
+DAMAGES = [
+    "quota-binary",
+    "quota-directory",
+    "quota-words",
+    "mountinfo-garbage",
+    "mountinfo-binary",
+    "proc-cgroup-garbage",
+    "cpuinfo-binary",
+]
+
+
+@pytest.mark.parametrize("how", DAMAGES)
+def test_a_damaged_probe_file_is_a_warning_naming_it(
+    how: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "root"
+    shutil.copytree(V1_TREE, root)
+    named = _damage(root, how)
+    code, out, err = run_cli(capsys, ["probe", "--host-root", str(root), "--format", "json"])
+    assert (code, err) == (0, "")
+    profile = json.loads(out)
+    assert any(w.startswith(named) for w in profile["warnings"]), profile["warnings"]
+    assert profile["affinity_cpus"], "the affinity still comes through"
+
+
+@pytest.mark.parametrize(
+    "status, says",
+    [
+        ("Name:\tpython\n", "/proc/self/status"),
+        ("Cpus_allowed_list:\tbanana\n", "'banana'"),
+        (b"\xff\xfe\x00\x81", "/proc/self/status"),
+    ],
+    ids=["no-affinity-line", "affinity-garbage", "status-binary"],
+)
+def test_an_unknown_affinity_is_a_probe_error(
+    status: str | bytes, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "root"
+    shutil.copytree(V1_TREE, root)
+    target = root / "proc/self/status"
+    if isinstance(status, bytes):
+        target.write_bytes(status)
+    else:
+        target.write_text(status)
+    code, out, err = run_cli(capsys, ["probe", "--host-root", str(root)])
+    assert code == errors.ProbeError.exit_code
+    assert says in the_one_line(err)
+    assert out == ""
+
+
+# --------------------------------------------------------------------------------------------------
+# validate: every kind of bad ConfigMap file
+
+
+def _good() -> dict[str, Any]:
+    return render_configmap(recommendation(3, 2), NAME, NS)
+
+
+def _with(mutate: Callable[[dict[str, Any]], None], rehash: bool = False) -> bytes:
+    cm = _good()
+    mutate(cm)
+    if rehash:
+        annotations = cm["metadata"]["annotations"]
+        annotations[HASH_ANNOTATION] = content_hash(cm["data"])
+    return configmap_yaml(cm).encode()
+
+
+def _set_data(key: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def mutate(cm: dict[str, Any]) -> None:
+        cm["data"][key] = value
+
+    return mutate
+
+
+def _drop(*path: str) -> Callable[[dict[str, Any]], None]:
+    def mutate(cm: dict[str, Any]) -> None:
+        node = cm
+        for part in path[:-1]:
+            node = node[part]
+        del node[path[-1]]
+
+    return mutate
+
+
+def _set_annotation(key: str, value: str) -> Callable[[dict[str, Any]], None]:
+    def mutate(cm: dict[str, Any]) -> None:
+        cm["metadata"]["annotations"][key] = value
+
+    return mutate
+
+
+def _set_kind(cm: dict[str, Any]) -> None:
+    cm["kind"] = "Secret"
+
+
+VALIDATE_CASES: list[tuple[str, bytes | None, type[errors.AdvisorError], tuple[str, ...]]] = [
+    ("not-yaml", b"data: [unclosed\n  key: {\n", errors.InvalidAdviceError, ("not valid YAML",)),
+    ("yaml-list", b"- a\n- b\n", errors.InvalidAdviceError, ("mapping", "list")),
+    ("yaml-scalar", b"42\n", errors.InvalidAdviceError, ("mapping", "int")),
+    (
+        "two-documents",
+        b"---\n".join([configmap_yaml(_good()).encode()] * 2),
+        errors.InvalidAdviceError,
+        ("found 2",),
+    ),
+    ("empty-file", b"", errors.InvalidAdviceError, ("found 0",)),
+    ("binary-garbage", bytes(range(128, 256)) * 8, errors.InvalidAdviceError, ("UTF-8",)),
+    ("wrong-kind", _with(_set_kind), errors.InvalidAdviceError, ("kind ConfigMap", "'Secret'")),
+    ("missing-data", _with(_drop("data")), errors.InvalidAdviceError, ("TF_NUM_INTRAOP_THREADS",)),
+    (
+        "non-integer-value",
+        _with(_set_data("TF_NUM_INTRAOP_THREADS", "two"), rehash=True),
+        errors.InvalidAdviceError,
+        ("TF_NUM_INTRAOP_THREADS", "'two'", "positive integer"),
+    ),
+    (
+        "number-not-string",
+        _with(_set_data("TF_NUM_INTEROP_THREADS", 2)),
+        errors.InvalidAdviceError,
+        ("data.TF_NUM_INTEROP_THREADS", "string"),
+    ),
+    (
+        "zero",
+        _with(_set_data("TF_NUM_INTRAOP_THREADS", "0"), rehash=True),
+        errors.InvalidAdviceError,
+        ("TF_NUM_INTRAOP_THREADS", "'0'"),
+    ),
+    (
+        "too-large",
+        _with(_set_data("TF_NUM_INTRAOP_THREADS", "100000"), rehash=True),
+        errors.InvalidAdviceError,
+        ("TF_NUM_INTRAOP_THREADS", "100000"),
+    ),
+    (
+        "bad-env-name",
+        _with(_set_data("tf-threads", "2"), rehash=True),
+        errors.InvalidAdviceError,
+        ("tf-threads",),
+    ),
+    (
+        "extra-data-key",
+        _with(_set_data("MKL_NUM_THREADS", "2"), rehash=True),
+        errors.InvalidAdviceError,
+        ("MKL_NUM_THREADS",),
+    ),
+    (
+        "annotation-not-json",
+        _with(_set_annotation(PROVENANCE_ANNOTATION, "{node: a")),
+        errors.InvalidAdviceError,
+        (PROVENANCE_ANNOTATION, "not JSON"),
+    ),
+    (
+        "annotation-missing",
+        _with(_drop("metadata", "annotations", PROVENANCE_ANNOTATION)),
+        errors.InvalidAdviceError,
+        (PROVENANCE_ANNOTATION, "missing"),
+    ),
+    (
+        "hash-mismatch",
+        _with(_set_data("TF_NUM_INTRAOP_THREADS", "1")),
+        errors.InvalidAdviceError,
+        (HASH_ANNOTATION, "edited by hand"),
+    ),
+    ("missing-file", None, errors.UsageError, ("validate", "cm.yaml", "No such file")),
+]
+
+
+@pytest.mark.parametrize(
+    "content, error, says",
+    [case[1:] for case in VALIDATE_CASES],
+    ids=[case[0] for case in VALIDATE_CASES],
+)
+def test_validate_names_the_file_and_the_problem(
+    content: bytes | None,
+    error: type[errors.AdvisorError],
+    says: tuple[str, ...],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = tmp_path / "cm.yaml"
+    if content is not None:
+        path.write_bytes(content)
+    code, out, err = run_cli(capsys, ["validate", str(path)])
+    assert code == error.exit_code, err
+    line = the_one_line(err)
+    assert str(path) in line
+    for fragment in says:
+        assert fragment in line, line
+    assert out == ""
+    if content is not None:
+        assert path.read_bytes() == content
+
+
+def test_the_good_configmap_validates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the mutations above start from this: it must be fine, or every case would pass vacuously
+    path = tmp_path / "cm.yaml"
+    path.write_text(configmap_yaml(_good()))
+    code, out, err = run_cli(capsys, ["validate", str(path)])
+    assert (code, err) == (0, "")
+    assert out.startswith("ok: ")
