@@ -215,8 +215,30 @@ def _targets(args: argparse.Namespace, env: Mapping[str, str]) -> _Targets:
     )
 
 
-def write_atomically(path: Path, text: str, flag: str) -> None:
-    """Temp file in the same folder, then rename: a reader never sees half a file."""
+@dataclass(frozen=True)
+class _StagedFile:
+    """A file's new content, complete on disk next to it, not yet in its place."""
+
+    path: Path
+    tmp: Path
+    flag: str
+
+    def commit(self) -> None:
+        try:
+            self.tmp.replace(self.path)
+        except OSError as exc:
+            self.discard()
+            raise OutputError(
+                f"{self.flag} {self.path}: cannot write it ({exc.strerror or exc})"
+            ) from None
+
+    def discard(self) -> None:
+        self.tmp.unlink(missing_ok=True)
+
+
+def stage_file(path: Path, text: str, flag: str) -> _StagedFile:
+    """Temp file in the same folder, to be renamed by ``commit``: a reader never sees half a
+    file, and a run that fails later (the cluster write) leaves the old file as it was."""
     tmp_name = None
     try:
         with tempfile.NamedTemporaryFile(
@@ -227,11 +249,11 @@ def write_atomically(path: Path, text: str, flag: str) -> None:
             tmp.flush()
             os.fsync(tmp.fileno())
         Path(tmp_name).chmod(0o644)
-        Path(tmp_name).replace(path)
     except OSError as exc:
         if tmp_name is not None:
             Path(tmp_name).unlink(missing_ok=True)
         raise OutputError(f"{flag} {path}: cannot write it ({exc.strerror or exc})") from None
+    return _StagedFile(path, Path(tmp_name), flag)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -271,21 +293,29 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidAdviceError("the rendered ConfigMap does not read back as the same advice")
     text = configmap_yaml(configmap)
 
-    if targets.output not in (None, "-"):
-        write_atomically(Path(targets.output), text, "--output")
-        log.info("ConfigMap YAML written to %s", targets.output)
-    if targets.env_file is not None:
-        write_atomically(targets.env_file, env_file_text(rec), "--env-file")
-        log.info("env file written to %s", targets.env_file)
-    if writer is not None:
-        outcome = writer.publish(configmap, budget_s=options.budget_s, force=args.force)
-        log.info(
-            "%s %s (resourceVersion %s): %s",
-            outcome.action,
-            writer.where,
-            outcome.resource_version,
-            " ".join(f"{k}={v}" for k, v in rec.env.items()),
-        )
+    # Files are staged first (a full disk fails before the cluster is touched) and put in place
+    # only after the cluster write succeeded: a failed run leaves every output as it was.
+    staged: list[_StagedFile] = []
+    try:
+        if targets.output not in (None, "-"):
+            staged.append(stage_file(Path(targets.output), text, "--output"))
+        if targets.env_file is not None:
+            staged.append(stage_file(targets.env_file, env_file_text(rec), "--env-file"))
+        if writer is not None:
+            outcome = writer.publish(configmap, budget_s=options.budget_s, force=args.force)
+            log.info(
+                "%s %s (resourceVersion %s): %s",
+                outcome.action,
+                writer.where,
+                outcome.resource_version,
+                " ".join(f"{k}={v}" for k, v in rec.env.items()),
+            )
+        for item in staged:
+            item.commit()
+            log.info("%s written to %s", item.flag, item.path)
+    finally:
+        for item in staged:
+            item.discard()
     nothing_else = targets.output is None and targets.env_file is None and writer is None
     if targets.output == "-" or nothing_else:
         sys.stdout.write(text)
