@@ -1,0 +1,396 @@
+"""Faults, through the real CLI: at publish (the fake API server misbehaving after the sweep) and
+during trials (children that hang, crash, are killed or print garbage).
+
+Publish faults run ``run`` in-process with the real search over a cost model (no TF: what is under
+test is what happens after the sweep); each fault is switched on by a hook between the pre-sweep
+checks and the publish, exactly where a real cluster would start to fail. Trial faults run the
+real runner with real child processes: the trial program is replaced by a dispatcher that turns
+each setting into one misbehaviour of tests/fake_trials/fake_trial.py.
+
+Every failure must be the documented exit code with one line on stderr, the ``--output`` and
+``--env-file`` files keeping their old bytes and the stored ConfigMap not carrying the new advice.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+import yaml
+
+# imported before any test patches advisor.calibrate.calibrate: the calibrate command binds it
+import advisor.cli.calibrate_cmd  # noqa: F401
+from advisor import errors
+from advisor.calibrate import runner
+from advisor.calibrate.candidates import candidate_configs
+from advisor.cli import main
+from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
+from advisor.probe import probe_node
+from advisor.recommend import render_configmap
+from tests.fakeapi.rbac import role_rules, without_verb
+from tests.fakeapi.samples import recommendation
+from tests.fakeapi.server import FakeApiServer
+from tests.search_fakes import FakeClock, FakeTrials
+
+NAME, NS = "tf-advice", "ml"
+OLD_OUTPUT = b"# the previous advice, byte for byte\n"
+OLD_ENV = b"TF_NUM_INTRAOP_THREADS=3\n"
+FAKE_TRIAL = Path(__file__).resolve().parent / "fake_trials" / "fake_trial.py"
+#: the bound on all API retries of one operation in these tests (the Job's default is 60 s)
+CLUSTER_TIMEOUT_S = 6.0
+
+Hook = Callable[["Scene"], None]
+
+
+@dataclass
+class Outcome:
+    code: int
+    out: str
+    err: str
+    seconds: float
+
+    def the_one_line(self) -> str:
+        assert "Traceback" not in self.err
+        lines = self.err.splitlines()
+        assert len(lines) == 1, self.err
+        assert lines[0].startswith("tf-thread-advisor: error: ")
+        return lines[0]
+
+
+@dataclass
+class Scene:
+    tmp: Path
+    api: FakeApiServer
+    output: Path
+    env_file: Path
+    capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch
+    #: the cluster connections ``run`` made (hooks may cut them)
+    connections: list[Any] = field(default_factory=list)
+
+    def run(self, *extra: str, at_publish: Hook | None = None) -> Outcome:
+        """``run`` to the fake cluster and both files; ``at_publish`` runs after the sweep."""
+        from advisor import calibrate as package
+        from advisor import cluster
+
+        real_calibrate, real_connect = package.calibrate, cluster.connect
+
+        def connect(*args: Any, **kwargs: Any) -> Any:
+            connection = real_connect(*args, **kwargs)
+            self.connections.append(connection)
+            return connection
+
+        def sweep_then_fault(
+            options: CalibrationOptions, node: NodeProfile, **kwargs: Any
+        ) -> CalibrationResult:
+            clock = FakeClock()
+            trials = FakeTrials(clock, usable=node.effective_cpus, affinity=len(node.affinity_cpus))
+            result = real_calibrate(options, node, trial_fn=trials, clock=clock, **kwargs)
+            if at_publish is not None:
+                at_publish(self)
+            return result
+
+        self.monkeypatch.setattr(package, "calibrate", sweep_then_fault)
+        self.monkeypatch.setattr(cluster, "connect", connect)
+        argv = [
+            *("--log-level", "error", "run", "--budget", "60"),
+            *("--configmap", NAME, "--namespace", NS, "--kubeconfig", str(self.api.kubeconfig)),
+            *("--output", str(self.output), "--env-file", str(self.env_file)),
+            *("--cluster-timeout", str(CLUSTER_TIMEOUT_S), *extra),
+        ]
+        started = time.monotonic()
+        code = main(argv)
+        seconds = time.monotonic() - started
+        out, err = self.capsys.readouterr()
+        return Outcome(code, out, err, seconds)
+
+    def assert_files_unchanged(self) -> None:
+        assert self.output.read_bytes() == OLD_OUTPUT
+        assert self.env_file.read_bytes() == OLD_ENV
+        assert [p.name for p in self.tmp.iterdir() if p.name.endswith(".tmp")] == []
+
+    def published(self) -> dict[str, Any] | None:
+        """The ConfigMap this run wrote to ``--output`` (None when it did not write it)."""
+        if self.output.read_bytes() == OLD_OUTPUT:
+            return None
+        loaded: dict[str, Any] = yaml.safe_load(self.output.read_text())
+        return loaded
+
+
+@pytest.fixture
+def scene(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Scene]:
+    output, env_file = tmp_path / "advice.yaml", tmp_path / "advice.env"
+    output.write_bytes(OLD_OUTPUT)
+    env_file.write_bytes(OLD_ENV)
+    with FakeApiServer(tmp_path, configmap_name=NAME) as api:
+        yield Scene(tmp_path, api, output, env_file, capsys, monkeypatch)
+
+
+def seed(api: FakeApiServer) -> dict[str, Any]:
+    """A previous advice, measured with a smaller budget than the run's (so it may be replaced)."""
+    return api.put(render_configmap(recommendation(3, 2, budget_s=30.0), NAME, NS))
+
+
+# --------------------------------------------------------------------------------------------------
+# faults at publish that end the run: exit code, one line, nothing changed
+
+
+def rotate_token(scene: Scene) -> None:
+    scene.api.token = "rotated-while-we-measured"
+
+
+def revoke_patch(scene: Scene) -> None:
+    scene.api.rules = without_verb(role_rules(configmap_name=NAME), "patch")
+
+
+def delete_namespace(scene: Scene) -> None:
+    api = scene.api
+    with api._lock:
+        api.namespaces.discard(NS)
+        api._store.pop((NS, NAME), None)
+
+
+def make_immutable(scene: Scene) -> None:
+    stored = scene.api.get(NS, NAME)
+    assert stored is not None
+    scene.api.put({**stored, "immutable": True})
+
+
+def keep_changing(scene: Scene) -> None:
+    """Another writer bumps the ConfigMap before each of our writes: every apply is stale."""
+    counter = iter(range(1000))
+
+    def race(server: FakeApiServer) -> None:
+        stored = server.get(NS, NAME)
+        assert stored is not None
+        stored["metadata"]["labels"]["race"] = str(next(counter))
+        server.put(stored)
+
+    scene.api.before_write = race
+
+
+def fail_every_request(status: int) -> Hook:
+    def hook(scene: Scene) -> None:
+        scene.api.inject(status, times=10_000)
+
+    return hook
+
+
+def hang_every_request(scene: Scene) -> None:
+    scene.api.hang(times=10_000)
+
+
+def refuse_connections(scene: Scene) -> None:
+    """The API server goes away: its port is closed, and so are the client's kept-alive
+    connections to it (a dead server's connections die with it)."""
+    scene.api.stop()
+    for connection in scene.connections:
+        connection.api_client.rest_client.pool_manager.clear()
+
+
+@dataclass(frozen=True)
+class Fault:
+    id: str
+    hook: Hook
+    error: type[errors.AdvisorError]
+    says: tuple[str, ...]
+    seeded: bool = True
+
+
+FATAL = [
+    Fault("401-token-rotated", rotate_token, errors.ForbiddenError, ("401", "credentials")),
+    Fault("403-role-lost-patch", revoke_patch, errors.ForbiddenError, ("forbidden", "patch")),
+    Fault(
+        "404-namespace-gone",
+        delete_namespace,
+        errors.ClusterRejectedError,
+        ("namespace ml not found",),
+        seeded=False,
+    ),
+    Fault("409-conflict-persisting", keep_changing, errors.ConflictError, ("kept changing",)),
+    Fault("422-immutable", make_immutable, errors.ClusterRejectedError, ("422", "immutable")),
+    # transient statuses are retried (more than one attempt) up to the bound, then given up on
+    Fault(
+        "500-persisting",
+        fail_every_request(500),
+        errors.ClusterUnreachableError,
+        ("HTTP 500", "gave up after 3 attempt(s)"),
+    ),
+    Fault(
+        "503-persisting",
+        fail_every_request(503),
+        errors.ClusterUnreachableError,
+        ("HTTP 503", "gave up after 3 attempt(s)"),
+    ),
+    Fault(
+        "429-persisting",
+        fail_every_request(429),
+        errors.ClusterUnreachableError,
+        ("HTTP 429", "gave up after 3 attempt(s)"),
+    ),
+    Fault(
+        "connection-refused",
+        refuse_connections,
+        errors.ClusterUnreachableError,
+        ("cannot connect",),
+    ),
+    Fault(
+        "never-answers", hang_every_request, errors.ClusterUnreachableError, ("no answer within",)
+    ),
+]
+
+
+@pytest.mark.parametrize("fault", FATAL, ids=[f.id for f in FATAL])
+def test_a_fault_at_publish_is_one_line_and_changes_nothing(fault: Fault, scene: Scene) -> None:
+    before = seed(scene.api) if fault.seeded else None
+    outcome = scene.run(at_publish=fault.hook)
+    assert outcome.code == fault.error.exit_code, outcome.err
+    line = outcome.the_one_line()
+    for fragment in fault.says:
+        assert fragment in line, line
+    assert "configmaps/tf-advice" in line or "ConfigMap" in line or "tf-advice" in line, line
+    assert outcome.out == ""
+    scene.assert_files_unchanged()
+    stored = scene.api.get(NS, NAME)
+    if before is None:
+        assert stored is None
+    else:
+        assert stored is not None
+        # whatever another writer did, our advice never landed
+        assert stored["data"] == before["data"]
+        assert stored["metadata"]["annotations"] == before["metadata"]["annotations"]
+    # retries are bounded by --cluster-timeout (generous slack: this is a bound, not a speed)
+    assert outcome.seconds < CLUSTER_TIMEOUT_S + 20
+
+
+# --------------------------------------------------------------------------------------------------
+# transient faults at publish: retried, then the advice lands
+
+
+@pytest.mark.parametrize(
+    "status, times, retry_after",
+    [(429, 1, "1"), (503, 2, None), (500, 1, None), (409, 1, None)],
+    ids=["429-retry-after", "503-twice", "500-once", "409-once"],
+)
+def test_a_transient_fault_at_publish_is_retried(
+    status: int, times: int, retry_after: str | None, scene: Scene
+) -> None:
+    seed(scene.api)
+
+    def hook(scene: Scene) -> None:
+        scene.api.requests.clear()
+        scene.api.inject(status, times=times, retry_after=retry_after, method="PATCH")
+
+    outcome = scene.run(at_publish=hook)
+    assert (outcome.code, outcome.err) == (0, ""), outcome.err
+    printed = scene.published()
+    assert printed is not None
+    stored = scene.api.get(NS, NAME)
+    assert stored is not None
+    assert stored["data"] == printed["data"]
+    assert stored["metadata"]["annotations"] == printed["metadata"]["annotations"]
+    patches = [r.status for r in scene.api.requests if r.method == "PATCH"]
+    assert patches == [status] * times + [200]
+
+
+# --------------------------------------------------------------------------------------------------
+# faults during trials: recorded with their reason, the sweep goes on; a dead baseline is fatal
+
+DISPATCHER = """
+import json, os, sys
+MODES = json.loads({modes!r})
+args = sys.argv[1:]
+request = json.loads(open(args[args.index("--request") + 1]).read())
+if request["mode"] == "inspect":
+    info = {{"kind": "builtin", "batch_size": request["batch_size"],
+             "concurrency": request["concurrency"], "tf_version": "0.0-fake"}}
+    with open(args[args.index("--result") + 1], "w") as out:
+        json.dump({{"status": "ok", "info": info}}, out)
+    sys.exit(0)
+key = ",".join(os.environ.get(f"TF_NUM_{{pool}}_THREADS", "-") for pool in ("INTRAOP", "INTEROP"))
+mode = MODES.get(key, ["ok"])
+os.execv(sys.executable, [sys.executable, {fake!r}, *mode, *args])
+"""
+
+
+def use_trial_programs(
+    monkeypatch: pytest.MonkeyPatch, tmp: Path, modes: dict[str, list[str]]
+) -> None:
+    """Every trial child (and the inspection) runs the dispatcher instead of TensorFlow."""
+    script = tmp / "dispatch_trial.py"
+    script.write_text(DISPATCHER.format(modes=json.dumps(modes), fake=str(FAKE_TRIAL)))
+    monkeypatch.setattr(runner, "default_program", lambda: [sys.executable, str(script)])
+
+
+def test_faulty_trials_are_recorded_and_the_sweep_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    node = probe_node()
+    settings = [(c.intra_op_threads, c.inter_op_threads) for c in candidate_configs(node)]
+    faults = {
+        "hang": ("timeout", "deadline"),
+        "crash": ("crashed", "the model exploded"),
+        "sigkill": ("oom", "SIGKILL"),
+        "garbage": ("failed", "not JSON"),
+        "sigsegv": ("crashed", "SIGSEGV"),
+        "silent": ("failed", "without an answer"),
+    }
+    pid_file = tmp_path / "hang.pids"
+    modes: dict[str, list[str]] = {}
+    assigned: dict[tuple[int, int], str] = {}
+    # the first setting (closest to the usable CPUs) stays healthy: something must be advised
+    for (intra, inter), mode in zip(settings[1:], faults, strict=False):
+        modes[f"{intra},{inter}"] = [mode, str(pid_file)] if mode == "hang" else [mode]
+        assigned[(intra, inter)] = mode
+    assert len(assigned) >= 3, f"too few settings on this node to show the faults: {settings}"
+    use_trial_programs(monkeypatch, tmp_path, modes)
+
+    code = main(["--log-level", "error", "calibrate", "--budget", "60", "--format", "json"])
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, ""), err
+    result = json.loads(out)
+    seen: dict[str, dict[str, Any]] = {}
+    for trial in result["trials"]:
+        mode = assigned.get((trial["intra_op_threads"], trial["inter_op_threads"]))
+        if mode is not None:
+            status, says = faults[mode]
+            assert trial["status"] == status, trial
+            assert says in trial["reason"], trial
+            seen[mode] = trial
+        else:
+            assert trial["status"] == "ok", trial
+    assert set(seen) == set(assigned.values()), "every faulty setting was tried and recorded"
+    assert (result["intra_op_threads"], result["inter_op_threads"]) not in assigned
+    # the hung child and the grandchild it started went with its process group
+    for pid in map(int, pid_file.read_text().split()):
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+@pytest.mark.parametrize("baseline", ["crash", "garbage", "sigkill"])
+def test_a_baseline_that_cannot_run_publishes_nothing(baseline: str, scene: Scene) -> None:
+    seed(scene.api)
+    before = scene.api.get(NS, NAME)
+    use_trial_programs(scene.monkeypatch, scene.tmp, {"-,-": [baseline]})
+    argv = [
+        *("--log-level", "error", "run", "--budget", "60"),
+        *("--configmap", NAME, "--namespace", NS, "--kubeconfig", str(scene.api.kubeconfig)),
+        *("--output", str(scene.output), "--env-file", str(scene.env_file)),
+    ]
+    code = main(argv)
+    out, err = scene.capsys.readouterr()
+    outcome = Outcome(code, out, err, 0.0)
+    assert outcome.code == errors.CalibrationError.exit_code, err
+    assert "baseline" in outcome.the_one_line()
+    assert out == ""
+    scene.assert_files_unchanged()
+    assert scene.api.get(NS, NAME) == before
+    assert [r for r in scene.api.writes() if r.query.get("dryRun") != "All"] == []
