@@ -84,10 +84,17 @@ def image(podman: list[str]) -> Iterator[str]:
 
 
 def _run(
-    podman: list[str], image: str, *args: str, timeout: float = 600, cpus: str = "1.5"
+    podman: list[str],
+    image: str,
+    *args: str,
+    timeout: float = 600,
+    cpus: str = "1.5",
+    volumes: tuple[str, ...] = (),
 ) -> subprocess.CompletedProcess[str]:
     """docker-run the way a cautious user (or a Job) does: read-only root, tmpfs /tmp, CPU limit."""
     cmd = [*podman, "run", "--rm", "--read-only", "--tmpfs", "/tmp:rw,size=512m"]
+    for volume in volumes:
+        cmd += ["-v", volume]
     cmd += ["--cpus", cpus, "--network", "none", image, *args]
     return subprocess.run(
         cmd, env=_podman_env(), capture_output=True, text=True, timeout=timeout, check=False
@@ -148,10 +155,29 @@ def test_probe_reports_the_cpu_limit_read_only(podman: list[str], image: str) ->
     assert profile["quota_cpus"] == 1.5
 
 
-def test_short_run_prints_a_valid_configmap(podman: list[str], image: str) -> None:
-    proc = _run(podman, image, "run", "--budget", "30", "--output", "-", timeout=600)
+def test_short_run_writes_configmap_and_env_file(
+    podman: list[str], image: str, tmp_path: Path
+) -> None:
+    """The documented `-v $PWD/out:/out IMAGE run --output ... --env-file ...` form."""
+    out = tmp_path / "out"
+    out.mkdir()
+    out.chmod(0o777)  # the image's user is 65532
+    proc = _run(
+        podman,
+        image,
+        "run",
+        "--budget",
+        "30",
+        "--output",
+        "/out/configmap.yaml",
+        "--env-file",
+        "/out/advice.env",
+        volumes=(f"{out}:/out",),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    configmap = _assert_valid_configmap(proc.stdout)
+    configmap = _assert_valid_configmap((out / "configmap.yaml").read_text())
+    env_lines = (out / "advice.env").read_text().splitlines()
+    assert dict(line.split("=", 1) for line in env_lines) == configmap["data"]
     # the probe inside the container saw the limit, and the advice says so
     annotations = configmap["metadata"]["annotations"]
     provenance = json.loads(next(v for k, v in annotations.items() if k.endswith("/provenance")))
@@ -164,3 +190,44 @@ def test_default_command_prints_a_valid_configmap(podman: list[str], image: str)
     proc = _run(podman, image, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     _assert_valid_configmap(proc.stdout)
+
+
+def test_image_is_a_base_for_a_baked_in_model(
+    podman: list[str], image: str, tmp_path: Path
+) -> None:
+    """`FROM tf-thread-advisor` + `COPY model /model`: the model is readable by uid 65532 and
+    measured read-only (what the chart's `model.source: image` relies on)."""
+    context = tmp_path / "ctx"
+    built = subprocess.run(
+        [sys.executable, str(REPO / "tests" / "fake_trials" / "build_models.py"), str(context)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr[-2000:]
+    (context / "Dockerfile").write_text(f"FROM {image}\nCOPY sm_good /model\n")
+    derived = "localhost/tf-thread-advisor-model:test"
+    proc = subprocess.run(
+        [*podman, "build", "--pull=never", "--network", "none", "-t", derived, str(context)],
+        env=_podman_env(),
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT_S,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    try:
+        run = _run(podman, derived, "run", "--model", "/model", "--budget", "30", "--output", "-")
+        assert run.returncode == 0, run.stderr[-3000:]
+        configmap = _assert_valid_configmap(run.stdout)
+        annotations = configmap["metadata"]["annotations"]
+        provenance = json.loads(
+            next(v for k, v in annotations.items() if k.endswith("/provenance"))
+        )
+        assert provenance["workload"]["kind"] == "savedmodel"
+    finally:
+        subprocess.run(
+            [*podman, "rmi", "-f", derived], env=_podman_env(), capture_output=True, check=False
+        )
