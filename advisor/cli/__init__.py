@@ -82,7 +82,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         detail = f"{type(exc).__name__}: {exc}"
         return _fail(1, f"internal error: {detail} (rerun with --debug for details)", debug)
     finally:
-        _restore_signal_handlers(previous)
+        # Run as the program (no argv) and interrupted: stay deaf to further signals until the
+        # process exits, or a late repeat kills it by signal (exit 143) instead of code 130.
+        if argv is not None or signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
+            _restore_signal_handlers(previous)
 
 
 def _check_host_root(args: argparse.Namespace) -> None:
@@ -97,7 +100,11 @@ def _check_host_root(args: argparse.Namespace) -> None:
 def _on_termination(signum: int, _frame: object) -> None:
     # A Job hitting activeDeadlineSeconds or a node drain sends SIGTERM. Raising here unwinds the
     # main thread through every ``finally`` (trial children are killed there), and nothing that
-    # runs after the sweep, i.e. publishing, is reached.
+    # runs after the sweep, i.e. publishing, is reached. A second signal (kubelet and a user's
+    # Ctrl-C, or an impatient repeat) must not interrupt that cleanup: later ones are ignored
+    # until main() restores the handlers.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, signal.SIG_IGN)
     raise InterruptedRunError(
         f"interrupted by {signal.Signals(signum).name}; nothing was published"
     )
