@@ -64,28 +64,42 @@ def _command_modules() -> list[ModuleType]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code (see ``advisor.errors.EXIT_CODES``)."""
-    debug = "--debug" in (sys.argv[1:] if argv is None else argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in words
+    as_json = _json_requested(words)
     previous = _install_signal_handlers()
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser().parse_args(words)
         _logging.configure(args.log_format, args.log_level)
         _check_host_root(args)
         code: int = args.func(args)
         return code
     except AdvisorError as exc:
-        return _fail(exc.exit_code, str(exc), debug)
+        return _fail(exc.exit_code, str(exc), debug, as_json)
     except KeyboardInterrupt:
-        return _fail(InterruptedRunError.exit_code, "interrupted; nothing was published", debug)
+        message = "interrupted; nothing was published"
+        return _fail(InterruptedRunError.exit_code, message, debug, as_json)
     except BrokenPipeError:
         return 1
     except Exception as exc:  # the last-resort handler: one line, never a traceback by default
         detail = f"{type(exc).__name__}: {exc}"
-        return _fail(1, f"internal error: {detail} (rerun with --debug for details)", debug)
+        message = f"internal error: {detail} (rerun with --debug for details)"
+        return _fail(1, message, debug, as_json)
     finally:
         # Run as the program (no argv) and interrupted: stay deaf to further signals until the
         # process exits, or a late repeat kills it by signal (exit 143) instead of code 130.
         if argv is not None or signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
             _restore_signal_handlers(previous)
+
+
+def _json_requested(words: Sequence[str]) -> bool:
+    """``--log-format json`` among the words, read before (and even if) parsing fails."""
+    for index, word in enumerate(words):
+        if word == "--log-format=json":
+            return True
+        if word == "--log-format" and words[index + 1 : index + 2] == ["json"]:
+            return True
+    return False
 
 
 def _check_host_root(args: argparse.Namespace) -> None:
@@ -128,10 +142,14 @@ def _restore_signal_handlers(previous: _HandlerMap) -> None:
         signal.signal(sig, handler)  # type: ignore[arg-type]
 
 
-def _fail(code: int, message: str, debug: bool) -> int:
+def _fail(code: int, message: str, debug: bool, as_json: bool = False) -> int:
     if debug:
         traceback.print_exc(file=sys.stderr)
     first_line = " ".join(message.split())
-    print(f"{PROG}: error: {first_line}", file=sys.stderr)
+    if as_json:
+        # under --log-format json every stderr line is a JSON object, the final error included
+        print(_logging.error_json(first_line, code), file=sys.stderr)
+    else:
+        print(f"{PROG}: error: {first_line}", file=sys.stderr)
     logging.shutdown()
     return code

@@ -8,16 +8,32 @@ import sys
 import time
 
 
+def _timestamp(created: float) -> str:
+    msecs = int((created - int(created)) * 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(created)) + f".{msecs:03d}Z"
+
+
 class _JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         entry = {
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-            + f".{int(record.msecs):03d}Z",
+            "time": _timestamp(record.created),
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),
         }
         return json.dumps(entry, ensure_ascii=False)
+
+
+def error_json(message: str, exit_code: int) -> str:
+    """The CLI's final one-line error as a log pipeline wants it (``--log-format json``)."""
+    entry = {
+        "time": _timestamp(time.time()),
+        "level": "error",
+        "logger": "advisor",
+        "message": message,
+        "exit_code": exit_code,
+    }
+    return json.dumps(entry, ensure_ascii=False)
 
 
 def configure(log_format: str, level: str) -> None:
