@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import NoReturn
 
 from advisor import __version__
-from advisor.cli import _logging
+from advisor.cli import _logging, _output
 from advisor.errors import AdvisorError, InterruptedRunError, UsageError
 
 PROG = "tf-thread-advisor"
@@ -73,6 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _logging.configure(args.log_format, args.log_level)
         _check_host_root(args)
         code: int = args.func(args)
+        _output.emit("")  # short results still sit in the buffer: fail here, not at exit
         return code
     except AdvisorError as exc:
         return _fail(exc.exit_code, str(exc), debug, as_json)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from typing import TypeVar
 
 import yaml
 from pydantic import BaseModel
+
+from advisor.errors import OutputError
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -21,3 +24,15 @@ def render(model: M, fmt: str, text: Callable[[M], str]) -> str:
     if fmt == "yaml":
         return yaml.safe_dump(model.model_dump(mode="json"), sort_keys=False).rstrip("\n")
     return text(model)
+
+
+def emit(text: str) -> None:
+    """The command's result on stdout, flushed now: a full disk or a closed pipe behind
+    ``> file`` is an OutputError (exit 12), not an internal error or a silent exit 120."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise  # the reader left (``| head``): main() exits quietly
+    except OSError as exc:
+        raise OutputError(f"stdout: cannot write the result ({exc.strerror or exc})") from None

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from advisor.calibrate import calibrate
 from advisor.calibrate.report import text_summary, write_report
-from advisor.cli._output import FORMATS, render
+from advisor.cli._output import FORMATS, emit, render
 from advisor.errors import UsageError
 from advisor.models import CalibrationOptions
 from advisor.probe import probe_node
@@ -274,5 +274,5 @@ def run(args: argparse.Namespace) -> int:
     if args.report is not None:
         write_report(result, args.report)
         logging.getLogger("advisor.calibrate").info("report written to %s", args.report)
-    print(render(result, args.format, text_summary))
+    emit(render(result, args.format, text_summary) + "\n")
     return 0

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from advisor.cli._output import FORMATS, render
+from advisor.cli._output import FORMATS, emit, render
 from advisor.models import NodeProfile
 from advisor.probe import probe_node
 from advisor.probe.cpulist import format_cpulist
@@ -32,7 +32,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     profile = probe_node(args.host_root)
-    print(render(profile, args.format, summary))
+    emit(render(profile, args.format, summary) + "\n")
     return 0
 
 

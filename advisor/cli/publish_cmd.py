@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor import __version__
+from advisor.cli._output import emit
 from advisor.errors import (
     CheckMismatchError,
     ClusterRejectedError,
@@ -318,8 +319,7 @@ def run(args: argparse.Namespace) -> int:
             item.discard()
     nothing_else = targets.output is None and targets.env_file is None and writer is None
     if targets.output == "-" or nothing_else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        emit(text)
     return 0
 
 
@@ -369,7 +369,7 @@ def validate(args: argparse.Namespace) -> int:
     if args.file is not None and (args.namespace or args.kubeconfig):
         raise UsageError("--namespace and --kubeconfig only apply with --configmap")
     parsed = _fetch(args) if args.configmap else _parse_file(args.file, "validate")
-    print(f"ok: {describe(parsed)}")
+    emit(f"ok: {describe(parsed)}\n")
     return 0
 
 
@@ -465,7 +465,7 @@ def check(args: argparse.Namespace) -> int:
         differences += env_differences(os.environ, node, advice)
     subject = describe(parsed) if parsed is not None else "the advice env of this process"
     if not differences:
-        print(f"ok: this node matches {subject}")
+        emit(f"ok: this node matches {subject}\n")
         return 0
     if args.strict:
         raise CheckMismatchError(
@@ -473,5 +473,5 @@ def check(args: argparse.Namespace) -> int:
         )
     for line in differences:
         print(f"warning: {line}", file=sys.stderr)
-    print(f"ok with {len(differences)} warning(s): {subject}")
+    emit(f"ok with {len(differences)} warning(s): {subject}\n")
     return 0
