@@ -18,11 +18,15 @@ from typing import Any
 import yaml
 
 from advisor.errors import (
+    AdvisorError,
+    CheckMismatchError,
     ClusterRejectedError,
     ClusterUnreachableError,
     ForbiddenError,
     InvalidAdviceError,
     ModelError,
+    OutputError,
+    ProbeError,
     UsageError,
 )
 from tests.conftest import REPO, missing_real_part
@@ -30,10 +34,20 @@ from tests.conftest import REPO, missing_real_part
 #: Kubernetes versions the manifests must validate against (oldest supported, newest).
 K8S_VERSIONS = ("1.30", "1.35")
 
-#: exit codes a retry cannot fix: the Job must fail at once on these
+#: exit codes a retry cannot fix (README "Exit codes", retry no): the Job must fail at once
 NO_RETRY_CODES = {
     e.exit_code
-    for e in (UsageError, ModelError, InvalidAdviceError, ForbiddenError, ClusterRejectedError)
+    for e in (
+        AdvisorError,
+        UsageError,
+        ProbeError,
+        ModelError,
+        InvalidAdviceError,
+        ForbiddenError,
+        ClusterRejectedError,
+        CheckMismatchError,
+        OutputError,
+    )
 }
 RETRY_CODE = ClusterUnreachableError.exit_code
 

@@ -275,19 +275,22 @@ activeDeadlineSeconds: {{ .Values.job.activeDeadlineSeconds }}
 ttlSecondsAfterFinished: {{ .Values.job.ttlSecondsAfterFinished }}
 podFailurePolicy:
   rules:
-    # Exit codes (advisor/errors.py) a retry cannot fix: usage 2, model 4, invalid advice 6,
-    # forbidden 8, rejected by the API server 10.
+    # Exit codes (advisor/errors.py, README "Exit codes") a retry cannot fix: internal 1,
+    # usage 2, probe 3, model 4, invalid advice 6, forbidden 8, rejected by the API server 10,
+    # mismatch 11, local output 12.
     - action: FailJob
       onExitCodes:
         containerName: advisor
         operator: In
-        values: [2, 4, 6, 8, 10]
-    # Unreachable API server (7): retried, counts towards backoffLimit.
+        values: [1, 2, 3, 4, 6, 8, 10, 11, 12]
+    # Retried, counting towards backoffLimit: calibration 5, unreachable 7, conflict 9.
+    # Interrupted (130) is in no exit-code rule: a drained pod's SIGTERM reaches the
+    # DisruptionTarget rule below.
     - action: Count
       onExitCodes:
         containerName: advisor
         operator: In
-        values: [7]
+        values: [5, 7, 9]
     # Eviction, preemption, node drain: retried without counting.
     - action: Ignore
       onPodConditions:
