@@ -160,7 +160,11 @@ class ConfigMapWriter:
             if existing is not None:
                 old_rv = existing.get("metadata", {}).get("resourceVersion")
                 metadata["resourceVersion"] = old_rv
-            resp = self._apply(body, deadline, dry_run=False)
+            # Take fields over from other managers only from an object the guard has seen (or
+            # under --force): one created by someone else since the read answers 409, and the
+            # re-read shows it to the guard instead of being overwritten unseen.
+            take_over = existing is not None or force
+            resp = self._apply(body, deadline, dry_run=False, take_over=take_over)
             if resp.status in (200, 201):
                 new_rv = (resp.body or {}).get("metadata", {}).get("resourceVersion")
                 action: Literal["created", "updated", "unchanged"] = (
@@ -211,7 +215,9 @@ class ConfigMapWriter:
     # ---------------------------------------------------------------------------------------------
     # HTTP
 
-    def _apply(self, body: dict[str, Any], deadline: Deadline, *, dry_run: bool) -> Response:
+    def _apply(
+        self, body: dict[str, Any], deadline: Deadline, *, dry_run: bool, take_over: bool = True
+    ) -> Response:
         extra: dict[str, Any] = {"dry_run": "All"} if dry_run else {}
         return self._request(
             "patch",
@@ -221,7 +227,7 @@ class ConfigMapWriter:
                 self.namespace,
                 body,
                 field_manager=self.field_manager,
-                force=True,
+                force=take_over,
                 _content_type=APPLY_CONTENT_TYPE,
                 _preload_content=False,
                 _request_timeout=timeout,
