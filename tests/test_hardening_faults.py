@@ -178,6 +178,23 @@ def keep_changing(scene: Scene) -> None:
     scene.api.before_write = race
 
 
+def created_meanwhile(scene: Scene) -> None:
+    """Someone else (kubectl) creates the ConfigMap between our read (404) and our write: the
+    write must not take it over as if it had been ours to replace."""
+    foreign = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": NAME, "namespace": NS, "labels": {"team": "ml"}},
+        "data": {"TF_NUM_INTRAOP_THREADS": "64", "NOTES": "hand-tuned, do not touch"},
+    }
+
+    def race(server: FakeApiServer) -> None:
+        if server.get(NS, NAME) is None:
+            server.put(foreign, manager="kubectl")
+
+    scene.api.before_write = race
+
+
 def fail_every_request(status: int) -> Hook:
     def hook(scene: Scene) -> None:
         scene.api.inject(status, times=10_000)
@@ -217,6 +234,13 @@ FATAL = [
         seeded=False,
     ),
     Fault("409-conflict-persisting", keep_changing, errors.ConflictError, ("kept changing",)),
+    Fault(
+        "409-created-meanwhile",
+        created_meanwhile,
+        errors.ConflictError,
+        ("not written by tf-thread-advisor",),
+        seeded=False,
+    ),
     Fault("422-immutable", make_immutable, errors.ClusterRejectedError, ("422", "immutable")),
     # transient statuses are retried (more than one attempt) up to the bound, then given up on
     Fault(
@@ -262,7 +286,10 @@ def test_a_fault_at_publish_is_one_line_and_changes_nothing(fault: Fault, scene:
     scene.assert_files_unchanged()
     stored = scene.api.get(NS, NAME)
     if before is None:
-        assert stored is None
+        assert stored is None or "tf-thread-advisor.io/provenance" not in stored.get(
+            "metadata", {}
+        ).get("annotations", {}), stored
+        assert stored is None or stored["data"].get("NOTES") == "hand-tuned, do not touch"
     else:
         assert stored is not None
         # whatever another writer did, our advice never landed
