@@ -7,7 +7,6 @@ Each subcommand lives in its own module exposing ``register(subparsers)``; the m
 from __future__ import annotations
 
 import argparse
-import logging
 import signal
 import sys
 import traceback
@@ -146,11 +145,13 @@ def _restore_signal_handlers(previous: _HandlerMap) -> None:
 def _fail(code: int, message: str, debug: bool, as_json: bool = False) -> int:
     if debug:
         traceback.print_exc(file=sys.stderr)
+    # only our own handlers: logging.shutdown() would close every handler in the process (an
+    # embedding program's, pytest's, absl's once TF is imported) and crash it on a closed stream
+    _logging.flush()
     first_line = " ".join(message.split())
     if as_json:
         # under --log-format json every stderr line is a JSON object, the final error included
         print(_logging.error_json(first_line, code), file=sys.stderr)
     else:
         print(f"{PROG}: error: {first_line}", file=sys.stderr)
-    logging.shutdown()
     return code

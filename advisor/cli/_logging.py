@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
@@ -34,6 +35,14 @@ def error_json(message: str, exit_code: int) -> str:
         "exit_code": exit_code,
     }
     return json.dumps(entry, ensure_ascii=False)
+
+
+def flush() -> None:
+    """Push out what the ``advisor`` handlers hold, before a final error line follows them."""
+    for handler in logging.getLogger("advisor").handlers:
+        # a handler left by an earlier in-process call may hold a closed stream (as shutdown())
+        with contextlib.suppress(OSError, ValueError):
+            handler.flush()
 
 
 def configure(log_format: str, level: str) -> None:
