@@ -392,53 +392,50 @@ def test_the_table_is_big_enough_and_covers_every_run_flag() -> None:
 # files the probe reads: damage is a warning, not a failure; nothing readable is a probe error
 
 
-def _damage(root: Path, how: str) -> str:
-    """Damage one file of a copied v1 tree; return the file as the warning names it."""
-    quota = root / LEAF_QUOTA
-    if how == "quota-binary":
-        quota.write_bytes(b"\xff\xfe\x00\x81garbage")
-    elif how == "quota-directory":
-        quota.unlink()
-        quota.mkdir()
-    elif how == "quota-words":
-        quota.write_text("lots\n")
-    elif how == "mountinfo-garbage":
-        (root / "proc/self/mountinfo").write_text("this is not a mount table\n")
-        return "/proc/self/mountinfo"
-    elif how == "mountinfo-binary":
-        (root / "proc/self/mountinfo").write_bytes(bytes(range(128, 256)) * 3)
-        return "/proc/self/mountinfo"
-    elif how == "proc-cgroup-garbage":
-        (root / "proc/self/cgroup").write_text("x:y\n:::\n\n7\n")
-        return "/proc/self/cgroup"
-    elif how == "cpuinfo-binary":
-        (root / "proc/cpuinfo").write_bytes(bytes(range(128, 256)) * 3)
-        return "/proc/cpuinfo"
-    return "/" + LEAF_QUOTA
-
-
-DAMAGES = [
-    "quota-binary",
-    "quota-directory",
-    "quota-words",
-    "mountinfo-garbage",
-    "mountinfo-binary",
-    "proc-cgroup-garbage",
-    "cpuinfo-binary",
+V2_LEAF = (
+    "sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1f0c.slice/"
+    "cri-containerd-a.scope/cpu.max"
+)
+BINARY = bytes(range(128, 256)) * 3
+#: (id, fixture tree, file, new content; None = the file becomes a directory)
+DAMAGES: list[tuple[str, str, str, bytes | None]] = [
+    ("v1-quota-binary", "v1", LEAF_QUOTA, b"\xff\xfe\x00\x81garbage"),
+    ("v1-quota-directory", "v1", LEAF_QUOTA, None),
+    ("v1-quota-words", "v1", LEAF_QUOTA, b"lots\n"),
+    ("v1-mountinfo-garbage", "v1", "proc/self/mountinfo", b"this is not a mount table\n"),
+    ("v1-mountinfo-binary", "v1", "proc/self/mountinfo", BINARY),
+    ("v1-proc-cgroup-garbage", "v1", "proc/self/cgroup", b"x:y\n:::\n\n7\n"),
+    ("v1-cpuinfo-binary", "v1", "proc/cpuinfo", BINARY),
+    ("v2-cpu-max-binary", "v2", V2_LEAF, b"\xff\xfe\x00"),
+    ("v2-cpu-max-directory", "v2", V2_LEAF, None),
+    ("v2-cpu-max-words", "v2", V2_LEAF, b"lots of cpu\n"),
+    ("v2-cpu-max-empty", "v2", V2_LEAF, b""),
 ]
 
 
-@pytest.mark.parametrize("how", DAMAGES)
+@pytest.mark.parametrize(
+    "tree, damaged, content", [d[1:] for d in DAMAGES], ids=[d[0] for d in DAMAGES]
+)
 def test_a_damaged_probe_file_is_a_warning_naming_it(
-    how: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tree: str,
+    damaged: str,
+    content: bytes | None,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     root = tmp_path / "root"
-    shutil.copytree(V1_TREE, root)
-    named = _damage(root, how)
+    shutil.copytree(FIXTURES / "probe" / tree, root)
+    target = root / damaged
+    assert target.is_file(), "the fixture has the file this case damages"
+    if content is None:
+        target.unlink()
+        target.mkdir()
+    else:
+        target.write_bytes(content)
     code, out, err = run_cli(capsys, ["probe", "--host-root", str(root), "--format", "json"])
     assert (code, err) == (0, "")
     profile = json.loads(out)
-    assert any(w.startswith(named) for w in profile["warnings"]), profile["warnings"]
+    assert any(w.startswith("/" + damaged) for w in profile["warnings"]), profile["warnings"]
     assert profile["affinity_cpus"], "the affinity still comes through"
 
 
