@@ -21,7 +21,7 @@ import yaml
 from advisor import errors
 from advisor.cli import main
 from advisor.recommend import configmap_yaml, render_configmap
-from tests.conftest import REPO
+from tests.conftest import REPO, missing_real_part
 from tests.fakeapi.samples import recommendation
 from tests.test_hardening_faults import DISPATCHER, FAKE_TRIAL
 
@@ -180,7 +180,7 @@ def test_an_unexpected_error_under_json_logs_is_json(capsys: pytest.CaptureFixtu
 )
 def test_a_full_stdout_is_an_output_error(argv: list[str], tmp_path: Path) -> None:
     if not Path("/dev/full").exists():
-        pytest.skip("no /dev/full on this system")
+        missing_real_part("no /dev/full (the always-full device) on this system")
     cm = tmp_path / "cm.yaml"
     cm.write_text(configmap_yaml(render_configmap(recommendation(2, 1), "tf-advice", "ml")))
     with open("/dev/full", "w") as full:
