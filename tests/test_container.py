@@ -166,36 +166,6 @@ def test_probe_reports_the_cpu_limit_read_only(podman: list[str], image: str) ->
     assert profile["quota_cpus"] == 1.5
 
 
-def test_short_run_writes_configmap_and_env_file(
-    podman: list[str], image: str, tmp_path: Path
-) -> None:
-    """The documented `-v $PWD/out:/out IMAGE run --output ... --env-file ...` form."""
-    out = tmp_path / "out"
-    out.mkdir()
-    out.chmod(0o777)  # the image's user is 65532
-    proc = _run(
-        podman,
-        image,
-        "run",
-        "--budget",
-        "30",
-        "--output",
-        "/out/configmap.yaml",
-        "--env-file",
-        "/out/advice.env",
-        volumes=(f"{out}:/out",),
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    configmap = _assert_valid_configmap((out / "configmap.yaml").read_text())
-    env_lines = (out / "advice.env").read_text().splitlines()
-    assert dict(line.split("=", 1) for line in env_lines) == configmap["data"]
-    # the probe inside the container saw the limit, and the advice says so
-    annotations = configmap["metadata"]["annotations"]
-    provenance = json.loads(next(v for k, v in annotations.items() if k.endswith("/provenance")))
-    assert provenance["quota_cpus"] == 1.5
-    assert provenance["effective_cpus"] == 1.5
-
-
 def test_default_command_prints_a_valid_configmap(podman: list[str], image: str) -> None:
     """`docker run --rm --cpus N IMAGE`, nothing else: the full job on the built-in workload."""
     proc = _run(podman, image, timeout=900)
@@ -206,8 +176,9 @@ def test_default_command_prints_a_valid_configmap(podman: list[str], image: str)
 def test_image_is_a_base_for_a_baked_in_model(
     podman: list[str], image: str, tmp_path: Path
 ) -> None:
-    """`FROM tf-thread-advisor` + `COPY model /model`: the model is readable by uid 65532 and
-    measured read-only (what the chart's `model.source: image` relies on)."""
+    """`FROM tf-thread-advisor` + `COPY model /model`, run the documented way with results in a
+    mounted ./out: the model is readable by uid 65532 and measured with a read-only root (what the
+    chart's `model.source: image` relies on), and both output files are written."""
     context = tmp_path / "ctx"
     built = subprocess.run(
         [sys.executable, str(REPO / "tests" / "fake_trials" / "build_models.py"), str(context)],
@@ -229,16 +200,28 @@ def test_image_is_a_base_for_a_baked_in_model(
         check=False,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+    out = tmp_path / "out"
+    out.mkdir()
+    out.chmod(0o777)  # the image's user is 65532
     try:
-        run = _run(podman, derived, "run", "--model", "/model", "--budget", "30", "--output", "-")
-        assert run.returncode == 0, run.stderr[-3000:]
-        configmap = _assert_valid_configmap(run.stdout)
-        annotations = configmap["metadata"]["annotations"]
-        provenance = json.loads(
-            next(v for k, v in annotations.items() if k.endswith("/provenance"))
+        run = _run(
+            podman,
+            derived,
+            *("run", "--model", "/model", "--budget", "30"),
+            *("--output", "/out/configmap.yaml", "--env-file", "/out/advice.env"),
+            volumes=(f"{out}:/out",),
         )
-        assert provenance["workload"]["kind"] == "savedmodel"
     finally:
         subprocess.run(
             [*podman, "rmi", "-f", derived], env=_podman_env(), capture_output=True, check=False
         )
+    assert run.returncode == 0, run.stderr[-3000:]
+    configmap = _assert_valid_configmap((out / "configmap.yaml").read_text())
+    env_lines = (out / "advice.env").read_text().splitlines()
+    assert dict(line.split("=", 1) for line in env_lines) == configmap["data"]
+    annotations = configmap["metadata"]["annotations"]
+    provenance = json.loads(next(v for k, v in annotations.items() if k.endswith("/provenance")))
+    assert provenance["workload"]["kind"] == "savedmodel"
+    # the probe inside the container saw the limit, and the advice says so
+    assert provenance["quota_cpus"] == 1.5
+    assert provenance["effective_cpus"] == 1.5
