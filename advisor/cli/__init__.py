@@ -70,7 +70,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(words)
         _logging.configure(args.log_format, args.log_level)
-        _check_host_root(args)
         code: int = args.func(args)
         _output.emit("")  # short results still sit in the buffer: fail here, not at exit
         return code
@@ -100,15 +99,6 @@ def _json_requested(words: Sequence[str]) -> bool:
         if word == "--log-format" and words[index + 1 : index + 2] == ["json"]:
             return True
     return False
-
-
-def _check_host_root(args: argparse.Namespace) -> None:
-    # A mistyped --host-root would otherwise read as "nothing readable" (a probe error, exit 3)
-    # and send people looking at the node instead of at the flag.
-    host_root = getattr(args, "host_root", None)
-    if host_root is not None and not host_root.is_dir():
-        problem = "is not a directory" if host_root.exists() else "does not exist"
-        raise UsageError(f"--host-root {host_root}: {problem}")
 
 
 def _on_termination(signum: int, _frame: object) -> None:

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from advisor.calibrate import calibrate
 from advisor.calibrate.report import text_summary, write_report
+from advisor.cli._args import add_host_root
 from advisor.cli._output import FORMATS, emit, render
 from advisor.errors import UsageError
 from advisor.models import CalibrationOptions
@@ -170,13 +171,7 @@ def register(subparsers: Any) -> None:
         default=None,
         help="also write a report with an intra x inter heatmap: HTML, or SVG if FILE ends .svg",
     )
-    parser.add_argument(
-        "--host-root",
-        type=Path,
-        default=Path("/"),
-        metavar="DIR",
-        help="read /proc and /sys below DIR instead of / (for fixture trees; default /)",
-    )
+    add_host_root(parser)
     parser.set_defaults(func=run)
 
 

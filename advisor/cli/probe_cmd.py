@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
+from advisor.cli._args import add_host_root
 from advisor.cli._output import FORMATS, emit, render
 from advisor.models import NodeProfile
 from advisor.probe import probe_node
@@ -20,13 +20,7 @@ def register(subparsers: Any) -> None:
         "of its group and every ancestor, topology and ISA flags. Nothing is written.",
     )
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
-    parser.add_argument(
-        "--host-root",
-        type=Path,
-        default=Path("/"),
-        metavar="DIR",
-        help="read /proc and /sys below DIR instead of / (for fixture trees; default /)",
-    )
+    add_host_root(parser)
     parser.set_defaults(func=run)
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor import __version__
+from advisor.cli._args import add_host_root
 from advisor.cli._output import emit
 from advisor.errors import (
     CheckMismatchError,
@@ -111,7 +112,7 @@ def register(subparsers: Any) -> None:
         default=60.0,
         help="bound on all API retries of one cluster operation, seconds (default 60)",
     )
-    _add_host_root(run_parser)
+    add_host_root(run_parser)
     run_parser.set_defaults(func=run)
 
     validate_parser = subparsers.add_parser(
@@ -140,7 +141,7 @@ def register(subparsers: Any) -> None:
     check_parser.add_argument("--namespace", metavar="NS", help="namespace of --configmap")
     check_parser.add_argument("--strict", action="store_true", help="exit 11 on any difference")
     _add_cluster_arguments(check_parser)
-    _add_host_root(check_parser)
+    add_host_root(check_parser)
     check_parser.set_defaults(func=check)
 
 
@@ -150,16 +151,6 @@ def _add_cluster_arguments(parser: Any) -> None:
         metavar="PATH",
         type=Path,
         help="kubeconfig to use (default: in-cluster ServiceAccount, else $KUBECONFIG)",
-    )
-
-
-def _add_host_root(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--host-root",
-        type=Path,
-        default=Path("/"),
-        metavar="DIR",
-        help="read /proc and /sys below DIR instead of / (for fixture trees; default /)",
     )
 
 
