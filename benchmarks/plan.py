@@ -66,7 +66,7 @@ EFFORT = {
         rounds=2,
         window_s=0.2,
         warmup_s=0.05,
-        calibrate_budget_s=25.0,
+        calibrate_budget_s=30.0,
         grid_limit=(2, 1),
         scaling_sizes=(2, 64),
     ),

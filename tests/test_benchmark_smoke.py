@@ -42,7 +42,7 @@ def test_smoke_run_reports_every_figure_and_cleans_up(tmp_path: Path) -> None:
     assert scenario["quota_cpus"] == expected_quota
     calibrate = scenario["calibrate"]
     assert calibrate["exit_code"] == 0
-    assert calibrate["trials"] >= 3  # the baseline and at least two settings
+    assert calibrate["trials"] >= 2  # the baseline and at least one setting
     assert 0 < calibrate["wall_s"] < 120
     assert calibrate["peak_tree_rss_mib"] > 100  # TF was really loaded in the tree
     settings = scenario["settings"]
