@@ -360,3 +360,24 @@ def test_values_example_in_the_docs_renders(tmp_path: Path) -> None:
     job = k8s.one(docs, "Job")
     k8s.assert_hardened_advisor_job(job)
     assert k8s.arg_value(k8s.advisor_container(job)["args"], "--model") == "/model/resnet/1"
+
+
+def test_content_hash_snippet_in_the_docs_renders_before_the_first_advice(
+    tmp_path: Path,
+) -> None:
+    """docs/deploy.md's Helm annotation for the checksum pattern: `lookup` returns nothing on a
+    first install and under `helm template`, and the snippet must still render (to "none")."""
+    doc = (REPO / "docs" / "deploy.md").read_text()
+    (line,) = [ln for ln in doc.splitlines() if "lookup " in ln and ln.lstrip().startswith("tf-")]
+    chart = tmp_path / "consumer"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: consumer\nversion: 0.1.0\n")
+    (chart / "templates" / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
+        f"    {line.strip()}\n"
+        "spec:\n  containers:\n    - name: c\n      image: example.com/c:1\n"
+    )
+    proc = _helm("template", "rel", str(chart), "--namespace", NAMESPACE, check=False)
+    assert proc.returncode == 0, proc.stderr
+    pod = k8s.one(k8s.load_docs(proc.stdout), "Pod")
+    assert pod["metadata"]["annotations"] == {"tf-thread-advisor.io/content-hash": "none"}
