@@ -7,7 +7,13 @@ numbers are well-formed, never how fast anything is (the machine is shared and n
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +26,7 @@ from advisor.calibrate.runner import (
 )
 from advisor.errors import ModelError
 from advisor.models import TrialResult
-from tests.conftest import missing_real_part
+from tests.conftest import REPO, missing_real_part
 from tests.realcgroup import cgroup_unavailable, real_cgroup
 
 pytestmark = pytest.mark.tf
@@ -129,3 +135,57 @@ def test_throttling_counters_move_under_a_real_quota() -> None:
     assert result.throttled_time_ms > 0
     # The child read a window of the group's own counter, not some other group's.
     assert result.nr_throttled <= group_total
+
+
+#: a parent that starts one long real trial and then waits for it
+_PARENT = """
+from advisor.calibrate.runner import TrialSpec, WorkloadSpec, run_trial
+run_trial(TrialSpec(1, 1, warmup_s=0.1, measure_s=600), WorkloadSpec(None), deadline_s=900)
+"""
+
+
+def _children_of(pid: int) -> list[int]:
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text = status.read_text()
+        except OSError:
+            continue
+        if f"\nPPid:\t{pid}\n" in text and "\nState:\tZ" not in text:
+            found.append(int(status.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+
+
+def test_a_trial_child_does_not_outlive_a_parent_killed_by_sigkill() -> None:
+    # SIGKILL (the OOM killer, kill -9) runs no handler and no finally: the child, in its own
+    # session so that a deadline can kill its group, must notice the parent's death by itself.
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _PARENT], env={**os.environ, "PYTHONPATH": str(REPO)}
+    )
+    children: list[int] = []
+    try:
+        end = time.monotonic() + 60
+        while not children:
+            assert time.monotonic() < end, "the trial child never started"
+            time.sleep(0.05)
+            children = _children_of(parent.pid)
+        time.sleep(0.5)  # the child is past its start-up and importing TensorFlow
+        parent.kill()
+        parent.wait(timeout=30)
+        end = time.monotonic() + 15
+        while any(_alive(pid) for pid in children) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert [pid for pid in children if _alive(pid)] == []
+    finally:
+        parent.kill()
+        parent.wait(timeout=30)
+        for pid in children:
+            if _alive(pid):
+                os.killpg(pid, signal.SIGKILL)

@@ -41,6 +41,9 @@ log = logging.getLogger(__name__)
 #: the environment variables a trial sets (and the baseline removes): what a consumer's pod gets.
 THREAD_ENV = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS")
 
+#: the parent's pid, for the child to check that it was not orphaned before it asked to die with it
+PARENT_PID_ENV = "TFTA_TRIAL_PARENT_PID"
+
 #: TF's C++ logging at WARNING and above only; its INFO lines (oneDNN banners) are noise here.
 _QUIET_TF = {"TF_CPP_MIN_LOG_LEVEL": "2", "KERAS_BACKEND": "tensorflow"}
 
@@ -303,7 +306,7 @@ def _run_child_in_scratch(
             try:
                 process = subprocess.Popen(
                     argv,
-                    env=env,
+                    env={**env, PARENT_PID_ENV: str(os.getpid())},
                     stdin=subprocess.DEVNULL,
                     stdout=output,
                     stderr=subprocess.STDOUT,

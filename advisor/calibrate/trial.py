@@ -18,9 +18,11 @@ noise on stdout/stderr cannot corrupt it. Shapes of the request and the answer:
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import resource
+import signal
 import sys
 import threading
 import time
@@ -28,8 +30,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from advisor.calibrate.runner import one_line
+from advisor.calibrate.runner import PARENT_PID_ENV, one_line
 from advisor.probe import read_throttling
+
+#: prctl(2) option: the signal this process gets when its parent dies
+_PR_SET_PDEATHSIG = 1
 
 #: set before tensorflow is imported (by workloads): later is too late for both.
 CHILD_ENV_DEFAULTS = {"TF_CPP_MIN_LOG_LEVEL": "2", "KERAS_BACKEND": "tensorflow"}
@@ -40,12 +45,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--request", required=True, type=Path)
     parser.add_argument("--result", required=True, type=Path)
     args = parser.parse_args(argv)
+    _die_with_parent()
     for key, value in CHILD_ENV_DEFAULTS.items():
         os.environ.setdefault(key, value)
     request: dict[str, Any] = json.loads(args.request.read_text(encoding="utf-8"))
     answer = _inspect(request) if request.get("mode") == "inspect" else _trial(request)
     _write_atomically(args.result, answer)
     return 0
+
+
+def _die_with_parent() -> None:
+    """Ask the kernel for SIGKILL when the parent dies, and exit if it already has.
+
+    The child leads its own session (so a deadline kills its whole group), which also means no
+    signal aimed at the parent reaches it: a parent killed outright (SIGKILL, the OOM killer)
+    runs no cleanup and would leave it measuring for minutes, orphaned.
+    """
+    parent = os.environ.get(PARENT_PID_ENV)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the parent's own cleanup has to do
+        return
+    if parent is not None and str(os.getppid()) != parent:
+        os._exit(1)  # orphaned before the request above: nobody is waiting for an answer
 
 
 def _inspect(request: dict[str, Any]) -> dict[str, Any]:
