@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from advisor.cli import build_parser
+from advisor.cli.calibrate_cmd import MIN_BUDGET_S
 from tests import k8s_checks as k8s
 from tests.conftest import REPO
 
@@ -313,22 +314,45 @@ def test_schema_rejects_unknown_keys(set_arg: str, needle: str) -> None:
     assert needle in proc.stderr
 
 
+def _default_target_with(tmp_path: Path, changes: dict[str, Any], top: dict[str, Any]) -> Path:
+    """A values file whose one target is the default target with `changes` merged in (model
+    merged key by key): `--set targets[0].x=...` would replace the whole target, and the error
+    for its missing keys would hide the one under test."""
+    (target,) = _values(None)["targets"]
+    model = {**target["model"], **changes.get("model", {})}
+    values = tmp_path / "values.yaml"
+    values.write_text(yaml.safe_dump({**top, "targets": [{**target, **changes, "model": model}]}))
+    return values
+
+
 @pytest.mark.parametrize(
-    ("set_args", "needle"),
+    ("changes", "top", "needle"),
     [
-        (["targets[0].model.source=pvc"], "claimName"),
-        (["targets[0].model.source=initContainer", "targets[0].model.path=/m"], "image"),
-        (["targets[0].objective=slo"], "p99Ms"),
-        (["defaults.objective=slo"], "p99Ms"),
-        (["targets[0].name=Bad_Name"], "name"),
-        (["targets[0].budget=0"], "budget"),
+        ({"model": {"source": "pvc"}}, {}, "claimName"),
+        ({"model": {"source": "initContainer", "path": "/m"}}, {}, "'image'"),
+        ({"objective": "slo"}, {}, "p99Ms"),
+        ({}, {"defaults": {**_values(None)["defaults"], "objective": "slo"}}, "p99Ms"),
+        ({"name": "Bad_Name"}, {}, "Bad_Name"),
+        ({"budget": 0}, {}, "budget"),
+        # below the CLI's minimum (`run --budget` exits 2): fail at install, not in the Job
+        ({"budget": int(MIN_BUDGET_S) - 1}, {}, "budget"),
     ],
 )
-def test_bad_values_fail_with_a_message(set_args: list[str], needle: str) -> None:
-    extra = [a for s in set_args for a in ("--set", s)]
-    proc = _template(None, *extra, check=False)
+def test_bad_values_fail_with_a_message(
+    changes: dict[str, Any], top: dict[str, Any], needle: str, tmp_path: Path
+) -> None:
+    proc = _template(_default_target_with(tmp_path, changes, top), check=False)
     assert proc.returncode != 0, proc.stdout[:500]
     assert needle in proc.stderr
+    assert "missing properties" not in proc.stderr, proc.stderr
+
+
+def test_smallest_budget_the_cli_accepts_renders(tmp_path: Path) -> None:
+    docs = k8s.load_docs(
+        _template(_default_target_with(tmp_path, {"budget": int(MIN_BUDGET_S)}, {})).stdout
+    )
+    args = k8s.advisor_container(k8s.one(docs, "Job"))["args"]
+    assert build_parser().parse_args(args).budget == MIN_BUDGET_S
 
 
 @pytest.mark.parametrize(
