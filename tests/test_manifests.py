@@ -224,9 +224,19 @@ def test_documented_overlay_retargets_the_job() -> None:
     assert k8s.pod_spec(job)["nodeSelector"] == {"node.kubernetes.io/instance-type": "c7i.4xlarge"}
     args = [a.replace("$(TFTA_POD_NAMESPACE)", "ml-serving") for a in container["args"]]
     parsed = build_parser().parse_args(args)
-    assert parsed.model == "/model/my_model/1"
     mounts = {m["name"]: m for m in container["volumeMounts"]}
     assert mounts["model"]["readOnly"] is True
+    # the same claim as deploy/examples/tf-serving.yaml, which mounts it as the model's base path
+    # (<claim>/<version>/saved_model.pb): the advisor must measure a version directory of it
+    claim = {v["name"]: v for v in k8s.pod_spec(job)["volumes"]}["model"]["persistentVolumeClaim"]
+    serving = _deployment(TF_SERVING)["spec"]["template"]["spec"]
+    (serving_volume,) = [
+        v for v in serving["volumes"] if v.get("persistentVolumeClaim", {}).get("claimName")
+    ]
+    assert claim["claimName"] == serving_volume["persistentVolumeClaim"]["claimName"]
+    version = Path(parsed.model).relative_to(mounts["model"]["mountPath"])
+    assert len(version.parts) == 1
+    assert version.name.isdigit(), f"{parsed.model} is not a version directory of the claim"
 
 
 @pytest.mark.tools
