@@ -320,3 +320,19 @@ def test_check_fetches_the_configmap_from_the_cluster(
     assert [(r.method, r.path) for r in api.requests] == [
         ("GET", "/api/v1/namespaces/ml/configmaps/tf-advice")
     ]
+
+
+def test_a_staged_output_through_a_symlink_lands_in_the_file_it_points_to(tmp_path: Path) -> None:
+    # e.g. --env-file on a path that links into a mounted volume: the link must stay a link.
+    from advisor.cli.publish_cmd import stage_file
+
+    real = tmp_path / "volume" / "advice.env"
+    real.parent.mkdir()
+    real.write_text("old\n")
+    link = tmp_path / "advice.env"
+    link.symlink_to(real)
+    stage_file(link, "new\n", "--env-file").commit()
+    assert link.is_symlink()
+    assert real.read_text() == "new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["advice.env", "volume"]
+    assert sorted(p.name for p in real.parent.iterdir()) == ["advice.env"]

@@ -230,11 +230,13 @@ class _StagedFile:
 
 def stage_file(path: Path, text: str, flag: str) -> _StagedFile:
     """Temp file in the same folder, to be renamed by ``commit``: a reader never sees half a
-    file, and a run that fails later (the cluster write) leaves the old file as it was."""
+    file, and a run that fails later (the cluster write) leaves the old file as it was.
+    A symlink is followed: the rename replaces the file it points to, not the link."""
     tmp_name = None
     try:
+        target = Path(os.path.realpath(path))
         with tempfile.NamedTemporaryFile(
-            "w", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False
+            "w", dir=target.parent, prefix=f".{target.name}.", suffix=".tmp", delete=False
         ) as tmp:
             tmp_name = tmp.name
             tmp.write(text)
@@ -245,7 +247,7 @@ def stage_file(path: Path, text: str, flag: str) -> _StagedFile:
         if tmp_name is not None:
             Path(tmp_name).unlink(missing_ok=True)
         raise OutputError(f"{flag} {path}: cannot write it ({exc.strerror or exc})") from None
-    return _StagedFile(path, Path(tmp_name), flag)
+    return _StagedFile(target, Path(tmp_name), flag)
 
 
 def run(args: argparse.Namespace) -> int:
