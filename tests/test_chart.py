@@ -336,6 +336,9 @@ def _default_target_with(tmp_path: Path, changes: dict[str, Any], top: dict[str,
         ({"budget": 0}, {}, "budget"),
         # below the CLI's minimum (`run --budget` exits 2): fail at install, not in the Job
         ({"budget": int(MIN_BUDGET_S) - 1}, {}, "budget"),
+        # a sweep that cannot end before the Job's deadline would be killed with nothing written
+        ({"budget": 1600}, {}, "activeDeadlineSeconds >= 1900"),
+        ({}, {"job": {"activeDeadlineSeconds": 500}}, "activeDeadlineSeconds >= 600"),
     ],
 )
 def test_bad_values_fail_with_a_message(

@@ -143,6 +143,12 @@ Call with (dict "root" $ "target" $t).
 {{- if and (eq $objective "slo") (not (include "tfta.setting" (dict "root" $root "target" $t "key" "p99Ms"))) -}}
 {{- fail (printf "targets[%s]: objective slo needs p99Ms (on the target or in defaults)" $t.name) -}}
 {{- end -}}
+{{- /* The Job's deadline covers image pull, TF start-up and the publish too, not just the sweep:
+a budget that does not fit would be killed (DeadlineExceeded) with nothing written. */ -}}
+{{- $budget := include "tfta.setting" (dict "root" $root "target" $t "key" "budget") | int -}}
+{{- if gt (add $budget 300) (int $root.Values.job.activeDeadlineSeconds) -}}
+{{- fail (printf "targets[%s]: budget %d s needs job.activeDeadlineSeconds >= %d (budget + 300 s for image pull, start-up and publishing), not %d" $t.name $budget (add $budget 300) (int $root.Values.job.activeDeadlineSeconds)) -}}
+{{- end -}}
 restartPolicy: Never
 serviceAccountName: {{ include "tfta.serviceAccountName" $root }}
 automountServiceAccountToken: true
