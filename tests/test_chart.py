@@ -265,6 +265,8 @@ def test_notes_tell_how_to_mount_and_roll(tmp_path: Path) -> None:
         "--tensorflow_intra_op_parallelism=$(TF_NUM_INTRAOP_THREADS)",
         "rollout restart",
         "helm test rel",
+        # two-node-pools.yaml raises the Job deadline to 2400 s: the wait must not give up first
+        "--timeout=2400s job/rel-tf-thread-advisor-ranker-amd-r1",
     ):
         assert needle in notes, needle
 
