@@ -7,6 +7,7 @@ checkov and hadolint, the way CI does.
 from __future__ import annotations
 
 import re
+import shlex
 from importlib.metadata import requires
 from pathlib import Path
 from typing import Any
@@ -299,3 +300,60 @@ def test_paths_named_in_the_deploy_docs_exist() -> None:
     assert len(named) >= 5
     for path in named:
         assert list(REPO.glob(path)), f"docs/deploy.md names {path}, which does not exist"
+
+
+# ------------------------------------------------------------------------------------------------
+# unit: the commands in README.md and docs/deploy.md are ones the CLI accepts
+# ------------------------------------------------------------------------------------------------
+
+USER_DOCS = (REPO / "README.md", REPO / "docs" / "deploy.md")
+#: how the docs name the image in `docker run ... IMAGE <subcommand> ...`
+DOC_IMAGES = {"tf-thread-advisor:0.1.0", "$IMAGE"}
+DEFAULT_CMD = ["run", "--output", "-"]
+
+
+def _doc_shell_commands(text: str) -> list[list[str]]:
+    """Every simple command (split at &&, ||, ;, |) in the ```sh blocks and in inline code that
+    starts with `tf-thread-advisor `, as shell words."""
+    sources = re.findall(r"```sh\n(.*?)```", text, flags=re.S)
+    sources += re.findall(r"`(tf-thread-advisor [^`]+)`", text)
+    commands: list[list[str]] = []
+    for source in sources:
+        for line in source.replace("\\\n", " ").splitlines():
+            words = shlex.split(line, comments=True)
+            current: list[str] = []
+            for word in [*words, ";"]:
+                if word in {"&&", "||", ";", "|"}:
+                    if current:
+                        commands.append(current)
+                    current = []
+                else:
+                    current.append(word)
+    return commands
+
+
+def _advisor_argv(command: list[str]) -> list[str] | None:
+    """The CLI's arguments in a documented command, or None when it does not run the advisor."""
+    if command[0] == "tf-thread-advisor":
+        return command[1:]
+    if command[0] in {"docker", "podman"} and command[1] == "run":
+        image_at = [i for i, word in enumerate(command) if word in DOC_IMAGES]
+        assert image_at, f"docker run without the documented image: {shlex.join(command)}"
+        return command[image_at[0] + 1 :] or DEFAULT_CMD
+    return None
+
+
+@pytest.mark.parametrize("doc", USER_DOCS, ids=lambda p: p.name)
+def test_documented_commands_parse_with_the_real_cli(doc: Path) -> None:
+    parser = build_parser()
+    checked = 0
+    for command in _doc_shell_commands(doc.read_text()):
+        argv = _advisor_argv(command)
+        if argv is None or "--help" in argv:
+            continue
+        try:
+            parser.parse_args(argv)
+        except SystemExit as exc:  # argparse's way of rejecting a flag or a value
+            raise AssertionError(f"{doc.name}: `{shlex.join(command)}` does not parse") from exc
+        checked += 1
+    assert checked >= 3, f"{doc.name}: only {checked} advisor commands found"
