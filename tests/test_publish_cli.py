@@ -78,6 +78,19 @@ def test_validate_stdin(
     assert (code, out.split(":")[0]) == (0, "ok")
 
 
+def test_validate_stdin_that_is_not_utf8_exits_6_like_such_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    garbage = b"\xff\xfe not text"
+    path = tmp_path / "cm.yaml"
+    path.write_bytes(garbage)
+    assert cli(capsys, "validate", str(path))[0] == 6
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(garbage), encoding="utf-8"))
+    code, out, err = cli(capsys, "validate", "-")
+    assert (code, out) == (6, "")
+    assert one_error_line(err).endswith("stdin: not UTF-8 text")
+
+
 def test_validate_invalid_exits_6_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -322,14 +322,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _read_text(path: str, flag: str) -> tuple[str, str]:
-    if path == "-":
-        return sys.stdin.read(), "stdin"
+    source = "stdin" if path == "-" else path
     try:
-        return Path(path).read_text(encoding="utf-8"), path
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"{flag} {path}: cannot read it ({exc.strerror or exc})") from None
+        raise UsageError(f"{flag} {source}: cannot read it ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
-        raise InvalidAdviceError(f"{path}: not UTF-8 text") from None
+        raise InvalidAdviceError(f"{source}: not UTF-8 text") from None
+    return text, source
 
 
 def _fetch(args: argparse.Namespace) -> ParsedAdvice:
