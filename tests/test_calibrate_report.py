@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -11,6 +14,7 @@ from advisor.calibrate import calibrate
 from advisor.calibrate.report import heatmap_svg, report_html, text_summary, write_report
 from advisor.errors import OutputError
 from advisor.models import CalibrationOptions, CalibrationResult, TrialStatus
+from tests.conftest import REPO
 from tests.search_fakes import FakeClock, FakeTrials, node
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -130,6 +134,40 @@ def test_svg_report_is_the_heatmap_alone(tmp_path: Path) -> None:
 def test_unwritable_report_is_an_output_error(tmp_path: Path) -> None:
     with pytest.raises(OutputError, match="cannot write"):
         write_report(result_for(), tmp_path / "missing" / "r.html")
+
+
+#: writes a report over an existing one with files limited to 2000 bytes (EFBIG past that)
+_SMALL_FILES = """
+import resource, signal, sys
+from pathlib import Path
+from advisor.calibrate.report import write_report
+from advisor.errors import OutputError
+from tests.test_calibrate_report import result_for
+result = result_for()
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))
+try:
+    write_report(result, Path(sys.argv[1]))
+except OutputError as exc:
+    print(exc)
+"""
+
+
+def test_a_report_that_cannot_be_written_whole_leaves_the_old_one(tmp_path: Path) -> None:
+    target = tmp_path / "report.html"
+    target.write_text("the previous report\n")
+    done = subprocess.run(
+        [sys.executable, "-c", _SMALL_FILES, str(target)],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "cannot write" in done.stdout
+    assert target.read_text() == "the previous report\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
 
 
 def test_text_table_has_chosen_baseline_and_a_one_line_advice() -> None:

@@ -13,6 +13,8 @@ and starred; failed settings are grey with their status; settings never measured
 from __future__ import annotations
 
 import html
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -417,9 +419,28 @@ affinity mask, quota {e(str(result.node.quota_cpus or "none"))}.</p>
 
 
 def write_report(result: CalibrationResult, path: Path) -> None:
-    """HTML report, or the SVG heatmap alone for a ``.svg`` path; OutputError if unwritable."""
+    """HTML report, or the SVG heatmap alone for a ``.svg`` path; OutputError if unwritable.
+
+    Written beside the target (through a symlink: beside the file it points to) and renamed into
+    place, so a full disk leaves the previous report whole and a reader never sees half of one.
+    """
     content = heatmap_svg(result) if path.suffix.lower() == ".svg" else report_html(result)
+    target = Path(os.path.realpath(path))
+    tmp: Path | None = None
     try:
-        path.write_text(content, encoding="utf-8")
+        with tempfile.NamedTemporaryFile(
+            "w",
+            encoding="utf-8",
+            dir=target.parent,
+            prefix=f".{target.name}.",
+            suffix=".tmp",
+            delete=False,
+        ) as handle:
+            tmp = Path(handle.name)
+            handle.write(content)
+        tmp.chmod(0o644)
+        tmp.replace(target)
     except OSError as exc:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
         raise OutputError(f"--report {path}: cannot write: {exc.strerror or exc}") from None
