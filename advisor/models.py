@@ -301,6 +301,12 @@ def thread_cap(affinity_count: int) -> int:
     return min(MAX_THREADS, max(2 * affinity_count, MIN_THREAD_CAP))
 
 
+def over_cap(value: str, cap: int) -> bool:
+    """A thread value (``THREAD_VALUE_PATTERN``) above ``cap``; longer than the cap's digits is
+    above it without ``int()``, which refuses strings of more than 4300 digits."""
+    return len(value) > len(str(cap)) or int(value) > cap
+
+
 class TrialSummary(StrictModel):
     """One trial as the provenance keeps it: the setting and its headline numbers, no prose."""
 
@@ -389,7 +395,7 @@ class Recommendation(StrictModel):
             value = self.env[name]
             if not re.fullmatch(THREAD_VALUE_PATTERN, value):
                 raise ValueError(f"{name}={value!r} is not a positive integer")
-            if int(value) > cap:
+            if over_cap(value, cap):
                 raise ValueError(
                     f"{name}={value} exceeds {cap}, the cap for "
                     f"{len(self.provenance.affinity_cpus)} affinity CPUs (max(2 x CPUs, 4))"

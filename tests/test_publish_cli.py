@@ -315,6 +315,10 @@ def test_check_env_only_against_this_node(
     monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "4096")
     code, _, err = cli(capsys, "check", "--strict")
     assert code == 11 and "TF_NUM_INTRAOP_THREADS=4096 exceeds" in one_error_line(err)
+    # more digits than Python converts to int (4300) is still just a value over the cap
+    monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "1" * 5000)
+    code, _, err = cli(capsys, "check", "--strict")
+    assert code == 11 and f"TF_NUM_INTRAOP_THREADS={'1' * 5000} exceeds" in one_error_line(err)
 
 
 def test_check_fetches_the_configmap_from_the_cluster(

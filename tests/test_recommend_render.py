@@ -135,6 +135,7 @@ def _with(change: Any) -> dict[str, Any]:
         (lambda cm: cm["data"].update(EXTRA="1"), "unexpected EXTRA"),
         (lambda cm: cm["data"].pop("OMP_NUM_THREADS"), "missing OMP_NUM_THREADS"),
         (lambda cm: cm["data"].update(TF_NUM_INTRAOP_THREADS="40000"), "exceeds 8"),
+        (lambda cm: cm["data"].update(TF_NUM_INTRAOP_THREADS="9" * 5000), "exceeds 8"),
         (lambda cm: cm["metadata"].update(name="Tf_Advice"), "metadata.name 'Tf_Advice'"),
         (lambda cm: cm["metadata"].update(namespace="a.b"), "metadata.namespace 'a.b'"),
         (lambda cm: cm.update(kind="Secret"), "kind ConfigMap"),

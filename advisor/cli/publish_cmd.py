@@ -38,6 +38,7 @@ from advisor.models import (
     THREAD_VALUE_PATTERN,
     NodeProfile,
     Provenance,
+    over_cap,
     thread_cap,
 )
 from advisor.recommend import (
@@ -419,7 +420,7 @@ def env_differences(
             found.append(f"{name}={value} in this process, but the advice says {advice[name]}")
         if not re.fullmatch(THREAD_VALUE_PATTERN, value):
             found.append(f"{name}={value!r} is not a positive integer")
-        elif int(value) > cap:
+        elif over_cap(value, cap):
             found.append(f"{name}={value} exceeds {cap}, the cap for this process's CPUs")
         elif name == ENV_INTRA_OP and int(value) > usable:
             found.append(
