@@ -233,6 +233,20 @@ def test_downward_garbage_is_a_warning_naming_the_variable() -> None:
     assert read_downward({"PATH": "/bin"}, warnings) is None
 
 
+@pytest.mark.parametrize(
+    "raw", ["2\u00b2", "9" * 400, "9" * 5000], ids=["superscript", "400-digits", "5000-digits"]
+)
+def test_downward_digits_int_refuses_are_a_warning_too(raw: str) -> None:
+    # str.isdigit() accepts superscripts; int() refuses them and strings over 4300 digits, and
+    # 400 digits of millicores overflow a float
+    warnings: list[str] = []
+    downward = read_downward({"TFTA_CPU_LIMIT": raw, "TFTA_POD_NAME": "p"}, warnings)
+    assert downward is not None
+    assert downward.cpu_limit_cpus is None
+    assert len(warnings) == 1
+    assert warnings[0].startswith("$TFTA_CPU_LIMIT: expected integer millicores")
+
+
 def test_host_files_name_files_as_on_the_probed_system(tmp_path: Path) -> None:
     files = HostFiles(tmp_path)
     target = files.path("/sys/fs/cgroup/cpu.max")

@@ -71,9 +71,14 @@ def _millicores(env: Mapping[str, str], name: str, warnings: list[str]) -> float
     if not raw:
         return None
     text = raw.removesuffix("m")
-    if not text.isdigit():
+    try:
+        # isdigit() alone lets through what int() refuses (superscripts, over 4300 digits)
+        # and what no float holds
+        cpus = round(int(text) / 1000, CPU_DECIMALS) if text.isdigit() else None
+    except (ValueError, OverflowError):
+        cpus = None
+    if cpus is None:
         warnings.append(
             f"${name}: expected integer millicores (divisor 1m), got {raw[:40]!r}; ignored"
         )
-        return None
-    return round(int(text) / 1000, CPU_DECIMALS)
+    return cpus
