@@ -339,6 +339,17 @@ def test_check_fetches_the_configmap_from_the_cluster(
     ]
 
 
+@pytest.mark.usefixtures("no_sweep")
+def test_run_checks_the_folder_a_symlinked_output_points_to_before_the_sweep(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    link = tmp_path / "advice.env"
+    link.symlink_to(tmp_path / "gone" / "advice.env")
+    code, out, err = cli(capsys, "run", "--env-file", str(link))
+    assert (code, out) == (2, "")
+    assert f"folder {tmp_path / 'gone'} does not exist" in one_error_line(err)
+
+
 def test_a_staged_output_through_a_symlink_lands_in_the_file_it_points_to(tmp_path: Path) -> None:
     # e.g. --env-file on a path that links into a mounted volume: the link must stay a link.
     from advisor.cli.publish_cmd import stage_file

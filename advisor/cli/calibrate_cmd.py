@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import logging
 import math
+import os
 import re
 import shutil
 import sys
@@ -187,7 +188,9 @@ def check_output_path(flag: str, path: Path) -> None:
     The folder is tried for real (a temp file made and removed): root passes every permission
     check, and a pseudo or read-only filesystem (/proc, a read-only root) only refuses a write.
     """
-    folder = path.parent if str(path.parent) else Path()
+    # through a symlink the write lands beside the file it points to (see stage_file)
+    real = Path(os.path.realpath(path)) if path.is_symlink() else path
+    folder = real.parent if str(real.parent) else Path()
     if path.is_dir():
         raise UsageError(f"{flag} {path}: is a directory")
     if not folder.is_dir():
