@@ -294,12 +294,14 @@ def test_checkov_passes_on_the_dockerfile() -> None:
     k8s.assert_checkov_clean(k8s.checkov_report([REPO / "Dockerfile"], framework="dockerfile"))
 
 
-def test_paths_named_in_the_deploy_docs_exist() -> None:
-    doc = (REPO / "docs" / "deploy.md").read_text()
-    named = set(re.findall(r"`((?:deploy|charts|docs|docker|scripts)/[\w./*-]+)`", doc))
-    assert len(named) >= 5
+@pytest.mark.parametrize("doc", [REPO / "docs" / "deploy.md", REPO / "README.md"], ids=str)
+def test_paths_named_in_the_user_docs_exist(doc: Path) -> None:
+    text = doc.read_text()
+    pattern = r"[`(]((?:deploy|charts|docs|docker|scripts|benchmarks)/[\w./*-]+)[`)]"
+    named = set(re.findall(pattern, text))
+    assert len(named) >= 3
     for path in named:
-        assert list(REPO.glob(path)), f"docs/deploy.md names {path}, which does not exist"
+        assert list(REPO.glob(path)), f"{doc.name} names {path}, which does not exist"
 
 
 # ------------------------------------------------------------------------------------------------
