@@ -7,6 +7,8 @@ the fake API server records that nothing was written.
 from __future__ import annotations
 
 import io
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -348,6 +350,20 @@ def test_run_checks_the_folder_a_symlinked_output_points_to_before_the_sweep(
     code, out, err = cli(capsys, "run", "--env-file", str(link))
     assert (code, out) == (2, "")
     assert f"folder {tmp_path / 'gone'} does not exist" in one_error_line(err)
+
+
+@pytest.mark.usefixtures("no_sweep")
+def test_run_refuses_an_output_that_is_not_a_regular_file_before_the_sweep(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the write renames a new file into place: a device or a pipe there would be replaced by it
+    # (as root, ``--output /dev/null`` would have replaced the system's /dev/null)
+    pipe = tmp_path / "advice.fifo"
+    os.mkfifo(pipe)
+    code, out, err = cli(capsys, "run", "--output", str(pipe))
+    assert (code, out) == (2, "")
+    assert f"--output {pipe}: is not a regular file" in one_error_line(err)
+    assert stat.S_ISFIFO(pipe.lstat().st_mode)
 
 
 def test_a_staged_output_through_a_symlink_lands_in_the_file_it_points_to(tmp_path: Path) -> None:

@@ -193,6 +193,9 @@ def check_output_path(flag: str, path: Path) -> None:
     folder = real.parent if str(real.parent) else Path()
     if path.is_dir():
         raise UsageError(f"{flag} {path}: is a directory")
+    if path.exists() and not path.is_file():
+        # the result is renamed into place: a device or a pipe would be replaced, not written to
+        raise UsageError(f"{flag} {path}: is not a regular file")
     if not folder.is_dir():
         problem = "is not a directory" if folder.exists() else "does not exist"
         raise UsageError(f"{flag} {path}: folder {folder} {problem}")
