@@ -410,6 +410,9 @@ DAMAGES: list[tuple[str, str, str, bytes | None]] = [
     ("v2-cpu-max-directory", "v2", V2_LEAF, None),
     ("v2-cpu-max-words", "v2", V2_LEAF, b"lots of cpu\n"),
     ("v2-cpu-max-empty", "v2", V2_LEAF, b""),
+    # an integer, but quota / period in CPUs would overflow a float
+    ("v1-quota-huge", "v1", LEAF_QUOTA, b"9" * 400 + b"\n"),
+    ("v2-cpu-max-huge", "v2", V2_LEAF, b"9" * 400 + b" 100000\n"),
 ]
 
 

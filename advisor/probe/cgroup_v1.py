@@ -6,7 +6,7 @@ from pathlib import Path
 
 from advisor.models import CgroupLevel
 from advisor.probe.files import HostFiles, excerpt
-from advisor.probe.quota import limited
+from advisor.probe.quota import MAX_US, limited
 
 QUOTA_FILE = "cpu.cfs_quota_us"
 PERIOD_FILE = "cpu.cfs_period_us"
@@ -43,6 +43,9 @@ def _read_number(files: HostFiles, path: Path, *, allow_unlimited: bool) -> int:
     except ValueError:
         files.warn(path, f"not an integer: {excerpt(text)}; quota unknown")
         raise _Unusable from None
+    if value > MAX_US:
+        files.warn(path, f"{excerpt(text)} is out of range; quota unknown")
+        raise _Unusable
     if value > 0 or (allow_unlimited and value == UNLIMITED):
         return value
     files.warn(path, f"{value} is not positive; quota unknown")

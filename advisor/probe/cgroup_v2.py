@@ -11,7 +11,7 @@ from pathlib import Path
 
 from advisor.models import CgroupLevel
 from advisor.probe.files import HostFiles, excerpt
-from advisor.probe.quota import DEFAULT_PERIOD_US, limited
+from advisor.probe.quota import DEFAULT_PERIOD_US, MAX_US, limited
 
 QUOTA_FILE = "cpu.max"
 WEIGHT_FILE = "cpu.weight"
@@ -56,4 +56,6 @@ def _positive(token: str, what: str, whole: str) -> int:
         raise ValueError(f"{what} is not an integer in {excerpt(whole)}") from None
     if value <= 0:
         raise ValueError(f"{what} {value} is not positive in {excerpt(whole)}")
+    if value > MAX_US:
+        raise ValueError(f"{what} {excerpt(token)} is out of range in {excerpt(whole)}")
     return value

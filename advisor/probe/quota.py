@@ -9,6 +9,10 @@ from advisor.models import CPU_DECIMALS, CgroupLevel
 #: the CFS period the kernel uses when cpu.max gives only the quota (and kubelet always uses)
 DEFAULT_PERIOD_US = 100_000
 
+#: no kernel writes a quota or period above this (it keeps them as u64 nanoseconds); a bigger
+#: number is a damaged file, and quota / period in CPUs could not even be held in a float
+MAX_US = 2**63 - 1
+
 
 def quota_to_cpus(quota_us: int, period_us: int) -> float:
     """quota/period in CPUs, rounded like every CPU figure, and never rounded down to zero."""
