@@ -167,6 +167,12 @@ def test_cpu_stat_in_both_spellings() -> None:
     v2 = parse_flat_keyed("usage_usec 5\nnr_periods 10\nnr_throttled 3\nthrottled_usec 2500\n")
     assert throttling_from_stat(v2) == Throttling(10, 3, 2.5)
     assert throttling_from_stat(parse_flat_keyed("usage_usec 5\n")) is None
+    # a damaged file: a number no u64 counter holds (and no float either) is skipped too
+    huge = parse_flat_keyed(f"nr_periods 10\nnr_throttled 3\nthrottled_time {'9' * 400}\n")
+    assert throttling_from_stat(huge) is None
+    # nor does a negative one (the profile's counters are >= 0: it would not validate)
+    negative = parse_flat_keyed("nr_periods 10\nnr_throttled -3\nthrottled_time 5\n")
+    assert throttling_from_stat(negative) is None
 
 
 def test_throttling_since_is_the_difference() -> None:

@@ -21,16 +21,22 @@ class Throttling(NamedTuple):
         )
 
 
+#: cpu.stat counters are u64: a bigger number is a damaged file (and overflows the ms float)
+_MAX_COUNTER = 2**64 - 1
+
+
 def parse_flat_keyed(text: str) -> dict[str, int]:
-    """``key value`` lines (cpu.stat); lines that are not a name and an integer are skipped."""
+    """``key value`` lines (cpu.stat); lines that are not a name and a u64 counter are skipped."""
     values: dict[str, int] = {}
     for line in text.splitlines():
         fields = line.split()
         if len(fields) == 2:
             try:
-                values[fields[0]] = int(fields[1])
+                value = int(fields[1])
             except ValueError:
                 continue
+            if 0 <= value <= _MAX_COUNTER:
+                values[fields[0]] = value
     return values
 
 
