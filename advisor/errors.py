@@ -69,10 +69,21 @@ class ForbiddenError(AdvisorError):
 
 
 class ConflictError(AdvisorError):
-    """409s kept coming past the retry bound, or a better stored advice was kept."""
+    """409s kept coming past the retry bound (a concurrent writer); a later run may succeed."""
 
     exit_code = 9
     kind = "conflict"
+
+
+class AdviceKeptError(AdvisorError):
+    """The stored advice was kept: measured with a bigger budget, or not ours (no ``--force``).
+
+    Apart from ConflictError because a retry cannot change it: the Job must fail at once, not
+    re-measure up to its backoffLimit.
+    """
+
+    exit_code = 13
+    kind = "kept"
 
 
 class ClusterRejectedError(AdvisorError):
@@ -120,6 +131,7 @@ EXIT_CODES: dict[str, int] = {
             ClusterUnreachableError,
             ForbiddenError,
             ConflictError,
+            AdviceKeptError,
             ClusterRejectedError,
             CheckMismatchError,
             OutputError,

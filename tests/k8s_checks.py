@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from advisor.errors import (
+    AdviceKeptError,
     AdvisorError,
     CheckMismatchError,
     ClusterRejectedError,
@@ -47,6 +48,7 @@ NO_RETRY_CODES = {
         ClusterRejectedError,
         CheckMismatchError,
         OutputError,
+        AdviceKeptError,
     )
 }
 RETRY_CODE = ClusterUnreachableError.exit_code

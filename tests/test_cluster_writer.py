@@ -11,6 +11,7 @@ import pytest
 
 from advisor.cluster import ConfigMapWriter, RetryPolicy, connect
 from advisor.errors import (
+    AdviceKeptError,
     ClusterRejectedError,
     ClusterUnreachableError,
     ConflictError,
@@ -249,9 +250,9 @@ def test_invalid_object_is_rejected_with_422(api: FakeApiServer) -> None:
 def test_guard_keeps_advice_measured_with_a_bigger_budget(api: FakeApiServer) -> None:
     before = api.put(advice(1, 1, budget_s=300))
     w = writer(api)
-    with pytest.raises(ConflictError, match="300s budget, more than this run's 60s"):
+    with pytest.raises(AdviceKeptError, match="300s budget, more than this run's 60s"):
         w.preflight(budget_s=60, force=False)
-    with pytest.raises(ConflictError, match="--force"):
+    with pytest.raises(AdviceKeptError, match="--force"):
         w.publish(advice(4, 2), budget_s=60, force=False)
     assert api.get(NS, NAME) == before
     assert w.publish(advice(4, 2), budget_s=60, force=True).action == "updated"
@@ -261,7 +262,7 @@ def test_guard_keeps_a_configmap_not_written_by_the_advisor(api: FakeApiServer) 
     foreign = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": NAME, "namespace": NS}}
     foreign["data"] = {"TF_NUM_INTRAOP_THREADS": "8"}
     before = api.put(foreign)
-    with pytest.raises(ConflictError, match="not written by tf-thread-advisor"):
+    with pytest.raises(AdviceKeptError, match="not written by tf-thread-advisor"):
         writer(api).publish(advice(), budget_s=60, force=False)
     assert api.get(NS, NAME) == before
     assert writer(api).publish(advice(), budget_s=60, force=True).action == "updated"

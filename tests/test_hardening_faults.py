@@ -237,7 +237,7 @@ FATAL = [
     Fault(
         "409-created-meanwhile",
         created_meanwhile,
-        errors.ConflictError,
+        errors.AdviceKeptError,
         ("not written by tf-thread-advisor",),
         seeded=False,
     ),

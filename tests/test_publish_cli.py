@@ -243,7 +243,7 @@ def test_run_keeps_advice_with_a_bigger_budget(
         "--kubeconfig",
         str(api.kubeconfig),
     )
-    assert code == 9
+    assert code == 13
     assert "600s budget, more than this run's 60s; kept it (pass --force" in one_error_line(err)
     assert api.get(NS, NAME) == before and api.writes() == []
 

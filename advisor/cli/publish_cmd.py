@@ -76,7 +76,7 @@ def register(subparsers: Any) -> None:
         "cluster (--configmap/--namespace), as ConfigMap YAML (--output), as an env file "
         "(--env-file), in any combination; with none of them the ConfigMap YAML goes to stdout. "
         "Names, output paths and cluster access are checked before the sweep. An existing advice "
-        "measured with a bigger --budget is kept (exit 9) unless --force.",
+        "measured with a bigger --budget is kept (exit 13) unless --force.",
     )
     add_calibration_arguments(run_parser)
     publish = run_parser.add_argument_group("publishing")

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from advisor.cluster.config import Connection
 from advisor.cluster.retry import Deadline, RetryPolicy, retry_after_seconds
 from advisor.errors import (
+    AdviceKeptError,
     AdvisorError,
     ClusterRejectedError,
     ClusterUnreachableError,
@@ -199,7 +200,7 @@ class ConfigMapWriter:
         except InvalidAdviceError as exc:
             labels = existing.get("metadata", {}).get("labels") or {}
             if labels.get(LABEL_MANAGED_BY) != APP_NAME:
-                raise ConflictError(
+                raise AdviceKeptError(
                     f"{self.where} exists and was not written by tf-thread-advisor; kept it "
                     "(pass --force to replace it)"
                 ) from None
@@ -207,7 +208,7 @@ class ConfigMapWriter:
             return
         stored_budget = parsed.recommendation.provenance.budget_s
         if stored_budget > budget_s:
-            raise ConflictError(
+            raise AdviceKeptError(
                 f"{self.where} holds advice measured with a {stored_budget:g}s budget, more than "
                 f"this run's {budget_s:g}s; kept it (pass --force to replace it)"
             )
