@@ -85,7 +85,7 @@ build_base_image() {
   local rootfs
   rootfs="$(mktemp -d)"
   trap 'rm -rf "$rootfs"' RETURN
-  debootstrap --variant=minbase bookworm "$rootfs" http://deb.debian.org/debian >/dev/null
+  debootstrap --variant=minbase bookworm "$rootfs" >/dev/null  # the default Debian mirror
   rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
   # mktemp -d made the rootfs 0700: "/" of the image must be traversable by non-root users.
   chmod 0755 "$rootfs"
