@@ -388,6 +388,17 @@ def test_the_table_is_big_enough_and_covers_every_run_flag() -> None:
     assert flags - harmless <= exercised, sorted(flags - harmless - exercised)
 
 
+def test_a_kubeconfig_that_is_not_yaml_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nclusters: [unclosed\n")
+    argv = ["validate", "--configmap", NAME, "--namespace", NS, "--kubeconfig", str(kubeconfig)]
+    code, out, err = run_cli(capsys, argv)
+    assert (code, out) == (errors.UsageError.exit_code, "")
+    assert f"{kubeconfig}: cannot load it" in the_one_line(err)
+
+
 # --------------------------------------------------------------------------------------------------
 # files the probe reads: damage is a warning, not a failure; nothing readable is a probe error
 

@@ -27,6 +27,7 @@ def connect(kubeconfig: Path | None = None, env: Mapping[str, str] | None = None
     (what a Job sees); otherwise the kubeconfig the kubernetes client finds (KUBECONFIG or
     ~/.kube/config). A config that cannot be loaded is a usage problem: retrying will not help.
     """
+    import yaml
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
@@ -47,7 +48,7 @@ def connect(kubeconfig: Path | None = None, env: Mapping[str, str] | None = None
         else:
             load_kube(client_configuration=configuration)
             source = env.get("KUBECONFIG") or "~/.kube/config"
-    except (ConfigException, OSError, ValueError, TypeError) as exc:
+    except (ConfigException, OSError, ValueError, TypeError, yaml.YAMLError) as exc:
         where = str(kubeconfig) if kubeconfig else "cluster config"
         message = " ".join(str(exc).split()) or type(exc).__name__
         raise UsageError(f"{where}: cannot load it ({message})") from None
