@@ -109,7 +109,14 @@ def test_unmeasured_settings_are_noted() -> None:
 
 def test_savedmodel_and_keras_paths_are_described_without_a_child() -> None:
     profile = node(2, quota=1.0)
-    for path, kind in (("/models/resnet", "savedmodel"), ("/models/m.keras", "keras")):
+    # the same rule as the child's loader: Keras 3 loads .keras and .h5, in any case
+    paths = (
+        ("/models/resnet", "savedmodel"),
+        ("/models/m.keras", "keras"),
+        ("/models/m.h5", "keras"),
+        ("/models/M.KERAS", "keras"),
+    )
+    for path, kind in paths:
         clock = FakeClock()
         fake = FakeTrials(clock=clock, usable=1.0, affinity=2)
         options = CalibrationOptions(model_path=path, budget_s=40.0)

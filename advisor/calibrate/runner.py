@@ -128,6 +128,11 @@ def trial_env(
     return env
 
 
+def is_keras_file(path: str) -> bool:
+    """A model path Keras loads as one file (.keras, .h5), by its name alone."""
+    return Path(path).suffix.lower() in _KERAS_SUFFIXES
+
+
 def workload_kind(workload: WorkloadSpec) -> WorkloadKind:
     """Which loader a path needs; a path that cannot be a model is a ModelError, in the parent."""
     if workload.model_path is None:
@@ -142,7 +147,7 @@ def workload_kind(workload: WorkloadSpec) -> WorkloadKind:
             raise ModelError(f"{path}: not a SavedModel directory (no saved_model.pb in it)")
         return "savedmodel"
     suffix = path.suffix.lower()
-    if suffix in _KERAS_SUFFIXES:
+    if is_keras_file(workload.model_path):
         if not _starts_with(path, _KERAS_MAGIC[suffix]):
             raise ModelError(
                 f"{path}: not a Keras {suffix} file (its content is not {_KERAS_FORMAT[suffix]})"

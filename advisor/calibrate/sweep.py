@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
 from advisor.calibrate import runner
 from advisor.calibrate.candidates import candidate_configs
@@ -44,7 +43,7 @@ def _workload_from_options(options: CalibrationOptions) -> WorkloadInfo:
     """What the workload is, as far as the options say (used when no child inspects it)."""
     if options.model_path is None:
         kind = "builtin"
-    elif Path(options.model_path).suffix == ".keras":
+    elif runner.is_keras_file(options.model_path):
         kind = "keras"
     else:
         kind = "savedmodel"
