@@ -309,6 +309,8 @@ def load_configmap_yaml(text: str, source: str) -> Any:
         where = getattr(exc, "problem_mark", None)
         line = f" at line {where.line + 1}" if where is not None else ""
         raise InvalidAdviceError(f"{source}: not valid YAML{line}") from None
+    except RecursionError:  # the YAML parser recurses per nesting level
+        raise InvalidAdviceError(f"{source}: nested too deeply to be a ConfigMap") from None
     if len(docs) != 1:
         raise InvalidAdviceError(f"{source}: expected one YAML document, found {len(docs)}")
     return docs[0]
@@ -362,10 +364,13 @@ def parse_configmap(obj: Any, source: str = "ConfigMap") -> ParsedAdvice:
     schema = annotations.get(SCHEMA_ANNOTATION, "v1")
     try:
         provenance = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InvalidAdviceError(
-            f"{where}: annotation {PROVENANCE_ANNOTATION} is not JSON ({exc.msg} at {exc.pos})"
-        ) from None
+    except (json.JSONDecodeError, RecursionError) as exc:  # json recurses per nesting level
+        problem = (
+            f"is not JSON ({exc.msg} at {exc.pos})"
+            if isinstance(exc, json.JSONDecodeError)
+            else "is nested too deeply to be a provenance"
+        )
+        raise InvalidAdviceError(f"{where}: annotation {PROVENANCE_ANNOTATION} {problem}") from None
     try:
         rec = Recommendation.model_validate(
             {"schema_version": schema, "env": data, "provenance": provenance}

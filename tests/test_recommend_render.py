@@ -268,3 +268,13 @@ def test_rendered_configmap_passes_the_upstream_schema(version: str) -> None:
     broken["data"]["TF_NUM_INTRAOP_THREADS"] = 2  # an int: the schema wants strings
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(broken, version, strict=True)
+
+
+def test_input_nested_too_deep_to_parse_is_invalid_advice_not_a_crash() -> None:
+    # Python's parsers recurse: a hostile or broken file must still be one invalid-advice line
+    with pytest.raises(InvalidAdviceError, match=r"cm\.yaml: nested too deeply"):
+        load_configmap_yaml("a: " + "[" * 20000 + "]" * 20000 + "\n", "cm.yaml")
+    cm = render_configmap(recommendation(), "tf-advice", "ml")
+    cm["metadata"]["annotations"][PROVENANCE_ANNOTATION] = "[" * 200000 + "]" * 200000
+    with pytest.raises(InvalidAdviceError, match="provenance is nested too deeply"):
+        parse_configmap(cm, "cm.yaml")
