@@ -153,6 +153,14 @@ def test_no_bar_when_not_a_tty() -> None:
     assert stream.getvalue() == ""
 
 
+def test_no_bar_under_json_logs_even_on_a_tty() -> None:
+    # --log-format json promises one JSON object per stderr line; a bar line is not one
+    stream = _Tty()
+    with progress_reporter(stream, log_format="json") as progress:
+        assert progress is None
+    assert stream.getvalue() == ""
+
+
 def test_bar_line_leaves_other_lines_alone() -> None:
     assert bar_line("inspecting the workload") == "inspecting the workload"
     assert bar_line("[ 60/60 s] done").startswith("[" + "#" * 20 + "]")

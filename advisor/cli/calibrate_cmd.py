@@ -245,8 +245,11 @@ class _Bar:
 
 
 @contextlib.contextmanager
-def progress_reporter(stream: TextIO | None = None) -> Iterator[Callable[[str], None] | None]:
-    """A progress bar on a terminal; None otherwise (calibrate then logs plain lines).
+def progress_reporter(
+    stream: TextIO | None = None, *, log_format: str = "text"
+) -> Iterator[Callable[[str], None] | None]:
+    """A progress bar on a terminal; None otherwise (calibrate then logs plain lines), and
+    always None under ``--log-format json``, whose stderr lines must each be a JSON object.
 
     The runner's own per-trial info lines are held back (unless --log-level debug): the
     search's progress lines already carry the same numbers, and on a terminal they would tear
@@ -257,7 +260,7 @@ def progress_reporter(stream: TextIO | None = None) -> Iterator[Callable[[str], 
     level = runner_log.level
     if runner_log.getEffectiveLevel() == logging.INFO:
         runner_log.setLevel(logging.WARNING)
-    bar = _Bar(stream) if stream.isatty() else None
+    bar = _Bar(stream) if stream.isatty() and log_format != "json" else None
     try:
         yield bar
     finally:
@@ -270,7 +273,7 @@ def run(args: argparse.Namespace) -> int:
     options = options_from_args(args)
     _check_report_path(args.report)
     node = probe_node(args.host_root)
-    with progress_reporter() as progress:
+    with progress_reporter(log_format=args.log_format) as progress:
         result = calibrate(options, node, progress=progress)
     if args.report is not None:
         write_report(result, args.report)

@@ -278,7 +278,7 @@ def run(args: argparse.Namespace) -> int:
         )
 
     node = probe_node(args.host_root)
-    with progress_reporter() as progress:
+    with progress_reporter(log_format=args.log_format) as progress:
         result = calibrate(options, node, progress=progress)
 
     rec = build_recommendation(result, advisor_version=__version__, node_labels=targets.node_labels)
