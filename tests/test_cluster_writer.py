@@ -161,6 +161,16 @@ def test_retry_after_beyond_the_deadline_gives_up_at_once(api: FakeApiServer) ->
     assert sleeps == []
 
 
+def test_a_retry_after_that_is_not_a_number_falls_back_to_our_backoff(
+    api: FakeApiServer,
+) -> None:
+    sleeps: list[float] = []
+    api.inject(429, times=1, retry_after="\u00b2")  # str.isdigit() says yes, float() says no
+    w = ConfigMapWriter(connect(api.kubeconfig), NAME, NS, policy=fast_policy(sleeps))
+    assert w.read() is None
+    assert sleeps == [fast_policy([]).backoff(0)]
+
+
 def test_conflict_from_a_concurrent_writer_is_retried(api: FakeApiServer) -> None:
     api.put(advice(1, 1))
     raced = []

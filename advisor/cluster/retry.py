@@ -52,7 +52,7 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
     if value is None:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # isdigit() alone passes "²": float() refuses it
         return float(value)
     try:
         when = parsedate_to_datetime(value)
