@@ -170,6 +170,13 @@ class CalibrationOptions(StrictModel):
     )
     budget_s: float = Field(default=60.0, gt=0, le=86400, description="hard wall-clock limit, s")
 
+    @model_validator(mode="after")
+    def _slo_has_its_bound(self) -> CalibrationOptions:
+        # the search ranks an SLO by it: without one, choosing would fail after the whole sweep
+        if self.objective == "slo" and self.p99_slo_ms is None:
+            raise ValueError("objective 'slo' needs p99_slo_ms")
+        return self
+
 
 class WorkloadInfo(StrictModel):
     """Which workload was measured, so a ConfigMap says what its numbers are about."""

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from advisor.calibrate import calibrate
 from advisor.errors import CalibrationError
@@ -89,6 +90,12 @@ def test_slo_missed_is_said_in_the_result() -> None:
     assert result.slo_met is False
     assert any("no setting met" in note for note in result.notes)
     assert result.p99_slo_ms == 0.001
+
+
+def test_an_slo_objective_needs_its_bound_in_the_options_themselves() -> None:
+    # not only on the command line: calibrate() could not rank an SLO without its bound
+    with pytest.raises(ValidationError, match="objective 'slo' needs p99_slo_ms"):
+        CalibrationOptions(objective="slo")
 
 
 def test_baseline_failure_is_a_calibration_error() -> None:
