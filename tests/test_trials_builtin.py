@@ -137,6 +137,18 @@ def test_throttling_counters_move_under_a_real_quota() -> None:
     assert result.nr_throttled <= group_total
 
 
+def test_a_trial_child_started_through_a_forking_wrapper_still_measures() -> None:
+    # the child's parent is then the wrapper, not the runner: that is not being orphaned
+    wrapper = ["sh", "-c", '"$@"; exit $?', "sh", *default_program()]
+    result = run_trial(
+        TrialSpec(1, 1, warmup_s=0.1, measure_s=0.2),
+        WorkloadSpec(None),
+        deadline_s=DEADLINE_S,
+        program=wrapper,
+    )
+    assert_well_formed(result, 0.2)
+
+
 #: a parent that starts one long real trial and then waits for it
 _PARENT = """
 from advisor.calibrate.runner import TrialSpec, WorkloadSpec, run_trial

@@ -61,14 +61,20 @@ def _die_with_parent() -> None:
     signal aimed at the parent reaches it: a parent killed outright (SIGKILL, the OOM killer)
     runs no cleanup and would leave it measuring for minutes, orphaned.
     """
-    parent = os.environ.get(PARENT_PID_ENV)
+    parent = os.environ.get(PARENT_PID_ENV, "")
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):  # not Linux: the parent's own cleanup has to do
         return
-    if parent is not None and str(os.getppid()) != parent:
-        os._exit(1)  # orphaned before the request above: nobody is waiting for an answer
+    # The runner itself, not getppid(): a wrapper program (a shell that forks) may sit between.
+    if parent.isdecimal():
+        try:
+            os.kill(int(parent), 0)
+        except ProcessLookupError:
+            os._exit(1)  # the runner died before the request above: nobody awaits an answer
+        except OSError:
+            pass  # it exists (EPERM): alive
 
 
 def _inspect(request: dict[str, Any]) -> dict[str, Any]:
