@@ -45,7 +45,7 @@ THREAD_ENV = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREA
 PARENT_PID_ENV = "TFTA_TRIAL_PARENT_PID"
 
 #: TF's C++ logging at WARNING and above only; its INFO lines (oneDNN banners) are noise here.
-_QUIET_TF = {"TF_CPP_MIN_LOG_LEVEL": "2", "KERAS_BACKEND": "tensorflow"}
+QUIET_TF_ENV = {"TF_CPP_MIN_LOG_LEVEL": "2", "KERAS_BACKEND": "tensorflow"}
 
 #: how much of a child's output tail is kept to explain a crash
 _TAIL_BYTES = 4096
@@ -119,7 +119,7 @@ def trial_env(
         env["OMP_NUM_THREADS"] = str(intra_op_threads)
     if inter_op_threads is not None:
         env["TF_NUM_INTEROP_THREADS"] = str(inter_op_threads)
-    for key, value in _QUIET_TF.items():
+    for key, value in QUIET_TF_ENV.items():
         env.setdefault(key, value)
     # The child must run this very package, installed or not.
     package_root = str(Path(__file__).resolve().parents[2])

@@ -30,14 +30,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from advisor.calibrate.runner import PARENT_PID_ENV, one_line
+from advisor.calibrate.runner import PARENT_PID_ENV, QUIET_TF_ENV, one_line
 from advisor.probe import read_throttling
 
 #: prctl(2) option: the signal this process gets when its parent dies
 _PR_SET_PDEATHSIG = 1
-
-#: set before tensorflow is imported (by workloads): later is too late for both.
-CHILD_ENV_DEFAULTS = {"TF_CPP_MIN_LOG_LEVEL": "2", "KERAS_BACKEND": "tensorflow"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,7 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--result", required=True, type=Path)
     args = parser.parse_args(argv)
     _die_with_parent()
-    for key, value in CHILD_ENV_DEFAULTS.items():
+    # Before tensorflow is imported (by workloads): later is too late for both. The runner sets
+    # them already; this covers a child started by hand.
+    for key, value in QUIET_TF_ENV.items():
         os.environ.setdefault(key, value)
     request: dict[str, Any] = json.loads(args.request.read_text(encoding="utf-8"))
     answer = _inspect(request) if request.get("mode") == "inspect" else _trial(request)
