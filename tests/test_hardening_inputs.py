@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -326,6 +327,7 @@ CASES = [
     model_case("model-empty-dir", "{tmp}/empty", ("/empty", "empty")),
     model_case("model-not-savedmodel", "{tmp}/plain", ("/plain", "saved_model.pb")),
     model_case("model-garbage-keras", "{tmp}/g.keras", ("g.keras", "zip")),
+    model_case("model-fifo", "{tmp}/fifo.keras", ("fifo.keras", "not a regular file")),
     model_case("model-wrong-suffix", "{out}", ("advice.yaml", "SavedModel")),
     model_case("model-corrupt-savedmodel", "{models}/sm_corrupt", ("sm_corrupt",)),
     model_case(
@@ -344,6 +346,7 @@ def _prepare_model_paths(tmp: Path) -> None:
     (tmp / "plain").mkdir()
     (tmp / "plain" / "variables.txt").write_text("not a model\n")
     (tmp / "g.keras").write_bytes(bytes(range(256)) * 4)
+    os.mkfifo(tmp / "fifo.keras")  # nobody writes to it: opening it to read would block
 
 
 @pytest.mark.parametrize(

@@ -146,6 +146,9 @@ def workload_kind(workload: WorkloadSpec) -> WorkloadKind:
         if not (path / "saved_model.pb").is_file() and not (path / "saved_model.pbtxt").is_file():
             raise ModelError(f"{path}: not a SavedModel directory (no saved_model.pb in it)")
         return "savedmodel"
+    if not path.is_file():
+        # a FIFO or a device: opening it to check its first bytes could block forever
+        raise ModelError(f"{path}: not a regular file or a directory")
     suffix = path.suffix.lower()
     if is_keras_file(workload.model_path):
         if not _starts_with(path, _KERAS_MAGIC[suffix]):
