@@ -421,3 +421,48 @@ def test_a_baseline_that_cannot_run_publishes_nothing(baseline: str, scene: Scen
     scene.assert_files_unchanged()
     assert scene.api.get(NS, NAME) == before
     assert [r for r in scene.api.writes() if r.query.get("dryRun") != "All"] == []
+
+
+def _signal_arrives(during: str, scene: Scene) -> None:
+    """Raise what the SIGTERM handler raises, at one point of the publish step."""
+    from advisor.cli import publish_cmd
+    from advisor.cluster import ConfigMapWriter
+
+    interrupted = errors.InterruptedRunError("interrupted by SIGTERM; nothing was published")
+    if during == "cluster-write":
+        real_publish = ConfigMapWriter.publish
+
+        def publish_then_signal(self: Any, *args: Any, **kwargs: Any) -> Any:
+            real_publish(self, *args, **kwargs)  # the apply went through; the reply is lost
+            raise interrupted
+
+        scene.monkeypatch.setattr(ConfigMapWriter, "publish", publish_then_signal)
+    else:
+
+        def commit_signal(self: Any) -> None:
+            raise interrupted
+
+        scene.monkeypatch.setattr(publish_cmd._StagedFile, "commit", commit_signal)
+
+
+@pytest.mark.parametrize(
+    ("during", "says"),
+    [
+        (
+            "cluster-write",
+            "while writing configmaps/tf-advice in namespace ml: it holds the previous",
+        ),
+        ("file-rename", "after configmaps/tf-advice in namespace ml was written"),
+    ],
+)
+def test_a_signal_at_publish_says_what_was_published(during: str, scene: Scene, says: str) -> None:
+    # "nothing was published" would be false once the apply has been sent
+    seed(scene.api)
+    _signal_arrives(during, scene)
+    outcome = scene.run()
+    assert outcome.code == errors.InterruptedRunError.exit_code
+    line = outcome.the_one_line()
+    assert "interrupted by SIGTERM" in line
+    assert says in line
+    assert "nothing was published" not in line
+    scene.assert_files_unchanged()

@@ -28,6 +28,7 @@ from advisor.cli._output import emit
 from advisor.errors import (
     CheckMismatchError,
     ClusterRejectedError,
+    InterruptedRunError,
     InvalidAdviceError,
     OutputError,
     UsageError,
@@ -291,13 +292,16 @@ def run(args: argparse.Namespace) -> int:
     # Files are staged first (a full disk fails before the cluster is touched) and put in place
     # only after the cluster write succeeded: a failed run leaves every output as it was.
     staged: list[_StagedFile] = []
+    phase = "staging"
     try:
         if targets.output not in (None, "-"):
             staged.append(stage_file(Path(targets.output), text, "--output"))
         if targets.env_file is not None:
             staged.append(stage_file(targets.env_file, env_file_text(rec), "--env-file"))
         if writer is not None:
+            phase = "writing"
             outcome = writer.publish(configmap, budget_s=options.budget_s, force=args.force)
+            phase = "written"
             log.info(
                 "%s %s (resourceVersion %s): %s",
                 outcome.action,
@@ -308,6 +312,12 @@ def run(args: argparse.Namespace) -> int:
         for item in staged:
             item.commit()
             log.info("%s written to %s", item.flag, item.path)
+    except InterruptedRunError as exc:
+        # The handler's "nothing was published" is only true before the cluster write began.
+        if writer is not None and phase != "staging":
+            message = _interrupted_at_publish(str(exc), phase, writer.where)
+            raise InterruptedRunError(message) from None
+        raise
     finally:
         for item in staged:
             item.discard()
@@ -315,6 +325,16 @@ def run(args: argparse.Namespace) -> int:
     if targets.output == "-" or nothing_else:
         emit(text)
     return 0
+
+
+def _interrupted_at_publish(message: str, phase: str, where: str) -> str:
+    signal_part = message.split(";", 1)[0]
+    if phase == "writing":
+        return (
+            f"{signal_part} while writing {where}: it holds the previous or the new advice (one "
+            "apply, never a mix); no --output/--env-file was written"
+        )
+    return f"{signal_part} after {where} was written; --output/--env-file may be the old ones"
 
 
 # --------------------------------------------------------------------------------------------------
