@@ -220,7 +220,8 @@ def test_downward_api_values_and_cross_check() -> None:
     assert len(mismatch) == 1
     assert "TFTA_CPU_LIMIT=1.5" in mismatch[0]
     assert "2" in mismatch[0]
-    assert len(cross_check(downward, None, 8)) == 1
+    (no_quota,) = cross_check(downward, None, 8)
+    assert "no limits.cpu" in no_quota and "does not enforce" in no_quota
 
 
 def test_downward_limit_without_quota_equal_to_node_size_is_consistent() -> None:

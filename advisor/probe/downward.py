@@ -54,9 +54,12 @@ def cross_check(
         # Without limits.cpu the Downward API reports node allocatable: no quota is consistent.
         if limit >= logical_cpus - TOLERANCE_CPUS:
             return []
+        # Below the node size it is either allocatable (no limits.cpu: common, harmless) or a
+        # limit the kubelet does not enforce (cpuCFSQuota off): say both, it cannot tell which.
         return [
-            f"{CPU_LIMIT}={limit:g} CPUs but no cgroup CPU quota was found; "
-            "the cgroup files are used"
+            f"{CPU_LIMIT}={limit:g} CPUs but no cgroup CPU quota was found: the pod has no "
+            "limits.cpu (the value is node allocatable) or the kubelet does not enforce CFS "
+            "quotas; the cgroup files are used"
         ]
     if abs(limit - quota_cpus) > TOLERANCE_CPUS:
         return [
