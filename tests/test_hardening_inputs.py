@@ -11,12 +11,9 @@ needed to find the problem.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,14 +30,13 @@ from advisor.recommend import (
     content_hash,
     render_configmap,
 )
-from tests.conftest import FIXTURES, missing_real_part
+from tests.conftest import FIXTURES
 from tests.fakeapi.samples import recommendation
 from tests.fakeapi.server import FakeApiServer
 
 NAME, NS = "tf-advice", "ml"
 OLD_OUTPUT = b"# the previous advice, byte for byte\nkind: ConfigMap\n"
 OLD_ENV = b"TF_NUM_INTRAOP_THREADS=3\n"
-BUILDER = Path(__file__).resolve().parent / "fake_trials" / "build_models.py"
 V1_TREE = FIXTURES / "probe" / "v1"
 LEAF_QUOTA = "sys/fs/cgroup/cpu,cpuacct/kubepods/burstable/pod1f0c/cpu.cfs_quota_us"
 
@@ -77,27 +73,9 @@ class World:
 
 
 @pytest.fixture(scope="module")
-def built_models(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[], Path]]:
-    """Real SavedModels from tests/fake_trials/build_models.py, built only if a case needs one."""
-    cache: dict[str, Path] = {}
-
-    def get() -> Path:
-        if "out" not in cache:
-            if importlib.util.find_spec("tensorflow") is None:
-                missing_real_part("tensorflow is not installed")
-            out = tmp_path_factory.mktemp("models")
-            built = subprocess.run(
-                [sys.executable, str(BUILDER), str(out)],
-                capture_output=True,
-                text=True,
-                timeout=300,
-                check=False,
-            )
-            assert built.returncode == 0, built.stderr[-2000:]
-            cache["out"] = out
-        return cache["out"]
-
-    yield get
+def built_models(test_models: Callable[[], Path]) -> Callable[[], Path]:
+    """Real SavedModels, built only if a case needs one."""
+    return test_models
 
 
 @pytest.fixture(scope="module")

@@ -6,39 +6,22 @@ tensorflow never enters the pytest process. Every bad model must end as one exac
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from advisor.calibrate.runner import TrialSpec, WorkloadSpec, inspect_workload, run_trial
 from advisor.errors import ModelError
-from tests.conftest import missing_real_part
 
 pytestmark = pytest.mark.tf
 
-BUILDER = Path(__file__).resolve().parent / "fake_trials" / "build_models.py"
 DEADLINE_S = 180.0
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if importlib.util.find_spec("tensorflow") is None:
-        missing_real_part("tensorflow is not installed")
-    out = tmp_path_factory.mktemp("models")
-    built = subprocess.run(
-        [sys.executable, str(BUILDER), str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
-        check=False,
-    )
-    assert built.returncode == 0, built.stderr[-2000:]
-    return out
+def models(test_models: Callable[[], Path]) -> Path:
+    return test_models()
 
 
 def test_a_savedmodel_signature_is_described(models: Path) -> None:
