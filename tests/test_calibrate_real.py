@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -117,18 +118,12 @@ def test_calibrate_inside_a_real_one_cpu_quota(tmp_path: Path) -> None:
 
 
 @pytest.mark.tf
-def test_calibrate_a_user_savedmodel_for_throughput(tmp_path: Path) -> None:
+def test_calibrate_a_user_savedmodel_for_throughput(
+    tmp_path: Path, test_models: Callable[[], Path]
+) -> None:
     """A SavedModel the test builds (in a child: no TF in pytest), two requests in flight."""
     _need_tensorflow()
-    built = subprocess.run(
-        [sys.executable, str(REPO / "tests" / "fake_trials" / "build_models.py"), str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert built.returncode == 0, built.stderr[-2000:]
-    model = tmp_path / "sm_good"
+    model = test_models() / "sm_good"
     report = tmp_path / "report.html"
     argv = _command(
         report, "--model", str(model), "--objective", "throughput", "--concurrency", "2"
