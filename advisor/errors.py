@@ -107,6 +107,23 @@ class OutputError(AdvisorError):
     kind = "output"
 
 
+class RestartTargetError(AdvisorError):
+    """A ``--restart`` workload does not exist, or the Role does not let us patch it; found
+    before the sweep, so nothing was measured or written."""
+
+    exit_code = 14
+    kind = "workload"
+
+
+class RestartFailedError(AdvisorError):
+    """The advice was written, but patching a ``--restart`` workload failed afterwards; the line
+    says which workloads were restarted and which were not. The ConfigMap write stands, so a
+    retry (another full sweep) is not the fix: restart the rest by hand."""
+
+    exit_code = 15
+    kind = "restart"
+
+
 class InterruptedRunError(AdvisorError):
     """SIGINT/SIGTERM arrived; the run stopped and published nothing."""
 
@@ -135,6 +152,8 @@ EXIT_CODES: dict[str, int] = {
             ClusterRejectedError,
             CheckMismatchError,
             OutputError,
+            RestartTargetError,
+            RestartFailedError,
             InterruptedRunError,
         )
     },

@@ -88,13 +88,28 @@ def dns1123_subdomain_problem(value: str) -> str | None:
     return None
 
 
-def node_label_problem(key: str, value: str) -> str | None:
-    """Why ``key=value`` cannot be a Kubernetes label, or None when it can."""
+def _key_problem(key: str, what: str) -> str | None:
     prefix, _, name = key.rpartition("/")
     if prefix and dns1123_subdomain_problem(prefix):
-        return f"label key prefix {prefix!r} is not a DNS subdomain"
+        return f"{what} key prefix {prefix!r} is not a DNS subdomain"
     if len(name) > 63 or not _QUALIFIED_NAME.match(name):
-        return f"label key {key!r} is not a valid qualified name"
+        return f"{what} key {key!r} is not a valid qualified name"
+    return None
+
+
+def annotation_key_problem(key: str) -> str | None:
+    """Why ``key`` cannot be an extra annotation of the advice ConfigMap, or None when it can.
+    Our own prefix is refused: those annotations carry the provenance and the content hash."""
+    if key.startswith(ANNOTATION_PREFIX):
+        return f"annotation keys under {ANNOTATION_PREFIX} are the advisor's own"
+    return _key_problem(key, "annotation")
+
+
+def node_label_problem(key: str, value: str) -> str | None:
+    """Why ``key=value`` cannot be a Kubernetes label, or None when it can."""
+    key_problem = _key_problem(key, "label")
+    if key_problem:
+        return key_problem
     if len(value) > 63 or not _LABEL_VALUE.match(value):
         return f"label value {value!r} is not a valid label value"
     return None
@@ -236,9 +251,18 @@ def provenance_json(rec: Recommendation) -> str:
 
 
 def render_configmap(
-    rec: Recommendation, name: str, namespace: str | None = None
+    rec: Recommendation,
+    name: str,
+    namespace: str | None = None,
+    *,
+    extra_annotations: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The ConfigMap manifest: ``data`` is the env values only, the rest rides in annotations."""
+    """The ConfigMap manifest: ``data`` is the env values only, the rest rides in annotations.
+
+    ``data`` is a function of the thread values alone (no time, no measurement), so the same
+    advice renders byte-identical data and a data-driven reloader (Stakater Reloader) restarts
+    consumers only when the values change. ``extra_annotations`` are the user's (e.g.
+    ``reloader.stakater.com/match: "true"``); keys under our prefix are refused."""
     name_problem = dns1123_subdomain_problem(name)
     if name_problem:
         raise InvalidAdviceError(f"ConfigMap name {name!r} {name_problem}")
@@ -255,7 +279,12 @@ def render_configmap(
         LABEL_COMPONENT: COMPONENT,
         LABEL_VERSION: _label_value(rec.provenance.advisor_version) or "unknown",
     }
+    for key in extra_annotations or {}:
+        key_problem = annotation_key_problem(key)
+        if key_problem:
+            raise InvalidAdviceError(key_problem)
     annotations = {
+        **dict(sorted((extra_annotations or {}).items())),
         SCHEMA_ANNOTATION: rec.schema_version,
         HASH_ANNOTATION: content_hash(rec.env),
         PROVENANCE_ANNOTATION: provenance_json(rec),

@@ -28,6 +28,8 @@ from advisor.errors import (
     ModelError,
     OutputError,
     ProbeError,
+    RestartFailedError,
+    RestartTargetError,
     UsageError,
 )
 from tests.conftest import REPO, missing_real_part
@@ -49,6 +51,8 @@ NO_RETRY_CODES = {
         CheckMismatchError,
         OutputError,
         AdviceKeptError,
+        RestartTargetError,
+        RestartFailedError,
     )
 }
 RETRY_CODE = ClusterUnreachableError.exit_code

@@ -425,8 +425,8 @@ def test_a_baseline_that_cannot_run_publishes_nothing(baseline: str, scene: Scen
 
 def _signal_arrives(during: str, scene: Scene) -> None:
     """Raise what the SIGTERM handler raises, at one point of the publish step."""
-    from advisor.cli import publish_cmd
     from advisor.cluster import ConfigMapWriter
+    from advisor.pipeline import files
 
     interrupted = errors.InterruptedRunError("interrupted by SIGTERM; nothing was published")
     if during == "cluster-write":
@@ -442,7 +442,7 @@ def _signal_arrives(during: str, scene: Scene) -> None:
         def commit_signal(self: Any) -> None:
             raise interrupted
 
-        scene.monkeypatch.setattr(publish_cmd._StagedFile, "commit", commit_signal)
+        scene.monkeypatch.setattr(files.StagedFile, "commit", commit_signal)
 
 
 @pytest.mark.parametrize(

@@ -247,6 +247,49 @@ CASES = [
         ("--node-label 'pool=a b'", "label value"),
     ),
     Case(
+        "annotation-no-equals",
+        (*RUN, "--configmap-annotation", "reload"),
+        U,
+        ("--configmap-annotation 'reload'", "KEY=VALUE"),
+    ),
+    Case(
+        "annotation-our-prefix",
+        (*RUN, "--configmap-annotation", "tf-thread-advisor.io/content-hash=x"),
+        U,
+        ("'tf-thread-advisor.io/content-hash'", "the advisor's own"),
+    ),
+    Case(
+        "restart-bad-kind",
+        (*RUN, *CLUSTER, "--restart", "pod/web"),
+        U,
+        ("--restart", "'pod/web'", "deployment/NAME"),
+    ),
+    Case(
+        "restart-bad-name",
+        (*RUN, *CLUSTER, "--restart", "deployment/Web_1"),
+        U,
+        ("--restart", "'Web_1'", "lowercase"),
+    ),
+    Case(
+        "restart-without-configmap",
+        (*RUN, "--restart", "deployment/web"),
+        U,
+        ("--restart needs --configmap",),
+    ),
+    Case(
+        "restart-twice",
+        (*RUN, *CLUSTER, "--restart", "deployment/web", "--restart", "deploy/web"),
+        U,
+        ("--restart deployment/web is given twice",),
+    ),
+    # the shipped Role has no rule for workloads: found before the sweep, with its own code
+    Case(
+        "restart-not-allowed",
+        (*RUN, *CLUSTER, "--restart", "deployment/web"),
+        errors.RestartTargetError,
+        ("--restart deployment/web", "forbidden", "resourceNames [web]"),
+    ),
+    Case(
         "cluster-timeout-zero",
         (*RUN, *CLUSTER, "--cluster-timeout", "0"),
         U,

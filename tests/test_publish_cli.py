@@ -368,7 +368,7 @@ def test_run_refuses_an_output_that_is_not_a_regular_file_before_the_sweep(
 
 def test_a_staged_output_through_a_symlink_lands_in_the_file_it_points_to(tmp_path: Path) -> None:
     # e.g. --env-file on a path that links into a mounted volume: the link must stay a link.
-    from advisor.cli.publish_cmd import stage_file
+    from advisor.pipeline.files import stage_file
 
     real = tmp_path / "volume" / "advice.env"
     real.parent.mkdir()

@@ -11,11 +11,9 @@ import argparse
 import contextlib
 import logging
 import math
-import os
 import re
 import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -28,6 +26,7 @@ from advisor.cli._args import add_host_root
 from advisor.cli._output import FORMATS, emit, render
 from advisor.errors import UsageError
 from advisor.models import CalibrationOptions
+from advisor.pipeline.files import check_output_path
 from advisor.probe import probe_node
 
 #: The smallest --budget accepted, in seconds: inspecting the model (one child: TF start-up and a
@@ -180,31 +179,6 @@ def _check_report_path(path: Path | None) -> None:
     """Refuse an unwritable --report before the sweep, not after it."""
     if path is not None:
         check_output_path("--report", path)
-
-
-def check_output_path(flag: str, path: Path) -> None:
-    """Refuse an output path before the sweep that could not be written after it.
-
-    The folder is tried for real (a temp file made and removed): root passes every permission
-    check, and a pseudo or read-only filesystem (/proc, a read-only root) only refuses a write.
-    """
-    # through a symlink the write lands beside the file it points to (see stage_file)
-    real = Path(os.path.realpath(path)) if path.is_symlink() else path
-    folder = real.parent if str(real.parent) else Path()
-    if path.is_dir():
-        raise UsageError(f"{flag} {path}: is a directory")
-    if path.exists() and not path.is_file():
-        # the result is renamed into place: a device or a pipe would be replaced, not written to
-        raise UsageError(f"{flag} {path}: is not a regular file")
-    if not folder.is_dir():
-        problem = "is not a directory" if folder.exists() else "does not exist"
-        raise UsageError(f"{flag} {path}: folder {folder} {problem}")
-    try:
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{path.name}.", suffix=".tmp"):
-            pass
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise UsageError(f"{flag} {path}: folder {folder} is not writable ({reason})") from None
 
 
 #: the "[ 11/60 s] ..." prefix the search puts on its progress lines

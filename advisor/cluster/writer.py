@@ -9,22 +9,18 @@ during that write leaves the stored object as it was (an apply either happens wh
 from __future__ import annotations
 
 import copy
-import json
 import logging
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from advisor.cluster.config import Connection
-from advisor.cluster.retry import Deadline, RetryPolicy, retry_after_seconds
+from advisor.cluster.http import Response, Target, final_error, request
+from advisor.cluster.retry import Deadline, RetryPolicy
 from advisor.errors import (
     AdviceKeptError,
     AdvisorError,
-    ClusterRejectedError,
-    ClusterUnreachableError,
     ConflictError,
-    ForbiddenError,
     InvalidAdviceError,
 )
 from advisor.recommend import (
@@ -36,29 +32,8 @@ from advisor.recommend import (
 FIELD_MANAGER = "tf-thread-advisor"
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
 ROLE_HINT = "Role tf-thread-advisor (deploy/rbac.yaml)"
-#: a retry is only started when at least this share of a request timeout is left
-MIN_ATTEMPT_FRACTION = 0.25
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Response:
-    status: int
-    body: dict[str, Any] | None
-    headers: Mapping[str, str]
-
-    @property
-    def message(self) -> str:
-        if self.body and isinstance(self.body.get("message"), str):
-            return str(self.body["message"])
-        return ""
-
-    @property
-    def reason(self) -> str:
-        if self.body and isinstance(self.body.get("reason"), str):
-            return str(self.body["reason"])
-        return ""
 
 
 @dataclass(frozen=True)
@@ -66,16 +41,6 @@ class PublishOutcome:
     action: Literal["created", "updated", "unchanged"]
     resource_version: str | None
     conflicts_retried: int = 0
-
-
-def _json(data: bytes | str | None) -> dict[str, Any] | None:
-    if not data:
-        return None
-    try:
-        value = json.loads(data)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 class ConfigMapWriter:
@@ -237,69 +202,15 @@ class ConfigMapWriter:
         )
 
     def _request(self, verb: str, deadline: Deadline, call: Callable[[float], Any]) -> Response:
-        """One API call, retried on connection errors, timeouts, 429 and 5xx until the deadline.
-        Any other answer (2xx, 4xx) is returned for the caller to judge."""
-        import urllib3
-        from kubernetes.client.exceptions import ApiException
-
-        attempt = 0
-        while True:
-            timeout = deadline.request_timeout()
-            delay: float | None = None
-            try:
-                raw = call(timeout)
-                return Response(raw.status, _json(raw.data), raw.headers or {})
-            except ApiException as exc:
-                status = int(exc.status or 0)
-                resp = Response(status, _json(exc.body), exc.headers or {})
-                if status and status != 429 and status < 500:
-                    return resp
-                if status == 429:
-                    delay = retry_after_seconds(resp.headers)
-                last = f"HTTP {status} {resp.reason or exc.reason or ''}".strip()
-            except (urllib3.exceptions.HTTPError, OSError) as exc:
-                last = _transport_problem(exc, timeout)
-            attempt += 1
-            wait = delay if delay is not None else self.policy.backoff(attempt - 1)
-            # an attempt squeezed into the last moments would only time out: stop instead
-            if wait + self.policy.request_timeout_s * MIN_ATTEMPT_FRACTION >= deadline.remaining():
-                asked = f" (server asked to retry after {delay:g}s)" if delay is not None else ""
-                raise ClusterUnreachableError(
-                    f"{verb} {self.where} at {self.connection.host}: gave up after {attempt} "
-                    f"attempt(s) within {self.policy.total_s:g}s; last: {last}{asked}"
-                )
-            log.warning("%s %s: %s; retrying in %.1fs", verb, self.where, last, wait)
-            self.policy.sleep(wait)
+        return request(self.connection, self.policy, deadline, f"{verb} {self.where}", call)
 
     def _error(self, verb: str, resp: Response, *, dry_run: bool = False) -> AdvisorError:
         """The typed error for a final (non-retryable) answer."""
         attempt = f"{verb} {self.where}" + (" (dry run)" if dry_run else "")
-        if resp.status == 401:
-            return ForbiddenError(
-                f"{attempt}: the API server at {self.connection.host} rejected the credentials "
-                f"(401 Unauthorized; from {self.connection.source})"
-            )
-        if resp.status == 403:
-            match = re.search(r"cannot (\w+) resource", resp.message)
-            denied = match.group(1) if match else verb
-            return ForbiddenError(
-                f"forbidden: cannot {denied} configmaps/{self.name} in namespace "
-                f"{self.namespace}; the {ROLE_HINT} bound to the advisor's ServiceAccount must "
-                f"allow verbs get, patch, create on configmaps with resourceNames [{self.name}] "
-                f"in {self.namespace}"
-            )
-        details = (resp.body or {}).get("details") or {}
-        if resp.status == 404 and details.get("kind") == "namespaces":
-            return ClusterRejectedError(f"{attempt}: namespace {self.namespace} not found")
-        text = resp.message or resp.reason or "no message"
-        return ClusterRejectedError(f"{attempt}: refused with HTTP {resp.status}: {text}")
-
-
-def _transport_problem(exc: Exception, timeout: float) -> str:
-    import urllib3
-
-    if isinstance(exc, urllib3.exceptions.ReadTimeoutError):
-        return f"no answer within {timeout:.1f}s"
-    if isinstance(exc, urllib3.exceptions.NewConnectionError):
-        return f"cannot connect ({exc.__class__.__name__}: {' '.join(str(exc).split())[-120:]})"
-    return f"{exc.__class__.__name__}: {' '.join(str(exc).split())[-160:]}"
+        target = Target(
+            f"configmaps/{self.name}",
+            self.namespace,
+            f"the {ROLE_HINT} bound to the advisor's ServiceAccount must allow verbs get, "
+            f"patch, create on configmaps with resourceNames [{self.name}] in {self.namespace}",
+        )
+        return final_error(resp, verb, attempt, self.connection, target)

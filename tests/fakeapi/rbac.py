@@ -1,4 +1,5 @@
-"""RBAC as the API server evaluates it, for the rules shipped in deploy/rbac.yaml.
+"""RBAC as the API server evaluates it, for the rules shipped in deploy/rbac.yaml (or any
+rendered Role: the chart's, a kustomize overlay's, the read-only example's).
 
 The fake server authorizes every request with these rules, so a test that passes proves the
 shipped Role is enough, and a Role missing a verb makes the same test see 403.
@@ -47,8 +48,9 @@ def role_rules(
 ) -> list[Rule]:
     """The rules the shipped RoleBinding grants the advisor's ServiceAccount.
 
-    ``configmap_name`` renames the resourceNames the way kustomize/Helm users do (the rule is the
-    same, only the name differs), so tests can use another ConfigMap name.
+    ``configmap_name`` renames the resourceNames of the ConfigMap rule the way kustomize/Helm
+    users do (the rule is the same, only the name differs), so tests can use another ConfigMap
+    name. Rules on other resources (the restart rules on workloads) keep their names.
     """
     docs = copy.deepcopy(docs if docs is not None else load_documents())
     by_kind: dict[str, list[dict[str, Any]]] = {}
@@ -61,20 +63,28 @@ def role_rules(
     ], "the RoleBinding must bind the advisor's ServiceAccount"
     assert binding["roleRef"]["kind"] == "Role"
     (role,) = [r for r in by_kind["Role"] if r["metadata"]["name"] == binding["roleRef"]["name"]]
-    rules = []
-    for raw in role["rules"]:
-        names = tuple(raw.get("resourceNames", ()))
-        if configmap_name is not None and names:
-            names = (configmap_name,)
-        rules.append(
-            Rule(
-                api_groups=tuple(raw["apiGroups"]),
-                resources=tuple(raw["resources"]),
-                verbs=tuple(raw["verbs"]),
-                resource_names=names,
-            )
-        )
+    rules = parse_rules(role["rules"])
+    if configmap_name is not None:
+        rules = [
+            Rule(r.api_groups, r.resources, r.verbs, (configmap_name,))
+            if r.resource_names and "configmaps" in r.resources
+            else r
+            for r in rules
+        ]
     return rules
+
+
+def parse_rules(raw_rules: list[dict[str, Any]]) -> list[Rule]:
+    """A Role's or ClusterRole's ``rules`` as Rule objects."""
+    return [
+        Rule(
+            api_groups=tuple(raw["apiGroups"]),
+            resources=tuple(raw["resources"]),
+            verbs=tuple(raw["verbs"]),
+            resource_names=tuple(raw.get("resourceNames", ())),
+        )
+        for raw in raw_rules
+    ]
 
 
 def without_verb(rules: list[Rule], verb: str) -> list[Rule]:

@@ -16,7 +16,11 @@ where priority-and-fairness would answer 429, authorization, namespace, validati
 - strictness: unknown paths 404, unknown methods 405, other content types 415, unknown query
   parameters 400;
 - faults: a status (429 with Retry-After, 500/503, ...) for the next N requests, a never-answering
-  mode, and a hook that runs between two requests to simulate a concurrent writer.
+  mode, and a hook that runs between two requests to simulate a concurrent writer;
+- lists (namespaced, and across all namespaces when ``cluster_rules`` from a ClusterRole allow
+  it) with equality-based ``labelSelector``; their items carry no apiVersion/kind, as a real
+  list's items do not;
+- apps/v1 Deployments and StatefulSets, GET and PATCH (tests/fakeapi/apps.py).
 
 Every request is recorded (method, path, query, content type, body) for assertions.
 """
@@ -40,10 +44,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
+from tests.fakeapi import apps
 from tests.fakeapi.rbac import SERVICE_ACCOUNT, Rule, role_rules
 
 _ITEM = re.compile(r"^/api/v1/namespaces/([^/]+)/configmaps/([^/]+)$")
 _COLLECTION = re.compile(r"^/api/v1/namespaces/([^/]+)/configmaps$")
+_ALL_NAMESPACES = "/api/v1/configmaps"
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS1123_SUBDOMAIN = re.compile(
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
@@ -51,7 +57,7 @@ _DNS1123_SUBDOMAIN = re.compile(
 _CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 _QUALIFIED = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-_ALLOWED_QUERY = {"dryRun", "fieldManager", "force", "pretty", "fieldValidation"}
+_ALLOWED_QUERY = {"dryRun", "fieldManager", "force", "pretty", "fieldValidation", "labelSelector"}
 _APPLY = "application/apply-patch+yaml"
 _OWNED_MAPS = (("data",), ("binaryData",), ("metadata", "labels"), ("metadata", "annotations"))
 
@@ -97,12 +103,15 @@ class FakeApiServer:
         namespaces: tuple[str, ...] = ("ml",),
         role_namespace: str = "ml",
         rules: list[Rule] | None = None,
+        cluster_rules: list[Rule] | None = None,
         configmap_name: str | None = None,
         token: str = "s3cret-token",
     ) -> None:
         self.namespaces = set(namespaces)
         self.role_namespace = role_namespace
         self.rules = rules if rules is not None else role_rules(configmap_name=configmap_name)
+        #: rules granted in every namespace (a ClusterRole through a ClusterRoleBinding)
+        self.cluster_rules = cluster_rules or []
         self.token = token
         self.user = f"system:serviceaccount:{role_namespace}:{SERVICE_ACCOUNT}"
         self.requests: list[Recorded] = []
@@ -112,6 +121,7 @@ class FakeApiServer:
         self.before_write: Callable[[FakeApiServer], None] | None = None
         self._store: dict[tuple[str, str], _Stored] = {}
         self._rv = itertools.count(1000)
+        self.workloads = apps.Workloads(lambda: str(next(self._rv)))
         self._lock = threading.RLock()
         self._stopping = threading.Event()
         self._tmp = tmp_path
@@ -185,6 +195,15 @@ class FakeApiServer:
             self._store[key] = _Stored(new, owners)
             return copy.deepcopy(new)
 
+    def put_workload(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Store a Deployment/StatefulSet (``apps.workload(...)``) as created by someone else."""
+        with self._lock:
+            return self.workloads.put(obj)
+
+    def workload(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
+        with self._lock:
+            return self.workloads.get(resource, namespace, name)
+
     def writes(self) -> list[Recorded]:
         return [r for r in self.requests if r.method != "GET"]
 
@@ -204,7 +223,9 @@ class FakeApiServer:
                     headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
                     raise _FaultError(fault.status, headers)
         item, collection = _ITEM.match(request.path), _COLLECTION.match(request.path)
-        if not item and not collection:
+        workload = apps.ITEM.match(request.path)
+        everywhere = request.path == _ALL_NAMESPACES
+        if not item and not collection and not workload and not everywhere:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         unknown = set(request.query) - _ALLOWED_QUERY
         if unknown:
@@ -212,6 +233,10 @@ class FakeApiServer:
         dry_run = request.query.get("dryRun")
         if dry_run not in (None, "All"):
             raise ApiError(400, "BadRequest", f'dryRun: Unsupported value: "{dry_run}"')
+        if request.method != "GET" and self.before_write is not None:
+            self.before_write(self)
+        if workload or everywhere:
+            return self._handle_other(request, workload)
         if item:
             namespace, name = item.group(1), item.group(2)
             handlers = {
@@ -227,23 +252,49 @@ class FakeApiServer:
         handler = handlers.get(request.method)
         if handler is None:
             raise ApiError(405, "MethodNotAllowed", f"the server does not allow {request.method}")
-        if request.method != "GET" and self.before_write is not None:
-            self.before_write(self)
         with self._lock:
             return handler(request, namespace, name)
 
-    def _authorize(self, verb: str, namespace: str, name: str | None) -> None:
-        allowed = namespace == self.role_namespace and any(
-            rule.allows(verb, "", "configmaps", name) for rule in self.rules
+    def _handle_other(
+        self, request: Recorded, workload: re.Match[str] | None
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """A workload request, or a list of ConfigMaps across all namespaces."""
+        with self._lock:
+            if workload is None:
+                if request.method != "GET":
+                    raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed")
+                return self._list(request, None, "")
+            try:
+                return self.workloads.handle(request, workload, self._authorize)
+            except apps.WorkloadError as exc:
+                raise ApiError(exc.code, exc.reason, exc.message, exc.details) from None
+
+    def _authorize(
+        self,
+        verb: str,
+        namespace: str | None,
+        name: str | None,
+        group: str = "",
+        resource: str = "configmaps",
+    ) -> None:
+        """RBAC: the Role's rules in its namespace, the ClusterRole's everywhere; a request
+        across all namespaces (``namespace`` None) only by the ClusterRole."""
+        in_role = namespace == self.role_namespace and any(
+            rule.allows(verb, group, resource, name) for rule in self.rules
+        )
+        allowed = in_role or any(
+            rule.allows(verb, group, resource, name) for rule in self.cluster_rules
         )
         if not allowed:
-            target = f'configmaps "{name}" is forbidden' if name else "configmaps is forbidden"
+            qualified = f"{resource}.{group}" if group else resource
+            target = f'{qualified} "{name}" is forbidden' if name else f"{qualified} is forbidden"
+            scope = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
             raise ApiError(
                 403,
                 "Forbidden",
-                f'{target}: User "{self.user}" cannot {verb} resource "configmaps" in API group '
-                f'"" in the namespace "{namespace}"',
-                {"name": name or "", "kind": "configmaps"},
+                f'{target}: User "{self.user}" cannot {verb} resource "{resource}" in API group '
+                f'"{group}" {scope}',
+                {"name": name or "", "group": group, "kind": resource},
             )
 
     def _namespace_exists(self, namespace: str) -> None:
@@ -267,12 +318,21 @@ class FakeApiServer:
             raise self._not_found(name)
         return 200, copy.deepcopy(stored.obj), {}
 
-    def _list(self, request: Recorded, namespace: str, name: str) -> Any:
+    def _list(self, request: Recorded, namespace: str | None, name: str) -> Any:
         self._authorize("list", namespace, None)
-        items = [copy.deepcopy(s.obj) for (ns, _), s in self._store.items() if ns == namespace]
+        selector = _selector(request.query.get("labelSelector", ""))
+        items = []
+        for (ns, _), stored in sorted(self._store.items()):
+            labels = stored.obj["metadata"].get("labels") or {}
+            if namespace in (None, ns) and all(match(labels) for match in selector):
+                item = copy.deepcopy(stored.obj)
+                item.pop("apiVersion", None)  # a real list's items carry neither
+                item.pop("kind", None)
+                items.append(item)
+        meta = {"resourceVersion": str(next(self._rv))}
         return (
             200,
-            {"apiVersion": "v1", "kind": "ConfigMapList", "metadata": {}, "items": items},
+            {"apiVersion": "v1", "kind": "ConfigMapList", "metadata": meta, "items": items},
             {},
         )
 
@@ -439,6 +499,26 @@ class _FaultError(Exception):
     def __init__(self, status: int, headers: dict[str, str]) -> None:
         super().__init__(status)
         self.status, self.headers = status, headers
+
+
+def _selector(text: str) -> list[Callable[[dict[str, str]], bool]]:
+    """Equality-based label selector terms (``k=v``, ``k==v``, ``k!=v``, ``k``, ``!k``); the
+    set-based forms are refused (400) rather than misread."""
+    terms: list[Callable[[dict[str, str]], bool]] = []
+    for raw in filter(None, (t.strip() for t in text.split(","))):
+        if re.search(r"\s(in|notin)\s", raw) or "(" in raw:
+            raise ApiError(400, "BadRequest", f"the fake supports equality selectors only: {raw}")
+        if "!=" in raw:
+            key, value = raw.split("!=", 1)
+            terms.append(lambda labels, k=key, v=value: labels.get(k) != v)
+        elif "=" in raw:
+            key, value = raw.replace("==", "=").split("=", 1)
+            terms.append(lambda labels, k=key, v=value: labels.get(k) == v)
+        elif raw.startswith("!"):
+            terms.append(lambda labels, k=raw[1:]: k not in labels)
+        else:
+            terms.append(lambda labels, k=raw: k in labels)
+    return terms
 
 
 def _get_map(obj: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:

@@ -1,0 +1,155 @@
+"""One API call with bounded retries, shared by everything that talks to the API server.
+
+Transient trouble (refused or dropped connections, timeouts, 429, 5xx) is retried with backoff
+until the operation's deadline; every other answer (2xx, 4xx) is returned for the caller to judge,
+because only the caller knows what a 404 or a 409 means for its object.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from advisor.cluster.config import Connection
+from advisor.cluster.retry import Deadline, RetryPolicy, retry_after_seconds
+from advisor.errors import (
+    AdvisorError,
+    ClusterRejectedError,
+    ClusterUnreachableError,
+    ForbiddenError,
+)
+
+#: a retry is only started when at least this share of a request timeout is left
+MIN_ATTEMPT_FRACTION = 0.25
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    body: dict[str, Any] | None
+    headers: Mapping[str, str]
+
+    @property
+    def message(self) -> str:
+        if self.body and isinstance(self.body.get("message"), str):
+            return str(self.body["message"])
+        return ""
+
+    @property
+    def reason(self) -> str:
+        if self.body and isinstance(self.body.get("reason"), str):
+            return str(self.body["reason"])
+        return ""
+
+
+def parse_json(data: bytes | str | None) -> dict[str, Any] | None:
+    if not data:
+        return None
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def request(
+    connection: Connection,
+    policy: RetryPolicy,
+    deadline: Deadline,
+    what: str,
+    call: Callable[[float], Any],
+) -> Response:
+    """``call(timeout)`` (a client method with ``_preload_content=False``), retried on
+    connection errors, timeouts, 429 and 5xx until ``deadline``; ``what`` ("patch
+    deployments/web in namespace ml") names the attempt in logs and in the final error."""
+    import urllib3
+    from kubernetes.client.exceptions import ApiException
+
+    attempt = 0
+    while True:
+        timeout = deadline.request_timeout()
+        delay: float | None = None
+        try:
+            raw = call(timeout)
+            return Response(raw.status, parse_json(raw.data), raw.headers or {})
+        except ApiException as exc:
+            status = int(exc.status or 0)
+            resp = Response(status, parse_json(exc.body), exc.headers or {})
+            if status and status != 429 and status < 500:
+                return resp
+            if status == 429:
+                delay = retry_after_seconds(resp.headers)
+            last = f"HTTP {status} {resp.reason or exc.reason or ''}".strip()
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            last = _transport_problem(exc, timeout)
+        attempt += 1
+        wait = delay if delay is not None else policy.backoff(attempt - 1)
+        # an attempt squeezed into the last moments would only time out: stop instead
+        if wait + policy.request_timeout_s * MIN_ATTEMPT_FRACTION >= deadline.remaining():
+            asked = f" (server asked to retry after {delay:g}s)" if delay is not None else ""
+            raise ClusterUnreachableError(
+                f"{what} at {connection.host}: gave up after {attempt} "
+                f"attempt(s) within {policy.total_s:g}s; last: {last}{asked}"
+            )
+        log.warning("%s: %s; retrying in %.1fs", what, last, wait)
+        policy.sleep(wait)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One object as the error messages name it: ``configmaps/x`` in a namespace, and the Role
+    rule that would allow working on it (a 403 says what to add)."""
+
+    resource_name: str
+    namespace: str
+    rule: str
+    #: the message for a 404 about the object itself (None: a plain refusal)
+    not_found: str | None = None
+
+
+def final_error(
+    resp: Response, verb: str, attempt: str, connection: Connection, target: Target
+) -> AdvisorError:
+    """The typed error for a final (non-retryable) answer to ``attempt`` ("patch ... (dry
+    run)"): 401 and 403 are ForbiddenError (the credentials; the Role, with the rule it lacks),
+    a missing namespace and everything else ClusterRejectedError."""
+    if resp.status == 401:
+        return ForbiddenError(
+            f"{attempt}: the API server at {connection.host} rejected the credentials "
+            f"(401 Unauthorized; from {connection.source})"
+        )
+    if resp.status == 403:
+        match = re.search(r"cannot (\w+) resource", resp.message)
+        denied = match.group(1) if match else verb
+        return ForbiddenError(
+            f"forbidden: cannot {denied} {target.resource_name} in namespace "
+            f"{target.namespace}; {target.rule}"
+        )
+    if namespace_missing(resp):
+        return ClusterRejectedError(f"{attempt}: namespace {target.namespace} not found")
+    if resp.status == 404 and target.not_found is not None:
+        return ClusterRejectedError(target.not_found)
+    text = resp.message or resp.reason or "no message"
+    return ClusterRejectedError(f"{attempt}: refused with HTTP {resp.status}: {text}")
+
+
+def namespace_missing(resp: Response) -> bool:
+    """A 404 about the namespace, not about the object."""
+    details = (resp.body or {}).get("details") or {}
+    return resp.status == 404 and details.get("kind") == "namespaces"
+
+
+def _transport_problem(exc: Exception, timeout: float) -> str:
+    import urllib3
+
+    if isinstance(exc, urllib3.exceptions.ReadTimeoutError):
+        return f"no answer within {timeout:.1f}s"
+    if isinstance(exc, urllib3.exceptions.NewConnectionError):
+        return f"cannot connect ({exc.__class__.__name__}: {' '.join(str(exc).split())[-120:]})"
+    return f"{exc.__class__.__name__}: {' '.join(str(exc).split())[-160:]}"

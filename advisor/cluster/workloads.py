@@ -1,0 +1,241 @@
+"""Restarting the workloads that consume an advice: ``run --restart deployment/NAME``.
+
+TensorFlow reads its thread settings once, at process start, and a pod reads ``envFrom`` once, at
+creation, so new advice reaches running pods only through new pods. This does what ``kubectl
+rollout restart`` does (a pod-template annotation change), with the advice's content hash as the
+value: the same advice gives the same value, the patch changes nothing and no rollout starts.
+
+Every named workload is checked before the sweep (it exists; the Role lets us patch it, by a
+server-side dry run), so a typo or a missing rule fails in seconds, not after the measurement.
+Only the named workloads are ever read or patched; the Role can name them one by one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from advisor.cluster.config import Connection
+from advisor.cluster.http import Response, Target, final_error, namespace_missing, request
+from advisor.cluster.retry import Deadline, RetryPolicy
+from advisor.errors import (
+    AdvisorError,
+    RestartFailedError,
+    RestartTargetError,
+)
+from advisor.recommend import ANNOTATION_PREFIX, dns1123_subdomain_problem
+
+#: the pod-template annotation a restart sets (to the ConfigMap's content hash)
+ADVICE_HASH_ANNOTATION = ANNOTATION_PREFIX + "advice-hash"
+#: what the dry run before the sweep sets (it stores nothing)
+PREFLIGHT_VALUE = "preflight"
+FIELD_MANAGER = "tf-thread-advisor"
+
+Kind = Literal["deployment", "statefulset"]
+#: kubectl's names for the kinds we restart -> the kind
+_KIND_ALIASES: dict[str, Kind] = {
+    "deployment": "deployment",
+    "deployments": "deployment",
+    "deploy": "deployment",
+    "statefulset": "statefulset",
+    "statefulsets": "statefulset",
+    "sts": "statefulset",
+}
+_RESOURCES: dict[Kind, str] = {"deployment": "deployments", "statefulset": "statefulsets"}
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, order=True)
+class WorkloadRef:
+    """One workload to restart, in the ConfigMap's namespace (envFrom cannot cross namespaces)."""
+
+    kind: Kind
+    name: str
+
+    @property
+    def resource(self) -> str:
+        """The API resource (what a Role's ``resources`` names)."""
+        return _RESOURCES[self.kind]
+
+    def __str__(self) -> str:
+        return f"{self.kind}/{self.name}"
+
+
+def parse_workload(text: str) -> WorkloadRef:
+    """``deployment/NAME`` or ``statefulset/NAME`` (kubectl's short names too); ValueError with
+    the reason otherwise."""
+    kind_text, sep, name = text.partition("/")
+    kind = _KIND_ALIASES.get(kind_text.lower())
+    if not sep or kind is None:
+        raise ValueError("must be deployment/NAME or statefulset/NAME")
+    problem = dns1123_subdomain_problem(name)
+    if problem:
+        raise ValueError(f"name {name!r} {problem}")
+    return WorkloadRef(kind, name)
+
+
+@dataclass(frozen=True)
+class Restarted:
+    """One workload after its patch: ``rolled`` when its pod template changed (a rollout)."""
+
+    workload: WorkloadRef
+    rolled: bool
+    generation: int | None
+
+
+@dataclass
+class WorkloadRestarter:
+    """The ``--restart`` workloads of one run, as the advisor's ServiceAccount sees them."""
+
+    connection: Connection
+    namespace: str
+    workloads: Sequence[WorkloadRef]
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    #: the workloads patched so far by ``restart`` (what an interruption reports)
+    done: list[Restarted] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        from kubernetes import client
+
+        self._apps = client.AppsV1Api(self.connection.api_client)
+
+    def where(self, ref: WorkloadRef) -> str:
+        return f"{ref.resource}/{ref.name} in namespace {self.namespace}"
+
+    # ---------------------------------------------------------------------------------------------
+    # public operations
+
+    def preflight(self) -> None:
+        """Before the sweep: every workload exists and the Role lets us patch it (dry run).
+        RestartTargetError (one line, naming the workload) otherwise."""
+        deadline = Deadline(self.policy)
+        for ref in self.workloads:
+            resp = self._read(ref, deadline)
+            if resp.status != 200:
+                raise self._target_error("get", ref, resp)
+            resp = self._patch(ref, PREFLIGHT_VALUE, deadline, dry_run=True)
+            if resp.status != 200:
+                raise self._target_error("patch", ref, resp, dry_run=True)
+
+    def restart(self, advice_hash: str, configmap_where: str) -> list[Restarted]:
+        """Set every workload's pod-template annotation to ``advice_hash``, in order. A failure
+        is a RestartFailedError that says which were and were not restarted (the ConfigMap,
+        ``configmap_where``, stays written)."""
+        deadline = Deadline(self.policy)
+        self.done = []
+        for ref in self.workloads:
+            try:
+                self.done.append(self._restart_one(ref, advice_hash, deadline))
+            except AdvisorError as exc:
+                raise RestartFailedError(
+                    f"{configmap_where} was written, but restarting {ref} failed: {exc}; "
+                    f"{self.progress()}"
+                ) from None
+        return list(self.done)
+
+    def progress(self) -> str:
+        """Which workloads were restarted and which were not (for a failure's one line)."""
+        patched = {r.workload for r in self.done}
+        done = ", ".join(str(r.workload) for r in self.done) or "none"
+        left = ", ".join(str(w) for w in self.workloads if w not in patched) or "none"
+        return f"restarted: {done}; not restarted: {left}"
+
+    # ---------------------------------------------------------------------------------------------
+
+    def _restart_one(self, ref: WorkloadRef, advice_hash: str, deadline: Deadline) -> Restarted:
+        before = self._read(ref, deadline)
+        if before.status != 200:
+            raise self._error("get", ref, before)
+        old_value = _template_annotations(before.body).get(ADVICE_HASH_ANNOTATION)
+        resp = self._patch(ref, advice_hash, deadline, dry_run=False)
+        if resp.status != 200:
+            raise self._error("patch", ref, resp)
+        generation = ((resp.body or {}).get("metadata") or {}).get("generation")
+        outcome = Restarted(
+            ref, rolled=old_value != advice_hash, generation=generation if generation else None
+        )
+        log.info(
+            "%s: %s %s",
+            ref,
+            ADVICE_HASH_ANNOTATION,
+            "changed, pods are being replaced" if outcome.rolled else "unchanged, no rollout",
+        )
+        return outcome
+
+    def _read(self, ref: WorkloadRef, deadline: Deadline) -> Response:
+        read: Callable[..., Any] = (
+            self._apps.read_namespaced_deployment
+            if ref.kind == "deployment"
+            else self._apps.read_namespaced_stateful_set
+        )
+        return request(
+            self.connection,
+            self.policy,
+            deadline,
+            f"get {self.where(ref)}",
+            lambda timeout: read(
+                ref.name, self.namespace, _preload_content=False, _request_timeout=timeout
+            ),
+        )
+
+    def _patch(
+        self, ref: WorkloadRef, value: str, deadline: Deadline, *, dry_run: bool
+    ) -> Response:
+        # A strategic merge patch (the client's choice for a dict body, and what `kubectl
+        # rollout restart` sends): it touches this one annotation and nothing else.
+        body = {
+            "spec": {"template": {"metadata": {"annotations": {ADVICE_HASH_ANNOTATION: value}}}}
+        }
+        patch: Callable[..., Any] = (
+            self._apps.patch_namespaced_deployment
+            if ref.kind == "deployment"
+            else self._apps.patch_namespaced_stateful_set
+        )
+        extra: dict[str, Any] = {"dry_run": "All"} if dry_run else {}
+        return request(
+            self.connection,
+            self.policy,
+            deadline,
+            f"patch {self.where(ref)}" + (" (dry run)" if dry_run else ""),
+            lambda timeout: patch(
+                ref.name,
+                self.namespace,
+                body,
+                field_manager=FIELD_MANAGER,
+                _preload_content=False,
+                _request_timeout=timeout,
+                **extra,
+            ),
+        )
+
+    def _target_error(
+        self, verb: str, ref: WorkloadRef, resp: Response, *, dry_run: bool = False
+    ) -> AdvisorError:
+        """Before the sweep, a missing or forbidden workload is a RestartTargetError."""
+        error = self._error(verb, ref, resp, dry_run=dry_run)
+        if resp.status == 403 or (resp.status == 404 and not namespace_missing(resp)):
+            return RestartTargetError(f"--restart {ref}: {error}")
+        return error
+
+    def _error(
+        self, verb: str, ref: WorkloadRef, resp: Response, *, dry_run: bool = False
+    ) -> AdvisorError:
+        attempt = f"{verb} {self.where(ref)}" + (" (dry run)" if dry_run else "")
+        target = Target(
+            f"{ref.resource}/{ref.name}",
+            self.namespace,
+            "the Role bound to the advisor's ServiceAccount must allow verbs get, patch on "
+            f"{ref.resource} (apiGroup apps) with resourceNames [{ref.name}]",
+            not_found=f"no {ref.kind} named {ref.name} in namespace {self.namespace}",
+        )
+        return final_error(resp, verb, attempt, self.connection, target)
+
+
+def _template_annotations(obj: dict[str, Any] | None) -> dict[str, Any]:
+    node: Any = obj or {}
+    for key in ("spec", "template", "metadata", "annotations"):
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else {}

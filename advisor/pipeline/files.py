@@ -1,0 +1,83 @@
+"""Local output files of a run: checked before the sweep, written whole or not at all.
+
+A path that cannot be written is refused before minutes of measuring (the folder is tried for
+real); the new content is staged in a temp file beside the target and renamed into place only once
+everything else was published, so a failed run leaves every file as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from advisor.errors import OutputError, UsageError
+
+
+def check_output_path(flag: str, path: Path) -> None:
+    """Refuse an output path before the sweep that could not be written after it.
+
+    The folder is tried for real (a temp file made and removed): root passes every permission
+    check, and a pseudo or read-only filesystem (/proc, a read-only root) only refuses a write.
+    """
+    # through a symlink the write lands beside the file it points to (see stage_file)
+    real = Path(os.path.realpath(path)) if path.is_symlink() else path
+    folder = real.parent if str(real.parent) else Path()
+    if path.is_dir():
+        raise UsageError(f"{flag} {path}: is a directory")
+    if path.exists() and not path.is_file():
+        # the result is renamed into place: a device or a pipe would be replaced, not written to
+        raise UsageError(f"{flag} {path}: is not a regular file")
+    if not folder.is_dir():
+        problem = "is not a directory" if folder.exists() else "does not exist"
+        raise UsageError(f"{flag} {path}: folder {folder} {problem}")
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{path.name}.", suffix=".tmp"):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise UsageError(f"{flag} {path}: folder {folder} is not writable ({reason})") from None
+
+
+@dataclass(frozen=True)
+class StagedFile:
+    """A file's new content, complete on disk next to it, not yet in its place."""
+
+    path: Path
+    tmp: Path
+    flag: str
+
+    def commit(self) -> None:
+        try:
+            self.tmp.replace(self.path)
+        except OSError as exc:
+            self.discard()
+            raise OutputError(
+                f"{self.flag} {self.path}: cannot write it ({exc.strerror or exc})"
+            ) from None
+
+    def discard(self) -> None:
+        self.tmp.unlink(missing_ok=True)
+
+
+def stage_file(path: Path, text: str, flag: str) -> StagedFile:
+    """Temp file in the same folder, to be renamed by ``commit``: a reader never sees half a
+    file, and a run that fails later (the cluster write) leaves the old file as it was.
+    A symlink is followed: the rename replaces the file it points to, not the link."""
+    tmp_name = None
+    try:
+        target = Path(os.path.realpath(path))
+        with tempfile.NamedTemporaryFile(
+            "w", dir=target.parent, prefix=f".{target.name}.", suffix=".tmp", delete=False
+        ) as tmp:
+            tmp_name = tmp.name
+            tmp.write(text)
+            tmp.flush()
+            os.fsync(tmp.fileno())
+        Path(tmp_name).chmod(0o644)
+    except OSError as exc:
+        if tmp_name is not None:
+            Path(tmp_name).unlink(missing_ok=True)
+        raise OutputError(f"{flag} {path}: cannot write it ({exc.strerror or exc})") from None
+    return StagedFile(target, Path(tmp_name), flag)

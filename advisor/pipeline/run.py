@@ -1,0 +1,266 @@
+"""One calibration run end to end: check, measure, publish, restart (``run``, and Python callers).
+
+Every problem that can be found before the sweep is found before it (names, output paths, cluster
+config, RBAC and namespace through server-side dry runs, the budget guard, the restart targets),
+because a Job that measures for minutes and then cannot write has wasted the node. After the sweep
+the whole Recommendation is validated with the rules ``validate`` uses, and only then are files
+and the ConfigMap written, each in one step (files: temp + rename; the ConfigMap: one server-side
+apply). Restarts come last: they need the written advice, and their failure leaves it standing.
+
+The three stages are separate so a caller can wrap the sweep alone (the CLI's progress bar)::
+
+    prepared = prepare_run(request)          # UsageError, ForbiddenError, ... before measuring
+    result = prepared.measure(progress)      # probe + calibrate
+    published = prepared.publish(result)     # files, ConfigMap, restarts
+
+``run_advisor(request)`` does all three. Error messages name the CLI's flags.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from advisor import __version__
+from advisor.errors import InterruptedRunError, InvalidAdviceError, UsageError
+from advisor.models import CalibrationOptions, CalibrationResult, Recommendation
+from advisor.pipeline.files import StagedFile, check_output_path, stage_file
+from advisor.pipeline.source import POD_NAMESPACE_ENV, check_names
+from advisor.recommend import (
+    DEFAULT_CONFIGMAP_NAME,
+    HASH_ANNOTATION,
+    annotation_key_problem,
+    build_recommendation,
+    configmap_yaml,
+    env_file_text,
+    node_label_problem,
+    parse_configmap,
+    render_configmap,
+)
+
+if TYPE_CHECKING:
+    from advisor.cluster import ConfigMapWriter, PublishOutcome
+    from advisor.cluster.workloads import Restarted, WorkloadRef, WorkloadRestarter
+
+log = logging.getLogger("advisor.publish")
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What one run measures and where it publishes (the flags of ``run``).
+
+    With ``configmap`` the advice goes to the cluster (``namespace`` is then required: the CLI
+    fills it from $TFTA_POD_NAMESPACE); ``output`` is a file, or ``"-"`` for the caller to print
+    ``PublishedRun.text``; ``restart`` names workloads in the ConfigMap's namespace whose pods
+    are replaced when the advice changes.
+    """
+
+    options: CalibrationOptions = field(default_factory=CalibrationOptions)
+    configmap: str | None = None
+    namespace: str | None = None
+    output: str | None = None
+    env_file: Path | None = None
+    node_labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    restart: Sequence[WorkloadRef] = ()
+    force: bool = False
+    kubeconfig: Path | None = None
+    cluster_timeout_s: float = 60.0
+    host_root: Path = Path("/")
+
+    @property
+    def name(self) -> str:
+        return self.configmap or DEFAULT_CONFIGMAP_NAME
+
+    @property
+    def writes_nothing(self) -> bool:
+        """No file and no cluster target: the ConfigMap YAML is the result, for stdout."""
+        return self.output is None and self.env_file is None and self.configmap is None
+
+
+def check_request(request: RunRequest) -> None:
+    """Every name, path and combination of ``request``, before anything runs (UsageError)."""
+    if request.configmap is not None:
+        check_names(configmap=request.configmap)
+        if request.namespace is None:
+            raise UsageError(f"--configmap needs --namespace (or ${POD_NAMESPACE_ENV})")
+    if request.namespace is not None:
+        check_names(namespace=request.namespace)
+    if request.cluster_timeout_s <= 0 or not math.isfinite(request.cluster_timeout_s):
+        raise UsageError(
+            f"--cluster-timeout must be a positive number, got {request.cluster_timeout_s}"
+        )
+    for key, value in request.node_labels.items():
+        problem = node_label_problem(key, value)
+        if problem:
+            raise UsageError(f"--node-label {f'{key}={value}'!r}: {problem}")
+    for key in request.annotations:
+        problem = annotation_key_problem(key)
+        if problem:
+            raise UsageError(f"--configmap-annotation {key!r}: {problem}")
+    _check_restart(request)
+    if request.output not in (None, "-"):
+        check_output_path("--output", Path(request.output))
+    if request.env_file is not None:
+        check_output_path("--env-file", request.env_file)
+
+
+def _check_restart(request: RunRequest) -> None:
+    if request.restart and request.configmap is None:
+        raise UsageError("--restart needs --configmap: the workloads restart on its advice")
+    seen = set()
+    for ref in request.restart:
+        if ref in seen:
+            raise UsageError(f"--restart {ref} is given twice")
+        seen.add(ref)
+
+
+@dataclass(frozen=True)
+class PublishedRun:
+    """What a run published: the advice, its ConfigMap (and YAML), the cluster write's outcome
+    and the workloads restarted on it."""
+
+    recommendation: Recommendation
+    configmap: dict[str, Any]
+    text: str
+    outcome: PublishOutcome | None = None
+    restarted: tuple[Restarted, ...] = ()
+
+
+@dataclass
+class PreparedRun:
+    """A run whose checks before the sweep passed; ``measure`` then ``publish``."""
+
+    request: RunRequest
+    writer: ConfigMapWriter | None = None
+    restarter: WorkloadRestarter | None = None
+
+    def measure(self, progress: Progress | None = None) -> CalibrationResult:
+        """Probe this node and run the sweep (minutes: the budget)."""
+        # looked up at call time: tests (and embedders) replace the sweep on the package
+        import advisor.calibrate
+        import advisor.probe
+
+        node = advisor.probe.probe_node(self.request.host_root)
+        return advisor.calibrate.calibrate(self.request.options, node, progress=progress)
+
+    def render(self, result: CalibrationResult) -> PublishedRun:
+        """The advice for ``result`` as a ConfigMap that reads back as the same advice."""
+        request = self.request
+        rec = build_recommendation(
+            result, advisor_version=__version__, node_labels=request.node_labels
+        )
+        configmap = render_configmap(
+            rec, request.name, request.namespace, extra_annotations=request.annotations
+        )
+        # the same rules `validate` applies: what is published always validates
+        if parse_configmap(configmap, "the new advice").recommendation != rec:
+            raise InvalidAdviceError("the rendered ConfigMap does not read back as the same advice")
+        return PublishedRun(rec, configmap, configmap_yaml(configmap))
+
+    def publish(self, result: CalibrationResult) -> PublishedRun:
+        """Files staged (a full disk fails before the cluster is touched), the ConfigMap applied,
+        the files put in place, then the restarts: a failed run leaves every output as it was,
+        and a failed restart leaves the written advice standing."""
+        request, writer = self.request, self.writer
+        published = self.render(result)
+        rec = published.recommendation
+        staged: list[StagedFile] = []
+        phase = "staging"
+        outcome = None
+        try:
+            if request.output not in (None, "-"):
+                staged.append(stage_file(Path(request.output), published.text, "--output"))
+            if request.env_file is not None:
+                staged.append(stage_file(request.env_file, env_file_text(rec), "--env-file"))
+            if writer is not None:
+                phase = "writing"
+                outcome = writer.publish(
+                    published.configmap, budget_s=request.options.budget_s, force=request.force
+                )
+                phase = "written"
+                log.info(
+                    "%s %s (resourceVersion %s): %s",
+                    outcome.action,
+                    writer.where,
+                    outcome.resource_version,
+                    " ".join(f"{k}={v}" for k, v in rec.env.items()),
+                )
+            for item in staged:
+                item.commit()
+                log.info("%s written to %s", item.flag, item.path)
+            restarted: tuple[Restarted, ...] = ()
+            if self.restarter is not None and writer is not None:
+                phase = "restarting"
+                advice_hash = published.configmap["metadata"]["annotations"][HASH_ANNOTATION]
+                restarted = tuple(self.restarter.restart(advice_hash, writer.where))
+        except InterruptedRunError as exc:
+            # The handler's "nothing was published" is only true before the cluster write began.
+            if writer is not None and phase != "staging":
+                raise InterruptedRunError(
+                    self._interrupted(str(exc), phase, writer.where)
+                ) from None
+            raise
+        finally:
+            for item in staged:
+                item.discard()
+        return PublishedRun(rec, published.configmap, published.text, outcome, restarted)
+
+    def _interrupted(self, message: str, phase: str, where: str) -> str:
+        signal_part = message.split(";", 1)[0]
+        if phase == "writing":
+            return (
+                f"{signal_part} while writing {where}: it holds the previous or the new advice "
+                "(one apply, never a mix); no --output/--env-file was written"
+            )
+        if phase == "restarting" and self.restarter is not None:
+            return f"{signal_part} after {where} was written; {self.restarter.progress()}"
+        return f"{signal_part} after {where} was written; --output/--env-file may be the old ones"
+
+
+def prepare_run(request: RunRequest) -> PreparedRun:
+    """The checks before the sweep: the request itself, then (with a ConfigMap target) cluster
+    access, RBAC and the budget guard by a dry-run apply, and every restart target."""
+    check_request(request)
+    prepared = PreparedRun(request)
+    if request.configmap is None:
+        return prepared
+    from advisor.cluster import ConfigMapWriter, RetryPolicy, connect
+    from advisor.cluster.workloads import WorkloadRestarter
+
+    assert request.namespace is not None  # check_request refuses --configmap without one
+    policy = RetryPolicy(total_s=request.cluster_timeout_s)
+    writer = ConfigMapWriter(
+        connect(request.kubeconfig), request.name, request.namespace, policy=policy
+    )
+    existing = writer.preflight(budget_s=request.options.budget_s, force=request.force)
+    log.info(
+        "cluster access ok: %s (%s), %s",
+        writer.where,
+        writer.connection.source,
+        "exists" if existing else "will be created",
+    )
+    prepared.writer = writer
+    if request.restart:
+        restarter = WorkloadRestarter(
+            writer.connection, request.namespace, list(request.restart), policy=policy
+        )
+        restarter.preflight()
+        log.info(
+            "restart targets ok (exist, patch allowed): %s",
+            ", ".join(str(ref) for ref in request.restart),
+        )
+        prepared.restarter = restarter
+    return prepared
+
+
+def run_advisor(request: RunRequest, progress: Progress | None = None) -> PublishedRun:
+    """Check, measure, publish and restart, as ``tf-thread-advisor run`` does."""
+    prepared = prepare_run(request)
+    return prepared.publish(prepared.measure(progress))
