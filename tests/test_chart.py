@@ -194,10 +194,11 @@ def test_role_mirrors_deploy_rbac(renders: dict[str, Any]) -> None:
     )
     for name, docs in renders.items():
         role = k8s.one(docs, "Role")
-        assert k8s.role_rules(role, drop_names=True) == k8s.role_rules(
+        configmap_rules = [r for r in role["rules"] if "configmaps" in r["resources"]]
+        assert k8s.role_rules({"rules": configmap_rules}, drop_names=True) == k8s.role_rules(
             deploy_role, drop_names=True
         ), name
-        (rule,) = role["rules"]
+        (rule,) = configmap_rules
         written = {
             k8s.arg_value(k8s.advisor_container(j)["args"], "--configmap")
             for j in k8s.by_kind(docs, "Job")
@@ -209,6 +210,56 @@ def test_role_mirrors_deploy_rbac(renders: dict[str, Any]) -> None:
         assert subject["name"] == k8s.one(docs, "ServiceAccount")["metadata"]["name"]
         for job in k8s.by_kind(docs, "Job"):
             assert k8s.pod_spec(job)["serviceAccountName"] == subject["name"]
+
+
+def _restarts(docs: list[dict[str, Any]]) -> set[str]:
+    """Every --restart KIND/NAME the rendered Jobs pass."""
+    return {
+        arg.split("=", 1)[1]
+        for job in k8s.by_kind(docs, "Job")
+        for arg in k8s.advisor_container(job)["args"]
+        if arg.startswith("--restart=")
+    }
+
+
+@pytest.mark.parametrize("values", _values_files(), ids=_id)
+def test_restart_rules_name_exactly_the_restarted_workloads(
+    values: Path | None, renders: dict[str, Any]
+) -> None:
+    """With no restart targets the Role has the ConfigMap rule alone; with them, one get+patch
+    rule per kind, by resourceNames, naming exactly the workloads the Jobs restart."""
+    docs = renders[_id(values)]
+    role = k8s.one(docs, "Role")
+    others = [r for r in role["rules"] if "configmaps" not in r["resources"]]
+    restarts = _restarts(docs)
+    expected: set[str] = set()
+    for target in _values(values)["targets"]:
+        expected |= set(target.get("restart", []))
+    assert restarts == expected
+    allowed = set()
+    for rule in others:
+        assert rule["apiGroups"] == ["apps"]
+        assert sorted(rule["verbs"]) == ["get", "patch"]
+        (resource,) = rule["resources"]
+        assert resource in ("deployments", "statefulsets")
+        allowed |= {f"{resource.removesuffix('s')}/{n}" for n in rule["resourceNames"]}
+    assert allowed == restarts
+    assert len(others) == len({r.split("/")[0] for r in restarts})
+
+
+def test_a_values_file_restarts_and_turns_reloader_on(renders: dict[str, Any]) -> None:
+    docs = renders["restart-and-reloader.yaml"]
+    assert _restarts(docs) == {"deployment/web", "statefulset/web-cache", "deployment/batch-scorer"}
+    for job in k8s.by_kind(docs, "Job"):
+        args = k8s.advisor_container(job)["args"]
+        assert "--configmap-annotation=reloader.stakater.com/match=true" in args
+        parsed = build_parser().parse_args(
+            [a.replace("$(TFTA_POD_NAMESPACE)", NAMESPACE) for a in args]
+        )
+        assert parsed.configmap_annotation == ["reloader.stakater.com/match=true"]
+    for job in k8s.by_kind(renders["defaults"], "Job"):
+        args = k8s.advisor_container(job)["args"]
+        assert not [a for a in args if a.startswith(("--restart", "--configmap-annotation"))]
 
 
 def test_every_object_has_the_standard_labels_and_namespace(renders: dict[str, Any]) -> None:
@@ -308,6 +359,7 @@ def test_schema_closes_every_object_level() -> None:
         ("targets[0].nodeselector.pool=a", "nodeselector"),
         ("targets[0].model.sourse=pvc", "sourse"),
         ("targets[0].resources.limits.gpu=1", "gpu"),
+        ("reloader.matches=true", "matches"),
     ],
 )
 def test_schema_rejects_unknown_keys(set_arg: str, needle: str) -> None:
@@ -341,6 +393,11 @@ def _default_target_with(tmp_path: Path, changes: dict[str, Any], top: dict[str,
         # a sweep that cannot end before the Job's deadline would be killed with nothing written
         ({"budget": 1600}, {}, "activeDeadlineSeconds >= 1900"),
         ({}, {"job": {"activeDeadlineSeconds": 500}}, "activeDeadlineSeconds >= 600"),
+        # only the kinds `run --restart` restarts, with valid names, each once
+        ({"restart": ["pod/web"]}, {}, "restart"),
+        ({"restart": ["deployment/Web"]}, {}, "restart"),
+        ({"restart": ["deployment/web", "deployment/web"]}, {}, "restart"),
+        ({"restart": "deployment/web"}, {}, "restart"),
     ],
 )
 def test_bad_values_fail_with_a_message(

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.fakeapi.apps import workload
 from tests.fakeapi.rbac import Rule, load_documents, role_rules
 from tests.fakeapi.server import FakeApiServer
 
@@ -164,3 +165,89 @@ def test_faults_are_served_then_cleared(api: FakeApiServer) -> None:
     assert info.value.code == 429 and info.value.headers["Retry-After"] == "3"
     assert call(api, "GET", f"{CM}/x")[0] == 404
     assert [r.status for r in api.requests] == [429, 404]
+
+
+# --------------------------------------------------------------------------------------------------
+# apps/v1 workloads (run --restart) and lists (status)
+
+DEPLOY = "/apis/apps/v1/namespaces/ml/deployments"
+SMP = "application/strategic-merge-patch+json"
+
+
+def template_patch(value: str) -> dict[str, Any]:
+    return {"spec": {"template": {"metadata": {"annotations": {"k.io/h": value}}}}}
+
+
+@pytest.fixture
+def apps_api(tmp_path: Path) -> Any:
+    rules = [Rule(("apps",), ("deployments",), ("get", "patch"), ("web", "ghost"))]
+    with FakeApiServer(tmp_path, rules=rules) as server:
+        server.put_workload(workload("deployments", "ml", "web"))
+        server.put_workload(workload("deployments", "ml", "other"))
+        yield server
+
+
+def test_a_workload_patch_bumps_generation_only_when_the_spec_changes(apps_api: Any) -> None:
+    status, before = call(apps_api, "GET", f"{DEPLOY}/web")
+    assert (status, before["metadata"]["generation"]) == (200, 1)
+    status, body = call(apps_api, "PATCH", f"{DEPLOY}/web", template_patch("a"), content_type=SMP)
+    assert (status, body["metadata"]["generation"]) == (200, 2)
+    assert body["spec"]["template"]["spec"] == before["spec"]["template"]["spec"]
+    rv = body["metadata"]["resourceVersion"]
+    # the same value again: nothing changes, not even the resourceVersion
+    status, body = call(apps_api, "PATCH", f"{DEPLOY}/web", template_patch("a"), content_type=SMP)
+    assert (body["metadata"]["generation"], body["metadata"]["resourceVersion"]) == (2, rv)
+    # metadata only: a new resourceVersion, no new generation (no rollout)
+    labels = {"metadata": {"labels": {"team": "ml"}}}
+    merge = "application/merge-patch+json"
+    status, body = call(apps_api, "PATCH", f"{DEPLOY}/web", labels, content_type=merge)
+    assert body["metadata"]["generation"] == 2 and body["metadata"]["resourceVersion"] != rv
+    ops = [{"op": "add", "path": "/spec/template/metadata/annotations/k.io~1h", "value": "b"}]
+    jp = "application/json-patch+json"
+    status, body = call(apps_api, "PATCH", f"{DEPLOY}/web", ops, content_type=jp)
+    assert (status, body["metadata"]["generation"]) == (200, 3)
+    assert body["spec"]["template"]["metadata"]["annotations"] == {"k.io/h": "b"}
+
+
+def test_a_workload_dry_run_stores_nothing_and_the_fake_is_strict(apps_api: Any) -> None:
+    path = f"{DEPLOY}/web?dryRun=All&fieldManager=m"
+    status, body = call(apps_api, "PATCH", path, template_patch("x"), content_type=SMP)
+    assert (status, body["metadata"]["generation"]) == (200, 2)
+    assert apps_api.workload("deployments", "ml", "web")["metadata"]["generation"] == 1
+    status, body = call(apps_api, "GET", f"{DEPLOY}/ghost")
+    assert (status, body["reason"], body["details"]["kind"]) == (404, "NotFound", "deployments")
+    assert call(apps_api, "GET", f"{DEPLOY}/other")[0] == 403  # not in resourceNames
+    assert call(apps_api, "PATCH", f"{DEPLOY}/web", template_patch("x"), content_type=APPLY)[0] == (
+        415
+    )
+    assert call(apps_api, "PUT", f"{DEPLOY}/web", template_patch("x"))[0] == 405
+    listy = {"spec": {"template": {"spec": {"containers": []}}}}
+    assert call(apps_api, "PATCH", f"{DEPLOY}/web", listy, content_type=SMP)[0] == 400
+    bad = {"spec": {"template": {"metadata": {"annotations": {"k": 1}}}}}
+    assert call(apps_api, "PATCH", f"{DEPLOY}/web", bad, content_type=SMP)[0] == 422
+    renamed = {"metadata": {"name": "web2"}}
+    assert call(apps_api, "PATCH", f"{DEPLOY}/web", renamed, content_type=SMP)[0] == 422
+    unmatched = {"spec": {"template": {"metadata": {"labels": {"app.kubernetes.io/name": "x"}}}}}
+    assert call(apps_api, "PATCH", f"{DEPLOY}/web", unmatched, content_type=SMP)[0] == 422
+
+
+def test_lists_select_by_label_and_all_namespaces_need_a_cluster_role(tmp_path: Path) -> None:
+    reader = [Rule(("",), ("configmaps",), ("get", "list"))]
+    with FakeApiServer(tmp_path, namespaces=("ml", "web"), rules=reader) as api:
+        for ns, name, labels in [
+            ("ml", "a", {"x": "1"}),
+            ("ml", "b", {}),
+            ("web", "c", {"x": "1"}),
+        ]:
+            api.put({**cm(name), "metadata": {"name": name, "namespace": ns, "labels": labels}})
+        status, body = call(api, "GET", f"{CM}?labelSelector=x%3D1")
+        assert status == 200 and [i["metadata"]["name"] for i in body["items"]] == ["a"]
+        assert "kind" not in body["items"][0] and "apiVersion" not in body["items"][0]
+        status, body = call(api, "GET", f"{CM}?labelSelector=x%21%3D1")
+        assert [i["metadata"]["name"] for i in body["items"]] == ["b"]
+        assert call(api, "GET", f"{CM}?labelSelector=x%20in%20%281%29")[0] == 400
+        assert call(api, "GET", "/api/v1/configmaps")[0] == 403  # the Role is one namespace's
+        assert call(api, "GET", "/api/v1/namespaces/web/configmaps")[0] == 403
+        api.cluster_rules = reader
+        status, body = call(api, "GET", "/api/v1/configmaps?labelSelector=x")
+        assert [i["metadata"]["name"] for i in body["items"]] == ["a", "c"]

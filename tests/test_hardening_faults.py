@@ -124,15 +124,22 @@ class Scene:
         return loaded
 
 
+def make_scene(
+    tmp: Path, api: FakeApiServer, capsys: pytest.CaptureFixture[str], mp: pytest.MonkeyPatch
+) -> Scene:
+    """A scene around ``api`` whose --output and --env-file hold the old bytes."""
+    output, env_file = tmp / "advice.yaml", tmp / "advice.env"
+    output.write_bytes(OLD_OUTPUT)
+    env_file.write_bytes(OLD_ENV)
+    return Scene(tmp, api, output, env_file, capsys, mp)
+
+
 @pytest.fixture
 def scene(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Scene]:
-    output, env_file = tmp_path / "advice.yaml", tmp_path / "advice.env"
-    output.write_bytes(OLD_OUTPUT)
-    env_file.write_bytes(OLD_ENV)
     with FakeApiServer(tmp_path, configmap_name=NAME) as api:
-        yield Scene(tmp_path, api, output, env_file, capsys, monkeypatch)
+        yield make_scene(tmp_path, api, capsys, monkeypatch)
 
 
 def seed(api: FakeApiServer) -> dict[str, Any]:

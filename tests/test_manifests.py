@@ -27,6 +27,7 @@ EXAMPLES = DEPLOY / "examples"
 TF_SERVING = EXAMPLES / "tf-serving.yaml"
 KERAS_SERVER = EXAMPLES / "keras-server.yaml"
 OVERLAY = REPO / "docs" / "examples" / "overlay"
+RESTART_OVERLAY = REPO / "docs" / "examples" / "restart"
 
 
 def _job() -> dict[str, Any]:
@@ -112,6 +113,14 @@ def test_job_args_parse_with_the_real_cli() -> None:
     args = k8s.advisor_container(_job())["args"]
     parsed = build_parser().parse_args([a.replace("$(TFTA_POD_NAMESPACE)", "ns") for a in args])
     assert parsed.command == "run"
+
+
+def test_reloader_example_reloads_the_configmap_it_mounts() -> None:
+    """The Reloader path: the annotation names the ConfigMap the server reads with envFrom."""
+    deployment = _deployment(TF_SERVING)
+    (source,) = _model_container(deployment)["envFrom"]
+    reload = deployment["metadata"]["annotations"]["configmap.reloader.stakater.com/reload"]
+    assert reload == source["configMapRef"]["name"]
 
 
 def test_kustomization_lists_rbac_as_is() -> None:
@@ -238,6 +247,37 @@ def test_documented_overlay_retargets_the_job() -> None:
     version = Path(parsed.model).relative_to(mounts["model"]["mountPath"])
     assert len(version.parts) == 1
     assert version.name.isdigit(), f"{parsed.model} is not a version directory of the claim"
+
+
+@pytest.mark.tools
+def test_restart_overlay_adds_one_named_rule_for_the_restarted_deployment(tmp_path: Path) -> None:
+    """docs/examples/restart (deploy/components/restart): the Job restarts the Keras example's
+    Deployment and the Role gets get+patch on exactly that name; valid and checkov clean."""
+    docs = k8s.load_docs(
+        k8s.run_tool([k8s.tool("kubectl"), "kustomize", str(RESTART_OVERLAY)]).stdout
+    )
+    k8s.validate_k8s(docs)
+    job = k8s.one(docs, "Job")
+    k8s.assert_hardened_advisor_job(job)
+    args = [a.replace("$(TFTA_POD_NAMESPACE)", "ml") for a in k8s.advisor_container(job)["args"]]
+    parsed = build_parser().parse_args(args)
+    assert [str(ref) for ref in parsed.restart] == [
+        f"deployment/{_deployment(KERAS_SERVER)['metadata']['name']}"
+    ]
+    base_role = k8s.one(k8s.load_file_docs(DEPLOY / "rbac.yaml"), "Role")
+    rules = k8s.one(docs, "Role")["rules"]
+    assert rules[: len(base_role["rules"])] == base_role["rules"]
+    (extra,) = rules[len(base_role["rules"]) :]
+    assert extra == {
+        "apiGroups": ["apps"],
+        "resources": ["deployments"],
+        "resourceNames": [parsed.restart[0].name],
+        "verbs": ["get", "patch"],
+    }
+    rendered = tmp_path / "restart.yaml"
+    rendered.write_text(yaml.safe_dump_all(docs))
+    k8s.assert_checkov_clean(k8s.checkov_report([rendered]))
+    k8s.assert_skips_have_reasons(docs)
 
 
 @pytest.mark.tools

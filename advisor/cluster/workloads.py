@@ -22,6 +22,7 @@ from advisor.cluster.http import Response, Target, final_error, namespace_missin
 from advisor.cluster.retry import Deadline, RetryPolicy
 from advisor.errors import (
     AdvisorError,
+    InterruptedRunError,
     RestartFailedError,
     RestartTargetError,
 )
@@ -129,6 +130,8 @@ class WorkloadRestarter:
         for ref in self.workloads:
             try:
                 self.done.append(self._restart_one(ref, advice_hash, deadline))
+            except InterruptedRunError:
+                raise  # the caller says what was written and restarted
             except AdvisorError as exc:
                 raise RestartFailedError(
                     f"{configmap_where} was written, but restarting {ref} failed: {exc}; "

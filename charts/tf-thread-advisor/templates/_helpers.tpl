@@ -218,6 +218,12 @@ containers:
       {{- range $k, $v := $t.nodeSelector }}
       - --node-label={{ $k }}={{ $v }}
       {{- end }}
+      {{- if $root.Values.reloader.match }}
+      - --configmap-annotation=reloader.stakater.com/match=true
+      {{- end }}
+      {{- range $t.restart }}
+      - --restart={{ . }}
+      {{- end }}
     env:
       # Downward API: the probe cross-checks the cgroup quota against the pod's CPU limit and
       # the advice records the node it was measured on.
