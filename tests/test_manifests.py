@@ -28,6 +28,7 @@ TF_SERVING = EXAMPLES / "tf-serving.yaml"
 KERAS_SERVER = EXAMPLES / "keras-server.yaml"
 OVERLAY = REPO / "docs" / "examples" / "overlay"
 RESTART_OVERLAY = REPO / "docs" / "examples" / "restart"
+ADVICE_READER = EXAMPLES / "advice-reader.yaml"
 
 
 def _job() -> dict[str, Any]:
@@ -121,6 +122,23 @@ def test_reloader_example_reloads_the_configmap_it_mounts() -> None:
     (source,) = _model_container(deployment)["envFrom"]
     reload = deployment["metadata"]["annotations"]["configmap.reloader.stakater.com/reload"]
     assert reload == source["configMapRef"]["name"]
+
+
+def test_the_advice_reader_can_only_read_configmaps() -> None:
+    """What `status` needs and no more: get and list on configmaps, in a Role for one namespace
+    and a ClusterRole for --all-namespaces, each bound by its own kind of binding."""
+    docs = k8s.load_file_docs(ADVICE_READER)
+    for role_kind, binding_kind in (("Role", "RoleBinding"), ("ClusterRole", "ClusterRoleBinding")):
+        role = k8s.one(docs, role_kind)
+        assert role["rules"] == [
+            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}
+        ]
+        binding = k8s.one(docs, binding_kind)
+        assert binding["roleRef"] == {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": role_kind,
+            "name": role["metadata"]["name"],
+        }
 
 
 def test_kustomization_lists_rbac_as_is() -> None:
@@ -217,6 +235,7 @@ def test_kustomize_renders_rbac_job_and_policy(kustomized: list[dict[str, Any]])
 @pytest.mark.tools
 def test_kustomize_output_and_examples_validate_strictly(kustomized: list[dict[str, Any]]) -> None:
     docs = kustomized + k8s.load_file_docs(TF_SERVING) + k8s.load_file_docs(KERAS_SERVER)
+    docs += k8s.load_file_docs(ADVICE_READER)
     k8s.validate_k8s(docs)
 
 
@@ -296,9 +315,10 @@ def test_checkov_passes_with_reasoned_skips_only(
 ) -> None:
     rendered = tmp_path / "kustomized.yaml"
     rendered.write_text(yaml.safe_dump_all(kustomized))
-    report = k8s.checkov_report([rendered, TF_SERVING, KERAS_SERVER])
+    report = k8s.checkov_report([rendered, TF_SERVING, KERAS_SERVER, ADVICE_READER])
     k8s.assert_checkov_clean(report)
     docs = kustomized + k8s.load_file_docs(TF_SERVING) + k8s.load_file_docs(KERAS_SERVER)
+    docs += k8s.load_file_docs(ADVICE_READER)
     k8s.assert_skips_have_reasons(docs)
 
 

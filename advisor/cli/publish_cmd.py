@@ -76,7 +76,7 @@ def register(subparsers: Any) -> None:
         "to the advice's content hash (unchanged advice: no rollout); repeatable; each is "
         "checked before the sweep",
     )
-    _add_cluster_arguments(publish)
+    add_cluster_arguments(publish)
     run_parser.add_argument(
         "--cluster-timeout",
         metavar="S",
@@ -96,7 +96,7 @@ def register(subparsers: Any) -> None:
     validate_parser.add_argument("file", nargs="?", metavar="FILE|-", help="ConfigMap YAML")
     validate_parser.add_argument("--configmap", metavar="NAME", help="fetch this ConfigMap")
     validate_parser.add_argument("--namespace", metavar="NS", help="namespace of --configmap")
-    _add_cluster_arguments(validate_parser)
+    add_cluster_arguments(validate_parser)
     validate_parser.set_defaults(func=validate)
 
     check_parser = subparsers.add_parser(
@@ -112,12 +112,13 @@ def register(subparsers: Any) -> None:
     source.add_argument("--configmap", metavar="NAME", help="fetch this ConfigMap")
     check_parser.add_argument("--namespace", metavar="NS", help="namespace of --configmap")
     check_parser.add_argument("--strict", action="store_true", help="exit 11 on any difference")
-    _add_cluster_arguments(check_parser)
+    add_cluster_arguments(check_parser)
     add_host_root(check_parser)
     check_parser.set_defaults(func=check)
 
 
-def _add_cluster_arguments(parser: Any) -> None:
+def add_cluster_arguments(parser: Any) -> None:
+    """``--kubeconfig`` (every command that talks to a cluster)."""
     parser.add_argument(
         "--kubeconfig",
         metavar="PATH",

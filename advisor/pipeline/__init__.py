@@ -16,12 +16,15 @@ from advisor.pipeline.run import (
     run_advisor,
 )
 from advisor.pipeline.source import read_advice_file, read_cluster_advice
+from advisor.pipeline.status import AdviceStatus, cluster_status, statuses
 
 __all__ = [
+    "AdviceStatus",
     "PreparedRun",
     "PublishedRun",
     "RunRequest",
     "check_request",
+    "cluster_status",
     "drift",
     "env_differences",
     "installed_tf_version",
@@ -29,4 +32,5 @@ __all__ = [
     "read_advice_file",
     "read_cluster_advice",
     "run_advisor",
+    "statuses",
 ]

@@ -19,7 +19,6 @@ The three stages are separate so a caller can wrap the sweep alone (the CLI's pr
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,7 @@ from advisor import __version__
 from advisor.errors import InterruptedRunError, InvalidAdviceError, UsageError
 from advisor.models import CalibrationOptions, CalibrationResult, Recommendation
 from advisor.pipeline.files import StagedFile, check_output_path, stage_file
-from advisor.pipeline.source import POD_NAMESPACE_ENV, check_names
+from advisor.pipeline.source import POD_NAMESPACE_ENV, check_cluster_timeout, check_names
 from advisor.recommend import (
     DEFAULT_CONFIGMAP_NAME,
     HASH_ANNOTATION,
@@ -92,10 +91,7 @@ def check_request(request: RunRequest) -> None:
             raise UsageError(f"--configmap needs --namespace (or ${POD_NAMESPACE_ENV})")
     if request.namespace is not None:
         check_names(namespace=request.namespace)
-    if request.cluster_timeout_s <= 0 or not math.isfinite(request.cluster_timeout_s):
-        raise UsageError(
-            f"--cluster-timeout must be a positive number, got {request.cluster_timeout_s}"
-        )
+    check_cluster_timeout(request.cluster_timeout_s)
     for key, value in request.node_labels.items():
         problem = node_label_problem(key, value)
         if problem:

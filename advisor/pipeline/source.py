@@ -6,6 +6,7 @@ obeys, so a reader never trusts what a writer would have refused.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Mapping
@@ -42,6 +43,12 @@ def check_names(**flags: str) -> None:
         )
         if problem:
             raise UsageError(f"--{flag} {value!r} {problem}")
+
+
+def check_cluster_timeout(seconds: float) -> None:
+    """``--cluster-timeout`` must bound something: a positive, finite number of seconds."""
+    if not seconds > 0 or math.isinf(seconds):
+        raise UsageError(f"--cluster-timeout must be a positive number, got {seconds}")
 
 
 def read_advice_file(path: str, flag: str) -> ParsedAdvice:
