@@ -380,3 +380,35 @@ def test_a_staged_output_through_a_symlink_lands_in_the_file_it_points_to(tmp_pa
     assert real.read_text() == "new\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["advice.env", "volume"]
     assert sorted(p.name for p in real.parent.iterdir()) == ["advice.env"]
+
+
+# --------------------------------------------------------------------------------------------------
+# the same pipeline from Python, without the CLI
+
+
+def test_the_run_pipeline_is_callable_from_python(api: FakeApiServer, tmp_path: Path) -> None:
+    from advisor.errors import UsageError
+    from advisor.models import CalibrationOptions
+    from advisor.pipeline import RunRequest, prepare_run
+
+    output = tmp_path / "advice.yaml"
+    request = RunRequest(
+        options=CalibrationOptions(budget_s=60.0),
+        configmap=NAME,
+        namespace=NS,
+        output=str(output),
+        kubeconfig=api.kubeconfig,
+        node_labels={"pool": "cpu-a"},
+    )
+    prepared = prepare_run(request)  # the dry run happened: nothing stored yet
+    assert api.get(NS, NAME) is None and prepared.writer is not None
+    published = prepared.publish(calibration_result(3, 2))
+    assert published.outcome is not None and published.outcome.action == "created"
+    stored = api.get(NS, NAME)
+    assert stored is not None and stored["data"] == published.configmap["data"]
+    assert output.read_text() == published.text
+    assert published.recommendation.provenance.node_labels == {"pool": "cpu-a"}
+    with pytest.raises(UsageError, match="--restart needs --configmap"):
+        from advisor.cluster.workloads import parse_workload
+
+        prepare_run(RunRequest(restart=(parse_workload("deploy/web"),)))

@@ -1,7 +1,9 @@
-"""Writing the advice to a cluster: a thin layer over the official ``kubernetes`` client.
+"""Talking to a cluster: a thin layer over the official ``kubernetes`` client.
 
-Only this package talks to an API server. It reads and server-side-applies ONE ConfigMap, which is
-all the Role in deploy/rbac.yaml allows, and turns every HTTP outcome into a typed advisor error.
+Only this package talks to an API server. It reads and server-side-applies ONE ConfigMap (all the
+Role in deploy/rbac.yaml allows), patches the pod templates of the workloads named for a restart
+(a second, opt-in rule), and lists advice ConfigMaps read-only for ``status``; every HTTP outcome
+becomes a typed advisor error, every call is retried within one bound (``http.request``).
 """
 
 from advisor.cluster.config import Connection, connect
