@@ -41,9 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _command_modules() -> list[ModuleType]:
     # One module per subcommand (or group); add a new one to this list.
-    from advisor.cli import calibrate_cmd, probe_cmd, publish_cmd
+    from advisor.cli import calibrate_cmd, cleanup_cmd, probe_cmd, publish_cmd
 
-    return [probe_cmd, calibrate_cmd, publish_cmd]
+    return [probe_cmd, calibrate_cmd, publish_cmd, cleanup_cmd]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

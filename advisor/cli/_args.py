@@ -57,3 +57,13 @@ def add_global_flags(parser: argparse.ArgumentParser, *, in_command: bool) -> No
         default=default("info"),
         help="least severe log lines shown on stderr (default info; results go to stdout)",
     )
+
+
+def add_kubeconfig(parser: argparse.ArgumentParser) -> None:
+    """``--kubeconfig``: which cluster to talk to (advisor.cluster.connect's order otherwise)."""
+    parser.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        type=Path,
+        help="kubeconfig to use (default: in-cluster ServiceAccount, else $KUBECONFIG)",
+    )

@@ -81,6 +81,10 @@ def _json(data: bytes | str | None) -> dict[str, Any] | None:
 class ConfigMapWriter:
     """One ConfigMap in one namespace, as the advisor's ServiceAccount sees it."""
 
+    #: what a 403 tells the user to grant (a subclass with other verbs names its own Role)
+    role_hint = ROLE_HINT
+    required_verbs = "get, patch, create"
+
     def __init__(
         self,
         connection: Connection,
@@ -284,9 +288,9 @@ class ConfigMapWriter:
             denied = match.group(1) if match else verb
             return ForbiddenError(
                 f"forbidden: cannot {denied} configmaps/{self.name} in namespace "
-                f"{self.namespace}; the {ROLE_HINT} bound to the advisor's ServiceAccount must "
-                f"allow verbs get, patch, create on configmaps with resourceNames [{self.name}] "
-                f"in {self.namespace}"
+                f"{self.namespace}; the {self.role_hint} bound to the advisor's ServiceAccount "
+                f"must allow verbs {self.required_verbs} on configmaps with resourceNames "
+                f"[{self.name}] in {self.namespace}"
             )
         details = (resp.body or {}).get("details") or {}
         if resp.status == 404 and details.get("kind") == "namespaces":
