@@ -27,6 +27,7 @@ EXAMPLES = DEPLOY / "examples"
 TF_SERVING = EXAMPLES / "tf-serving.yaml"
 KERAS_SERVER = EXAMPLES / "keras-server.yaml"
 OVERLAY = REPO / "docs" / "examples" / "overlay"
+SERVING = REPO / "docs" / "examples" / "serving-overlay"
 
 
 def _job() -> dict[str, Any]:
@@ -198,8 +199,11 @@ def test_kustomize_renders_rbac_job_and_policy(kustomized: list[dict[str, Any]])
     assert kinds == ["Job", "NetworkPolicy", "Role", "RoleBinding", "ServiceAccount"]
     job = k8s.one(kustomized, "Job")
     k8s.assert_hardened_advisor_job(job)
+    # no registry publishes the image: the base runs the local build's tag (docs/deploy.md, 0.),
+    # and every overlay sets its registry (test_documented_overlay_retargets_the_job)
     image = k8s.advisor_container(job)["image"]
-    assert re.fullmatch(r"[\w./-]+/tf-thread-advisor:[\w.-]+", image), image
+    assert image == "tf-thread-advisor:0.1.0"
+    assert f"docker build -t {image} ." in (REPO / "docs" / "deploy.md").read_text()
     # rbac.yaml is included as is: same rules
     source = k8s.one(k8s.load_file_docs(DEPLOY / "rbac.yaml"), "Role")
     assert k8s.one(kustomized, "Role")["rules"] == source["rules"]
@@ -238,6 +242,20 @@ def test_documented_overlay_retargets_the_job() -> None:
     version = Path(parsed.model).relative_to(mounts["model"]["mountPath"])
     assert len(version.parts) == 1
     assert version.name.isdigit(), f"{parsed.model} is not a version directory of the claim"
+
+
+@pytest.mark.tools
+def test_serving_overlay_points_every_example_at_one_targets_configmap() -> None:
+    """The examples' ConfigMap name is a parameter: the overlay sets it once for all of them."""
+    docs = k8s.load_docs(k8s.run_tool([k8s.tool("kubectl"), "kustomize", str(SERVING)]).stdout)
+    k8s.validate_k8s(docs)
+    deployments = k8s.by_kind(docs, "Deployment")
+    assert len(deployments) == 2
+    for deployment in deployments:
+        (source,) = _model_container(deployment)["envFrom"]
+        assert source["configMapRef"]["name"] == "resnet-thread-advice"
+    # the name the overlay sets is one a chart target writes (ci/model-from-image.yaml's style)
+    assert "resnet-thread-advice" in (REPO / "docs" / "deploy.md").read_text()
 
 
 @pytest.mark.tools
