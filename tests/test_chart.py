@@ -47,8 +47,13 @@ def _helm(*args: str, check: bool = True) -> Any:
     return k8s.run_tool([k8s.tool("helm"), *args], check=check)
 
 
+#: the chart has no default image (nothing is published; test_chart_lifecycle.py checks the
+#: install fails without one): "defaults" below means the defaults plus this one required value
+IMAGE_SET = ("--set", "image.repository=registry.example.com/mirror/tf-thread-advisor")
+
+
 def _template(values: Path | None = None, *extra: str, check: bool = True) -> Any:
-    args = ["template", "rel", str(CHART), "--namespace", NAMESPACE]
+    args = ["template", "rel", str(CHART), "--namespace", NAMESPACE, *IMAGE_SET]
     if values is not None:
         args += ["-f", str(values)]
     return _helm(*args, *extra, check=check)
@@ -72,7 +77,7 @@ def test_there_are_at_least_two_ci_values_files() -> None:
 
 @pytest.mark.parametrize("values", _values_files(), ids=_id)
 def test_helm_lint_strict(values: Path | None) -> None:
-    args = ["lint", "--strict", str(CHART), "--namespace", NAMESPACE]
+    args = ["lint", "--strict", str(CHART), "--namespace", NAMESPACE, *IMAGE_SET]
     if values is not None:
         args += ["-f", str(values)]
     proc = _helm(*args)

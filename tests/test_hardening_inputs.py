@@ -163,9 +163,11 @@ CLUSTER = ("--configmap", NAME, "--namespace", NS, "--kubeconfig", "{kubeconfig}
 CASES = [
     # the command line itself
     Case("no-command", (), U, ("COMMAND", "required")),
-    Case("unknown-command", ("frobnicate",), U, ("frobnicate", "invalid choice")),
+    Case("unknown-command", ("frobnicate",), U, ("frobnicate", "unknown command")),
     Case("unknown-global-flag", ("--bogus", "probe"), U, ("--bogus", "unrecognized")),
     Case("unknown-run-flag", (*RUN, "--bogus"), U, ("--bogus", "unrecognized")),
+    # --debug after the subcommand is a global flag; a usage error stays one line under it
+    Case("debug-after-command", (*RUN, "--debug", "--bogus"), U, ("--bogus", "unrecognized")),
     Case("flag-without-value", (*RUN, "--budget"), U, ("--budget", "expected one argument")),
     Case("bad-format", ("probe", "--format", "xml"), U, ("--format", "'xml'")),
     Case("bad-log-format", ("--log-format", "xml", "probe"), U, ("--log-format", "'xml'")),

@@ -29,6 +29,7 @@ KERAS_SERVER = EXAMPLES / "keras-server.yaml"
 OVERLAY = REPO / "docs" / "examples" / "overlay"
 RESTART_OVERLAY = REPO / "docs" / "examples" / "restart"
 ADVICE_READER = EXAMPLES / "advice-reader.yaml"
+SERVING = REPO / "docs" / "examples" / "serving-overlay"
 
 
 def _job() -> dict[str, Any]:
@@ -225,8 +226,11 @@ def test_kustomize_renders_rbac_job_and_policy(kustomized: list[dict[str, Any]])
     assert kinds == ["Job", "NetworkPolicy", "Role", "RoleBinding", "ServiceAccount"]
     job = k8s.one(kustomized, "Job")
     k8s.assert_hardened_advisor_job(job)
+    # no registry publishes the image: the base runs the local build's tag (docs/deploy.md, 0.),
+    # and every overlay sets its registry (test_documented_overlay_retargets_the_job)
     image = k8s.advisor_container(job)["image"]
-    assert re.fullmatch(r"[\w./-]+/tf-thread-advisor:[\w.-]+", image), image
+    assert image == "tf-thread-advisor:0.1.0"
+    assert f"docker build -t {image} ." in (REPO / "docs" / "deploy.md").read_text()
     # rbac.yaml is included as is: same rules
     source = k8s.one(k8s.load_file_docs(DEPLOY / "rbac.yaml"), "Role")
     assert k8s.one(kustomized, "Role")["rules"] == source["rules"]
@@ -297,6 +301,19 @@ def test_restart_overlay_adds_one_named_rule_for_the_restarted_deployment(tmp_pa
     rendered.write_text(yaml.safe_dump_all(docs))
     k8s.assert_checkov_clean(k8s.checkov_report([rendered]))
     k8s.assert_skips_have_reasons(docs)
+
+
+def test_serving_overlay_points_every_example_at_one_targets_configmap() -> None:
+    """The examples' ConfigMap name is a parameter: the overlay sets it once for all of them."""
+    docs = k8s.load_docs(k8s.run_tool([k8s.tool("kubectl"), "kustomize", str(SERVING)]).stdout)
+    k8s.validate_k8s(docs)
+    deployments = k8s.by_kind(docs, "Deployment")
+    assert len(deployments) == 2
+    for deployment in deployments:
+        (source,) = _model_container(deployment)["envFrom"]
+        assert source["configMapRef"]["name"] == "resnet-thread-advice"
+    # the name the overlay sets is one a chart target writes (ci/model-from-image.yaml's style)
+    assert "resnet-thread-advice" in (REPO / "docs" / "deploy.md").read_text()
 
 
 @pytest.mark.tools

@@ -12,53 +12,38 @@ import sys
 import traceback
 from collections.abc import Sequence
 from types import ModuleType
-from typing import NoReturn
 
 from advisor import __version__
 from advisor.cli import _logging, _output
+from advisor.cli._args import add_global_flags
+from advisor.cli._parser import Parser
 from advisor.errors import AdvisorError, InterruptedRunError, UsageError
 
 PROG = "tf-thread-advisor"
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and raises instead of exiting."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message} (see --help)")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = Parser(
         prog=PROG,
         description="Measure TensorFlow intra-op/inter-op thread settings for this node and "
         "publish them as a ConfigMap.",
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    parser.add_argument(
-        "--debug", action="store_true", help="print full tracebacks for unexpected errors"
-    )
-    parser.add_argument(
-        "--log-format",
-        choices=["text", "json"],
-        default="text",
-        help="log lines on stderr as plain text (default) or one JSON object per line",
-    )
-    parser.add_argument(
-        "--log-level", choices=["debug", "info", "warning", "error"], default="info"
-    )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    add_global_flags(parser, in_command=False)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     subparsers.required = True
     for module in _command_modules():
         module.register(subparsers)
+    for command in subparsers.choices.values():
+        add_global_flags(command, in_command=True)
     return parser
 
 
 def _command_modules() -> list[ModuleType]:
     # One module per subcommand (or group); add a new one to this list.
-    from advisor.cli import calibrate_cmd, probe_cmd, publish_cmd, status_cmd
+    from advisor.cli import calibrate_cmd, cleanup_cmd, probe_cmd, publish_cmd, status_cmd
 
-    return [probe_cmd, calibrate_cmd, publish_cmd, status_cmd]
+    return [probe_cmd, calibrate_cmd, publish_cmd, status_cmd, cleanup_cmd]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -133,7 +118,8 @@ def _restore_signal_handlers(previous: _HandlerMap) -> None:
 
 
 def _fail(code: int, message: str, debug: bool, as_json: bool = False) -> int:
-    if debug:
+    # a usage error's traceback would only show argparse's insides
+    if debug and code != UsageError.exit_code:
         traceback.print_exc(file=sys.stderr)
     # only our own handlers: logging.shutdown() would close every handler in the process (an
     # embedding program's, pytest's, absl's once TF is imported) and crash it on a closed stream

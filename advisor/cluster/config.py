@@ -49,11 +49,32 @@ def connect(kubeconfig: Path | None = None, env: Mapping[str, str] | None = None
             load_kube(client_configuration=configuration)
             source = env.get("KUBECONFIG") or "~/.kube/config"
     except (ConfigException, OSError, ValueError, TypeError, yaml.YAMLError) as exc:
-        where = str(kubeconfig) if kubeconfig else "cluster config"
         message = " ".join(str(exc).split()) or type(exc).__name__
-        raise UsageError(f"{where}: cannot load it ({message})") from None
+        if kubeconfig is not None:
+            raise UsageError(f"--kubeconfig {kubeconfig}: cannot load it ({message})") from None
+        raise UsageError(_no_config_message(env, message)) from None
     # our retry loop owns retries and their time bound; urllib3's own would hide both
     configuration.retries = False
     api_client = client.ApiClient(configuration)
     api_client.user_agent = "tf-thread-advisor"
     return Connection(api_client=api_client, host=str(configuration.host), source=source)
+
+
+def _no_config_message(env: Mapping[str, str], problem: str) -> str:
+    """What was tried, why it failed, and the three ways to give a cluster config.
+
+    Someone running ``run --configmap`` on a laptop or in CI often has no kubeconfig at all, and
+    the client's own "Invalid kube-config file. No configuration found." does not say where one
+    could come from.
+    """
+    if env.get("KUBERNETES_SERVICE_HOST"):
+        tried = "in-cluster config, as KUBERNETES_SERVICE_HOST is set"
+    elif env.get("KUBECONFIG"):
+        tried = f"KUBECONFIG={env['KUBECONFIG']}"
+    else:
+        tried = "~/.kube/config, as KUBECONFIG is not set"
+    return (
+        f"no usable cluster config (tried {tried}: {problem.rstrip('.')}): give --kubeconfig "
+        "PATH, set KUBECONFIG, or run in a pod whose ServiceAccount token is mounted "
+        "(in-cluster config)"
+    )

@@ -46,6 +46,10 @@ class PublishOutcome:
 class ConfigMapWriter:
     """One ConfigMap in one namespace, as the advisor's ServiceAccount sees it."""
 
+    #: what a 403 tells the user to grant (a subclass with other verbs names its own Role)
+    role_hint = ROLE_HINT
+    required_verbs = "get, patch, create"
+
     def __init__(
         self,
         connection: Connection,
@@ -210,7 +214,8 @@ class ConfigMapWriter:
         target = Target(
             f"configmaps/{self.name}",
             self.namespace,
-            f"the {ROLE_HINT} bound to the advisor's ServiceAccount must allow verbs get, "
-            f"patch, create on configmaps with resourceNames [{self.name}] in {self.namespace}",
+            f"the {self.role_hint} bound to the advisor's ServiceAccount must allow verbs "
+            f"{self.required_verbs} on configmaps with resourceNames [{self.name}] "
+            f"in {self.namespace}",
         )
         return final_error(resp, verb, attempt, self.connection, target)

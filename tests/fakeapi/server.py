@@ -8,10 +8,11 @@ where priority-and-fairness would answer 429, authorization, namespace, validati
 - bearer-token authentication (401), authorization from the rules of deploy/rbac.yaml (403), with
   the create-on-apply check: a server-side apply PATCH that creates is authorized as ``patch``
   and then as ``create`` with the name;
-- GET 200/404, POST 201/409 AlreadyExists, PUT 200/404/409 Conflict, DELETE 200/404, server-side
-  apply (``application/apply-patch+yaml``, ``fieldManager`` required, ``force``) with field
-  ownership per data/label/annotation key, 201 on create, 200 on update, 409 on a stale
-  ``metadata.resourceVersion`` or a conflict with another manager without ``force``;
+- GET 200/404, POST 201/409 AlreadyExists, PUT 200/404/409 Conflict, DELETE 200/404 (409 on a
+  failed uid/resourceVersion precondition), server-side apply (``application/apply-patch+yaml``,
+  ``fieldManager`` required, ``force``) with field ownership per data/label/annotation key, 201
+  on create, 200 on update, 409 on a stale ``metadata.resourceVersion`` or a conflict with
+  another manager without ``force``;
 - ``dryRun=All`` (validated and authorized, never stored), 422 on invalid names/keys/labels;
 - strictness: unknown paths 404, unknown methods 405, other content types 415, unknown query
   parameters 400;
@@ -340,6 +341,7 @@ class FakeApiServer:
         self._authorize("delete", namespace, name)
         if (namespace, name) not in self._store:
             raise self._not_found(name)
+        _check_preconditions(request.body, self._store[(namespace, name)].obj, name)
         if request.query.get("dryRun") != "All":
             del self._store[(namespace, name)]
         return 200, {"kind": "Status", "apiVersion": "v1", "status": "Success"}, {}
@@ -590,6 +592,20 @@ def _check_resource_version(obj: dict[str, Any], current: dict[str, Any], name: 
             f'ConfigMap "{name}" is invalid: data: Forbidden: field '
             "is immutable when `immutable` is set",
         )
+
+
+def _check_preconditions(body: Any, current: dict[str, Any], name: str) -> None:
+    """DeleteOptions.preconditions: the uid/resourceVersion the client saw, else 409."""
+    given = (body.get("preconditions") or {}) if isinstance(body, dict) else {}
+    for key, field_name in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
+        expected, actual = given.get(key), current["metadata"].get(key)
+        if expected is not None and expected != actual:
+            raise ApiError(
+                409,
+                "Conflict",
+                f'Operation cannot be fulfilled on configmaps "{name}": Precondition failed: '
+                f"{field_name} in precondition: {expected}, {field_name} in object meta: {actual}",
+            )
 
 
 def _invalid_causes(obj: dict[str, Any]) -> list[str]:

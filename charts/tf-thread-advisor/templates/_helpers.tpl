@@ -39,8 +39,14 @@ app.kubernetes.io/part-of: tf-thread-advisor
 {{- end -}}
 {{- end -}}
 
-{{/* repository:tag or repository@digest (a digest pins the exact image). */}}
+{{/*
+repository:tag or repository@digest (a digest pins the exact image). No registry publishes the
+image, so an empty repository fails the install here instead of as an image pull error later.
+*/}}
 {{- define "tfta.image" -}}
+{{- if not .Values.image.repository -}}
+{{- fail "image.repository is not set: no public registry has the tf-thread-advisor image. Build and push it first (docs/deploy.md, \"0. Build the image\"), then install with --set image.repository=REGISTRY/tf-thread-advisor (and image.tag or image.digest)" -}}
+{{- end -}}
 {{- if .Values.image.digest -}}
 {{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
 {{- else -}}
@@ -81,6 +87,11 @@ when the user has not pinned a digest / chosen Always.
 */}}
 {{- define "tfta.checkovSkips" -}}
 checkov.io/skip1: CKV_K8S_38=the advisor GETs and server-side-applies its ConfigMap through the API; the token is its only credential and its Role allows only the target ConfigMaps
+{{- include "tfta.checkovImageSkips" . }}
+{{- end -}}
+
+{{/* The image exceptions alone (every pod running the advisor image). */}}
+{{- define "tfta.checkovImageSkips" -}}
 {{- if not .Values.image.digest }}
 checkov.io/skip2: CKV_K8S_43=no image.digest given; set image.digest to pin the image you mirror
 {{- end }}

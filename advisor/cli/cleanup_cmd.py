@@ -1,0 +1,61 @@
+"""``tf-thread-advisor cleanup``: delete advice ConfigMaps, e.g. from the chart's uninstall hook.
+
+Only the ConfigMaps named on the command line, and of those only the ones carrying the advisor's
+labels: a ConfigMap of the same name that someone else wrote is kept and reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from advisor.cli._args import add_kubeconfig
+from advisor.cli._output import emit
+from advisor.errors import UsageError
+from advisor.recommend import dns1123_label_problem, dns1123_subdomain_problem
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "cleanup",
+        help="delete advice ConfigMaps written by tf-thread-advisor (the uninstall hook)",
+        description="Delete each --configmap in --namespace if it carries tf-thread-advisor's "
+        "labels (app.kubernetes.io/name and app.kubernetes.io/managed-by = tf-thread-advisor); "
+        "one that does not is kept and reported, one that is gone already is fine. Needs get "
+        "and delete on those ConfigMaps, nothing else.",
+    )
+    parser.add_argument(
+        "--configmap",
+        metavar="NAME",
+        action="append",
+        required=True,
+        help="an advice ConfigMap to delete (repeatable)",
+    )
+    parser.add_argument(
+        "--namespace", metavar="NS", required=True, help="namespace of the ConfigMaps"
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="ask the API server what would be deleted (dryRun=All); change nothing",
+    )
+    add_kubeconfig(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from advisor.cluster import connect
+    from advisor.cluster.cleanup import delete_advice
+
+    problem = dns1123_label_problem(args.namespace)
+    if problem:
+        raise UsageError(f"--namespace {args.namespace!r} {problem}")
+    for name in args.configmap:
+        problem = dns1123_subdomain_problem(name)
+        if problem:
+            raise UsageError(f"--configmap {name!r} {problem}")
+    outcomes = delete_advice(
+        connect(args.kubeconfig), args.namespace, args.configmap, dry_run=args.dry_run
+    )
+    emit("".join(f"{o.action}: {o.where}{f' ({o.why})' if o.why else ''}\n" for o in outcomes))
+    return 0
