@@ -40,7 +40,18 @@ def chart_rules(tmp: Path, restart: list[str]) -> list[Rule]:
         yaml.safe_dump({"targets": [{**target, "configMapName": NAME, "restart": restart}]})
     )
     proc = k8s.run_tool(
-        [k8s.tool("helm"), "template", "tf-thread-advisor", str(CHART), "-n", NS, "-f", str(values)]
+        [
+            k8s.tool("helm"),
+            "template",
+            "tf-thread-advisor",
+            str(CHART),
+            "-n",
+            NS,
+            "-f",
+            str(values),
+            "--set",
+            "image.repository=registry.example.com/tf-thread-advisor",
+        ]
     )
     docs = k8s.load_docs(proc.stdout)
     for job in k8s.by_kind(docs, "Job"):  # what the chart runs is what these tests run
