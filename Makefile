@@ -4,7 +4,7 @@
 PYTHON ?= python3
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
 
-.PHONY: test deps lint pytest bench
+.PHONY: test deps lint pytest bench image
 
 test: deps lint pytest
 
@@ -23,3 +23,10 @@ pytest:
 
 bench:
 	$(PYTHON) benchmarks/advice_quality.py --quick --json bench.json
+
+# The image for PLATFORMS (comma-separated; default: this machine's), built with podman into the
+# project's own store (.tools/podman) as the manifest list IMAGE plus IMAGE-<arch> per platform.
+# As root it installs what is missing (podman, qemu-user-static + binfmt for a foreign platform,
+# a debootstrap-built base image per platform). Example: make image PLATFORMS=linux/amd64,linux/arm64
+image:
+	PLATFORMS='$(PLATFORMS)' IMAGE='$(IMAGE)' bash scripts/build-image.sh

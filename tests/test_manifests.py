@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import re
 import shlex
-from importlib.metadata import requires
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tomllib
 import yaml
 from packaging.requirements import Requirement
 
@@ -188,24 +190,55 @@ def test_dockerfile_is_multistage_nonroot_with_cli_entrypoint() -> None:
     assert not [rest for kw, rest in final_stage if kw == "ADD"]
 
 
-def test_image_requirements_pin_every_dependency() -> None:
-    pinned: dict[str, str] = {}
-    for raw in (REPO / "docker" / "requirements.txt").read_text().splitlines():
-        line = raw.strip()
-        if line and not line.startswith("#"):
-            req = Requirement(line)
-            (spec,) = req.specifier
-            assert spec.operator == "==", f"{line}: pin with =="
-            pinned[req.name.lower().replace("_", "-")] = spec.version
-    assert pinned["tensorflow-cpu"] == "2.21.0"
-    # the runtime dependencies of the installed package (pyproject.toml), extras left out
-    runtime = [Requirement(r) for r in requires("tf-thread-advisor") or [] if "extra" not in r]
+MACHINES = {"amd64": "x86_64", "arm64": "aarch64"}
+
+
+def _pins_for(arch: str) -> dict[str, tuple[str, list[str]]]:
+    """name -> (version, sha256 hashes) that docker/pip-for-arch.py selects for linux/ARCH."""
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "docker" / "pip-for-arch.py"), "requirements", arch,
+         str(REPO / "docker" / "requirements.txt")],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    pins: dict[str, tuple[str, list[str]]] = {}
+    for line in proc.stdout.splitlines():
+        requirement, _, options = line.partition(" --")
+        req = Requirement(requirement)
+        (spec,) = req.specifier
+        assert spec.operator == "==", f"{line}: pin with =="
+        assert req.marker is None, "markers are evaluated for the target, then dropped"
+        hashes = re.findall(r"--hash=sha256:([0-9a-f]{64})", "--" + options)
+        assert hashes, f"{req.name}: no sha256, but the build uses --require-hashes"
+        pins[req.name.lower().replace("_", "-")] = (spec.version, hashes)
+    return pins
+
+
+@pytest.mark.parametrize("arch", sorted(MACHINES))
+def test_image_requirements_pin_every_dependency_for_both_architectures(arch: str) -> None:
+    pins = _pins_for(arch)
+    tensorflow = "tensorflow-cpu" if arch == "amd64" else "tensorflow"  # no -cpu wheel on aarch64
+    assert pins[tensorflow][0] == "2.21.0"
+    assert not ({"tensorflow", "tensorflow-cpu"} - {tensorflow}) & set(pins)
+    # pyproject.toml's runtime dependencies, with their markers evaluated for this architecture
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    runtime = [Requirement(r) for r in project["dependencies"]]
     assert runtime
     for req in runtime:
-        dep = str(req)
+        if req.marker is not None and not req.marker.evaluate({"platform_machine": MACHINES[arch]}):
+            continue
         name = req.name.lower().replace("_", "-")
-        assert name in pinned, f"{name} is a dependency but not pinned for the image"
-        assert req.specifier.contains(pinned[name]), f"{name}=={pinned[name]} violates {dep}"
+        assert name in pins, f"{name} is a dependency but not pinned for {arch}"
+        assert req.specifier.contains(pins[name][0]), f"{name}=={pins[name][0]} violates {req}"
+
+
+def test_a_pin_shared_by_both_architectures_carries_both_wheels_hashes() -> None:
+    amd64, arm64 = _pins_for("amd64"), _pins_for("arm64")
+    # numpy ships a wheel per architecture: one line, both hashes, each build checks its own
+    assert amd64["numpy"] == arm64["numpy"]
+    assert len(amd64["numpy"][1]) == 2
+    # pure-Python packages have one wheel for both
+    assert amd64["pyyaml"][0] == arm64["pyyaml"][0]
+    assert len(amd64["six"][1]) == 1
 
 
 def test_dockerignore_keeps_the_context_small() -> None:

@@ -25,6 +25,23 @@ CPU_V1 = "/sys/fs/cgroup/cpu,cpuacct"
 PODMAN = "/libpod_parent/libpod-9b924c37ab32e4bbefab3c4e684661cd3ab059f0a28a81c5a904f62b85d39659"
 
 
+XEON = "Intel(R) Xeon(R) Platinum 8480+"
+XEON_ISA = (
+    "avx",
+    "avx2",
+    "fma",
+    "avx512f",
+    "avx512_vnni",
+    "avx512_bf16",
+    "amx_tile",
+    "amx_bf16",
+    "amx_int8",
+)
+#: a Guaranteed pod (no QoS slice) on the static-CPU-manager Graviton2 fixture
+POD_G = "/kubepods.slice/kubepods-pod7c1e.slice"
+CTR_G = f"{POD_G}/cri-containerd-b.scope"
+
+
 @dataclass(frozen=True)
 class Case:
     quota: float | None
@@ -44,6 +61,8 @@ class Case:
     warnings: tuple[str, ...] = ()
     """files (as on the probed system) the warnings must name, one warning each, in any order"""
     unknown_levels: tuple[str, ...] = field(default=())
+    model: str = XEON
+    isa: tuple[str, ...] = XEON_ISA
 
 
 S0 = (0, 1, 2, 3, 8, 9, 10, 11)
@@ -229,6 +248,39 @@ CASES: dict[str, Case] = {
         cpuset=None,
         warnings=("/proc/self/mountinfo",),
     ),
+    # arm64 (AWS Graviton) on cgroup v2: the model comes from CPU implementer/part, no smt/ dir
+    "graviton3-v2": Case(
+        4.0,
+        4.0,
+        version=2,
+        limiting=CTR_V2,
+        path=CTR_V2,
+        logical=16,
+        affinity=tuple(range(16)),
+        cores=16,
+        threads_per_core=1,
+        smt=None,
+        affinity_cores=16,
+        cpuset=tuple(range(16)),
+        model="ARM Neoverse-V1",
+        isa=("asimd", "asimddp", "sve", "bf16", "i8mm"),
+    ),
+    "graviton2-v2-static-cpuset": Case(
+        2.0,
+        2.0,
+        version=2,
+        limiting=CTR_G,
+        path=CTR_G,
+        logical=8,
+        affinity=(2, 3),
+        cores=8,
+        threads_per_core=1,
+        smt=None,
+        affinity_cores=2,
+        cpuset=(2, 3),
+        model="ARM Neoverse-N1",
+        isa=("asimd", "asimddp"),
+    ),
 }
 ERROR_CASES = {"no-affinity": "/proc/self/status"}
 
@@ -259,6 +311,7 @@ def test_fixture_profile(name: str) -> None:
         case.threads_per_core,
     )
     assert topo.smt_active is case.smt
+    assert (topo.cpu_model, tuple(topo.isa_flags)) == (case.model, case.isa)
     assert topo.numa_nodes == case.numa
     expected_cpuset = None if case.cpuset is None else list(case.cpuset)
     assert profile.cgroup.cpuset_cpus == expected_cpuset
@@ -301,22 +354,6 @@ def test_weights_and_throttle_counters_come_from_the_files() -> None:
     # with the parent binding, its (zero) counters are the ones reported
     nested = probe_node(CASES_DIR / "nested-v1", env={})
     assert nested.cgroup.nr_throttled == 0
-
-
-def test_isa_flags_and_model_come_from_cpuinfo() -> None:
-    topo = probe_node(CASES_DIR / "v1", env={}).topology
-    assert topo.cpu_model == "Intel(R) Xeon(R) Platinum 8480+"
-    assert topo.isa_flags == [
-        "avx",
-        "avx2",
-        "fma",
-        "avx512f",
-        "avx512_vnni",
-        "avx512_bf16",
-        "amx_tile",
-        "amx_bf16",
-        "amx_int8",
-    ]
 
 
 def test_given_affinity_overrides_the_tree() -> None:

@@ -196,6 +196,46 @@ def test_cpuinfo_x86_and_arm() -> None:
     assert (arm.model, arm.isa_flags, arm.processors) == (None, ["asimd", "sve", "bf16", "i8mm"], 1)
 
 
+def _arm_block(cpu: int, implementer: str, part: str) -> str:
+    return (
+        f"processor\t: {cpu}\nFeatures\t: fp asimd\nCPU implementer\t: {implementer}\n"
+        f"CPU architecture: 8\nCPU variant\t: 0x1\nCPU part\t: {part}\nCPU revision\t: 1\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("implementer", "part", "model"),
+    [
+        ("0x41", "0xd0c", "ARM Neoverse-N1"),  # Graviton2, Ampere Altra
+        ("0x41", "0xd40", "ARM Neoverse-V1"),  # Graviton3
+        ("0x41", "0xd4f", "ARM Neoverse-V2"),  # Graviton4, Google Axion
+        ("0x41", "0xd49", "ARM Neoverse-N2"),  # Azure Cobalt 100
+        ("0xc0", "0xac3", "Ampere Ampere-1"),
+        ("0x41", "0xd99", "ARM part 0xd99"),  # a part newer than the table keeps its id
+        ("0x99", "0x123", "implementer 0x99 part 0x123"),
+        ("0x41", "banana", None),  # not a hex id: no model rather than a made-up one
+    ],
+)
+def test_arm64_cpu_is_named_from_implementer_and_part(
+    implementer: str, part: str, model: str | None
+) -> None:
+    info = parse_cpuinfo(_arm_block(0, implementer, part) + "\n" + _arm_block(1, implementer, part))
+    assert (info.model, info.processors) == (model, 2)
+
+
+def test_arm64_big_little_names_each_core_type_once_in_order() -> None:
+    blocks = [_arm_block(0, "0x41", "0xd0b"), _arm_block(1, "0x41", "0xd0b")]
+    blocks += [_arm_block(2, "0x41", "0xd05"), _arm_block(3, "0x41", "0xd05")]
+    assert parse_cpuinfo("\n".join(blocks)).model == "ARM Cortex-A76 + ARM Cortex-A55"
+
+
+def test_a_model_name_line_wins_over_the_arm_ids() -> None:
+    """32-bit ARM kernels print a model name next to the ids; it is what the kernel calls it."""
+    text = "processor\t: 0\nmodel name\t: ARMv7 Processor rev 4 (v7l)\n"
+    text += "CPU implementer\t: 0x41\nCPU part\t: 0xd08\n"
+    assert parse_cpuinfo(text).model == "ARMv7 Processor rev 4 (v7l)"
+
+
 def test_downward_api_values_and_cross_check() -> None:
     warnings: list[str] = []
     env = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from advisor.probe.arm_parts import arm_cpu_name
 from advisor.probe.files import HostFiles
 
 #: flags worth reporting for CPU inference (x86 AVX/AMX families; arm64 SIMD/SVE/matmul)
@@ -36,10 +37,16 @@ class CpuInfo:
 
 
 def parse_cpuinfo(text: str) -> CpuInfo:
-    """Model and flags from the first processor block; the processor count from all of them."""
+    """Model and flags from the first processor block; the processor count from all of them.
+
+    arm64 has no model name: its model is named from each block's `CPU implementer`/`CPU part`,
+    every distinct core type in order (a big.LITTLE SoC gives "ARM Cortex-A76 + ARM Cortex-A55").
+    """
     model: str | None = None
     flags: set[str] | None = None
     processors = 0
+    implementers: list[str] = []
+    parts: list[str] = []
     for line in text.splitlines():
         key, sep, value = line.partition(":")
         if not sep:
@@ -52,12 +59,25 @@ def parse_cpuinfo(text: str) -> CpuInfo:
             model = value
         elif key in {"flags", "features"} and flags is None:
             flags = set(value.split())
+        elif key == "cpu implementer":
+            implementers.append(value)
+        elif key == "cpu part":
+            parts.append(value)
     present = flags or set()
     return CpuInfo(
-        model=model,
+        model=model or _arm_model(implementers, parts),
         isa_flags=[flag for flag in INFERENCE_FLAGS if flag in present],
         processors=processors,
     )
+
+
+def _arm_model(implementers: list[str], parts: list[str]) -> str | None:
+    names: list[str] = []
+    for implementer, part in zip(implementers, parts, strict=False):
+        name = arm_cpu_name(implementer, part)
+        if name is not None and name not in names:
+            names.append(name)
+    return " + ".join(names) or None
 
 
 def read_cpuinfo(files: HostFiles) -> CpuInfo | None:
