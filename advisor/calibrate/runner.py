@@ -87,6 +87,16 @@ class TrialSpec:
     warmup_s: float
     measure_s: float
     round: int = 0
+    #: the window also lasts until this many requests have completed (a p99 needs a few hundred
+    #: samples: a 1 s window of a 20 ms model has 50, and its "p99" is its maximum) ...
+    min_requests: int = 0
+    #: ... but never longer than this (None: ``measure_s`` alone decides)
+    max_measure_s: float | None = None
+
+    @property
+    def longest_s(self) -> float:
+        """The longest this trial may measure, for its deadline."""
+        return max(self.measure_s, self.max_measure_s or 0.0)
 
 
 @dataclass(frozen=True)
@@ -199,6 +209,8 @@ def run_trial(
         "concurrency": workload.concurrency,
         "warmup_s": spec.warmup_s,
         "measure_s": spec.measure_s,
+        "min_requests": spec.min_requests,
+        "max_measure_s": spec.max_measure_s,
     }
     env = trial_env(spec.intra_op_threads, spec.inter_op_threads)
     outcome = _run_child(request, env=env, timeout_s=deadline_s, program=program)

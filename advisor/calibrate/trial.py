@@ -106,6 +106,8 @@ def _trial(request: dict[str, Any]) -> dict[str, Any]:
             concurrency=int(request["concurrency"]),
             warmup_s=float(request["warmup_s"]),
             measure_s=float(request["measure_s"]),
+            min_requests=int(request.get("min_requests") or 0),
+            max_measure_s=_optional_float(request.get("max_measure_s")),
         )
     except Exception as exc:
         return {"status": "failed", "reason": one_line(f"{type(exc).__name__}: {exc}")}
@@ -119,16 +121,32 @@ def _load(request: dict[str, Any]) -> Any:
     )
 
 
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
 def _measure(
-    call: Callable[[], None], *, concurrency: int, warmup_s: float, measure_s: float
+    call: Callable[[], None],
+    *,
+    concurrency: int,
+    warmup_s: float,
+    measure_s: float,
+    min_requests: int = 0,
+    max_measure_s: float | None = None,
 ) -> dict[str, Any]:
-    """Warm up, then keep ``concurrency`` requests in flight for ``measure_s`` and time each one."""
+    """Warm up, then keep ``concurrency`` requests in flight and time each one.
+
+    The window lasts ``measure_s``, and longer (up to ``max_measure_s``) until ``min_requests``
+    have completed: a p99 is only as good as the number of requests behind it.
+    """
     _run_for(call, concurrency, warmup_s)
     threads = _thread_count()
     throttling_before = read_throttling()
     cpu_before = _cpu_seconds()
     started = time.perf_counter()
-    latencies = _run_for(call, concurrency, measure_s)
+    latencies = _run_for(
+        call, concurrency, measure_s, min_requests=min_requests, max_s=max_measure_s
+    )
     window = time.perf_counter() - started
     cpu = _cpu_seconds() - cpu_before
     throttling_after = read_throttling()
@@ -154,13 +172,24 @@ def _measure(
     return answer
 
 
-def _run_for(call: Callable[[], None], concurrency: int, seconds: float) -> list[float]:
-    """Latencies (s) of requests issued by ``concurrency`` loops until ``seconds`` have passed.
+def _run_for(
+    call: Callable[[], None],
+    concurrency: int,
+    seconds: float,
+    *,
+    min_requests: int = 0,
+    max_s: float | None = None,
+) -> list[float]:
+    """Latencies (s) of requests issued by ``concurrency`` loops until ``seconds`` have passed
+    and ``min_requests`` have completed, or ``max_s`` has passed, whichever comes first.
 
     Each loop issues at least one request, so even a window shorter than one request measures
     something. TF releases the GIL while it computes, so the loops really overlap.
     """
-    end = time.perf_counter() + seconds
+    begin_all = time.perf_counter()
+    end = begin_all + seconds
+    hard_end = begin_all + max(seconds, max_s or 0.0)
+    done = [0]
     latencies: list[float] = []
     errors: list[BaseException] = []
     lock = threading.Lock()
@@ -173,7 +202,8 @@ def _run_for(call: Callable[[], None], concurrency: int, seconds: float) -> list
                 call()
                 finished = time.perf_counter()
                 mine.append(finished - begin)
-                if finished >= end:
+                done[0] += 1  # a racy count is fine: it only decides when to stop
+                if finished >= hard_end or (finished >= end and done[0] >= min_requests):
                     break
         except BaseException as exc:
             errors.append(exc)
