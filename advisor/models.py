@@ -152,6 +152,10 @@ TrialStatus = Literal["ok", "failed", "timeout", "crashed", "oom", "skipped"]
 #: and a typo (40000 for 4) must not reach a ConfigMap.
 MAX_THREADS = 1024
 
+#: how trial processes start: forked from a server that has imported TensorFlow once (fast), a
+#: fresh interpreter each (slow, always works), or fork with a fallback to spawn (the default).
+TrialMode = Literal["auto", "fork", "spawn"]
+
 
 class CalibrationOptions(StrictModel):
     """What the user asked to calibrate, and how long it may take."""
@@ -169,6 +173,11 @@ class CalibrationOptions(StrictModel):
         default=None, gt=0, description="with objective 'slo': the p99 bound in milliseconds"
     )
     budget_s: float = Field(default=60.0, gt=0, le=86400, description="hard wall-clock limit, s")
+    trial_mode: TrialMode = Field(
+        default="auto",
+        description="fork: trials forked from one TensorFlow-importing server; spawn: a new "
+        "process each; auto: fork, falling back to spawn if the server fails",
+    )
 
     @model_validator(mode="after")
     def _slo_has_its_bound(self) -> CalibrationOptions:
@@ -266,6 +275,9 @@ class CalibrationResult(StrictModel):
     budget_s: float = Field(gt=0)
     elapsed_s: float = Field(ge=0)
     tf_version: str | None = None
+    trial_mode: Literal["fork", "spawn"] | None = Field(
+        default=None, description="how the trials were started (after any fallback)"
+    )
     node: NodeProfile
 
 

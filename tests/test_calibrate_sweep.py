@@ -167,7 +167,9 @@ def test_interruption_terminates_every_child_and_propagates(
     monkeypatch.setattr(runner, "run_trial", interrupted_on_third)
     monkeypatch.setattr(runner, "terminate_all_trials", lambda: terminated.append(True))
     with pytest.raises(InterruptedRunError):
-        calibrate(CalibrationOptions(budget_s=60.0), node(2, quota=1.0), clock=clock)
+        calibrate(
+            CalibrationOptions(budget_s=60.0, trial_mode="spawn"), node(2, quota=1.0), clock=clock
+        )
     assert terminated == [True]
     assert len(fake.calls) == 2
 
@@ -186,7 +188,11 @@ def test_model_error_from_inspection_comes_before_any_trial(
     monkeypatch.setattr(runner, "inspect_workload", broken)
     monkeypatch.setattr(runner, "run_trial", lambda *a, **k: calls.append(a))
     with pytest.raises(ModelError, match="not a SavedModel"):
-        calibrate(CalibrationOptions(model_path="/m", budget_s=60.0), node(2), clock=FakeClock())
+        calibrate(
+            CalibrationOptions(model_path="/m", budget_s=60.0, trial_mode="spawn"),
+            node(2),
+            clock=FakeClock(),
+        )
     assert calls == []
 
 
@@ -211,7 +217,9 @@ def test_a_slow_loading_model_gets_deadlines_sized_from_its_inspection(
     monkeypatch.setattr(runner, "inspect_workload", slow_inspect)
     monkeypatch.setattr(runner, "run_trial", trial)
     result = calibrate(
-        CalibrationOptions(model_path="/big", budget_s=150.0), node(2, quota=1.0), clock=clock
+        CalibrationOptions(model_path="/big", budget_s=150.0, trial_mode="spawn"),
+        node(2, quota=1.0),
+        clock=clock,
     )
     first_spec, first_deadline, _ = fake.calls[0]
     assert first_spec.intra_op_threads is None

@@ -180,6 +180,7 @@ CASES = [
     Case("budget-inf", (*RUN, "--budget", "inf"), U, ("--budget", "'inf'")),
     Case("budget-too-small", (*RUN, "--budget", "5"), U, ("--budget 5", "too small")),
     Case("budget-calibrate", ("calibrate", "--budget", "24.9"), U, ("--budget 24.9", "small")),
+    Case("trial-mode-unknown", (*RUN, "--trial-mode", "thread"), U, ("--trial-mode", "'thread'")),
     # sizes and the objective
     Case("batch-zero", (*RUN, "--batch-size", "0"), U, ("--batch-size", "at least 1", "0")),
     Case("batch-negative", (*RUN, "--batch-size", "-1"), U, ("--batch-size", "-1")),

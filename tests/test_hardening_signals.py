@@ -94,9 +94,17 @@ class Run:
 
 
 def _request_mode(child: psutil.Process) -> str | None:
+    """The mode of the request a trial child works on: from its command line when spawned; a
+    forked child has its server's command line, so from the scratch folder of its open output."""
     try:
         argv = child.cmdline()
-        request = Path(argv[argv.index("--request") + 1])
+        if "--request" in argv:
+            request = Path(argv[argv.index("--request") + 1])
+        else:
+            outputs = [Path(f.path) for f in child.open_files() if f.path.endswith("output.log")]
+            if not outputs:
+                return None
+            request = outputs[0].with_name("request.json")
         loaded: dict[str, Any] = json.loads(request.read_text())
         return str(loaded.get("mode"))
     except (psutil.Error, ValueError, IndexError, OSError):

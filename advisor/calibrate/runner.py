@@ -10,6 +10,12 @@ stdout, because TF and oneDNN write what they like there.
 Every child runs in its own session, so a deadline or a signal kills its whole process group,
 grandchildren included. Trial faults never raise: they become a TrialResult with a status
 (failed, crashed, oom, timeout) and a one-line reason, and the sweep goes on.
+
+How a child comes to exist is a ``Launcher``'s business: ``SpawnLauncher`` starts a fresh
+interpreter (the program above); the fork launcher in ``advisor.calibrate.launch`` asks a trial
+server that has TensorFlow imported already. A forked child that dies or hangs before it has
+loaded the workload raises ``LaunchFailure``: that is the way it was started failing, not the
+setting, and the caller runs the trial again as a spawned process.
 """
 
 from __future__ import annotations
@@ -22,10 +28,11 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, Protocol
 
 from pydantic import ValidationError
 
@@ -60,7 +67,10 @@ _KERAS_MAGIC = {".keras": b"PK\x03\x04", ".h5": b"\x89HDF\r\n\x1a\n"}
 _KERAS_FORMAT = {".keras": "a zip archive", ".h5": "HDF5"}
 
 #: live children by process-group id (== pid: each child leads its own session)
-_LIVE: dict[int, subprocess.Popen[bytes]] = {}
+_LIVE: dict[int, Child] = {}
+
+#: trial servers' process groups: killed with the children by terminate_all_trials
+SERVERS: set[int] = set()
 
 #: groups killed by terminate_all_trials: their SIGKILL is ours, not the OOM killer's
 _TERMINATED: set[int] = set()
@@ -108,9 +118,90 @@ class _Outcome:
     reason: str | None
 
 
-def default_program() -> list[str]:
+class Child(Protocol):
+    """A started trial child, however it was started."""
+
+    pid: int
+
+    def wait(self, timeout_s: float) -> int | None:
+        """Its exit code (negative: the signal that killed it) or None if still running."""
+        ...
+
+
+class Launcher(Protocol):
+    """Starts trial children; ``forked`` says whether a failure to load is the launcher's."""
+
+    @property
+    def forked(self) -> bool: ...
+
+    def start(
+        self, *, request_file: Path, result_file: Path, output_file: Path, env: dict[str, str]
+    ) -> Child: ...
+
+
+class LaunchFailure(Exception):
+    """A forked child died or hung before it had loaded the workload, or its server is gone."""
+
+
+class _PopenChild:
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+        self.pid = process.pid
+
+    def wait(self, timeout_s: float) -> int | None:
+        try:
+            return self.process.wait(timeout=max(timeout_s, 0.0))
+        except subprocess.TimeoutExpired:
+            return None
+
+
+@dataclass(frozen=True)
+class SpawnLauncher:
+    """A fresh interpreter per trial: ``program`` (default: the real trial child) plus
+    ``--request FILE --result FILE``."""
+
+    program: Sequence[str] | None = None
+    forked: bool = False
+
+    def start(
+        self, *, request_file: Path, result_file: Path, output_file: Path, env: dict[str, str]
+    ) -> Child:
+        argv = [
+            *(default_program() if self.program is None else self.program),
+            "--request",
+            str(request_file),
+            "--result",
+            str(result_file),
+        ]
+        with output_file.open("ab") as output:
+            try:
+                process = subprocess.Popen(
+                    argv,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise OSError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
+        return _PopenChild(process)
+
+
+def real_program() -> list[str]:
     """The real trial child, run by the same interpreter as the parent."""
     return [sys.executable, "-m", "advisor.calibrate.trial"]
+
+
+def default_program() -> list[str]:
+    """The trial child spawned by default (tests swap in fake programs here)."""
+    return real_program()
+
+
+def forkable() -> bool:
+    """Whether trials may be forked from a trial server: only the real trial program can be
+    (a fake program from the tests is a different program, not a different way to start one)."""
+    return default_program() == real_program()
 
 
 def trial_env(
@@ -183,13 +274,16 @@ def run_trial(
     *,
     deadline_s: float,
     program: Sequence[str] | None = None,
+    launcher: Launcher | None = None,
+    load_timeout_s: float | None = None,
 ) -> TrialResult:
     """Measure one setting in a fresh child; never raises for anything the trial does.
 
     ``deadline_s`` is the wall-clock time the child may take from its start (TF import and model
     load included); past it the whole process group is killed and the result is a timeout.
     ``program`` replaces the child command (tests use fake trial programs); the runner appends
-    ``--request FILE --result FILE``.
+    ``--request FILE --result FILE``. With a forking ``launcher``, a child that has not loaded the
+    workload within ``load_timeout_s`` (or dies before) raises LaunchFailure.
     """
     identity: dict[str, Any] = {
         "intra_op_threads": spec.intra_op_threads,
@@ -213,7 +307,13 @@ def run_trial(
         "max_measure_s": spec.max_measure_s,
     }
     env = trial_env(spec.intra_op_threads, spec.inter_op_threads)
-    outcome = _run_child(request, env=env, timeout_s=deadline_s, program=program)
+    outcome = _run_child(
+        request,
+        env=env,
+        timeout_s=deadline_s,
+        launcher=launcher or SpawnLauncher(program),
+        load_timeout_s=load_timeout_s,
+    )
     label = _label(spec)
     if outcome.answer is None:
         log.info("trial %s: %s (%s)", label, outcome.status, outcome.reason)
@@ -242,7 +342,9 @@ def run_trial(
     return result
 
 
-def inspect_workload(workload: WorkloadSpec, *, timeout_s: float = 120) -> WorkloadInfo:
+def inspect_workload(
+    workload: WorkloadSpec, *, timeout_s: float = 120, launcher: Launcher | None = None
+) -> WorkloadInfo:
     """Load the model once in a child and describe it; anything wrong is a one-line ModelError.
 
     The child also runs one request on the synthesised inputs, so a model that cannot run on
@@ -262,7 +364,13 @@ def inspect_workload(workload: WorkloadSpec, *, timeout_s: float = 120) -> Workl
         "batch_size": workload.batch_size,
         "concurrency": workload.concurrency,
     }
-    outcome = _run_child(request, env=trial_env(None, None), timeout_s=timeout_s, program=None)
+    outcome = _run_child(
+        request,
+        env=trial_env(None, None),
+        timeout_s=timeout_s,
+        launcher=launcher or SpawnLauncher(),
+        load_timeout_s=None,
+    )
     if outcome.answer is None:
         if outcome.status == "timeout":
             raise ModelError(f"{where}: loading the model took longer than {timeout_s:g} s")
@@ -279,9 +387,12 @@ def inspect_workload(workload: WorkloadSpec, *, timeout_s: float = 120) -> Workl
 
 
 def terminate_all_trials() -> None:
-    """Kill every live child's process group now; safe to call from a signal handler."""
+    """Kill every live child's process group, and every trial server's, now; safe to call from a
+    signal handler."""
     for pgid in list(_LIVE):
         _TERMINATED.add(pgid)
+        _kill_group(pgid)
+    for pgid in list(SERVERS):
         _kill_group(pgid)
 
 
@@ -295,11 +406,14 @@ def _run_child(
     *,
     env: dict[str, str],
     timeout_s: float,
-    program: Sequence[str] | None,
+    launcher: Launcher,
+    load_timeout_s: float | None,
 ) -> _Outcome:
     try:
-        return _run_child_in_scratch(request, env=env, timeout_s=timeout_s, program=program)
-    except OSError as exc:  # no scratch space (a full or read-only TMPDIR)
+        return _run_child_in_scratch(
+            request, env=env, timeout_s=timeout_s, launcher=launcher, load_timeout_s=load_timeout_s
+        )
+    except OSError as exc:  # no scratch space (a full or read-only TMPDIR), or no program
         return _Outcome(None, "failed", one_line(f"cannot prepare the trial: {exc}"))
 
 
@@ -308,74 +422,120 @@ def _run_child_in_scratch(
     *,
     env: dict[str, str],
     timeout_s: float,
-    program: Sequence[str] | None,
+    launcher: Launcher,
+    load_timeout_s: float | None,
 ) -> _Outcome:
     with tempfile.TemporaryDirectory(prefix="tfta-trial-") as scratch:
         request_file = Path(scratch) / "request.json"
         result_file = Path(scratch) / "result.json"
+        output_file = Path(scratch) / "output.log"
+        marker = Path(scratch) / "loaded"
+        if launcher.forked and request.get("mode") == "trial":
+            request = {**request, "loaded_marker": str(marker)}
         request_file.write_text(json.dumps(request), encoding="utf-8")
-        argv = [
-            *(default_program() if program is None else program),
-            "--request",
-            str(request_file),
-            "--result",
-            str(result_file),
-        ]
+        output_file.touch()  # there to read even if the child dies before it writes a byte
         oom_before = _oom_kills()
-        with tempfile.TemporaryFile(dir=scratch) as output:
-            try:
-                process = subprocess.Popen(
-                    argv,
-                    env={**env, PARENT_PID_ENV: str(os.getpid())},
-                    stdin=subprocess.DEVNULL,
-                    stdout=output,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-            except OSError as exc:
-                return _Outcome(None, "failed", f"cannot start {argv[0]}: {exc.strerror or exc}")
-            timed_out = _supervise(process, timeout_s)
-            tail = _tail(output)
-        if process.pid in _TERMINATED:
-            _TERMINATED.discard(process.pid)
-            return _Outcome(None, "failed", "stopped: the run is being interrupted")
-        if timed_out:
-            return _Outcome(
-                None, "timeout", f"no answer within its {timeout_s:g} s deadline; killed"
-            )
-        returncode = process.returncode
-        if returncode < 0:
-            return _signal_death(-returncode, oom_before, tail)
-        if returncode != 0:
-            detail = f": {tail}" if tail else ""
-            return _Outcome(None, "crashed", one_line(f"exited with code {returncode}{detail}"))
-        return _read_answer(result_file, tail)
-
-
-def _supervise(process: subprocess.Popen[bytes], timeout_s: float) -> bool:
-    """Wait for the child; kill its group at the deadline. True if the deadline struck."""
-    _LIVE[process.pid] = process
-    try:
         try:
-            process.wait(timeout=max(timeout_s, 0.0))
-        except subprocess.TimeoutExpired:
-            _kill_group(process.pid)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=_REAP_TIMEOUT_S)
-            return True
-        return False
+            child = launcher.start(
+                request_file=request_file,
+                result_file=result_file,
+                output_file=output_file,
+                env={**env, PARENT_PID_ENV: str(os.getpid())},
+            )
+        except OSError as exc:
+            return _Outcome(None, "failed", one_line(str(exc)))
+        struck = _supervise(child, timeout_s, marker if launcher.forked else None, load_timeout_s)
+        with output_file.open("rb") as output:
+            tail = _tail(output)
+        if child.pid in _TERMINATED:
+            _TERMINATED.discard(child.pid)
+            return _Outcome(None, "failed", "stopped: the run is being interrupted")
+        outcome = _ended(
+            child,
+            struck=struck,
+            timeout_s=timeout_s,
+            load_timeout_s=load_timeout_s,
+            oom_before=oom_before,
+            result_file=result_file,
+            tail=tail,
+        )
+        if launcher.forked and outcome.answer is None and not marker.exists():
+            raise LaunchFailure(f"a forked trial child {outcome.reason}")
+        return outcome
+
+
+def _ended(
+    child: Child,
+    *,
+    struck: str | None,
+    timeout_s: float,
+    load_timeout_s: float | None,
+    oom_before: tuple[int, ...] | None,
+    result_file: Path,
+    tail: str,
+) -> _Outcome:
+    if struck == "load":
+        return _Outcome(
+            None, "timeout", f"had not loaded the workload after {load_timeout_s:g} s; killed"
+        )
+    if struck == "deadline":
+        return _Outcome(None, "timeout", f"no answer within its {timeout_s:g} s deadline; killed")
+    returncode = child.wait(0) or 0
+    if returncode < 0:
+        return _signal_death(-returncode, oom_before, tail)
+    if returncode != 0:
+        detail = f": {tail}" if tail else ""
+        return _Outcome(None, "crashed", one_line(f"exited with code {returncode}{detail}"))
+    return _read_answer(result_file, tail)
+
+
+def _supervise(
+    child: Child, timeout_s: float, marker: Path | None, load_timeout_s: float | None
+) -> str | None:
+    """Wait for the child; kill its group at the deadline, or when it has not loaded the workload
+    (``marker`` missing) within ``load_timeout_s``. Returns "deadline", "load" or None."""
+    _LIVE[child.pid] = child
+    started = time.monotonic()
+    deadline = started + max(timeout_s, 0.0)
+    loading_until = None if marker is None or load_timeout_s is None else started + load_timeout_s
+    try:
+        while True:
+            now = time.monotonic()
+            if loading_until is not None and marker is not None and marker.exists():
+                loading_until = None
+            if loading_until is not None and now >= loading_until:
+                _stop(child)
+                return "load"
+            if now >= deadline:
+                _stop(child)
+                return "deadline"
+            step = deadline - now if loading_until is None else min(deadline - now, 0.05)
+            if child.wait(step) is not None:
+                return None
     finally:
         # Whatever the child left behind (a stray grandchild) goes with it.
-        _kill_group(process.pid)
-        if process.returncode is None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=_REAP_TIMEOUT_S)
-        _LIVE.pop(process.pid, None)
+        _kill_group(child.pid)
+        with contextlib.suppress(LaunchFailure):  # a lost server: its children died with it
+            if child.wait(0) is None:
+                child.wait(_REAP_TIMEOUT_S)
+        _LIVE.pop(child.pid, None)
+
+
+def _stop(child: Child) -> None:
+    _kill_group(child.pid)
+    child.wait(_REAP_TIMEOUT_S)
 
 
 def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
+    try:
         os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        # No such group: a forked child killed before its setsid() still runs in its server's
+        # group; the process itself must go all the same.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pgid, signal.SIGKILL)
+    except PermissionError:
+        pass
 
 
 def _signal_death(signum: int, oom_before: tuple[int, ...] | None, tail: str) -> _Outcome:

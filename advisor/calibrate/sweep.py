@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from advisor.calibrate import runner
 from advisor.calibrate.candidates import candidate_configs
+from advisor.calibrate.launch import Trials
 from advisor.calibrate.objective import aggregate, choose
 from advisor.calibrate.search import (
     Clock,
@@ -28,7 +29,6 @@ from advisor.models import (
     CalibrationOptions,
     CalibrationResult,
     NodeProfile,
-    TrialResult,
     WorkloadInfo,
 )
 
@@ -60,8 +60,9 @@ def _workload_from_options(options: CalibrationOptions) -> WorkloadInfo:
 
 def _real_trials(
     options: CalibrationOptions, say: Callable[[str], None]
-) -> tuple[TrialFn, WorkloadInfo]:
-    """Inspect the model in a child (ModelError before any trial), then trials run by children."""
+) -> tuple[Trials, WorkloadInfo]:
+    """Start the trial server (unless spawning), inspect the model in a child (ModelError before
+    any trial); the trials then run as its children (or spawned ones)."""
     workload = runner.WorkloadSpec(
         model_path=options.model_path,
         signature=options.signature,
@@ -69,12 +70,33 @@ def _real_trials(
         concurrency=options.concurrency,
     )
     say(f"inspecting the workload ({options.model_path or 'built-in'})")
-    info = runner.inspect_workload(workload, timeout_s=min(MAX_INSPECT_S, options.budget_s))
+    trials = Trials(workload, options.trial_mode, say=say)
+    try:
+        info = trials.inspect(min(MAX_INSPECT_S, options.budget_s))
+    except BaseException:
+        trials.close()
+        raise
+    return trials, info
 
-    def real_trial(spec: runner.TrialSpec, deadline_s: float) -> TrialResult:
-        return runner.run_trial(spec, workload, deadline_s=deadline_s)
 
-    return real_trial, info
+def _with_overhead(
+    settings: SearchSettings | None, trials: Trials, inspected_s: float, say: Callable[[str], None]
+) -> SearchSettings:
+    guess = _overhead_guess(trials, inspected_s)
+    say(f"trials start by {trials.used} (~{guess:.1f} s each before measuring)")
+    return replace(settings or SearchSettings(), overhead_guess_s=guess)
+
+
+def _overhead_guess(trials: Trials, inspected_s: float) -> float:
+    """A trial's start-up before it measures, guessed from what inspection paid.
+
+    Inspection did what a trial does before measuring (start, load the model, one request). A
+    forked inspection child paid no TF import; a spawned one did, and a spawned trial never costs
+    less than the 3.5 s it takes here.
+    """
+    if trials.used == "fork":
+        return max(0.3, trials.inspect_s or inspected_s)
+    return max(SearchSettings().overhead_guess_s, inspected_s)
 
 
 def calibrate(
@@ -96,19 +118,17 @@ def calibrate(
     until = started + options.budget_s
     say = progress or log.info
     terminate: Callable[[], None] | None = None
+    trials: Trials | None = None
 
     try:
         if trial_fn is None:
             terminate = runner.terminate_all_trials
-            trial_fn, info = _real_trials(options, say)
-            # Inspection paid what every trial pays before it measures (start TF, load the
-            # model, one request): a far better first guess than a constant for a big model,
-            # whose trials would otherwise get deadlines sized for a small one.
-            settings = settings or SearchSettings()
-            inspected_s = clock.monotonic() - started
-            settings = replace(
-                settings, overhead_guess_s=max(settings.overhead_guess_s, inspected_s)
-            )
+            trials, info = _real_trials(options, say)
+            trial_fn = trials
+            # Inspection paid what every trial pays before it measures (start, load the model,
+            # one request): a far better first guess than a constant for a big model, whose
+            # trials would otherwise get deadlines sized for a small one.
+            settings = _with_overhead(settings, trials, clock.monotonic() - started, say)
         else:
             info = _workload_from_options(options)
 
@@ -133,6 +153,9 @@ def calibrate(
         if terminate is not None:
             terminate()
         raise
+    finally:
+        if trials is not None:
+            trials.close()
 
     try:
         choice = choose(
@@ -151,6 +174,8 @@ def calibrate(
     if outcome.unmeasured:
         left = ", ".join(c.label for c in outcome.unmeasured)
         notes.append(f"not measured for lack of budget (intra/inter): {left}")
+    if trials is not None:
+        notes.extend(trials.notes)
     elapsed = clock.monotonic() - started
     result = CalibrationResult(
         intra_op_threads=intra,
@@ -170,6 +195,7 @@ def calibrate(
         budget_s=options.budget_s,
         elapsed_s=max(0.0, elapsed),
         tf_version=info.tf_version,
+        trial_mode=None if trials is None else trials.used_overall,
         node=node,
     )
     versus = f", {result.gain:.2f}x the TF default" if result.gain is not None else ""

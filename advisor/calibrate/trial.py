@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--request", required=True, type=Path)
     parser.add_argument("--result", required=True, type=Path)
     args = parser.parse_args(argv)
-    _die_with_parent()
+    die_with_parent()
     # Before tensorflow is imported (by workloads): later is too late for both. The runner sets
     # them already; this covers a child started by hand.
     for key, value in QUIET_TF_ENV.items():
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Ask the kernel for SIGKILL when the parent dies, and exit if it already has.
 
     The child leads its own session (so a deadline kills its whole group), which also means no
@@ -101,6 +101,11 @@ def _inspect(request: dict[str, Any]) -> dict[str, Any]:
 def _trial(request: dict[str, Any]) -> dict[str, Any]:
     try:
         loaded = _load(request)
+        marker = request.get("loaded_marker")
+        if marker:
+            # Loaded and ready to measure: a child that dies or hangs from here on is a fault
+            # of the trial, not of the way it was started (the runner falls back on the latter).
+            Path(marker).touch()
         return _measure(
             loaded.request,
             concurrency=int(request["concurrency"]),
@@ -140,7 +145,7 @@ def _measure(
     have completed: a p99 is only as good as the number of requests behind it.
     """
     _run_for(call, concurrency, warmup_s)
-    threads = _thread_count()
+    threads = thread_count()
     throttling_before = read_throttling()
     cpu_before = _cpu_seconds()
     started = time.perf_counter()
@@ -231,7 +236,7 @@ def _percentile(ordered: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def _thread_count() -> int | None:
+def thread_count() -> int | None:
     try:
         for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
             if line.startswith("Threads:"):

@@ -121,6 +121,14 @@ def add_calibration_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"hard wall-clock limit for the whole calibration, seconds (default "
         f"{DEFAULT_BUDGET_S:g}, at least {MIN_BUDGET_S:g})",
     )
+    group.add_argument(
+        "--trial-mode",
+        choices=("auto", "fork", "spawn"),
+        default="auto",
+        help="how trial processes start: fork (from one process that imported TensorFlow "
+        "once; fast), spawn (a new process each; slow), auto (fork, falling back to spawn if "
+        "forking fails; default)",
+    )
 
 
 def options_from_args(args: argparse.Namespace) -> CalibrationOptions:
@@ -146,6 +154,7 @@ def options_from_args(args: argparse.Namespace) -> CalibrationOptions:
             objective=args.objective,
             p99_slo_ms=args.p99_ms,
             budget_s=args.budget,
+            trial_mode=args.trial_mode,
         )
     except ValidationError as exc:
         error = exc.errors()[0]

@@ -1,0 +1,184 @@
+"""The parent's handle on a trial server (``advisor.calibrate.forkserver``), without TensorFlow.
+
+The server is started like any trial child (its own session, its output in a file, dying with
+this process) and spoken to over a socketpair in JSON lines. Everything that can go wrong with
+it (it does not start, it does not answer in time, it exits) is a ``ServerError`` naming what
+happened, which the launcher turns into a fallback to spawned trials.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from advisor.calibrate.runner import SERVERS, one_line
+
+#: after SIGKILL, how long to wait for the server to be reaped
+_REAP_TIMEOUT_S = 10.0
+
+
+def server_program() -> list[str]:
+    """The trial server's command (tests swap in faulty servers here); ``--fd N`` is added."""
+    return [sys.executable, "-m", "advisor.calibrate.forkserver"]
+
+
+class ServerError(Exception):
+    """The trial server could not be started, stopped answering, or exited."""
+
+
+class TrialServer:
+    """One ``forkserver`` process and its protocol socket; one trial at a time."""
+
+    def __init__(self, env: dict[str, str], log_file: Path) -> None:
+        self._env = env
+        self._log_file = log_file
+        self._process: subprocess.Popen[bytes] | None = None
+        self._socket: socket.socket | None = None
+        self._buffer = b""
+        self._pending: list[dict[str, Any]] = []
+        #: seconds the server took to import TensorFlow, from its ready message
+        self.import_s: float | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._process is None else self._process.pid
+
+    def start(self, timeout_s: float) -> None:
+        ours, theirs = socket.socketpair()
+        argv = [*server_program(), "--fd", str(theirs.fileno())]
+        try:
+            with self._log_file.open("ab") as log:
+                self._process = subprocess.Popen(
+                    argv,
+                    env=self._env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    pass_fds=(theirs.fileno(),),
+                    start_new_session=True,
+                )
+        except OSError as exc:
+            ours.close()
+            raise ServerError(f"cannot start the trial server: {exc.strerror or exc}") from None
+        finally:
+            theirs.close()
+        SERVERS.add(self._process.pid)
+        self._socket = ours
+        ready = self._expect("ready", timeout_s)
+        self.import_s = float(ready.get("import_s") or 0.0)
+        if ready.get("tf_initialized"):
+            raise ServerError("the trial server initialised TensorFlow's runtime before forking")
+
+    def fork(
+        self, *, request_file: Path, result_file: Path, output_file: Path, env: dict[str, str]
+    ) -> int:
+        self._send(
+            {
+                "op": "fork",
+                "request": str(request_file),
+                "result": str(result_file),
+                "output": str(output_file),
+                "env": env,
+            }
+        )
+        return int(self._expect("forked", 10.0)["pid"])
+
+    def wait_exit(self, pid: int, timeout_s: float) -> int | None:
+        """The exit code of forked child ``pid`` (negative: killed by that signal), or None if it
+        has not ended within ``timeout_s``."""
+        try:
+            message = self._expect("exit", timeout_s, pid=pid)
+        except TimeoutError:
+            return None
+        return int(message["returncode"])
+
+    def state(self) -> dict[str, Any]:
+        """The server's thread count and whether TF's runtime is initialised in it."""
+        self._send({"op": "state"})
+        return self._expect("state", 10.0)
+
+    def close(self) -> None:
+        """Stop the server and whatever it is running; safe to call twice."""
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
+        if self._process is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._process.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=_REAP_TIMEOUT_S)
+            SERVERS.discard(self._process.pid)
+
+    # ---------------------------------------------------------------------------------------------
+
+    def _send(self, message: dict[str, Any]) -> None:
+        if self._socket is None:
+            raise ServerError("the trial server is closed")
+        try:
+            self._socket.sendall((json.dumps(message) + "\n").encode("utf-8"))
+        except OSError as exc:
+            raise ServerError(self._gone(f"cannot reach it ({exc.strerror or exc})")) from None
+
+    def _expect(self, event: str, timeout_s: float, *, pid: int | None = None) -> dict[str, Any]:
+        """The next message of kind ``event`` (for ``pid``); TimeoutError for an exit that has
+        not come yet, ServerError for anything else that fails."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            for index, message in enumerate(self._pending):
+                if message.get("event") == event and (pid is None or message.get("pid") == pid):
+                    return self._pending.pop(index)
+                if message.get("event") == "error":
+                    self._pending.pop(index)
+                    raise ServerError(f"the trial server refused: {message.get('reason')}")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                if event == "exit":
+                    raise TimeoutError
+                raise ServerError(f"the trial server sent no {event!r} within {timeout_s:g} s")
+            self._read(left)
+
+    def _read(self, timeout_s: float) -> None:
+        if self._socket is None:
+            raise ServerError("the trial server is closed")
+        readable, _, _ = select.select([self._socket], [], [], timeout_s)
+        if not readable:
+            return
+        try:
+            chunk = self._socket.recv(65536)
+        except OSError as exc:
+            raise ServerError(self._gone(f"lost it ({exc.strerror or exc})")) from None
+        if not chunk:
+            raise ServerError(self._gone("it exited"))
+        self._buffer += chunk
+        *lines, self._buffer = self._buffer.split(b"\n")
+        for line in lines:
+            if line.strip():
+                try:
+                    self._pending.append(json.loads(line))
+                except json.JSONDecodeError:
+                    raise ServerError(f"the trial server said garbage: {line[:80]!r}") from None
+
+    def _gone(self, what: str) -> str:
+        code = None if self._process is None else self._process.poll()
+        detail = "" if code is None else f" (exit code {code})"
+        tail = _last_line(self._log_file)
+        return one_line(f"the trial server: {what}{detail}" + (f": {tail}" if tail else ""))
+
+
+def _last_line(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            handle.seek(max(handle.seek(0, os.SEEK_END) - 4096, 0))
+            lines = handle.read().decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    return next((line.strip() for line in reversed(lines) if line.strip()), "")

@@ -1,0 +1,185 @@
+"""How a sweep's trials start: forked from a trial server, or spawned, with a fallback.
+
+A spawned trial pays TensorFlow's import (2.5-4 s here) before it measures; a forked one is ready
+in a few tenths of a second, so the same budget buys several times the measurements. Forking
+after ``import tensorflow`` is safe only while TF's runtime is uninitialised, and a platform may
+still break it (a TF build that starts its runtime at import, a seccomp profile, a model whose
+loader misbehaves after fork), so ``auto`` treats the fork path as an optimisation: the first
+time the server fails to start, dies, or a forked child dies or hangs before it has loaded the
+workload, the trial is run again as a spawned process, every later trial is spawned, and the
+note says so once. ``fork`` makes that an error instead; ``spawn`` never starts a server.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from advisor.calibrate import runner
+from advisor.calibrate.forkclient import ServerError, TrialServer
+from advisor.errors import CalibrationError
+from advisor.models import TrialMode, TrialResult, WorkloadInfo
+
+log = logging.getLogger(__name__)
+
+#: a forked child that has not loaded the workload after this long (or 4x what inspection took,
+#: if more) is taken to hang, and the sweep falls back to spawned trials
+MIN_LOAD_TIMEOUT_S = 15.0
+
+
+class _ForkChild:
+    def __init__(self, server: TrialServer, pid: int) -> None:
+        self._server = server
+        self.pid = pid
+        self._code: int | None = None
+
+    def wait(self, timeout_s: float) -> int | None:
+        if self._code is None:
+            try:
+                self._code = self._server.wait_exit(self.pid, max(timeout_s, 0.0))
+            except ServerError as exc:
+                raise runner.LaunchFailure(str(exc)) from None
+        return self._code
+
+
+@dataclass
+class ForkLauncher:
+    """Children forked by ``server``; a server that fails is a LaunchFailure."""
+
+    server: TrialServer
+    forked: bool = True
+
+    def start(
+        self, *, request_file: Path, result_file: Path, output_file: Path, env: dict[str, str]
+    ) -> runner.Child:
+        try:
+            pid = self.server.fork(
+                request_file=request_file, result_file=result_file, output_file=output_file, env=env
+            )
+        except ServerError as exc:
+            raise runner.LaunchFailure(str(exc)) from None
+        return _ForkChild(self.server, pid)
+
+
+class Trials:
+    """The sweep's TrialFn: runs each trial forked while that works, spawned otherwise.
+
+    ``inspect`` comes first (it starts the server and loads the model once in a forked child);
+    ``close`` stops the server. ``notes`` holds the one line a fallback adds to the result.
+    """
+
+    def __init__(
+        self,
+        workload: runner.WorkloadSpec,
+        mode: TrialMode,
+        *,
+        server_env: dict[str, str] | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> None:
+        self.workload = workload
+        self.mode = mode
+        self.notes: list[str] = []
+        self.fell_back = False
+        self._say = say or log.info
+        self._server_env = server_env
+        self._server: TrialServer | None = None
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None
+        self._load_timeout_s = MIN_LOAD_TIMEOUT_S
+        #: seconds the server took to import TensorFlow (None: no server ran)
+        self.import_s: float | None = None
+        #: seconds inspection took (a forked child's, when forking works: start-up per trial)
+        self.inspect_s: float | None = None
+
+    @property
+    def used(self) -> Literal["fork", "spawn"]:
+        """How trials start now: "fork" or "spawn"."""
+        return "fork" if self._server is not None else "spawn"
+
+    @property
+    def used_overall(self) -> Literal["fork", "spawn"]:
+        """How the trials started in the end: "spawn" once a fallback happened (or no server)."""
+        return "spawn" if self.fell_back or self.import_s is None else "fork"
+
+    def inspect(self, timeout_s: float) -> WorkloadInfo:
+        """Describe the workload (ModelError if it is unusable), starting the server first."""
+        began = time.monotonic()
+        if self.mode != "spawn":
+            self._start_server(timeout_s)
+        info: WorkloadInfo | None = None
+        if self._server is not None:
+            try:
+                left = max(1.0, timeout_s - (time.monotonic() - began))
+                started = time.monotonic()
+                info = runner.inspect_workload(
+                    self.workload, timeout_s=left, launcher=ForkLauncher(self._server)
+                )
+                self.inspect_s = time.monotonic() - started
+            except runner.LaunchFailure as exc:
+                self._fall_back(str(exc))
+        if info is None:
+            started = time.monotonic()
+            left = max(1.0, timeout_s - (started - began))
+            info = runner.inspect_workload(self.workload, timeout_s=left)
+            self.inspect_s = time.monotonic() - started
+        self._load_timeout_s = max(MIN_LOAD_TIMEOUT_S, 4 * (self.inspect_s or 0.0))
+        return info
+
+    def __call__(self, spec: runner.TrialSpec, deadline_s: float) -> TrialResult:
+        began = time.monotonic()
+        if self._server is not None:
+            try:
+                return runner.run_trial(
+                    spec,
+                    self.workload,
+                    deadline_s=deadline_s,
+                    launcher=ForkLauncher(self._server),
+                    load_timeout_s=self._load_timeout_s,
+                )
+            except runner.LaunchFailure as exc:
+                self._fall_back(str(exc))
+        left = deadline_s - (time.monotonic() - began)
+        return runner.run_trial(spec, self.workload, deadline_s=max(left, 0.0))
+
+    def state(self) -> dict[str, object] | None:
+        """The server's own report (threads, tf_initialized), or None without a server."""
+        return None if self._server is None else self._server.state()
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        if self._scratch is not None:
+            self._scratch.cleanup()
+            self._scratch = None
+
+    def _start_server(self, timeout_s: float) -> None:
+        if not runner.forkable():
+            if self.mode == "fork":
+                raise CalibrationError("--trial-mode fork: the trial program cannot be forked")
+            return
+        self._scratch = tempfile.TemporaryDirectory(prefix="tfta-server-")
+        env = self._server_env or runner.trial_env(None, None)
+        server = TrialServer(env, Path(self._scratch.name) / "server.log")
+        self._server = server
+        try:
+            server.start(timeout_s)
+        except ServerError as exc:
+            self._fall_back(str(exc))
+            return
+        self.import_s = server.import_s
+        log.debug("trial server %s ready (TF imported in %.1f s)", server.pid, self.import_s)
+
+    def _fall_back(self, reason: str) -> None:
+        if self.mode == "fork":
+            self.close()
+            raise CalibrationError(f"--trial-mode fork: {reason}")
+        self.close()
+        self.fell_back = True
+        line = f"trials ran as one new process each (slower): {reason}"
+        self.notes.append(line)
+        log.warning("%s", line)
