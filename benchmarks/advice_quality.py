@@ -114,6 +114,7 @@ def scenario_figures(
     run: CalibrateRun,
     grid_keys: list[str],
     grid_time: dict[str, float],
+    spawn_run: CalibrateRun | None = None,
 ) -> dict[str, Any]:
     """One scenario's row: values, ratios (advice / other, in objective units), targets."""
     objective = scenario.objective
@@ -151,6 +152,8 @@ def scenario_figures(
             "wall_s": round(run.wall_s, 2),
             "reported_elapsed_s": None if run.result is None else run.result.get("elapsed_s"),
             "trials": run.trial_count,
+            "ok_trials": run.ok_trials,
+            "trial_mode": None if run.result is None else run.result.get("trial_mode"),
             "peak_tree_rss_mib": round(run.peak_tree_rss_mib, 1),
             "max_process_rss_mib": None
             if run.max_process_rss_mib is None
@@ -161,6 +164,7 @@ def scenario_figures(
         "grid_time": {k: round(v, 2) for k, v in grid_time.items()},
         "calibrate_vs_grid": None if wall is None else round(wall / grid_time["total_s"], 3),
         "settings": stats,
+        "spawn": None if spawn_run is None else _spawn_figures(spawn_run, stats, objective, best),
     }
     data["targets"] = report.targets(
         data,
@@ -170,8 +174,31 @@ def scenario_figures(
         calibrate_wall_s=wall,
         grid_s=grid_time["total_s"],
         peak_rss_mib=run.peak_tree_rss_mib if run.exit_code == 0 else None,
+        ok_trials_per_60s=report.per_60s(run.ok_trials, wall),
     )
     return data
+
+
+def _spawn_figures(
+    run: CalibrateRun, stats: dict[str, dict[str, Any]], objective: str, best: float
+) -> dict[str, Any]:
+    """The same calibration with every trial spawned: what the fork server saves."""
+    value = (
+        None
+        if run.advice is None
+        else report.objective_value(stats[Setting(*run.advice).key], objective)
+    )
+    return {
+        "exit_code": run.exit_code,
+        "error": run.error,
+        "wall_s": round(run.wall_s, 2),
+        "trials": run.trial_count,
+        "ok_trials": run.ok_trials,
+        "advice": None if run.advice is None else Setting(*run.advice).key,
+        "advice_value": value,
+        "advice_vs_grid_best": None if value is None else round(value / best, 3),
+        "peak_tree_rss_mib": round(run.peak_tree_rss_mib, 1),
+    }
 
 
 def run_quota(
@@ -192,6 +219,7 @@ def run_quota(
     results: list[dict[str, Any]] = []
     with maybe_group(quota, can_quota) as group:
         runs: dict[Scenario, CalibrateRun] = {}
+        spawned: dict[Scenario, CalibrateRun] = {}
         for scenario in scenarios:
             log(f"calibrate {scenario.name} (in the scenario's cgroup)")
             budget = effort.calibrate_budget_s
@@ -202,7 +230,15 @@ def run_quota(
                 f"  -> advice {run.advice}, {run.wall_s:.1f} s, {run.trial_count} trials, "
                 f"peak RSS {run.peak_tree_rss_mib:.0f} MiB{'; ' + run.error if run.error else ''}"
             )
-        advice = [Setting(*r.advice) for r in runs.values() if r.advice is not None]
+            if effort.compare_spawn:
+                log(f"calibrate {scenario.name} again, every trial spawned")
+                spawned[scenario] = run_calibrate(
+                    scenario, model_path, group, budget, timeout, trial_mode="spawn"
+                )
+                again = spawned[scenario]
+                log(f"  -> advice {again.advice}, {again.wall_s:.1f} s, {again.ok_trials} ok")
+        every_run = [*runs.values(), *spawned.values()]
+        advice = [Setting(*r.advice) for r in every_run if r.advice is not None]
         settings = list(dict.fromkeys([DEFAULT, rule, *grid_settings, *advice]))
         missing = [x for x in settings if x.key not in pool.children]
         if missing:
@@ -240,6 +276,7 @@ def run_quota(
                                 run=runs[scenario],
                                 grid_keys=grid_keys,
                                 grid_time=grid_time,
+                                spawn_run=spawned.get(scenario),
                             )
                         )
         finally:

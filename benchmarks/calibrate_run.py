@@ -50,11 +50,22 @@ class CalibrateRun:
     def trial_count(self) -> int | None:
         return None if self.result is None else len(self.result.get("trials", []))
 
+    @property
+    def ok_trials(self) -> int | None:
+        if self.result is None:
+            return None
+        return sum(1 for t in self.result.get("trials", []) if t.get("status") == "ok")
+
 
 def calibrate_argv(
-    scenario: Scenario, model_path: Path | None, budget_s: float | None
+    scenario: Scenario,
+    model_path: Path | None,
+    budget_s: float | None,
+    trial_mode: str | None = None,
 ) -> list[str]:
     argv = [sys.executable, "-m", "advisor", "calibrate", "--format", "json"]
+    if trial_mode is not None:
+        argv += ["--trial-mode", trial_mode]
     argv += ["--objective", scenario.objective, "--concurrency", str(scenario.concurrency)]
     argv += ["--batch-size", str(scenario.batch_size)]
     if model_path is not None:
@@ -79,9 +90,11 @@ def run_calibrate(
     group: RealCgroup | None,
     budget_s: float | None,
     timeout_s: float,
+    *,
+    trial_mode: str | None = None,
 ) -> CalibrateRun:
     """Run calibrate to the end (or kill it after ``timeout_s``); never raises for its failure."""
-    argv = calibrate_argv(scenario, model_path, budget_s)
+    argv = calibrate_argv(scenario, model_path, budget_s, trial_mode)
     run = CalibrateRun(argv=argv)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))

@@ -49,6 +49,9 @@ class Effort:
     calibrate_budget_s: float | None = None
     grid_limit: tuple[int, int] | None = None  # (max intra, max inter), smoke only
     scaling_sizes: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256)
+    #: also calibrate with every trial spawned (--trial-mode spawn): the fork server's gain,
+    #: measured in the same run
+    compare_spawn: bool = True
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ EFFORT = {
         calibrate_budget_s=30.0,
         grid_limit=(2, 1),
         scaling_sizes=(2, 64),
+        compare_spawn=False,
     ),
 }
 

@@ -18,6 +18,7 @@ GRID_BEST_TOLERANCE = 0.05
 CALIBRATE_MAX_S = 60.0
 CALIBRATE_MAX_GRID_SHARE = 0.25
 RSS_MAX_MIB = 1.5 * 1024
+MIN_OK_TRIALS_PER_60S = 30
 
 TARGETS = {
     "1cpu_p99": f"1-CPU latency: advice p99 <= {P99_VS_DEFAULT_MAX:.2f} x default p99",
@@ -25,6 +26,8 @@ TARGETS = {
     "cal_60s": f"calibrate wall <= {CALIBRATE_MAX_S:.0f} s",
     "cal_25pct": f"calibrate wall <= {CALIBRATE_MAX_GRID_SHARE:.0%} of grid time",
     "rss": f"peak RSS of the calibrate tree <= {RSS_MAX_MIB / 1024:.1f} GiB (builtin)",
+    "trials_60s": f">= {MIN_OK_TRIALS_PER_60S} measured (ok) trials per 60 s "
+    "(builtin, 1-CPU quota, latency)",
 }
 
 
@@ -95,11 +98,13 @@ def targets(
     calibrate_wall_s: float | None,
     grid_s: float,
     peak_rss_mib: float | None,
+    ok_trials_per_60s: float | None = None,
 ) -> dict[str, str]:
     """PASS / MISS / n/a for each target in ``TARGETS`` (n/a: not this scenario's, or no advice)."""
     objective = scenario["objective"]
     has_advice = advice is not None
     one_cpu = scenario["quota_cpus"] == 1.0 and objective == "latency"
+    builtin_one_cpu = one_cpu and scenario["workload"] == "builtin"
     return {
         "1cpu_p99": _verdict(
             (advice is not None and advice <= P99_VS_DEFAULT_MAX * default) if one_cpu else None
@@ -120,6 +125,11 @@ def targets(
         "rss": _verdict(
             (peak_rss_mib is not None and peak_rss_mib <= RSS_MAX_MIB)
             if scenario["workload"] == "builtin"
+            else None
+        ),
+        "trials_60s": _verdict(
+            (ok_trials_per_60s is not None and ok_trials_per_60s >= MIN_OK_TRIALS_PER_60S)
+            if builtin_one_cpu
             else None
         ),
     }
@@ -179,21 +189,49 @@ def quality_table(results: Sequence[dict[str, Any]]) -> str:
 
 
 def cost_table(results: Sequence[dict[str, Any]]) -> str:
-    headers = ["scenario", "calibrate s", "grid s", "cal/grid", "trials", "peak RSS MiB"]
+    """Cost of the default (fork) calibration, and beside it the same calibration with every
+    trial spawned (``--trial-mode spawn``), run in the same scenario, same cgroup, same run."""
+    headers = [
+        "scenario",
+        "calibrate s",
+        "grid s",
+        "cal/grid",
+        "trials ok",
+        "ok per 60 s",
+        "peak RSS MiB",
+        "spawn: trials ok",
+        "spawn: adv/best",
+    ]
     rows = []
     for r in results:
         cal = r["calibrate"]
+        spawn = r.get("spawn") or {}
         rows.append(
             [
                 r["scenario"],
                 f"{cal['wall_s']:.1f}" if cal["wall_s"] else "-",
                 f"{r['grid_time']['total_s']:.1f}",
                 _ratio(r["calibrate_vs_grid"]),
-                "-" if cal["trials"] is None else str(cal["trials"]),
+                "-" if cal.get("ok_trials") is None else str(cal["ok_trials"]),
+                _per_minute(cal.get("ok_trials"), cal["wall_s"]),
                 f"{cal['peak_tree_rss_mib']:.0f}" if cal["peak_tree_rss_mib"] else "-",
+                "-" if spawn.get("ok_trials") is None else str(spawn["ok_trials"]),
+                _ratio(spawn.get("advice_vs_grid_best")),
             ]
         )
     return _table(headers, rows)
+
+
+def per_60s(ok_trials: int | None, wall_s: float | None) -> float | None:
+    """Measured (ok) trials per 60 s of calibration wall time."""
+    if ok_trials is None or not wall_s:
+        return None
+    return ok_trials * 60.0 / wall_s
+
+
+def _per_minute(ok_trials: int | None, wall_s: float | None) -> str:
+    rate = per_60s(ok_trials, wall_s)
+    return "-" if rate is None else f"{rate:.1f}"
 
 
 def targets_table(results: Sequence[dict[str, Any]]) -> str:

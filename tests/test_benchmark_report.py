@@ -69,6 +69,7 @@ def _targets(**over: Any) -> dict[str, str]:
         "calibrate_wall_s": 50.0,
         "grid_s": 400.0,
         "peak_rss_mib": 900.0,
+        "ok_trials_per_60s": 34.0,
     }
     kwargs.update(over)
     return report.targets(scenario, **kwargs)
@@ -81,12 +82,15 @@ def test_targets_pass_and_miss_on_their_own_thresholds() -> None:
     assert _targets(calibrate_wall_s=61.0)["cal_60s"] == "MISS"
     assert _targets(grid_s=150.0)["cal_25pct"] == "MISS"
     assert _targets(peak_rss_mib=1600.0)["rss"] == "MISS"
+    assert _targets(ok_trials_per_60s=29.5)["trials_60s"] == "MISS"
+    assert _targets(ok_trials_per_60s=None)["trials_60s"] == "MISS"
 
 
 def test_targets_that_do_not_apply_say_so_and_no_advice_is_a_miss() -> None:
     other = _targets(scenario={"quota_cpus": 1.5, "workload": "wide_mlp"})
     assert other["1cpu_p99"] == "n/a"
     assert other["rss"] == "n/a"
+    assert other["trials_60s"] == "n/a"
     failed = _targets(advice=None, calibrate_wall_s=None)
     assert failed["1cpu_p99"] == failed["near_best"] == failed["cal_60s"] == "MISS"
 
@@ -100,7 +104,8 @@ def _result() -> dict[str, Any]:
         "advice": {"setting": "1/1", "value": 11.3},
         "grid_best": {"setting": "1/2", "value": 11.0},
         "ratios": {"advice_vs_default": 0.516, "advice_vs_grid_best": 1.027},
-        "calibrate": {"wall_s": 58.2, "trials": 14, "peak_tree_rss_mib": 812.0},
+        "calibrate": {"wall_s": 58.2, "trials": 40, "ok_trials": 38, "peak_tree_rss_mib": 812.0},
+        "spawn": {"ok_trials": 9, "advice_vs_grid_best": 1.18},
         "grid_time": {"total_s": 180.0},
         "calibrate_vs_grid": 0.323,
         "targets": {
@@ -109,6 +114,7 @@ def _result() -> dict[str, Any]:
             "cal_60s": "PASS",
             "cal_25pct": "MISS",
             "rss": "PASS",
+            "trials_60s": "PASS",
         },
     }
 
@@ -128,6 +134,8 @@ def test_render_shows_values_directions_ratios_and_verdicts() -> None:
     assert "| lower " in text
     assert "0.52" in text
     assert "1.03" in text
+    assert "39.2" in text  # 38 ok trials in 58.2 s: per 60 s
+    assert "| 9 " in text and "1.18" in text  # the spawned calibration beside it
     assert "58.2" in text
     assert "0.32" in text
     assert "MISS" in text
