@@ -156,6 +156,13 @@ MAX_THREADS = 1024
 #: fresh interpreter each (slow, always works), or fork with a fallback to spawn (the default).
 TrialMode = Literal["auto", "fork", "spawn"]
 
+#: oneDNN's graph optimisations in TF CPU builds: read once, at ``import tensorflow``, so the
+#: sweep measures each value in a process (and fork server) of its own. Only "0" and "1" mean
+#: anything to TF.
+ENV_ONEDNN = "TF_ENABLE_ONEDNN_OPTS"
+OnednnValue = Literal["0", "1"]
+ONEDNN_VALUES: tuple[OnednnValue, ...] = ("0", "1")
+
 
 class CalibrationOptions(StrictModel):
     """What the user asked to calibrate, and how long it may take."""
@@ -177,6 +184,10 @@ class CalibrationOptions(StrictModel):
         default="auto",
         description="fork: trials forked from one TensorFlow-importing server; spawn: a new "
         "process each; auto: fork, falling back to spawn if the server fails",
+    )
+    sweep_onednn: bool = Field(
+        default=False,
+        description="also measure TF_ENABLE_ONEDNN_OPTS=0 against =1 for the advised setting",
     )
 
     @model_validator(mode="after")
@@ -235,10 +246,27 @@ class TrialResult(StrictModel):
     threads: int | None = Field(default=None, ge=0, description="thread count of the child process")
     nr_throttled: int | None = Field(default=None, ge=0, description="throttled periods in window")
     throttled_time_ms: float | None = Field(default=None, ge=0)
+    onednn: OnednnValue | None = Field(
+        default=None, description="TF_ENABLE_ONEDNN_OPTS the trial ran with; null: not set by us"
+    )
 
     @property
     def is_baseline(self) -> bool:
         return self.intra_op_threads is None and self.inter_op_threads is None
+
+
+class OnednnVerdict(StrictModel):
+    """TF_ENABLE_ONEDNN_OPTS=0 against =1 on the advised thread setting, measured in pairs."""
+
+    value: OnednnValue | None = Field(
+        description="the value that won beyond noise (the advice sets it); null: neither did"
+    )
+    medians: dict[str, float] = Field(
+        default_factory=dict, description="value -> median of the objective over its trials"
+    )
+    pairs: int = Field(ge=0, description="interleaved 0/1 pairs measured")
+    band: float | None = Field(default=None, ge=0, description="the noise band used, relative")
+    reason: str = Field(description="one line: what was measured and why this verdict")
 
 
 class CalibrationResult(StrictModel):
@@ -277,6 +305,13 @@ class CalibrationResult(StrictModel):
     tf_version: str | None = None
     trial_mode: Literal["fork", "spawn"] | None = Field(
         default=None, description="how the trials were started (after any fallback)"
+    )
+    onednn: OnednnVerdict | None = Field(
+        default=None, description="with --sweep-onednn: the TF_ENABLE_ONEDNN_OPTS verdict"
+    )
+    onednn_trials: list[TrialResult] = Field(
+        default_factory=list,
+        description="with --sweep-onednn: the 0/1 pairs on the advised setting (not in trials)",
     )
     node: NodeProfile
 
@@ -371,6 +406,9 @@ class Provenance(StrictModel):
     baseline: Measurement = Field(description="TF defaults on this node")
     chosen: Measurement = Field(description="the advised setting on this node")
     gain: float | None = Field(default=None, description="chosen vs baseline, >1 = better")
+    onednn: OnednnVerdict | None = Field(
+        default=None, description="the TF_ENABLE_ONEDNN_OPTS verdict, when it was swept"
+    )
     trials_total: int = Field(ge=0, description="trials run (the list below may be truncated)")
     trials: list[TrialSummary] = Field(
         default_factory=list, max_length=MAX_PROVENANCE_TRIALS, description="compact trial table"
@@ -389,7 +427,8 @@ class Recommendation(StrictModel):
       every name matches ``[A-Za-z_][A-Za-z0-9_]*``;
     - every value is a positive decimal integer string, at most
       ``thread_cap(len(provenance.affinity_cpus))`` = max(2 x affinity CPUs, 4), capped at
-      MAX_THREADS (1024).
+      MAX_THREADS (1024);
+    - it may also hold TF_ENABLE_ONEDNN_OPTS (``--sweep-onednn`` found a winner), as 0 or 1.
     """
 
     schema_version: Literal["v1"] = SCHEMA_VERSION
@@ -402,7 +441,10 @@ class Recommendation(StrictModel):
             if not re.fullmatch(ENV_NAME_PATTERN, name):
                 raise ValueError(f"env name {name!r} is not a valid environment variable name")
         missing = [n for n in ADVICE_ENV_NAMES if n not in self.env]
-        extra = sorted(set(self.env) - set(ADVICE_ENV_NAMES))
+        extra = sorted(set(self.env) - {*ADVICE_ENV_NAMES, ENV_ONEDNN})
+        onednn = self.env.get(ENV_ONEDNN)
+        if onednn is not None and onednn not in ONEDNN_VALUES:
+            raise ValueError(f"{ENV_ONEDNN}={onednn!r} must be 0 or 1")
         if missing or extra:
             raise ValueError(
                 f"env must hold exactly {', '.join(ADVICE_ENV_NAMES)}"
@@ -420,6 +462,11 @@ class Recommendation(StrictModel):
                     f"{len(self.provenance.affinity_cpus)} affinity CPUs (max(2 x CPUs, 4))"
                 )
         return self
+
+    @property
+    def env_names(self) -> tuple[str, ...]:
+        """The env names this advice sets, in a stable order."""
+        return ADVICE_ENV_NAMES + ((ENV_ONEDNN,) if ENV_ONEDNN in self.env else ())
 
     @property
     def intra_op_threads(self) -> int:

@@ -21,11 +21,11 @@ from pydantic import ValidationError
 
 from advisor.errors import InvalidAdviceError
 from advisor.models import (
-    ADVICE_ENV_NAMES,
     CPU_DECIMALS,
     ENV_INTER_OP,
     ENV_INTRA_OP,
     ENV_OMP,
+    ENV_ONEDNN,
     MAX_PROVENANCE_TRIALS,
     CalibrationResult,
     Measurement,
@@ -200,6 +200,7 @@ def build_recommendation(
             baseline=_measurement(result.baseline),
             chosen=_measurement(result.chosen),
             gain=_round(result.gain),
+            onednn=result.onednn,
             trials_total=len(result.trials),
             trials=[_trial_summary(t) for t in _kept_trials(result.trials)],
             budget_s=result.budget_s,
@@ -212,6 +213,11 @@ def build_recommendation(
                 ENV_INTRA_OP: str(result.intra_op_threads),
                 ENV_INTER_OP: str(result.inter_op_threads),
                 ENV_OMP: str(result.intra_op_threads),
+                **(
+                    {ENV_ONEDNN: result.onednn.value}
+                    if result.onednn is not None and result.onednn.value is not None
+                    else {}
+                ),
             },
             provenance=provenance,
         )
@@ -300,7 +306,7 @@ def render_configmap(
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": metadata,
-        "data": {key: rec.env[key] for key in ADVICE_ENV_NAMES},
+        "data": {key: rec.env[key] for key in rec.env_names},
     }
 
 
@@ -311,7 +317,7 @@ def configmap_yaml(configmap: Mapping[str, Any]) -> str:
 
 def env_file_text(rec: Recommendation) -> str:
     """``KEY=VALUE`` lines for ``docker run --env-file`` (values are digits: nothing to quote)."""
-    return "".join(f"{key}={rec.env[key]}\n" for key in ADVICE_ENV_NAMES)
+    return "".join(f"{key}={rec.env[key]}\n" for key in rec.env_names)
 
 
 # --------------------------------------------------------------------------------------------------

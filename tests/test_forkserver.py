@@ -174,3 +174,18 @@ def test_spawn_mode_starts_no_server(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(forkclient.TrialServer, "start", no_server)
     result = _sweep(_node(), mode="spawn", budget=30)
     assert result.trial_mode == "spawn" and not any(FALLBACK_NOTE in n for n in result.notes)
+
+
+def test_sweep_onednn_runs_each_value_in_a_server_of_its_own() -> None:
+    options = CalibrationOptions(budget_s=50, sweep_onednn=True)
+    result = calibrate(options, _node())
+    assert result.onednn is not None
+    values = [t.onednn for t in result.onednn_trials]
+    assert set(values) == {"0", "1"}, values
+    assert all(t.status == "ok" for t in result.onednn_trials), [
+        t.reason for t in result.onednn_trials
+    ]
+    assert result.trial_mode == "fork"
+    # the verdict names both medians, whatever it decided
+    assert set(result.onednn.medians) == {"0", "1"}
+    _no_leftovers()

@@ -53,6 +53,12 @@ class TrialServer:
         return None if self._process is None else self._process.pid
 
     def start(self, timeout_s: float) -> None:
+        """Launch the server and wait until it has imported TensorFlow."""
+        self.launch()
+        self.wait_ready(timeout_s)
+
+    def launch(self) -> None:
+        """Start the server process; it imports TensorFlow while the caller does other things."""
         ours, theirs = socket.socketpair()
         argv = [*server_program(), "--fd", str(theirs.fileno())]
         try:
@@ -73,6 +79,9 @@ class TrialServer:
             theirs.close()
         SERVERS.add(self._process.pid)
         self._socket = ours
+
+    def wait_ready(self, timeout_s: float) -> None:
+        """Until the launched server says it is ready; ServerError if it does not in time."""
         ready = self._expect("ready", timeout_s)
         self.import_s = float(ready.get("import_s") or 0.0)
         if ready.get("tf_initialized"):

@@ -129,6 +129,28 @@ class Trials:
         self._load_timeout_s = max(MIN_LOAD_TIMEOUT_S, 4 * (self.inspect_s or 0.0))
         return info
 
+    def launch(self, load_timeout_s: float) -> None:
+        """Start the server without inspecting the workload (another import-time setting of a
+        workload an earlier Trials inspected) and without waiting for it: ``ready`` does."""
+        self._load_timeout_s = load_timeout_s
+        if self.mode != "spawn":
+            self._launch_server()
+
+    def ready(self, timeout_s: float) -> None:
+        """Until the launched server is ready (or the fallback has happened)."""
+        if self._server is None:
+            return
+        try:
+            self._server.wait_ready(timeout_s)
+        except ServerError as exc:
+            self._fall_back(str(exc))
+            return
+        self.import_s = self._server.import_s
+
+    @property
+    def load_timeout_s(self) -> float:
+        return self._load_timeout_s
+
     def __call__(self, spec: runner.TrialSpec, deadline_s: float) -> TrialResult:
         began = time.monotonic()
         if self._server is not None:
@@ -158,6 +180,12 @@ class Trials:
             self._scratch = None
 
     def _start_server(self, timeout_s: float) -> None:
+        self._launch_server()
+        self.ready(timeout_s)
+        if self._server is not None:
+            log.debug("trial server ready (TF imported in %.1f s)", self.import_s or 0.0)
+
+    def _launch_server(self) -> None:
         if not runner.forkable():
             if self.mode == "fork":
                 raise CalibrationError("--trial-mode fork: the trial program cannot be forked")
@@ -167,12 +195,9 @@ class Trials:
         server = TrialServer(env, Path(self._scratch.name) / "server.log")
         self._server = server
         try:
-            server.start(timeout_s)
+            server.launch()
         except ServerError as exc:
             self._fall_back(str(exc))
-            return
-        self.import_s = server.import_s
-        log.debug("trial server %s ready (TF imported in %.1f s)", server.pid, self.import_s)
 
     def _fall_back(self, reason: str) -> None:
         if self.mode == "fork":

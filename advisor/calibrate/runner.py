@@ -37,7 +37,7 @@ from typing import IO, Any, Literal, Protocol
 from pydantic import ValidationError
 
 from advisor.errors import ModelError
-from advisor.models import TrialResult, TrialStatus, WorkloadInfo
+from advisor.models import ENV_ONEDNN, OnednnValue, TrialResult, TrialStatus, WorkloadInfo
 from advisor.probe.cgroup_path import locate
 from advisor.probe.files import HostFiles
 from advisor.probe.mountinfo import read_mountinfo
@@ -102,6 +102,8 @@ class TrialSpec:
     min_requests: int = 0
     #: ... but never longer than this (None: ``measure_s`` alone decides)
     max_measure_s: float | None = None
+    #: TF_ENABLE_ONEDNN_OPTS for this trial (None: left as the environment has it)
+    onednn: OnednnValue | None = None
 
     @property
     def longest_s(self) -> float:
@@ -208,6 +210,7 @@ def trial_env(
     intra_op_threads: int | None,
     inter_op_threads: int | None,
     base: Mapping[str, str] | None = None,
+    onednn: OnednnValue | None = None,
 ) -> dict[str, str]:
     """The child's environment: ``base`` without any inherited thread setting, plus this one.
 
@@ -220,6 +223,8 @@ def trial_env(
         env["OMP_NUM_THREADS"] = str(intra_op_threads)
     if inter_op_threads is not None:
         env["TF_NUM_INTEROP_THREADS"] = str(inter_op_threads)
+    if onednn is not None:
+        env[ENV_ONEDNN] = onednn
     for key, value in QUIET_TF_ENV.items():
         env.setdefault(key, value)
     # The child must run this very package, installed or not.
@@ -289,6 +294,7 @@ def run_trial(
         "intra_op_threads": spec.intra_op_threads,
         "inter_op_threads": spec.inter_op_threads,
         "round": spec.round,
+        "onednn": spec.onednn,
     }
     try:
         kind = workload_kind(workload)
@@ -306,7 +312,7 @@ def run_trial(
         "min_requests": spec.min_requests,
         "max_measure_s": spec.max_measure_s,
     }
-    env = trial_env(spec.intra_op_threads, spec.inter_op_threads)
+    env = trial_env(spec.intra_op_threads, spec.inter_op_threads, onednn=spec.onednn)
     outcome = _run_child(
         request,
         env=env,

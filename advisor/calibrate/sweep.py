@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 
-from advisor.calibrate import runner
+from advisor.calibrate import onednn, runner
 from advisor.calibrate.candidates import candidate_configs
 from advisor.calibrate.launch import Trials
 from advisor.calibrate.objective import aggregate, choose
@@ -26,9 +26,13 @@ from advisor.calibrate.search import (
 from advisor.errors import CalibrationError
 from advisor.models import (
     MAX_THREADS,
+    ONEDNN_VALUES,
     CalibrationOptions,
     CalibrationResult,
     NodeProfile,
+    OnednnValue,
+    OnednnVerdict,
+    TrialResult,
     WorkloadInfo,
 )
 
@@ -99,6 +103,64 @@ def _overhead_guess(trials: Trials, inspected_s: float) -> float:
     return max(SearchSettings().overhead_guess_s, inspected_s)
 
 
+def _onednn_phase(
+    options: CalibrationOptions,
+    setting: tuple[int, int],
+    *,
+    trials: Trials | None,
+    trial_fn: TrialFn,
+    clock: Clock,
+    until: float,
+    overhead_s: float,
+    say: Callable[[str], None],
+) -> tuple[list[TrialResult], OnednnVerdict]:
+    """--sweep-onednn on the advised setting: one trial server per value (TF reads the variable
+    at import), or the caller's TrialFn for both (the spec carries the value)."""
+    say(f"oneDNN: TF_ENABLE_ONEDNN_OPTS=0 vs =1 at intra={setting[0]} inter={setting[1]}")
+    if trials is None:
+        fns: dict[OnednnValue, TrialFn] = dict.fromkeys(ONEDNN_VALUES, trial_fn)
+        return onednn.measure_pairs(
+            setting,
+            fns,
+            objective=options.objective,
+            clock=clock,
+            until=until,
+            overhead_s=overhead_s,
+            say=say,
+        )
+    servers = {
+        value: Trials(
+            trials.workload,
+            options.trial_mode,
+            server_env=runner.trial_env(None, None, onednn=value),
+            say=say,
+        )
+        for value in ONEDNN_VALUES
+    }
+    try:
+        # both import TensorFlow at once (a core each on two cores), then the pairs start
+        for server in servers.values():
+            server.launch(trials.load_timeout_s)
+        for server in servers.values():
+            server.ready(max(1.0, until - clock.monotonic()))
+        return onednn.measure_pairs(
+            setting,
+            dict(servers),
+            objective=options.objective,
+            clock=clock,
+            until=until,
+            overhead_s=overhead_s,
+            say=say,
+        )
+    except BaseException:
+        runner.terminate_all_trials()  # interrupted: no child or server may outlive us
+        raise
+    finally:
+        for server in servers.values():
+            trials.notes.extend(n for n in server.notes if n not in trials.notes)
+            server.close()
+
+
 def calibrate(
     options: CalibrationOptions,
     node: NodeProfile,
@@ -137,13 +199,15 @@ def calibrate(
             f"{len(candidates)} settings for {node.effective_cpus:g} usable CPUs "
             f"({len(node.affinity_cpus)} in the affinity mask), budget {options.budget_s:g} s"
         )
+        # --sweep-onednn keeps the end of the budget for its pairs on the advised setting
+        reserved = onednn.BUDGET_SHARE * options.budget_s if options.sweep_onednn else 0.0
         outcome = successive_halving(
             candidates,
             options.objective,
             trial_fn,
             clock=clock,
-            until=until,
-            budget_s=options.budget_s,
+            until=until - reserved,
+            budget_s=options.budget_s - reserved,
             p99_slo_ms=options.p99_slo_ms,
             settings=settings,
             progress=say,
@@ -174,9 +238,22 @@ def calibrate(
     if outcome.unmeasured:
         left = ", ".join(c.label for c in outcome.unmeasured)
         notes.append(f"not measured for lack of budget (intra/inter): {left}")
+    verdict: OnednnVerdict | None = None
+    onednn_trials: list[TrialResult] = []
+    if options.sweep_onednn:
+        onednn_trials, verdict = _onednn_phase(
+            options,
+            (intra, inter),
+            trials=trials,
+            trial_fn=trial_fn,
+            clock=clock,
+            until=until,
+            overhead_s=outcome.overhead_s or SearchSettings().overhead_guess_s,
+            say=say,
+        )
+        notes.append(f"oneDNN: {verdict.reason}")
     if trials is not None:
         notes.extend(trials.notes)
-    elapsed = clock.monotonic() - started
     result = CalibrationResult(
         intra_op_threads=intra,
         inter_op_threads=inter,
@@ -193,16 +270,23 @@ def calibrate(
         trials=outcome.trials,
         workload=info,
         budget_s=options.budget_s,
-        elapsed_s=max(0.0, elapsed),
+        elapsed_s=max(0.0, clock.monotonic() - started),
         tf_version=info.tf_version,
         trial_mode=None if trials is None else trials.used_overall,
+        onednn=verdict,
+        onednn_trials=onednn_trials,
         node=node,
     )
+    say(_summary(result))
+    return result
+
+
+def _summary(result: CalibrationResult) -> str:
     versus = f", {result.gain:.2f}x the TF default" if result.gain is not None else ""
     if result.kept_default:
         versus = ", the TF default kept"
-    say(
+    return (
         f"advice: intra={result.intra_op_threads} inter={result.inter_op_threads} "
-        f"({options.objective}{versus}) after {len(result.trials)} trials in {elapsed:.1f} s"
+        f"({result.objective}{versus}) after {len(result.trials)} trials in "
+        f"{result.elapsed_s:.1f} s"
     )
-    return result

@@ -122,6 +122,12 @@ def add_calibration_arguments(parser: argparse.ArgumentParser) -> None:
         f"{DEFAULT_BUDGET_S:g}, at least {MIN_BUDGET_S:g})",
     )
     group.add_argument(
+        "--sweep-onednn",
+        action="store_true",
+        help="also measure TF_ENABLE_ONEDNN_OPTS=0 against =1 on the advised setting (a quarter "
+        "of the budget); the advice sets it only when one value wins beyond noise",
+    )
+    group.add_argument(
         "--trial-mode",
         choices=("auto", "fork", "spawn"),
         default="auto",
@@ -155,6 +161,7 @@ def options_from_args(args: argparse.Namespace) -> CalibrationOptions:
             p99_slo_ms=args.p99_ms,
             budget_s=args.budget,
             trial_mode=args.trial_mode,
+            sweep_onednn=args.sweep_onednn,
         )
     except ValidationError as exc:
         error = exc.errors()[0]

@@ -15,6 +15,8 @@ from importlib.metadata import PackageNotFoundError, version
 from advisor.models import (
     ADVICE_ENV_NAMES,
     ENV_INTRA_OP,
+    ENV_ONEDNN,
+    ONEDNN_VALUES,
     THREAD_VALUE_PATTERN,
     NodeProfile,
     Provenance,
@@ -89,6 +91,14 @@ def env_differences(
                 f"{name}={value} is more than the {usable} CPU(s) this container can use "
                 f"(effective {node.effective_cpus:g}): expect throttling"
             )
+    wanted = None if advice is None else advice.get(ENV_ONEDNN)
+    have = env.get(ENV_ONEDNN)
+    if wanted is not None and have != wanted:
+        found.append(
+            f"{ENV_ONEDNN}={have or '(unset)'} in this process, but the advice says {wanted}"
+        )
+    elif have is not None and have not in ONEDNN_VALUES:
+        found.append(f"{ENV_ONEDNN}={have!r} is not 0 or 1")
     return found
 
 

@@ -1,0 +1,130 @@
+"""``--sweep-onednn``: TF_ENABLE_ONEDNN_OPTS=0 against =1 on the advised thread setting.
+
+TF reads the variable once, at ``import tensorflow``, so each value needs processes (and a trial
+server) of its own; the caller hands in one TrialFn per value. The two are measured in
+interleaved pairs, the order alternating, so that drift on a shared node hits both alike, and the
+advice carries the variable only when one value wins beyond the noise both showed: a ConfigMap
+key that changes nothing measurable is one more thing to wonder about.
+
+Pure: time from a Clock, trials from TrialFns, like the search.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Mapping
+
+from advisor.calibrate.objective import MAX_TIE_RELATIVE, TIE_RELATIVE, lower_is_better, value
+from advisor.calibrate.runner import TrialSpec
+from advisor.calibrate.search import Clock, TrialFn
+from advisor.models import ONEDNN_VALUES, Objective, OnednnValue, OnednnVerdict, TrialResult
+
+#: a verdict needs at least this many pairs; fewer and the advice leaves the variable alone
+MIN_PAIRS = 3
+
+#: the share of the budget the pairs get (the thread sweep gets the rest)
+BUDGET_SHARE = 0.3
+
+WARMUP_S = 0.3
+MEASURE_S = 0.8
+MAX_MEASURE_S = 3.0
+MIN_REQUESTS = 300
+SAFETY = 1.2
+
+
+def measure_pairs(
+    setting: tuple[int, int],
+    trial_fns: Mapping[OnednnValue, TrialFn],
+    *,
+    objective: Objective,
+    clock: Clock,
+    until: float,
+    overhead_s: float,
+    say: Callable[[str], None],
+) -> tuple[list[TrialResult], OnednnVerdict]:
+    """Pairs of trials (one per value, alternating order) until the budget ends; the verdict."""
+    intra, inter = setting
+    trials: list[TrialResult] = []
+    # planned with the usual window (most end there); the deadline allows the longest
+    cost = (overhead_s + WARMUP_S + MEASURE_S) * SAFETY
+    longest = (overhead_s + WARMUP_S + MAX_MEASURE_S) * SAFETY
+    pairs = 0
+    while until - clock.monotonic() >= 2 * cost:
+        order = ONEDNN_VALUES if pairs % 2 == 0 else ONEDNN_VALUES[::-1]
+        for onednn in order:
+            spec = TrialSpec(
+                intra_op_threads=intra,
+                inter_op_threads=inter,
+                warmup_s=WARMUP_S,
+                measure_s=MEASURE_S,
+                max_measure_s=MAX_MEASURE_S,
+                min_requests=MIN_REQUESTS,
+                round=pairs,
+                onednn=onednn,
+            )
+            deadline = min(until - clock.monotonic(), max(2 * longest, longest + 10.0))
+            result = trial_fns[onednn](spec, deadline)
+            say(f"oneDNN pair {pairs + 1}: TF_ENABLE_ONEDNN_OPTS={onednn} -> {_detail(result)}")
+            trials.append(result)
+        pairs += 1
+    return trials, verdict(trials, objective, pairs)
+
+
+def verdict(trials: list[TrialResult], objective: Objective, pairs: int) -> OnednnVerdict:
+    """Which value wins beyond noise: the medians differ by more than the larger of 5% and
+    either value's spread (coefficient of variation), capped like the thread search's band."""
+    by_value: dict[str, list[float]] = {v: [] for v in ONEDNN_VALUES}
+    for trial in trials:
+        if trial.status == "ok" and trial.onednn is not None:
+            by_value[trial.onednn].append(value(trial, objective))
+    counted = min(len(v) for v in by_value.values())
+    if counted < MIN_PAIRS:
+        return OnednnVerdict(
+            value=None,
+            medians={k: statistics.median(v) for k, v in by_value.items() if v},
+            pairs=pairs,
+            reason=f"only {counted} measured pair(s), {MIN_PAIRS} needed: left unset "
+            "(raise --budget)",
+        )
+    medians = {k: statistics.median(v) for k, v in by_value.items()}
+    band = min(MAX_TIE_RELATIVE, max(TIE_RELATIVE, *(_cv(v) for v in by_value.values())))
+    lower = lower_is_better(objective)
+    best = min(medians, key=medians.__getitem__) if lower else max(medians, key=medians.__getitem__)
+    other = "1" if best == "0" else "0"
+    margin = (
+        (medians[other] - medians[best]) / medians[other]
+        if lower
+        else ((medians[best] - medians[other]) / medians[other])
+    )
+    unit = "ms p99" if lower else "req/s"
+    figures = f"=0: {medians['0']:.2f}, =1: {medians['1']:.2f} {unit} over {counted} pairs"
+    if margin > band:
+        chosen: OnednnValue = "0" if best == "0" else "1"
+        return OnednnVerdict(
+            value=chosen,
+            medians=medians,
+            pairs=pairs,
+            band=band,
+            reason=f"TF_ENABLE_ONEDNN_OPTS={best} is {margin:.0%} better ({figures}; noise "
+            f"{band:.0%}): the advice sets it",
+        )
+    return OnednnVerdict(
+        value=None,
+        medians=medians,
+        pairs=pairs,
+        band=band,
+        reason=f"no difference beyond noise ({figures}; noise {band:.0%}): left unset",
+    )
+
+
+def _cv(values: list[float]) -> float:
+    if len(values) < 2:
+        return 0.0
+    mean = statistics.fmean(values)
+    return statistics.stdev(values) / mean if mean > 0 else 0.0
+
+
+def _detail(result: TrialResult) -> str:
+    if result.status != "ok":
+        return f"{result.status}: {result.reason or 'no reason given'}"
+    return f"p99 {result.p99_ms or 0:.1f} ms, {result.throughput_rps or 0:.1f} req/s"
