@@ -230,7 +230,9 @@ def run_quota(
                 f"  -> advice {run.advice}, {run.wall_s:.1f} s, {run.trial_count} trials, "
                 f"peak RSS {run.peak_tree_rss_mib:.0f} MiB{'; ' + run.error if run.error else ''}"
             )
-            if effort.compare_spawn:
+            if effort.compare_spawn == "all" or (
+                effort.compare_spawn == "first" and scenario == scenarios[0]
+            ):
                 log(f"calibrate {scenario.name} again, every trial spawned")
                 spawned[scenario] = run_calibrate(
                     scenario, model_path, group, budget, timeout, trial_mode="spawn"

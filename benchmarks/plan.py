@@ -50,8 +50,9 @@ class Effort:
     grid_limit: tuple[int, int] | None = None  # (max intra, max inter), smoke only
     scaling_sizes: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256)
     #: also calibrate with every trial spawned (--trial-mode spawn): the fork server's gain,
-    #: measured in the same run
-    compare_spawn: bool = True
+    #: measured in the same run; "all" scenarios, the "first" of each workload and quota (the
+    #: full run: six more minutes instead of 24), or "none"
+    compare_spawn: str = "all"
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ class Plan:
 
 
 EFFORT = {
-    "full": Effort(rounds=5, window_s=2.0, warmup_s=0.3),
+    "full": Effort(rounds=5, window_s=2.0, warmup_s=0.3, compare_spawn="first"),
     "quick": Effort(rounds=3, window_s=0.7, warmup_s=0.15),
     "smoke": Effort(
         rounds=2,
@@ -72,7 +73,7 @@ EFFORT = {
         calibrate_budget_s=30.0,
         grid_limit=(2, 1),
         scaling_sizes=(2, 64),
-        compare_spawn=False,
+        compare_spawn="none",
     ),
 }
 
