@@ -425,8 +425,9 @@ def _drop(state: _State, alive: list[Setting]) -> list[Setting]:
 
 
 def _round_members(state: _State, alive: Sequence[Setting]) -> list[Setting]:
-    """Who runs in the next round: the baseline and the contenders, unstable ones first (then
-    best first) when not all fit at full length."""
+    """Who runs in the next round: the baseline and the contenders; when not all fit at full
+    length, unstable ones first, then those with the fewest race windows (a contender never raced
+    could not be compared with the raced ones), then the best."""
     settings = state.settings
     stats = state.stats()
     met = _slo_met(state, list(stats.values()))
@@ -439,7 +440,11 @@ def _round_members(state: _State, alive: Sequence[Setting]) -> list[Setting]:
             s is None or s.windows < settings.unstable_windows
         )
 
-    order.sort(key=lambda k: not wants_more(k))
+    def race_windows(key: Setting) -> int:
+        s = stats.get(key)
+        return s.windows if s is not None and s.raced else 0
+
+    order.sort(key=lambda k: (not wants_more(k), race_windows(k)))
     fit = math.floor(state.remaining() / state.cost(settings.race))
     return [BASELINE, *order[: max(1, fit - 1)]]
 
