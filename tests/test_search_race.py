@@ -393,3 +393,16 @@ def test_minimum_budget_fits_the_baseline_and_one_setting() -> None:
     budget = settings.min_budget_s(1)
     fake, _, _ = run(2, budget, quota=1.0, overhead_s=settings.overhead_guess_s)
     assert [key(s) for s, _, _ in fake.calls][:2] == [BASELINE, (1, 1)]
+
+
+def test_when_a_round_cannot_fit_every_contender_the_unraced_go_first() -> None:
+    # long race windows: a round fits the baseline and two of the three contenders at most
+    long_race = search.Window(warmup_s=0.5, measure_s=8.0, min_requests=300, max_measure_s=8.0)
+    fake, _, outcome = run(
+        2, 50.0, quota=1.0, overhead_s=FORK_S, noise=0.01, settings=SearchSettings(race=long_race)
+    )
+    assert len(outcome.contenders) == 3
+    rounds = race_rounds(fake)
+    assert len(rounds[1]) < 1 + len(outcome.contenders)  # the first round was cut short
+    first_two = set(rounds[1]) | set(rounds[2])
+    assert set(outcome.contenders) <= first_two
