@@ -23,7 +23,7 @@ from pathlib import Path
 from advisor.calibrate.candidates import tf_default
 from advisor.calibrate.objective import ConfigStats, aggregate, label, lower_is_better, rank
 from advisor.errors import OutputError
-from advisor.models import CalibrationResult, NearBestRange, TrialResult
+from advisor.models import CalibrationResult, NearBest, NearBestRange, TrialResult
 
 # --------------------------------------------------------------------------------------------------
 # Per-setting rows (shared by the text table and the report)
@@ -49,9 +49,14 @@ def _key(trial: TrialResult) -> tuple[int | None, int | None]:
     return (trial.intra_op_threads, trial.inter_op_threads)
 
 
+def _near_key(near: NearBest) -> tuple[int | None, int | None]:
+    """A setting within noise, keyed as trials are (the default as None/None)."""
+    return (None, None) if near.default else (near.intra, near.inter)
+
+
 def near_best_keys(result: CalibrationResult) -> set[tuple[int | None, int | None]]:
-    """The settings within noise of the best, keyed as trials are (the default as None/None)."""
-    return {(None, None) if n.default else (n.intra, n.inter) for n in result.near_best}
+    """The settings within noise of the best."""
+    return {_near_key(n) for n in result.near_best}
 
 
 def near_best_line(result: CalibrationResult) -> str | None:
@@ -61,6 +66,11 @@ def near_best_line(result: CalibrationResult) -> str | None:
         return None
     band = "" if result.noise_band is None else f" ({result.noise_band:.0%})"
     return f"within noise{band} of the best: {bounds.describe()}"
+
+
+def _leader(result: CalibrationResult) -> tuple[int | None, int | None] | None:
+    """The setting with the best value (the first within noise), keyed as trials are."""
+    return _near_key(result.near_best[0]) if result.near_best else None
 
 
 def _verdict(
@@ -78,6 +88,8 @@ def _verdict(
         verdict = "chosen (TF default kept)" if s.is_baseline else "chosen"
     elif s.is_baseline:
         verdict = "baseline (TF default)" + (", within noise" if s.key in near else "")
+    elif s.key in near and s.key == _leader(result):
+        verdict = "within noise: the best measured value"
     elif s.key in near:
         verdict = "within noise of the best"
     elif s.raced:
