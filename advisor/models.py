@@ -232,7 +232,9 @@ class TrialResult(StrictModel):
     inter_op_threads: int | None = Field(
         default=None, ge=1, le=MAX_THREADS, description="null = TF default (the baseline)"
     )
-    round: int = Field(default=0, ge=0, description="search round (longer trials in later rounds)")
+    round: int = Field(
+        default=0, ge=0, description="0: the screen (short windows); 1, 2, ...: race rounds"
+    )
     status: TrialStatus
     reason: str | None = Field(default=None, description="why a trial did not succeed")
     measure_s: float | None = Field(default=None, ge=0, description="measured window, seconds")
@@ -269,6 +271,22 @@ class OnednnVerdict(StrictModel):
     reason: str = Field(description="one line: what was measured and why this verdict")
 
 
+class NearBest(StrictModel):
+    """One setting measured within the noise band of the best (the advice is the cheapest)."""
+
+    intra: int = Field(ge=1, le=MAX_THREADS)
+    inter: int = Field(ge=1, le=MAX_THREADS)
+    default: bool = Field(
+        default=False, description="TF's own default (the baseline), its thread counts spelled out"
+    )
+    p99_ms: float | None = Field(default=None, ge=0, description="median over its windows")
+    throughput_rps: float | None = Field(default=None, ge=0, description="median, req/s")
+    cv: float | None = Field(
+        default=None, ge=0, description="stdev/mean of the objective's value over its windows"
+    )
+    windows: int = Field(default=0, ge=0, description="windows behind the medians")
+
+
 class CalibrationResult(StrictModel):
     """The outcome of a sweep: the advice, the baseline it beat, and every trial behind it."""
 
@@ -280,19 +298,43 @@ class CalibrationResult(StrictModel):
     chosen: Measurement
     gain: float | None = Field(
         default=None,
-        description="objective improvement over the baseline, as a ratio (>1 = better)",
+        description="objective improvement over the baseline, as a ratio of medians (>1 = "
+        "better); exactly 1.0 when the advice is the default or within noise of it",
+    )
+    gain_within_noise: bool = Field(
+        default=False,
+        description="the advice measured within the noise band of the TF default: no measurable "
+        "gain (the advice may still be cheaper)",
     )
     spread: float | None = Field(
-        default=None, ge=0, description="relative spread of the chosen config across rounds (noise)"
+        default=None,
+        ge=0,
+        description="coefficient of variation (stdev/mean) of the chosen setting's objective "
+        "over its windows",
+    )
+    noise_band: float | None = Field(
+        default=None, ge=0, description="relative band within which settings are a tie"
+    )
+    near_best: list[NearBest] = Field(
+        default_factory=list,
+        description="every setting within the noise band of the best, best first (the advice "
+        "is the cheapest of them)",
+    )
+    unstable: list[str] = Field(
+        default_factory=list,
+        description="settings (intra/inter) whose windows still disagree by a CV over 10%",
     )
     slo_met: bool | None = Field(
         default=None, description="objective 'slo': whether the chosen setting met the p99 bound"
     )
-    rounds: int = Field(default=0, ge=0, description="search rounds run (longer trials each round)")
+    rounds: int = Field(
+        default=0, ge=0, description="rounds run: the screen (round 0) and each race round"
+    )
     kept_default: bool = Field(
         default=False,
-        description="the TF default measured best beyond noise; the advice spells it out "
-        "(intra = inter = the affinity count, what TF picks by itself)",
+        description="the TF default was the pick (best, or the cheapest within noise of the "
+        "best); the advice spells it out (intra = inter = the affinity count, what TF picks by "
+        "itself) and its gain is 1.0",
     )
     notes: list[str] = Field(
         default_factory=list,
@@ -375,6 +417,40 @@ class TrialSummary(StrictModel):
     nr_throttled: int | None = Field(default=None, ge=0)
 
 
+class NearBestRange(StrictModel):
+    """The settings within noise of the best, as bounds (small enough for an annotation)."""
+
+    intra: list[int] = Field(min_length=2, max_length=2, description="[lowest, highest]")
+    inter: list[int] = Field(min_length=2, max_length=2, description="[lowest, highest]")
+    settings: int = Field(ge=1, description="how many settings the range holds")
+    default: bool = Field(default=False, description="TF's default is one of them")
+    band: float | None = Field(default=None, ge=0, description="the noise band, relative")
+
+    @classmethod
+    def of(cls, near: list[NearBest], band: float | None = None) -> NearBestRange | None:
+        """The bounds of ``near`` (None when empty)."""
+        if not near:
+            return None
+        intras, inters = [n.intra for n in near], [n.inter for n in near]
+        return cls(
+            intra=[min(intras), max(intras)],
+            inter=[min(inters), max(inters)],
+            settings=len(near),
+            default=any(n.default for n in near),
+            band=band,
+        )
+
+    def describe(self) -> str:
+        """``intra 2-3, inter 1-2 (3 settings)``: what a table shows."""
+        spans = []
+        for pool, (low, high) in (("intra", self.intra), ("inter", self.inter)):
+            spans.append(f"{pool} {low}" + (f"-{high}" if high != low else ""))
+        count = f"{self.settings} setting{'s' if self.settings != 1 else ''}"
+        if self.default:
+            count += ", TF's default among them"
+        return f"{', '.join(spans)} ({count})"
+
+
 class TopologySummary(StrictModel):
     """The parts of the node's CPU topology that make an advice portable or not."""
 
@@ -408,6 +484,12 @@ class Provenance(StrictModel):
     gain: float | None = Field(default=None, description="chosen vs baseline, >1 = better")
     onednn: OnednnVerdict | None = Field(
         default=None, description="the TF_ENABLE_ONEDNN_OPTS verdict, when it was swept"
+    )
+    gain_within_noise: bool = Field(
+        default=False, description="chosen and baseline within noise (older advice: false)"
+    )
+    near_best: NearBestRange | None = Field(
+        default=None, description="the settings within noise of the best (older advice: none)"
     )
     trials_total: int = Field(ge=0, description="trials run (the list below may be truncated)")
     trials: list[TrialSummary] = Field(

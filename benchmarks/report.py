@@ -243,11 +243,13 @@ def targets_table(results: Sequence[dict[str, Any]]) -> str:
 
 def scaling_table(rows: Sequence[dict[str, Any]]) -> str:
     headers = [
+        "start-up",
         "cpus",
         "quota",
-        "settings tried",
+        "settings",
+        "measured",
         "trials",
-        "rounds",
+        "race rounds",
         "simulated s",
         "advice",
         "model best",
@@ -256,13 +258,15 @@ def scaling_table(rows: Sequence[dict[str, Any]]) -> str:
     ]
     body = [
         [
+            f"{r['launcher']} {r['overhead_s']:g} s",
             str(r["cpus"]),
             "-" if r["quota_cpus"] is None else f"{r['quota_cpus']:g}",
             str(r["candidates"]),
+            str(r["measured"]),
             str(r["trials"]),
-            str(r["rounds"]),
+            str(r["race_rounds"]),
             f"{r['simulated_s']:.1f}",
-            r["advice"],
+            r["advice"] + (" (default)" if r["kept_default"] else ""),
             r["model_best"],
             f"{r['advice_vs_best']:.2f}",
             f"{r['default_vs_best']:.2f}",

@@ -2,9 +2,17 @@
 
 Why simulate: this machine has 2 cores, but the product's users run 64-core nodes. The question
 here is not "is the advice right" (only real measurements say that) but "how does the sweep's
-cost grow with the node": how many trials, how many rounds, how many seconds of a Job, and whether
-it still lands near the cost model's own optimum. Time is a fake clock advanced by what a trial
-child would take (start-up + warm-up + window), so the numbers come out in seconds of a real run.
+cost grow with the node": how many settings, how many of them the default budget measures, how
+many trials and race rounds, and whether it still lands near the cost model's own optimum. Time is
+a fake clock advanced by what a trial child would take (start-up + warm-up + a window that lasts
+until its requests completed, as the real child's does), so the numbers come out in seconds of a
+real run.
+
+Two ways to start a trial are simulated: ``spawn``, a fresh process that imports TensorFlow every
+time (~3.5 s), and ``fork``, a fork from a server that imported it once (~0.3 s per trial, plus
+~3 s once, paid by the first trial).
+
+    python benchmarks/scaling.py          # both tables, as docs/benchmark.md shows them
 
 The cost model is the benchmark's own (deliberately not the search tests' one): a request has a
 serial part and a parallel part; intra-op threads split the parallel part over the CPUs that
@@ -15,16 +23,44 @@ p99); inter-op threads help only as far as the model has independent branches.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from advisor.calibrate import calibrate
-from advisor.models import CalibrationOptions, CgroupInfo, NodeProfile, Topology, TrialResult
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
 
-#: one simulated trial child: process start + import tensorflow + model load, seconds
-TRIAL_OVERHEAD_S = 3.0
+from advisor.calibrate import calibrate  # noqa: E402
+from advisor.calibrate.candidates import candidate_configs  # noqa: E402
+from advisor.calibrate.runner import TrialSpec  # noqa: E402
+from advisor.models import (  # noqa: E402
+    CalibrationOptions,
+    CgroupInfo,
+    NodeProfile,
+    Topology,
+    TrialResult,
+)
+
 PERIOD_MS = 100.0
+
+
+@dataclass(frozen=True)
+class Launcher:
+    """How a trial child is started: what each one pays, and what the first pays once more."""
+
+    name: str
+    overhead_s: float
+    first_s: float = 0.0
+
+
+#: a fresh process per trial: process start + import tensorflow + model load
+SPAWN = Launcher("spawn", overhead_s=3.5)
+#: a fork from a server that imported TensorFlow once (its import paid by the first trial)
+FORK = Launcher("fork", overhead_s=0.3, first_s=3.0)
+LAUNCHERS = (SPAWN, FORK)
 
 
 @dataclass(frozen=True)
@@ -83,62 +119,90 @@ def sim_node(cpus: int, quota: float | None) -> NodeProfile:
     )
 
 
-def simulate_one(cpus: int, quota: float | None) -> dict[str, Any]:
+def window_s(spec: TrialSpec, rps: float) -> float:
+    """What the real child measures: ``measure_s`` and until ``min_requests`` completed, capped."""
+    return min(max(spec.measure_s, spec.min_requests / rps), spec.longest_s)
+
+
+def simulate_one(cpus: int, quota: float | None, launcher: Launcher = FORK) -> dict[str, Any]:
     model = CostModel(cpus, quota)
+    node = sim_node(cpus, quota)
     clock = FakeClock()
     trials = 0
 
-    def trial_fn(spec: Any, _deadline_s: float) -> TrialResult:
+    def trial_fn(spec: TrialSpec, _deadline_s: float) -> TrialResult:
         nonlocal trials
         trials += 1
-        clock.now += TRIAL_OVERHEAD_S + spec.warmup_s + spec.measure_s
         intra, inter = spec.intra_op_threads, spec.inter_op_threads
         if intra is None or inter is None:
             intra, inter = model.default_setting()
         p99 = model.p99_ms(intra, inter)
+        rps = 1000 / (p99 * 0.7)
+        window = window_s(spec, rps)
+        start_up = launcher.overhead_s + (launcher.first_s if trials == 1 else 0.0)
+        clock.now += start_up + spec.warmup_s + window
         return TrialResult(
             intra_op_threads=spec.intra_op_threads,
             inter_op_threads=spec.inter_op_threads,
             round=spec.round,
             status="ok",
-            measure_s=spec.measure_s,
-            requests=max(1, int(spec.measure_s * 1000 / p99)),
+            measure_s=window,
+            requests=max(1, int(window * rps)),
             p50_ms=p99 * 0.7,
             p90_ms=p99 * 0.85,
             p99_ms=p99,
             max_ms=p99 * 1.2,
-            throughput_rps=1000 / (p99 * 0.7),
+            throughput_rps=rps,
         )
 
     result = calibrate(
         CalibrationOptions(),
-        sim_node(cpus, quota),
+        node,
         trial_fn=trial_fn,
         clock=clock,
         progress=lambda _line: None,
     )
     (best_i, best_j), best = model.best()
     advice = model.p99_ms(result.intra_op_threads, result.inter_op_threads)
+    measured = {(t.intra_op_threads, t.inter_op_threads) for t in result.trials} - {(None, None)}
     return {
+        "launcher": launcher.name,
+        "overhead_s": launcher.overhead_s,
         "cpus": cpus,
         "quota_cpus": quota,
-        "candidates": len({(t.intra_op_threads, t.inter_op_threads) for t in result.trials}) - 1,
+        "candidates": len(candidate_configs(node)),
+        "measured": len(measured),
         "trials": trials,
-        "rounds": 1 + max(t.round for t in result.trials),
+        "race_rounds": max(0, result.rounds - 1),
         "simulated_s": round(clock.now, 1),
         "advice": f"{result.intra_op_threads}/{result.inter_op_threads}",
+        "kept_default": result.kept_default,
         "model_best": f"{best_i}/{best_j}",
         "advice_vs_best": round(advice / best, 3),
         "default_vs_best": round(model.p99_ms(*model.default_setting()) / best, 3),
     }
 
 
-def simulate(sizes: Sequence[int]) -> list[dict[str, Any]]:
+def simulate(
+    sizes: Sequence[int], launchers: Sequence[Launcher] = LAUNCHERS
+) -> list[dict[str, Any]]:
     """Each size without a quota, and (from 8 CPUs up) with a 4-CPU quota, the case the advisor
-    exists for."""
+    exists for; for each way of starting a trial."""
     rows = []
-    for cpus in sizes:
-        rows.append(simulate_one(cpus, None))
-        if cpus >= 8:
-            rows.append(simulate_one(cpus, 4.0))
+    for launcher in launchers:
+        for cpus in sizes:
+            rows.append(simulate_one(cpus, None, launcher))
+            if cpus >= 8:
+                rows.append(simulate_one(cpus, 4.0, launcher))
     return rows
+
+
+def main() -> int:
+    from benchmarks.report import scaling_table
+
+    print(scaling_table(simulate((2, 4, 8, 16, 32, 64, 128, 256))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

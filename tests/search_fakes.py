@@ -3,7 +3,8 @@
 The cost model is a made-up but plausible CPU inference server: a request needs ``work_ms`` of CPU,
 split over ``intra`` threads, but only ``usable`` CPUs' worth of quota exist; threads beyond that
 add contention. Its best setting is known in closed form, so tests can check the search finds it
-without hard-coding what the search returns.
+without hard-coding what the search returns. A trial's window is sized as the real child sizes it:
+``measure_s`` and until ``min_requests`` completed, capped at ``max_measure_s``.
 """
 
 from __future__ import annotations
@@ -69,12 +70,18 @@ class FakeTrials:
     baseline_factor: float = 1.0
     #: start-up overhead by round, overriding ``overhead_s`` (a node that gets busier mid-sweep)
     overhead_by_round: dict[int, float] = field(default_factory=dict)
+    #: every setting has this p99, the baseline too (times ``baseline_factor``)
+    flat_p99: float | None = None
+    #: per-setting noise overriding ``noise`` (a setting whose windows do not hold still)
+    noisy: dict[tuple[int | None, int | None], float] = field(default_factory=dict)
     calls: list[tuple[TrialSpec, float, float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
 
     def p99(self, intra: int | None, inter: int | None) -> float:
+        if self.flat_p99 is not None:
+            return self.flat_p99 * (self.baseline_factor if intra is None else 1.0)
         if intra is None or inter is None:
             return model_p99(self.affinity, self.affinity, self.usable) * self.baseline_factor
         return model_p99(intra, inter, self.usable)
@@ -94,7 +101,12 @@ class FakeTrials:
                 reason=f"no result within {deadline_s:.1f} s; killed",
             )
         overhead = self.overhead_by_round.get(spec.round, self.overhead_s)
-        self.clock.advance(overhead + spec.warmup_s + spec.measure_s)
+        noise = self.noisy.get(key, self.noise)
+        p99 = self.p99(*key) * (1 + noise * self.rng.uniform(-1, 1))
+        concurrency_rps = 1000.0 / (p99 * 0.8)
+        window = max(spec.measure_s, spec.min_requests / concurrency_rps)
+        window = min(window, spec.longest_s)
+        self.clock.advance(overhead + spec.warmup_s + window)
         if status is not None:
             return TrialResult(
                 intra_op_threads=key[0],
@@ -103,15 +115,13 @@ class FakeTrials:
                 status=status,
                 reason=f"fake {status}",
             )
-        p99 = self.p99(*key) * (1 + self.noise * self.rng.uniform(-1, 1))
-        concurrency_rps = 1000.0 / (p99 * 0.8)
         return TrialResult(
             intra_op_threads=key[0],
             inter_op_threads=key[1],
             round=spec.round,
             status="ok",
-            measure_s=spec.measure_s,
-            requests=int(concurrency_rps * spec.measure_s),
+            measure_s=window,
+            requests=int(concurrency_rps * window),
             p50_ms=p99 * 0.8,
             p90_ms=p99 * 0.9,
             p99_ms=p99,

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
+import pytest
+
 from benchmarks import scaling
+from tests.conftest import REPO
+
+SIZES = (2, 4, 8, 16, 32, 64, 128, 256)
 
 
 def test_cost_model_punishes_threads_past_the_quota_and_rewards_parallelism_below_it() -> None:
@@ -16,12 +24,48 @@ def test_cost_model_punishes_threads_past_the_quota_and_rewards_parallelism_belo
 
 def test_search_stays_within_its_budget_at_every_size_and_reports_each_figure() -> None:
     rows = scaling.simulate((2, 256))
-    assert [(r["cpus"], r["quota_cpus"]) for r in rows] == [(2, None), (256, None), (256, 4.0)]
+    nodes = [(2, None), (256, None), (256, 4.0)]
+    assert [(r["launcher"], r["cpus"], r["quota_cpus"]) for r in rows] == [
+        (launcher.name, *n) for launcher in scaling.LAUNCHERS for n in nodes
+    ]
     for row in rows:
         assert row["trials"] >= 3  # the baseline and at least two settings
-        assert row["trials"] > row["candidates"]  # the baseline runs in every round
-        assert 0 < row["simulated_s"] <= 60.0  # the default budget is a hard limit
+        assert row["trials"] > row["measured"]  # the baseline runs again and again
+        assert 0.9 * 60.0 <= row["simulated_s"] <= 60.0  # the default budget, used and kept
         assert row["advice_vs_best"] >= 1.0  # nothing beats the model's own optimum
         intra, inter = (int(x) for x in row["advice"].split("/"))
         assert 1 <= intra <= 2 * row["cpus"]
         assert inter >= 1
+
+
+@pytest.mark.parametrize("cpus", SIZES)
+def test_with_fork_start_up_every_setting_is_measured_within_the_default_budget(cpus: int) -> None:
+    for quota in (None, 4.0) if cpus >= 8 else (None,):
+        row = scaling.simulate_one(cpus, quota, scaling.FORK)
+        assert row["candidates"] <= 18
+        assert row["measured"] == row["candidates"], row
+        assert row["race_rounds"] >= 2, row
+        spawn = scaling.simulate_one(cpus, quota, scaling.SPAWN)
+        assert spawn["trials"] < row["trials"]  # what the fork server buys
+
+
+def test_a_request_sized_window_is_what_the_real_child_measures() -> None:
+    from advisor.calibrate.runner import TrialSpec
+
+    spec = TrialSpec(None, None, warmup_s=0.3, measure_s=0.4, min_requests=150, max_measure_s=1.5)
+    assert scaling.window_s(spec, rps=1000.0) == 0.4  # 150 requests come in 0.15 s
+    assert scaling.window_s(spec, rps=200.0) == 0.75
+    assert scaling.window_s(spec, rps=10.0) == 1.5  # capped
+
+
+def test_the_script_prints_both_start_ups() -> None:
+    done = subprocess.run(
+        [sys.executable, "benchmarks/scaling.py"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert "| spawn 3.5 s |" in done.stdout
+    assert "| fork 0.3 s  |" in done.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import os
 import subprocess
 import sys
@@ -60,9 +61,14 @@ def test_heatmap_is_valid_svg_with_values_and_the_chosen_cell_marked() -> None:
     }
     value_cells = [label for label, _ in cell_fills(svg) if number(label) is not None]
     assert len(value_cells) == len(measured)
-    # cells of settings dropped early say so; the finalists' do not
-    dropped = {s for s in value_cells if "(r" in s}
-    assert dropped
+    # cells judged on the screen's short windows alone say so; the raced ones' do not
+    raced = {
+        (t.intra_op_threads, t.inter_op_threads)
+        for t in result.trials
+        if t.round > 0 and not t.is_baseline
+    }
+    screened = [label for label in value_cells if "(s)" in label]
+    assert len(screened) == len(measured - raced) > 0
     assert f"{chosen:.1f}" in value_cells
 
 
@@ -213,6 +219,30 @@ def test_kept_default_reads_as_such() -> None:
     assert lines[1].endswith("chosen (TF default kept)")
     assert not any(line.endswith("  chosen") for line in lines)
     assert any(line.startswith("advice: keep TF's default, spelled out:") for line in lines)
+    assert any("the TF default kept (gain 1.0)" in line for line in lines)
+    assert not any("x the TF default" in line for line in lines)
     texts = cell_texts(heatmap_svg(result))
     assert not [t for t in texts if t.startswith("\u2605 ")]  # no cell is starred
-    assert any("chosen: the TF default" in t for t in texts)
+    assert any("chosen: the TF default" in t and "(gain 1.0)" in t for t in texts)
+
+
+def test_no_measurable_gain_and_the_range_within_noise_are_shown() -> None:
+    """Every setting as fast as the default: the advice is the cheapest, with no gain claimed;
+    the text, the heatmap and the report show the range it was picked from."""
+    profile = node(8, quota=4.0)
+    clock = FakeClock()
+    fake = FakeTrials(clock=clock, usable=4.0, affinity=8, flat_p99=10.0, overhead_s=0.3)
+    result = calibrate(CalibrationOptions(budget_s=60.0), profile, trial_fn=fake, clock=clock)
+    assert result.gain_within_noise
+    text = text_summary(result)
+    advice = next(line for line in text.splitlines() if line.startswith("advice:"))
+    assert "no measurable gain" in advice
+    assert "x the TF default" not in text
+    within = next(line for line in text.splitlines() if line.startswith("within noise"))
+    assert f"({len(result.near_best)} settings, TF's default among them)" in within
+    assert "within noise of the best" in text  # the verdict of the others in the range
+    texts = cell_texts(heatmap_svg(result))
+    assert any(t.startswith("~ within noise") for t in texts)
+    assert any(t.endswith(" ~") for t in texts)  # the other cells in the range are marked
+    assert any("no measurable gain over the TF default" in t for t in texts)
+    assert html.escape(within) in report_html(result)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -175,7 +176,7 @@ def test_interruption_terminates_every_child_and_propagates(
 
 
 def test_model_error_from_inspection_comes_before_any_trial(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from advisor.calibrate import runner
     from advisor.errors import ModelError
@@ -185,11 +186,14 @@ def test_model_error_from_inspection_comes_before_any_trial(
     def broken(workload: object, timeout_s: float) -> None:
         raise ModelError("/m: not a SavedModel directory (no saved_model.pb in it)")
 
+    model = tmp_path / "m"
+    (model / "variables").mkdir(parents=True)
+    (model / "saved_model.pb").write_bytes(b"not a protobuf")
     monkeypatch.setattr(runner, "inspect_workload", broken)
     monkeypatch.setattr(runner, "run_trial", lambda *a, **k: calls.append(a))
     with pytest.raises(ModelError, match="not a SavedModel"):
         calibrate(
-            CalibrationOptions(model_path="/m", budget_s=60.0, trial_mode="spawn"),
+            CalibrationOptions(model_path=str(model), budget_s=60.0, trial_mode="spawn"),
             node(2),
             clock=FakeClock(),
         )
@@ -197,7 +201,7 @@ def test_model_error_from_inspection_comes_before_any_trial(
 
 
 def test_a_slow_loading_model_gets_deadlines_sized_from_its_inspection(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Inspection took 20 s (a big model): the baseline must not be killed at a small-model
     deadline before it has even loaded."""
@@ -214,10 +218,13 @@ def test_a_slow_loading_model_gets_deadlines_sized_from_its_inspection(
     def trial(spec: runner.TrialSpec, workload: object, *, deadline_s: float) -> TrialResult:
         return fake(spec, deadline_s)
 
+    big = tmp_path / "big"
+    big.mkdir()
+    (big / "saved_model.pb").write_bytes(b"a big model")
     monkeypatch.setattr(runner, "inspect_workload", slow_inspect)
     monkeypatch.setattr(runner, "run_trial", trial)
     result = calibrate(
-        CalibrationOptions(model_path="/big", budget_s=150.0, trial_mode="spawn"),
+        CalibrationOptions(model_path=str(big), budget_s=150.0, trial_mode="spawn"),
         node(2, quota=1.0),
         clock=clock,
     )

@@ -13,6 +13,7 @@ from advisor.errors import InvalidAdviceError
 from advisor.models import (
     ADVICE_ENV_NAMES,
     MAX_PROVENANCE_TRIALS,
+    NearBest,
     Recommendation,
     thread_cap,
 )
@@ -28,6 +29,7 @@ from advisor.recommend import (
     load_configmap_yaml,
     node_label_problem,
     parse_configmap,
+    provenance_json,
     render_configmap,
 )
 from tests.conftest import missing_real_part
@@ -278,3 +280,48 @@ def test_input_nested_too_deep_to_parse_is_invalid_advice_not_a_crash() -> None:
     cm["metadata"]["annotations"][PROVENANCE_ANNOTATION] = "[" * 200000 + "]" * 200000
     with pytest.raises(InvalidAdviceError, match="provenance is nested too deeply"):
         parse_configmap(cm, "cm.yaml")
+
+
+def near(intra: int, inter: int, p99: float, *, default: bool = False) -> NearBest:
+    return NearBest(intra=intra, inter=inter, default=default, p99_ms=p99, cv=0.02, windows=4)
+
+
+def test_the_range_within_noise_rides_in_the_provenance_compactly_and_reads_back() -> None:
+    settings = [near(2, 1, 9.5)] + [near(2 + i % 5, 1 + i % 3, 9.6) for i in range(50)]
+    result = calibration_result(2, 1).model_copy(
+        update={
+            "near_best": [*settings, near(4, 4, 9.7, default=True)],
+            "noise_band": 0.0512345,
+            "gain": 1.0,
+            "gain_within_noise": True,
+        }
+    )
+    rec = build_recommendation(result, advisor_version="0.1.0", now=FIXED_NOW)
+    span = rec.provenance.near_best
+    assert span is not None
+    assert (span.intra, span.inter, span.settings, span.default) == ([2, 6], [1, 4], 52, True)
+    assert span.band == 0.051
+    assert span.describe() == "intra 2-6, inter 1-4 (52 settings, TF's default among them)"
+    assert rec.provenance.gain_within_noise
+    # bounds, not the list: the annotation does not grow with the range
+    stored = json.loads(provenance_json(rec))
+    assert stored["near_best"] == {
+        "intra": [2, 6],
+        "inter": [1, 4],
+        "settings": 52,
+        "default": True,
+        "band": 0.051,
+    }
+    parsed = parse_configmap(render_configmap(rec, "tf-advice", "ml"))
+    assert parsed.recommendation.provenance.near_best == span
+
+
+def test_older_advice_without_the_range_or_the_noise_flag_still_validates() -> None:
+    cm = render_configmap(recommendation(2, 1), "tf-advice", "ml")
+    prov = json.loads(cm["metadata"]["annotations"][PROVENANCE_ANNOTATION])
+    prov.pop("gain_within_noise")
+    assert "near_best" not in prov  # none recorded: not written at all
+    cm["metadata"]["annotations"][PROVENANCE_ANNOTATION] = json.dumps(prov)
+    parsed = parse_configmap(cm, "old.yaml").recommendation.provenance
+    assert parsed.near_best is None
+    assert parsed.gain_within_noise is False

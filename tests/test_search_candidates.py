@@ -12,17 +12,19 @@ from advisor.calibrate.candidates import (
     coverage_order,
     inter_op_values,
     intra_op_values,
+    tf_default,
 )
 from tests.search_fakes import node
 
 
-def test_one_cpu_quota_on_two_cores_tries_the_four_small_settings() -> None:
+def test_one_cpu_quota_on_two_cores_tries_the_small_settings_but_not_the_default() -> None:
     configs = candidate_configs(node(2, quota=1.0))
+    # 2/2 is what TF runs by itself on two CPUs: the baseline measures it already
+    assert tf_default(node(2, quota=1.0)) == (2, 2)
     assert sorted((c.intra_op_threads, c.inter_op_threads) for c in configs) == [
         (1, 1),
         (1, 2),
         (2, 1),
-        (2, 2),
     ]
     # most promising first: intra at the usable CPUs, one inter-op thread
     assert (configs[0].intra_op_threads, configs[0].inter_op_threads) == (1, 1)
@@ -70,12 +72,29 @@ def test_candidates_are_distinct_and_within_what_the_node_can_run(
 ) -> None:
     profile = node(cpus, quota=quota, sockets=2 if cpus >= 32 else 1)
     configs = candidate_configs(profile, concurrency)
-    assert configs
+    # one CPU in the mask: TF's default 1/1 is the only setting, and the baseline runs it
+    assert configs or cpus == 1
     assert len(set(configs)) == len(configs)
+    default = tf_default(profile)
+    assert all((c.intra_op_threads, c.inter_op_threads) != default for c in configs)
     usable_ceiling = math.ceil(profile.effective_cpus)
     for c in configs:
         assert 1 <= c.intra_op_threads <= min(cpus, 2 * usable_ceiling)
         assert 1 <= c.inter_op_threads <= min(cpus, MAX_INTER_OP)
+
+
+def test_tf_default_is_the_affinity_count_for_both_pools_whatever_the_quota() -> None:
+    assert tf_default(node(64, quota=4.0)) == (64, 64)  # TF never reads the quota
+    assert tf_default(node(1)) == (1, 1)
+    assert candidate_configs(node(1)) == []
+    # compared by thread counts, not by how they were reached: 8/8 is dropped on an 8-CPU node
+    # only because the default is 8/8 there
+    assert (8, 8) not in {
+        (c.intra_op_threads, c.inter_op_threads) for c in candidate_configs(node(8), concurrency=8)
+    }
+    assert (4, 4) in {
+        (c.intra_op_threads, c.inter_op_threads) for c in candidate_configs(node(8), concurrency=8)
+    }
 
 
 def test_count_grows_slowly_from_2_to_256_cpus() -> None:

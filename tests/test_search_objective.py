@@ -1,11 +1,24 @@
-"""Objectives: what wins, ties within noise go to fewer threads, SLOs, gain and spread."""
+"""Objectives: medians over trusted windows, the noise band, the cheapest within noise of the best,
+SLOs, and a gain over TF's default that claims no more than was measured."""
 
 from __future__ import annotations
 
 import pytest
 
-from advisor.calibrate.objective import TIE_RELATIVE, aggregate, choose, rank
-from advisor.models import TrialResult
+from advisor.calibrate.objective import (
+    MAX_BAND,
+    MIN_BAND,
+    Choice,
+    ConfigStats,
+    aggregate,
+    choose,
+    coefficient_of_variation,
+    rank,
+)
+from advisor.models import Objective, TrialResult
+
+#: what TF runs by itself on the node these trials pretend to come from (8 threads)
+DEFAULT = (4, 4)
 
 
 def trial(
@@ -30,83 +43,114 @@ def trial(
     )
 
 
-def test_latency_picks_lowest_p99_and_reports_gain_over_baseline() -> None:
+def key(stats: ConfigStats) -> tuple[int | None, int | None]:
+    return (stats.intra_op_threads, stats.inter_op_threads)
+
+
+def pick(
+    trials: list[TrialResult], objective: Objective = "latency", slo: float | None = None
+) -> Choice:
+    return choose(aggregate(trials, DEFAULT), objective, slo)
+
+
+def test_latency_picks_lowest_p99_and_reports_gain_from_medians() -> None:
     trials = [
         trial(None, None, 40.0, 50.0),
+        trial(None, None, 44.0, 50.0),
+        trial(None, None, 36.0, 50.0),
         trial(1, 1, 30.0, 60.0),
         trial(2, 1, 10.0, 70.0),
         trial(4, 2, 20.0, 90.0),
     ]
-    choice = choose(aggregate(trials, "latency"), "latency")
-    assert (choice.chosen.intra_op_threads, choice.chosen.inter_op_threads) == (2, 1)
-    assert choice.gain == pytest.approx(4.0)
+    choice = pick(trials)
+    assert key(choice.chosen) == (2, 1)
+    assert choice.gain == pytest.approx(4.0)  # median 40 / 10
+    assert not choice.gain_within_noise
+    assert not choice.kept_default
     assert choice.baseline.is_baseline
 
 
 def test_throughput_picks_highest_rps() -> None:
-    trials = [
-        trial(None, None, 40.0, 50.0),
-        trial(2, 1, 10.0, 70.0),
-        trial(4, 2, 20.0, 100.0),
-    ]
-    choice = choose(aggregate(trials, "throughput"), "throughput")
-    assert (choice.chosen.intra_op_threads, choice.chosen.inter_op_threads) == (4, 2)
+    trials = [trial(None, None, 40.0, 50.0), trial(2, 1, 10.0, 70.0), trial(4, 2, 20.0, 100.0)]
+    choice = pick(trials, "throughput")
+    assert key(choice.chosen) == (4, 2)
     assert choice.gain == pytest.approx(2.0)
 
 
-def test_tie_within_noise_goes_to_fewer_threads() -> None:
-    slightly_better = 10.0 * (1 - TIE_RELATIVE / 2)
+def test_the_cheapest_within_the_band_is_advised_and_the_range_holds_them_all() -> None:
+    slightly_better = 10.0 * (1 - MIN_BAND / 2)
     trials = [
         trial(None, None, 40.0, 50.0),
         trial(8, 2, slightly_better, 70.0),
         trial(2, 1, 10.0, 70.0),
         trial(4, 1, 10.1, 70.0),
+        trial(1, 1, 11.0, 70.0),  # 13% behind: a real difference
     ]
-    choice = choose(aggregate(trials, "latency"), "latency")
-    assert (choice.chosen.intra_op_threads, choice.chosen.inter_op_threads) == (2, 1)
+    choice = pick(trials)
+    assert key(choice.chosen) == (2, 1)
+    assert key(choice.leader) == (8, 2)
+    assert [key(s) for s in choice.near_best] == [(8, 2), (2, 1), (4, 1)]  # best first
+    assert choice.band == MIN_BAND
     assert any("fewer threads" in note for note in choice.notes)
 
 
 def test_a_real_difference_is_not_a_tie() -> None:
-    trials = [
-        trial(None, None, 40.0, 50.0),
-        trial(8, 2, 8.0, 70.0),
-        trial(2, 1, 10.0, 70.0),
-    ]
-    choice = choose(aggregate(trials, "latency"), "latency")
-    assert (choice.chosen.intra_op_threads, choice.chosen.inter_op_threads) == (8, 2)
+    trials = [trial(None, None, 40.0, 50.0), trial(8, 2, 8.0, 70.0), trial(2, 1, 10.0, 70.0)]
+    choice = pick(trials)
+    assert key(choice.chosen) == (8, 2)
+    assert [key(s) for s in choice.near_best] == [(8, 2)]
     assert choice.notes == ()
 
 
-def test_noisy_leader_widens_the_tie_band() -> None:
-    # 8/2 moved ~10% between rounds, so 9% behind it is within its own noise.
-    trials = [
-        trial(None, None, 40.0, 50.0, round_=0),
-        trial(None, None, 40.0, 50.0, round_=1),
-        trial(8, 2, 10.0, 70.0, round_=0),
-        trial(8, 2, 9.0, 70.0, round_=1),  # median of round 1 is 9.0, spread 1/9.5
-        trial(2, 1, 10.0, 70.0, round_=0),
-        trial(2, 1, 9.8, 70.0, round_=1),
+def test_the_band_is_the_cv_of_the_leader_or_the_baseline_between_5_and_25_percent() -> None:
+    # 8/2's windows disagree: CV of (9, 11) is 0.141, so 2/1 at 11.1 is within its noise
+    noisy_leader = [
+        trial(None, None, 40.0, 50.0),
+        trial(None, None, 40.0, 50.0),
+        trial(8, 2, 9.0, 70.0),
+        trial(8, 2, 11.0, 70.0),
+        trial(2, 1, 11.0, 70.0),
+        trial(2, 1, 11.2, 70.0),
     ]
-    stats = aggregate(trials, "latency")
-    by = {(s.intra_op_threads, s.inter_op_threads): s for s in stats}
-    assert by[(8, 2)].spread == pytest.approx(1.0 / 9.5)
-    assert by[(8, 2)].p99_ms == pytest.approx(9.0)  # judged by its latest round
-    choice = choose(stats, "latency")
-    assert (choice.chosen.intra_op_threads, choice.chosen.inter_op_threads) == (2, 1)
-    assert choice.spread == pytest.approx(0.2 / 9.9)
+    choice = pick(noisy_leader)
+    assert choice.band == pytest.approx(coefficient_of_variation([9.0, 11.0]))
+    assert key(choice.chosen) == (2, 1)
+    # the baseline's own noise widens it too
+    noisy_baseline = [
+        trial(None, None, 36.0, 50.0),
+        trial(None, None, 44.0, 50.0),
+        trial(8, 2, 10.0, 70.0),
+        trial(8, 2, 10.0, 70.0),
+    ]
+    assert pick(noisy_baseline).band == pytest.approx(coefficient_of_variation([36.0, 44.0]))
+    # and a wildly noisy leader cannot make everything a tie
+    wild = [
+        trial(None, None, 40.0, 50.0),
+        trial(8, 2, 2.0, 70.0),
+        trial(8, 2, 20.0, 70.0),
+        trial(1, 1, 30.0, 70.0),
+    ]
+    assert pick(wild).band == MAX_BAND
 
 
-def test_only_the_last_round_competes() -> None:
+def test_race_windows_are_trusted_over_screen_windows() -> None:
     trials = [
         trial(None, None, 40.0, 50.0, round_=0),
-        trial(1, 1, 5.0, 70.0, round_=0),  # looked great in a short trial, dropped later
+        trial(1, 1, 5.0, 70.0, round_=0),  # looked great in a short window, raced worse
         trial(2, 1, 12.0, 70.0, round_=0),
         trial(None, None, 40.0, 50.0, round_=1),
+        trial(1, 1, 14.0, 70.0, round_=1),
         trial(2, 1, 11.0, 70.0, round_=1),
+        trial(2, 1, 11.0, 70.0, round_=2),
+        trial(4, 1, 3.0, 70.0, round_=0),  # screened only: not comparable with raced medians
     ]
-    choice = choose(aggregate(trials, "latency"), "latency")
-    assert (choice.chosen.intra_op_threads, choice.chosen.inter_op_threads) == (2, 1)
+    stats = {key(s): s for s in aggregate(trials, DEFAULT)}
+    assert stats[(1, 1)].p99_ms == 14.0
+    assert (stats[(1, 1)].raced, stats[(1, 1)].windows, stats[(1, 1)].trials) == (True, 1, 2)
+    assert (stats[(4, 1)].raced, stats[(4, 1)].windows) == (False, 1)
+    assert stats[(None, None)].threads == 8  # costed at what TF runs
+    choice = choose(list(stats.values()), "latency")
+    assert key(choice.chosen) == (2, 1)
 
 
 def test_slo_takes_highest_throughput_that_meets_the_bound() -> None:
@@ -116,48 +160,57 @@ def test_slo_takes_highest_throughput_that_meets_the_bound() -> None:
         trial(2, 2, 14.0, 80.0),
         trial(8, 2, 30.0, 120.0),  # fastest, but breaks the SLO
     ]
-    choice = choose(aggregate(trials, "slo"), "slo", p99_slo_ms=15.0)
-    assert (choice.chosen.intra_op_threads, choice.chosen.inter_op_threads) == (2, 2)
+    choice = pick(trials, "slo", 15.0)
+    assert key(choice.chosen) == (2, 2)
     assert choice.slo_met is True
     assert choice.gain == pytest.approx(80.0 / 50.0)
 
 
 def test_slo_nobody_meets_says_so_and_takes_lowest_p99() -> None:
-    trials = [
-        trial(None, None, 40.0, 50.0),
-        trial(1, 1, 19.0, 60.0),
-        trial(2, 2, 24.0, 80.0),
-    ]
-    choice = choose(aggregate(trials, "slo"), "slo", p99_slo_ms=5.0)
-    assert (choice.chosen.intra_op_threads, choice.chosen.inter_op_threads) == (1, 1)
+    trials = [trial(None, None, 40.0, 50.0), trial(1, 1, 19.0, 60.0), trial(2, 2, 24.0, 80.0)]
+    choice = pick(trials, "slo", 5.0)
+    assert key(choice.chosen) == (1, 1)
     assert choice.slo_met is False
     assert any("no setting met p99 <= 5 ms" in note for note in choice.notes)
     assert choice.gain == pytest.approx(40.0 / 19.0)
 
 
-def test_baseline_better_than_every_setting_is_stated() -> None:
+def test_baseline_best_is_kept_with_gain_exactly_one() -> None:
     trials = [trial(None, None, 5.0, 50.0), trial(1, 1, 9.0, 60.0)]
-    choice = choose(aggregate(trials, "latency"), "latency")
-    assert choice.default_best
-    assert choice.gain is not None
-    assert choice.gain < 1
-    assert any("the TF default measured best" in note for note in choice.notes)
+    choice = pick(trials)
+    assert choice.kept_default
+    assert choice.chosen is choice.baseline
+    assert (choice.gain, choice.gain_within_noise) == (1.0, True)
 
 
-def test_baseline_within_noise_does_not_count_as_better() -> None:
+def test_a_cheaper_setting_within_noise_of_the_default_is_advised_with_no_measurable_gain() -> None:
+    # the default leads by 2%: the cheaper 1/1 cannot be told from it, so 1/1 is advised, but
+    # its "gain" is noise and is reported as 1.0
     trials = [trial(None, None, 9.8, 50.0), trial(1, 1, 10.0, 60.0)]
-    choice = choose(aggregate(trials, "latency"), "latency")
-    assert not choice.default_best
-    assert choice.notes == ()
+    choice = pick(trials)
+    assert key(choice.chosen) == (1, 1)
+    assert not choice.kept_default
+    assert (choice.gain, choice.gain_within_noise) == (1.0, True)
+    assert any("no measurable gain" in note and "ratio 0.98" in note for note in choice.notes)
+    assert {key(s) for s in choice.near_best} == {(None, None), (1, 1)}
 
 
-def test_slo_baseline_is_better_only_on_the_same_side_of_the_bound() -> None:
-    # the default is faster but breaks the SLO: the setting that meets it wins
-    breaking = [trial(None, None, 30.0, 200.0), trial(1, 1, 9.0, 60.0)]
-    assert not choose(aggregate(breaking, "slo"), "slo", p99_slo_ms=10.0).default_best
+def test_the_default_is_kept_when_it_is_the_cheapest_within_noise() -> None:
+    # on a one-CPU mask TF runs 1/1 (2 threads): cheaper than 2/1 within noise of it
+    trials = [trial(None, None, 10.2, 50.0), trial(2, 1, 10.0, 60.0)]
+    choice = choose(aggregate(trials, (1, 1)), "latency")
+    assert choice.kept_default
+    assert choice.gain == 1.0
+
+
+def test_slo_baseline_is_judged_on_its_side_of_the_bound() -> None:
+    # the default is faster but breaks the SLO: the setting that meets it wins, with a real gain
+    breaking = pick([trial(None, None, 30.0, 200.0), trial(1, 1, 9.0, 60.0)], "slo", 10.0)
+    assert not breaking.kept_default
+    assert not breaking.gain_within_noise
     # the default meets it and the setting does not: keep the default
-    meeting = [trial(None, None, 9.0, 50.0), trial(1, 1, 30.0, 200.0)]
-    assert choose(aggregate(meeting, "slo"), "slo", p99_slo_ms=10.0).default_best
+    meeting = pick([trial(None, None, 9.0, 50.0), trial(1, 1, 30.0, 200.0)], "slo", 10.0)
+    assert meeting.kept_default
 
 
 def test_failed_trials_do_not_count() -> None:
@@ -166,20 +219,29 @@ def test_failed_trials_do_not_count() -> None:
         trial(1, 1, 1.0, 500.0, status="crashed"),
         trial(2, 1, 10.0, 70.0),
     ]
-    stats = aggregate(trials, "latency")
-    assert {(s.intra_op_threads, s.inter_op_threads) for s in stats} == {(None, None), (2, 1)}
+    stats = aggregate(trials, DEFAULT)
+    assert {key(s) for s in stats} == {(None, None), (2, 1)}
 
 
-def test_choose_without_baseline_or_candidates_is_refused() -> None:
+def test_choose_needs_a_baseline_and_its_cost() -> None:
     with pytest.raises(ValueError, match="baseline"):
-        choose(aggregate([trial(1, 1, 9.0, 60.0)], "latency"), "latency")
-    with pytest.raises(ValueError, match="baseline"):
-        choose(aggregate([trial(None, None, 9.0, 60.0)], "latency"), "latency")
+        pick([trial(1, 1, 9.0, 60.0)])
+    with pytest.raises(ValueError, match="what TF runs by itself"):
+        choose(aggregate([trial(None, None, 9.0, 60.0), trial(1, 1, 9.0, 60.0)]), "latency")
+    # the baseline alone (nothing else to try) is the advice
+    alone = pick([trial(None, None, 9.0, 60.0)])
+    assert alone.kept_default
+
+
+def test_cv_is_stdev_over_mean() -> None:
+    assert coefficient_of_variation([10.0]) is None
+    assert coefficient_of_variation([10.0, 10.0]) == 0.0
+    assert coefficient_of_variation([9.0, 11.0]) == pytest.approx(2**0.5 / 10)
 
 
 def test_rank_orders_by_objective() -> None:
     stats = aggregate(
-        [trial(1, 1, 9.0, 60.0), trial(2, 1, 8.0, 50.0), trial(4, 1, 7.0, 70.0)], "latency"
+        [trial(1, 1, 9.0, 60.0), trial(2, 1, 8.0, 50.0), trial(4, 1, 7.0, 70.0)], DEFAULT
     )
     assert [s.intra_op_threads for s in rank(stats, "latency")] == [4, 2, 1]
     assert [s.intra_op_threads for s in rank(stats, "throughput")] == [4, 1, 2]

@@ -16,8 +16,9 @@ import yaml
 
 from advisor import __version__, errors
 from advisor.cli import main
-from advisor.models import Recommendation
-from advisor.pipeline.status import describe_range, format_age, parse_duration
+from advisor.cli.status_cmd import _table
+from advisor.models import NearBest, NearBestRange, Recommendation
+from advisor.pipeline.status import advice_status, format_age, parse_duration
 from advisor.recommend import PROVENANCE_ANNOTATION, build_recommendation, render_configmap
 from tests import k8s_checks as k8s
 from tests.conftest import REPO
@@ -192,23 +193,43 @@ def test_durations_ages_and_ranges() -> None:
     assert format_age(timedelta(days=3, hours=4)) == "3d4h"
     assert format_age(timedelta(days=12, hours=4)) == "12d"
     assert format_age(timedelta(seconds=40)) == "40s"
-    settings = [{"intra": 2, "inter": 1}, {"intra": 3, "inter": 1}, {"intra": 4, "inter": 1}]
-    assert describe_range(settings) == "intra 2-4, inter 1"
-    assert describe_range({"intra_op_threads": [1, 2], "inter_op_threads": [1, 2]}) == (
-        "intra 1-2, inter 1-2"
+    settings = [NearBest(intra=2, inter=1), NearBest(intra=3, inter=1), NearBest(intra=4, inter=1)]
+    span = NearBestRange.of(settings, 0.05)
+    assert span is not None
+    assert span.describe() == "intra 2-4, inter 1 (3 settings)"
+    assert NearBestRange.of([NearBest(intra=2, inter=2, default=True)]) is not None
+    assert NearBestRange.of([]) is None
+
+
+def ranged(intra: int, inter: int) -> Recommendation:
+    """Newer advice: the settings within noise of the best recorded, no measurable gain."""
+    within = [
+        NearBest(intra=intra, inter=inter, p99_ms=9.5, windows=4),
+        NearBest(intra=intra + 1, inter=inter + 1, p99_ms=9.6, windows=4),
+        NearBest(intra=4, inter=4, default=True, p99_ms=9.7, windows=5),
+    ]
+    result = calibration_result(intra, inter).model_copy(
+        update={"near_best": within, "noise_band": 0.05, "gain": 1.0, "gain_within_noise": True}
     )
-    assert describe_range(None) is None
-    assert describe_range("2-4") is None
+    return build_recommendation(result, advisor_version=__version__, now=NOW - timedelta(days=1))
 
 
-def test_a_stored_range_is_read_from_the_provenance_as_stored() -> None:
-    """The calibration records the settings within noise of the best in the provenance (newer
-    advice only); status reads it from the annotation as stored, whichever shape it has."""
-    from advisor.pipeline.status import RANGE_KEYS, _raw_range
-
-    cm = render_configmap(advice(2, 1), "ranged", "ml")
-    assert _raw_range(cm) is None
-    prov = json.loads(cm["metadata"]["annotations"][PROVENANCE_ANNOTATION])
-    prov[RANGE_KEYS[0]] = [{"intra": 2, "inter": 1}, {"intra": 3, "inter": 2}]
-    cm["metadata"]["annotations"][PROVENANCE_ANNOTATION] = json.dumps(prov)
-    assert describe_range(_raw_range(cm)) == "intra 2-3, inter 1-2"
+def test_the_range_within_noise_comes_from_the_provenance() -> None:
+    row = advice_status(render_configmap(ranged(2, 1), "ranged", "ml"), now=NOW)
+    assert row.range == "intra 2-4, inter 1-4 (3 settings, TF's default among them)"
+    assert row.within_noise == {
+        "intra": [2, 4],
+        "inter": [1, 4],
+        "settings": 3,
+        "default": True,
+        "band": 0.05,
+    }
+    assert row.gain_within_noise is True
+    table = _table([row.as_dict()])
+    header, line = table.splitlines()
+    assert "WITHIN NOISE" in header
+    assert "intra 2-4, inter 1-4 (3 settings" in line
+    assert "1.00x (noise)" in line  # no measurable gain, and the table says so
+    # older advice records no range: the column is empty, nothing fails
+    old = advice_status(render_configmap(advice(2, 1), "old", "ml"), now=NOW)
+    assert (old.range, old.within_noise, old.gain_within_noise) == (None, None, False)

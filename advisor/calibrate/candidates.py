@@ -12,6 +12,10 @@ threads only queue for quota and add context switches) and at the affinity count
 which the sweep measures anyway as the baseline). Inter-op runs independent ops side by side; its
 useful width is bounded by sockets and by the requests in flight, so it goes from 1 up to a small
 bound tied to those, never past the usable CPUs' reach.
+
+TF's own default (``tf_default``) is never a candidate: the baseline arm already runs exactly those
+thread counts, and measuring them twice under two names would let the same setting be compared
+with itself and "win" by noise.
 """
 
 from __future__ import annotations
@@ -40,6 +44,16 @@ class Candidate:
     @property
     def label(self) -> str:
         return f"{self.intra_op_threads}/{self.inter_op_threads}"
+
+
+def tf_default(node: NodeProfile) -> tuple[int, int]:
+    """(intra, inter) that TensorFlow picks by itself: both pools sized from the affinity mask.
+
+    TF never reads the CFS quota, so this is what the baseline trial (no thread variables set)
+    really runs; an advice that keeps the default spells these numbers out.
+    """
+    n = min(len(node.affinity_cpus), MAX_THREADS)
+    return n, n
 
 
 def intra_op_values(node: NodeProfile) -> list[int]:
@@ -107,7 +121,8 @@ def candidate_configs(node: NodeProfile, concurrency: int = 1) -> list[Candidate
     The order matters when the budget cannot fit them all in the first round: the search takes
     them from the front. Intra-op values go in coverage order (closest to the usable CPUs first,
     then spreading out), each first with one inter-op thread; more inter-op threads come in
-    ``INTER_WEIGHT`` steps later.
+    ``INTER_WEIGHT`` steps later. The TF default's thread counts are left out (the baseline is
+    that arm); on a one-CPU affinity mask that leaves nothing to try.
     """
     intras = coverage_order(intra_op_values(node), node.effective_cpus)
     inters = inter_op_values(node, concurrency)
@@ -116,4 +131,6 @@ def candidate_configs(node: NodeProfile, concurrency: int = 1) -> list[Candidate
         rank = intras.index(c.intra_op_threads) + INTER_WEIGHT * inters.index(c.inter_op_threads)
         return (rank, c.threads, c.intra_op_threads)
 
-    return sorted((Candidate(i, j) for i in intras for j in inters), key=place)
+    default = Candidate(*tf_default(node))
+    settings = (Candidate(i, j) for i in intras for j in inters)
+    return sorted((c for c in settings if c != default), key=place)

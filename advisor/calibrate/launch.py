@@ -108,6 +108,7 @@ class Trials:
     def inspect(self, timeout_s: float) -> WorkloadInfo:
         """Describe the workload (ModelError if it is unusable), starting the server first."""
         began = time.monotonic()
+        runner.check_workload(self.workload)  # a bad path fails now, not after a TF import
         if self.mode != "spawn":
             self._start_server(timeout_s)
         info: WorkloadInfo | None = None

@@ -1,14 +1,21 @@
 """What "best" means for each objective, and how sure the sweep can be about it.
 
-Trials are noisy (a shared node, a CFS period that lands mid-request, a 1 s window whose p99 is
-nearly its max), so two settings whose numbers differ by a few percent are a tie, not a ranking.
-A tie goes to the setting with fewer threads (intra + inter): it throttles less under a quota,
-costs less memory and leaves CPU to the pod's neighbours, and the measurement could not tell them
-apart anyway.
+Trials are noisy (a shared node, a CFS period that lands mid-request, a short window whose p99 is
+nearly its maximum), so one number per setting is not a ranking. A setting is judged by the median
+of its trusted windows: the race's longer windows if it was raced, else the screen's. How much its
+windows disagree is their coefficient of variation (CV = stdev / mean of the objective's value).
 
-The tie threshold is ``max(TIE_RELATIVE, spread of the leader)``: 5% by default, wider when the
-leading setting's own numbers moved more than that between rounds. The spread of a setting is
-``(max - min) / median`` of its objective value over its successful trials in every round.
+Two settings whose medians differ by less than the noise band are a tie, not a ranking. The band is
+``max(MIN_BAND, CV of the leader, CV of the baseline)``, capped at ``MAX_BAND`` so that a wildly
+noisy leader cannot make every setting a tie. Every setting within the band of the best is
+``near_best`` (like a VPA's lower and upper bound: the measurement cannot tell them apart), and the
+advice is the cheapest of them: the fewest intra + inter threads throttle less under a quota, cost
+less memory and leave CPU to the pod's neighbours.
+
+TF's default (the baseline) competes like any other setting, costed at the threads TF really runs
+(both pools at the affinity count). When it is the pick, the advice spells it out and claims no
+gain; when the advice is within the band of it, the gain is reported as 1.0 with
+``gain_within_noise``: a 3% "gain" inside a 5% band is noise, not a result.
 """
 
 from __future__ import annotations
@@ -19,40 +26,61 @@ from dataclasses import dataclass
 
 from advisor.models import Measurement, Objective, TrialResult
 
-#: two values within this ratio of each other are a tie (measurement noise on a shared node).
-TIE_RELATIVE = 0.05
+#: the narrowest noise band: two medians within 5% of each other are a tie even on a quiet node
+MIN_BAND = 0.05
 
-#: spreads above this are capped when widening the tie band: a wildly noisy leader must not make
-#: every other setting a "tie" and hand the win to the fewest threads regardless of the numbers.
-MAX_TIE_RELATIVE = 0.25
+#: the widest: a leader whose windows disagree by more must not make every setting a "tie" and
+#: hand the win to the fewest threads regardless of the numbers
+MAX_BAND = 0.25
+
+#: a setting whose windows' CV is above this is unstable (perf_analyzer's stability criterion):
+#: the search measures it again rather than trust or drop it
+STABLE_CV = 0.10
+
+#: trials of this round are screen windows (short, one or two per setting); later rounds are race
+#: windows, which a raced setting is judged by
+SCREEN_ROUND = 0
+
+Setting = tuple[int | None, int | None]
 
 
 @dataclass(frozen=True)
 class ConfigStats:
-    """One setting's numbers from its most trusted round (the latest it was measured in)."""
+    """One setting's numbers: medians over its trusted windows and how much those disagree."""
 
     intra_op_threads: int | None
     inter_op_threads: int | None
+    #: judged by race windows (else by screen windows)
+    raced: bool
+    #: the latest round it was measured in
     round: int
     p50_ms: float
     p99_ms: float
     throughput_rps: float
+    #: trusted windows behind the medians
+    windows: int
+    #: successful trials of any phase
     trials: int
-    spread: float | None
+    cv_p99: float | None
+    cv_rps: float | None
+    #: intra + inter; for the baseline what TF runs (0 when the caller did not say)
+    threads: int
 
     @property
     def is_baseline(self) -> bool:
         return self.intra_op_threads is None and self.inter_op_threads is None
 
     @property
-    def threads(self) -> int:
-        return (self.intra_op_threads or 0) + (self.inter_op_threads or 0)
+    def key(self) -> Setting:
+        return (self.intra_op_threads, self.inter_op_threads)
 
     @property
     def label(self) -> str:
-        if self.is_baseline:
-            return "TF default"
-        return f"{self.intra_op_threads}/{self.inter_op_threads}"
+        return label(self.intra_op_threads, self.inter_op_threads)
+
+    def cv(self, objective: Objective, slo_met: bool = True) -> float | None:
+        """The CV of the value the objective ranks by."""
+        return self.cv_p99 if lower_is_better(objective, slo_met) else self.cv_rps
 
     def measurement(self) -> Measurement:
         return Measurement(
@@ -60,18 +88,33 @@ class ConfigStats:
         )
 
 
+def label(intra: int | None, inter: int | None) -> str:
+    return "TF default" if intra is None and inter is None else f"{intra}/{inter}"
+
+
 @dataclass(frozen=True)
 class Choice:
-    """The pick, how it compares with the baseline, and what the user should know about it."""
+    """The pick, the settings it could not be told apart from, and how it compares with TF's
+    default."""
 
     chosen: ConfigStats
     baseline: ConfigStats
+    #: the best by the objective alone, before the cheapest within noise is taken
+    leader: ConfigStats
+    #: every setting within ``band`` of the leader, best first (the leader and the pick included)
+    near_best: tuple[ConfigStats, ...]
+    band: float
+    #: chosen vs baseline as a ratio of medians (>1 = better); 1.0 when within the band
     gain: float | None
+    gain_within_noise: bool
+    #: the CV of the chosen setting's windows (of the value the objective ranks by)
     spread: float | None
     slo_met: bool | None
     notes: tuple[str, ...]
-    #: the baseline beat every candidate beyond noise (the caller should keep TF's default)
-    default_best: bool = False
+
+    @property
+    def kept_default(self) -> bool:
+        return self.chosen.is_baseline
 
 
 def lower_is_better(objective: Objective, slo_met: bool = True) -> bool:
@@ -86,7 +129,8 @@ def value(stats: ConfigStats | TrialResult, objective: Objective, slo_met: bool 
     return stats.throughput_rps if stats.throughput_rps is not None else 0.0
 
 
-def _usable(trial: TrialResult) -> bool:
+def usable(trial: TrialResult) -> bool:
+    """A trial that produced every number the objectives need."""
     return (
         trial.status == "ok"
         and trial.p50_ms is not None
@@ -95,39 +139,53 @@ def _usable(trial: TrialResult) -> bool:
     )
 
 
-def _relative_spread(values: Sequence[float]) -> float | None:
+def coefficient_of_variation(values: Sequence[float]) -> float | None:
+    """stdev / mean (sample stdev); None with fewer than two values or a mean of zero."""
     if len(values) < 2:
         return None
-    middle = statistics.median(values)
-    if middle <= 0:
+    mean = statistics.fmean(values)
+    if mean <= 0:
         return None
-    return (max(values) - min(values)) / middle
+    return statistics.stdev(values) / mean
 
 
-def aggregate(trials: Iterable[TrialResult], objective: Objective) -> list[ConfigStats]:
-    """Per setting: the median of its latest-round trials, and its spread across all rounds.
+def aggregate(
+    trials: Iterable[TrialResult], default: tuple[int, int] | None = None
+) -> list[ConfigStats]:
+    """Per setting: medians and CVs over its trusted windows (race windows if it has any, else
+    screen windows), in the order settings were first measured.
 
-    Later rounds ran longer trials, so they are what a setting is judged by; earlier rounds still
-    count towards the spread, which is how sure the numbers are.
+    ``default`` is what TF runs for the baseline (``candidates.tf_default``): it costs the
+    baseline's threads when the cheapest setting within noise is picked.
     """
-    by_config: dict[tuple[int | None, int | None], list[TrialResult]] = {}
+    by_config: dict[Setting, list[TrialResult]] = {}
     for trial in trials:
-        if _usable(trial):
+        if usable(trial):
             by_config.setdefault((trial.intra_op_threads, trial.inter_op_threads), []).append(trial)
     result = []
     for (intra, inter), runs in by_config.items():
-        last = max(t.round for t in runs)
-        latest = [t for t in runs if t.round == last]
+        race = [t for t in runs if t.round > SCREEN_ROUND]
+        trusted = race or runs
+        p99s = [t.p99_ms or 0.0 for t in trusted]
+        rpss = [t.throughput_rps or 0.0 for t in trusted]
+        if intra is None or inter is None:
+            threads = sum(default) if default is not None else 0
+        else:
+            threads = intra + inter
         result.append(
             ConfigStats(
                 intra_op_threads=intra,
                 inter_op_threads=inter,
-                round=last,
-                p50_ms=statistics.median(t.p50_ms or 0.0 for t in latest),
-                p99_ms=statistics.median(t.p99_ms or 0.0 for t in latest),
-                throughput_rps=statistics.median(t.throughput_rps or 0.0 for t in latest),
+                raced=bool(race),
+                round=max(t.round for t in runs),
+                p50_ms=statistics.median(t.p50_ms or 0.0 for t in trusted),
+                p99_ms=statistics.median(p99s),
+                throughput_rps=statistics.median(rpss),
+                windows=len(trusted),
                 trials=len(runs),
-                spread=_relative_spread([value(t, objective) for t in runs]),
+                cv_p99=coefficient_of_variation(p99s),
+                cv_rps=coefficient_of_variation(rpss),
+                threads=threads,
             )
         )
     return result
@@ -140,7 +198,7 @@ def meets_slo(stats: ConfigStats, p99_slo_ms: float | None) -> bool:
 def rank(
     stats: Iterable[ConfigStats], objective: Objective, p99_slo_ms: float | None = None
 ) -> list[ConfigStats]:
-    """Best first by the objective alone (no tie handling): what successive halving keeps."""
+    """Best first by the objective alone (no noise band), fewer threads first on equal values."""
     items = list(stats)
     if objective == "slo":
         meeting = [s for s in items if meets_slo(s, p99_slo_ms)]
@@ -153,81 +211,100 @@ def rank(
     return sorted(items, key=lambda s: (s.p99_ms, s.threads))
 
 
-def _within(a: float, b: float, tolerance: float) -> bool:
+def within(a: float, b: float, tolerance: float) -> bool:
     """a is within ``tolerance`` (relative to b) of b."""
     if b == 0:
         return a == 0
     return abs(a - b) <= tolerance * abs(b)
 
 
+def noise_band(
+    leader: ConfigStats, baseline: ConfigStats, objective: Objective, slo_met: bool = True
+) -> float:
+    """max(MIN_BAND, the leader's CV, the baseline's CV), at most MAX_BAND."""
+    cvs = [leader.cv(objective, slo_met) or 0.0, baseline.cv(objective, slo_met) or 0.0]
+    return min(MAX_BAND, max(MIN_BAND, *cvs))
+
+
 def choose(
     stats: Sequence[ConfigStats], objective: Objective, p99_slo_ms: float | None = None
 ) -> Choice:
-    """The advice among the candidates measured furthest (ties -> fewer threads), vs the baseline.
+    """The cheapest setting within noise of the best, the range it was picked from, and its gain
+    over TF's default.
 
-    Only settings that reached the last round compete: they were measured longest. The baseline
-    is not a candidate (the advice must be concrete numbers); when it beats the pick beyond
-    noise, ``default_best`` says so and the caller spells the default out instead.
-    Raises ValueError if there is no baseline or no candidate; the caller turns that into the
+    Settings judged by the longest windows compete (the raced ones, when a race ran: a setting
+    that was only screened was more than the race's band behind); the baseline always competes.
+    Raises ValueError without a baseline, or when the baseline's thread cost is unknown while
+    other settings compete (it could not be compared on cost); the caller turns that into the
     user-facing error.
     """
     baselines = [s for s in stats if s.is_baseline]
-    candidates = [s for s in stats if not s.is_baseline]
-    if not baselines or not candidates:
-        raise ValueError("need a measured baseline and at least one measured candidate")
+    if not baselines:
+        raise ValueError("need a measured baseline (TF default)")
     baseline = baselines[0]
-    last = max(s.round for s in candidates)
-    finalists = [s for s in candidates if s.round == last]
+    candidates = [s for s in stats if not s.is_baseline]
+    if candidates and baseline.threads <= 0:
+        raise ValueError("the baseline's thread counts (what TF runs by itself) are needed")
+    raced = any(s.raced for s in candidates)
+    field = [s for s in candidates if s.raced == raced] + [baseline]
 
     notes: list[str] = []
     slo_met: bool | None = None
     if objective == "slo":
-        meeting = [s for s in finalists if meets_slo(s, p99_slo_ms)]
+        meeting = [s for s in field if meets_slo(s, p99_slo_ms)]
         slo_met = bool(meeting)
         if meeting:
-            finalists = meeting
+            field = meeting
         else:
             notes.append(f"no setting met p99 <= {p99_slo_ms:g} ms; picked the lowest p99 instead")
-    ordered = rank(finalists, objective, p99_slo_ms)
-    leader = ordered[0]
     met = slo_met is not False
-    tolerance = min(MAX_TIE_RELATIVE, max(TIE_RELATIVE, leader.spread or 0.0))
+    ordered = rank(field, objective, p99_slo_ms)
+    leader = ordered[0]
+    band = noise_band(leader, baseline, objective, met)
     lead_value = value(leader, objective, met)
-    tied = [s for s in ordered if _within(value(s, objective, met), lead_value, tolerance)]
-    chosen = min(tied, key=lambda s: (s.threads, ordered.index(s)))
+    near = tuple(s for s in ordered if within(value(s, objective, met), lead_value, band))
+    chosen = min(near, key=lambda s: (s.threads, ordered.index(s)))
     if chosen is not leader:
         notes.append(
-            f"{chosen.label} is within {tolerance:.0%} of {leader.label} (noise); "
+            f"{chosen.label} is within {band:.0%} of {leader.label} (noise); "
             "took the one with fewer threads"
         )
 
-    # The baseline runs in every round, so its latest numbers share the finalists' round and drift.
-    mine = value(chosen, objective, met)
-    theirs = value(baseline, objective, met)
-    gain: float | None = None
-    if lower_is_better(objective, met):
-        gain = theirs / mine if mine > 0 else None
-    else:
-        gain = mine / theirs if theirs > 0 else None
-    # Advising a setting measured clearly worse than doing nothing would be wrong: say so, and
-    # let the caller spell the default out instead.
-    default_best = False
-    if rank([chosen, baseline], objective, p99_slo_ms)[0] is baseline:
-        same_side = objective != "slo" or (
-            meets_slo(chosen, p99_slo_ms) == meets_slo(baseline, p99_slo_ms)
-        )
-        default_best = not (same_side and _within(theirs, mine, tolerance))
-    if default_best:
-        notes.append(
-            f"the TF default measured best ({baseline.label}: {theirs:.1f} vs {chosen.label}: "
-            f"{mine:.1f}); no explicit setting beat it"
-        )
+    gain: float | None = 1.0  # the default itself: no gain, by definition
+    noise = True
+    if chosen is not baseline:
+        gain = ratio(chosen, baseline, objective, met)
+        # A baseline on the other side of the SLO is never "within noise": meeting it is the
+        # difference the advice makes.
+        same_side = objective != "slo" or meets_slo(baseline, p99_slo_ms) == met
+        theirs = value(baseline, objective, met)
+        noise = same_side and within(value(chosen, objective, met), theirs, band)
+        if noise:
+            measured = "" if gain is None else f" (ratio {gain:.2f})"
+            notes.append(
+                f"{chosen.label} and the TF default measured within the {band:.0%} noise band "
+                f"of each other{measured}: no measurable gain"
+            )
+            gain = 1.0
     return Choice(
         chosen=chosen,
         baseline=baseline,
+        leader=leader,
+        near_best=near,
+        band=band,
         gain=gain,
-        spread=chosen.spread,
+        gain_within_noise=noise,
+        spread=chosen.cv(objective, met),
         slo_met=slo_met,
         notes=tuple(notes),
-        default_best=default_best,
     )
+
+
+def ratio(
+    mine: ConfigStats, theirs: ConfigStats, objective: Objective, slo_met: bool = True
+) -> float | None:
+    """How much better ``mine`` is than ``theirs`` as a ratio of medians (>1 = better)."""
+    a, b = value(mine, objective, slo_met), value(theirs, objective, slo_met)
+    if lower_is_better(objective, slo_met):
+        return b / a if a > 0 else None
+    return a / b if b > 0 else None

@@ -14,7 +14,13 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Mapping
 
-from advisor.calibrate.objective import MAX_TIE_RELATIVE, TIE_RELATIVE, lower_is_better, value
+from advisor.calibrate.objective import (
+    MAX_BAND,
+    MIN_BAND,
+    coefficient_of_variation,
+    lower_is_better,
+    value,
+)
 from advisor.calibrate.runner import TrialSpec
 from advisor.calibrate.search import Clock, TrialFn
 from advisor.models import ONEDNN_VALUES, Objective, OnednnValue, OnednnVerdict, TrialResult
@@ -22,13 +28,15 @@ from advisor.models import ONEDNN_VALUES, Objective, OnednnValue, OnednnVerdict,
 #: a verdict needs at least this many pairs; fewer and the advice leaves the variable alone
 MIN_PAIRS = 3
 
-#: the share of the budget the pairs get (the thread sweep gets the rest)
-BUDGET_SHARE = 0.3
+#: the share of the budget the pairs get (the thread sweep gets the rest): two servers' imports
+#: and at least MIN_PAIRS pairs of a small model within a 60 s budget
+BUDGET_SHARE = 1 / 3
 
+#: shorter windows than the race's: the verdict rests on the median over pairs, not on one window
 WARMUP_S = 0.3
-MEASURE_S = 0.8
-MAX_MEASURE_S = 3.0
-MIN_REQUESTS = 300
+MEASURE_S = 0.5
+MAX_MEASURE_S = 2.0
+MIN_REQUESTS = 200
 SAFETY = 1.2
 
 
@@ -49,7 +57,8 @@ def measure_pairs(
     cost = (overhead_s + WARMUP_S + MEASURE_S) * SAFETY
     longest = (overhead_s + WARMUP_S + MAX_MEASURE_S) * SAFETY
     pairs = 0
-    while until - clock.monotonic() >= 2 * cost:
+    took: list[float] = []
+    while until - clock.monotonic() >= 2 * _planned(cost, took):
         order = ONEDNN_VALUES if pairs % 2 == 0 else ONEDNN_VALUES[::-1]
         for onednn in order:
             spec = TrialSpec(
@@ -63,16 +72,24 @@ def measure_pairs(
                 onednn=onednn,
             )
             deadline = min(until - clock.monotonic(), max(2 * longest, longest + 10.0))
+            began = clock.monotonic()
             result = trial_fns[onednn](spec, deadline)
+            took.append(clock.monotonic() - began)
             say(f"oneDNN pair {pairs + 1}: TF_ENABLE_ONEDNN_OPTS={onednn} -> {_detail(result)}")
             trials.append(result)
         pairs += 1
     return trials, verdict(trials, objective, pairs)
 
 
+def _planned(cost: float, took: list[float]) -> float:
+    """A trial's planned cost: the guess, or what the slowest of the last two really took (a
+    slow model's windows run to their request count, far past the planned seconds)."""
+    return max([cost, *took[-2:]])
+
+
 def verdict(trials: list[TrialResult], objective: Objective, pairs: int) -> OnednnVerdict:
     """Which value wins beyond noise: the medians differ by more than the larger of 5% and
-    either value's spread (coefficient of variation), capped like the thread search's band."""
+    either value's spread (coefficient of variation), capped like the thread search's noise band."""
     by_value: dict[str, list[float]] = {v: [] for v in ONEDNN_VALUES}
     for trial in trials:
         if trial.status == "ok" and trial.onednn is not None:
@@ -87,7 +104,7 @@ def verdict(trials: list[TrialResult], objective: Objective, pairs: int) -> Oned
             "(raise --budget)",
         )
     medians = {k: statistics.median(v) for k, v in by_value.items()}
-    band = min(MAX_TIE_RELATIVE, max(TIE_RELATIVE, *(_cv(v) for v in by_value.values())))
+    band = min(MAX_BAND, max(MIN_BAND, *(_cv(v) for v in by_value.values())))
     lower = lower_is_better(objective)
     best = min(medians, key=medians.__getitem__) if lower else max(medians, key=medians.__getitem__)
     other = "1" if best == "0" else "0"
@@ -118,10 +135,7 @@ def verdict(trials: list[TrialResult], objective: Objective, pairs: int) -> Oned
 
 
 def _cv(values: list[float]) -> float:
-    if len(values) < 2:
-        return 0.0
-    mean = statistics.fmean(values)
-    return statistics.stdev(values) / mean if mean > 0 else 0.0
+    return coefficient_of_variation(values) or 0.0
 
 
 def _detail(result: TrialResult) -> str:

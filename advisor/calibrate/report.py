@@ -5,9 +5,11 @@ copied out of a pod with ``kubectl cp`` and opened anywhere: HTML with an inline
 the full trial table, or the SVG alone when the file name ends in ``.svg``. Hand-written SVG keeps
 the advisor's dependencies to what it needs to run.
 
-Cells show the value the objective ranks by (p99 for latency, requests/s otherwise) from each
-setting's latest round, coloured from worst (red) to best (green). The chosen cell is outlined
-and starred; failed settings are grey with their status; settings never measured are blank.
+Cells show the value the objective ranks by (p99 for latency, requests/s otherwise): the median
+over each setting's trusted windows (the race's, if it was raced), coloured from worst (red) to
+best (green). The chosen cell is outlined and starred, the others within noise of the best are
+marked, screened-only cells are tagged; failed settings are grey with their status; settings never
+measured are blank.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from advisor.calibrate.objective import ConfigStats, aggregate, lower_is_better, rank
+from advisor.calibrate.candidates import tf_default
+from advisor.calibrate.objective import ConfigStats, aggregate, label, lower_is_better, rank
 from advisor.errors import OutputError
-from advisor.models import CalibrationResult, TrialResult
+from advisor.models import CalibrationResult, NearBest, NearBestRange, TrialResult
 
 # --------------------------------------------------------------------------------------------------
 # Per-setting rows (shared by the text table and the report)
@@ -39,53 +42,98 @@ class Row:
 
     @property
     def label(self) -> str:
-        if self.intra_op_threads is None and self.inter_op_threads is None:
-            return "TF default"
-        return f"{self.intra_op_threads}/{self.inter_op_threads}"
+        return label(self.intra_op_threads, self.inter_op_threads)
 
 
 def _key(trial: TrialResult) -> tuple[int | None, int | None]:
     return (trial.intra_op_threads, trial.inter_op_threads)
 
 
+def _near_key(near: NearBest) -> tuple[int | None, int | None]:
+    """A setting within noise, keyed as trials are (the default as None/None)."""
+    return (None, None) if near.default else (near.intra, near.inter)
+
+
+def near_best_keys(result: CalibrationResult) -> set[tuple[int | None, int | None]]:
+    """The settings within noise of the best."""
+    return {_near_key(n) for n in result.near_best}
+
+
+def near_best_line(result: CalibrationResult) -> str | None:
+    """``within noise: intra 2-3, inter 1-2 (3 settings)``, or None without a range."""
+    bounds = NearBestRange.of(result.near_best, result.noise_band)
+    if bounds is None:
+        return None
+    band = "" if result.noise_band is None else f" ({result.noise_band:.0%})"
+    return f"within noise{band} of the best: {bounds.describe()}"
+
+
+def _leader(result: CalibrationResult) -> tuple[int | None, int | None] | None:
+    """The setting with the best value (the first within noise), keyed as trials are."""
+    return _near_key(result.near_best[0]) if result.near_best else None
+
+
+def _verdict(
+    s: ConfigStats, result: CalibrationResult, near: set[tuple[int | None, int | None]]
+) -> str:
+    chosen_key = (
+        (None, None)
+        if result.kept_default
+        else (
+            result.intra_op_threads,
+            result.inter_op_threads,
+        )
+    )
+    if s.key == chosen_key:
+        verdict = "chosen (TF default kept)" if s.is_baseline else "chosen"
+    elif s.is_baseline:
+        verdict = "baseline (TF default)" + (", within noise" if s.key in near else "")
+    elif s.key in near and s.key == _leader(result):
+        verdict = "within noise: the best measured value"
+    elif s.key in near:
+        verdict = "within noise of the best"
+    elif s.raced:
+        verdict = f"raced ({s.windows} window{'s' if s.windows != 1 else ''})"
+    else:
+        verdict = "screened"
+    if s.label in result.unstable:
+        verdict += " (unstable)"
+    return verdict
+
+
 def rows(result: CalibrationResult) -> list[Row]:
-    """Chosen first, then the baseline, the rest best first, failures and skips last."""
-    stats = aggregate(result.trials, result.objective)
+    """Chosen first, then the baseline, the settings within noise, the raced, the screened (each
+    best first), failures and skips last."""
+    stats = aggregate(result.trials, tf_default(result.node))
     ordered = rank(stats, result.objective, result.p99_slo_ms)
-    last_round = max((t.round for t in result.trials), default=0)
-    chosen_key: tuple[int | None, int | None] = (result.intra_op_threads, result.inter_op_threads)
-    if result.kept_default:
-        chosen_key = (None, None)
+    near = near_best_keys(result)
     by_key: dict[tuple[int | None, int | None], list[TrialResult]] = {}
     for trial in result.trials:
         by_key.setdefault(_key(trial), []).append(trial)
 
-    def throttled(key: tuple[int | None, int | None], at_round: int) -> int | None:
-        runs = [t for t in by_key.get(key, []) if t.round == at_round and t.status == "ok"]
+    def throttled(key: tuple[int | None, int | None], raced: bool) -> int | None:
+        runs = [t for t in by_key.get(key, []) if (t.round > 0) == raced and t.status == "ok"]
         values = [t.nr_throttled for t in runs if t.nr_throttled is not None]
         return max(values) if values else None
 
     out: list[Row] = []
     for s in ordered:
-        key = (s.intra_op_threads, s.inter_op_threads)
-        if key == chosen_key:
-            verdict = "chosen (TF default kept)" if s.is_baseline else "chosen"
-        elif s.is_baseline:
-            verdict = "baseline (TF default)"
-        elif s.round == last_round:
-            verdict = "finalist"
-        else:
-            verdict = f"dropped after round {s.round}"
-        out.append(Row(key[0], key[1], s, throttled(key, s.round), verdict))
-    measured = {(s.intra_op_threads, s.inter_op_threads) for s in stats}
+        out.append(Row(s.key[0], s.key[1], s, throttled(s.key, s.raced), _verdict(s, result, near)))
+    measured = {s.key for s in stats}
     for key, runs in by_key.items():
         if key in measured:
             continue
         last = runs[-1]
         why = f"{last.status}: {last.reason}" if last.reason else last.status
         out.append(Row(key[0], key[1], None, None, why))
-    priority = {"chosen": 0, "chosen (TF default kept)": 0, "baseline (TF default)": 1}
-    return sorted(out, key=lambda r: priority.get(r.verdict, 2))
+
+    def place(row: Row) -> int:
+        for index, start in enumerate(("chosen", "baseline", "within", "raced", "screened")):
+            if row.verdict.startswith(start):
+                return index
+        return 5
+
+    return sorted(out, key=place)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -98,13 +146,14 @@ def _num(value: float | None, digits: int = 1) -> str:
 
 
 def advice_line(result: CalibrationResult) -> str:
-    """The one line a person acts on: the env values and what they buy."""
+    """The one line a person acts on: the env values and what they buy (no more than measured)."""
     chosen, base = result.chosen, result.baseline
     if lower_is_better(result.objective, result.slo_met is not False):
         mine, theirs, unit, what = chosen.p99_ms, base.p99_ms, "ms", "p99 "
     else:
         mine, theirs, unit, what = chosen.throughput_rps, base.throughput_rps, "req/s", ""
-    spread = "" if result.spread is None else f", spread {result.spread:.0%}"
+    spread = "" if result.spread is None else f", CV {result.spread:.0%}"
+    band = "" if result.noise_band is None else f" (noise band {result.noise_band:.0%})"
     env = (
         f"TF_NUM_INTRAOP_THREADS={result.intra_op_threads} "
         f"TF_NUM_INTEROP_THREADS={result.inter_op_threads} "
@@ -112,14 +161,17 @@ def advice_line(result: CalibrationResult) -> str:
     )
     if result.kept_default:
         return (
-            f"advice: keep TF's default, spelled out: {env} ({result.objective}: no setting "
-            f"beat the default's {what}{_num(theirs)} {unit}{spread})"
+            f"advice: keep TF's default, spelled out: {env} ({result.objective}: the TF default "
+            f"kept (gain 1.0) at {what}{_num(theirs)} {unit}{spread})"
+        )
+    versus = f"{what}{_num(mine)} {unit} vs {_num(theirs)} {unit} with TF defaults"
+    if result.gain_within_noise:
+        return (
+            f"advice: {env} ({result.objective}: {versus}: no measurable gain{band}, "
+            f"fewer threads{spread})"
         )
     gain = "" if result.gain is None else f", {result.gain:.2f}x"
-    return (
-        f"advice: {env} ({result.objective}: {what}{_num(mine)} {unit} vs {_num(theirs)} {unit} "
-        f"with TF defaults{gain}{spread})"
-    )
+    return f"advice: {env} ({result.objective}: {versus}{gain}{spread})"
 
 
 def text_summary(result: CalibrationResult) -> str:
@@ -149,10 +201,15 @@ def text_summary(result: CalibrationResult) -> str:
         lines.append("  ".join(cells))
     lines.append("")
     lines.append(advice_line(result))
+    near = near_best_line(result)
+    if near is not None:
+        lines.append(near)
     node = result.node
+    screen = sum(1 for t in result.trials if t.round == 0)
+    races = max(0, result.rounds - 1)
     lines.append(
-        f"measured: {len(result.trials)} trials in {result.rounds} "
-        f"round{'s' if result.rounds != 1 else ''}, "
+        f"measured: {len(result.trials)} trials ({screen} in the screen, "
+        f"{len(result.trials) - screen} in {races} race round{'s' if races != 1 else ''}), "
         f"{result.elapsed_s:.1f} of {result.budget_s:g} s; node: {node.effective_cpus:g} usable "
         f"CPUs of {len(node.affinity_cpus)} in the affinity mask"
     )
@@ -168,7 +225,7 @@ CELL_W = 92
 CELL_H = 44
 LEFT = 96
 TOP = 112
-LEGEND_H = 64
+LEGEND_H = 86
 #: wide enough for the title and baseline lines whatever the grid size
 MIN_WIDTH = 720
 
@@ -202,8 +259,10 @@ class _Grid:
     lower: bool
     worst: float
     best: float
-    #: the latest round any setting reached; cells from earlier rounds are tagged
-    last_round: int = 0
+    #: a race ran: cells judged on the screen's short windows alone are tagged
+    raced: bool = False
+    #: cells within noise of the best
+    near: frozenset[tuple[int | None, int | None]] = frozenset()
 
     def value(self, s: ConfigStats) -> float:
         return s.p99_ms if self.lower else s.throughput_rps
@@ -214,7 +273,7 @@ class _Grid:
 
 
 def _grid(result: CalibrationResult) -> _Grid:
-    stats = [s for s in aggregate(result.trials, result.objective) if not s.is_baseline]
+    stats = [s for s in aggregate(result.trials) if not s.is_baseline]
     by_cell = {(s.intra_op_threads, s.inter_op_threads): s for s in stats}
     failed: dict[tuple[int | None, int | None], str] = {
         _key(t): t.status
@@ -232,7 +291,8 @@ def _grid(result: CalibrationResult) -> _Grid:
         lower=lower,
         worst=max(values) if lower else min(values),
         best=min(values) if lower else max(values),
-        last_round=max((s.round for s in stats), default=0),
+        raced=any(s.raced for s in stats),
+        near=frozenset(near_best_keys(result)),
     )
 
 
@@ -279,8 +339,10 @@ def _svg_cells(result: CalibrationResult, grid: _Grid) -> list[str]:
                 fill, label = grid.fill(s), _num(grid.value(s))
                 if result.objective == "slo" and result.p99_slo_ms and s.p99_ms > result.p99_slo_ms:
                     label += " !"
-                if s.round < grid.last_round:
-                    label += f" (r{s.round})"
+                if grid.raced and not s.raced:
+                    label += " (s)"
+                if (intra, inter) in grid.near and (intra, inter) != chosen:
+                    label += " ~"
             elif (intra, inter) in grid.failed:
                 fill, label = "#bbbbbb", grid.failed[(intra, inter)]
             else:
@@ -314,16 +376,20 @@ def _svg_legend(result: CalibrationResult, grid: _Grid) -> list[str]:
             f'<rect x="{x}" y="{legend_y}" width="{legend_w / steps + 0.5}" height="14" '
             f'fill="{_colour(i / (steps - 1))}"/>'
         )
-    chosen_note = (
-        f"\u2605 chosen: intra {result.intra_op_threads}, inter {result.inter_op_threads}"
-        + ("" if result.gain is None else f" ({result.gain:.2f}x the TF default)")
-        if not result.kept_default
-        else f"chosen: the TF default (intra = inter = {result.intra_op_threads}), no cell beat it"
-    )
+    if result.kept_default:
+        chosen_note = (
+            f"chosen: the TF default (intra = inter = {result.intra_op_threads}), the TF default "
+            "kept (gain 1.0)"
+        )
+    else:
+        chosen_note = (
+            f"\u2605 chosen: intra {result.intra_op_threads}, inter {result.inter_op_threads} "
+            f"({versus_default(result)})"
+        )
     chosen_note = (
         chosen_note
         + "; grey: failed; blank: not measured"
-        + ("; (rN): dropped after round N's shorter trials" if grid.last_round > 0 else "")
+        + ("; (s): screened only (short windows)" if grid.raced else "")
         + (f"; !: p99 over {result.p99_slo_ms:g} ms" if result.objective == "slo" else "")
     )
     parts += [
@@ -332,7 +398,21 @@ def _svg_legend(result: CalibrationResult, grid: _Grid) -> list[str]:
         f"{_num(grid.best)} {unit} (best)</text>",
         f'<text x="{LEFT}" y="{legend_y + 52}">{html.escape(chosen_note)}</text>',
     ]
+    near = near_best_line(result)
+    if near is not None:
+        parts.append(f'<text x="{LEFT}" y="{legend_y + 74}">~ {html.escape(near)}</text>')
     return parts
+
+
+def versus_default(result: CalibrationResult) -> str:
+    """How the advice compares with TF's default, in words that claim no more than measured."""
+    if result.kept_default:
+        return "the TF default kept (gain 1.0)"
+    if result.gain_within_noise:
+        return "no measurable gain over the TF default"
+    if result.gain is None:
+        return "no comparable TF default figure"
+    return f"{result.gain:.2f}x the TF default"
 
 
 def heatmap_svg(result: CalibrationResult) -> str:

@@ -348,6 +348,20 @@ def run_trial(
     return result
 
 
+def check_workload(workload: WorkloadSpec) -> WorkloadKind:
+    """What can be checked without TensorFlow (sizes, the path); ModelError (one line) if wrong.
+
+    Cheap, so it runs before anything that starts TensorFlow: a typo in --model is reported in
+    milliseconds, not after a trial server has imported TF.
+    """
+    where = workload.model_path or "built-in workload"
+    if workload.batch_size < 1:
+        raise ModelError(f"{where}: batch size {workload.batch_size}: must be at least 1")
+    if workload.concurrency < 1:
+        raise ModelError(f"{where}: concurrency {workload.concurrency}: must be at least 1")
+    return workload_kind(workload)
+
+
 def inspect_workload(
     workload: WorkloadSpec, *, timeout_s: float = 120, launcher: Launcher | None = None
 ) -> WorkloadInfo:
@@ -357,11 +371,7 @@ def inspect_workload(
     them fails here, before any budget is spent on a sweep.
     """
     where = workload.model_path or "built-in workload"
-    if workload.batch_size < 1:
-        raise ModelError(f"{where}: batch size {workload.batch_size}: must be at least 1")
-    if workload.concurrency < 1:
-        raise ModelError(f"{where}: concurrency {workload.concurrency}: must be at least 1")
-    kind = workload_kind(workload)
+    kind = check_workload(workload)
     request = {
         "mode": "inspect",
         "kind": kind,

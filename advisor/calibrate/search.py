@@ -1,22 +1,32 @@
-"""Budgeted successive halving over thread settings: short trials for all, longer for the best.
+"""The budgeted search: screen every setting once, then race the few near the best.
 
-The budget is a hard wall-clock limit. Every trial is one child process that pays TensorFlow's
-start-up (about 3 s here) before it measures anything, so the plan counts that overhead: a guess
-before the first trial, then the median overhead the finished trials really showed. A trial is
-started only if it can finish before the budget ends, and each one is given a deadline that ends
-before the budget does, so a hung child cannot overrun it either.
+The budget is a hard wall-clock limit. Every trial pays a start-up (a fork from a warm server,
+about 0.3 s; a fresh process that imports TensorFlow, about 3.5 s) before it measures anything, so
+the plan counts it: a guess before the first trial, then the median the finished trials showed (or
+the last one, if slower: a node that gets busier must not make the plan overrun). A trial starts
+only if its planned cost (start-up + warm-up + its longest window, times ``safety``) fits in what
+is left, and its deadline never reaches past the budget, so a hung child cannot overrun it either.
 
-Rounds:
-- round 0: a short trial for the baseline (TF defaults) first, then as many candidates as fit in
-  about 60% of the remaining budget (planned with the baseline's real start-up time), taken from
-  the front of the candidate list (most promising first);
-- later rounds: the best half (at least two) of the last round's survivors, with longer trials,
-  the remaining budget split evenly over the rounds still planned; round 1 also takes up to two
-  settings round 0 had no room for, next to its best (zooming in where the best was found);
-  the final pair may be measured again (up to ``final_repeats`` times) while budget allows.
-The baseline runs first in every round (so an overrunning round loses candidates, never the
-reference); the candidates run in a shuffled order per round (seeded, so runs are reproducible)
-so that drift on a shared node does not favour whichever setting would always run first.
+Windows are sized by requests, not seconds: a p99 of 50 requests is their maximum, so a window lasts
+its ``measure_s`` and until ``min_requests`` have completed, capped at ``max_measure_s``.
+
+- **Screen** (round 0): the baseline (TF's default) first, then every candidate once with short
+  windows, in the candidates' order (most promising first), the baseline measured again every
+  ``baseline_every`` trials so drift on a shared node shows up in the reference too. The screen is
+  planned to take ``screen_share`` of the budget, but its first pass goes on until every setting
+  is measured unless that would leave the race less than ``race_min_share``: a setting never
+  measured cannot be advised, however good. A second pass (best first) runs if the screen share
+  still has room for it.
+- **Race** (rounds 1, 2, ...): the contenders are the settings within ``contender_band`` of the best
+  screen value (an unstable one counts by its value one CV better), 2 to 5 of them. Each round
+  measures them and the baseline once, with longer windows, in an order shuffled per round (seeded:
+  reproducible, but no setting is always first or always right after the baseline). A contender
+  clearly worse than the leader (beyond twice the noise band) after ``drop_after`` windows is
+  dropped. Rounds go on until the budget is spent; when a full trial no longer fits, the last
+  ones get shorter windows, so the budget is not left unused.
+- **Stability gate** (like perf_analyzer's): a setting whose windows disagree by a CV above
+  ``STABLE_CV`` is measured first in the next round and is never dropped before
+  ``unstable_windows`` windows; one still unstable when the budget ends is reported.
 
 Pure: time comes from a ``Clock``, trials from a ``TrialFn``; tests drive both with fakes.
 """
@@ -32,7 +42,19 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from advisor.calibrate.candidates import Candidate
-from advisor.calibrate.objective import aggregate, rank
+from advisor.calibrate.objective import (
+    SCREEN_ROUND,
+    STABLE_CV,
+    ConfigStats,
+    Setting,
+    aggregate,
+    label,
+    lower_is_better,
+    meets_slo,
+    noise_band,
+    rank,
+    value,
+)
 from advisor.calibrate.runner import TrialSpec
 from advisor.errors import CalibrationError
 from advisor.models import Objective, TrialResult
@@ -56,46 +78,88 @@ TrialFn = Callable[[TrialSpec, float], TrialResult]
 #: receives one human-readable line per event (trial started/finished, round planned).
 ProgressFn = Callable[[str], None]
 
+BASELINE: Setting = (None, None)
+
+
+@dataclass(frozen=True)
+class Window:
+    """How one trial measures: a warm-up, then a window sized by completed requests."""
+
+    warmup_s: float
+    measure_s: float
+    min_requests: int
+    max_measure_s: float
+
+    @property
+    def longest_s(self) -> float:
+        return max(self.measure_s, self.max_measure_s)
+
+    def spec(self, setting: Setting, round_: int) -> TrialSpec:
+        return TrialSpec(
+            intra_op_threads=setting[0],
+            inter_op_threads=setting[1],
+            warmup_s=self.warmup_s,
+            measure_s=self.measure_s,
+            round=round_,
+            min_requests=self.min_requests,
+            max_measure_s=self.max_measure_s,
+        )
+
 
 @dataclass(frozen=True)
 class SearchSettings:
     """The knobs of the plan; the defaults are what the CLI uses."""
 
-    #: round 0 trials: shortest that still gives a p99 over a few hundred requests of a small model
-    first_warmup_s: float = 0.5
-    first_measure_s: float = 1.0
-    #: later rounds warm up longer (their measurements are the ones the advice rests on)
-    later_warmup_s: float = 1.0
-    #: longer windows mostly re-measure the same thing; spend the rest on repeats instead
-    max_measure_s: float = 15.0
-    #: per-trial overhead (process start, import tensorflow, model load) before one is measured
+    #: screen windows: 150 requests tell a good setting from a bad one; capped so that every
+    #: setting fits in the screen
+    screen: Window = Window(warmup_s=0.3, measure_s=0.4, min_requests=150, max_measure_s=1.5)
+    #: race windows: twice the requests (a p99 on 300 is its 3rd-largest sample, not the maximum)
+    race: Window = Window(warmup_s=0.5, measure_s=0.8, min_requests=300, max_measure_s=4.0)
+    #: per-trial start-up (process start or fork, model load) before the first trial showed it
     overhead_guess_s: float = 3.5
     #: the planned cost of a trial is inflated by this much so noise does not push it over
     safety: float = 1.2
     #: kept free at the end for assembling and writing the result
     reserve_s: float = 0.5
-    #: the share of the budget round 0 may use; the rest goes to longer trials of the best
-    first_round_share: float = 0.6
-    #: how often the final pair is measured again when budget is left (more rounds, surer spread)
-    final_repeats: int = 2
-    #: unmeasured settings next to round 0's best that join round 1 (when round 0 could not
-    #: fit every setting)
-    max_neighbours: int = 2
+    #: the screen's planned share of the budget: a second screening pass only within it
+    screen_share: float = 0.45
+    #: the race keeps at least this share: the first screening pass stops short of it
+    race_min_share: float = 0.25
+    #: the baseline is screened again after this many candidates (drift shows in the reference)
+    baseline_every: int = 5
+    #: contenders: within this of the best screen value
+    contender_band: float = 0.25
+    min_contenders: int = 2
+    max_contenders: int = 5
+    #: race windows a contender needs before it may be dropped as clearly worse
+    drop_after: int = 3
+    #: windows after which an unstable setting is reported rather than preferred again
+    unstable_windows: int = 5
+    #: a bound on the loop whatever the clock says (a trial function that takes no time at all)
+    max_trials: int = 1000
     seed: int = 0
 
-    def min_budget_s(self, candidates: int = 2) -> float:
-        """Enough for the baseline and ``candidates`` settings at the shortest trial."""
-        one = self.overhead_guess_s + self.first_warmup_s + self.first_measure_s
+    def min_budget_s(self, candidates: int = 1) -> float:
+        """Enough for the baseline and ``candidates`` settings at the screen's longest trial."""
+        one = self.overhead_guess_s + self.screen.warmup_s + self.screen.longest_s
         return (candidates + 1) * one * self.safety + self.reserve_s
 
 
 @dataclass
 class SearchOutcome:
     trials: list[TrialResult] = field(default_factory=list)
+    #: distinct rounds run: the screen (round 0) and each race round
     rounds: int = 0
+    screen_passes: int = 0
     overhead_s: float | None = None
-    #: candidates never measured because the budget could not fit them in round 0
+    #: candidates never tried because the budget could not fit them
     unmeasured: list[Candidate] = field(default_factory=list)
+    #: the settings raced, in the order they were chosen (best screen value first)
+    contenders: list[Setting] = field(default_factory=list)
+    #: contenders dropped as clearly worse than the leader (or failing) during the race
+    dropped: list[Setting] = field(default_factory=list)
+    #: settings whose trusted windows still disagree by more than STABLE_CV at the end
+    unstable: list[Setting] = field(default_factory=list)
 
 
 @dataclass
@@ -107,12 +171,20 @@ class _State:
     progress: ProgressFn | None
     budget_s: float
     started: float
+    objective: Objective
+    p99_slo_ms: float | None
     outcome: SearchOutcome = field(default_factory=SearchOutcome)
     overheads: list[float] = field(default_factory=list)
-    done: int = 0
+
+    def now(self) -> float:
+        return self.clock.monotonic()
 
     def remaining(self) -> float:
-        return self.until - self.clock.monotonic() - self.settings.reserve_s
+        return self.until - self.now() - self.settings.reserve_s
+
+    def share_left(self, share: float) -> float:
+        """Seconds until ``share`` of the budget is used."""
+        return self.started + share * self.budget_s - self.now()
 
     def overhead(self) -> float:
         """Start-up cost per trial: the median so far, or the last one if it was slower (a node
@@ -121,8 +193,27 @@ class _State:
             return max(statistics.median(self.overheads), self.overheads[-1])
         return self.settings.overhead_guess_s
 
-    def cost(self, warmup_s: float, measure_s: float) -> float:
-        return (self.overhead() + warmup_s + measure_s) * self.settings.safety
+    def cost(self, window: Window) -> float:
+        return (self.overhead() + window.warmup_s + window.longest_s) * self.settings.safety
+
+    def fitting(self, window: Window, within_s: float | None = None) -> Window | None:
+        """``window`` if a trial of it fits (in the budget, and in ``within_s`` if given), else
+        the same window cut to what is left, if that still holds the screen's shortest window."""
+        room = min(self.remaining(), within_s if within_s is not None else math.inf)
+        if self.cost(window) <= room:
+            return window
+        longest = room / self.settings.safety - self.overhead() - window.warmup_s
+        if longest < self.settings.screen.measure_s:
+            return None
+        return Window(
+            warmup_s=window.warmup_s,
+            measure_s=min(window.measure_s, longest),
+            min_requests=window.min_requests,
+            max_measure_s=longest,
+        )
+
+    def stats(self) -> dict[Setting, ConfigStats]:
+        return {s.key: s for s in aggregate(self.outcome.trials)}
 
     def say(self, line: str) -> None:
         if self.progress is not None:
@@ -130,179 +221,109 @@ class _State:
 
     def bar(self) -> str:
         """``[ 11/60 s]``: elapsed of the budget; a terminal turns it into a drawn bar."""
-        elapsed = max(0.0, self.clock.monotonic() - self.started)
+        elapsed = max(0.0, self.now() - self.started)
         return f"[{elapsed:3.0f}/{self.budget_s:.0f} s]"
 
 
-def _label(intra: int | None, inter: int | None) -> str:
-    return "TF default" if intra is None and inter is None else f"intra={intra} inter={inter}"
-
-
-def _run_round(
-    state: _State,
-    number: int,
-    configs: Sequence[tuple[int | None, int | None]],
-    warmup_s: float,
-    measure_s: float,
-) -> list[TrialResult]:
-    """One round: the baseline first, then the candidates in shuffled order; trials that no longer
-    fit the budget are not started.
-
-    The baseline goes first because a round without it has nothing to compare its candidates
-    with, and trials that overrun their plan (a node getting busier) cut a round short from the
-    end. The candidates are shuffled with a per-round seed so none is always measured first.
-    """
-    baseline = [c for c in configs if c == (None, None)]
-    order = [c for c in configs if c != (None, None)]
-    random.Random(state.settings.seed * 1000 + number).shuffle(order)
-    order = baseline + order
-    state.outcome.rounds = number + 1
-    results: list[TrialResult] = []
-    for index, (intra, inter) in enumerate(order):
-        expected = state.cost(warmup_s, measure_s)
-        remaining = state.remaining()
-        if expected > remaining:
-            state.say(
-                f"{state.bar()} round {number}: {_label(intra, inter)} skipped "
-                f"(needs ~{expected:.1f} s, {max(0.0, remaining):.1f} s left)"
-            )
-            continue
-        spec = TrialSpec(
-            intra_op_threads=intra,
-            inter_op_threads=inter,
-            warmup_s=warmup_s,
-            measure_s=measure_s,
-            round=number,
-        )
-        # Generous for a slow start, but never past the budget: a hung child is killed in time.
-        deadline_s = min(remaining, max(2 * expected, expected + 10.0))
-        state.say(
-            f"{state.bar()} round {number} trial {index + 1}/{len(order)}: {_label(intra, inter)} "
-            f"({measure_s:.1f} s window)"
-        )
-        began = state.clock.monotonic()
-        result = state.trial_fn(spec, deadline_s)
-        took = state.clock.monotonic() - began
-        if result.status == "ok":
-            state.overheads.append(max(0.0, took - warmup_s - measure_s))
-            state.outcome.overhead_s = state.overhead()
-            detail = (
-                f"p50 {result.p50_ms or 0:.1f} ms, p99 {result.p99_ms or 0:.1f} ms, "
-                f"{result.throughput_rps or 0:.1f} req/s"
-            )
-        else:
-            detail = f"{result.status}: {result.reason or 'no reason given'}"
-        state.done += 1
-        state.say(f"{state.bar()} round {number}: {_label(intra, inter)} -> {detail}")
-        results.append(result)
-        state.outcome.trials.append(result)
-    return results
-
-
-def _baseline_ok(results: Sequence[TrialResult]) -> TrialResult | None:
-    for result in results:
-        if result.is_baseline:
-            return result
-    return None
-
-
-def _halving_sizes(survivors: int) -> list[int]:
-    """Round sizes from here: halve (rounding up) down to a final pair (or the single one left)."""
-    if survivors <= 2:
-        return [survivors]
-    sizes = [math.ceil(survivors / 2)]
-    while sizes[-1] > 2:
-        sizes.append(math.ceil(sizes[-1] / 2))
-    return sizes
-
-
-def _plan_next(state: _State, survivors: int, extra: int = 0) -> tuple[int, float] | None:
-    """(how many to keep, measure window) for the next round, or None when nothing more fits.
-
-    ``extra`` settings measured for the first time join the round on top of the ones kept.
-    """
-    settings = state.settings
-    sizes = _halving_sizes(survivors)
-    # Last resort, only when no halving round fits: the leader alone against the baseline.
-    plans = [(keep, len(sizes) - i) for i, keep in enumerate(sizes)] + [(1, 1)]
-    for keep, rounds_left in plans:
-        per_round = state.remaining() / rounds_left
-        per_trial = per_round / (keep + extra + 1) / settings.safety
-        measure = per_trial - state.overhead() - settings.later_warmup_s
-        if measure >= settings.first_measure_s:
-            return keep, min(measure, settings.max_measure_s)
-        # cannot afford this round: go straight to the smaller ones
-    return None
-
-
-def _neighbours(
-    leader: tuple[int, int], candidates: Sequence[Candidate], unmeasured: Sequence[Candidate]
-) -> list[Candidate]:
-    """Unmeasured settings next to the leader: the adjacent intra-op values (same inter-op),
-    then the adjacent inter-op values (same intra-op).
-
-    Round 0 spreads thin when it cannot fit every setting; this zooms in where it found the best.
-    """
-    intras = sorted({c.intra_op_threads for c in candidates})
-    inters = sorted({c.inter_op_threads for c in candidates})
-    intra, inter = leader
-    near: list[tuple[int, int]] = []
-    i, j = intras.index(intra), inters.index(inter)
-    near += [(intras[k], inter) for k in (i - 1, i + 1) if 0 <= k < len(intras)]
-    near += [(intra, inters[k]) for k in (j - 1, j + 1) if 0 <= k < len(inters)]
-    waiting = {(c.intra_op_threads, c.inter_op_threads): c for c in unmeasured}
-    return [waiting[k] for k in near if k in waiting]
-
-
-def _first_round(state: _State, candidates: Sequence[Candidate]) -> list[TrialResult]:
-    """Round 0: the baseline, then the front of the candidate list as far as the budget goes."""
-    settings = state.settings
-    # Round 0, baseline first: it is the reference (if it fails there is nothing to compare with,
-    # so stop before spending the budget), and its start-up time replaces the overhead guess.
-    one = state.cost(settings.first_warmup_s, settings.first_measure_s)
-    round_start = state.remaining()
-    if round_start < 2 * one:
-        raise CalibrationError(
-            f"budget too small: {max(0.0, round_start):.1f} s left cannot fit the baseline and "
-            f"one setting at ~{one:.1f} s per trial; raise --budget"
-        )
-    results = _run_round(
-        state, 0, [(None, None)], settings.first_warmup_s, settings.first_measure_s
+def _trial(
+    state: _State, setting: Setting, window: Window, round_: int, place: tuple[int, int]
+) -> TrialResult:
+    """Run one trial (the caller checked that it fits) and record it."""
+    expected = state.cost(window)
+    spec = window.spec(setting, round_)
+    # Generous for a slow start, but never past the budget: a hung child is killed in time.
+    deadline_s = min(state.remaining(), max(2 * expected, expected + 10.0))
+    state.say(
+        f"{state.bar()} round {round_} trial {place[0]}/{place[1]}: {label(*setting)} "
+        f"({'screen' if round_ == SCREEN_ROUND else 'race'}, {window.min_requests} requests in "
+        f"{window.measure_s:.1f}-{window.longest_s:.1f} s)"
     )
-    baseline = _baseline_ok(results)
-    if baseline is None:
-        raise CalibrationError("the baseline (TF defaults) trial could not be started in budget")
+    began = state.now()
+    result = state.trial_fn(spec, deadline_s)
+    took = state.now() - began
+    if result.status == "ok":
+        measured = result.measure_s if result.measure_s is not None else spec.measure_s
+        state.overheads.append(max(0.0, took - spec.warmup_s - measured))
+        state.outcome.overhead_s = state.overhead()
+        detail = (
+            f"p50 {result.p50_ms or 0:.1f} ms, p99 {result.p99_ms or 0:.1f} ms, "
+            f"{result.throughput_rps or 0:.1f} req/s"
+        )
+    else:
+        detail = f"{result.status}: {result.reason or 'no reason given'}"
+    state.say(f"{state.bar()} round {round_}: {label(*setting)} -> {detail}")
+    state.outcome.trials.append(result)
+    state.outcome.rounds = max(state.outcome.rounds, round_ + 1)
+    return result
+
+
+def _with_baselines(settings: Sequence[Setting], every: int) -> list[Setting]:
+    """``settings`` with the baseline again after every ``every`` of them (not at the end)."""
+    plan: list[Setting] = []
+    for index, setting in enumerate(settings):
+        if index and index % every == 0:
+            plan.append(BASELINE)
+        plan.append(setting)
+    return plan
+
+
+def _screen_baseline(state: _State) -> None:
+    """The first trial: the reference. Without it there is nothing to compare with, so a failure
+    ends the sweep before it spends the budget."""
+    screen = state.settings.screen
+    one = state.cost(screen)
+    if state.remaining() < 2 * one:
+        raise CalibrationError(
+            f"budget too small: {max(0.0, state.remaining()):.1f} s left cannot fit the baseline "
+            f"and one setting at ~{one:.1f} s per trial; raise --budget"
+        )
+    baseline = _trial(state, BASELINE, screen, SCREEN_ROUND, (1, 1))
     if baseline.status != "ok":
         raise CalibrationError(
             f"the baseline (TF defaults) trial {baseline.status}: {baseline.reason or 'no reason'}"
         )
 
-    # Then as many candidates as fit in round 0's share, from the front of the list, shuffled;
-    # all that fit, when what the share leaves could not pay for a longer round anyway.
-    one = state.cost(settings.first_warmup_s, settings.first_measure_s)
-    remaining = state.remaining()
-    share_left = round_start * settings.first_round_share - (round_start - remaining)
-    fit_all = math.floor(remaining / one)
-    count = min(len(candidates), max(math.floor(share_left / one), min(2, fit_all)))
-    next_round = (min(2, count) + 1) * state.cost(settings.later_warmup_s, settings.first_measure_s)
-    if remaining - count * one < next_round:
-        count = min(len(candidates), fit_all)
-    if count < 1:
-        raise CalibrationError(
-            f"budget too small: trials take ~{one:.1f} s here (start-up included) and no thread "
-            f"setting fits in the {max(0.0, remaining):.1f} s left after the baseline; "
-            "raise --budget"
-        )
-    measured = list(candidates[:count])
-    state.outcome.unmeasured = list(candidates[count:])
-    state.say(
-        f"{state.bar()} round 0: {count} of {len(candidates)} settings, "
-        f"{settings.first_measure_s:.1f} s each"
-    )
-    configs = [(c.intra_op_threads, c.inter_op_threads) for c in measured]
-    results += _run_round(state, 0, configs, settings.first_warmup_s, settings.first_measure_s)
-    if not any(r.status == "ok" and not r.is_baseline for r in results):
-        first = next((r for r in results if not r.is_baseline), None)
+
+def _screen_pass(state: _State, order: Sequence[Setting], share: float, number: int) -> int:
+    """One screening pass over ``order`` (baselines interleaved) while trials end within
+    ``share`` of the budget; returns how many candidates were tried."""
+    settings = state.settings
+    plan = _with_baselines(order, settings.baseline_every)
+    tried = 0
+    for index, setting in enumerate(plan):
+        if len(state.outcome.trials) >= settings.max_trials:
+            break
+        window = settings.screen
+        if state.cost(window) > min(state.remaining(), state.share_left(share)):
+            state.say(
+                f"{state.bar()} screen pass {number}: stopped with {len(order) - tried} of "
+                f"{len(order)} settings left (~{state.cost(window):.1f} s per trial)"
+            )
+            break
+        _trial(state, setting, window, SCREEN_ROUND, (index + 1, len(plan)))
+        tried += setting != BASELINE
+    return tried
+
+
+def _screen(state: _State, candidates: Sequence[Candidate]) -> None:
+    """Round 0: the baseline, every candidate once, and a second pass if the share allows."""
+    settings = state.settings
+    _screen_baseline(state)
+    keys = [(c.intra_op_threads, c.inter_op_threads) for c in candidates]
+    if not keys:
+        return
+    # The first pass may overrun the screen's share to measure everything: an unmeasured setting
+    # cannot be advised, however good. The race keeps its minimum share.
+    state.say(f"{state.bar()} screen: {len(keys)} settings, then the ones near the best raced")
+    tried = _screen_pass(state, keys, 1 - settings.race_min_share, 1)
+    if not any(t.status == "ok" and not t.is_baseline for t in state.outcome.trials):
+        # Nothing to race with: the race's share goes to the settings not tried yet.
+        tried += _screen_pass(state, keys[tried:], 1.0, 1)
+    state.outcome.screen_passes = 1
+    state.outcome.unmeasured = list(candidates[tried:])
+    ok = [t for t in state.outcome.trials if t.status == "ok" and not t.is_baseline]
+    if not ok:
+        first = next((t for t in state.outcome.trials if not t.is_baseline), None)
         if first is None:
             raise CalibrationError(
                 f"budget too small: trials took ~{state.overhead():.1f} s of start-up each, more "
@@ -311,11 +332,156 @@ def _first_round(state: _State, candidates: Sequence[Candidate]) -> list[TrialRe
         raise CalibrationError(
             f"no thread setting could be measured (first: {first.status}: {first.reason})"
         )
+    if state.outcome.unmeasured:
+        return
+    stats = state.stats()
+    ranked = rank((stats[k] for k in keys if k in stats), state.objective, state.p99_slo_ms)
+    second = [s.key for s in ranked]
+    trials = len(_with_baselines(second, settings.baseline_every))
+    if state.cost(settings.screen) * trials <= state.share_left(settings.screen_share):
+        state.say(f"{state.bar()} screen: a second pass, best first")
+        _screen_pass(state, second, settings.screen_share, 2)
+        state.outcome.screen_passes = 2
 
-    return results
+
+def _unstable(stats: ConfigStats | None, objective: Objective, slo_met: bool) -> bool:
+    cv = None if stats is None else stats.cv(objective, slo_met)
+    return cv is not None and cv > STABLE_CV
 
 
-def successive_halving(
+def _slo_met(state: _State, stats: Sequence[ConfigStats]) -> bool:
+    """Whether values are ranked as met (throughput) or missed (p99), as ``choose`` will."""
+    if state.objective != "slo":
+        return True
+    return any(meets_slo(s, state.p99_slo_ms) for s in stats)
+
+
+def _behind(mine: float, lead: float, band: float, lower: bool) -> bool:
+    """``mine`` is more than ``band`` (relative to ``lead``) on the worse side of ``lead``."""
+    return mine > lead * (1 + band) if lower else mine < lead * (1 - band)
+
+
+def _contenders(state: _State) -> list[Setting]:
+    """The settings within ``contender_band`` of the best screen value (2..5 of them).
+
+    An unstable setting is judged by its value one CV better: it may well be near the best, and
+    it must not be dropped as worse on a measurement that does not hold still.
+    """
+    settings = state.settings
+    stats = [s for s in state.stats().values() if not s.is_baseline]
+    ordered = rank(stats, state.objective, state.p99_slo_ms)
+    if not ordered:
+        return []
+    met = _slo_met(state, ordered)
+    lower = lower_is_better(state.objective, met)
+    lead = value(ordered[0], state.objective, met)
+    band = settings.contender_band
+    slo = state.p99_slo_ms
+
+    def near(s: ConfigStats) -> bool:
+        if state.objective == "slo" and met and slo is not None and s.p99_ms > slo * (1 + band):
+            return False
+        cv = (s.cv(state.objective, met) or 0.0) if _unstable(s, state.objective, met) else 0.0
+        mine = value(s, state.objective, met)
+        optimistic = mine * (1 - cv) if lower else mine * (1 + cv)
+        return not _behind(optimistic, lead, band, lower)
+
+    chosen = [s for s in ordered if near(s)]
+    chosen += [s for s in ordered if s not in chosen][
+        : max(0, settings.min_contenders - len(chosen))
+    ]
+    chosen.sort(key=ordered.index)
+    return [s.key for s in chosen[: settings.max_contenders]]
+
+
+def _drop(state: _State, alive: list[Setting]) -> list[Setting]:
+    """The contenders clearly worse than the leader: beyond twice the noise band, after
+    ``drop_after`` race windows, and stable (or unstable past ``unstable_windows``)."""
+    settings = state.settings
+    stats = state.stats()
+    raced = [stats[k] for k in alive if k in stats and stats[k].raced]
+    baseline = stats.get(BASELINE)
+    if len(raced) < 2 or baseline is None:
+        return []
+    ordered = rank(raced, state.objective, state.p99_slo_ms)
+    met = _slo_met(state, ordered)
+    leader = ordered[0]
+    band = 2 * noise_band(leader, baseline, state.objective, met)
+    lead = value(leader, state.objective, met)
+    lower = lower_is_better(state.objective, met)
+    slo = state.p99_slo_ms
+    out = []
+    for s in ordered[1:]:
+        if s.windows < settings.drop_after:
+            continue
+        if _unstable(s, state.objective, met) and s.windows < settings.unstable_windows:
+            continue  # measured again first; not "worse" on numbers that do not hold still
+        worse = _behind(value(s, state.objective, met), lead, band, lower)
+        if state.objective == "slo" and met and slo is not None and not meets_slo(s, slo):
+            worse = s.p99_ms > slo * (1 + band)  # judged by how far it misses the bound
+        if worse:
+            out.append(s.key)
+    return out
+
+
+def _round_members(state: _State, alive: Sequence[Setting]) -> list[Setting]:
+    """Who runs in the next round: the baseline and the contenders; when not all fit at full
+    length, unstable ones first, then those with the fewest race windows (a contender never raced
+    could not be compared with the raced ones), then the best."""
+    settings = state.settings
+    stats = state.stats()
+    met = _slo_met(state, list(stats.values()))
+    ranked = rank([stats[k] for k in alive if k in stats], state.objective, state.p99_slo_ms)
+    order = [s.key for s in ranked] + [k for k in alive if k not in stats]
+
+    def wants_more(key: Setting) -> bool:
+        s = stats.get(key)
+        return _unstable(s, state.objective, met) and (
+            s is None or s.windows < settings.unstable_windows
+        )
+
+    def race_windows(key: Setting) -> int:
+        s = stats.get(key)
+        return s.windows if s is not None and s.raced else 0
+
+    order.sort(key=lambda k: (not wants_more(k), race_windows(k)))
+    fit = math.floor(state.remaining() / state.cost(settings.race))
+    return [BASELINE, *order[: max(1, fit - 1)]]
+
+
+def _race(state: _State) -> None:
+    """Rounds 1, 2, ...: the contenders and the baseline, shuffled, until the budget is spent."""
+    settings = state.settings
+    alive = _contenders(state)
+    state.outcome.contenders = list(alive)
+    if not alive:
+        return
+    state.say(f"{state.bar()} race: {', '.join(label(*k) for k in alive)} against the TF default")
+    number = 1
+    shuffler = random.Random(settings.seed)  # reproducible, but every round in its own order
+    while alive and len(state.outcome.trials) < settings.max_trials:
+        members = _round_members(state, alive)
+        shuffler.shuffle(members)
+        ran = 0
+        for index, setting in enumerate(members):
+            window = state.fitting(settings.race)
+            if window is None or len(state.outcome.trials) >= settings.max_trials:
+                break
+            result = _trial(state, setting, window, number, (index + 1, len(members)))
+            ran += 1
+            if result.status != "ok" and setting in alive:
+                alive.remove(setting)  # a setting that fails cannot be advised
+                state.outcome.dropped.append(setting)
+        if ran == 0:
+            break
+        for key in _drop(state, alive):
+            alive.remove(key)
+            state.outcome.dropped.append(key)
+            state.say(f"{state.bar()} race: {label(*key)} dropped (clearly worse than the best)")
+        number += 1
+
+
+def race(
     candidates: Sequence[Candidate],
     objective: Objective,
     trial_fn: TrialFn,
@@ -327,61 +493,32 @@ def successive_halving(
     settings: SearchSettings | None = None,
     progress: ProgressFn | None = None,
 ) -> SearchOutcome:
-    """Measure the baseline and the candidates within the budget (ends at ``until`` on ``clock``).
+    """Screen the baseline and the candidates, then race the best few until the budget (ending at
+    ``until`` on ``clock``) is spent.
 
     Raises CalibrationError when not even the baseline and one candidate fit, when the baseline
-    fails in round 0, or when no candidate succeeds there.
+    fails, or when no candidate succeeds in the screen. With no candidates at all (a one-CPU mask:
+    TF's default is the only setting) only the baseline is measured.
     """
-    settings = settings or SearchSettings()
-    if not candidates:
-        raise CalibrationError("no thread settings to try for this node")
     state = _State(
         until=until,
         clock=clock,
-        settings=settings,
+        settings=settings or SearchSettings(),
         trial_fn=trial_fn,
         progress=progress,
         budget_s=budget_s,
         started=until - budget_s,
+        objective=objective,
+        p99_slo_ms=p99_slo_ms,
     )
-
-    results = _first_round(state, candidates)
-    survivors = [
-        s for s in rank(aggregate(results, objective), objective, p99_slo_ms) if not s.is_baseline
+    _screen(state, candidates)
+    _race(state)
+    final = list(aggregate(state.outcome.trials))
+    met = _slo_met(state, final)
+    raced = any(s.raced for s in final if not s.is_baseline)
+    state.outcome.unstable = [
+        s.key
+        for s in final
+        if (s.raced == raced or s.is_baseline) and _unstable(s, state.objective, met)
     ]
-    leader = survivors[0]
-    extra = _neighbours(
-        (leader.intra_op_threads or 1, leader.inter_op_threads or 1),
-        candidates,
-        state.outcome.unmeasured,
-    )[: settings.max_neighbours]
-    number = 1
-    finals = 0
-    while survivors and finals <= settings.final_repeats:
-        plan = _plan_next(state, len(survivors), len(extra)) if extra else None
-        if plan is None:
-            extra = []
-            plan = _plan_next(state, len(survivors))
-        if plan is None:
-            break
-        keep, measure = plan
-        survivors = survivors[:keep]
-        joining = f" + {len(extra)} next to the best" if extra else ""
-        state.say(
-            f"{state.bar()} round {number}: baseline + best {keep}{joining}, {measure:.1f} s each"
-        )
-        later: list[tuple[int | None, int | None]] = [(None, None)]
-        later += [(s.intra_op_threads, s.inter_op_threads) for s in survivors]
-        later += [(c.intra_op_threads, c.inter_op_threads) for c in extra]
-        state.outcome.unmeasured = [c for c in state.outcome.unmeasured if c not in extra]
-        extra = []
-        results = _run_round(state, number, later, settings.later_warmup_s, measure)
-        ranked = rank(aggregate(results, objective), objective, p99_slo_ms)
-        ok = [s for s in ranked if not s.is_baseline]
-        if not ok:
-            break  # keep what earlier rounds measured
-        if keep <= 2:
-            finals += 1
-        survivors = ok
-        number += 1
     return state.outcome

@@ -1,5 +1,8 @@
 """``calibrate()``: inspect the workload, run the budgeted search, pick the advice.
 
+The advice is always concrete numbers: when TF's default is the pick, they are what TF runs by
+itself (``tf_default``), its gain is exactly 1.0 and nothing claims it beat the default.
+
 The budget starts when ``calibrate`` is called, so inspecting the model (a child process that pays
 TensorFlow's start-up too) counts against it: ``--budget 60`` means the command is done in 60 s.
 A caller may pass its own ``trial_fn`` (the benchmark's synthetic cost model, tests); then no
@@ -13,23 +16,26 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from advisor.calibrate import onednn, runner
-from advisor.calibrate.candidates import candidate_configs
+from advisor.calibrate.candidates import candidate_configs, tf_default
 from advisor.calibrate.launch import Trials
-from advisor.calibrate.objective import aggregate, choose
+from advisor.calibrate.objective import STABLE_CV, Choice, ConfigStats, aggregate, choose, label
+from advisor.calibrate.report import versus_default
 from advisor.calibrate.search import (
     Clock,
+    SearchOutcome,
     SearchSettings,
     SystemClock,
     TrialFn,
-    successive_halving,
+    race,
 )
 from advisor.errors import CalibrationError
 from advisor.models import (
-    MAX_THREADS,
     ONEDNN_VALUES,
     CalibrationOptions,
     CalibrationResult,
+    NearBest,
     NodeProfile,
+    Objective,
     OnednnValue,
     OnednnVerdict,
     TrialResult,
@@ -181,6 +187,7 @@ def calibrate(
     say = progress or log.info
     terminate: Callable[[], None] | None = None
     trials: Trials | None = None
+    default = tf_default(node)
 
     try:
         if trial_fn is None:
@@ -197,11 +204,12 @@ def calibrate(
         candidates = candidate_configs(node, options.concurrency)
         say(
             f"{len(candidates)} settings for {node.effective_cpus:g} usable CPUs "
-            f"({len(node.affinity_cpus)} in the affinity mask), budget {options.budget_s:g} s"
+            f"({len(node.affinity_cpus)} in the affinity mask) and TF's default "
+            f"({default[0]}/{default[1]}) as the baseline, budget {options.budget_s:g} s"
         )
         # --sweep-onednn keeps the end of the budget for its pairs on the advised setting
         reserved = onednn.BUDGET_SHARE * options.budget_s if options.sweep_onednn else 0.0
-        outcome = successive_halving(
+        outcome = race(
             candidates,
             options.objective,
             trial_fn,
@@ -222,22 +230,11 @@ def calibrate(
             trials.close()
 
     try:
-        choice = choose(
-            aggregate(outcome.trials, options.objective), options.objective, options.p99_slo_ms
-        )
+        choice = choose(aggregate(outcome.trials, default), options.objective, options.p99_slo_ms)
     except ValueError as exc:
         raise CalibrationError(f"nothing to advise on: {exc}") from None
-    notes = list(choice.notes)
-    intra, inter = choice.chosen.intra_op_threads or 1, choice.chosen.inter_op_threads or 1
-    chosen, gain, spread = choice.chosen, choice.gain, choice.spread
-    if choice.default_best:
-        # What TF picks by itself: both pools sized from the affinity mask.
-        intra = inter = min(len(node.affinity_cpus), MAX_THREADS)
-        chosen, gain, spread = choice.baseline, 1.0, choice.baseline.spread
-        notes.append(f"advice keeps TF's default, spelled out: intra = inter = {intra}")
-    if outcome.unmeasured:
-        left = ", ".join(c.label for c in outcome.unmeasured)
-        notes.append(f"not measured for lack of budget (intra/inter): {left}")
+    intra, inter = default if choice.kept_default else _threads(choice.chosen)
+    notes = list(choice.notes) + _notes(choice, outcome, default, (intra, inter), not candidates)
     verdict: OnednnVerdict | None = None
     onednn_trials: list[TrialResult] = []
     if options.sweep_onednn:
@@ -254,39 +251,90 @@ def calibrate(
         notes.append(f"oneDNN: {verdict.reason}")
     if trials is not None:
         notes.extend(trials.notes)
+    elapsed = clock.monotonic() - started
     result = CalibrationResult(
         intra_op_threads=intra,
         inter_op_threads=inter,
         objective=options.objective,
         p99_slo_ms=options.p99_slo_ms,
         baseline=choice.baseline.measurement(),
-        chosen=chosen.measurement(),
-        gain=gain,
-        spread=spread,
+        chosen=choice.chosen.measurement(),
+        gain=choice.gain,
+        gain_within_noise=choice.gain_within_noise,
+        spread=choice.spread,
+        noise_band=choice.band,
+        near_best=[
+            _near_best(s, options.objective, choice.slo_met is not False, default)
+            for s in choice.near_best
+        ],
+        unstable=[label(*key) for key in outcome.unstable],
         slo_met=choice.slo_met,
         rounds=outcome.rounds,
-        kept_default=choice.default_best,
+        kept_default=choice.kept_default,
         notes=notes,
         trials=outcome.trials,
         workload=info,
         budget_s=options.budget_s,
-        elapsed_s=max(0.0, clock.monotonic() - started),
+        elapsed_s=max(0.0, elapsed),
         tf_version=info.tf_version,
         trial_mode=None if trials is None else trials.used_overall,
         onednn=verdict,
         onednn_trials=onednn_trials,
         node=node,
     )
-    say(_summary(result))
+    say(
+        f"advice: intra={result.intra_op_threads} inter={result.inter_op_threads} "
+        f"({options.objective}, {versus_default(result)}) after {len(result.trials)} trials in "
+        f"{elapsed:.1f} s"
+    )
     return result
 
 
-def _summary(result: CalibrationResult) -> str:
-    versus = f", {result.gain:.2f}x the TF default" if result.gain is not None else ""
-    if result.kept_default:
-        versus = ", the TF default kept"
-    return (
-        f"advice: intra={result.intra_op_threads} inter={result.inter_op_threads} "
-        f"({result.objective}{versus}) after {len(result.trials)} trials in "
-        f"{result.elapsed_s:.1f} s"
+def _threads(stats: ConfigStats) -> tuple[int, int]:
+    assert stats.intra_op_threads is not None and stats.inter_op_threads is not None
+    return stats.intra_op_threads, stats.inter_op_threads
+
+
+def _near_best(
+    stats: ConfigStats, objective: Objective, slo_met: bool, default: tuple[int, int]
+) -> NearBest:
+    intra, inter = default if stats.is_baseline else _threads(stats)
+    return NearBest(
+        intra=intra,
+        inter=inter,
+        default=stats.is_baseline,
+        p99_ms=stats.p99_ms,
+        throughput_rps=stats.throughput_rps,
+        cv=stats.cv(objective, slo_met),
+        windows=stats.windows,
     )
+
+
+def _notes(
+    choice: Choice,
+    outcome: SearchOutcome,
+    default: tuple[int, int],
+    advice: tuple[int, int],
+    nothing_to_try: bool,
+) -> list[str]:
+    """What a reader should know beyond the choice's own notes: the default kept, the settings
+    never measured (never the advice: it was measured), the ones that would not hold still."""
+    notes = []
+    if nothing_to_try:
+        notes.append(
+            f"TF's default ({default[0]}/{default[1]}) is the only setting for one CPU in the "
+            "affinity mask; only it was measured"
+        )
+    if choice.kept_default:
+        notes.append(f"advice keeps TF's default, spelled out: intra = inter = {default[0]}")
+    left = [
+        c.label for c in outcome.unmeasured if (c.intra_op_threads, c.inter_op_threads) != advice
+    ]
+    if left:
+        notes.append(f"not measured for lack of budget (intra/inter): {', '.join(left)}")
+    if outcome.unstable:
+        notes.append(
+            f"unstable (its windows disagree by a CV over {STABLE_CV:.0%}; its numbers are less "
+            "sure than the others'): " + ", ".join(label(*key) for key in outcome.unstable)
+        )
+    return notes

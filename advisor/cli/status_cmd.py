@@ -125,6 +125,8 @@ def _cell(row: dict[str, Any], key: str) -> str:
         return "; ".join(row["stale_reasons"]) if value else "no"
     if value is None:
         return ""
+    if key == "gain" and row.get("gain_within_noise"):
+        return f"{value:.2f}x (noise)"  # within the noise band: no measurable gain
     if isinstance(value, float):
         return f"{value:.2f}x" if key == "gain" else f"{value:g}"
     return str(value)
@@ -151,7 +153,7 @@ def _table(rows: list[dict[str, Any]]) -> str:
 def _csv(rows: list[dict[str, Any]]) -> str:
     """The table's columns and a few more, values unformatted."""
     keys = [key for _, key in _COLUMNS if key != "stale"]
-    keys += ["stale", "stale_reasons", "age_s", "node", "objective"]
+    keys += ["stale", "stale_reasons", "age_s", "node", "objective", "gain_within_noise"]
     keys += ["advisor_version", "created_at"]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")

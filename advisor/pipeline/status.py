@@ -20,11 +20,7 @@ from advisor import __version__
 from advisor.errors import InvalidAdviceError, UsageError
 from advisor.pipeline.drift import installed_tf_version
 from advisor.pipeline.source import check_cluster_timeout, check_names, namespace_or_env
-from advisor.recommend import PROVENANCE_ANNOTATION, parse_configmap
-
-#: provenance keys that may hold the settings measured within noise of the best (the range
-#: calibration reports, like a VPA's lower and upper bound); older advice has none
-RANGE_KEYS = ("within_noise", "noise_range", "range")
+from advisor.recommend import parse_configmap
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -72,10 +68,12 @@ class AdviceStatus:
     cpu_model: str | None = None
     effective_cpus: float | None = None
     quota_cpus: float | None = None
-    within_noise: Any = None
+    #: the settings measured within noise of the best (newer advice only), as stored
+    within_noise: dict[str, Any] | None = None
     range: str | None = None
     objective: str | None = None
     gain: float | None = None
+    gain_within_noise: bool | None = None
     trials: int | None = None
     budget_s: float | None = None
     tf_version: str | None = None
@@ -87,33 +85,6 @@ class AdviceStatus:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def describe_range(value: Any) -> str | None:
-    """The within-noise range as ``intra 1-2, inter 1``, from a list of settings (``intra``/
-    ``inter`` or ``intra_op_threads``/``inter_op_threads`` keys) or from per-pool bounds
-    (``{"intra": [lo, hi], ...}``); None when there is none or it has another shape."""
-    pools: dict[str, list[int]] = {"intra": [], "inter": []}
-    if isinstance(value, list):
-        for setting in value:
-            if not isinstance(setting, dict):
-                return None
-            for pool, numbers in pools.items():
-                number = setting.get(pool, setting.get(f"{pool}_op_threads"))
-                if isinstance(number, int):
-                    numbers.append(number)
-    elif isinstance(value, dict):
-        for pool in pools:
-            bounds = value.get(pool, value.get(f"{pool}_op_threads"))
-            if isinstance(bounds, list):
-                pools[pool] = [b for b in bounds if isinstance(b, int)]
-    if not pools["intra"] or not pools["inter"]:
-        return None
-    spans = []
-    for pool, numbers in pools.items():
-        low, high = min(numbers), max(numbers)
-        spans.append(f"{pool} {low}" + (f"-{high}" if high != low else ""))
-    return ", ".join(spans)
 
 
 def advice_status(
@@ -145,7 +116,7 @@ def advice_status(
     age = now - prov.created_at
     if max_age is not None and age > max_age:
         reasons.append(f"older than {format_age(max_age)}")
-    within = _raw_range(obj)
+    within = prov.near_best
     return AdviceStatus(
         name=name,
         namespace=namespace,
@@ -158,10 +129,11 @@ def advice_status(
         cpu_model=prov.cpu_model,
         effective_cpus=prov.effective_cpus,
         quota_cpus=prov.quota_cpus,
-        within_noise=within,
-        range=describe_range(within),
+        within_noise=None if within is None else within.model_dump(mode="json"),
+        range=None if within is None else within.describe(),
         objective=prov.objective,
         gain=prov.gain,
+        gain_within_noise=prov.gain_within_noise,
         trials=prov.trials_total,
         budget_s=prov.budget_s,
         tf_version=prov.tf_version,
@@ -170,14 +142,6 @@ def advice_status(
         age=format_age(age),
         age_s=int(age.total_seconds()),
     )
-
-
-def _raw_range(obj: dict[str, Any]) -> Any:
-    """The within-noise range from the provenance annotation as stored (it validated already)."""
-    import json
-
-    raw = json.loads(obj["metadata"]["annotations"][PROVENANCE_ANNOTATION])
-    return next((raw[key] for key in RANGE_KEYS if raw.get(key) is not None), None)
 
 
 def statuses(
