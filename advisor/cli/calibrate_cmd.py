@@ -30,9 +30,10 @@ from advisor.pipeline.files import check_output_path
 from advisor.probe import probe_node
 
 #: The smallest --budget accepted, in seconds: inspecting the model (one child: TF start-up and a
-#: model load, ~4-5 s here) plus the baseline and two settings at the screen's longest trial (each
-#: ~3.5 s of start-up + 0.3 s warm-up + a 1.5 s window, planned with 20% headroom): 5 + 3 x 6.4 =
-#: 24.2, rounded up. Anything less cannot compare even two settings with the TF default.
+#: model load, ~4-5 s here) plus the baseline and two settings at the screen's longest trial, as
+#: spawned trials (the fallback) cost them: 3.5 s of start-up + 0.2 s warm-up + a 1.2 s window,
+#: planned with 20% headroom: 5 + 3 x 5.9 = 22.6, rounded up with room for a slow inspection.
+#: Anything less cannot compare even two settings with the TF default.
 MIN_BUDGET_S = 25.0
 DEFAULT_BUDGET_S = 60.0
 
