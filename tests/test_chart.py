@@ -472,3 +472,21 @@ def test_content_hash_snippet_in_the_docs_renders_before_the_first_advice(
     assert proc.returncode == 0, proc.stderr
     pod = k8s.one(k8s.load_docs(proc.stdout), "Pod")
     assert pod["metadata"]["annotations"] == {"tf-thread-advisor.io/content-hash": "none"}
+
+
+def test_trial_mode_and_onednn_sweep_reach_the_advisor_only_when_set(
+    renders: dict[str, Any],
+) -> None:
+    jobs = {
+        j["metadata"]["labels"]["tf-thread-advisor/target"]: k8s.advisor_container(j)["args"]
+        for j in k8s.by_kind(renders["two-node-pools.yaml"], "Job")
+    }
+    assert "--sweep-onednn" in jobs["ranker-amd"]
+    assert not any(a.startswith("--trial-mode") for a in jobs["ranker-amd"])  # auto: the default
+    assert "--trial-mode=spawn" in jobs["ranker-intel"]
+    assert "--sweep-onednn" not in jobs["ranker-intel"]
+    default_args = k8s.advisor_container(k8s.one(renders["defaults"], "Job"))["args"]
+    assert "--sweep-onednn" not in default_args
+    assert not any(a.startswith("--trial-mode") for a in default_args)
+    wrong = _template(None, "--set", "defaults.trialMode=thread", check=False)
+    assert wrong.returncode != 0 and "trialMode" in wrong.stderr

@@ -220,6 +220,13 @@ containers:
       {{- end }}
       - --batch-size={{ include "tfta.setting" (dict "root" $root "target" $t "key" "batchSize") }}
       - --concurrency={{ include "tfta.setting" (dict "root" $root "target" $t "key" "concurrency") }}
+      {{- $trialMode := include "tfta.setting" (dict "root" $root "target" $t "key" "trialMode") }}
+      {{- if and $trialMode (ne $trialMode "auto") }}
+      - --trial-mode={{ $trialMode }}
+      {{- end }}
+      {{- if eq (include "tfta.setting" (dict "root" $root "target" $t "key" "sweepOnednn")) "true" }}
+      - --sweep-onednn
+      {{- end }}
       {{- if $modelPath }}
       - --model={{ $modelPath }}
       {{- with $m.signature }}
