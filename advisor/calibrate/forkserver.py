@@ -84,7 +84,9 @@ def _fork_trial(channel: socket.socket, message: dict[str, Any]) -> int:
         return pid
     code = 70  # EX_SOFTWARE: the child failed before the trial program ran
     try:
-        channel.close()
+        # The protocol socket is the server's: close the child's copy for real (close() would
+        # leave it open behind the reader's reference), so a dead server reads as EOF at once.
+        os.close(channel.detach())
         code = _child(message)
     finally:
         os._exit(code)
