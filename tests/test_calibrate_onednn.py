@@ -7,6 +7,7 @@ import pytest
 
 from advisor.calibrate import onednn
 from advisor.calibrate.runner import TrialSpec
+from advisor.calibrate.search import SearchSettings
 from advisor.calibrate.sweep import calibrate
 from advisor.errors import InvalidAdviceError
 from advisor.models import ENV_ONEDNN, CalibrationOptions, TrialResult
@@ -68,7 +69,10 @@ def test_pairs_alternate_their_order_on_the_advised_setting_within_the_budget() 
     }
     assert all(t.onednn is None for t in result.trials)  # the thread sweep's trials stay apart
     assert len(result.onednn_trials) == len(pairs)
-    assert clock.monotonic() - 1000.0 <= 60.0
+    # the pairs keep the search's reserve at the end of the budget too: no deadline reaches it
+    end = 1000.0 + 60.0 - SearchSettings().reserve_s
+    assert all(started + deadline <= end + 1e-9 for spec, deadline, started in fake.calls)
+    assert clock.monotonic() <= end
 
 
 def test_too_few_pairs_for_a_verdict_leaves_the_variable_out() -> None:

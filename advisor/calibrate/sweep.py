@@ -244,7 +244,8 @@ def calibrate(
             trials=trials,
             trial_fn=trial_fn,
             clock=clock,
-            until=until,
+            # the same reserve the search keeps: the process's start and exit, the result
+            until=until - (settings or SearchSettings()).reserve_s,
             overhead_s=outcome.overhead_s or SearchSettings().overhead_guess_s,
             say=say,
         )
