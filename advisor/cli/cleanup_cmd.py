@@ -11,8 +11,7 @@ from typing import Any
 
 from advisor.cli._args import add_kubeconfig
 from advisor.cli._output import emit
-from advisor.errors import UsageError
-from advisor.recommend import dns1123_label_problem, dns1123_subdomain_problem
+from advisor.pipeline.source import check_names
 
 
 def register(subparsers: Any) -> None:
@@ -47,13 +46,9 @@ def run(args: argparse.Namespace) -> int:
     from advisor.cluster import connect
     from advisor.cluster.cleanup import delete_advice
 
-    problem = dns1123_label_problem(args.namespace)
-    if problem:
-        raise UsageError(f"--namespace {args.namespace!r} {problem}")
+    check_names(namespace=args.namespace)
     for name in args.configmap:
-        problem = dns1123_subdomain_problem(name)
-        if problem:
-            raise UsageError(f"--configmap {name!r} {problem}")
+        check_names(configmap=name)
     outcomes = delete_advice(
         connect(args.kubeconfig), args.namespace, args.configmap, dry_run=args.dry_run
     )
