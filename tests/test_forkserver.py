@@ -171,7 +171,7 @@ def test_spawn_mode_starts_no_server(monkeypatch: pytest.MonkeyPatch) -> None:
     def no_server(*args: object, **kwargs: object) -> None:
         raise AssertionError("a trial server was started in spawn mode")
 
-    monkeypatch.setattr(forkclient.TrialServer, "start", no_server)
+    monkeypatch.setattr(forkclient.TrialServer, "launch", no_server)
     result = _sweep(_node(), mode="spawn", budget=30)
     assert result.trial_mode == "spawn" and not any(FALLBACK_NOTE in n for n in result.notes)
 

@@ -52,11 +52,6 @@ class TrialServer:
     def pid(self) -> int | None:
         return None if self._process is None else self._process.pid
 
-    def start(self, timeout_s: float) -> None:
-        """Launch the server and wait until it has imported TensorFlow."""
-        self.launch()
-        self.wait_ready(timeout_s)
-
     def launch(self) -> None:
         """Start the server process; it imports TensorFlow while the caller does other things."""
         ours, theirs = socket.socketpair()

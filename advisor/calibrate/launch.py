@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -79,13 +78,11 @@ class Trials:
         mode: TrialMode,
         *,
         server_env: dict[str, str] | None = None,
-        say: Callable[[str], None] | None = None,
     ) -> None:
         self.workload = workload
         self.mode = mode
         self.notes: list[str] = []
         self.fell_back = False
-        self._say = say or log.info
         self._server_env = server_env
         self._server: TrialServer | None = None
         self._scratch: tempfile.TemporaryDirectory[str] | None = None

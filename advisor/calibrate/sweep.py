@@ -80,7 +80,7 @@ def _real_trials(
         concurrency=options.concurrency,
     )
     say(f"inspecting the workload ({options.model_path or 'built-in'})")
-    trials = Trials(workload, options.trial_mode, say=say)
+    trials = Trials(workload, options.trial_mode)
     try:
         info = trials.inspect(min(MAX_INSPECT_S, options.budget_s))
     except BaseException:
@@ -123,8 +123,24 @@ def _onednn_phase(
     """--sweep-onednn on the advised setting: one trial server per value (TF reads the variable
     at import), or the caller's TrialFn for both (the spec carries the value)."""
     say(f"oneDNN: TF_ENABLE_ONEDNN_OPTS=0 vs =1 at intra={setting[0]} inter={setting[1]}")
-    if trials is None:
-        fns: dict[OnednnValue, TrialFn] = dict.fromkeys(ONEDNN_VALUES, trial_fn)
+    servers: dict[OnednnValue, Trials] = {}
+    fns: dict[OnednnValue, TrialFn] = dict.fromkeys(ONEDNN_VALUES, trial_fn)
+    if trials is not None:
+        servers = {
+            value: Trials(
+                trials.workload,
+                options.trial_mode,
+                server_env=runner.trial_env(None, None, onednn=value),
+            )
+            for value in ONEDNN_VALUES
+        }
+        fns = dict(servers)
+    try:
+        # both import TensorFlow at once (a core each on two cores), then the pairs start
+        for server in servers.values():
+            server.launch(trials.load_timeout_s if trials is not None else 0.0)
+        for server in servers.values():
+            server.ready(max(1.0, until - clock.monotonic()))
         return onednn.measure_pairs(
             setting,
             fns,
@@ -134,36 +150,14 @@ def _onednn_phase(
             overhead_s=overhead_s,
             say=say,
         )
-    servers = {
-        value: Trials(
-            trials.workload,
-            options.trial_mode,
-            server_env=runner.trial_env(None, None, onednn=value),
-            say=say,
-        )
-        for value in ONEDNN_VALUES
-    }
-    try:
-        # both import TensorFlow at once (a core each on two cores), then the pairs start
-        for server in servers.values():
-            server.launch(trials.load_timeout_s)
-        for server in servers.values():
-            server.ready(max(1.0, until - clock.monotonic()))
-        return onednn.measure_pairs(
-            setting,
-            dict(servers),
-            objective=options.objective,
-            clock=clock,
-            until=until,
-            overhead_s=overhead_s,
-            say=say,
-        )
     except BaseException:
-        runner.terminate_all_trials()  # interrupted: no child or server may outlive us
+        if servers:
+            runner.terminate_all_trials()  # interrupted: no child or server may outlive us
         raise
     finally:
+        notes = trials.notes if trials is not None else []
         for server in servers.values():
-            trials.notes.extend(n for n in server.notes if n not in trials.notes)
+            notes.extend(n for n in server.notes if n not in notes)
             server.close()
 
 
