@@ -313,12 +313,16 @@ class CalibrationResult(StrictModel):
         "over its windows",
     )
     noise_band: float | None = Field(
-        default=None, ge=0, description="relative band within which settings are a tie"
+        default=None,
+        ge=0,
+        description="relative band within which a setting's median cannot be told from the "
+        "best's: two standard errors of the difference of the best's and the baseline's "
+        "medians, 5-25%",
     )
     near_best: list[NearBest] = Field(
         default_factory=list,
         description="every setting within the noise band of the best, best first (the advice "
-        "is the cheapest of them)",
+        "is the cheapest of them within 5% of the best)",
     )
     unstable: list[str] = Field(
         default_factory=list,
@@ -332,8 +336,8 @@ class CalibrationResult(StrictModel):
     )
     kept_default: bool = Field(
         default=False,
-        description="the TF default was the pick (best, or the cheapest within noise of the "
-        "best); the advice spells it out (intra = inter = the affinity count, what TF picks by "
+        description="the TF default was the pick (best, or the cheapest within noise and 5% of "
+        "the best); the advice spells it out (intra = inter = the affinity count, what TF picks by "
         "itself) and its gain is 1.0",
     )
     notes: list[str] = Field(

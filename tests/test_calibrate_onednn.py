@@ -94,7 +94,33 @@ def test_noisy_pairs_widen_the_band() -> None:
     zero = [trial(8.5, "0"), trial(8.6, "0"), trial(8.4, "0")]
     assert onednn.verdict(steady + zero, "latency", 3).value == "0"  # 15% better, tight
     wild = [trial(6.0, "0"), trial(8.5, "0"), trial(12.0, "0")]
-    assert onednn.verdict(steady + wild, "latency", 3).value is None  # same median, CV > 15%
+    assert onednn.verdict(steady + wild, "latency", 3).value is None  # 15% on three wild windows
+
+
+def test_many_pairs_tell_apart_what_one_pair_could_not() -> None:
+    # each value's windows swing by a CV of about 10%, and =0's median is 10% better: over three
+    # pairs that is noise, over 24 the medians are known well enough to tell (one window's
+    # spread would call it noise however many pairs there were)
+    def trials(pairs: int) -> list[TrialResult]:
+        out = []
+        for i in range(pairs):
+            swing = (0.88, 1.0, 1.12)[i % 3]
+            for value, p99 in (("0", 9.0 * swing), ("1", 10.0 * swing)):
+                out.append(
+                    TrialResult(
+                        intra_op_threads=1,
+                        inter_op_threads=1,
+                        status="ok",
+                        p99_ms=p99,
+                        onednn=value,
+                    )
+                )
+        return out
+
+    assert onednn.verdict(trials(3), "latency", 3).value is None
+    many = onednn.verdict(trials(24), "latency", 24)
+    assert many.value == "0"
+    assert many.band is not None and many.band < 0.10
 
 
 @pytest.mark.parametrize("value", ["2", "true", "", " 1"])

@@ -260,6 +260,18 @@ def test_a_clearly_worse_contender_is_dropped_after_enough_windows() -> None:
     assert not set(outcome.dropped) & set(race_rounds(fake)[last])
 
 
+def test_a_noisy_baseline_does_not_shield_a_steady_contender_that_lost() -> None:
+    # whether 2/1 lost to 1/1 is a matter of those two medians' noise, not of the baseline's
+    # windows swinging +-30%: it goes once it has its windows, as with a steady baseline
+    _, _, outcome = run(2, 120.0, quota=1.0, overhead_s=FORK_S, noise=0.01, noisy={BASELINE: 0.3})
+    stats = {s.key: s for s in aggregate(outcome.trials)}
+    baseline_cv = stats[BASELINE].cv("latency")
+    assert baseline_cv is not None
+    assert baseline_cv > 0.1
+    assert outcome.dropped
+    assert (1, 1) not in outcome.dropped
+
+
 def test_the_race_keeps_the_leader_and_the_baseline_until_the_budget_is_spent() -> None:
     fake, clock, outcome = run(2, 120.0, quota=1.0, overhead_s=FORK_S, noise=0.01)
     rounds = race_rounds(fake)

@@ -5,21 +5,30 @@ nearly its maximum), so one number per setting is not a ranking. A setting is ju
 of its trusted windows: the race's longer windows if it was raced, else the screen's. How much its
 windows disagree is their coefficient of variation (CV = stdev / mean of the objective's value).
 
-Two settings whose medians differ by less than the noise band are a tie, not a ranking. The band is
-``max(MIN_BAND, CV of the leader, CV of the baseline)``, capped at ``MAX_BAND`` so that a wildly
-noisy leader cannot make every setting a tie. Every setting within the band of the best is
-``near_best`` (like a VPA's lower and upper bound: the measurement cannot tell them apart), and the
-advice is the cheapest of them: the fewest intra + inter threads throttle less under a quota, cost
-less memory and leave CPU to the pod's neighbours.
+How far apart two medians must be to be told apart is not one window's spread: each median rests
+on several windows, so its own uncertainty is its standard error, ``sqrt(pi/2) * CV / sqrt(n)``
+for ``n`` windows (the standard error of a median). Two medians are a tie when they differ by less
+than ``Z`` (2) standard errors of their difference, ``Z * sqrt(e1**2 + e2**2)``: the noise band,
+at least ``MIN_BAND`` and at most ``MAX_BAND``. Every setting within the band of the best (the
+leader and the baseline set it) is ``near_best``, like a VPA's lower and upper bound: the
+measurement cannot tell them apart.
+
+The advice is the cheapest of them whose median is also within ``TRADE_OFF`` (5%) of the best:
+the fewest intra + inter threads throttle less under a quota, cost less memory and leave CPU to
+the pod's neighbours, and 5% is what the advice may give up for that. Within noise but further
+behind is not given away: on a noisy node the band can be 15-25%, and "cannot tell apart" is not
+"as good" (the benchmark measured advice 10-18% behind the best when it was).
 
 TF's default (the baseline) competes like any other setting, costed at the threads TF really runs
 (both pools at the affinity count). When it is the pick, the advice spells it out and claims no
 gain; when the advice is within the band of it, the gain is reported as 1.0 with
-``gain_within_noise``: a 3% "gain" inside a 5% band is noise, not a result.
+``gain_within_noise``: a 3% "gain" inside a 5% band is noise, not a result. That band is the
+chosen setting's and the baseline's own.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -32,6 +41,16 @@ MIN_BAND = 0.05
 #: the widest: a leader whose windows disagree by more must not make every setting a "tie" and
 #: hand the win to the fewest threads regardless of the numbers
 MAX_BAND = 0.25
+
+#: the most of the objective the advice gives up for fewer threads: a cheaper setting within noise
+#: but more than this behind the best is not advised
+TRADE_OFF = 0.05
+
+#: standard errors of the difference between two medians that make them different (about 95%)
+Z = 2.0
+
+#: the standard error of a median is this times stdev / sqrt(n) (sqrt(pi/2), normal windows)
+MEDIAN_ERROR = 1.2533
 
 #: a setting whose windows' CV is above this is unstable (perf_analyzer's stability criterion):
 #: the search measures it again rather than trust or drop it
@@ -82,6 +101,14 @@ class ConfigStats:
         """The CV of the value the objective ranks by."""
         return self.cv_p99 if lower_is_better(objective, slo_met) else self.cv_rps
 
+    def error(self, objective: Objective, slo_met: bool = True) -> float | None:
+        """The relative standard error of the median the objective ranks by; None with fewer
+        than two windows (no spread to judge by)."""
+        cv = self.cv(objective, slo_met)
+        if cv is None or self.windows < 2:
+            return None
+        return MEDIAN_ERROR * cv / math.sqrt(self.windows)
+
     def measurement(self) -> Measurement:
         return Measurement(
             p50_ms=self.p50_ms, p99_ms=self.p99_ms, throughput_rps=self.throughput_rps
@@ -101,10 +128,11 @@ class Choice:
     baseline: ConfigStats
     #: the best by the objective alone, before the cheapest within noise is taken
     leader: ConfigStats
-    #: every setting within ``band`` of the leader, best first (the leader and the pick included)
+    #: every setting within ``band`` of the leader, best first (the leader and the pick included;
+    #: the pick is the cheapest of those also within TRADE_OFF)
     near_best: tuple[ConfigStats, ...]
     band: float
-    #: chosen vs baseline as a ratio of medians (>1 = better); 1.0 when within the band
+    #: chosen vs baseline as a ratio of medians (>1 = better); 1.0 when within their own band
     gain: float | None
     gain_within_noise: bool
     #: the CV of the chosen setting's windows (of the value the objective ranks by)
@@ -219,18 +247,32 @@ def within(a: float, b: float, tolerance: float) -> bool:
 
 
 def noise_band(
-    leader: ConfigStats, baseline: ConfigStats, objective: Objective, slo_met: bool = True
+    one: ConfigStats, other: ConfigStats, objective: Objective, slo_met: bool = True
 ) -> float:
-    """max(MIN_BAND, the leader's CV, the baseline's CV), at most MAX_BAND."""
-    cvs = [leader.cv(objective, slo_met) or 0.0, baseline.cv(objective, slo_met) or 0.0]
-    return min(MAX_BAND, max(MIN_BAND, *cvs))
+    """The band within which ``one``'s and ``other``'s medians are a tie: ``Z`` standard errors of
+    their difference, between MIN_BAND and MAX_BAND.
+
+    A setting with a single window has no error of its own; it is taken to be as noisy as the
+    other (two single windows: MIN_BAND, as a quiet node would give).
+    """
+    errors = [one.error(objective, slo_met), other.error(objective, slo_met)]
+    known = [e for e in errors if e is not None]
+    if not known:
+        return MIN_BAND
+    mine, theirs = (e if e is not None else known[0] for e in errors)
+    return difference_band(mine, theirs)
+
+
+def difference_band(*errors: float) -> float:
+    """``Z * sqrt(sum of squared relative errors)``, between MIN_BAND and MAX_BAND."""
+    return min(MAX_BAND, max(MIN_BAND, Z * math.sqrt(sum(e * e for e in errors))))
 
 
 def choose(
     stats: Sequence[ConfigStats], objective: Objective, p99_slo_ms: float | None = None
 ) -> Choice:
-    """The cheapest setting within noise of the best, the range it was picked from, and its gain
-    over TF's default.
+    """The cheapest setting within noise and within TRADE_OFF of the best, the range (within
+    noise) it was picked from, and its gain over TF's default.
 
     Settings judged by the longest windows compete (the raced ones, when a race ran: a setting
     that was only screened was more than the race's band behind); the baseline always competes.
@@ -263,11 +305,19 @@ def choose(
     band = noise_band(leader, baseline, objective, met)
     lead_value = value(leader, objective, met)
     near = tuple(s for s in ordered if within(value(s, objective, met), lead_value, band))
-    chosen = min(near, key=lambda s: (s.threads, ordered.index(s)))
+    trade = min(band, TRADE_OFF)
+    affordable = [s for s in near if within(value(s, objective, met), lead_value, trade)]
+    chosen = min(affordable, key=lambda s: (s.threads, ordered.index(s)))
     if chosen is not leader:
         notes.append(
-            f"{chosen.label} is within {band:.0%} of {leader.label} (noise); "
-            "took the one with fewer threads"
+            f"{chosen.label} is within {trade:.0%} of {leader.label}; took the one with fewer "
+            "threads"
+        )
+    passed = [s for s in near if s.threads < chosen.threads and s not in affordable]
+    if passed:
+        notes.append(
+            f"within noise ({band:.0%}) of {leader.label} but more than {trade:.0%} behind it, "
+            f"so not advised despite fewer threads: {', '.join(s.label for s in passed)}"
         )
 
     gain: float | None = 1.0  # the default itself: no gain, by definition
@@ -278,11 +328,12 @@ def choose(
         # difference the advice makes.
         same_side = objective != "slo" or meets_slo(baseline, p99_slo_ms) == met
         theirs = value(baseline, objective, met)
-        noise = same_side and within(value(chosen, objective, met), theirs, band)
+        apart = noise_band(chosen, baseline, objective, met)
+        noise = same_side and within(value(chosen, objective, met), theirs, apart)
         if noise:
             measured = "" if gain is None else f" (ratio {gain:.2f})"
             notes.append(
-                f"{chosen.label} and the TF default measured within the {band:.0%} noise band "
+                f"{chosen.label} and the TF default measured within the {apart:.0%} noise band "
                 f"of each other{measured}: no measurable gain"
             )
             gain = 1.0

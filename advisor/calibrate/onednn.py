@@ -11,13 +11,14 @@ Pure: time from a Clock, trials from TrialFns, like the search.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Mapping
 
 from advisor.calibrate.objective import (
-    MAX_BAND,
-    MIN_BAND,
+    MEDIAN_ERROR,
     coefficient_of_variation,
+    difference_band,
     lower_is_better,
     value,
 )
@@ -88,8 +89,8 @@ def _planned(cost: float, took: list[float]) -> float:
 
 
 def verdict(trials: list[TrialResult], objective: Objective, pairs: int) -> OnednnVerdict:
-    """Which value wins beyond noise: the medians differ by more than the larger of 5% and
-    either value's spread (coefficient of variation), capped like the thread search's noise band."""
+    """Which value wins beyond noise: the medians differ by more than the thread search's noise
+    band for two medians (two standard errors of their difference, 5-25%)."""
     by_value: dict[str, list[float]] = {v: [] for v in ONEDNN_VALUES}
     for trial in trials:
         if trial.status == "ok" and trial.onednn is not None:
@@ -104,7 +105,7 @@ def verdict(trials: list[TrialResult], objective: Objective, pairs: int) -> Oned
             "(raise --budget)",
         )
     medians = {k: statistics.median(v) for k, v in by_value.items()}
-    band = min(MAX_BAND, max(MIN_BAND, *(_cv(v) for v in by_value.values())))
+    band = difference_band(*(_error(v) for v in by_value.values()))
     lower = lower_is_better(objective)
     best = min(medians, key=medians.__getitem__) if lower else max(medians, key=medians.__getitem__)
     other = "1" if best == "0" else "0"
@@ -134,8 +135,9 @@ def verdict(trials: list[TrialResult], objective: Objective, pairs: int) -> Oned
     )
 
 
-def _cv(values: list[float]) -> float:
-    return coefficient_of_variation(values) or 0.0
+def _error(values: list[float]) -> float:
+    """The relative standard error of the median of ``values``."""
+    return MEDIAN_ERROR * (coefficient_of_variation(values) or 0.0) / math.sqrt(len(values))
 
 
 def _detail(result: TrialResult) -> str:

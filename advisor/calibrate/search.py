@@ -21,9 +21,9 @@ its ``measure_s`` and until ``min_requests`` have completed, capped at ``max_mea
   screen value (an unstable one counts by its value one CV better), 2 to 5 of them. Each round
   measures them and the baseline once, with longer windows, in an order shuffled per round (seeded:
   reproducible, but no setting is always first or always right after the baseline). A contender
-  clearly worse than the leader (beyond twice the noise band) after ``drop_after`` windows is
-  dropped. Rounds go on until the budget is spent; when a full trial no longer fits, the last
-  ones get shorter windows, so the budget is not left unused.
+  clearly worse than the leader (beyond the noise of the two medians, and at least 10%) after
+  ``drop_after`` windows is dropped. Rounds go on until the budget is spent; when a full trial no
+  longer fits, the last ones get shorter windows, so the budget is not left unused.
 - **Stability gate** (like perf_analyzer's): a setting whose windows disagree by a CV above
   ``STABLE_CV`` is measured first in the next round and is never dropped before
   ``unstable_windows`` windows; one still unstable when the budget ends is reported.
@@ -43,6 +43,7 @@ from typing import Protocol
 
 from advisor.calibrate.candidates import Candidate
 from advisor.calibrate.objective import (
+    MIN_BAND,
     SCREEN_ROUND,
     STABLE_CV,
     ConfigStats,
@@ -401,7 +402,7 @@ def _contenders(state: _State) -> list[Setting]:
 
 
 def _drop(state: _State, alive: list[Setting]) -> list[Setting]:
-    """The contenders clearly worse than the leader: beyond twice the noise band, after
+    """The contenders clearly worse than the leader: beyond the noise band of the two, after
     ``drop_after`` race windows, and stable (or unstable past ``unstable_windows``)."""
     settings = state.settings
     stats = state.stats()
@@ -412,7 +413,6 @@ def _drop(state: _State, alive: list[Setting]) -> list[Setting]:
     ordered = rank(raced, state.objective, state.p99_slo_ms)
     met = _slo_met(state, ordered)
     leader = ordered[0]
-    band = 2 * noise_band(leader, baseline, state.objective, met)
     lead = value(leader, state.objective, met)
     lower = lower_is_better(state.objective, met)
     slo = state.p99_slo_ms
@@ -422,6 +422,9 @@ def _drop(state: _State, alive: list[Setting]) -> list[Setting]:
             continue
         if _unstable(s, state.objective, met) and s.windows < settings.unstable_windows:
             continue  # measured again first; not "worse" on numbers that do not hold still
+        # behind beyond the noise of the two medians, and never by less than twice the
+        # narrowest band: a contender is dropped only when it clearly lost
+        band = max(2 * MIN_BAND, noise_band(leader, s, state.objective, met))
         worse = _behind(value(s, state.objective, met), lead, band, lower)
         if state.objective == "slo" and met and slo is not None and not meets_slo(s, slo):
             worse = s.p99_ms > slo * (1 + band)  # judged by how far it misses the bound
