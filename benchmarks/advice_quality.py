@@ -115,6 +115,7 @@ def scenario_figures(
     grid_keys: list[str],
     grid_time: dict[str, float],
     spawn_run: CalibrateRun | None = None,
+    short_run: CalibrateRun | None = None,
 ) -> dict[str, Any]:
     """One scenario's row: values, ratios (advice / other, in objective units), targets."""
     objective = scenario.objective
@@ -160,11 +161,13 @@ def scenario_figures(
             else round(run.max_process_rss_mib, 1),
             "its_own_baseline": None if run.result is None else run.result.get("baseline"),
             "its_own_chosen": None if run.result is None else run.result.get("chosen"),
+            "windows": _windows(run),
         },
         "grid_time": {k: round(v, 2) for k, v in grid_time.items()},
         "calibrate_vs_grid": None if wall is None else round(wall / grid_time["total_s"], 3),
         "settings": stats,
-        "spawn": None if spawn_run is None else _spawn_figures(spawn_run, stats, objective, best),
+        "spawn": None if spawn_run is None else _rerun_figures(spawn_run, stats, objective, best),
+        "short": None if short_run is None else _rerun_figures(short_run, stats, objective, best),
     }
     data["targets"] = report.targets(
         data,
@@ -175,14 +178,35 @@ def scenario_figures(
         grid_s=grid_time["total_s"],
         peak_rss_mib=run.peak_tree_rss_mib if run.exit_code == 0 else None,
         ok_trials_per_60s=report.per_60s(run.ok_trials, wall),
+        short_advice=None if short_run is None else data["short"]["advice_value"],
+        short_ran=short_run is not None,
     )
     return data
 
 
-def _spawn_figures(
+def _windows(run: CalibrateRun) -> list[list[Any]] | None:
+    """Every trial of the sweep as [intra, inter, round, status, p99 ms, req/s] (the baseline's
+    threads as null): enough to replay the choice offline with another rule."""
+    if run.result is None:
+        return None
+    return [
+        [
+            t.get("intra_op_threads"),
+            t.get("inter_op_threads"),
+            t.get("round"),
+            t.get("status"),
+            t.get("p99_ms"),
+            t.get("throughput_rps"),
+        ]
+        for t in run.result.get("trials", [])
+    ]
+
+
+def _rerun_figures(
     run: CalibrateRun, stats: dict[str, dict[str, Any]], objective: str, best: float
 ) -> dict[str, Any]:
-    """The same calibration with every trial spawned: what the fork server saves."""
+    """The same calibration run again another way (every trial spawned: what the fork server
+    saves; a shorter budget: what a short sweep is worth), judged by the same grid."""
     value = (
         None
         if run.advice is None
@@ -198,6 +222,7 @@ def _spawn_figures(
         "advice_value": value,
         "advice_vs_grid_best": None if value is None else round(value / best, 3),
         "peak_tree_rss_mib": round(run.peak_tree_rss_mib, 1),
+        "budget_s": None if run.result is None else run.result.get("budget_s"),
     }
 
 
@@ -220,6 +245,7 @@ def run_quota(
     with maybe_group(quota, can_quota) as group:
         runs: dict[Scenario, CalibrateRun] = {}
         spawned: dict[Scenario, CalibrateRun] = {}
+        shorts: dict[Scenario, CalibrateRun] = {}
         for scenario in scenarios:
             log(f"calibrate {scenario.name} (in the scenario's cgroup)")
             budget = effort.calibrate_budget_s
@@ -239,7 +265,15 @@ def run_quota(
                 )
                 again = spawned[scenario]
                 log(f"  -> advice {again.advice}, {again.wall_s:.1f} s, {again.ok_trials} ok")
-        every_run = [*runs.values(), *spawned.values()]
+            short_budget = effort.short_budget_s
+            if short_budget and quota is None and scenario.objective == "latency":
+                log(f"calibrate {scenario.name} again with --budget {short_budget:g}")
+                shorts[scenario] = run_calibrate(
+                    scenario, model_path, group, short_budget, 2 * short_budget + 120
+                )
+                brief = shorts[scenario]
+                log(f"  -> advice {brief.advice}, {brief.wall_s:.1f} s, {brief.ok_trials} ok")
+        every_run = [*runs.values(), *spawned.values(), *shorts.values()]
         advice = [Setting(*r.advice) for r in every_run if r.advice is not None]
         settings = list(dict.fromkeys([DEFAULT, rule, *grid_settings, *advice]))
         missing = [x for x in settings if x.key not in pool.children]
@@ -279,6 +313,7 @@ def run_quota(
                                 grid_keys=grid_keys,
                                 grid_time=grid_time,
                                 spawn_run=spawned.get(scenario),
+                                short_run=shorts.get(scenario),
                             )
                         )
         finally:

@@ -12,6 +12,8 @@ import math
 import random
 from dataclasses import dataclass, field
 
+from benchmarks.report import SHORT_BUDGET_S
+
 QUOTAS: tuple[float | None, ...] = (None, 1.5, 1.0)
 OBJECTIVES = ("latency", "throughput")
 CONCURRENCIES = (1, 2)
@@ -53,6 +55,9 @@ class Effort:
     #: measured in the same run; "all" scenarios, the "first" of each workload and quota (the
     #: full run: six more minutes instead of 24), or "none"
     compare_spawn: str = "all"
+    #: also calibrate the no-quota latency scenarios with this short budget (issue 10's
+    #: done-when: a 30 s sweep's advice within 5% of the grid's best p99); None: not run
+    short_budget_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -64,8 +69,10 @@ class Plan:
 
 
 EFFORT = {
-    "full": Effort(rounds=5, window_s=2.0, warmup_s=0.3, compare_spawn="first"),
-    "quick": Effort(rounds=3, window_s=0.7, warmup_s=0.15),
+    "full": Effort(
+        rounds=5, window_s=2.0, warmup_s=0.3, compare_spawn="first", short_budget_s=SHORT_BUDGET_S
+    ),
+    "quick": Effort(rounds=3, window_s=0.7, warmup_s=0.15, short_budget_s=SHORT_BUDGET_S),
     "smoke": Effort(
         rounds=2,
         window_s=0.2,

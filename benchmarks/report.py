@@ -19,6 +19,7 @@ CALIBRATE_MAX_S = 60.0
 CALIBRATE_MAX_GRID_SHARE = 0.25
 RSS_MAX_MIB = 1.5 * 1024
 MIN_OK_TRIALS_PER_60S = 30
+SHORT_BUDGET_S = 30.0
 
 TARGETS = {
     "1cpu_p99": f"1-CPU latency: advice p99 <= {P99_VS_DEFAULT_MAX:.2f} x default p99",
@@ -28,6 +29,8 @@ TARGETS = {
     "rss": f"peak RSS of the calibrate tree <= {RSS_MAX_MIB / 1024:.1f} GiB (builtin)",
     "trials_60s": f">= {MIN_OK_TRIALS_PER_60S} measured (ok) trials per 60 s "
     "(builtin, 1-CPU quota, latency)",
+    "near_best_30s": f"a {SHORT_BUDGET_S:g} s sweep's advice within {GRID_BEST_TOLERANCE:.0%} of "
+    "grid best (no quota, latency)",
 }
 
 
@@ -99,8 +102,13 @@ def targets(
     grid_s: float,
     peak_rss_mib: float | None,
     ok_trials_per_60s: float | None = None,
+    short_advice: float | None = None,
+    short_ran: bool = False,
 ) -> dict[str, str]:
-    """PASS / MISS / n/a for each target in ``TARGETS`` (n/a: not this scenario's, or no advice)."""
+    """PASS / MISS / n/a for each target in ``TARGETS`` (n/a: not this scenario's, or no advice).
+
+    ``short_advice``: the grid's value of the advice of the short-budget sweep, when one ran
+    (``short_ran``; no advice from it is a miss)."""
     objective = scenario["objective"]
     has_advice = advice is not None
     one_cpu = scenario["quota_cpus"] == 1.0 and objective == "latency"
@@ -130,6 +138,14 @@ def targets(
         "trials_60s": _verdict(
             (ok_trials_per_60s is not None and ok_trials_per_60s >= MIN_OK_TRIALS_PER_60S)
             if builtin_one_cpu
+            else None
+        ),
+        "near_best_30s": _verdict(
+            (
+                short_advice is not None
+                and within_of_best(short_advice, best, objective, GRID_BEST_TOLERANCE)
+            )
+            if short_ran
             else None
         ),
     }
@@ -201,11 +217,13 @@ def cost_table(results: Sequence[dict[str, Any]]) -> str:
         "peak RSS MiB",
         "spawn: trials ok",
         "spawn: adv/best",
+        f"{SHORT_BUDGET_S:g} s: adv/best",
     ]
     rows = []
     for r in results:
         cal = r["calibrate"]
         spawn = r.get("spawn") or {}
+        short = r.get("short") or {}
         rows.append(
             [
                 r["scenario"],
@@ -217,6 +235,7 @@ def cost_table(results: Sequence[dict[str, Any]]) -> str:
                 f"{cal['peak_tree_rss_mib']:.0f}" if cal["peak_tree_rss_mib"] else "-",
                 "-" if spawn.get("ok_trials") is None else str(spawn["ok_trials"]),
                 _ratio(spawn.get("advice_vs_grid_best")),
+                _ratio(short.get("advice_vs_grid_best")),
             ]
         )
     return _table(headers, rows)

@@ -70,6 +70,8 @@ def _targets(**over: Any) -> dict[str, str]:
         "grid_s": 400.0,
         "peak_rss_mib": 900.0,
         "ok_trials_per_60s": 34.0,
+        "short_ran": True,
+        "short_advice": 10.0,
     }
     kwargs.update(over)
     return report.targets(scenario, **kwargs)
@@ -84,6 +86,13 @@ def test_targets_pass_and_miss_on_their_own_thresholds() -> None:
     assert _targets(peak_rss_mib=1600.0)["rss"] == "MISS"
     assert _targets(ok_trials_per_60s=29.5)["trials_60s"] == "MISS"
     assert _targets(ok_trials_per_60s=None)["trials_60s"] == "MISS"
+
+
+def test_the_short_sweep_is_judged_by_the_same_grid_only_where_it_ran() -> None:
+    assert _targets(short_ran=False, short_advice=None)["near_best_30s"] == "n/a"
+    assert _targets(short_ran=True, short_advice=10.4)["near_best_30s"] == "PASS"
+    assert _targets(short_ran=True, short_advice=10.6)["near_best_30s"] == "MISS"
+    assert _targets(short_ran=True, short_advice=None)["near_best_30s"] == "MISS"
 
 
 def test_targets_that_do_not_apply_say_so_and_no_advice_is_a_miss() -> None:
@@ -106,6 +115,7 @@ def _result() -> dict[str, Any]:
         "ratios": {"advice_vs_default": 0.516, "advice_vs_grid_best": 1.027},
         "calibrate": {"wall_s": 58.2, "trials": 40, "ok_trials": 38, "peak_tree_rss_mib": 812.0},
         "spawn": {"ok_trials": 9, "advice_vs_grid_best": 1.18},
+        "short": {"ok_trials": 17, "advice_vs_grid_best": 1.07},
         "grid_time": {"total_s": 180.0},
         "calibrate_vs_grid": 0.323,
         "targets": {
@@ -115,6 +125,7 @@ def _result() -> dict[str, Any]:
             "cal_25pct": "MISS",
             "rss": "PASS",
             "trials_60s": "PASS",
+            "near_best_30s": "MISS",
         },
     }
 
@@ -136,6 +147,7 @@ def test_render_shows_values_directions_ratios_and_verdicts() -> None:
     assert "1.03" in text
     assert "39.2" in text  # 38 ok trials in 58.2 s: per 60 s
     assert "| 9 " in text and "1.18" in text  # the spawned calibration beside it
+    assert "| 1.07 " in text  # the short sweep's advice against the grid's best
     assert "58.2" in text
     assert "0.32" in text
     assert "MISS" in text

@@ -44,6 +44,9 @@ def test_smoke_run_reports_every_figure_and_cleans_up(tmp_path: Path) -> None:
     calibrate = scenario["calibrate"]
     assert calibrate["exit_code"] == 0
     assert calibrate["trials"] >= 2  # the baseline and at least one setting
+    # every trial kept for an offline replay of the choice: setting, round, status, figures
+    assert len(calibrate["windows"]) == calibrate["trials"]
+    assert calibrate["windows"][0][:4] == [None, None, 0, "ok"]  # the baseline screens first
     assert 0 < calibrate["wall_s"] < 120
     assert calibrate["peak_tree_rss_mib"] > 100  # TF was really loaded in the tree
     settings = scenario["settings"]
