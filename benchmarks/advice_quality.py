@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -376,6 +377,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=6, help="seed of the round orders")
     parser.add_argument("--no-scaling", action="store_true", help="skip the simulated scaling")
     parser.add_argument(
+        "--budget",
+        type=float,
+        metavar="S",
+        help="calibrate with --budget S instead of the advisor's default (to find the smallest "
+        "budget that meets the targets)",
+    )
+    parser.add_argument(
         "--write-docs",
         type=Path,
         metavar="MD",
@@ -384,12 +392,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def plan_of(args: argparse.Namespace, mode: str, why_not: str | None) -> Plan:
+    """The mode's plan, with ``--budget`` in place of the advisor's default when given."""
+    the_plan = plan.make_plan(mode, why_not is None, why_not)
+    if args.budget is None:
+        return the_plan
+    effort = dataclasses.replace(the_plan.effort, calibrate_budget_s=args.budget)
+    return dataclasses.replace(the_plan, effort=effort)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     mode = "smoke" if args.smoke else "quick" if args.quick else "full"
     signal.signal(signal.SIGTERM, _terminate)
     why_not = cgroups.cgroup_unavailable()
-    the_plan = plan.make_plan(mode, why_not is None, why_not)
+    the_plan = plan_of(args, mode, why_not)
     info = {
         "affinity": len(os.sched_getaffinity(0)),
         "logical_cpus": os.cpu_count(),

@@ -161,7 +161,7 @@ def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     widths = [
         max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
     ]
@@ -201,7 +201,7 @@ def quality_table(results: Sequence[dict[str, Any]]) -> str:
                 _ratio(r["ratios"]["advice_vs_grid_best"]),
             ]
         )
-    return _table(headers, rows)
+    return markdown_table(headers, rows)
 
 
 def cost_table(results: Sequence[dict[str, Any]]) -> str:
@@ -238,7 +238,7 @@ def cost_table(results: Sequence[dict[str, Any]]) -> str:
                 _ratio(short.get("advice_vs_grid_best")),
             ]
         )
-    return _table(headers, rows)
+    return markdown_table(headers, rows)
 
 
 def per_60s(ok_trials: int | None, wall_s: float | None) -> float | None:
@@ -257,7 +257,7 @@ def targets_table(results: Sequence[dict[str, Any]]) -> str:
     headers = ["scenario", *TARGETS]
     rows = [[r["scenario"], *(r["targets"][k] for k in TARGETS)] for r in results]
     legend = "\n".join(f"- {k}: {text}" for k, text in TARGETS.items())
-    return _table(headers, rows) + "\n\n" + legend
+    return markdown_table(headers, rows) + "\n\n" + legend
 
 
 def scaling_table(rows: Sequence[dict[str, Any]]) -> str:
@@ -292,7 +292,7 @@ def scaling_table(rows: Sequence[dict[str, Any]]) -> str:
         ]
         for r in rows
     ]
-    return _table(headers, body)
+    return markdown_table(headers, body)
 
 
 LATEST_START = "<!-- LATEST -->"

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from benchmarks import plan
+from benchmarks import advice_quality, plan
 
 
 def test_quick_keeps_the_one_cpu_latency_scenario_and_covers_every_axis() -> None:
@@ -68,3 +68,13 @@ def test_rounds_run_every_setting_once_in_seeded_reshuffled_orders() -> None:
     assert len({tuple(o) for o in orders}) > 1
     assert orders == plan.round_orders(keys, rounds=4, seed=6)
     assert orders != plan.round_orders(keys, rounds=4, seed=7)
+
+
+def test_budget_flag_replaces_the_advisors_default_budget_and_nothing_else() -> None:
+    default = advice_quality.plan_of(advice_quality.parse_args(["--quick"]), "quick", None)
+    assert default.effort.calibrate_budget_s is None  # calibrate runs with its own default
+    args = advice_quality.parse_args(["--quick", "--budget", "40"])
+    chosen = advice_quality.plan_of(args, "quick", None)
+    assert chosen.effort.calibrate_budget_s == 40.0
+    assert chosen.scenarios == default.scenarios
+    assert chosen.effort.short_budget_s == default.effort.short_budget_s

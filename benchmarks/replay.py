@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Replay the advisor's choice on a benchmark run's recorded trials; judge it by that run's grid.
+
+    python benchmarks/replay.py full.json
+
+Why: a full benchmark run takes about 70 minutes on a 2-core machine, and the rule that turns a
+sweep's windows into advice (``advisor.calibrate.objective``) is pure. Given the trials a run
+recorded (``calibrate.windows``), the current rule's advice can be compared with what the run
+advised and with the grid's best, in a second. It checks the choice alone: which settings were
+raced, and how often, depended on the rule that ran, so a replay never replaces a full run.
+
+The recorded windows carry no p50; none of the objectives ranks by it, so the replay fills it
+with the p99.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from advisor.calibrate.objective import aggregate, choose  # noqa: E402
+from advisor.models import TrialResult  # noqa: E402
+from benchmarks import report  # noqa: E402
+
+
+def trials_of(windows: list[list[Any]]) -> list[TrialResult]:
+    """The recorded ``[intra, inter, round, status, p99, rps]`` rows as TrialResults."""
+    out = []
+    for intra, inter, round_, status, p99, rps in windows:
+        ok = status == "ok"
+        out.append(
+            TrialResult(
+                intra_op_threads=intra,
+                inter_op_threads=inter,
+                round=round_,
+                status=status,
+                p50_ms=p99 if ok else None,
+                p99_ms=p99 if ok else None,
+                throughput_rps=rps if ok else None,
+            )
+        )
+    return out
+
+
+def replay(scenario: dict[str, Any], affinity: int) -> dict[str, Any] | None:
+    """The current rule's advice on ``scenario``'s recorded trials, and how the grid rates it;
+    None when the scenario recorded no trials (a failed calibrate, or a run from before)."""
+    windows = scenario["calibrate"].get("windows")
+    if not windows:
+        return None
+    choice = choose(aggregate(trials_of(windows), (affinity, affinity)), scenario["objective"])
+    chosen = choice.chosen
+    # a kept default is advised spelled out (intra = inter = the affinity count), and the run
+    # measured it that way too
+    key = f"{affinity}/{affinity}" if chosen.is_baseline else chosen.label
+    measured = scenario["settings"].get(key)
+    value = None if measured is None else report.objective_value(measured, scenario["objective"])
+    best = scenario["grid_best"]["value"]
+    return {
+        "scenario": scenario["scenario"],
+        "ran": scenario["advice"]["setting"] if scenario["advice"] else None,
+        "ran_vs_best": scenario["ratios"]["advice_vs_grid_best"],
+        "replayed": key,
+        "replayed_vs_best": None if value is None else round(value / best, 3),
+        "band": round(choice.band, 3),
+        "within": None
+        if value is None
+        else report.within_of_best(value, best, scenario["objective"], report.GRID_BEST_TOLERANCE),
+    }
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    headers = ["scenario", "ran", "ran/best", "replayed", "replayed/best", "band"]
+    body = [
+        [
+            r["scenario"],
+            r["ran"] or "-",
+            "-" if r["ran_vs_best"] is None else f"{r['ran_vs_best']:.2f}",
+            r["replayed"],
+            "not in the grid" if r["replayed_vs_best"] is None else f"{r['replayed_vs_best']:.2f}",
+            f"{r['band']:.0%}",
+        ]
+        for r in rows
+    ]
+    return report.markdown_table(headers, body)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("report", type=Path, help="a benchmark run's --json output")
+    args = parser.parse_args(argv)
+    data = json.loads(args.report.read_text())
+    affinity = int(data["host"]["affinity"])
+    rows = [r for r in (replay(s, affinity) for s in data["scenarios"]) if r is not None]
+    if not rows:
+        print(f"{args.report}: no recorded trials to replay", file=sys.stderr)
+        return 1
+    print(table(rows))
+    judged = [r for r in rows if r["within"] is not None]
+    near = sum(1 for r in judged if r["within"])
+    unjudged = len(rows) - len(judged)
+    tail = f" ({unjudged} replayed setting(s) the grid did not measure)" if unjudged else ""
+    print(
+        f"\nreplayed advice within {report.GRID_BEST_TOLERANCE:.0%} of the grid's best: "
+        f"{near} of {len(judged)}{tail}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
