@@ -203,6 +203,12 @@ def _windows(run: CalibrateRun) -> list[list[Any]] | None:
     ]
 
 
+def kill_after(budget_s: float | None) -> float:
+    """How long a calibrate run with ``budget_s`` (None: the advisor's default) may take before
+    the benchmark kills it: twice the budget and two minutes, room for a loaded machine."""
+    return 2 * (budget_s or DEFAULT_BUDGET_S) + 120
+
+
 def _rerun_figures(
     run: CalibrateRun, stats: dict[str, dict[str, Any]], objective: str, best: float
 ) -> dict[str, Any]:
@@ -250,7 +256,7 @@ def run_quota(
         for scenario in scenarios:
             log(f"calibrate {scenario.name} (in the scenario's cgroup)")
             budget = effort.calibrate_budget_s
-            timeout = 2 * (budget or DEFAULT_BUDGET_S) + 120
+            timeout = kill_after(budget)
             runs[scenario] = run_calibrate(scenario, model_path, group, budget, timeout)
             run = runs[scenario]
             log(
@@ -270,7 +276,7 @@ def run_quota(
             if short_budget and quota is None and scenario.objective == "latency":
                 log(f"calibrate {scenario.name} again with --budget {short_budget:g}")
                 shorts[scenario] = run_calibrate(
-                    scenario, model_path, group, short_budget, 2 * short_budget + 120
+                    scenario, model_path, group, short_budget, kill_after(short_budget)
                 )
                 brief = shorts[scenario]
                 log(f"  -> advice {brief.advice}, {brief.wall_s:.1f} s, {brief.ok_trials} ok")

@@ -107,7 +107,7 @@ class ConfigStats:
         cv = self.cv(objective, slo_met)
         if cv is None or self.windows < 2:
             return None
-        return MEDIAN_ERROR * cv / math.sqrt(self.windows)
+        return median_error(cv, self.windows)
 
     def measurement(self) -> Measurement:
         return Measurement(
@@ -261,6 +261,11 @@ def noise_band(
         return MIN_BAND
     mine, theirs = (e if e is not None else known[0] for e in errors)
     return difference_band(mine, theirs)
+
+
+def median_error(cv: float, windows: int) -> float:
+    """The relative standard error of a median over ``windows`` windows whose spread is ``cv``."""
+    return MEDIAN_ERROR * cv / math.sqrt(windows)
 
 
 def difference_band(*errors: float) -> float:

@@ -11,15 +11,14 @@ Pure: time from a Clock, trials from TrialFns, like the search.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Callable, Mapping
 
 from advisor.calibrate.objective import (
-    MEDIAN_ERROR,
     coefficient_of_variation,
     difference_band,
     lower_is_better,
+    median_error,
     value,
 )
 from advisor.calibrate.runner import TrialSpec
@@ -137,7 +136,7 @@ def verdict(trials: list[TrialResult], objective: Objective, pairs: int) -> Oned
 
 def _error(values: list[float]) -> float:
     """The relative standard error of the median of ``values``."""
-    return MEDIAN_ERROR * (coefficient_of_variation(values) or 0.0) / math.sqrt(len(values))
+    return median_error(coefficient_of_variation(values) or 0.0, len(values))
 
 
 def _detail(result: TrialResult) -> str:

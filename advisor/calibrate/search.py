@@ -407,8 +407,7 @@ def _drop(state: _State, alive: list[Setting]) -> list[Setting]:
     settings = state.settings
     stats = state.stats()
     raced = [stats[k] for k in alive if k in stats and stats[k].raced]
-    baseline = stats.get(BASELINE)
-    if len(raced) < 2 or baseline is None:
+    if len(raced) < 2:
         return []
     ordered = rank(raced, state.objective, state.p99_slo_ms)
     met = _slo_met(state, ordered)

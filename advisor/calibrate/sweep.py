@@ -232,6 +232,7 @@ def calibrate(
     verdict: OnednnVerdict | None = None
     onednn_trials: list[TrialResult] = []
     if options.sweep_onednn:
+        searched = settings or SearchSettings()
         onednn_trials, verdict = _onednn_phase(
             options,
             (intra, inter),
@@ -239,8 +240,8 @@ def calibrate(
             trial_fn=trial_fn,
             clock=clock,
             # the same reserve the search keeps: the process's start and exit, the result
-            until=until - (settings or SearchSettings()).reserve_s,
-            overhead_s=outcome.overhead_s or SearchSettings().overhead_guess_s,
+            until=until - searched.reserve_s,
+            overhead_s=outcome.overhead_s or searched.overhead_guess_s,
             say=say,
         )
         notes.append(f"oneDNN: {verdict.reason}")
