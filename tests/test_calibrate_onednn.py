@@ -51,7 +51,9 @@ def test_a_clear_winner_is_set_in_the_configmap() -> None:
 
 
 def test_a_difference_within_noise_leaves_the_variable_out() -> None:
-    result, _, _ = _calibrate(0.98)
+    # 1% apart with +-1% noise per window: the medians can differ by 3% at most, whatever the
+    # draws, which is under the 5% floor of the band (a 2% gap with 2% noise could reach 6%)
+    result, _, _ = _calibrate(0.99, noise=0.01)
     assert result.onednn is not None and result.onednn.value is None
     assert "no difference beyond noise" in result.onednn.reason
     rec = build_recommendation(result, advisor_version="0.1.0", now=FIXED_NOW)

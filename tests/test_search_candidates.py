@@ -7,11 +7,13 @@ import math
 import pytest
 
 from advisor.calibrate.candidates import (
+    MAX_CANDIDATES,
     MAX_INTER_OP,
     candidate_configs,
     coverage_order,
     inter_op_values,
     intra_op_values,
+    spare_inter_op,
     tf_default,
 )
 from tests.search_fakes import node
@@ -59,6 +61,38 @@ def test_inter_op_bound_follows_sockets_and_concurrency() -> None:
     assert inter_op_values(node(1)) == [1]
 
 
+def test_without_a_binding_quota_one_wider_inter_op_pool_is_tried_last() -> None:
+    # the benchmark's grid on 2 CPUs without a quota kept finding its best at inter-op 3
+    assert spare_inter_op(node(2)) == 3
+    assert [c.label for c in candidate_configs(node(2))] == ["2/1", "1/1", "1/2", "2/3", "1/3"]
+    assert spare_inter_op(node(2), concurrency=2) == 3
+    assert spare_inter_op(node(64, sockets=2), concurrency=4) == 5
+    # a quota at the mask's size does not bind: the same as none
+    assert spare_inter_op(node(2, quota=2.0)) == 3
+    # a quota that binds, even loosely, gets no spare: extra runnable threads there get throttled
+    assert spare_inter_op(node(2, quota=1.5)) is None
+    assert [c.label for c in candidate_configs(node(2, quota=1.5), 2)] == ["2/1", "1/1", "1/2"]
+    # never past MAX_INTER_OP, and a one-CPU mask stays at TF's own 1/1
+    assert spare_inter_op(node(64), concurrency=100) is None
+    assert spare_inter_op(node(1)) is None
+    assert candidate_configs(node(1)) == []
+
+
+@pytest.mark.parametrize("cpus", [2, 4, 8, 16, 32, 64, 128, 256])
+def test_the_spare_width_never_displaces_a_setting_and_stops_at_the_cap(cpus: int) -> None:
+    profile = node(cpus, sockets=2 if cpus >= 32 else 1)
+    configs = candidate_configs(profile)
+    spare = spare_inter_op(profile)
+    base = [c for c in configs if c.inter_op_threads != spare]
+    assert configs[: len(base)] == base  # every spare setting comes after all the others
+    assert {c.inter_op_threads for c in base} == set(inter_op_values(profile))
+    intras = len(intra_op_values(profile))
+    if len(base) + intras <= MAX_CANDIDATES:  # room for all of them: one per intra value
+        assert len(configs) - len(base) == intras
+    else:  # filled up to the cap, or none at all where the old list already reached it
+        assert len(configs) == max(MAX_CANDIDATES, len(base))
+
+
 def test_concurrency_cannot_push_inter_past_what_the_quota_can_run() -> None:
     assert max(inter_op_values(node(64, quota=1.0), concurrency=16)) == 2
     assert max(inter_op_values(node(64, quota=3.0), concurrency=16)) == 3
@@ -78,9 +112,13 @@ def test_candidates_are_distinct_and_within_what_the_node_can_run(
     default = tf_default(profile)
     assert all((c.intra_op_threads, c.inter_op_threads) != default for c in configs)
     usable_ceiling = math.ceil(profile.effective_cpus)
+    # one inter-op thread past the CPUs only where no quota binds (and never on a one-CPU mask)
+    inter_reach = cpus + 1 if profile.effective_cpus >= cpus > 1 else cpus
     for c in configs:
         assert 1 <= c.intra_op_threads <= min(cpus, 2 * usable_ceiling)
-        assert 1 <= c.inter_op_threads <= min(cpus, MAX_INTER_OP)
+        assert 1 <= c.inter_op_threads <= min(inter_reach, MAX_INTER_OP)
+        if profile.effective_cpus < cpus:
+            assert c.inter_op_threads <= max(2, usable_ceiling)
 
 
 def test_tf_default_is_the_affinity_count_for_both_pools_whatever_the_quota() -> None:

@@ -11,7 +11,8 @@ than a 2-CPU one, not 128 times more.
 threads only queue for quota and add context switches) and at the affinity count (TF's own default,
 which the sweep measures anyway as the baseline). Inter-op runs independent ops side by side; its
 useful width is bounded by sockets and by the requests in flight, so it goes from 1 up to a small
-bound tied to those, never past the usable CPUs' reach.
+bound tied to those, never past the usable CPUs' reach. Where no quota binds, one wider inter-op
+pool (``spare_inter_op``) is tried too, after the others, as far as ``MAX_CANDIDATES`` allows.
 
 TF's own default (``tf_default``) is never a candidate: the baseline arm already runs exactly those
 thread counts, and measuring them twice under two names would let the same setting be compared
@@ -28,6 +29,11 @@ from advisor.models import MAX_THREADS, NodeProfile
 #: inter-op pools wider than this have not paid off on CPU inference servers: the graph rarely has
 #: more independent branches, and each extra pool thread is one more to schedule under a quota.
 MAX_INTER_OP = 8
+
+#: the spare inter-op settings fill the list only up to this length: the most the default budget
+#: measures at least once on a 256-CPU node in the scaling simulation (benchmarks/scaling.py), so
+#: widening inter-op never costs a big node a setting it used to measure
+MAX_CANDIDATES = 18
 
 
 @dataclass(frozen=True, order=True)
@@ -85,6 +91,23 @@ def inter_op_values(node: NodeProfile, concurrency: int = 1) -> list[int]:
     return sorted(values)
 
 
+def spare_inter_op(node: NodeProfile, concurrency: int = 1) -> int | None:
+    """One inter-op thread more than ``inter_op_values`` allows, where no quota binds; else None.
+
+    Without a quota an inter-op thread that waits (for its op's intra-op work, or for the next
+    ready op) costs nothing, and the request's own dispatch holds one more, so one thread past the
+    sockets/requests bound, even one past the CPU count, can shorten the tail. On CI's 2-CPU
+    machine the benchmark's grid put the best setting at inter-op 3 or 4 in 10 of 16 no-quota
+    scenarios (two full runs), and in two latency ones no setting with fewer inter-op threads came
+    within 5% of it. Under a quota every extra runnable thread is one more to throttle.
+    """
+    affinity = len(node.affinity_cpus)
+    if affinity < 2 or node.effective_cpus < affinity:
+        return None
+    spare = max(inter_op_values(node, concurrency)) + 1
+    return spare if spare <= min(affinity + 1, MAX_INTER_OP) else None
+
+
 def coverage_order(values: list[int], usable: float) -> list[int]:
     """``values`` reordered so that any prefix spreads over the whole range.
 
@@ -121,8 +144,10 @@ def candidate_configs(node: NodeProfile, concurrency: int = 1) -> list[Candidate
     The order matters when the budget cannot fit them all in the first round: the search takes
     them from the front. Intra-op values go in coverage order (closest to the usable CPUs first,
     then spreading out), each first with one inter-op thread; more inter-op threads come in
-    ``INTER_WEIGHT`` steps later. The TF default's thread counts are left out (the baseline is
-    that arm); on a one-CPU affinity mask that leaves nothing to try.
+    ``INTER_WEIGHT`` steps later. Where no quota binds, the spare inter-op width comes last, one
+    intra value after another, while the list is shorter than ``MAX_CANDIDATES``. The TF
+    default's thread counts are left out (the baseline is that arm); on a one-CPU affinity mask
+    that leaves nothing to try.
     """
     intras = coverage_order(intra_op_values(node), node.effective_cpus)
     inters = inter_op_values(node, concurrency)
@@ -133,4 +158,9 @@ def candidate_configs(node: NodeProfile, concurrency: int = 1) -> list[Candidate
 
     default = Candidate(*tf_default(node))
     settings = (Candidate(i, j) for i in intras for j in inters)
-    return sorted((c for c in settings if c != default), key=place)
+    ordered = sorted((c for c in settings if c != default), key=place)
+    spare = spare_inter_op(node, concurrency)
+    if spare is not None:
+        extra = [c for c in (Candidate(i, spare) for i in intras) if c != default]
+        ordered += extra[: max(0, MAX_CANDIDATES - len(ordered))]
+    return ordered
