@@ -95,8 +95,8 @@ def spare_inter_op(node: NodeProfile, concurrency: int = 1) -> int | None:
     """One inter-op thread more than ``inter_op_values`` allows, where no quota binds; else None.
 
     Without a quota an inter-op thread that waits (for its op's intra-op work, or for the next
-    ready op) costs nothing, and the request's own dispatch holds one more, so one thread past the
-    sockets/requests bound, even one past the CPU count, can shorten the tail. On CI's 2-CPU
+    ready op) costs no CPU time, so one thread past the sockets/requests bound, even one past the
+    CPU count, can shorten the tail; we have measured that it does, not why. On CI's 2-CPU
     machine the benchmark's grid put the best setting at inter-op 3 or 4 in 10 of 16 no-quota
     scenarios (two full runs), and in two latency ones no setting with fewer inter-op threads came
     within 5% of it. Under a quota every extra runnable thread is one more to throttle.
