@@ -88,6 +88,42 @@ def within_of_best(advice: float, best: float, objective: str, tolerance: float)
     return advice >= best * (1 - tolerance)
 
 
+#: standard errors of the difference between two grid figures that count as "told apart"
+GRID_Z = 2.0
+
+
+def grid_noise(one: dict[str, Any], other: dict[str, Any], objective: str) -> float | None:
+    """How far apart two settings' grid figures can be by the grid's own noise, as a fraction.
+
+    Each figure pools its rounds; its relative standard error is estimated from the spread of
+    its per-round figures (stdev / mean / sqrt(rounds)). Two figures closer than ``GRID_Z``
+    standard errors of their difference cannot be told apart by this grid, so an adv/best inside
+    that band is a 1.00 as far as this run can say. None without at least two rounds each.
+    """
+    key = "round_p99_ms" if lower_is_better(objective) else "round_rps"
+    errors = []
+    for stats in (one, other):
+        rounds = [float(v) for v in stats.get(key) or []]
+        mean = sum(rounds) / len(rounds) if rounds else 0.0
+        if len(rounds) < 2 or mean <= 0:
+            return None
+        var = sum((v - mean) ** 2 for v in rounds) / (len(rounds) - 1)
+        errors.append(math.sqrt(var) / mean / math.sqrt(len(rounds)))
+    return GRID_Z * math.hypot(*errors)
+
+
+def _grid_noise_of(result: dict[str, Any]) -> str:
+    settings = result.get("settings") or {}
+    advice = result.get("advice")
+    best = result["grid_best"]["setting"]
+    if not advice or advice["setting"] == best or advice["setting"] not in settings:
+        return "-"  # nothing to tell apart, or nothing measured to tell it by
+    if best not in settings:
+        return "-"
+    band = grid_noise(settings[advice["setting"]], settings[best], result["objective"])
+    return "-" if band is None else f"±{band:.0%}"
+
+
 def _verdict(ok: bool | None) -> str:
     return "n/a" if ok is None else ("PASS" if ok else "MISS")
 
@@ -183,6 +219,7 @@ def quality_table(results: Sequence[dict[str, Any]]) -> str:
         "grid best",
         "adv/def",
         "adv/best",
+        "grid noise",
     ]
     rows = []
     for r in results:
@@ -199,6 +236,7 @@ def quality_table(results: Sequence[dict[str, Any]]) -> str:
                 f"{_fmt(r['grid_best']['value'], obj)} ({r['grid_best']['setting']})",
                 _ratio(r["ratios"]["advice_vs_default"]),
                 _ratio(r["ratios"]["advice_vs_grid_best"]),
+                _grid_noise_of(r),
             ]
         )
     return markdown_table(headers, rows)
@@ -334,7 +372,9 @@ def render(report: dict[str, Any]) -> str:
             "",
             "latency = pooled p99 ms (lower is better); throughput = req/s (higher is "
             "better). adv/def < 1 wins for latency, > 1 wins for throughput; adv/best is 1.00"
-            " at the grid's best.",
+            " at the grid's best. grid noise: two standard errors of the difference between the"
+            " advice's and the best's figures, from the spread of their rounds; an adv/best"
+            " within it is not told from 1.00 by this grid.",
         ]
         parts += ["", "### Cost", cost_table(results)]
         parts += ["", "### Targets", targets_table(results)]

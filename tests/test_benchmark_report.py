@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -155,6 +156,43 @@ def test_render_shows_values_directions_ratios_and_verdicts() -> None:
     assert "FAILED: x: broke" in text
     header, rule_line = text.split("### Objective per setting\n")[1].splitlines()[:2]
     assert len(header) == len(rule_line)
+
+
+def test_grid_noise_is_two_standard_errors_of_the_difference_from_the_rounds() -> None:
+    steady = {"round_p99_ms": [10.0, 10.0, 10.0, 10.0]}
+    shaky = {"round_p99_ms": [8.0, 12.0, 8.0, 12.0]}  # mean 10, stdev 2.309, se 1.155 (11.5%)
+    assert report.grid_noise(steady, steady, "latency") == 0.0
+    assert report.grid_noise(steady, shaky, "latency") == pytest.approx(2 * 0.11547, rel=1e-3)
+    both = report.grid_noise(shaky, shaky, "latency")
+    assert both == pytest.approx(2 * math.hypot(0.11547, 0.11547), rel=1e-3)
+    # throughput is judged by its own rounds, and one round says nothing about noise
+    rps = {"round_rps": [100.0, 110.0], "round_p99_ms": [1.0, 1.0]}
+    assert report.grid_noise(rps, rps, "throughput") == pytest.approx(
+        2 * math.hypot(*[7.0711 / 105 / math.sqrt(2)] * 2), rel=1e-3
+    )
+    assert report.grid_noise({"round_p99_ms": [10.0]}, steady, "latency") is None
+    assert report.grid_noise({}, steady, "latency") is None
+
+
+def test_the_objective_table_shows_the_grid_noise_between_advice_and_best() -> None:
+    result = _result()
+    result["settings"] = {
+        "1/1": {"round_p99_ms": [11.0, 11.6, 11.3]},
+        "1/2": {"round_p99_ms": [10.0, 12.0, 11.0]},
+    }
+    row = next(line for line in report.quality_table([result]).splitlines() if "1cpu" in line)
+    expected = report.grid_noise(result["settings"]["1/1"], result["settings"]["1/2"], "latency")
+    assert expected is not None and f"±{expected:.0%} " in row
+    # a run without the rounds (or an advice the grid did not measure) shows a dash
+    measured = dict(result["settings"])
+    result["settings"] = {"1/2": measured["1/2"]}
+    row = next(line for line in report.quality_table([result]).splitlines() if "1cpu" in line)
+    assert row.rstrip().endswith("| -          |")
+    # and so does an advice that is the grid's best: there is nothing to tell apart
+    result["settings"] = measured
+    result["advice"] = {"setting": "1/2", "value": 11.0}
+    row = next(line for line in report.quality_table([result]).splitlines() if "1cpu" in line)
+    assert row.rstrip().endswith("| -          |")
 
 
 def test_latest_section_is_replaced_with_command_load_and_tables() -> None:
