@@ -10,8 +10,8 @@ should give the same figure; how far apart the runs are is the judge's own noise
 best is the minimum (or maximum) over 17 such figures, so it inherits that noise.
 
 Per group of scenarios (quota x objective) this prints, over every setting measured in all the
-runs: the median and the 75th percentile of max/min across runs (1.00 = identical; a throughput
-is turned so that higher is worse too), and the share of settings whose runs differ by more than
+runs: the median and the 75th percentile of max/min across runs (1.00 = identical, whichever
+way the objective points), and the share of settings whose runs differ by more than
 ``TOLERANCE``. Per scenario it prints which setting each run found best.
 """
 

@@ -116,10 +116,8 @@ def _grid_noise_of(result: dict[str, Any]) -> str:
     settings = result.get("settings") or {}
     advice = result.get("advice")
     best = result["grid_best"]["setting"]
-    if not advice or advice["setting"] == best or advice["setting"] not in settings:
+    if not advice or advice["setting"] == best or not {advice["setting"], best} <= set(settings):
         return "-"  # nothing to tell apart, or nothing measured to tell it by
-    if best not in settings:
-        return "-"
     band = grid_noise(settings[advice["setting"]], settings[best], result["objective"])
     return "-" if band is None else f"±{band:.0%}"
 
