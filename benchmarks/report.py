@@ -12,6 +12,8 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from advisor.calibrate.objective import coefficient_of_variation
+
 #: the issue's targets (measured and reported, never asserted, never tuned toward)
 P99_VS_DEFAULT_MAX = 0.60
 GRID_BEST_TOLERANCE = 0.05
@@ -104,11 +106,10 @@ def grid_noise(one: dict[str, Any], other: dict[str, Any], objective: str) -> fl
     errors = []
     for stats in (one, other):
         rounds = [float(v) for v in stats.get(key) or []]
-        mean = sum(rounds) / len(rounds) if rounds else 0.0
-        if len(rounds) < 2 or mean <= 0:
+        cv = coefficient_of_variation(rounds)
+        if cv is None:
             return None
-        var = sum((v - mean) ** 2 for v in rounds) / (len(rounds) - 1)
-        errors.append(math.sqrt(var) / mean / math.sqrt(len(rounds)))
+        errors.append(cv / math.sqrt(len(rounds)))
     return GRID_Z * math.hypot(*errors)
 
 
