@@ -41,36 +41,38 @@ def _group(scenario: dict[str, Any]) -> str:
     return f"{where}, {scenario['objective']}"
 
 
+def matched(runs: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Per scenario that every run has (in the first run's order), its result from each run."""
+    by_name = [{s["scenario"]: s for s in run["scenarios"]} for run in runs]
+    return [
+        [run[name] for run in by_name]
+        for name in by_name[0]
+        if all(name in other for other in by_name[1:])
+    ]
+
+
 def spreads(runs: Sequence[dict[str, Any]]) -> dict[str, list[float]]:
     """max/min across runs of every (scenario, setting) that all runs measured, by group."""
     if len(runs) < 2:
         raise ValueError("repeatability needs at least two runs")
-    by_name = [{s["scenario"]: s for s in run["scenarios"]} for run in runs]
     out: dict[str, list[float]] = {}
-    for name, first in by_name[0].items():
-        if not all(name in other for other in by_name[1:]):
-            continue
-        scenarios = [run[name] for run in by_name]
+    for scenarios in matched(runs):
+        objective = scenarios[0]["objective"]
         settings = set.intersection(*(set(s["settings"]) for s in scenarios))
         for setting in sorted(settings):
-            values = [
-                report.objective_value(s["settings"][setting], first["objective"])
-                for s in scenarios
-            ]
+            values = [report.objective_value(s["settings"][setting], objective) for s in scenarios]
             if min(values) <= 0:
                 continue
-            out.setdefault(_group(first), []).append(max(values) / min(values))
+            out.setdefault(_group(scenarios[0]), []).append(max(values) / min(values))
     return out
 
 
 def bests(runs: Sequence[dict[str, Any]]) -> list[tuple[str, list[str]]]:
     """(scenario, the grid's best setting in each run) for scenarios every run has."""
-    by_name = [{s["scenario"]: s for s in run["scenarios"]} for run in runs]
-    rows = []
-    for name in by_name[0]:
-        if all(name in other for other in by_name[1:]):
-            rows.append((name, [run[name]["grid_best"]["setting"] for run in by_name]))
-    return rows
+    return [
+        (scenarios[0]["scenario"], [s["grid_best"]["setting"] for s in scenarios])
+        for scenarios in matched(runs)
+    ]
 
 
 def summary(runs: Sequence[dict[str, Any]]) -> str:
