@@ -107,6 +107,62 @@ def measure_rounds(
     return samples, spent
 
 
+def first_look(
+    stats: dict[str, dict[str, Any]],
+    grid_keys: list[str],
+    objective: str,
+    advice: tuple[int, int] | None,
+) -> dict[str, Any]:
+    """The grid's best and adv/best from the first rounds alone, kept beside the final figures
+    so the report shows what the second look changed."""
+    best_key, best = report.best_of(stats, grid_keys, objective)
+    value = (
+        None if advice is None else report.objective_value(stats[Setting(*advice).key], objective)
+    )
+    return {
+        "grid_best": {"setting": best_key, "value": best},
+        "advice_vs_grid_best": None if value is None else round(value / best, 3),
+        "rounds": stats[best_key]["rounds"],
+    }
+
+
+def refine(
+    pool: Pool,
+    settings: list[Setting],
+    samples: dict[str, list[dict[str, Any]]],
+    contenders: list[list[str]],
+    *,
+    effort: Effort,
+    concurrency: int,
+    group: cgroups.RealCgroup | None,
+    seed: int,
+) -> dict[str, Any]:
+    """The judge's second look: ``effort.refine_rounds`` more interleaved rounds of the
+    contenders (the advice and the top grid settings of every scenario measured here), added to
+    their samples in place. Every other setting keeps its first rounds: it was already further
+    from the best than the contenders, and its figure cannot decide a near-best verdict."""
+    keys = list(dict.fromkeys(k for of_scenario in contenders for k in of_scenario))
+    if effort.refine_rounds <= 0 or not keys:
+        return {"rounds": 0, "settings": [], "measure_s": 0.0}
+    by_key = {s.key: s for s in settings}
+    log(f"second look: {len(keys)} settings ({', '.join(keys)}), {effort.refine_rounds} rounds")
+    more, spent = measure_rounds(
+        pool,
+        [by_key[k] for k in keys],
+        effort=dataclasses.replace(effort, rounds=effort.refine_rounds),
+        concurrency=concurrency,
+        group=group,
+        seed=seed,
+    )
+    for key, rounds in more.items():
+        samples[key].extend(rounds)
+    return {
+        "rounds": effort.refine_rounds,
+        "settings": keys,
+        "measure_s": round(sum(spent.values()), 2),
+    }
+
+
 def scenario_figures(
     scenario: Scenario,
     stats: dict[str, dict[str, Any]],
@@ -117,6 +173,8 @@ def scenario_figures(
     grid_time: dict[str, float],
     spawn_run: CalibrateRun | None = None,
     short_run: CalibrateRun | None = None,
+    first_look: dict[str, Any] | None = None,
+    second_look: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One scenario's row: values, ratios (advice / other, in objective units), targets."""
     objective = scenario.objective
@@ -169,6 +227,8 @@ def scenario_figures(
         "settings": stats,
         "spawn": None if spawn_run is None else _rerun_figures(spawn_run, stats, objective, best),
         "short": None if short_run is None else _rerun_figures(short_run, stats, objective, best),
+        "first_look": first_look,
+        "second_look": second_look,
     }
     data["targets"] = report.targets(
         data,
@@ -302,6 +362,32 @@ def run_quota(
                 )
                 stats = {key: report.pool_rounds(rounds) for key, rounds in samples.items()}
                 grid_keys = [s.key for s in grid_settings]
+                here = [s for s in scenarios if s.concurrency == concurrency]
+                advice_of = {
+                    s: [
+                        Setting(*r.advice).key
+                        for r in (runs[s], spawned.get(s), shorts.get(s))
+                        if r is not None and r.advice is not None
+                    ]
+                    for s in here
+                }
+                first = {s: first_look(stats, grid_keys, s.objective, runs[s].advice) for s in here}
+                second = refine(
+                    pool,
+                    settings,
+                    samples,
+                    [
+                        report.contenders(
+                            stats, grid_keys, s.objective, effort.refine_top, advice_of[s]
+                        )
+                        for s in here
+                    ],
+                    effort=effort,
+                    concurrency=concurrency,
+                    group=group,
+                    seed=seed + len(results) + 500,
+                )
+                stats = {key: report.pool_rounds(rounds) for key, rounds in samples.items()}
                 start_s = sum(pool.children[k].ready_s or 0.0 for k in grid_keys)
                 measure_s = sum(spent[k] for k in grid_keys)
                 grid_time = {
@@ -309,20 +395,21 @@ def run_quota(
                     "measure_s": measure_s,
                     "total_s": start_s + measure_s,
                 }
-                for scenario in scenarios:
-                    if scenario.concurrency == concurrency:
-                        results.append(
-                            scenario_figures(
-                                scenario,
-                                stats,
-                                rule=rule,
-                                run=runs[scenario],
-                                grid_keys=grid_keys,
-                                grid_time=grid_time,
-                                spawn_run=spawned.get(scenario),
-                                short_run=shorts.get(scenario),
-                            )
+                for scenario in here:
+                    results.append(
+                        scenario_figures(
+                            scenario,
+                            stats,
+                            rule=rule,
+                            run=runs[scenario],
+                            grid_keys=grid_keys,
+                            grid_time=grid_time,
+                            spawn_run=spawned.get(scenario),
+                            short_run=shorts.get(scenario),
+                            first_look=first[scenario],
+                            second_look=second,
                         )
+                    )
         finally:
             if group is not None:  # out before the group goes: leaving it kills what is inside
                 home = cgroups.home_group()

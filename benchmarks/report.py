@@ -84,6 +84,27 @@ def best_of(
     return key, value
 
 
+def contenders(
+    stats_by_key: dict[str, dict[str, Any]],
+    grid_keys: Iterable[str],
+    objective: str,
+    top: int,
+    also: Iterable[str] = (),
+) -> list[str]:
+    """What the judge looks at again: the ``top`` best grid settings and every setting in
+    ``also`` (the advice), once each, best first.
+
+    Only these can change a near-best verdict: the advice's figure, and the figure it is held
+    against. A setting outside the top few would need to beat all of them on a second look.
+    """
+    ordered = sorted(
+        grid_keys,
+        key=lambda k: objective_value(stats_by_key[k], objective),
+        reverse=not lower_is_better(objective),
+    )
+    return list(dict.fromkeys([*ordered[:top], *also]))
+
+
 def within_of_best(advice: float, best: float, objective: str, tolerance: float) -> bool:
     if lower_is_better(objective):
         return advice <= best * (1 + tolerance)
@@ -219,6 +240,7 @@ def quality_table(results: Sequence[dict[str, Any]]) -> str:
         "adv/def",
         "adv/best",
         "grid noise",
+        "first look",
     ]
     rows = []
     for r in results:
@@ -236,9 +258,20 @@ def quality_table(results: Sequence[dict[str, Any]]) -> str:
                 _ratio(r["ratios"]["advice_vs_default"]),
                 _ratio(r["ratios"]["advice_vs_grid_best"]),
                 _grid_noise_of(r),
+                _first_look_of(r),
             ]
         )
     return markdown_table(headers, rows)
+
+
+def _first_look_of(result: dict[str, Any]) -> str:
+    """adv/best from the first rounds alone, and that look's best where the second changed it."""
+    first = result.get("first_look")
+    if not first or first["advice_vs_grid_best"] is None:
+        return "-"
+    ratio = _ratio(first["advice_vs_grid_best"])
+    best = first["grid_best"]["setting"]
+    return ratio if best == result["grid_best"]["setting"] else f"{ratio} ({best})"
 
 
 def cost_table(results: Sequence[dict[str, Any]]) -> str:
@@ -373,7 +406,10 @@ def render(report: dict[str, Any]) -> str:
             "better). adv/def < 1 wins for latency, > 1 wins for throughput; adv/best is 1.00"
             " at the grid's best. grid noise: two standard errors of the difference between the"
             " advice's and the best's figures, from the spread of their rounds; an adv/best"
-            " within it is not told from 1.00 by this grid.",
+            " within it is not told from 1.00 by this grid. first look: adv/best from the first"
+            " rounds alone (with that look's best where it was another setting); then the advice"
+            " and the top grid settings were measured more rounds (second look), and the other"
+            " columns pool all of them.",
         ]
         parts += ["", "### Cost", cost_table(results)]
         parts += ["", "### Targets", targets_table(results)]

@@ -78,3 +78,11 @@ def test_budget_flag_replaces_the_advisors_default_budget_and_nothing_else() -> 
     assert chosen.effort.calibrate_budget_s == 40.0
     assert chosen.scenarios == default.scenarios
     assert chosen.effort.short_budget_s == default.effort.short_budget_s
+
+
+def test_every_mode_takes_a_second_look_and_the_full_run_the_longest() -> None:
+    efforts = {mode: plan.make_plan(mode, True).effort for mode in ("smoke", "quick", "full")}
+    assert all(e.refine_rounds >= 1 and e.refine_top >= 1 for e in efforts.values())
+    assert efforts["full"].refine_rounds > efforts["quick"].refine_rounds
+    # the second look adds more rounds than the first had: it is there to narrow the figures
+    assert efforts["full"].refine_rounds > efforts["full"].rounds

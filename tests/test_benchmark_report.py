@@ -186,13 +186,53 @@ def test_the_objective_table_shows_the_grid_noise_between_advice_and_best() -> N
     # a run without the rounds (or an advice the grid did not measure) shows a dash
     measured = dict(result["settings"])
     result["settings"] = {"1/2": measured["1/2"]}
-    row = next(line for line in report.quality_table([result]).splitlines() if "1cpu" in line)
-    assert row.rstrip().endswith("| -          |")
+    assert _cell(result, "grid noise") == "-"
     # and so does an advice that is the grid's best: there is nothing to tell apart
     result["settings"] = measured
     result["advice"] = {"setting": "1/2", "value": 11.0}
-    row = next(line for line in report.quality_table([result]).splitlines() if "1cpu" in line)
-    assert row.rstrip().endswith("| -          |")
+    assert _cell(result, "grid noise") == "-"
+
+
+def _cell(result: dict[str, Any], column: str) -> str:
+    header, _, row = report.quality_table([result]).splitlines()
+    names = [c.strip() for c in header.strip("|").split("|")]
+    return [c.strip() for c in row.strip("|").split("|")][names.index(column)]
+
+
+def test_the_objective_table_shows_the_first_looks_ratio_and_its_best_if_it_was_another() -> None:
+    result = _result()
+    assert _cell(result, "first look") == "-"  # a run from before the second look
+    result["first_look"] = {"grid_best": {"setting": "1/2"}, "advice_vs_grid_best": 1.142}
+    assert _cell(result, "first look") == "1.14"
+    result["first_look"]["grid_best"] = {"setting": "2/3"}
+    assert _cell(result, "first look") == "1.14 (2/3)"
+    result["first_look"]["advice_vs_grid_best"] = None  # calibrate gave no advice
+    assert _cell(result, "first look") == "-"
+    assert _cell(result, "adv/best") == "1.03"  # the final figure is its own column
+
+
+@pytest.mark.parametrize(
+    ("objective", "expected"),
+    [("latency", ["2/1", "1/2", "3/3"]), ("throughput", ["1/1", "2/2", "3/3"])],
+)
+def test_contenders_are_the_top_grid_settings_then_the_advice_once_each(
+    objective: str, expected: list[str]
+) -> None:
+    def stats(p99: float, rps: float) -> dict[str, Any]:
+        return {"p99_ms": p99, "throughput_rps": rps}
+
+    measured = {
+        "1/1": stats(9.0, 300.0),
+        "1/2": stats(8.0, 250.0),
+        "2/1": stats(8.0, 200.0),  # ties 1/2 on latency: the grid's order decides, as best_of
+        "2/2": stats(9.5, 280.0),
+        "3/3": stats(20.0, 10.0),  # the advice, not in the grid
+    }
+    grid = ["2/1", "1/2", "1/1", "2/2"]
+    assert report.contenders(measured, grid, objective, 2, ["3/3", "3/3"]) == expected
+    top = report.contenders(measured, grid, objective, 2)
+    assert report.contenders(measured, grid, objective, 2, [top[1]]) == top  # no repeats
+    assert report.best_of(measured, grid, objective)[0] == top[0]
 
 
 def test_latest_section_is_replaced_with_command_load_and_tables() -> None:

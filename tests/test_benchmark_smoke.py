@@ -52,8 +52,13 @@ def test_smoke_run_reports_every_figure_and_cleans_up(tmp_path: Path) -> None:
     settings = scenario["settings"]
     assert scenario["advice"]["setting"] in settings
     assert {"default", "1/1", "2/1"} <= set(settings)
-    for stats in settings.values():
-        assert stats["rounds"] == 2
+    # the judge's second look: one more round of the advice and the grid's two settings only
+    second = scenario["second_look"]
+    assert second["rounds"] == 1
+    assert {scenario["advice"]["setting"], "1/1", "2/1"} == set(second["settings"])
+    assert scenario["first_look"]["rounds"] == 2
+    for key, stats in settings.items():
+        assert stats["rounds"] == (3 if key in second["settings"] else 2)
         assert stats["p99_ms"] >= stats["p50_ms"] > 0
         assert stats["throughput_rps"] > 0
     assert scenario["grid_best"]["setting"] in {"1/1", "2/1"}
