@@ -59,8 +59,8 @@ class Effort:
     #: done-when: a 30 s sweep's advice within 5% of the grid's best p99); None: not run
     short_budget_s: float | None = None
     #: then measure the advice and the ``refine_top`` best grid settings this many more rounds
-    #: (the judge's second look: five rounds leave the best's figure +-15-30% here, too coarse to
-    #: referee a 5% target); 0: no second look
+    #: (the judge's second look: after five rounds two settings' figures can differ by 15-30% by
+    #: noise alone here, too coarse to referee a 5% target); 0: no second look
     refine_rounds: int = 0
     refine_top: int = 2
 
