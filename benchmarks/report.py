@@ -73,15 +73,23 @@ def lower_is_better(objective: str) -> bool:
     return objective == "latency"
 
 
+def ranked(
+    stats_by_key: dict[str, dict[str, Any]], keys: Iterable[str], objective: str
+) -> list[str]:
+    """``keys`` best first for ``objective``; ties keep their order (fewer threads first)."""
+    return sorted(
+        keys,
+        key=lambda k: objective_value(stats_by_key[k], objective),
+        reverse=not lower_is_better(objective),
+    )
+
+
 def best_of(
     stats_by_key: dict[str, dict[str, Any]], keys: Iterable[str], objective: str
 ) -> tuple[str, float]:
     """The best of ``keys`` for ``objective``; ties go to the first key (fewer threads first)."""
-    scored = [(objective_value(stats_by_key[k], objective), k) for k in keys]
-    pick = min if lower_is_better(objective) else max
-    value = pick(v for v, _ in scored)
-    key = next(k for v, k in scored if v == value)
-    return key, value
+    key = ranked(stats_by_key, keys, objective)[0]
+    return key, objective_value(stats_by_key[key], objective)
 
 
 def contenders(
@@ -97,11 +105,7 @@ def contenders(
     Only these can change a near-best verdict: the advice's figure, and the figure it is held
     against. A setting outside the top few would need to beat all of them on a second look.
     """
-    ordered = sorted(
-        grid_keys,
-        key=lambda k: objective_value(stats_by_key[k], objective),
-        reverse=not lower_is_better(objective),
-    )
+    ordered = ranked(stats_by_key, grid_keys, objective)
     return list(dict.fromkeys([*ordered[:top], *also]))
 
 
