@@ -387,7 +387,7 @@ def run_quota(
                     group=group,
                     seed=seed + len(results) + 500,
                 )
-                stats = {key: report.pool_rounds(rounds) for key, rounds in samples.items()}
+                stats.update({k: report.pool_rounds(samples[k]) for k in second["settings"]})
                 start_s = sum(pool.children[k].ready_s or 0.0 for k in grid_keys)
                 measure_s = sum(spent[k] for k in grid_keys)
                 grid_time = {
