@@ -332,8 +332,8 @@ def run_quota(
                 )
                 again = spawned[scenario]
                 log(f"  -> advice {again.advice}, {again.wall_s:.1f} s, {again.ok_trials} ok")
-            short_budget = effort.short_budget_s
-            if short_budget and quota is None and scenario.objective == "latency":
+            short_budget = effort.short_budget_for(scenario)
+            if short_budget:
                 log(f"calibrate {scenario.name} again with --budget {short_budget:g}")
                 shorts[scenario] = run_calibrate(
                     scenario, model_path, group, short_budget, kill_after(short_budget)
@@ -477,6 +477,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "budget that meets the targets)",
     )
     parser.add_argument(
+        "--short-everywhere",
+        action="store_true",
+        help="calibrate every scenario a second time with the short budget, not only the no-quota"
+        " latency ones: the default budget against a short one, side by side",
+    )
+    parser.add_argument(
         "--write-docs",
         type=Path,
         metavar="MD",
@@ -486,11 +492,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def plan_of(args: argparse.Namespace, mode: str, why_not: str | None) -> Plan:
-    """The mode's plan, with ``--budget`` in place of the advisor's default when given."""
+    """The mode's plan, with ``--budget`` in place of the advisor's default when given, and the
+    short sweep on every scenario with ``--short-everywhere``."""
     the_plan = plan.make_plan(mode, why_not is None, why_not)
-    if args.budget is None:
-        return the_plan
-    effort = dataclasses.replace(the_plan.effort, calibrate_budget_s=args.budget)
+    effort = the_plan.effort
+    if args.budget is not None:
+        effort = dataclasses.replace(effort, calibrate_budget_s=args.budget)
+    if args.short_everywhere:
+        effort = dataclasses.replace(effort, short_everywhere=True)
     return dataclasses.replace(the_plan, effort=effort)
 
 

@@ -58,11 +58,21 @@ class Effort:
     #: also calibrate the no-quota latency scenarios with this short budget (issue 10's
     #: done-when: a 30 s sweep's advice within 5% of the grid's best p99); None: not run
     short_budget_s: float | None = None
+    #: and every other scenario too (``--short-everywhere``): the default budget against a short
+    #: one on all 24 scenarios, judged by the same grid (the issue's "re-derive the default budget")
+    short_everywhere: bool = False
     #: then measure the advice and the ``refine_top`` best grid settings this many more rounds
     #: (the judge's second look: after five rounds two settings' figures can differ by 15-30% by
     #: noise alone here, too coarse to referee a 5% target); 0: no second look
     refine_rounds: int = 0
     refine_top: int = 2
+
+    def short_budget_for(self, scenario: Scenario) -> float | None:
+        """The short budget ``scenario`` is calibrated with a second time, or None."""
+        if self.short_budget_s is None:
+            return None
+        done_when = scenario.quota_cpus is None and scenario.objective == "latency"
+        return self.short_budget_s if done_when or self.short_everywhere else None
 
 
 @dataclass(frozen=True)

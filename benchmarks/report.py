@@ -9,6 +9,7 @@ a win for latency and a loss for throughput; the tables say which.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -168,8 +169,10 @@ def targets(
     """PASS / MISS / n/a for each target in ``TARGETS`` (n/a: not this scenario's, or no advice).
 
     ``short_advice``: the grid's value of the advice of the short-budget sweep, when one ran
-    (``short_ran``; no advice from it is a miss)."""
+    (``short_ran``; no advice from it is a miss). Its target is the done-when's, the no-quota
+    latency scenarios; elsewhere a short sweep is compared in ``budget_table``."""
     objective = scenario["objective"]
+    done_when_short = short_ran and scenario["quota_cpus"] is None and objective == "latency"
     has_advice = advice is not None
     one_cpu = scenario["quota_cpus"] == 1.0 and objective == "latency"
     builtin_one_cpu = one_cpu and scenario["workload"] == "builtin"
@@ -205,7 +208,7 @@ def targets(
                 short_advice is not None
                 and within_of_best(short_advice, best, objective, GRID_BEST_TOLERANCE)
             )
-            if short_ran
+            if done_when_short
             else None
         ),
     }
@@ -327,6 +330,66 @@ def _per_minute(ok_trials: int | None, wall_s: float | None) -> str:
     return "-" if rate is None else f"{rate:.1f}"
 
 
+def _quota_name(quota: float | None) -> str:
+    return "none" if quota is None else f"{quota:g} CPU"
+
+
+def budget_table(results: Sequence[dict[str, Any]]) -> str | None:
+    """The default budget against the short one, per quota level, on the scenarios where both ran:
+    how often each advice was near the grid's best (the same grid judges both), and what each cost.
+    None when no short sweep ran."""
+    paired = [r for r in results if r.get("short") and r.get("calibrate_vs_grid")]
+    if not paired:
+        return None
+    headers = [
+        "quota",
+        "scenarios",
+        "default budget: near best",
+        f"{SHORT_BUDGET_S:g} s: near best",
+        "default budget: cal/grid",
+        f"{SHORT_BUDGET_S:g} s: cal/grid",
+        "default budget: ok per 60 s",
+        f"{SHORT_BUDGET_S:g} s: ok per 60 s",
+    ]
+    levels = [
+        (_quota_name(q), [r for r in paired if r["quota_cpus"] == q])
+        for q in dict.fromkeys(r["quota_cpus"] for r in paired)
+    ]
+    if len(levels) > 1:
+        levels.append(("all", paired))
+    rows = [_budget_row(name, here) for name, here in levels]
+    return markdown_table(headers, rows)
+
+
+def _budget_row(name: str, here: Sequence[dict[str, Any]]) -> list[str]:
+    near = [_near_best(r, r["advice"]["value"] if r["advice"] else None) for r in here]
+    short = [_near_best(r, r["short"].get("advice_value")) for r in here]
+    short_share = [r["short"]["wall_s"] / r["grid_time"]["total_s"] for r in here]
+    return [
+        name,
+        str(len(here)),
+        f"{sum(near)} of {len(here)}",
+        f"{sum(short)} of {len(here)}",
+        _ratio(statistics.median(r["calibrate_vs_grid"] for r in here)),
+        _ratio(statistics.median(short_share)),
+        _median_rate(r["calibrate"] for r in here),
+        _median_rate(r["short"] for r in here),
+    ]
+
+
+def _median_rate(runs: Iterable[dict[str, Any]]) -> str:
+    rates = [per_60s(run.get("ok_trials"), run.get("wall_s")) for run in runs]
+    known = [rate for rate in rates if rate is not None]
+    return f"{statistics.median(known):.1f}" if known else "-"
+
+
+def _near_best(result: dict[str, Any], value: float | None) -> bool:
+    if value is None:
+        return False
+    best = result["grid_best"]["value"]
+    return within_of_best(value, best, result["objective"], GRID_BEST_TOLERANCE)
+
+
 def targets_table(results: Sequence[dict[str, Any]]) -> str:
     headers = ["scenario", *TARGETS]
     rows = [[r["scenario"], *(r["targets"][k] for k in TARGETS)] for r in results]
@@ -417,6 +480,17 @@ def render(report: dict[str, Any]) -> str:
         ]
         parts += ["", "### Cost", cost_table(results)]
         parts += ["", "### Targets", targets_table(results)]
+        budgets = budget_table(results)
+        if budgets is not None:
+            parts += [
+                "",
+                f"### The default budget against {SHORT_BUDGET_S:g} s (same scenarios, same grid)",
+                budgets,
+                "",
+                "near best: advice within "
+                f"{GRID_BEST_TOLERANCE:.0%} of the grid's best; cal/grid: the median calibrate "
+                "wall over the grid's time.",
+            ]
     if report.get("scaling"):
         parts += [
             "",

@@ -86,3 +86,16 @@ def test_every_mode_takes_a_second_look_and_the_full_run_the_longest() -> None:
     assert efforts["full"].refine_rounds > efforts["quick"].refine_rounds
     # the second look adds more rounds than the first had: it is there to narrow the figures
     assert efforts["full"].refine_rounds > efforts["full"].rounds
+
+
+def test_the_short_sweep_runs_where_the_done_when_asks_or_everywhere_when_told() -> None:
+    full = plan.make_plan("full", True)
+    done_when = [s for s in full.scenarios if full.effort.short_budget_for(s)]
+    assert done_when and all(s.quota_cpus is None and s.objective == "latency" for s in done_when)
+    args = advice_quality.parse_args(["--short-everywhere"])
+    everywhere = advice_quality.plan_of(args, "full", None)
+    assert all(everywhere.effort.short_budget_for(s) == 30.0 for s in everywhere.scenarios)
+    assert everywhere.scenarios == full.scenarios
+    assert everywhere.effort.calibrate_budget_s is None  # the default budget beside it
+    smoke = plan.make_plan("smoke", True)  # no short budget at all: none anywhere
+    assert not any(smoke.effort.short_budget_for(s) for s in smoke.scenarios)
