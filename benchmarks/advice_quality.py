@@ -35,13 +35,13 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from advisor.models import DEFAULT_BUDGET_S  # noqa: E402
 from benchmarks import cgroups, plan, report  # noqa: E402
 from benchmarks.calibrate_run import CalibrateRun, run_calibrate  # noqa: E402
 from benchmarks.plan import Effort, Plan, Scenario  # noqa: E402
 from benchmarks.pool import CHILD, DEFAULT, Pool, Setting  # noqa: E402
 
 BUILD_TIMEOUT_S = 300.0
-DEFAULT_BUDGET_S = 60.0  # only for the kill timeout; calibrate itself is run with its own default
 
 
 def log(line: str) -> None:

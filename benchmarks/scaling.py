@@ -124,7 +124,10 @@ def window_s(spec: TrialSpec, rps: float) -> float:
     return min(max(spec.measure_s, spec.min_requests / rps), spec.longest_s)
 
 
-def simulate_one(cpus: int, quota: float | None, launcher: Launcher = FORK) -> dict[str, Any]:
+def simulate_one(
+    cpus: int, quota: float | None, launcher: Launcher = FORK, budget_s: float | None = None
+) -> dict[str, Any]:
+    """One node size, searched with ``budget_s`` (None: the advisor's default budget)."""
     model = CostModel(cpus, quota)
     node = sim_node(cpus, quota)
     clock = FakeClock()
@@ -155,8 +158,9 @@ def simulate_one(cpus: int, quota: float | None, launcher: Launcher = FORK) -> d
             throughput_rps=rps,
         )
 
+    options = CalibrationOptions() if budget_s is None else CalibrationOptions(budget_s=budget_s)
     result = calibrate(
-        CalibrationOptions(),
+        options,
         node,
         trial_fn=trial_fn,
         clock=clock,

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from advisor.calibrate.search import SearchSettings
+from advisor.models import DEFAULT_BUDGET_S
 from benchmarks import scaling
 from tests.conftest import REPO
 
@@ -31,7 +33,10 @@ def test_search_stays_within_its_budget_at_every_size_and_reports_each_figure() 
     for row in rows:
         assert row["trials"] >= 3  # the baseline and at least two settings
         assert row["trials"] > row["measured"]  # the baseline runs again and again
-        assert 0.9 * 60.0 <= row["simulated_s"] <= 60.0  # the default budget, used and kept
+        # the default budget kept, and used up to less than one more planned race trial
+        plan = SearchSettings()
+        trial_s = (row["overhead_s"] + plan.race.warmup_s + plan.race.longest_s) * plan.safety
+        assert DEFAULT_BUDGET_S - trial_s <= row["simulated_s"] <= DEFAULT_BUDGET_S
         assert row["advice_vs_best"] >= 1.0  # nothing beats the model's own optimum
         intra, inter = (int(x) for x in row["advice"].split("/"))
         assert 1 <= intra <= 2 * row["cpus"]
@@ -47,6 +52,18 @@ def test_with_fork_start_up_every_setting_is_measured_within_the_default_budget(
         assert row["race_rounds"] >= 2, row
         spawn = scaling.simulate_one(cpus, quota, scaling.SPAWN)
         assert spawn["trials"] < row["trials"]  # what the fork server buys
+
+
+def test_the_default_budget_is_the_smallest_that_measures_every_setting_on_every_size() -> None:
+    # the floor issue 10 derives the default from (the quality half was measured side by side:
+    # 30 s advised as well as 60 s on CI's machine); 5 s less leaves settings unmeasured
+    def unmeasured(budget_s: float) -> list[tuple[int, float | None]]:
+        nodes = [(c, q) for c in SIZES for q in ((None, 4.0) if c >= 8 else (None,))]
+        rows = [scaling.simulate_one(c, q, scaling.FORK, budget_s) for c, q in nodes]
+        return [(r["cpus"], r["quota_cpus"]) for r in rows if r["measured"] < r["candidates"]]
+
+    assert unmeasured(DEFAULT_BUDGET_S) == []
+    assert (256, None) in unmeasured(DEFAULT_BUDGET_S - 5.0)
 
 
 def test_a_request_sized_window_is_what_the_real_child_measures() -> None:

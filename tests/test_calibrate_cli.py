@@ -19,6 +19,7 @@ from advisor.cli.calibrate_cmd import (
     progress_reporter,
 )
 from advisor.errors import ModelError, UsageError
+from advisor.models import DEFAULT_BUDGET_S
 
 
 def fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -123,7 +124,7 @@ def test_options_from_args_for_the_run_command() -> None:
     assert options.budget_s == 90
     defaults = options_from_args(parse([]))
     assert defaults.objective == "latency"
-    assert defaults.budget_s == 60
+    assert defaults.budget_s == DEFAULT_BUDGET_S == 45
     assert defaults.model_path is None
     assert defaults.signature == "serving_default"
 

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from advisor.cli import main
+from advisor.models import DEFAULT_BUDGET_S
 from advisor.probe import probe_node
 from advisor.recommend import build_recommendation, configmap_yaml, render_configmap
 from tests.fakeapi.rbac import role_rules, without_verb
@@ -159,7 +160,9 @@ def test_run_403_before_the_sweep_leaves_the_configmap_untouched(
 ) -> None:
     rules = without_verb(role_rules(configmap_name=NAME), "patch")
     with FakeApiServer(tmp_path, rules=rules) as api:
-        before = api.put(render_configmap(recommendation(1, 1), NAME, NS))
+        # stored with the default budget, so the run would replace it (not keep it, exit 13)
+        stored = recommendation(1, 1, budget_s=DEFAULT_BUDGET_S)
+        before = api.put(render_configmap(stored, NAME, NS))
         code, out, err = cli(
             capsys,
             "run",

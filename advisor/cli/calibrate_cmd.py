@@ -25,7 +25,7 @@ from advisor.calibrate.report import text_summary, write_report
 from advisor.cli._args import add_host_root
 from advisor.cli._output import FORMATS, emit, render
 from advisor.errors import UsageError
-from advisor.models import CalibrationOptions
+from advisor.models import DEFAULT_BUDGET_S, CalibrationOptions
 from advisor.pipeline.files import check_output_path
 from advisor.probe import probe_node
 
@@ -35,7 +35,6 @@ from advisor.probe import probe_node
 #: planned with 20% headroom: 5 + 3 x 5.9 = 22.6, rounded up with room for a slow inspection.
 #: Anything less cannot compare even two settings with the TF default.
 MIN_BUDGET_S = 25.0
-DEFAULT_BUDGET_S = 60.0
 
 #: CalibrationOptions fields whose flag is not simply the field name with dashes
 _FLAG_OF_FIELD = {"model_path": "--model", "budget_s": "--budget", "p99_slo_ms": "--p99-ms"}
