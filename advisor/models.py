@@ -148,12 +148,12 @@ class NodeProfile(StrictModel):
 Objective = Literal["latency", "throughput", "slo"]
 TrialStatus = Literal["ok", "failed", "timeout", "crashed", "oom", "skipped"]
 
-#: The sweep's default budget, in seconds: the smallest that meets issue 10's targets. Measured
-#: side by side on CI's 2-CPU machine (benchmarks/advice_quality.py --short-everywhere), 30 s gave
-#: advice as near the grid's best as 60 s (15 of 24 each, on the same grid) at half the cost; the
-#: floor is set by bigger nodes: only from 45 s does the simulated sweep (benchmarks/scaling.py,
-#: forked trials) measure every candidate on every node size from 2 to 256 CPUs (42 s misses two
-#: of 18 on 256 CPUs).
+#: The sweep's default budget, in seconds, re-derived in issue 10 as the smallest that gives up
+#: nothing 60 s had. Measured side by side on CI's 2-CPU machine (benchmarks/advice_quality.py
+#: --short-everywhere), 30 s gave advice as near the grid's best as 60 s (15 of 24 each, on the
+#: same grid) at half the cost; the floor is set by bigger nodes: only from 45 s does the simulated
+#: sweep (benchmarks/scaling.py, forked trials) measure every candidate on every node size from 2
+#: to 256 CPUs (42 s misses two of 18 on 256 CPUs).
 DEFAULT_BUDGET_S = 45.0
 
 #: thread counts above this are refused everywhere: no node TF runs on has more logical CPUs,

@@ -124,7 +124,7 @@ def add_calibration_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--sweep-onednn",
         action="store_true",
-        help="also measure TF_ENABLE_ONEDNN_OPTS=0 against =1 on the advised setting (a quarter "
+        help="also measure TF_ENABLE_ONEDNN_OPTS=0 against =1 on the advised setting (a third "
         "of the budget); the advice sets it only when one value wins beyond noise",
     )
     group.add_argument(
