@@ -10,7 +10,7 @@ from advisor.calibrate.runner import TrialSpec
 from advisor.calibrate.search import SearchSettings
 from advisor.calibrate.sweep import calibrate
 from advisor.errors import InvalidAdviceError
-from advisor.models import ENV_ONEDNN, CalibrationOptions, TrialResult
+from advisor.models import DEFAULT_BUDGET_S, ENV_ONEDNN, CalibrationOptions, TrialResult
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
 from tests.fakeapi.samples import FIXED_NOW, recommendation
 from tests.search_fakes import FakeClock, FakeTrials, node
@@ -48,6 +48,12 @@ def test_a_clear_winner_is_set_in_the_configmap() -> None:
     assert cm["data"][ENV_ONEDNN] == "0"
     assert parse_configmap(cm).recommendation.env[ENV_ONEDNN] == "0"
     assert any(note.startswith("oneDNN: TF_ENABLE_ONEDNN_OPTS=0 is") for note in result.notes)
+
+
+def test_the_default_budget_still_holds_enough_pairs_for_a_verdict() -> None:
+    result, _, _ = _calibrate(0.7, budget=DEFAULT_BUDGET_S)
+    assert result.onednn is not None and result.onednn.pairs >= onednn.MIN_PAIRS
+    assert result.onednn.value == "0"
 
 
 def test_a_difference_within_noise_leaves_the_variable_out() -> None:
