@@ -12,7 +12,7 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from benchmarks.report import SHORT_BUDGET_S
+from benchmarks.report import SHORT_BUDGET_S, done_when_short
 
 QUOTAS: tuple[float | None, ...] = (None, 1.5, 1.0)
 OBJECTIVES = ("latency", "throughput")
@@ -71,7 +71,7 @@ class Effort:
         """The short budget ``scenario`` is calibrated with a second time, or None."""
         if self.short_budget_s is None:
             return None
-        done_when = scenario.quota_cpus is None and scenario.objective == "latency"
+        done_when = done_when_short(scenario.quota_cpus, scenario.objective)
         return self.short_budget_s if done_when or self.short_everywhere else None
 
 

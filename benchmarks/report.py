@@ -120,6 +120,16 @@ def within_of_best(advice: float, best: float, objective: str, tolerance: float)
 GRID_Z = 2.0
 
 
+def near_best(value: float | None, best: float, objective: str) -> bool:
+    """An advice's grid value within the target's tolerance of the grid's best; no advice is not."""
+    return value is not None and within_of_best(value, best, objective, GRID_BEST_TOLERANCE)
+
+
+def done_when_short(quota_cpus: float | None, objective: str) -> bool:
+    """The scenarios the done-when's 30 s sweep is about: no quota, latency."""
+    return quota_cpus is None and objective == "latency"
+
+
 def grid_noise(one: dict[str, Any], other: dict[str, Any], objective: str) -> float | None:
     """How far apart two settings' grid figures can be by the grid's own noise, as a fraction.
 
@@ -172,7 +182,6 @@ def targets(
     (``short_ran``; no advice from it is a miss). Its target is the done-when's, the no-quota
     latency scenarios; elsewhere a short sweep is compared in ``budget_table``."""
     objective = scenario["objective"]
-    done_when_short = short_ran and scenario["quota_cpus"] is None and objective == "latency"
     has_advice = advice is not None
     one_cpu = scenario["quota_cpus"] == 1.0 and objective == "latency"
     builtin_one_cpu = one_cpu and scenario["workload"] == "builtin"
@@ -180,11 +189,7 @@ def targets(
         "1cpu_p99": _verdict(
             (advice is not None and advice <= P99_VS_DEFAULT_MAX * default) if one_cpu else None
         ),
-        "near_best": _verdict(
-            within_of_best(advice, best, objective, GRID_BEST_TOLERANCE)
-            if advice is not None
-            else False
-        ),
+        "near_best": _verdict(near_best(advice, best, objective)),
         "cal_60s": _verdict(
             calibrate_wall_s <= CALIBRATE_MAX_S if calibrate_wall_s and has_advice else False
         ),
@@ -204,11 +209,8 @@ def targets(
             else None
         ),
         "near_best_30s": _verdict(
-            (
-                short_advice is not None
-                and within_of_best(short_advice, best, objective, GRID_BEST_TOLERANCE)
-            )
-            if done_when_short
+            near_best(short_advice, best, objective)
+            if short_ran and done_when_short(scenario["quota_cpus"], objective)
             else None
         ),
     }
@@ -362,8 +364,11 @@ def budget_table(results: Sequence[dict[str, Any]]) -> str | None:
 
 
 def _budget_row(name: str, here: Sequence[dict[str, Any]]) -> list[str]:
-    near = [_near_best(r, r["advice"]["value"] if r["advice"] else None) for r in here]
-    short = [_near_best(r, r["short"].get("advice_value")) for r in here]
+    def judged(r: dict[str, Any], value: float | None) -> bool:
+        return near_best(value, r["grid_best"]["value"], r["objective"])
+
+    near = [judged(r, r["advice"]["value"] if r["advice"] else None) for r in here]
+    short = [judged(r, r["short"].get("advice_value")) for r in here]
     short_share = [r["short"]["wall_s"] / r["grid_time"]["total_s"] for r in here]
     return [
         name,
@@ -381,13 +386,6 @@ def _median_rate(runs: Iterable[dict[str, Any]]) -> str:
     rates = [per_60s(run.get("ok_trials"), run.get("wall_s")) for run in runs]
     known = [rate for rate in rates if rate is not None]
     return f"{statistics.median(known):.1f}" if known else "-"
-
-
-def _near_best(result: dict[str, Any], value: float | None) -> bool:
-    if value is None:
-        return False
-    best = result["grid_best"]["value"]
-    return within_of_best(value, best, result["objective"], GRID_BEST_TOLERANCE)
 
 
 def targets_table(results: Sequence[dict[str, Any]]) -> str:
