@@ -74,12 +74,16 @@ class FakeTrials:
     flat_p99: float | None = None
     #: per-setting noise overriding ``noise`` (a setting whose windows do not hold still)
     noisy: dict[tuple[int | None, int | None], float] = field(default_factory=dict)
+    #: per-setting p99 overriding the cost model (None key = the baseline): a made-up near tie
+    table: dict[tuple[int | None, int | None], float] = field(default_factory=dict)
     calls: list[tuple[TrialSpec, float, float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
 
     def p99(self, intra: int | None, inter: int | None) -> float:
+        if (intra, inter) in self.table:
+            return self.table[(intra, inter)]
         if self.flat_p99 is not None:
             return self.flat_p99 * (self.baseline_factor if intra is None else 1.0)
         if intra is None or inter is None:

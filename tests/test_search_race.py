@@ -32,8 +32,10 @@ def run(
     settings: SearchSettings | None = None,
     p99_slo_ms: float | None = None,
     lines: list[str] | None = None,
+    with_default: bool = False,
     **fake: Any,
 ) -> tuple[FakeTrials, FakeClock, SearchOutcome]:
+    """One search; ``with_default`` passes TF's default as the sweep does (the race may focus)."""
     profile = node(cpus, quota=quota)
     clock = FakeClock()
     trials = FakeTrials(clock=clock, usable=profile.effective_cpus, affinity=cpus, **fake)
@@ -47,6 +49,7 @@ def run(
         p99_slo_ms=p99_slo_ms,
         settings=settings,
         progress=lines.append if lines is not None else None,
+        default=tf_default(profile) if with_default else None,
     )
     return trials, clock, outcome
 
@@ -279,6 +282,88 @@ def test_the_race_keeps_the_leader_and_the_baseline_until_the_budget_is_spent() 
     assert (1, 1) in rounds[max(rounds)] or BASELINE in rounds[max(rounds)]
     assert clock.monotonic() - START >= 0.9 * 120.0
     assert outcome.unstable == []
+
+
+# --------------------------------------------------------------------------------------------------
+# the focus on the comparison the advice turns on
+
+#: 2 CPUs under a 1.5-CPU quota, with a made-up near tie: 1/2 leads 1/1 (fewer threads) by a few
+#: percent, 2/1 and TF's default (2/2) are clearly behind. Fast requests (about 1 ms), so the race
+#: has the rounds to focus in.
+NEAR_TIE = {(1, 2): 1.0, (1, 1): 1.04, (2, 1): 1.3, BASELINE: 1.4}
+
+
+def focused_rounds(lines: list[str]) -> tuple[tuple[Any, ...], dict[int, list[str]]]:
+    """The first pair the race focused on (labels) and the settings of each round from then on."""
+    start = next(i for i, line in enumerate(lines) if "focus on" in line)
+    pair = tuple(lines[start].split("focus on ")[1].split(",")[0].split(" against "))
+    rounds: dict[int, list[str]] = {}
+    for line in lines[start:]:
+        if " trial " in line and "round " in line:
+            number = int(line.split("round ")[1].split()[0])
+            rounds.setdefault(number, []).append(line.split(": ")[1].split(" (")[0])
+    return pair, rounds
+
+
+def near_tie(with_default: bool, lines: list[str] | None = None) -> tuple[FakeTrials, float]:
+    """The NEAR_TIE node at the default budget: the trials, and the fake seconds they took."""
+    fake, clock, _ = run(
+        2,
+        45.0,
+        quota=1.5,
+        objective="throughput",
+        overhead_s=FORK_S,
+        noise=0.05,
+        table=NEAR_TIE,
+        lines=lines,
+        with_default=with_default,
+    )
+    return fake, clock.monotonic() - START
+
+
+def test_a_near_tie_gets_the_rest_of_the_race() -> None:
+    lines: list[str] = []
+    fake, _ = near_tie(True, lines)
+    pair, rounds = focused_rounds(lines)
+    assert set(pair) == {"1/2", "1/1"}
+    assert len(rounds) >= 3
+    last = max(rounds)
+    for number, members in rounds.items():
+        assert set(members) <= {"1/2", "1/1", "TF default"}
+        if number != last:  # the end of the budget may cut the last round short
+            assert {"1/2", "1/1"} <= set(members)
+    with_baseline = [n for n, members in rounds.items() if "TF default" in members]
+    assert 0 < len(with_baseline) < len(rounds)  # every second round, not every round
+    windows = dict.fromkeys([(1, 2), (1, 1), (2, 1), BASELINE], 0)
+    for spec, _, _ in fake.calls:
+        if spec.round > 0:
+            windows[key(spec)] += 1
+    assert min(windows[(1, 2)], windows[(1, 1)]) > windows[(2, 1)]
+    assert min(windows[(1, 2)], windows[(1, 1)]) > windows[BASELINE]
+
+
+def test_the_focus_moves_windows_to_the_pair_and_keeps_the_budget() -> None:
+    def of_pair(with_default: bool) -> tuple[int, float]:
+        fake, took = near_tie(with_default)
+        windows = sum(1 for s, _, _ in fake.calls if s.round > 0 and key(s) in [(1, 2), (1, 1)])
+        return windows, took
+
+    focused, focused_s = of_pair(True)
+    plain, plain_s = of_pair(False)
+    assert focused > plain
+    assert focused_s <= 45.0
+    assert plain_s <= 45.0
+
+
+def test_a_clear_winner_races_as_before() -> None:
+    # under a 1-CPU quota 1/1 is far ahead of everything: nothing within noise, no question
+    lines: list[str] = []
+    focused, _, _ = run(
+        2, 60.0, quota=1.0, overhead_s=FORK_S, noise=0.01, lines=lines, with_default=True
+    )
+    plain, _, _ = run(2, 60.0, quota=1.0, overhead_s=FORK_S, noise=0.01)
+    assert not any("focus on" in line for line in lines)
+    assert [c[0] for c in focused.calls] == [c[0] for c in plain.calls]
 
 
 # --------------------------------------------------------------------------------------------------

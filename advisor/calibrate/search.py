@@ -24,6 +24,15 @@ its ``measure_s`` and until ``min_requests`` have completed, capped at ``max_mea
   clearly worse than the leader (beyond the noise of the two medians, and at least 10%) after
   ``drop_after`` windows is dropped. Rounds go on until the budget is spent; when a full trial no
   longer fits, the last ones get shorter windows, so the budget is not left unused.
+- **Focus** (once every contender has ``focus_after`` race windows): the advice turns on one
+  comparison, so the rest of the budget goes to it. The current pick (``choose``, as the result
+  will make it) names the question: the leader and the pick when they differ (is the pick really
+  within TRADE_OFF of it?); else the leader and the best cheaper setting within noise of it (passed
+  over for being more than TRADE_OFF behind: is it?); else the leader and its runner-up within
+  noise (is the leader the leader?). Each focused round measures those two, shuffled, plus any
+  setting the stability gate still wants, and the baseline every second round, so the gain over
+  TF's default keeps a reference from the same stretch of time. The question is asked again after
+  every round. With nothing within noise of the leader the race goes on as before.
 - **Stability gate** (like perf_analyzer's): a setting whose windows disagree by a CV above
   ``STABLE_CV`` is measured first in the next round and is never dropped before
   ``unstable_windows`` windows; one still unstable when the budget ends is reported.
@@ -49,6 +58,7 @@ from advisor.calibrate.objective import (
     ConfigStats,
     Setting,
     aggregate,
+    choose,
     label,
     lower_is_better,
     meets_slo,
@@ -141,6 +151,10 @@ class SearchSettings:
     drop_after: int = 3
     #: windows after which an unstable setting is reported rather than preferred again
     unstable_windows: int = 5
+    #: race windows every contender has before the rounds focus on the comparison the advice
+    #: turns on (None: never focus); one more than ``drop_after``, so a clearly worse contender
+    #: has had its chance to be dropped first
+    focus_after: int | None = 4
     #: a bound on the loop whatever the clock says (a trial function that takes no time at all)
     max_trials: int = 1000
     seed: int = 0
@@ -180,6 +194,8 @@ class _State:
     started: float
     objective: Objective
     p99_slo_ms: float | None
+    #: what TF runs for the baseline: ``choose`` needs it to cost the baseline (no focus without)
+    default: tuple[int, int] | None = None
     outcome: SearchOutcome = field(default_factory=SearchOutcome)
     overheads: list[float] = field(default_factory=list)
 
@@ -457,6 +473,55 @@ def _round_members(state: _State, alive: Sequence[Setting]) -> list[Setting]:
     return [BASELINE, *order[: max(1, fit - 1)]]
 
 
+def _question(state: _State) -> list[Setting]:
+    """The two settings the advice turns on now (see the module's docstring), or none."""
+    try:
+        choice = choose(
+            aggregate(state.outcome.trials, state.default), state.objective, state.p99_slo_ms
+        )
+    except ValueError:
+        return []
+    leader, chosen = choice.leader, choice.chosen
+    if chosen is not leader:
+        return [leader.key, chosen.key]
+    others = [s for s in choice.near_best if s is not leader]
+    cheaper = [s for s in others if s.threads < leader.threads]
+    rivals = cheaper or others  # near_best is best first: the closest one
+    return [leader.key, rivals[0].key] if rivals else []
+
+
+def _focus(
+    state: _State, alive: Sequence[Setting], focused: int
+) -> tuple[list[Setting], list[Setting]]:
+    """The question's pair and the members of a focused round; ([], []) while the race is not
+    ready to focus."""
+    settings = state.settings
+    if settings.focus_after is None or state.default is None:
+        return [], []
+    stats = state.stats()
+    if any(k not in stats or stats[k].windows < settings.focus_after for k in alive):
+        return [], []
+    if any(not stats[k].raced for k in alive):
+        return [], []
+    pair = _question(state)
+    if not pair:
+        return [], []
+    met = _slo_met(state, list(stats.values()))
+    unsettled = [
+        k
+        for k in alive
+        if k not in pair
+        and _unstable(stats[k], state.objective, met)
+        and stats[k].windows < settings.unstable_windows
+    ]
+    members = [*pair, *unsettled]
+    if BASELINE not in members and focused % 2 == 0:
+        members.append(BASELINE)
+    # Not cut to what fits at full length: the shuffled round runs until the budget ends it,
+    # so the end of the budget does not always go to the same one of the two.
+    return pair, members
+
+
 def _race(state: _State) -> None:
     """Rounds 1, 2, ...: the contenders and the baseline, shuffled, until the budget is spent."""
     settings = state.settings
@@ -466,9 +531,21 @@ def _race(state: _State) -> None:
         return
     state.say(f"{state.bar()} race: {', '.join(label(*k) for k in alive)} against the TF default")
     number = 1
+    focused = 0
+    asked: list[Setting] = []
     shuffler = random.Random(settings.seed)  # reproducible, but every round in its own order
     while alive and len(state.outcome.trials) < settings.max_trials:
-        members = _round_members(state, alive)
+        pair, members = _focus(state, alive, focused)
+        if members:
+            if pair != asked:
+                asked = pair
+                state.say(
+                    f"{state.bar()} race: focus on {label(*pair[0])} against {label(*pair[1])}, "
+                    "the comparison the advice turns on"
+                )
+            focused += 1
+        else:
+            members = _round_members(state, alive)
         shuffler.shuffle(members)
         ran = 0
         for index, setting in enumerate(members):
@@ -500,9 +577,13 @@ def race(
     p99_slo_ms: float | None = None,
     settings: SearchSettings | None = None,
     progress: ProgressFn | None = None,
+    default: tuple[int, int] | None = None,
 ) -> SearchOutcome:
     """Screen the baseline and the candidates, then race the best few until the budget (ending at
     ``until`` on ``clock``) is spent.
+
+    ``default`` is what TF runs for the baseline (``candidates.tf_default``); without it the race
+    never focuses, since the pick it would focus on weighs the baseline's threads.
 
     Raises CalibrationError when not even the baseline and one candidate fit, when the baseline
     fails, or when no candidate succeeds in the screen. With no candidates at all (a one-CPU mask:
@@ -518,6 +599,7 @@ def race(
         started=until - budget_s,
         objective=objective,
         p99_slo_ms=p99_slo_ms,
+        default=default,
     )
     _screen(state, candidates)
     _race(state)

@@ -213,6 +213,7 @@ def calibrate(
             p99_slo_ms=options.p99_slo_ms,
             settings=settings,
             progress=say,
+            default=default,
         )
     except BaseException:
         # Interrupted (SIGTERM/SIGINT) or failed: no child (inspection or trial) may outlive us.
