@@ -114,14 +114,20 @@ def first_look(
     advice: tuple[int, int] | None,
 ) -> dict[str, Any]:
     """The grid's best and adv/best from the first rounds alone, kept beside the final figures
-    so the report shows what the second look changed."""
+    so the report shows what the second look changed.
+
+    Also the held-out figure, given only the second look's rounds (the settings they measured):
+    there, neither the best nor the advice's figure comes from the rounds that picked the
+    contenders, so the best is not the luckiest of many noisy figures (the winner's curse that
+    pooling every round keeps in part)."""
+    grid_keys = [k for k in grid_keys if k in stats]
     best_key, best = report.best_of(stats, grid_keys, objective)
-    value = (
-        None if advice is None else report.objective_value(stats[Setting(*advice).key], objective)
-    )
+    key = None if advice is None else Setting(*advice).key
+    value = None if key not in stats else report.objective_value(stats[key], objective)
     return {
         "grid_best": {"setting": best_key, "value": best},
         "advice_vs_grid_best": None if value is None else round(value / best, 3),
+        "advice_value": value,
         "rounds": stats[best_key]["rounds"],
     }
 
@@ -136,11 +142,14 @@ def refine(
     concurrency: int,
     group: cgroups.RealCgroup | None,
     seed: int,
+    held_out: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The judge's second look: ``effort.refine_rounds`` more interleaved rounds of the
     contenders (the advice and the top grid settings of every scenario measured here), added to
     their samples in place. Every other setting keeps its first rounds: it was already further
-    from the best than the contenders, and its figure cannot decide a near-best verdict."""
+    from the best than the contenders, and its figure cannot decide a near-best verdict.
+    ``held_out`` receives the new rounds' figures alone, per setting."""
+    held_out = {} if held_out is None else held_out
     keys = list(dict.fromkeys(k for of_scenario in contenders for k in of_scenario))
     if effort.refine_rounds <= 0 or not keys:
         return {"rounds": 0, "settings": [], "measure_s": 0.0}
@@ -154,6 +163,7 @@ def refine(
         group=group,
         seed=seed,
     )
+    held_out.update({key: report.pool_rounds(rounds) for key, rounds in more.items()})
     for key, rounds in more.items():
         samples[key].extend(rounds)
     return {
@@ -175,6 +185,7 @@ def scenario_figures(
     short_run: CalibrateRun | None = None,
     first_look: dict[str, Any] | None = None,
     second_look: dict[str, Any] | None = None,
+    held_out: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One scenario's row: values, ratios (advice / other, in objective units), targets."""
     objective = scenario.objective
@@ -229,6 +240,7 @@ def scenario_figures(
         "short": None if short_run is None else _rerun_figures(short_run, stats, objective, best),
         "first_look": first_look,
         "second_look": second_look,
+        "held_out": held_out,
     }
     data["targets"] = report.targets(
         data,
@@ -372,6 +384,7 @@ def run_quota(
                     for s in here
                 }
                 first = {s: first_look(stats, grid_keys, s.objective, runs[s].advice) for s in here}
+                held: dict[str, dict[str, Any]] = {}
                 second = refine(
                     pool,
                     settings,
@@ -386,6 +399,7 @@ def run_quota(
                     concurrency=concurrency,
                     group=group,
                     seed=seed + len(results) + 500,
+                    held_out=held,
                 )
                 stats.update({k: report.pool_rounds(samples[k]) for k in second["settings"]})
                 start_s = sum(pool.children[k].ready_s or 0.0 for k in grid_keys)
@@ -408,6 +422,11 @@ def run_quota(
                             short_run=shorts.get(scenario),
                             first_look=first[scenario],
                             second_look=second,
+                            held_out=first_look(
+                                held, grid_keys, scenario.objective, runs[scenario].advice
+                            )
+                            if held
+                            else None,
                         )
                     )
         finally:

@@ -250,6 +250,7 @@ def quality_table(results: Sequence[dict[str, Any]]) -> str:
         "adv/best",
         "grid noise",
         "first look",
+        "held out",
     ]
     rows = []
     for r in results:
@@ -267,20 +268,34 @@ def quality_table(results: Sequence[dict[str, Any]]) -> str:
                 _ratio(r["ratios"]["advice_vs_default"]),
                 _ratio(r["ratios"]["advice_vs_grid_best"]),
                 _grid_noise_of(r),
-                _first_look_of(r),
+                _look_of(r, "first_look"),
+                _look_of(r, "held_out"),
             ]
         )
     return markdown_table(headers, rows)
 
 
-def _first_look_of(result: dict[str, Any]) -> str:
-    """adv/best from the first rounds alone, and that look's best where the second changed it."""
-    first = result.get("first_look")
-    if not first or first["advice_vs_grid_best"] is None:
+def _look_of(result: dict[str, Any], look: str) -> str:
+    """adv/best from one look's rounds alone (``first_look``, ``held_out``), and that look's
+    best where it was another setting than the final figures'."""
+    figures = result.get(look)
+    if not figures or figures["advice_vs_grid_best"] is None:
         return "-"
-    ratio = _ratio(first["advice_vs_grid_best"])
-    best = first["grid_best"]["setting"]
+    ratio = _ratio(figures["advice_vs_grid_best"])
+    best = figures["grid_best"]["setting"]
     return ratio if best == result["grid_best"]["setting"] else f"{ratio} ({best})"
+
+
+def held_out_count(results: Sequence[dict[str, Any]]) -> tuple[int, int]:
+    """How many scenarios' advice is near the best on the held-out rounds, of those judged."""
+    judged = [r for r in results if r.get("held_out")]
+    near = sum(
+        near_best(
+            r["held_out"]["advice_value"], r["held_out"]["grid_best"]["value"], r["objective"]
+        )
+        for r in judged
+    )
+    return near, len(judged)
 
 
 def cost_table(results: Sequence[dict[str, Any]]) -> str:
@@ -474,8 +489,18 @@ def render(report: dict[str, Any]) -> str:
             " within it is not told from 1.00 by this grid. first look: adv/best from the first"
             " rounds alone (with that look's best where it was another setting); then the advice"
             " and the top grid settings were measured more rounds (second look), and the other"
-            " columns pool all of them.",
+            " columns pool all of them. held out: adv/best from the second look's rounds alone,"
+            " so the best is not picked by the rounds that measure it (not a target: a second"
+            " view of the same verdict).",
         ]
+        near, judged = held_out_count(results)
+        if judged:
+            parts += [
+                "",
+                f"held out: the advice within {GRID_BEST_TOLERANCE:.0%} of the best in {near} of"
+                f" {judged} scenarios (the target's verdict: "
+                f"{sum(r['targets']['near_best'] == 'PASS' for r in results)} of {len(results)}).",
+            ]
         parts += ["", "### Cost", cost_table(results)]
         parts += ["", "### Targets", targets_table(results)]
         budgets = budget_table(results)

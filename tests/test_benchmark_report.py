@@ -146,6 +146,10 @@ def _result() -> dict[str, Any]:
     }
 
 
+def _report(*results: dict[str, Any]) -> dict[str, Any]:
+    return {"mode": "full", "started_utc": "x", "notes": [], "scenarios": list(results)}
+
+
 def test_render_shows_values_directions_ratios_and_verdicts() -> None:
     text = report.render(
         {
@@ -224,6 +228,29 @@ def test_the_objective_table_shows_the_first_looks_ratio_and_its_best_if_it_was_
     result["first_look"]["advice_vs_grid_best"] = None  # calibrate gave no advice
     assert _cell(result, "first look") == "-"
     assert _cell(result, "adv/best") == "1.03"  # the final figure is its own column
+
+
+def test_the_objective_table_shows_the_held_out_ratio_and_the_count_beside_the_target() -> None:
+    result = _result()
+    assert _cell(result, "held out") == "-"  # a run from before the held-out look
+    assert "held out: the advice" not in report.render(_report(result))
+    result["held_out"] = {
+        "grid_best": {"setting": "1/2", "value": 10.0},
+        "advice_vs_grid_best": 1.08,
+        "advice_value": 10.8,
+    }
+    assert _cell(result, "held out") == "1.08"
+    result["held_out"]["grid_best"]["setting"] = "2/3"
+    assert _cell(result, "held out") == "1.08 (2/3)"
+    near = _result()
+    near["held_out"] = {
+        "grid_best": {"setting": "1/2", "value": 10.0},
+        "advice_vs_grid_best": 1.02,
+        "advice_value": 10.2,
+    }
+    assert report.held_out_count([result, near, _result()]) == (1, 2)
+    text = report.render(_report(result, near))
+    assert "held out: the advice within 5% of the best in 1 of 2 scenarios" in text
 
 
 @pytest.mark.parametrize(

@@ -61,6 +61,35 @@ def test_the_second_look_measures_only_the_contenders_the_effort_says_more_round
     assert pooled["p50_ms"] == 10.0 and min(pooled["round_p99_ms"]) == 9.0
 
 
+def test_the_held_out_figures_are_the_second_looks_rounds_alone() -> None:
+    settings = [Setting(1, 1), Setting(1, 2), Setting(2, 1)]
+    # first rounds: 1/2 looked best (8 ms); on the second look it is 11 ms and 1/1 is 9 ms
+    samples = _first_rounds(["1/1", "2/1"], 5, 10.0) | _first_rounds(["1/2"], 5, 8.0)
+    pool = RecordingPool({"1/1": 9.0, "1/2": 11.0, "2/1": 12.0})
+    held: dict[str, dict[str, Any]] = {}
+    advice_quality.refine(
+        pool,  # type: ignore[arg-type]
+        settings,
+        samples,
+        [["1/2", "1/1"]],
+        effort=dataclasses.replace(EFFORT["full"], refine_rounds=3),
+        concurrency=1,
+        group=None,
+        seed=1,
+        held_out=held,
+    )
+    assert set(held) == {"1/2", "1/1"}  # 2/1 had no second look
+    assert held["1/1"]["rounds"] == 3 and held["1/1"]["p99_ms"] == 9.0
+    assert held["1/2"]["p99_ms"] == 11.0
+    # judged there, the best is 1/1 (2/1 is a grid setting the held-out rounds did not measure)
+    look = advice_quality.first_look(held, ["1/1", "1/2", "2/1"], "latency", (1, 2))
+    assert look["grid_best"] == {"setting": "1/1", "value": 9.0}
+    assert look["advice_vs_grid_best"] == round(11.0 / 9.0, 3)
+    assert look["rounds"] == 3
+    # an advice the held-out rounds did not measure has no held-out figure
+    assert advice_quality.first_look(held, ["1/1"], "latency", (2, 1))["advice_value"] is None
+
+
 def test_no_second_look_when_the_effort_has_none() -> None:
     settings = [Setting(1, 1)]
     samples = _first_rounds(["1/1"], 2, 10.0)
@@ -89,6 +118,7 @@ def test_the_first_look_keeps_the_best_and_ratio_before_the_second() -> None:
     assert first == {
         "grid_best": {"setting": "1/2", "value": 10.0},
         "advice_vs_grid_best": 1.2,
+        "advice_value": 12.0,
         "rounds": 5,
     }
     rps = advice_quality.first_look(stats, ["1/1", "1/2"], "throughput", (1, 1))

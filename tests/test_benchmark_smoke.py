@@ -57,6 +57,10 @@ def test_smoke_run_reports_every_figure_and_cleans_up(tmp_path: Path) -> None:
     assert second["rounds"] == 1
     assert {scenario["advice"]["setting"], "1/1", "2/1"} == set(second["settings"])
     assert scenario["first_look"]["rounds"] == 2
+    # the held-out look: the second look's one round alone, the advice measured in it
+    held = scenario["held_out"]
+    assert held["rounds"] == 1
+    assert held["advice_value"] is not None and held["grid_best"]["setting"] in {"1/1", "2/1"}
     for key, stats in settings.items():
         assert stats["rounds"] == (3 if key in second["settings"] else 2)
         assert stats["p99_ms"] >= stats["p50_ms"] > 0
