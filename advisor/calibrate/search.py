@@ -194,7 +194,7 @@ class _State:
     started: float
     objective: Objective
     p99_slo_ms: float | None
-    #: what TF runs for the baseline: ``choose`` needs it to cost the baseline (no focus without)
+    #: what TF runs for the baseline, so ``stats()`` costs it as ``choose`` will (no focus without)
     default: tuple[int, int] | None = None
     outcome: SearchOutcome = field(default_factory=SearchOutcome)
     overheads: list[float] = field(default_factory=list)
@@ -236,7 +236,7 @@ class _State:
         )
 
     def stats(self) -> dict[Setting, ConfigStats]:
-        return {s.key: s for s in aggregate(self.outcome.trials)}
+        return {s.key: s for s in aggregate(self.outcome.trials, self.default)}
 
     def say(self, line: str) -> None:
         if self.progress is not None:
@@ -473,12 +473,10 @@ def _round_members(state: _State, alive: Sequence[Setting]) -> list[Setting]:
     return [BASELINE, *order[: max(1, fit - 1)]]
 
 
-def _question(state: _State) -> list[Setting]:
+def _question(state: _State, stats: Sequence[ConfigStats]) -> list[Setting]:
     """The two settings the advice turns on now (see the module's docstring), or none."""
     try:
-        choice = choose(
-            aggregate(state.outcome.trials, state.default), state.objective, state.p99_slo_ms
-        )
+        choice = choose(stats, state.objective, state.p99_slo_ms)
     except ValueError:
         return []
     leader, chosen = choice.leader, choice.chosen
@@ -499,14 +497,16 @@ def _focus(
     if settings.focus_after is None or state.default is None:
         return [], []
     stats = state.stats()
-    if any(k not in stats or stats[k].windows < settings.focus_after for k in alive):
+    ready = all(
+        k in stats and stats[k].raced and stats[k].windows >= settings.focus_after for k in alive
+    )
+    if not ready:
         return [], []
-    if any(not stats[k].raced for k in alive):
-        return [], []
-    pair = _question(state)
+    measured = list(stats.values())
+    pair = _question(state, measured)
     if not pair:
         return [], []
-    met = _slo_met(state, list(stats.values()))
+    met = _slo_met(state, measured)
     unsettled = [
         k
         for k in alive
