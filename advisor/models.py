@@ -297,6 +297,57 @@ class NearBest(StrictModel):
     windows: int = Field(default=0, ge=0, description="windows behind the medians")
 
 
+class Incumbent(StrictModel):
+    """The advice in force, which a new measurement must beat beyond noise to replace.
+
+    Read from the stored advice before the sweep (the ConfigMap ``run`` will write, the file it
+    will replace, or ``--incumbent``), and measured in the race as a named arm beside TF's default.
+    Without one, TF's default is the incumbent: a tool that publishes into running pods must be
+    boring when nothing changed.
+    """
+
+    intra_op_threads: int = Field(ge=1, le=MAX_THREADS)
+    inter_op_threads: int = Field(ge=1, le=MAX_THREADS)
+    onednn: OnednnValue | None = Field(
+        default=None, description="TF_ENABLE_ONEDNN_OPTS the stored advice sets, if any"
+    )
+    source: str = Field(min_length=1, description="where it was read, for people")
+    since: datetime | None = Field(
+        default=None, description="when these values were first published (kept if confirmed)"
+    )
+
+
+class IncumbentOutcome(StrictModel):
+    """How the advice in force fared against this run's measurement."""
+
+    intra: int = Field(ge=1, le=MAX_THREADS)
+    inter: int = Field(ge=1, le=MAX_THREADS)
+    default: bool = Field(
+        description="the incumbent is TF's own default (nothing stored, or the stored advice "
+        "spells TF's default out)"
+    )
+    source: str = Field(min_length=1, description="where the incumbent was read")
+    kept: bool = Field(
+        description="confirmed: no setting beat it beyond the noise band of the two (and by at "
+        "least 5%), so its values are published again unchanged"
+    )
+    onednn: OnednnValue | None = Field(default=None, description="its TF_ENABLE_ONEDNN_OPTS")
+    measured: Measurement | None = Field(
+        default=None, description="its medians in this run; null when it could not be measured"
+    )
+    versus: float | None = Field(
+        default=None,
+        description="replaced: the new advice against it as a ratio of medians (>1 = better)",
+    )
+    band: float | None = Field(
+        default=None, ge=0, description="the noise band of the two it was judged with, relative"
+    )
+    since: datetime | None = Field(
+        default=None, description="when its values were first published, if the store said"
+    )
+    reason: str = Field(description="one line: why it was kept or replaced")
+
+
 class CalibrationResult(StrictModel):
     """The outcome of a sweep: the advice, the baseline it beat, and every trial behind it."""
 
@@ -328,6 +379,16 @@ class CalibrationResult(StrictModel):
         description="relative band within which a setting's median cannot be told from the "
         "best's: two standard errors of the difference of the best's and the baseline's "
         "medians, 5-25%",
+    )
+    gain_band: float | None = Field(
+        default=None,
+        ge=0,
+        description="the noise band of the advice and TF's default, relative: the +- of the gain",
+    )
+    incumbent: IncumbentOutcome | None = Field(
+        default=None,
+        description="the advice in force before this run (TF's default when none was stored) "
+        "and whether it was kept",
     )
     near_best: list[NearBest] = Field(
         default_factory=list,
@@ -504,6 +565,19 @@ class Provenance(StrictModel):
     )
     near_best: NearBestRange | None = Field(
         default=None, description="the settings within noise of the best (older advice: none)"
+    )
+    gain_band: float | None = Field(
+        default=None, ge=0, description="the noise band of the gain, relative (older: none)"
+    )
+    incumbent: IncumbentOutcome | None = Field(
+        default=None,
+        description="the advice in force before this run and whether it was confirmed (older "
+        "advice: none)",
+    )
+    advice_since: datetime | None = Field(
+        default=None,
+        description="when these env values were first published: kept from the stored advice "
+        "when this run confirmed it, else created_at (older advice: none)",
     )
     trials_total: int = Field(ge=0, description="trials run (the list below may be truncated)")
     trials: list[TrialSummary] = Field(

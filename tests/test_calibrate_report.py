@@ -22,12 +22,24 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 def result_for(
-    objective: str = "latency", p99: float | None = None, crash: tuple[int, int] | None = None
+    objective: str = "latency",
+    p99: float | None = None,
+    crash: tuple[int, int] | None = None,
+    noise: float = 0.03,
+    flat: bool = False,
 ) -> CalibrationResult:
     profile = node(8, quota=4.0)
     clock = FakeClock()
     faults: dict[tuple[int | None, int | None], TrialStatus] = {crash: "crashed"} if crash else {}
-    fake = FakeTrials(clock=clock, usable=4.0, affinity=8, faults=faults, noise=0.03)
+    fake = FakeTrials(
+        clock=clock,
+        usable=4.0,
+        affinity=8,
+        faults=faults,
+        noise=noise,
+        flat_p99=10.0 if flat else None,
+        baseline_factor=3.0 if flat else 1.0,
+    )
     options = CalibrationOptions.model_validate(
         {"objective": objective, "p99_slo_ms": p99, "budget_s": 120.0}
     )
@@ -95,13 +107,31 @@ def number(label: str) -> float | None:
 
 def test_best_cell_is_greenest_and_worst_reddest() -> None:
     result = result_for()
-    values = {number(label): fill for label, fill in cell_fills(heatmap_svg(result)) if label}
+    cells = cell_fills(heatmap_svg(result))
+    values = {v: fill for label, fill in cells if (v := number(label)) is not None}
     assert len(values) >= 3
     greenness = {v: int(f[3:5], 16) - int(f[1:3], 16) for v, f in values.items()}
     best, worst = min(values), max(values)  # latency: lower is better
     assert greenness[best] == max(greenness.values())
     assert greenness[worst] == min(greenness.values())
     assert greenness[best] > 0 > greenness[worst]
+
+
+def test_every_cell_within_noise_of_the_best_has_the_best_colour() -> None:
+    """The measurement cannot rank them, so the heatmap does not either; the others keep the
+    gradient, and TF's default sits in the cell of the thread counts it runs."""
+    result = result_for(noise=0.0, flat=True)
+    svg = heatmap_svg(result)
+    cells = cell_fills(svg)
+    near = [fill for label, fill in cells if label.endswith(" ~")]
+    chosen = [fill for label, fill in cells if label.startswith(f"{result.chosen.p99_ms:.1f}")]
+    assert len(near) >= 2
+    assert set(near) == set(chosen)  # one colour for the whole range, the advice's included
+    # TF's default is three times slower: outside the range, so it keeps the gradient's red end
+    outside = [fill for label, fill in cells if label.startswith("TF default ")]
+    assert outside and set(outside).isdisjoint(near)
+    default = [label for label, _ in cells if label.startswith("TF default ")]
+    assert len(default) == 1
 
 
 def test_throughput_heatmap_shows_requests_per_second() -> None:
@@ -198,7 +228,14 @@ def test_text_table_has_chosen_baseline_and_a_one_line_advice() -> None:
     advice = [line for line in lines if line.startswith("advice:")]
     assert len(advice) == 1
     assert f"TF_NUM_INTRAOP_THREADS={result.intra_op_threads}" in advice[0]
-    assert f"{result.gain:.2f}x" in advice[0]
+    against = next(line for line in lines if line.startswith("against TF's default:"))
+    mine, theirs = result.chosen.p99_ms, result.baseline.p99_ms
+    assert mine is not None and theirs is not None and result.gain_band is not None
+    assert (
+        f"p99 {mine:.2f} ms against {theirs:.2f} ms for TF's default "
+        f"({(theirs - mine) / theirs:.0%} lower, noise \u00b1{result.gain_band:.0%})"
+    ) in against
+    assert "x the TF default" not in text
 
 
 def test_report_view_for_people(tmp_path: Path) -> None:
@@ -219,30 +256,37 @@ def test_kept_default_reads_as_such() -> None:
     assert lines[1].endswith("chosen (TF default kept)")
     assert not any(line.endswith("  chosen") for line in lines)
     assert any(line.startswith("advice: keep TF's default, spelled out:") for line in lines)
-    assert any("the TF default kept (gain 1.0)" in line for line in lines)
-    assert not any("x the TF default" in line for line in lines)
+    assert any("the advice is TF's default" in line and "no gain claimed" in line for line in lines)
+    assert not any("% lower" in line for line in lines if line.startswith("against"))
     texts = cell_texts(heatmap_svg(result))
-    assert not [t for t in texts if t.startswith("\u2605 ")]  # no cell is starred
-    assert any("chosen: the TF default" in t and "(gain 1.0)" in t for t in texts)
+    # TF's default has its cell (2/2 on two CPUs), and it is the starred one
+    assert [t for t in texts if t.startswith("\u2605 ") and "chosen" not in t] == [
+        f"\u2605 TF default {result.baseline.p99_ms:.1f}"
+    ]
+    assert any("chosen: TF's default, spelled out" in t for t in texts)
 
 
 def test_no_measurable_gain_and_the_range_within_noise_are_shown() -> None:
-    """Every setting as fast as the default: the advice is the cheapest, with no gain claimed;
-    the text, the heatmap and the report show the range it was picked from."""
+    """Every setting as fast as the default: nothing beat the incumbent (TF's default), so it is
+    kept with no gain claimed; the text, the heatmap and the report show the range."""
     profile = node(8, quota=4.0)
     clock = FakeClock()
     fake = FakeTrials(clock=clock, usable=4.0, affinity=8, flat_p99=10.0, overhead_s=0.3)
     result = calibrate(CalibrationOptions(budget_s=60.0), profile, trial_fn=fake, clock=clock)
     assert result.gain_within_noise
+    assert result.kept_default
     text = text_summary(result)
-    advice = next(line for line in text.splitlines() if line.startswith("advice:"))
-    assert "no measurable gain" in advice
-    assert "x the TF default" not in text
+    against = next(line for line in text.splitlines() if line.startswith("against TF's default"))
+    assert "no gain claimed" in against
+    held = next(line for line in text.splitlines() if line.startswith("in force before:"))
+    assert "TF's default (none stored: TF's default): measured best: kept" in held or (
+        "kept: nothing beat it beyond noise" in held
+    )
     within = next(line for line in text.splitlines() if line.startswith("within noise"))
     assert f"({len(result.near_best)} settings, TF's default among them)" in within
     assert "within noise of the best" in text  # the verdict of the others in the range
     texts = cell_texts(heatmap_svg(result))
     assert any(t.startswith("~ within noise") for t in texts)
     assert any(t.endswith(" ~") for t in texts)  # the other cells in the range are marked
-    assert any("no measurable gain over the TF default" in t for t in texts)
+    assert any("one colour" in t for t in texts)
     assert html.escape(within) in report_html(result)

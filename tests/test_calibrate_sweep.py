@@ -140,7 +140,7 @@ def test_default_best_is_kept_and_spelled_out() -> None:
     assert result.chosen == result.baseline
     assert result.gain == 1.0
     assert any("keeps TF's default" in note for note in result.notes)
-    assert "the TF default kept" in lines[-1]
+    assert "the advice is TF's default" in lines[-1]
 
 
 def test_interruption_terminates_every_child_and_propagates(

@@ -24,13 +24,20 @@ TF's default (the baseline) competes like any other setting, costed at the threa
 gain; when the advice is within the band of it, the gain is reported as 1.0 with
 ``gain_within_noise``: a 3% "gain" inside a 5% band is noise, not a result. That band is the
 chosen setting's and the baseline's own.
+
+Change only on evidence: the advice in force (the incumbent: the stored advice, else TF's default)
+stands until a setting beats it beyond the noise band of the two (at least MIN_BAND). Without that
+rule the pick among settings within noise moves with the noise from run to run, and every move is
+a rollout of every consumer for a difference the measurement itself calls no difference. When
+settings do beat it, the advice is the cheapest of those that are also within TRADE_OFF of the
+best, so the usual trade of a little speed for fewer threads never goes below the incumbent.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from advisor.models import Measurement, Objective, TrialResult
@@ -139,6 +146,16 @@ class Choice:
     spread: float | None
     slo_met: bool | None
     notes: tuple[str, ...]
+    #: the advice in force as measured here (None: it could not be measured, so it cannot stand)
+    incumbent: ConfigStats | None = None
+    #: the incumbent is still the advice: nothing beat it beyond the noise of the two
+    kept: bool = False
+    #: replaced: the advice against the incumbent as a ratio of medians (>1 = better)
+    versus_incumbent: float | None = None
+    #: the noise band the incumbent was judged with (the advice's, or the leader's when kept)
+    incumbent_band: float | None = None
+    #: the noise band of the advice and the baseline (the +- of ``gain``)
+    gain_band: float | None = None
 
     @property
     def kept_default(self) -> bool:
@@ -273,28 +290,49 @@ def difference_band(*errors: float) -> float:
     return min(MAX_BAND, max(MIN_BAND, Z * math.sqrt(sum(e * e for e in errors))))
 
 
+def beats(
+    mine: ConfigStats,
+    theirs: ConfigStats,
+    objective: Objective,
+    p99_slo_ms: float | None = None,
+) -> bool:
+    """``mine`` is better than ``theirs`` beyond the noise band of the two (so by at least
+    MIN_BAND). Under an SLO, meeting it where ``theirs`` does not is a win by itself, and missing
+    it where ``theirs`` meets it never is."""
+    if objective == "slo":
+        mine_met, theirs_met = meets_slo(mine, p99_slo_ms), meets_slo(theirs, p99_slo_ms)
+        if mine_met != theirs_met:
+            return mine_met
+        met = mine_met
+    else:
+        met = True
+    band = noise_band(mine, theirs, objective, met)
+    a, b = value(mine, objective, met), value(theirs, objective, met)
+    return a < b * (1 - band) if lower_is_better(objective, met) else a > b * (1 + band)
+
+
 def choose(
-    stats: Sequence[ConfigStats], objective: Objective, p99_slo_ms: float | None = None
+    stats: Sequence[ConfigStats],
+    objective: Objective,
+    p99_slo_ms: float | None = None,
+    *,
+    incumbent: Setting = (None, None),
+    excluded: Collection[Setting] = (),
 ) -> Choice:
-    """The cheapest setting within noise and within TRADE_OFF of the best, the range (within
-    noise) it was picked from, and its gain over TF's default.
+    """The advice: the incumbent unless settings beat it beyond noise, else the cheapest of those
+    within TRADE_OFF of the best; the range (within noise) of the best, and the gain over TF's
+    default.
 
     Settings judged by the longest windows compete (the raced ones, when a race ran: a setting
-    that was only screened was more than the race's band behind); the baseline always competes.
+    that was only screened was more than the race's band behind); the baseline and the incumbent
+    always compete; ``excluded`` settings (dropped in the race, or failed) never do, so a setting
+    the log called dropped is never advised. ``incumbent`` is the advice in force, TF's default
+    (the baseline) when none is stored; one that was not measured (or is excluded) cannot stand.
     Raises ValueError without a baseline, or when the baseline's thread cost is unknown while
     other settings compete (it could not be compared on cost); the caller turns that into the
     user-facing error.
     """
-    baselines = [s for s in stats if s.is_baseline]
-    if not baselines:
-        raise ValueError("need a measured baseline (TF default)")
-    baseline = baselines[0]
-    candidates = [s for s in stats if not s.is_baseline]
-    if candidates and baseline.threads <= 0:
-        raise ValueError("the baseline's thread counts (what TF runs by itself) are needed")
-    raced = any(s.raced for s in candidates)
-    field = [s for s in candidates if s.raced == raced] + [baseline]
-
+    baseline, field, held = _field(stats, incumbent, excluded)
     notes: list[str] = []
     slo_met: bool | None = None
     if objective == "slo":
@@ -312,36 +350,37 @@ def choose(
     near = tuple(s for s in ordered if within(value(s, objective, met), lead_value, band))
     trade = min(band, TRADE_OFF)
     affordable = [s for s in near if within(value(s, objective, met), lead_value, trade)]
-    chosen = min(affordable, key=lambda s: (s.threads, ordered.index(s)))
-    if chosen is not leader:
-        notes.append(
-            f"{chosen.label} is within {trade:.0%} of {leader.label}; took the one with fewer "
-            "threads"
-        )
-    passed = [s for s in near if s.threads < chosen.threads and s not in affordable]
-    if passed:
-        notes.append(
-            f"within noise ({band:.0%}) of {leader.label} but more than {trade:.0%} behind it, "
-            f"so not advised despite fewer threads: {', '.join(s.label for s in passed)}"
-        )
-
-    gain: float | None = 1.0  # the default itself: no gain, by definition
-    noise = True
-    if chosen is not baseline:
-        gain = ratio(chosen, baseline, objective, met)
-        # A baseline on the other side of the SLO is never "within noise": meeting it is the
-        # difference the advice makes.
-        same_side = objective != "slo" or meets_slo(baseline, p99_slo_ms) == met
-        theirs = value(baseline, objective, met)
-        apart = noise_band(chosen, baseline, objective, met)
-        noise = same_side and within(value(chosen, objective, met), theirs, apart)
-        if noise:
-            measured = "" if gain is None else f" (ratio {gain:.2f})"
+    # Change only on evidence: only settings that beat the incumbent beyond noise may replace it.
+    challengers = (
+        ordered
+        if held is None
+        else [s for s in ordered if s is not held and beats(s, held, objective, p99_slo_ms)]
+    )
+    pool = [s for s in affordable if s in challengers] or challengers[:1]
+    kept = held is not None and not pool
+    chosen = (
+        held
+        if kept and held is not None
+        else min(pool, key=lambda s: (s.threads, ordered.index(s)))
+    )
+    if not kept:
+        if chosen is not leader:
             notes.append(
-                f"{chosen.label} and the TF default measured within the {apart:.0%} noise band "
-                f"of each other{measured}: no measurable gain"
+                f"{chosen.label} is within {trade:.0%} of {leader.label}; took the one with "
+                "fewer threads"
             )
-            gain = 1.0
+        passed = [s for s in near if s.threads < chosen.threads and s not in affordable]
+        if passed:
+            notes.append(
+                f"within noise ({band:.0%}) of {leader.label} but more than {trade:.0%} behind "
+                f"it, so not advised despite fewer threads: {', '.join(s.label for s in passed)}"
+            )
+    versus, judged = _judge_incumbent(
+        held, chosen, leader, objective=objective, met=met, notes=notes, incumbent=incumbent
+    )
+    gain, noise, apart = _gain(
+        chosen, baseline, objective=objective, p99_slo_ms=p99_slo_ms, met=met, notes=notes
+    )
     return Choice(
         chosen=chosen,
         baseline=baseline,
@@ -353,7 +392,96 @@ def choose(
         spread=chosen.cv(objective, met),
         slo_met=slo_met,
         notes=tuple(notes),
+        incumbent=held,
+        kept=kept,
+        versus_incumbent=versus,
+        incumbent_band=judged,
+        gain_band=apart,
     )
+
+
+def _field(
+    stats: Sequence[ConfigStats], incumbent: Setting, excluded: Collection[Setting]
+) -> tuple[ConfigStats, list[ConfigStats], ConfigStats | None]:
+    """The baseline, the settings that compete, and the incumbent among them (if measured)."""
+    baselines = [s for s in stats if s.is_baseline]
+    if not baselines:
+        raise ValueError("need a measured baseline (TF default)")
+    baseline = baselines[0]
+    candidates = [s for s in stats if not s.is_baseline and s.key not in excluded]
+    if candidates and baseline.threads <= 0:
+        raise ValueError("the baseline's thread counts (what TF runs by itself) are needed")
+    raced = any(s.raced for s in candidates)
+    field = [s for s in candidates if s.raced == raced or s.key == incumbent] + [baseline]
+    return baseline, field, next((s for s in field if s.key == incumbent), None)
+
+
+def _judge_incumbent(
+    held: ConfigStats | None,
+    chosen: ConfigStats,
+    leader: ConfigStats,
+    *,
+    objective: Objective,
+    met: bool,
+    notes: list[str],
+    incumbent: Setting,
+) -> tuple[float | None, float | None]:
+    """(the advice against the incumbent as a ratio, the band it was judged with); a note says
+    why an incumbent that is not the best was kept, or that it could not stand."""
+    if held is None:
+        notes.append(
+            f"the advice in force ({label(*incumbent)}) could not be measured in this run, so it "
+            "cannot stand"
+        )
+        return None, None
+    if chosen is not held:
+        return ratio(chosen, held, objective, met), noise_band(chosen, held, objective, met)
+    if leader is held:
+        return None, None
+    judged = noise_band(leader, held, objective, met)
+    notes.append(
+        f"{leader.label} measured {_percent(leader, held, objective, met)} than the advice in "
+        f"force ({held.label}), inside the {judged:.0%} noise band of the two: {held.label} kept"
+    )
+    return None, judged
+
+
+def _gain(
+    chosen: ConfigStats,
+    baseline: ConfigStats,
+    *,
+    objective: Objective,
+    p99_slo_ms: float | None,
+    met: bool,
+    notes: list[str],
+) -> tuple[float | None, bool, float | None]:
+    """(gain over TF's default, within noise of it, the band of the two); 1.0 within noise."""
+    if chosen is baseline:
+        return 1.0, True, None  # the default itself: no gain, by definition
+    gain = ratio(chosen, baseline, objective, met)
+    # A baseline on the other side of the SLO is never "within noise": meeting it is the
+    # difference the advice makes.
+    same_side = objective != "slo" or meets_slo(baseline, p99_slo_ms) == met
+    theirs = value(baseline, objective, met)
+    apart = noise_band(chosen, baseline, objective, met)
+    noise = same_side and within(value(chosen, objective, met), theirs, apart)
+    if noise:
+        measured = "" if gain is None else f" (ratio {gain:.2f})"
+        notes.append(
+            f"{chosen.label} and the TF default measured within the {apart:.0%} noise band of "
+            f"each other{measured}: no measurable gain"
+        )
+        gain = 1.0
+    return gain, noise, apart
+
+
+def _percent(mine: ConfigStats, theirs: ConfigStats, objective: Objective, slo_met: bool) -> str:
+    """``7% better`` (or worse): how ``mine``'s median compares with ``theirs``, in words."""
+    r = ratio(mine, theirs, objective, slo_met)
+    if r is None:
+        return "differently"
+    change = 1 - 1 / r if lower_is_better(objective, slo_met) else r - 1
+    return f"{abs(change):.0%} {'better' if change >= 0 else 'worse'}"
 
 
 def ratio(

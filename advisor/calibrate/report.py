@@ -7,9 +7,14 @@ the advisor's dependencies to what it needs to run.
 
 Cells show the value the objective ranks by (p99 for latency, requests/s otherwise): the median
 over each setting's trusted windows (the race's, if it was raced), coloured from worst (red) to
-best (green). The chosen cell is outlined and starred, the others within noise of the best are
-marked, screened-only cells are tagged; failed settings are grey with their status; settings never
-measured are blank.
+best (green). Every setting within noise of the best gets the best's colour: the measurement cannot
+tell them apart, so a gradient among them would show a ranking that is not there. TF's default is
+in the cell of the thread counts it runs, the advice in force before the run is marked, the chosen
+cell is outlined and starred, screened-only cells are tagged; failed settings are grey with their
+status; settings never measured are blank.
+
+Gains are stated in the objective's own terms with their noise ("p99 5.97 ms against 8.14 ms for
+TF's default (27% lower, noise ±9%)"): a ratio such as "1.36x" reads as slower for a latency.
 """
 
 from __future__ import annotations
@@ -23,7 +28,14 @@ from pathlib import Path
 from advisor.calibrate.candidates import tf_default
 from advisor.calibrate.objective import ConfigStats, aggregate, label, lower_is_better, rank
 from advisor.errors import OutputError
-from advisor.models import CalibrationResult, NearBest, NearBestRange, TrialResult
+from advisor.models import (
+    CalibrationResult,
+    Measurement,
+    NearBest,
+    NearBestRange,
+    Objective,
+    TrialResult,
+)
 
 # --------------------------------------------------------------------------------------------------
 # Per-setting rows (shared by the text table and the report)
@@ -145,33 +157,93 @@ def _num(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def advice_line(result: CalibrationResult) -> str:
-    """The one line a person acts on: the env values and what they buy (no more than measured)."""
-    chosen, base = result.chosen, result.baseline
-    if lower_is_better(result.objective, result.slo_met is not False):
-        mine, theirs, unit, what = chosen.p99_ms, base.p99_ms, "ms", "p99 "
+def compare_text(  # noqa: PLR0917 (two measurements and how to read them)
+    objective: Objective,
+    slo_met: bool,
+    mine: Measurement,
+    theirs: Measurement,
+    whose: str,
+    band: float | None,
+) -> str:
+    """``p99 5.97 ms against 8.14 ms for TF's default (27% lower, noise ±9%)``: two medians in
+    the objective's own terms, which way they differ, and the noise band they were judged with."""
+    noise = "" if band is None else f", noise \u00b1{band:.0%}"
+    if lower_is_better(objective, slo_met):
+        a, b, unit, what = mine.p99_ms, theirs.p99_ms, " ms", "p99 "
+        better, worse, digits = "lower", "higher", 2
     else:
-        mine, theirs, unit, what = chosen.throughput_rps, base.throughput_rps, "req/s", ""
-    spread = "" if result.spread is None else f", CV {result.spread:.0%}"
-    band = "" if result.noise_band is None else f" (noise band {result.noise_band:.0%})"
+        a, b, unit, what = mine.throughput_rps, theirs.throughput_rps, " req/s", "throughput "
+        better, worse, digits = "higher", "lower", 0
+    if a is None or b is None or b <= 0:
+        return f"{what}{_num(a, digits)}{unit}; no comparable figure for {whose}"
+    lower = lower_is_better(objective, slo_met)
+    word = better if (a <= b if lower else a >= b) else worse
+    return (
+        f"{what}{a:.{digits}f}{unit} against {b:.{digits}f}{unit} for {whose} "
+        f"({abs(a - b) / b:.0%} {word}{noise})"
+    )
+
+
+def _threads_versus_default(result: CalibrationResult) -> str:
+    """``fewer threads (2 against 4)``: intra + inter of the advice against TF's default's."""
+    default = tf_default(result.node)
+    mine, theirs = result.intra_op_threads + result.inter_op_threads, sum(default)
+    word = (
+        "fewer threads than"
+        if mine < theirs
+        else "more threads than"
+        if mine > theirs
+        else ("as many threads as")
+    )
+    return f"{word} TF's default ({mine} against {theirs}, intra + inter)"
+
+
+def advice_line(result: CalibrationResult) -> str:
+    """The one line a person acts on: the env values and the objective they were chosen for."""
     env = (
         f"TF_NUM_INTRAOP_THREADS={result.intra_op_threads} "
         f"TF_NUM_INTEROP_THREADS={result.inter_op_threads} "
         f"OMP_NUM_THREADS={result.intra_op_threads}"
     )
+    if result.onednn is not None and result.onednn.value is not None:
+        env += f" TF_ENABLE_ONEDNN_OPTS={result.onednn.value}"
+    what = result.objective + (
+        f", p99 <= {result.p99_slo_ms:g} ms" if result.p99_slo_ms is not None else ""
+    )
     if result.kept_default:
-        return (
-            f"advice: keep TF's default, spelled out: {env} ({result.objective}: the TF default "
-            f"kept (gain 1.0) at {what}{_num(theirs)} {unit}{spread})"
-        )
-    versus = f"{what}{_num(mine)} {unit} vs {_num(theirs)} {unit} with TF defaults"
-    if result.gain_within_noise:
-        return (
-            f"advice: {env} ({result.objective}: {versus}: no measurable gain{band}, "
-            f"fewer threads{spread})"
-        )
-    gain = "" if result.gain is None else f", {result.gain:.2f}x"
-    return f"advice: {env} ({result.objective}: {versus}{gain}{spread})"
+        return f"advice: keep TF's default, spelled out: {env} ({what})"
+    return f"advice: {env} ({what})"
+
+
+def incumbent_line(result: CalibrationResult) -> str | None:
+    """``in force before: 4/2 (configmaps/x in namespace ml): replaced by 1/1: ...``."""
+    held = result.incumbent
+    if held is None:
+        return None
+    name = "TF's default" if held.default else f"{held.intra}/{held.inter}"
+    return f"in force before: {name} ({held.source}): {held.reason}"
+
+
+def gain_line(result: CalibrationResult) -> str:
+    """``against TF's default: p99 ... (27% lower, noise ±9%); fewer threads ...``."""
+    line = f"against TF's default: {versus_default(result)}"
+    if not result.kept_default:
+        line += f"; {_threads_versus_default(result)}"
+    return line
+
+
+def summary_lines(result: CalibrationResult) -> list[str]:
+    """The short story of a run, the same for ``calibrate`` and ``run``: the advice, the
+    incumbent and whether it was kept, the range within noise, and the gain."""
+    lines = [advice_line(result)]
+    held = incumbent_line(result)
+    if held is not None:
+        lines.append(held)
+    near = near_best_line(result)
+    if near is not None:
+        lines.append(near)
+    lines.append(gain_line(result))
+    return lines
 
 
 def text_summary(result: CalibrationResult) -> str:
@@ -200,10 +272,7 @@ def text_summary(result: CalibrationResult) -> str:
         ]
         lines.append("  ".join(cells))
     lines.append("")
-    lines.append(advice_line(result))
-    near = near_best_line(result)
-    if near is not None:
-        lines.append(near)
+    lines.extend(summary_lines(result))
     node = result.node
     screen = sum(1 for t in result.trials if t.round == 0)
     races = max(0, result.rounds - 1)
@@ -263,18 +332,34 @@ class _Grid:
     raced: bool = False
     #: cells within noise of the best
     near: frozenset[tuple[int | None, int | None]] = frozenset()
+    #: the cell of TF's default (the baseline runs these thread counts), if it was measured
+    default_cell: tuple[int, int] | None = None
+    #: the cell of the advice in force before the run, when it was not TF's default
+    incumbent_cell: tuple[int, int] | None = None
 
     def value(self, s: ConfigStats) -> float:
         return s.p99_ms if self.lower else s.throughput_rps
 
-    def fill(self, s: ConfigStats) -> str:
+    def fill(self, s: ConfigStats, cell: tuple[int | None, int | None]) -> str:
+        if cell in self.near:
+            return _colour(1.0)  # within noise of the best: the measurement cannot rank them
         span = (self.worst - self.best) or 1.0
         return _colour((self.worst - self.value(s)) / span)
 
 
 def _grid(result: CalibrationResult) -> _Grid:
-    stats = [s for s in aggregate(result.trials) if not s.is_baseline]
+    default = tf_default(result.node)
+    measured = aggregate(result.trials)
+    stats = [s for s in measured if not s.is_baseline]
     by_cell = {(s.intra_op_threads, s.inter_op_threads): s for s in stats}
+    baseline = next((s for s in measured if s.is_baseline), None)
+    default_cell = None
+    if baseline is not None and default not in by_cell:
+        by_cell[default] = baseline
+        default_cell = default
+    near = {default if key == (None, None) else key for key in near_best_keys(result)}
+    held = result.incumbent
+    incumbent_cell = None if held is None or held.default else (held.intra, held.inter)
     failed: dict[tuple[int | None, int | None], str] = {
         _key(t): t.status
         for t in result.trials
@@ -282,7 +367,7 @@ def _grid(result: CalibrationResult) -> _Grid:
     }
     cells = [*by_cell, *failed]
     lower = _metric(result)[2]
-    values = [s.p99_ms if lower else s.throughput_rps for s in stats] or [0.0]
+    values = [s.p99_ms if lower else s.throughput_rps for s in by_cell.values()] or [0.0]
     return _Grid(
         intras=sorted({k[0] for k in cells if k[0] is not None}),
         inters=sorted({k[1] for k in cells if k[1] is not None}),
@@ -292,7 +377,9 @@ def _grid(result: CalibrationResult) -> _Grid:
         worst=max(values) if lower else min(values),
         best=min(values) if lower else max(values),
         raced=any(s.raced for s in stats),
-        near=frozenset(near_best_keys(result)),
+        near=frozenset(near),
+        default_cell=default_cell,
+        incumbent_cell=incumbent_cell,
     )
 
 
@@ -325,8 +412,6 @@ def _svg_header(result: CalibrationResult, grid: _Grid, width: int, height: int)
 def _svg_cells(result: CalibrationResult, grid: _Grid) -> list[str]:
     parts = []
     chosen: tuple[int | None, int | None] = (result.intra_op_threads, result.inter_op_threads)
-    if result.kept_default:
-        chosen = (None, None)  # the TF default is not a cell of the grid
     for row_index, intra in enumerate(grid.intras):
         y = TOP + row_index * CELL_H
         parts.append(
@@ -336,7 +421,9 @@ def _svg_cells(result: CalibrationResult, grid: _Grid) -> list[str]:
             x = LEFT + col * CELL_W
             s = grid.by_cell.get((intra, inter))
             if s is not None:
-                fill, label = grid.fill(s), _num(grid.value(s))
+                fill, label = grid.fill(s, (intra, inter)), _num(grid.value(s))
+                if (intra, inter) == grid.default_cell:
+                    label = f"TF default {label}"
                 if result.objective == "slo" and result.p99_slo_ms and s.p99_ms > result.p99_slo_ms:
                     label += " !"
                 if grid.raced and not s.raced:
@@ -351,6 +438,13 @@ def _svg_cells(result: CalibrationResult, grid: _Grid) -> list[str]:
                 f'<rect x="{x}" y="{y}" width="{CELL_W}" height="{CELL_H}" fill="{fill}" '
                 'stroke="white" stroke-width="2"/>'
             )
+            if (intra, inter) == grid.incumbent_cell:
+                parts.append(
+                    f'<rect x="{x + 6}" y="{y + 6}" width="{CELL_W - 12}" height="{CELL_H - 12}" '
+                    'fill="none" stroke="#3050c0" stroke-width="2" stroke-dasharray="5 3">'
+                    "<title>the advice in force before this run</title></rect>"
+                )
+                label = f"\u25c6 {label}"
             if (intra, inter) == chosen:
                 parts.append(
                     f'<rect x="{x + 2}" y="{y + 2}" width="{CELL_W - 4}" height="{CELL_H - 4}" '
@@ -378,14 +472,16 @@ def _svg_legend(result: CalibrationResult, grid: _Grid) -> list[str]:
         )
     if result.kept_default:
         chosen_note = (
-            f"chosen: the TF default (intra = inter = {result.intra_op_threads}), the TF default "
-            "kept (gain 1.0)"
+            f"\u2605 chosen: TF's default, spelled out (intra = inter = {result.intra_op_threads})"
         )
     else:
         chosen_note = (
             f"\u2605 chosen: intra {result.intra_op_threads}, inter {result.inter_op_threads} "
             f"({versus_default(result)})"
         )
+    held = result.incumbent
+    if grid.incumbent_cell is not None and held is not None:
+        chosen_note += f"; \u25c6 in force before: {'kept' if held.kept else 'replaced'}"
     chosen_note = (
         chosen_note
         + "; grey: failed; blank: not measured"
@@ -400,19 +496,28 @@ def _svg_legend(result: CalibrationResult, grid: _Grid) -> list[str]:
     ]
     near = near_best_line(result)
     if near is not None:
-        parts.append(f'<text x="{LEFT}" y="{legend_y + 74}">~ {html.escape(near)}</text>')
+        parts.append(
+            f'<text x="{LEFT}" y="{legend_y + 74}">~ {html.escape(near)} (one colour: the '
+            "measurement cannot rank them)</text>"
+        )
     return parts
 
 
 def versus_default(result: CalibrationResult) -> str:
-    """How the advice compares with TF's default, in words that claim no more than measured."""
+    """How the advice compares with TF's default, in the objective's terms and with its noise,
+    claiming no more than measured."""
+    met = result.slo_met is not False
     if result.kept_default:
-        return "the TF default kept (gain 1.0)"
+        figure = compare_text(
+            result.objective, met, result.baseline, result.baseline, "", None
+        ).split(" against ")[0]
+        return f"the advice is TF's default ({figure}): no gain claimed"
+    text = compare_text(
+        result.objective, met, result.chosen, result.baseline, "TF's default", result.gain_band
+    )
     if result.gain_within_noise:
-        return "no measurable gain over the TF default"
-    if result.gain is None:
-        return "no comparable TF default figure"
-    return f"{result.gain:.2f}x the TF default"
+        return f"{text}: no measurable gain"
+    return text
 
 
 def heatmap_svg(result: CalibrationResult) -> str:

@@ -33,6 +33,10 @@ its ``measure_s`` and until ``min_requests`` have completed, capped at ``max_mea
   setting the stability gate still wants, and the baseline every second round, so the gain over
   TF's default keeps a reference from the same stretch of time. The question is asked again after
   every round. With nothing within noise of the leader the race goes on as before.
+- **Incumbent**: the advice in force (the stored advice; TF's default, the baseline, when none is
+  stored) is a named arm like the baseline: screened right after it, always a contender, in every
+  round, never dropped, and the first question of the focus is whether the best setting beats it
+  beyond noise (``choose``'s rule: change only on evidence).
 - **Stability gate** (like perf_analyzer's): a setting whose windows disagree by a CV above
   ``STABLE_CV`` is measured first in the next round and is never dropped before
   ``unstable_windows`` windows; one still unstable when the budget ends is reported.
@@ -55,6 +59,7 @@ from advisor.calibrate.objective import (
     MIN_BAND,
     SCREEN_ROUND,
     STABLE_CV,
+    Choice,
     ConfigStats,
     Setting,
     aggregate,
@@ -181,6 +186,8 @@ class SearchOutcome:
     dropped: list[Setting] = field(default_factory=list)
     #: settings whose trusted windows still disagree by more than STABLE_CV at the end
     unstable: list[Setting] = field(default_factory=list)
+    #: the advice in force, measured as a named arm (BASELINE: TF's default is the incumbent)
+    incumbent: Setting = (None, None)
 
 
 @dataclass
@@ -196,6 +203,10 @@ class _State:
     p99_slo_ms: float | None
     #: what TF runs for the baseline, so ``stats()`` costs it as ``choose`` will (no focus without)
     default: tuple[int, int] | None = None
+    #: the advice in force (BASELINE when TF's default is the incumbent)
+    incumbent: Setting = (None, None)
+    #: said once, just before the next trial runs (never about trials that do not happen)
+    pending: list[str] = field(default_factory=list)
     outcome: SearchOutcome = field(default_factory=SearchOutcome)
     overheads: list[float] = field(default_factory=list)
 
@@ -242,6 +253,21 @@ class _State:
         if self.progress is not None:
             self.progress(line)
 
+    def announce(self, line: str) -> None:
+        """Say ``line`` before the next trial, and not at all if none runs: the log never tells
+        of a round, a race or a focus that the budget then leaves out."""
+        self.pending.append(line)
+
+    def choose(self, stats: Sequence[ConfigStats]) -> Choice:
+        """The pick as the result will make it: the incumbent, the dropped left out."""
+        return choose(
+            stats,
+            self.objective,
+            self.p99_slo_ms,
+            incumbent=self.incumbent,
+            excluded=self.outcome.dropped,
+        )
+
     def bar(self) -> str:
         """``[ 11/60 s]``: elapsed of the budget; a terminal turns it into a drawn bar."""
         elapsed = max(0.0, self.now() - self.started)
@@ -256,6 +282,9 @@ def _trial(
     spec = window.spec(setting, round_)
     # Generous for a slow start, but never past the budget: a hung child is killed in time.
     deadline_s = min(state.remaining(), max(2 * expected, expected + 10.0))
+    for line in state.pending:
+        state.say(line)
+    state.pending.clear()
     state.say(
         f"{state.bar()} round {round_} trial {place[0]}/{place[1]}: {label(*setting)} "
         f"({'screen' if round_ == SCREEN_ROUND else 'race'}, {window.min_requests} requests in "
@@ -337,7 +366,7 @@ def _screen(state: _State, candidates: Sequence[Candidate]) -> None:
         return
     # The first pass may overrun the screen's share to measure everything: an unmeasured setting
     # cannot be advised, however good. The race keeps its minimum share.
-    state.say(f"{state.bar()} screen: {len(keys)} settings, then the ones near the best raced")
+    state.announce(f"{state.bar()} screen: {len(keys)} settings, then the ones near the best raced")
     tried = _screen_pass(state, keys, 1 - settings.race_min_share, 1)
     if not any(t.status == "ok" and not t.is_baseline for t in state.outcome.trials):
         # Nothing to race with: the race's share goes to the settings not tried yet.
@@ -362,7 +391,7 @@ def _screen(state: _State, candidates: Sequence[Candidate]) -> None:
     second = [s.key for s in ranked]
     trials = len(_with_baselines(second, settings.baseline_every))
     if state.cost(settings.screen) * trials <= state.share_left(settings.screen_share):
-        state.say(f"{state.bar()} screen: a second pass, best first")
+        state.announce(f"{state.bar()} screen: a second pass, best first")
         _screen_pass(state, second, settings.screen_share, 2)
         state.outcome.screen_passes = 2
 
@@ -414,7 +443,11 @@ def _contenders(state: _State) -> list[Setting]:
         : max(0, settings.min_contenders - len(chosen))
     ]
     chosen.sort(key=ordered.index)
-    return [s.key for s in chosen[: settings.max_contenders]]
+    keys = [s.key for s in chosen[: settings.max_contenders]]
+    held = state.incumbent
+    if held != BASELINE and held not in keys and any(s.key == held for s in ordered):
+        keys.append(held)  # the incumbent is raced whatever its screen value: it is the reference
+    return keys
 
 
 def _drop(state: _State, alive: list[Setting]) -> list[Setting]:
@@ -433,8 +466,8 @@ def _drop(state: _State, alive: list[Setting]) -> list[Setting]:
     slo = state.p99_slo_ms
     out = []
     for s in ordered[1:]:
-        if s.windows < settings.drop_after:
-            continue
+        if s.windows < settings.drop_after or s.key == state.incumbent:
+            continue  # the incumbent is a reference, like the baseline: never dropped
         if _unstable(s, state.objective, met) and s.windows < settings.unstable_windows:
             continue  # measured again first; not "worse" on numbers that do not hold still
         # behind beyond the noise of the two medians, and never by less than twice the
@@ -470,22 +503,36 @@ def _round_members(state: _State, alive: Sequence[Setting]) -> list[Setting]:
 
     order.sort(key=lambda k: (not wants_more(k), race_windows(k)))
     fit = math.floor(state.remaining() / state.cost(settings.race))
-    return [BASELINE, *order[: max(1, fit - 1)]]
+    fixed = [BASELINE] + [k for k in order if k == state.incumbent]
+    rest = [k for k in order if k not in fixed]
+    return [*fixed, *rest[: max(1, fit - len(fixed))]]
 
 
 def _question(state: _State, stats: Sequence[ConfigStats]) -> list[Setting]:
     """The two settings the advice turns on now (see the module's docstring), or none."""
     try:
-        choice = choose(stats, state.objective, state.p99_slo_ms)
+        choice = state.choose(stats)
     except ValueError:
         return []
-    leader, chosen = choice.leader, choice.chosen
+    leader, chosen, held = choice.leader, choice.chosen, choice.incumbent
+    if held is not None and choice.kept and leader is not held:
+        return [leader.key, held.key]  # does the best beat the advice in force beyond noise?
+    if held is not None and not choice.kept and _close(choice):
+        return [chosen.key, held.key]  # it did, but not by much: does it really?
     if chosen is not leader:
         return [leader.key, chosen.key]
     others = [s for s in choice.near_best if s is not leader]
     cheaper = [s for s in others if s.threads < leader.threads]
     rivals = cheaper or others  # near_best is best first: the closest one
     return [leader.key, rivals[0].key] if rivals else []
+
+
+def _close(choice: Choice) -> bool:
+    """The advice beat the incumbent by less than twice the band it was judged with: a few more
+    windows could still undo the replacement."""
+    if choice.versus_incumbent is None or choice.incumbent_band is None:
+        return False
+    return abs(choice.versus_incumbent - 1) < 2 * choice.incumbent_band
 
 
 def _focus(
@@ -529,7 +576,12 @@ def _race(state: _State) -> None:
     state.outcome.contenders = list(alive)
     if not alive:
         return
-    state.say(f"{state.bar()} race: {', '.join(label(*k) for k in alive)} against the TF default")
+    held = state.incumbent
+    against = "the TF default" + (
+        "" if held == BASELINE else f" and the advice in force ({label(*held)})"
+    )
+    racing = ", ".join(label(*k) for k in alive if k != held) or "the advice in force alone"
+    state.announce(f"{state.bar()} race: {racing} against {against}")
     number = 1
     focused = 0
     asked: list[Setting] = []
@@ -539,7 +591,7 @@ def _race(state: _State) -> None:
         if members:
             if pair != asked:
                 asked = pair
-                state.say(
+                state.announce(
                     f"{state.bar()} race: focus on {label(*pair[0])} against {label(*pair[1])}, "
                     "the comparison the advice turns on"
                 )
@@ -557,6 +609,7 @@ def _race(state: _State) -> None:
             if result.status != "ok" and setting in alive:
                 alive.remove(setting)  # a setting that fails cannot be advised
                 state.outcome.dropped.append(setting)
+                state.say(f"{state.bar()} race: {label(*setting)} dropped (its trial failed)")
         if ran == 0:
             break
         for key in _drop(state, alive):
@@ -578,12 +631,15 @@ def race(
     settings: SearchSettings | None = None,
     progress: ProgressFn | None = None,
     default: tuple[int, int] | None = None,
+    incumbent: Setting = BASELINE,
 ) -> SearchOutcome:
     """Screen the baseline and the candidates, then race the best few until the budget (ending at
     ``until`` on ``clock``) is spent.
 
     ``default`` is what TF runs for the baseline (``candidates.tf_default``); without it the race
-    never focuses, since the pick it would focus on weighs the baseline's threads.
+    never focuses, since the pick it would focus on weighs the baseline's threads. ``incumbent``
+    is the advice in force, one of ``candidates`` (BASELINE: TF's default is the incumbent); the
+    caller puts it first so the screen measures it right after the baseline.
 
     Raises CalibrationError when not even the baseline and one candidate fit, when the baseline
     fails, or when no candidate succeeds in the screen. With no candidates at all (a one-CPU mask:
@@ -600,7 +656,9 @@ def race(
         objective=objective,
         p99_slo_ms=p99_slo_ms,
         default=default,
+        incumbent=incumbent,
     )
+    state.outcome.incumbent = incumbent
     _screen(state, candidates)
     _race(state)
     final = list(aggregate(state.outcome.trials))

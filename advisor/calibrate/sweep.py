@@ -3,6 +3,10 @@
 The advice is always concrete numbers: when TF's default is the pick, they are what TF runs by
 itself (``tf_default``), its gain is exactly 1.0 and nothing claims it beat the default.
 
+The advice in force (``incumbent``; TF's default when none is given) is measured as a named arm and
+stays the advice unless a setting beats it beyond noise (``objective.choose``), so a run on an
+unchanged node republishes the same values and rolls no consumer.
+
 The budget starts when ``calibrate`` is called, so inspecting the model (a child process that pays
 TensorFlow's start-up too) counts against it: ``--budget 60`` means the command is done in 60 s.
 A caller may pass its own ``trial_fn`` (the benchmark's synthetic cost model, tests); then no
@@ -16,10 +20,18 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from advisor.calibrate import onednn, runner
-from advisor.calibrate.candidates import candidate_configs, tf_default
+from advisor.calibrate.candidates import Candidate, candidate_configs, tf_default
 from advisor.calibrate.launch import Trials
-from advisor.calibrate.objective import STABLE_CV, Choice, ConfigStats, aggregate, choose, label
-from advisor.calibrate.report import versus_default
+from advisor.calibrate.objective import (
+    STABLE_CV,
+    Choice,
+    ConfigStats,
+    Setting,
+    aggregate,
+    choose,
+    label,
+)
+from advisor.calibrate.report import compare_text, versus_default
 from advisor.calibrate.search import (
     Clock,
     SearchOutcome,
@@ -33,6 +45,8 @@ from advisor.models import (
     ONEDNN_VALUES,
     CalibrationOptions,
     CalibrationResult,
+    Incumbent,
+    IncumbentOutcome,
     NearBest,
     NodeProfile,
     Objective,
@@ -169,8 +183,12 @@ def calibrate(
     trial_fn: TrialFn | None = None,
     clock: Clock | None = None,
     settings: SearchSettings | None = None,
+    incumbent: Incumbent | None = None,
 ) -> CalibrationResult:
     """Measure thread settings for this node within ``options.budget_s`` and pick the advice.
+
+    ``incumbent`` is the advice in force (checked by the caller to be for this node, model and
+    objective); without one, TF's default is the incumbent.
 
     Raises ModelError (from inspection, before any trial) when the model cannot be used, and
     CalibrationError when the budget is too small, the baseline fails or no setting succeeds.
@@ -196,6 +214,8 @@ def calibrate(
             info = _workload_from_options(options)
 
         candidates = candidate_configs(node, options.concurrency)
+        held = _incumbent_key(incumbent, default)
+        candidates = _with_incumbent(candidates, held)
         say(
             f"{len(candidates)} settings for {node.effective_cpus:g} usable CPUs "
             f"({len(node.affinity_cpus)} in the affinity mask) and TF's default "
@@ -214,6 +234,7 @@ def calibrate(
             settings=settings,
             progress=say,
             default=default,
+            incumbent=held,
         )
     except BaseException:
         # Interrupted (SIGTERM/SIGINT) or failed: no child (inspection or trial) may outlive us.
@@ -225,11 +246,18 @@ def calibrate(
             trials.close()
 
     try:
-        choice = choose(aggregate(outcome.trials, default), options.objective, options.p99_slo_ms)
+        choice = choose(
+            aggregate(outcome.trials, default),
+            options.objective,
+            options.p99_slo_ms,
+            incumbent=held,
+            excluded=outcome.dropped,
+        )
     except ValueError as exc:
         raise CalibrationError(f"nothing to advise on: {exc}") from None
     intra, inter = default if choice.kept_default else _threads(choice.chosen)
     notes = list(choice.notes) + _notes(choice, outcome, default, (intra, inter), not candidates)
+    outcome_of_incumbent = _incumbent_outcome(choice, incumbent, held, default, options)
     verdict: OnednnVerdict | None = None
     onednn_trials: list[TrialResult] = []
     if options.sweep_onednn:
@@ -260,6 +288,8 @@ def calibrate(
         gain_within_noise=choice.gain_within_noise,
         spread=choice.spread,
         noise_band=choice.band,
+        gain_band=choice.gain_band,
+        incumbent=outcome_of_incumbent,
         near_best=[
             _near_best(s, options.objective, choice.slo_met is not False, default)
             for s in choice.near_best
@@ -281,10 +311,77 @@ def calibrate(
     )
     say(
         f"advice: intra={result.intra_op_threads} inter={result.inter_op_threads} "
-        f"({options.objective}, {versus_default(result)}) after {len(result.trials)} trials in "
-        f"{elapsed:.1f} s"
+        f"(in force before: {outcome_of_incumbent.reason}; {versus_default(result)}) after "
+        f"{len(result.trials)} trials in {elapsed:.1f} s"
     )
     return result
+
+
+def _incumbent_key(incumbent: Incumbent | None, default: tuple[int, int]) -> Setting:
+    """The incumbent as the search keys settings: TF's default numbers are the baseline arm
+    (one setting is never measured under two names)."""
+    if incumbent is None:
+        return (None, None)
+    key = (incumbent.intra_op_threads, incumbent.inter_op_threads)
+    return (None, None) if key == default else key
+
+
+def _with_incumbent(candidates: list[Candidate], held: Setting) -> list[Candidate]:
+    """The incumbent first (screened right after the baseline), whether or not the list had it:
+    a stored advice from another sweep's list is still the reference."""
+    if held == (None, None):
+        return candidates
+    assert held[0] is not None and held[1] is not None
+    first = Candidate(held[0], held[1])
+    return [first, *(c for c in candidates if c != first)]
+
+
+def _incumbent_outcome(
+    choice: Choice,
+    incumbent: Incumbent | None,
+    held: Setting,
+    default: tuple[int, int],
+    options: CalibrationOptions,
+) -> IncumbentOutcome:
+    """How the advice in force fared, in one line a person reads."""
+    intra, inter = default if held == (None, None) else (held[0] or 1, held[1] or 1)
+    name = "TF's default" if held == (None, None) else f"{intra}/{inter}"
+    source = incumbent.source if incumbent is not None else "none stored: TF's default"
+    measured = choice.incumbent
+    met = choice.slo_met is not False
+    if measured is None:
+        reason = "could not be measured in this run: replaced"
+    elif choice.kept and choice.leader is measured:
+        reason = "measured best: kept"
+    else:
+        # kept: how close the best came; replaced: by how much the advice beat it
+        other = choice.leader if choice.kept else choice.chosen
+        versus = compare_text(
+            options.objective,
+            met,
+            other.measurement(),
+            measured.measurement(),
+            name,
+            choice.incumbent_band,
+        )
+        reason = (
+            f"kept: nothing beat it beyond noise (the best, {other.label}: {versus})"
+            if choice.kept
+            else f"replaced by {other.label}: {versus}"
+        )
+    return IncumbentOutcome(
+        intra=intra,
+        inter=inter,
+        default=held == (None, None),
+        source=source,
+        kept=choice.kept,
+        onednn=incumbent.onednn if incumbent is not None else None,
+        measured=None if measured is None else measured.measurement(),
+        versus=choice.versus_incumbent,
+        band=choice.incumbent_band,
+        since=incumbent.since if incumbent is not None else None,
+        reason=reason,
+    )
 
 
 def _threads(stats: ConfigStats) -> tuple[int, int]:
