@@ -171,12 +171,20 @@ def build_recommendation(
     """The advice for ``result``, validated; InvalidAdviceError (one line) if it does not hold.
 
     ``node_name`` defaults to the Downward API value the probe saw. OMP_NUM_THREADS follows the
-    intra-op count (oneDNN's OpenMP team does the intra-op work in CPU builds).
+    intra-op count (oneDNN's OpenMP team does the intra-op work in CPU builds). An incumbent the
+    run confirmed keeps its values, its TF_ENABLE_ONEDNN_OPTS unless the sweep found a winner, and
+    its ``advice_since``: ``data`` renders byte-identical, so nothing downstream rolls.
     """
     node = result.node
     downward = node.downward_api
     topo = node.topology
     created = (now or datetime.now(timezone.utc)).astimezone(timezone.utc).replace(microsecond=0)
+    held = result.incumbent
+    confirmed = held is not None and held.kept
+    onednn = result.onednn.value if result.onednn is not None else None
+    if onednn is None and confirmed and held is not None:
+        onednn = held.onednn  # no evidence either way: the stored value stands
+    since = held.since if confirmed and held is not None and held.since is not None else created
     try:
         provenance = Provenance(
             node_name=node_name or (downward.node_name if downward else None),
@@ -204,6 +212,9 @@ def build_recommendation(
             onednn=result.onednn,
             gain_within_noise=result.gain_within_noise,
             near_best=NearBestRange.of(result.near_best, _round(result.noise_band)),
+            gain_band=_round(result.gain_band),
+            incumbent=held,
+            advice_since=since,
             trials_total=len(result.trials),
             trials=[_trial_summary(t) for t in _kept_trials(result.trials)],
             budget_s=result.budget_s,
@@ -216,11 +227,7 @@ def build_recommendation(
                 ENV_INTRA_OP: str(result.intra_op_threads),
                 ENV_INTER_OP: str(result.inter_op_threads),
                 ENV_OMP: str(result.intra_op_threads),
-                **(
-                    {ENV_ONEDNN: result.onednn.value}
-                    if result.onednn is not None and result.onednn.value is not None
-                    else {}
-                ),
+                **({ENV_ONEDNN: onednn} if onednn is not None else {}),
             },
             provenance=provenance,
         )

@@ -21,11 +21,11 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from advisor.calibrate import calibrate
-from advisor.calibrate.report import text_summary, write_report
+from advisor.calibrate.report import summary_lines, text_summary, write_report
 from advisor.cli._args import add_host_root
 from advisor.cli._output import FORMATS, emit, render
 from advisor.errors import UsageError
-from advisor.models import DEFAULT_BUDGET_S, CalibrationOptions
+from advisor.models import DEFAULT_BUDGET_S, CalibrationOptions, CalibrationResult
 from advisor.pipeline.files import check_output_path
 from advisor.probe import probe_node
 
@@ -179,6 +179,14 @@ def register(subparsers: Any) -> None:
         "measured as the baseline) and print the setting that serves the objective best.",
     )
     add_calibration_arguments(parser)
+    parser.add_argument(
+        "--incumbent",
+        metavar="FILE",
+        default=None,
+        help="a ConfigMap YAML holding the advice in force ('-' = stdin): it is raced as a "
+        "named arm and stays the advice unless a setting beats it beyond noise (default: TF's "
+        "default is the incumbent; `run` reads the advice it will replace by itself)",
+    )
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
     parser.add_argument(
         "--report",
@@ -259,14 +267,33 @@ def progress_reporter(
             bar.finish()
 
 
+def log_summary(result: CalibrationResult) -> None:
+    """The run's short story on stderr, after the progress bar: the advice, the incumbent and
+    whether it was kept, the range within noise, the gain (as log lines, so ``--log-format json``
+    keeps every stderr line a JSON object)."""
+    summary = logging.getLogger("advisor.summary")
+    for line in summary_lines(result):
+        summary.info("%s", line)
+
+
 def run(args: argparse.Namespace) -> int:
+    from advisor.pipeline.incumbent import read_incumbent
+
     options = options_from_args(args)
     _check_report_path(args.report)
     node = probe_node(args.host_root)
+    incumbent = None
+    if args.incumbent is not None:
+        held = read_incumbent(args.incumbent, node, options)
+        for note in held.notes:
+            logging.getLogger("advisor.calibrate").warning("%s", note)
+        incumbent = held.incumbent
     with progress_reporter(log_format=args.log_format) as progress:
-        result = calibrate(options, node, progress=progress)
+        result = calibrate(options, node, progress=progress, incumbent=incumbent)
     if args.report is not None:
         write_report(result, args.report)
         logging.getLogger("advisor.calibrate").info("report written to %s", args.report)
+    if args.format != "text":  # the text output ends with the same lines
+        log_summary(result)
     emit(render(result, args.format, text_summary) + "\n")
     return 0

@@ -152,7 +152,7 @@ def _pairs(items: list[str], flag: str) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from advisor.cli.calibrate_cmd import options_from_args, progress_reporter
+    from advisor.cli.calibrate_cmd import log_summary, options_from_args, progress_reporter
     from advisor.pipeline import RunRequest, prepare_run
 
     request = RunRequest(
@@ -173,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
     with progress_reporter(log_format=args.log_format) as progress:
         result = prepared.measure(progress)
     published = prepared.publish(result)
+    log_summary(result)
     if request.output == "-" or request.writes_nothing:
         emit(published.text)
     return 0

@@ -7,6 +7,10 @@ the whole Recommendation is validated with the rules ``validate`` uses, and only
 and the ConfigMap written, each in one step (files: temp + rename; the ConfigMap: one server-side
 apply). Restarts come last: they need the written advice, and their failure leaves it standing.
 
+Before the sweep the stored advice is read from where the run will write (the ConfigMap, else
+``--output``, else ``--env-file``): it is the incumbent the sweep must beat beyond noise
+(``pipeline.incumbent``), so a run on an unchanged node republishes the same values.
+
 The three stages are separate so a caller can wrap the sweep alone (the CLI's progress bar)::
 
     prepared = prepare_run(request)          # UsageError, ForbiddenError, ... before measuring
@@ -26,8 +30,14 @@ from typing import TYPE_CHECKING, Any
 
 from advisor import __version__
 from advisor.errors import InterruptedRunError, InvalidAdviceError, UsageError
-from advisor.models import CalibrationOptions, CalibrationResult, Recommendation
+from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile, Recommendation
 from advisor.pipeline.files import StagedFile, check_output_path, stage_file
+from advisor.pipeline.incumbent import (
+    IncumbentChoice,
+    from_configmap,
+    from_configmap_file,
+    from_env_file,
+)
 from advisor.pipeline.source import POD_NAMESPACE_ENV, check_cluster_timeout, check_names
 from advisor.recommend import (
     DEFAULT_CONFIGMAP_NAME,
@@ -136,15 +146,53 @@ class PreparedRun:
     request: RunRequest
     writer: ConfigMapWriter | None = None
     restarter: WorkloadRestarter | None = None
+    #: the ConfigMap the cluster held at the preflight (None: none, or no cluster target)
+    stored: dict[str, Any] | None = None
 
     def measure(self, progress: Progress | None = None) -> CalibrationResult:
-        """Probe this node and run the sweep (minutes: the budget)."""
+        """Probe this node and run the sweep (minutes: the budget), the stored advice racing as
+        the incumbent."""
         # looked up at call time: tests (and embedders) replace the sweep on the package
         import advisor.calibrate
         import advisor.probe
 
         node = advisor.probe.probe_node(self.request.host_root)
-        return advisor.calibrate.calibrate(self.request.options, node, progress=progress)
+        held = self.incumbent(node)
+        for note in held.notes:
+            log.warning("%s", note)
+        if held.incumbent is not None:
+            log.info(
+                "the advice in force: intra=%d inter=%d (%s); it stays unless a setting beats "
+                "it beyond noise",
+                held.incumbent.intra_op_threads,
+                held.incumbent.inter_op_threads,
+                held.incumbent.source,
+            )
+        result = advisor.calibrate.calibrate(
+            self.request.options, node, progress=progress, incumbent=held.incumbent
+        )
+        if not held.notes:
+            return result
+        return result.model_copy(update={"notes": [*held.notes, *result.notes]})
+
+    def incumbent(self, node: NodeProfile) -> IncumbentChoice:
+        """The stored advice this run would replace, if it fits this node and this run."""
+        request = self.request
+        if request.force:
+            return IncumbentChoice(
+                notes=("--force: the stored advice is not the incumbent; TF's default is",)
+            )
+        if self.writer is not None:
+            if self.stored is None:
+                return IncumbentChoice()
+            return from_configmap(self.stored, self.writer.where, node, request.options)
+        if request.output not in (None, "-") and Path(request.output).is_file():
+            return from_configmap_file(
+                Path(request.output), f"--output {request.output}", node, request.options
+            )
+        if request.env_file is not None and request.env_file.is_file():
+            return from_env_file(request.env_file, node)
+        return IncumbentChoice()
 
     def render(self, result: CalibrationResult) -> PublishedRun:
         """The advice for ``result`` as a ConfigMap that reads back as the same advice."""
@@ -243,6 +291,7 @@ def prepare_run(request: RunRequest) -> PreparedRun:
         "exists" if existing else "will be created",
     )
     prepared.writer = writer
+    prepared.stored = existing
     if request.restart:
         restarter = WorkloadRestarter(
             writer.connection, request.namespace, list(request.restart), policy=policy

@@ -1,0 +1,187 @@
+"""The advice in force before a run: read from what the run will replace, used only if it fits.
+
+Change only on evidence needs something to keep. ``run`` reads the stored advice from where it
+will write (the ConfigMap, else the ``--output`` file, else the ``--env-file``); ``calibrate``
+takes ``--incumbent FILE``. The sweep then races it as a named arm and keeps it unless a setting
+beats it beyond noise.
+
+A stored advice is ignored, with a note, when it is not ours, does not validate, or was measured
+for something other than what this run measures: another node shape, CPU limit, CPU model or TF
+version (``check``'s comparisons), another model, batch, concurrency or objective. Such an advice
+was never shown to be good here, so keeping it would be inertia, not evidence; TF's default is
+then the incumbent, as it is when nothing is stored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from advisor.errors import InvalidAdviceError
+from advisor.models import (
+    ENV_INTER_OP,
+    ENV_INTRA_OP,
+    ENV_ONEDNN,
+    ONEDNN_VALUES,
+    THREAD_VALUE_PATTERN,
+    CalibrationOptions,
+    Incumbent,
+    NodeProfile,
+    OnednnValue,
+    Provenance,
+    over_cap,
+    thread_cap,
+)
+from advisor.pipeline.drift import installed_tf_version, provenance_differences
+from advisor.pipeline.source import read_advice_file
+from advisor.recommend import APP_NAME, ParsedAdvice, load_configmap_yaml, parse_configmap
+
+
+@dataclass(frozen=True)
+class IncumbentChoice:
+    """The incumbent for a run (None: TF's default) and what a person should know about why."""
+
+    incumbent: Incumbent | None = None
+    notes: tuple[str, ...] = ()
+
+
+def workload_differences(prov: Provenance, options: CalibrationOptions) -> list[str]:
+    """How what this run measures differs from what the stored advice was measured for."""
+    found = []
+    work = prov.workload
+    model = options.model_path or "the built-in workload"
+    stored = work.path or "the built-in workload"
+    if stored != model:
+        found.append(f"model: measured on {stored}, this run measures {model}")
+    elif work.kind == "savedmodel" and work.signature not in (None, options.signature):
+        found.append(f"signature: measured {work.signature}, this run {options.signature}")
+    if work.batch_size != options.batch_size:
+        found.append(f"batch size: measured {work.batch_size}, this run {options.batch_size}")
+    if work.concurrency != options.concurrency:
+        found.append(f"concurrency: measured {work.concurrency}, this run {options.concurrency}")
+    if prov.objective != options.objective or prov.p99_slo_ms != options.p99_slo_ms:
+        found.append(
+            f"objective: measured for {_objective(prov.objective, prov.p99_slo_ms)}, this run "
+            f"{_objective(options.objective, options.p99_slo_ms)}"
+        )
+    return found
+
+
+def _objective(name: str, slo: float | None) -> str:
+    return name if slo is None else f"{name} (p99 <= {slo:g} ms)"
+
+
+def from_advice(
+    parsed: ParsedAdvice, source: str, node: NodeProfile, options: CalibrationOptions
+) -> IncumbentChoice:
+    """A validated advice as the incumbent, unless it is not ours or was measured for another
+    node, limit, TF version, model or objective."""
+    if parsed.managed_by != APP_NAME:
+        return IncumbentChoice(notes=(f"{source} was not written by {APP_NAME}: {_IGNORED}",))
+    prov = parsed.recommendation.provenance
+    differences = provenance_differences(prov, node, installed_tf_version())
+    differences += workload_differences(prov, options)
+    if differences:
+        return IncumbentChoice(
+            notes=(
+                f"{source} was measured for something else ({'; '.join(differences)}): {_IGNORED}",
+            )
+        )
+    rec = parsed.recommendation
+    onednn = rec.env.get(ENV_ONEDNN)
+    return IncumbentChoice(
+        Incumbent(
+            intra_op_threads=rec.intra_op_threads,
+            inter_op_threads=rec.inter_op_threads,
+            onednn=_onednn(onednn),
+            source=source,
+            since=prov.advice_since or prov.created_at,
+        )
+    )
+
+
+#: the end of every note about a stored advice that is not used
+_IGNORED = "not used as the advice in force; TF's default is the incumbent"
+
+
+def _onednn(value: str | None) -> OnednnValue | None:
+    for known in ONEDNN_VALUES:
+        if value == known:
+            return known
+    return None
+
+
+def from_configmap(
+    obj: Any, source: str, node: NodeProfile, options: CalibrationOptions
+) -> IncumbentChoice:
+    """A stored ConfigMap (as read from the cluster or a file) as the incumbent, if it fits."""
+    try:
+        parsed = parse_configmap(obj, source)
+    except InvalidAdviceError as exc:
+        return IncumbentChoice(notes=(f"the stored advice does not validate ({exc}): {_IGNORED}",))
+    return from_advice(parsed, source, node, options)
+
+
+def from_configmap_file(
+    path: Path, source: str, node: NodeProfile, options: CalibrationOptions
+) -> IncumbentChoice:
+    """The ConfigMap YAML a run will replace (``--output``) as the incumbent, if it fits; a file
+    that cannot be read or parsed is noted and left to be replaced."""
+    try:
+        obj = load_configmap_yaml(path.read_text(encoding="utf-8"), source)
+    except (OSError, UnicodeDecodeError, InvalidAdviceError) as exc:
+        return IncumbentChoice(notes=(f"{source}: cannot use it ({exc}): {_IGNORED}",))
+    return from_configmap(obj, source, node, options)
+
+
+def read_incumbent(
+    path: str, node: NodeProfile, options: CalibrationOptions, flag: str = "--incumbent"
+) -> IncumbentChoice:
+    """A ConfigMap YAML a person named as the incumbent: unreadable (UsageError) or invalid
+    (InvalidAdviceError) is an error before the sweep, since they asked for it; a valid one
+    measured for something else is noted and not used, as a stored one would be."""
+    parsed = read_advice_file(path, flag)
+    return from_advice(parsed, f"{flag} {path}", node, options)
+
+
+def from_env_file(path: Path, node: NodeProfile) -> IncumbentChoice:
+    """The thread values of an env file ``run`` wrote, if they are sane for this node.
+
+    An env file has no provenance, so only its values can be checked: the note says so.
+    """
+    source = f"--env-file {path}"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return IncumbentChoice(notes=(f"{source}: cannot read it ({exc}): {_IGNORED}",))
+    env = _env_lines(text)
+    cap = thread_cap(len(node.affinity_cpus))
+    for name in (ENV_INTRA_OP, ENV_INTER_OP):
+        value = env.get(name)
+        if value is None or not re.fullmatch(THREAD_VALUE_PATTERN, value) or over_cap(value, cap):
+            problem = "missing" if value is None else f"{value!r}, not a thread count up to {cap}"
+            return IncumbentChoice(notes=(f"{source}: {name} is {problem}: {_IGNORED}",))
+    return IncumbentChoice(
+        Incumbent(
+            intra_op_threads=int(env[ENV_INTRA_OP]),
+            inter_op_threads=int(env[ENV_INTER_OP]),
+            onednn=_onednn(env.get(ENV_ONEDNN)),
+            source=source,
+        ),
+        notes=(
+            f"{source} carries no provenance: only its values were checked against this node "
+            "(use --output or --configmap for the full check)",
+        ),
+    )
+
+
+def _env_lines(text: str) -> Mapping[str, str]:
+    env = {}
+    for line in text.splitlines():
+        key, sep, value = line.strip().partition("=")
+        if sep and not key.startswith("#"):
+            env[key.strip()] = value.strip()
+    return env
