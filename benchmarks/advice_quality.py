@@ -36,6 +36,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from advisor.models import DEFAULT_BUDGET_S  # noqa: E402
+from advisor.recommend import configmap_yaml  # noqa: E402
 from benchmarks import cgroups, plan, report  # noqa: E402
 from benchmarks.calibrate_run import CalibrateRun, run_calibrate  # noqa: E402
 from benchmarks.plan import Effort, Plan, Scenario  # noqa: E402
@@ -183,6 +184,7 @@ def scenario_figures(
     grid_time: dict[str, float],
     spawn_run: CalibrateRun | None = None,
     short_run: CalibrateRun | None = None,
+    repeat_run: CalibrateRun | None = None,
     first_look: dict[str, Any] | None = None,
     second_look: dict[str, Any] | None = None,
     held_out: dict[str, Any] | None = None,
@@ -238,6 +240,13 @@ def scenario_figures(
         "settings": stats,
         "spawn": None if spawn_run is None else _rerun_figures(spawn_run, stats, objective, best),
         "short": None if short_run is None else _rerun_figures(short_run, stats, objective, best),
+        "repeat": None
+        if repeat_run is None
+        else {
+            **_rerun_figures(repeat_run, stats, objective, best),
+            "incumbent_kept": repeat_run.kept_incumbent,
+            "same_data": repeat_run.data is not None and repeat_run.data == run.data,
+        },
         "first_look": first_look,
         "second_look": second_look,
         "held_out": held_out,
@@ -325,6 +334,7 @@ def run_quota(
         runs: dict[Scenario, CalibrateRun] = {}
         spawned: dict[Scenario, CalibrateRun] = {}
         shorts: dict[Scenario, CalibrateRun] = {}
+        repeats: dict[Scenario, CalibrateRun] = {}
         for scenario in scenarios:
             log(f"calibrate {scenario.name} (in the scenario's cgroup)")
             budget = effort.calibrate_budget_s
@@ -335,6 +345,17 @@ def run_quota(
                 f"  -> advice {run.advice}, {run.wall_s:.1f} s, {run.trial_count} trials, "
                 f"peak RSS {run.peak_tree_rss_mib:.0f} MiB{'; ' + run.error if run.error else ''}"
             )
+            if effort.repeat_with_incumbent:
+                repeated = repeat_with_incumbent(
+                    scenario,
+                    run,
+                    model_path=model_path,
+                    group=group,
+                    budget=budget,
+                    timeout=timeout,
+                )
+                if repeated is not None:
+                    repeats[scenario] = repeated
             if effort.compare_spawn == "all" or (
                 effort.compare_spawn == "first" and scenario == scenarios[0]
             ):
@@ -352,7 +373,7 @@ def run_quota(
                 )
                 brief = shorts[scenario]
                 log(f"  -> advice {brief.advice}, {brief.wall_s:.1f} s, {brief.ok_trials} ok")
-        every_run = [*runs.values(), *spawned.values(), *shorts.values()]
+        every_run = [*runs.values(), *spawned.values(), *shorts.values(), *repeats.values()]
         advice = [Setting(*r.advice) for r in every_run if r.advice is not None]
         settings = list(dict.fromkeys([DEFAULT, rule, *grid_settings, *advice]))
         missing = [x for x in settings if x.key not in pool.children]
@@ -420,6 +441,7 @@ def run_quota(
                             grid_time=grid_time,
                             spawn_run=spawned.get(scenario),
                             short_run=shorts.get(scenario),
+                            repeat_run=repeats.get(scenario),
                             first_look=first[scenario],
                             second_look=second,
                             held_out=first_look(
@@ -436,6 +458,35 @@ def run_quota(
                     with contextlib.suppress(OSError):
                         cgroups.move(home, child.proc.pid)
     return results
+
+
+def repeat_with_incumbent(
+    scenario: Scenario,
+    first: CalibrateRun,
+    *,
+    model_path: Path | None,
+    group: cgroups.RealCgroup | None,
+    budget: float | None,
+    timeout: float,
+) -> CalibrateRun | None:
+    """The scenario calibrated again with the first run's advice as the incumbent, as the next
+    scheduled Job would race the ConfigMap the first one wrote; None when the first gave none."""
+    configmap = first.configmap()
+    if configmap is None:
+        return None
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix="tfta-incumbent-") as handle:
+        handle.write(configmap_yaml(configmap))
+        handle.flush()
+        log(f"calibrate {scenario.name} again, its advice {first.advice} as the incumbent")
+        again = run_calibrate(
+            scenario, model_path, group, budget, timeout, incumbent=Path(handle.name)
+        )
+    same = again.data == first.data
+    log(
+        f"  -> advice {again.advice}, {again.wall_s:.1f} s, incumbent "
+        f"{'kept' if again.kept_incumbent else 'replaced'}; data {'same' if same else 'changed'}"
+    )
+    return again
 
 
 def run_plan(the_plan: Plan, can_quota: bool, info: dict[str, Any], seed: int) -> dict[str, Any]:

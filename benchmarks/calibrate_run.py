@@ -47,6 +47,31 @@ class CalibrateRun:
         return int(self.result["intra_op_threads"]), int(self.result["inter_op_threads"])
 
     @property
+    def data(self) -> dict[str, str] | None:
+        """The ConfigMap ``data`` ``run`` would publish for this result (the env values)."""
+        configmap = self.configmap()
+        return None if configmap is None else dict(configmap["data"])
+
+    def configmap(self) -> dict[str, Any] | None:
+        """This result as the ConfigMap ``run`` writes (for the next run's ``--incumbent``)."""
+        if self.result is None:
+            return None
+        from advisor import __version__
+        from advisor.models import CalibrationResult
+        from advisor.recommend import build_recommendation, render_configmap
+
+        result = CalibrationResult.model_validate(self.result)
+        rec = build_recommendation(result, advisor_version=__version__)
+        return render_configmap(rec, "tf-thread-advice", "bench")
+
+    @property
+    def kept_incumbent(self) -> bool | None:
+        """The sweep kept the incumbent it was given (None: no result)."""
+        if self.result is None:
+            return None
+        return bool((self.result.get("incumbent") or {}).get("kept"))
+
+    @property
     def trial_count(self) -> int | None:
         return None if self.result is None else len(self.result.get("trials", []))
 
@@ -62,10 +87,13 @@ def calibrate_argv(
     model_path: Path | None,
     budget_s: float | None,
     trial_mode: str | None = None,
+    incumbent: Path | None = None,
 ) -> list[str]:
     argv = [sys.executable, "-m", "advisor", "calibrate", "--format", "json"]
     if trial_mode is not None:
         argv += ["--trial-mode", trial_mode]
+    if incumbent is not None:
+        argv += ["--incumbent", str(incumbent)]
     argv += ["--objective", scenario.objective, "--concurrency", str(scenario.concurrency)]
     argv += ["--batch-size", str(scenario.batch_size)]
     if model_path is not None:
@@ -92,9 +120,10 @@ def run_calibrate(
     timeout_s: float,
     *,
     trial_mode: str | None = None,
+    incumbent: Path | None = None,
 ) -> CalibrateRun:
     """Run calibrate to the end (or kill it after ``timeout_s``); never raises for its failure."""
-    argv = calibrate_argv(scenario, model_path, budget_s, trial_mode)
+    argv = calibrate_argv(scenario, model_path, budget_s, trial_mode, incumbent)
     run = CalibrateRun(argv=argv)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))

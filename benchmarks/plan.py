@@ -66,6 +66,9 @@ class Effort:
     #: noise alone here, too coarse to referee a 5% target); 0: no second look
     refine_rounds: int = 0
     refine_top: int = 2
+    #: calibrate every scenario a second time with the first one's result as the incumbent
+    #: (``calibrate --incumbent``): how often the advice a roll-out would act on stays the same
+    repeat_with_incumbent: bool = True
 
     def short_budget_for(self, scenario: Scenario) -> float | None:
         """The short budget ``scenario`` is calibrated with a second time, or None."""

@@ -159,6 +159,40 @@ def _grid_noise_of(result: dict[str, Any]) -> str:
     return "-" if band is None else f"±{band:.0%}"
 
 
+def worse_than_default(result: dict[str, Any]) -> bool | None:
+    """The advice measured worse than TF's default beyond the grid's noise of the two (None:
+    no advice, or too few rounds to tell)."""
+    settings = result.get("settings") or {}
+    advice, default = result.get("advice"), result["default"]["setting"]
+    if not advice or advice["setting"] == default:
+        return None if not advice else False
+    if not {advice["setting"], default} <= set(settings):
+        return None
+    band = grid_noise(settings[advice["setting"]], settings[default], result["objective"])
+    if band is None:
+        return None
+    ratio = advice["value"] / result["default"]["value"]
+    return ratio > 1 + band if lower_is_better(result["objective"]) else ratio < 1 - band
+
+
+def _again(result: dict[str, Any]) -> str:
+    """What a second calibration with the first's advice as incumbent wrote: the same data, or
+    the setting it moved to."""
+    repeat = result.get("repeat")
+    if not repeat:
+        return "-"
+    if repeat.get("same_data"):
+        return "same"
+    return f"moved ({repeat.get('advice') or 'no advice'})"
+
+
+def repeat_count(results: Sequence[dict[str, Any]]) -> tuple[int, int]:
+    """Scenarios whose second calibration (the first's result as incumbent) wrote the same
+    ``data``, of those calibrated twice."""
+    repeated = [r for r in results if r.get("repeat")]
+    return sum(bool(r["repeat"].get("same_data")) for r in repeated), len(repeated)
+
+
 def _verdict(ok: bool | None) -> str:
     return "n/a" if ok is None else ("PASS" if ok else "MISS")
 
@@ -251,6 +285,7 @@ def quality_table(results: Sequence[dict[str, Any]]) -> str:
         "grid noise",
         "first look",
         "held out",
+        "again",
     ]
     rows = []
     for r in results:
@@ -265,11 +300,13 @@ def quality_table(results: Sequence[dict[str, Any]]) -> str:
                 if r["advice"]
                 else "no advice",
                 f"{_fmt(r['grid_best']['value'], obj)} ({r['grid_best']['setting']})",
-                _ratio(r["ratios"]["advice_vs_default"]),
+                _ratio(r["ratios"]["advice_vs_default"])
+                + (" (worse)" if worse_than_default(r) else ""),
                 _ratio(r["ratios"]["advice_vs_grid_best"]),
                 _grid_noise_of(r),
                 _look_of(r, "first_look"),
                 _look_of(r, "held_out"),
+                _again(r),
             ]
         )
     return markdown_table(headers, rows)
@@ -492,6 +529,22 @@ def render(report: dict[str, Any]) -> str:
             " columns pool all of them. held out: adv/best from the second look's rounds alone,"
             " so the best is not picked by the rounds that measure it (not a target: a second"
             " view of the same verdict).",
+        ]
+        same, repeated = repeat_count(results)
+        if repeated:
+            parts += [
+                "",
+                f"again: each scenario calibrated a second time with the first one's result as "
+                f"the incumbent (`calibrate --incumbent`, as the next scheduled run would race "
+                f"the ConfigMap the first wrote) wrote the same data in {same} of {repeated}.",
+            ]
+        worse = [r["scenario"] for r in results if worse_than_default(r)]
+        parts += [
+            "",
+            "advice worse than TF's default beyond the grid's noise of the two (adv/def "
+            f"marked 'worse'): {len(worse)} of {len(results)}"
+            + (f" ({', '.join(worse)})" if worse else "")
+            + ".",
         ]
         near, judged = held_out_count(results)
         if judged:

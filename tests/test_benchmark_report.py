@@ -353,3 +353,36 @@ def test_budget_table_is_left_out_without_a_short_sweep() -> None:
     paired = {**_result(), **short, "calibrate": {**_result()["calibrate"], **short["calibrate"]}}
     text = report.render({"mode": "full", "started_utc": "x", "notes": [], "scenarios": [paired]})
     assert "### The default budget against 30 s" in text
+
+
+def test_the_objective_table_says_what_a_second_calibration_with_the_incumbent_wrote() -> None:
+    result = _result()
+    assert _cell(result, "again") == "-"  # a run from before the incumbent
+    result["repeat"] = {"advice": "1/1", "same_data": True, "incumbent_kept": True}
+    assert _cell(result, "again") == "same"
+    moved = _result()
+    moved["repeat"] = {"advice": "1/2", "same_data": False, "incumbent_kept": False}
+    assert _cell(moved, "again") == "moved (1/2)"
+    assert report.repeat_count([result, moved, _result()]) == (1, 2)
+    text = report.render(_report(result, moved))
+    assert "wrote the same data in 1 of 2." in text
+
+
+def test_an_advice_worse_than_the_default_beyond_the_grids_noise_is_marked_and_counted() -> None:
+    result = _result()
+    steady = [21.0, 22.0, 22.7]
+    result["settings"] = {"default": {"round_p99_ms": steady}, "1/1": {"round_p99_ms": steady}}
+    assert report.worse_than_default(result) is False  # 11.3 against 21.9: better
+    worse = _result()
+    worse["advice"] = {"setting": "2/2", "value": 25.0}
+    worse["ratios"]["advice_vs_default"] = 25.0 / 21.9
+    worse["settings"] = {"default": {"round_p99_ms": steady}, "2/2": {"round_p99_ms": steady}}
+    assert report.worse_than_default(worse) is True
+    assert _cell(worse, "adv/def") == "1.14 (worse)"
+    # inside the noise of the two it is not called worse
+    noisy = [15.0, 25.0, 30.0]
+    worse["settings"] = {"default": {"round_p99_ms": noisy}, "2/2": {"round_p99_ms": noisy}}
+    assert report.worse_than_default(worse) is False
+    worse["settings"] = {"default": {"round_p99_ms": steady}, "2/2": {"round_p99_ms": steady}}
+    text = report.render(_report(result, worse))
+    assert "beyond the grid's noise of the two (adv/def marked 'worse'): 1 of 2 (" in text

@@ -67,6 +67,13 @@ def test_smoke_run_reports_every_figure_and_cleans_up(tmp_path: Path) -> None:
         assert stats["throughput_rps"] > 0
     assert scenario["grid_best"]["setting"] in {"1/1", "2/1"}
     assert set(scenario["targets"].values()) <= {"PASS", "MISS", "n/a"}
+    # calibrated again with its own advice as the incumbent (what the next scheduled run does)
+    repeat = scenario["repeat"]
+    assert repeat["exit_code"] == 0
+    assert repeat["advice"] in settings  # the grid measured it too
+    assert repeat["same_data"] == (repeat["advice"] == scenario["advice"]["setting"])
+    assert isinstance(repeat["incumbent_kept"], bool)
+    assert "| again" in stdout
     assert [row["cpus"] for row in report["scaling"]] == [2, 64, 64] * len(scaling.LAUNCHERS)
     assert "### Targets" in stdout
     assert scenario["scenario"] in stdout

@@ -1,0 +1,175 @@
+"""Is the advice boring when nothing changed? N real ``run``s in a row against one ConfigMap.
+
+Each run is the real CLI (real TensorFlow trials, optionally under a real CFS quota) writing to
+the strict fake API server of tests/fakeapi over loopback, exactly as the scheduled Job writes to
+a cluster. After each run the stored ``data`` and content hash are read back: a change of
+``data`` is a roll-out of every consumer (Reloader, ``--restart``), so the figure that matters
+is how many times it changed after the first write.
+
+``--seed-advice 4/2`` first stores a valid advice of ours for this very node (probed inside the
+same quota), to see whether the first run replaces it and what the log says about it.
+
+    python benchmarks/stability.py --runs 5 --budget 30                  # ~3 min
+    python benchmarks/stability.py --runs 1 --quota 1 --seed-advice 4/2  # as root
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from advisor import __version__
+from advisor.models import CalibrationResult, Measurement, NodeProfile, WorkloadInfo
+from advisor.pipeline.drift import installed_tf_version
+from advisor.recommend import HASH_ANNOTATION, build_recommendation, render_configmap
+from benchmarks import cgroups
+from tests.fakeapi.server import FakeApiServer
+
+REPO = Path(__file__).resolve().parent.parent
+NAME, NS = "tf-thread-advice", "ml"
+
+
+def log(line: str) -> None:
+    print(f"[stability] {line}", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def maybe_quota(quota: float | None) -> Iterator[cgroups.RealCgroup | None]:
+    if quota is None:
+        yield None
+        return
+    with cgroups.real_cgroup(quota) as group:
+        yield group
+
+
+def advisor_argv(*argv: str) -> list[str]:
+    return [sys.executable, "-m", "advisor", *argv]
+
+
+def probed_node(group: cgroups.RealCgroup | None) -> NodeProfile:
+    """This node as a run inside ``group`` sees it (the quota included)."""
+    argv = advisor_argv("probe", "--format", "json")
+    command = group.command(argv) if group is not None else argv
+    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, check=True)
+    return NodeProfile.model_validate_json(done.stdout)
+
+
+def seed(api: FakeApiServer, setting: str, node: NodeProfile) -> None:
+    """Store a valid advice of ours for this node, measured as ``run`` with no model would be."""
+    intra, inter = (int(x) for x in setting.split("/"))
+    result = CalibrationResult(
+        intra_op_threads=intra,
+        inter_op_threads=inter,
+        objective="latency",
+        baseline=Measurement(p50_ms=10.0, p99_ms=20.0, throughput_rps=100.0),
+        chosen=Measurement(p50_ms=10.0, p99_ms=20.0, throughput_rps=100.0),
+        trials=[],
+        workload=WorkloadInfo(kind="builtin"),
+        budget_s=30.0,
+        elapsed_s=30.0,
+        tf_version=installed_tf_version(),
+        node=node,
+    )
+    rec = build_recommendation(result, advisor_version=__version__)
+    api.put(render_configmap(rec, NAME, NS), manager="tf-thread-advisor")
+
+
+def run_once(
+    api: FakeApiServer, group: cgroups.RealCgroup | None, budget: float
+) -> tuple[int, list[str], float]:
+    argv = advisor_argv(
+        "run",
+        *("--budget", f"{budget:g}", "--configmap", NAME, "--namespace", NS),
+        *("--kubeconfig", str(api.kubeconfig)),
+    )
+    command = group.command(argv) if group is not None else argv
+    started = time.monotonic()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=env, check=False)
+    return done.returncode, done.stderr.splitlines(), time.monotonic() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--budget", type=float, default=30.0)
+    parser.add_argument("--quota", type=float, default=None, help="CPUs (needs root, cgroup v1)")
+    parser.add_argument("--seed-advice", metavar="I/J", help="store this advice first")
+    parser.add_argument("--json", type=Path, help="also write the runs as JSON here")
+    args = parser.parse_args(argv)
+    load_start = os.getloadavg()
+    log(f"load average at start: {load_start[0]:.2f} {load_start[1]:.2f} {load_start[2]:.2f}")
+    runs: list[dict[str, Any]] = []
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeApiServer(Path(tmp), configmap_name=NAME) as api,
+        maybe_quota(args.quota) as group,
+    ):
+        if args.seed_advice:
+            seed(api, args.seed_advice, probed_node(group))
+            log(f"stored {args.seed_advice} as the advice in force")
+        before = api.get(NS, NAME)
+        for index in range(args.runs):
+            code, lines, wall = run_once(api, group, args.budget)
+            stored = api.get(NS, NAME) or {}
+            data = stored.get("data")
+            changed = before is not None and data != before.get("data")
+            messages = [line.split(" INFO ", 1)[1] for line in lines if " INFO " in line]
+            story = [
+                m
+                for m in messages
+                if m.startswith(("advice: TF_", "in force before", "against TF", "within noise"))
+            ]
+            runs.append(
+                {
+                    "run": index + 1,
+                    "exit_code": code,
+                    "wall_s": round(wall, 1),
+                    "data": data,
+                    "content_hash": (stored.get("metadata", {}).get("annotations") or {}).get(
+                        HASH_ANNOTATION
+                    ),
+                    "data_changed": changed,
+                    "summary": story,
+                    "error": None if code == 0 else (lines[-1] if lines else "no output"),
+                }
+            )
+            log(
+                f"run {index + 1}: exit {code}, {wall:.0f} s, data {data}"
+                f"{' (CHANGED)' if changed else ''}"
+            )
+            for line in story:
+                log(f"    {line}")
+            before = stored
+    load_end = os.getloadavg()
+    changes = (
+        sum(r["data_changed"] for r in runs[1:])
+        if not args.seed_advice
+        else sum(r["data_changed"] for r in runs)
+    )
+    log(f"load average at end: {load_end[0]:.2f} {load_end[1]:.2f} {load_end[2]:.2f}")
+    what = "after the first write" if not args.seed_advice else "counting the first run"
+    print(
+        f"{args.runs} runs, budget {args.budget:g} s, quota {args.quota or 'none'}: data "
+        f"changed {changes} time(s) {what}; load {load_start[0]:.2f} -> {load_end[0]:.2f}"
+    )
+    if args.json:
+        args.json.write_text(
+            json.dumps({"load_start": load_start, "load_end": load_end, "runs": runs}, indent=1)
+        )
+    return 0 if all(r["exit_code"] == 0 for r in runs) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
