@@ -129,7 +129,9 @@ def main(argv: list[str] | None = None) -> int:
             story = [
                 m
                 for m in messages
-                if m.startswith(("advice: TF_", "in force before", "against TF", "within noise"))
+                if m.startswith(
+                    ("advice: TF_", "advice: keep", "in force before", "against TF", "within noise")
+                )
             ]
             runs.append(
                 {
