@@ -483,6 +483,12 @@ class Provenance(StrictModel):
     node_labels: dict[str, str] = Field(
         default_factory=dict, description="node labels given with --node-label k=v"
     )
+    node_selector: dict[str, str] | None = Field(
+        default=None,
+        description="the calibration Job's nodeSelector (--node-selector k=v; the chart passes "
+        "its target's): the node pool a consumer must be pinned to for the advice to hold. "
+        "Null when not given, so advice without one reads as before",
+    )
     cpu_model: str | None = Field(default=None, description="model name from /proc/cpuinfo")
     logical_cpus: int = Field(ge=1, description="logical CPUs online on the machine")
     affinity_cpus: list[int] = Field(min_length=1, description="the advisor's affinity mask")

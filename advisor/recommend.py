@@ -8,6 +8,7 @@ read back with the same rules, and a ConfigMap that does not parse is never writ
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import re
@@ -43,6 +44,9 @@ DEFAULT_CONFIGMAP_NAME = "tf-thread-advice"
 ANNOTATION_PREFIX = "tf-thread-advisor.io/"
 PROVENANCE_ANNOTATION = ANNOTATION_PREFIX + "provenance"
 HASH_ANNOTATION = ANNOTATION_PREFIX + "content-hash"
+#: when ``data`` last changed (UTC, RFC 3339): kept across runs that advise the same values, so a
+#: pod that started after it runs the current values (what ``status`` checks consumers against)
+DATA_CHANGED_ANNOTATION = ANNOTATION_PREFIX + "data-changed-at"
 SCHEMA_ANNOTATION = ANNOTATION_PREFIX + "schema-version"
 LABEL_NAME = "app.kubernetes.io/name"
 LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
@@ -166,12 +170,14 @@ def build_recommendation(
     advisor_version: str,
     node_name: str | None = None,
     node_labels: Mapping[str, str] | None = None,
+    node_selector: Mapping[str, str] | None = None,
     now: datetime | None = None,
 ) -> Recommendation:
     """The advice for ``result``, validated; InvalidAdviceError (one line) if it does not hold.
 
     ``node_name`` defaults to the Downward API value the probe saw. OMP_NUM_THREADS follows the
-    intra-op count (oneDNN's OpenMP team does the intra-op work in CPU builds).
+    intra-op count (oneDNN's OpenMP team does the intra-op work in CPU builds). The
+    ``node_selector`` pairs are labels of the node too, so they are node labels as well.
     """
     node = result.node
     downward = node.downward_api
@@ -180,7 +186,8 @@ def build_recommendation(
     try:
         provenance = Provenance(
             node_name=node_name or (downward.node_name if downward else None),
-            node_labels=dict(node_labels or {}),
+            node_labels={**(node_selector or {}), **(node_labels or {})},
+            node_selector=dict(node_selector) if node_selector else None,
             cpu_model=topo.cpu_model,
             logical_cpus=node.logical_cpus,
             affinity_cpus=list(node.affinity_cpus),
@@ -296,6 +303,7 @@ def render_configmap(
         **dict(sorted((extra_annotations or {}).items())),
         SCHEMA_ANNOTATION: rec.schema_version,
         HASH_ANNOTATION: content_hash(rec.env),
+        DATA_CHANGED_ANNOTATION: _timestamp(rec.provenance.created_at),
         PROVENANCE_ANNOTATION: provenance_json(rec),
     }
     size = sum(len(k.encode()) + len(v.encode()) for k, v in annotations.items())
@@ -311,6 +319,34 @@ def render_configmap(
         "metadata": metadata,
         "data": {key: rec.env[key] for key in rec.env_names},
     }
+
+
+def _timestamp(when: datetime) -> str:
+    return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def keep_data_changed_at(
+    configmap: Mapping[str, Any], stored: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """``configmap`` about to replace ``stored``, with the stored data-changed time when the data
+    stays the same: a re-measurement that advises the same values leaves running pods current,
+    and must not make every consumer look out of date."""
+    new = copy.deepcopy(dict(configmap))
+    if stored is None or stored.get("data") != new.get("data"):
+        return new
+    kept = ((stored.get("metadata") or {}).get("annotations") or {}).get(DATA_CHANGED_ANNOTATION)
+    if isinstance(kept, str) and _parse_timestamp(kept) is not None:
+        new["metadata"]["annotations"][DATA_CHANGED_ANNOTATION] = kept
+    return new
+
+
+def _parse_timestamp(text: str) -> datetime | None:
+    """An RFC 3339 UTC time as written by ``_timestamp`` (``Z`` or an offset); None otherwise."""
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else None
 
 
 def configmap_yaml(configmap: Mapping[str, Any]) -> str:
@@ -337,6 +373,8 @@ class ParsedAdvice:
     recommendation: Recommendation
     resource_version: str | None = None
     managed_by: str | None = None
+    #: when ``data`` last changed (the data-changed-at annotation; None for older advice)
+    data_changed_at: datetime | None = None
 
 
 def load_configmap_yaml(text: str, source: str) -> Any:
@@ -430,7 +468,21 @@ def parse_configmap(obj: Any, source: str = "ConfigMap") -> ParsedAdvice:
         recommendation=rec,
         resource_version=rv if isinstance(rv, str) else None,
         managed_by=managed_by if isinstance(managed_by, str) else None,
+        data_changed_at=_data_changed_at(annotations, where),
     )
+
+
+def _data_changed_at(annotations: Mapping[str, Any], where: str) -> datetime | None:
+    raw = annotations.get(DATA_CHANGED_ANNOTATION)
+    if raw is None:
+        return None
+    when = _parse_timestamp(raw) if isinstance(raw, str) else None
+    if when is None:
+        raise InvalidAdviceError(
+            f"{where}: annotation {DATA_CHANGED_ANNOTATION} is {raw!r}, not a UTC time like "
+            "2026-11-21T08:00:00Z"
+        )
+    return when
 
 
 def describe(parsed: ParsedAdvice) -> str:

@@ -134,7 +134,7 @@ def test_one_hardened_job_per_target_with_the_targets_pool_and_resources(
         assert pod.get("tolerations", []) == target.get("tolerations", [])
         assert k8s.arg_value(container["args"], "--configmap") == target["configMapName"]
         for key, value in target.get("nodeSelector", {}).items():
-            assert f"--node-label={key}={value}" in container["args"]
+            assert f"--node-selector={key}={value}" in container["args"]
         assert len(job["metadata"]["name"]) <= 63
     for workload in workloads:
         k8s.assert_hardened_advisor_job(workload)

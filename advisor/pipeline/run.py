@@ -55,9 +55,11 @@ class RunRequest:
     """What one run measures and where it publishes (the flags of ``run``).
 
     With ``configmap`` the advice goes to the cluster (``namespace`` is then required: the CLI
-    fills it from $TFTA_POD_NAMESPACE); ``output`` is a file, or ``"-"`` for the caller to print
-    ``PublishedRun.text``; ``restart`` names workloads in the ConfigMap's namespace whose pods
-    are replaced when the advice changes.
+    fills it from $TFTA_POD_NAMESPACE; without ``configmap`` it is refused, as it would name
+    nothing); ``output`` is a file, or ``"-"`` for the caller to print ``PublishedRun.text``;
+    ``restart`` names workloads in the ConfigMap's namespace whose pods are replaced when the
+    advice changes; ``node_selector`` is the Job's, recorded for ``status`` to compare consumers
+    with.
     """
 
     options: CalibrationOptions = field(default_factory=CalibrationOptions)
@@ -66,6 +68,7 @@ class RunRequest:
     output: str | None = None
     env_file: Path | None = None
     node_labels: Mapping[str, str] = field(default_factory=dict)
+    node_selector: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
     restart: Sequence[WorkloadRef] = ()
     force: bool = False
@@ -89,13 +92,22 @@ def check_request(request: RunRequest) -> None:
         check_names(configmap=request.configmap)
         if request.namespace is None:
             raise UsageError(f"--configmap needs --namespace (or ${POD_NAMESPACE_ENV})")
+    elif request.namespace is not None:
+        raise UsageError(
+            "--namespace needs --configmap: it is the ConfigMap's namespace, and without "
+            "--configmap nothing is written to a cluster"
+        )
     if request.namespace is not None:
         check_names(namespace=request.namespace)
     check_cluster_timeout(request.cluster_timeout_s)
-    for key, value in request.node_labels.items():
-        problem = node_label_problem(key, value)
-        if problem:
-            raise UsageError(f"--node-label {f'{key}={value}'!r}: {problem}")
+    for flag, pairs in (
+        ("--node-label", request.node_labels),
+        ("--node-selector", request.node_selector),
+    ):
+        for key, value in pairs.items():
+            problem = node_label_problem(key, value)
+            if problem:
+                raise UsageError(f"{flag} {f'{key}={value}'!r}: {problem}")
     for key in request.annotations:
         problem = annotation_key_problem(key)
         if problem:
@@ -150,7 +162,10 @@ class PreparedRun:
         """The advice for ``result`` as a ConfigMap that reads back as the same advice."""
         request = self.request
         rec = build_recommendation(
-            result, advisor_version=__version__, node_labels=request.node_labels
+            result,
+            advisor_version=__version__,
+            node_labels=request.node_labels,
+            node_selector=request.node_selector,
         )
         configmap = render_configmap(
             rec, request.name, request.namespace, extra_annotations=request.annotations
