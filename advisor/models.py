@@ -577,3 +577,50 @@ class Recommendation(StrictModel):
     @property
     def inter_op_threads(self) -> int:
         return int(self.env[ENV_INTER_OP])
+
+
+# --------------------------------------------------------------------------------------------------
+# Consumers (filled by advisor.pipeline, for ``status``)
+# --------------------------------------------------------------------------------------------------
+
+#: how a consuming container does not fit the advice it mounts (see ``Problem.code``)
+ProblemCode = Literal[
+    "cpu-limit-differs",
+    "no-cpu-limit",
+    "node-pool-differs",
+    "resize-restarts-nothing",
+    "pods-predate-advice",
+    "advice-missing",
+]
+#: the workloads ``status`` looks into: what owns pods directly, and pods nothing owns
+ConsumerKind = Literal["Deployment", "StatefulSet", "DaemonSet", "Pod"]
+
+
+class Problem(StrictModel):
+    """One reason the advice may not hold for a container that reads it."""
+
+    code: ProblemCode = Field(
+        description="cpu-limit-differs: its CPU limit (or a pod's, after an in-place resize) is "
+        "not the quota the advice was measured under; no-cpu-limit: the advice was measured under "
+        "a quota and it has none; node-pool-differs: its nodeSelector and required node affinity "
+        "do not pin it to the Job's recorded nodeSelector; resize-restarts-nothing: no "
+        "resizePolicy restarts it on a CPU resize; pods-predate-advice: running pods started "
+        "before the advice's data last changed and neither the built-in restart nor Reloader "
+        "replaces them; advice-missing: a required reference to a ConfigMap that does not exist"
+    )
+    message: str = Field(min_length=1, description="one sentence naming both sides")
+
+
+class Consumer(StrictModel):
+    """One container that reads an advice into its env (``envFrom`` or a key reference)."""
+
+    kind: ConsumerKind
+    name: str = Field(min_length=1)
+    container: str = Field(min_length=1)
+    cpu_limit: float | None = Field(
+        default=None,
+        ge=0,
+        description="CPUs: the container's limits.cpu, else the pod-level limit, else what its "
+        "running pods were admitted with (a LimitRange default); null: no limit",
+    )
+    problems: list[Problem] = Field(default_factory=list)

@@ -127,14 +127,21 @@ def test_reloader_example_reloads_the_configmap_it_mounts() -> None:
     assert reload == source["configMapRef"]["name"]
 
 
-def test_the_advice_reader_can_only_read_configmaps() -> None:
-    """What `status` needs and no more: get and list on configmaps, in a Role for one namespace
-    and a ClusterRole for --all-namespaces, each bound by its own kind of binding."""
+def test_the_advice_reader_can_only_read() -> None:
+    """What `status` needs and no more: get and list on configmaps (the advice), list on the
+    workloads and pods that may consume it, in a Role for one namespace and a ClusterRole for
+    --all-namespaces, each bound by its own kind of binding."""
     docs = k8s.load_file_docs(ADVICE_READER)
     for role_kind, binding_kind in (("Role", "RoleBinding"), ("ClusterRole", "ClusterRoleBinding")):
         role = k8s.one(docs, role_kind)
         assert role["rules"] == [
-            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}
+            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]},
+            {
+                "apiGroups": ["apps"],
+                "resources": ["deployments", "statefulsets", "daemonsets"],
+                "verbs": ["list"],
+            },
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
         ]
         binding = k8s.one(docs, binding_kind)
         assert binding["roleRef"] == {
