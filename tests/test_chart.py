@@ -318,6 +318,8 @@ def test_notes_tell_how_to_mount_and_roll(tmp_path: Path) -> None:
         "ranker-amd-thread-advice",
         "ranker-intel-thread-advice",
         "configMapRef",
+        "restartPolicy: RestartContainer",
+        f"tf-thread-advisor status --namespace {NAMESPACE}",
         "--tensorflow_intra_op_parallelism=$(TF_NUM_INTRAOP_THREADS)",
         "rollout restart",
         "helm test rel",
