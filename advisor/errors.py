@@ -124,6 +124,14 @@ class RestartFailedError(AdvisorError):
     kind = "restart"
 
 
+class ProblemsFoundError(AdvisorError):
+    """``status --fail-on-problems``: a consumer does not fit its advice (stdout lists each
+    problem). Its own code so CI and alerting can tell "found problems" from "could not look"."""
+
+    exit_code = 16
+    kind = "problems"
+
+
 class InterruptedRunError(AdvisorError):
     """SIGINT/SIGTERM arrived; the run stopped and published nothing."""
 
@@ -154,6 +162,7 @@ EXIT_CODES: dict[str, int] = {
             OutputError,
             RestartTargetError,
             RestartFailedError,
+            ProblemsFoundError,
             InterruptedRunError,
         )
     },

@@ -312,9 +312,6 @@ class Incumbent(StrictModel):
         default=None, description="TF_ENABLE_ONEDNN_OPTS the stored advice sets, if any"
     )
     source: str = Field(min_length=1, description="where it was read, for people")
-    since: datetime | None = Field(
-        default=None, description="when these values were first published (kept if confirmed)"
-    )
 
 
 class IncumbentOutcome(StrictModel):
@@ -341,9 +338,6 @@ class IncumbentOutcome(StrictModel):
     )
     band: float | None = Field(
         default=None, ge=0, description="the noise band of the two it was judged with, relative"
-    )
-    since: datetime | None = Field(
-        default=None, description="when its values were first published, if the store said"
     )
     reason: str = Field(description="one line: why it was kept or replaced")
 
@@ -544,6 +538,12 @@ class Provenance(StrictModel):
     node_labels: dict[str, str] = Field(
         default_factory=dict, description="node labels given with --node-label k=v"
     )
+    node_selector: dict[str, str] | None = Field(
+        default=None,
+        description="the calibration Job's nodeSelector (--node-selector k=v; the chart passes "
+        "its target's): the node pool a consumer must be pinned to for the advice to hold. "
+        "Null when not given, so advice without one reads as before",
+    )
     cpu_model: str | None = Field(default=None, description="model name from /proc/cpuinfo")
     logical_cpus: int = Field(ge=1, description="logical CPUs online on the machine")
     affinity_cpus: list[int] = Field(min_length=1, description="the advisor's affinity mask")
@@ -573,11 +573,6 @@ class Provenance(StrictModel):
         default=None,
         description="the advice in force before this run and whether it was confirmed (older "
         "advice: none)",
-    )
-    advice_since: datetime | None = Field(
-        default=None,
-        description="when these env values were first published: kept from the stored advice "
-        "when this run confirmed it, else created_at (older advice: none)",
     )
     trials_total: int = Field(ge=0, description="trials run (the list below may be truncated)")
     trials: list[TrialSummary] = Field(
@@ -645,3 +640,50 @@ class Recommendation(StrictModel):
     @property
     def inter_op_threads(self) -> int:
         return int(self.env[ENV_INTER_OP])
+
+
+# --------------------------------------------------------------------------------------------------
+# Consumers (filled by advisor.pipeline, for ``status``)
+# --------------------------------------------------------------------------------------------------
+
+#: how a consuming container does not fit the advice it mounts (see ``Problem.code``)
+ProblemCode = Literal[
+    "cpu-limit-differs",
+    "no-cpu-limit",
+    "node-pool-differs",
+    "resize-restarts-nothing",
+    "pods-predate-advice",
+    "advice-missing",
+]
+#: the workloads ``status`` looks into: what owns pods directly, and pods nothing owns
+ConsumerKind = Literal["Deployment", "StatefulSet", "DaemonSet", "Pod"]
+
+
+class Problem(StrictModel):
+    """One reason the advice may not hold for a container that reads it."""
+
+    code: ProblemCode = Field(
+        description="cpu-limit-differs: its CPU limit (or a pod's, after an in-place resize) is "
+        "not the quota the advice was measured under; no-cpu-limit: the advice was measured under "
+        "a quota and it has none; node-pool-differs: its nodeSelector and required node affinity "
+        "do not pin it to the Job's recorded nodeSelector; resize-restarts-nothing: no "
+        "resizePolicy restarts it on a CPU resize; pods-predate-advice: running pods started "
+        "before the advice's data last changed and neither the built-in restart nor Reloader "
+        "replaces them; advice-missing: a required reference to a ConfigMap that does not exist"
+    )
+    message: str = Field(min_length=1, description="one sentence naming both sides")
+
+
+class Consumer(StrictModel):
+    """One container that reads an advice into its env (``envFrom`` or a key reference)."""
+
+    kind: ConsumerKind
+    name: str = Field(min_length=1)
+    container: str = Field(min_length=1)
+    cpu_limit: float | None = Field(
+        default=None,
+        ge=0,
+        description="CPUs: the container's limits.cpu, else the pod-level limit, else what its "
+        "running pods were admitted with (a LimitRange default); null: no limit",
+    )
+    problems: list[Problem] = Field(default_factory=list)

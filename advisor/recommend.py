@@ -8,6 +8,7 @@ read back with the same rules, and a ConfigMap that does not parse is never writ
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import re
@@ -43,6 +44,9 @@ DEFAULT_CONFIGMAP_NAME = "tf-thread-advice"
 ANNOTATION_PREFIX = "tf-thread-advisor.io/"
 PROVENANCE_ANNOTATION = ANNOTATION_PREFIX + "provenance"
 HASH_ANNOTATION = ANNOTATION_PREFIX + "content-hash"
+#: when ``data`` last changed (UTC, RFC 3339): kept across runs that advise the same values, so a
+#: pod that started after it runs the current values (what ``status`` checks consumers against)
+DATA_CHANGED_ANNOTATION = ANNOTATION_PREFIX + "data-changed-at"
 SCHEMA_ANNOTATION = ANNOTATION_PREFIX + "schema-version"
 LABEL_NAME = "app.kubernetes.io/name"
 LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
@@ -166,14 +170,16 @@ def build_recommendation(
     advisor_version: str,
     node_name: str | None = None,
     node_labels: Mapping[str, str] | None = None,
+    node_selector: Mapping[str, str] | None = None,
     now: datetime | None = None,
 ) -> Recommendation:
     """The advice for ``result``, validated; InvalidAdviceError (one line) if it does not hold.
 
     ``node_name`` defaults to the Downward API value the probe saw. OMP_NUM_THREADS follows the
     intra-op count (oneDNN's OpenMP team does the intra-op work in CPU builds). An incumbent the
-    run confirmed keeps its values, its TF_ENABLE_ONEDNN_OPTS unless the sweep found a winner, and
-    its ``advice_since``: ``data`` renders byte-identical, so nothing downstream rolls.
+    run confirmed keeps its values and its TF_ENABLE_ONEDNN_OPTS unless the sweep found a winner:
+    ``data`` renders byte-identical, so nothing downstream rolls. The
+    ``node_selector`` pairs are labels of the node too, so they are node labels as well.
     """
     node = result.node
     downward = node.downward_api
@@ -184,11 +190,11 @@ def build_recommendation(
     onednn = result.onednn.value if result.onednn is not None else None
     if onednn is None and confirmed and held is not None:
         onednn = held.onednn  # no evidence either way: the stored value stands
-    since = held.since if confirmed and held is not None and held.since is not None else created
     try:
         provenance = Provenance(
             node_name=node_name or (downward.node_name if downward else None),
-            node_labels=dict(node_labels or {}),
+            node_labels={**(node_selector or {}), **(node_labels or {})},
+            node_selector=dict(node_selector) if node_selector else None,
             cpu_model=topo.cpu_model,
             logical_cpus=node.logical_cpus,
             affinity_cpus=list(node.affinity_cpus),
@@ -214,7 +220,6 @@ def build_recommendation(
             near_best=NearBestRange.of(result.near_best, _round(result.noise_band)),
             gain_band=_round(result.gain_band),
             incumbent=held,
-            advice_since=since,
             trials_total=len(result.trials),
             trials=[_trial_summary(t) for t in _kept_trials(result.trials)],
             budget_s=result.budget_s,
@@ -303,6 +308,7 @@ def render_configmap(
         **dict(sorted((extra_annotations or {}).items())),
         SCHEMA_ANNOTATION: rec.schema_version,
         HASH_ANNOTATION: content_hash(rec.env),
+        DATA_CHANGED_ANNOTATION: _timestamp(rec.provenance.created_at),
         PROVENANCE_ANNOTATION: provenance_json(rec),
     }
     size = sum(len(k.encode()) + len(v.encode()) for k, v in annotations.items())
@@ -318,6 +324,34 @@ def render_configmap(
         "metadata": metadata,
         "data": {key: rec.env[key] for key in rec.env_names},
     }
+
+
+def _timestamp(when: datetime) -> str:
+    return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def keep_data_changed_at(
+    configmap: Mapping[str, Any], stored: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """``configmap`` about to replace ``stored``, with the stored data-changed time when the data
+    stays the same: a re-measurement that advises the same values leaves running pods current,
+    and must not make every consumer look out of date."""
+    new = copy.deepcopy(dict(configmap))
+    if stored is None or stored.get("data") != new.get("data"):
+        return new
+    kept = ((stored.get("metadata") or {}).get("annotations") or {}).get(DATA_CHANGED_ANNOTATION)
+    if isinstance(kept, str) and _parse_timestamp(kept) is not None:
+        new["metadata"]["annotations"][DATA_CHANGED_ANNOTATION] = kept
+    return new
+
+
+def _parse_timestamp(text: str) -> datetime | None:
+    """An RFC 3339 UTC time as written by ``_timestamp`` (``Z`` or an offset); None otherwise."""
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else None
 
 
 def configmap_yaml(configmap: Mapping[str, Any]) -> str:
@@ -344,6 +378,8 @@ class ParsedAdvice:
     recommendation: Recommendation
     resource_version: str | None = None
     managed_by: str | None = None
+    #: when ``data`` last changed (the data-changed-at annotation; None for older advice)
+    data_changed_at: datetime | None = None
 
 
 def load_configmap_yaml(text: str, source: str) -> Any:
@@ -437,7 +473,21 @@ def parse_configmap(obj: Any, source: str = "ConfigMap") -> ParsedAdvice:
         recommendation=rec,
         resource_version=rv if isinstance(rv, str) else None,
         managed_by=managed_by if isinstance(managed_by, str) else None,
+        data_changed_at=_data_changed_at(annotations, where),
     )
+
+
+def _data_changed_at(annotations: Mapping[str, Any], where: str) -> datetime | None:
+    raw = annotations.get(DATA_CHANGED_ANNOTATION)
+    if raw is None:
+        return None
+    when = _parse_timestamp(raw) if isinstance(raw, str) else None
+    if when is None:
+        raise InvalidAdviceError(
+            f"{where}: annotation {DATA_CHANGED_ANNOTATION} is {raw!r}, not a UTC time like "
+            "2026-11-21T08:00:00Z"
+        )
+    return when
 
 
 def describe(parsed: ParsedAdvice) -> str:

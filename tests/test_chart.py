@@ -134,7 +134,7 @@ def test_one_hardened_job_per_target_with_the_targets_pool_and_resources(
         assert pod.get("tolerations", []) == target.get("tolerations", [])
         assert k8s.arg_value(container["args"], "--configmap") == target["configMapName"]
         for key, value in target.get("nodeSelector", {}).items():
-            assert f"--node-label={key}={value}" in container["args"]
+            assert f"--node-selector={key}={value}" in container["args"]
         assert len(job["metadata"]["name"]) <= 63
     for workload in workloads:
         k8s.assert_hardened_advisor_job(workload)
@@ -318,6 +318,8 @@ def test_notes_tell_how_to_mount_and_roll(tmp_path: Path) -> None:
         "ranker-amd-thread-advice",
         "ranker-intel-thread-advice",
         "configMapRef",
+        "restartPolicy: RestartContainer",
+        f"tf-thread-advisor status --namespace {NAMESPACE}",
         "--tensorflow_intra_op_parallelism=$(TF_NUM_INTRAOP_THREADS)",
         "rollout restart",
         "helm test rel",

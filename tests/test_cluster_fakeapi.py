@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +27,15 @@ def call(
     *,
     content_type: str | None = "application/json",
     token: str | None = None,
+    accept: str | None = None,
 ) -> tuple[int, dict[str, Any]]:
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(api.url + path, data=data, method=method)
     request.add_header("Authorization", f"Bearer {token or api.token}")
     if content_type and data is not None:
         request.add_header("Content-Type", content_type)
+    if accept:
+        request.add_header("Accept", accept)
     try:
         with urllib.request.urlopen(request, timeout=5) as resp:
             return resp.status, json.loads(resp.read())
@@ -146,7 +150,9 @@ def test_validation_is_422(api: FakeApiServer) -> None:
 
 def test_strictness(api: FakeApiServer) -> None:
     assert call(api, "GET", "/api/v1/namespaces/ml/secrets/x")[0] == 404
-    assert call(api, "GET", "/apis/apps/v1/deployments")[0] == 404
+    # resources under the wrong API group do not exist
+    assert call(api, "GET", "/apis/apps/v1/namespaces/ml/configmaps")[0] == 404
+    assert call(api, "GET", "/api/v1/namespaces/ml/deployments")[0] == 404
     assert call(api, "POST", f"{CM}/x", cm("x"))[0] == 405
     merge = "application/merge-patch+json"
     assert call(api, "PATCH", f"{CM}/x?fieldManager=m", cm("x"), content_type=merge)[0] == 415
@@ -251,3 +257,51 @@ def test_lists_select_by_label_and_all_namespaces_need_a_cluster_role(tmp_path: 
         api.cluster_rules = reader
         status, body = call(api, "GET", "/api/v1/configmaps?labelSelector=x")
         assert [i["metadata"]["name"] for i in body["items"]] == ["a", "c"]
+
+
+def test_lists_of_workloads_and_pods_are_as_strict_as_a_real_server(tmp_path: Path) -> None:
+    """What ``status`` relies on: field selectors only on the fields the API server supports,
+    pages with continue tokens, metadata-only lists, and list rules per resource."""
+    from tests.fakeapi.pods import bare_pod
+
+    rules = [
+        Rule(("apps",), ("deployments", "daemonsets"), ("list",)),
+        Rule(("",), ("pods", "configmaps"), ("list",)),
+    ]
+    with FakeApiServer(tmp_path, rules=rules) as api:
+        for name in ("a", "b", "c"):
+            api.put_workload(workload("deployments", "ml", name))
+        api.put_workload(workload("daemonsets", "ml", "agent"))
+        api.put({**cm("x"), "metadata": {"name": "x", "namespace": "ml"}})
+        started = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        api.put_pod(bare_pod("ml", "up", container={}, started=started))
+        api.put_pod(bare_pod("ml", "done", container={}, started=started, phase="Succeeded"))
+        pods = "/api/v1/namespaces/ml/pods"
+        status, body = call(api, "GET", f"{pods}?fieldSelector=status.phase%21%3DSucceeded")
+        assert (status, [i["metadata"]["name"] for i in body["items"]]) == (200, ["up"])
+        assert body["kind"] == "PodList" and "kind" not in body["items"][0]
+        status, body = call(api, "GET", f"{pods}?fieldSelector=spec.containers%3Dx")
+        assert (status, body["message"]) == (400, 'field label not supported: "spec.containers"')
+        # a deployment cannot be selected by a pod's field
+        assert call(api, "GET", f"{DEPLOY}?fieldSelector=status.phase%3DRunning")[0] == 400
+        status, first = call(api, "GET", f"{DEPLOY}?limit=2")
+        assert [i["metadata"]["name"] for i in first["items"]] == ["a", "b"]
+        token = first["metadata"]["continue"]
+        status, rest = call(api, "GET", f"{DEPLOY}?limit=2&continue={token}")
+        assert [i["metadata"]["name"] for i in rest["items"]] == ["c"]
+        assert "continue" not in rest["metadata"]
+        assert call(api, "GET", f"{DEPLOY}?limit=2&continue=bogus")[0] == 400
+        assert call(api, "GET", f"{DEPLOY}?limit=two")[0] == 400
+        status, body = call(api, "GET", "/apis/apps/v1/namespaces/ml/daemonsets")
+        assert (status, body["kind"], len(body["items"])) == (200, "DaemonSetList", 1)
+        assert call(api, "GET", "/apis/apps/v1/namespaces/ml/statefulsets")[0] == 403
+        assert call(api, "GET", "/apis/apps/v1/deployments")[0] == 403  # no ClusterRole
+        assert call(api, "POST", DEPLOY, {})[0] == 405
+        # metadata only, when asked as the API server's PartialObjectMetadataList
+        meta = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+        status, body = call(api, "GET", CM, accept=meta)
+        assert (status, body["kind"]) == (200, "PartialObjectMetadataList")
+        (item,) = body["items"]
+        assert set(item) == {"apiVersion", "kind", "metadata"} and item["metadata"]["name"] == "x"
+        table = "application/json;as=Table;g=meta.k8s.io;v=v1"
+        assert call(api, "GET", CM, accept=table)[0] == 406

@@ -288,3 +288,40 @@ def test_kubeconfig_problems_are_usage_errors(tmp_path: Path) -> None:
     broken.write_text("apiVersion: v1\nkind: Config\n")
     with pytest.raises(UsageError, match="cannot load it"):
         connect(broken)
+
+
+def test_the_data_changed_time_stays_while_the_values_do(api: FakeApiServer) -> None:
+    """Re-measuring the same values must not make running pods look out of date; new values
+    must. The time comes from the advice written, not from the clock of the writer."""
+    from datetime import timedelta
+
+    from advisor.recommend import DATA_CHANGED_ANNOTATION, build_recommendation
+    from tests.fakeapi.samples import FIXED_NOW, calibration_result
+
+    def at(intra: int, hours: int) -> dict[str, Any]:
+        rec = build_recommendation(
+            calibration_result(intra, 1),
+            advisor_version="0.1.0",
+            now=FIXED_NOW + timedelta(hours=hours),
+        )
+        return render_configmap(rec, NAME, NS)
+
+    def stored_time() -> str:
+        stored = api.get(NS, NAME)
+        assert stored is not None
+        return str(stored["metadata"]["annotations"][DATA_CHANGED_ANNOTATION])
+
+    w = writer(api)
+    w.publish(at(2, 0), budget_s=60, force=False)
+    assert stored_time() == "2026-11-21T08:00:00Z"
+    assert w.publish(at(2, 5), budget_s=60, force=False).action == "updated"  # provenance moved
+    assert stored_time() == "2026-11-21T08:00:00Z"
+    w.publish(at(3, 7), budget_s=60, force=False)
+    assert stored_time() == "2026-11-21T15:00:00Z"
+    # a stored time that does not parse is not carried over
+    broken = api.get(NS, NAME)
+    assert broken is not None
+    broken["metadata"]["annotations"][DATA_CHANGED_ANNOTATION] = "yesterday"
+    api.put(broken, manager="tf-thread-advisor")
+    w.publish(at(3, 9), budget_s=60, force=True)
+    assert stored_time() == "2026-11-21T17:00:00Z"

@@ -250,6 +250,24 @@ CASES = [
         ("--node-label 'pool=a b'", "label value"),
     ),
     Case(
+        "node-selector-no-equals",
+        (*RUN, "--node-selector", "pool"),
+        U,
+        ("--node-selector 'pool'", "KEY=VALUE"),
+    ),
+    Case(
+        "node-selector-bad-key",
+        (*RUN, "--node-selector", "Bad_Prefix/pool=a"),
+        U,
+        ("--node-selector 'Bad_Prefix/pool=a'", "not a DNS subdomain"),
+    ),
+    Case(
+        "namespace-without-configmap",
+        (*RUN, "--namespace", "ml"),
+        U,
+        ("--namespace needs --configmap",),
+    ),
+    Case(
         "annotation-no-equals",
         (*RUN, "--configmap-annotation", "reload"),
         U,

@@ -89,6 +89,41 @@ def test_examples_mount_the_advice_with_the_jobs_resources(example: Path) -> Non
     k8s.assert_container_hardened(container)
 
 
+@pytest.mark.parametrize("example", [TF_SERVING, KERAS_SERVER], ids=lambda p: p.name)
+def test_examples_restart_on_a_cpu_resize_and_require_the_advice(example: Path) -> None:
+    """In-place resize (GA in 1.35) defaults to NotRequired: without RestartContainer a CPU
+    resize keeps TensorFlow's pools at the old size. One answer on `optional` everywhere: the
+    advice is required."""
+    container = _model_container(_deployment(example))
+    assert {"resourceName": "cpu", "restartPolicy": "RestartContainer"} in container["resizePolicy"]
+    assert all(
+        source["configMapRef"].get("optional", False) is False for source in container["envFrom"]
+    )
+
+
+DOC_SNIPPETS = (REPO / "docs" / "deploy.md", REPO / "README.md")
+
+
+@pytest.mark.parametrize("doc", DOC_SNIPPETS, ids=lambda p: p.name)
+def test_doc_snippets_that_mount_the_advice_say_the_same(doc: Path) -> None:
+    blocks = re.findall(r"```yaml\n(.*?)```", doc.read_text(), flags=re.S)
+    mounting = [block for block in blocks if "configMapRef" in block]
+    assert mounting, f"{doc.name} shows no envFrom snippet"
+    for block in mounting:
+        assert "resizePolicy" in block and "RestartContainer" in block, block
+        assert "optional: true" not in block, block
+
+
+def test_the_serving_example_runs_the_advisors_tensorflow() -> None:
+    """The advice is measured on one TensorFlow runtime: TF Serving's tag is TF's version."""
+    image = _model_container(_deployment(TF_SERVING))["image"]
+    serving = image.rsplit(":", 1)[1]
+    pins = (REPO / "docker" / "requirements.txt").read_text()
+    measured = set(re.findall(r"^tensorflow(?:_cpu|-cpu)?==([\d.]+)", pins, flags=re.M))
+    assert measured == {serving}, f"{image} serves with another TensorFlow than {measured}"
+    assert image in (REPO / "docs" / "deploy.md").read_text()
+
+
 def test_tf_serving_passes_the_advice_as_flags() -> None:
     container = _model_container(_deployment(TF_SERVING))
     args = container["args"]
@@ -127,14 +162,21 @@ def test_reloader_example_reloads_the_configmap_it_mounts() -> None:
     assert reload == source["configMapRef"]["name"]
 
 
-def test_the_advice_reader_can_only_read_configmaps() -> None:
-    """What `status` needs and no more: get and list on configmaps, in a Role for one namespace
-    and a ClusterRole for --all-namespaces, each bound by its own kind of binding."""
+def test_the_advice_reader_can_only_read() -> None:
+    """What `status` needs and no more: get and list on configmaps (the advice), list on the
+    workloads and pods that may consume it, in a Role for one namespace and a ClusterRole for
+    --all-namespaces, each bound by its own kind of binding."""
     docs = k8s.load_file_docs(ADVICE_READER)
     for role_kind, binding_kind in (("Role", "RoleBinding"), ("ClusterRole", "ClusterRoleBinding")):
         role = k8s.one(docs, role_kind)
         assert role["rules"] == [
-            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}
+            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]},
+            {
+                "apiGroups": ["apps"],
+                "resources": ["deployments", "statefulsets", "daemonsets"],
+                "verbs": ["list"],
+            },
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
         ]
         binding = k8s.one(docs, binding_kind)
         assert binding["roleRef"] == {

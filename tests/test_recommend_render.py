@@ -325,3 +325,32 @@ def test_older_advice_without_the_range_or_the_noise_flag_still_validates() -> N
     parsed = parse_configmap(cm, "old.yaml").recommendation.provenance
     assert parsed.near_best is None
     assert parsed.gain_within_noise is False
+
+
+def test_the_node_selector_is_recorded_and_absent_when_not_given() -> None:
+    from advisor.recommend import DATA_CHANGED_ANNOTATION
+
+    pool = {"node.kubernetes.io/instance-type": "c7i.4xlarge"}
+    rec = recommendation(2, 1, node_selector=pool, node_labels={"zone": "a"})
+    assert rec.provenance.node_selector == pool
+    assert rec.provenance.node_labels == {**pool, "zone": "a"}  # a selector's pairs are labels
+    cm = render_configmap(rec, "tf-advice", "ml")
+    assert parse_configmap(cm).recommendation == rec
+    # without one, the provenance does not name the field: older readers still parse it
+    plain = render_configmap(recommendation(2, 1), "tf-advice", "ml")
+    assert "node_selector" not in plain["metadata"]["annotations"][PROVENANCE_ANNOTATION]
+    # the data-changed time starts as the time the advice was built
+    assert cm["metadata"]["annotations"][DATA_CHANGED_ANNOTATION] == "2026-11-21T08:00:00Z"
+    assert parse_configmap(cm).data_changed_at == FIXED_NOW
+
+
+@pytest.mark.parametrize("bad", ["yesterday", "2026-11-21T08:00:00", "", "2026-13-01T00:00:00Z"])
+def test_a_data_changed_time_that_does_not_parse_is_invalid(bad: str) -> None:
+    from advisor.recommend import DATA_CHANGED_ANNOTATION
+
+    cm = render_configmap(recommendation(2, 1), "tf-advice", "ml")
+    cm["metadata"]["annotations"][DATA_CHANGED_ANNOTATION] = bad
+    with pytest.raises(InvalidAdviceError, match="data-changed-at"):
+        parse_configmap(cm)
+    del cm["metadata"]["annotations"][DATA_CHANGED_ANNOTATION]
+    assert parse_configmap(cm).data_changed_at is None  # older advice: none recorded

@@ -9,29 +9,19 @@ import json
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
 from advisor import __version__, errors
-from advisor.cli import main
 from advisor.cli.status_cmd import _table
 from advisor.models import NearBest, NearBestRange, Recommendation
 from advisor.pipeline.status import advice_status, format_age, parse_duration
 from advisor.recommend import PROVENANCE_ANNOTATION, build_recommendation, render_configmap
-from tests import k8s_checks as k8s
-from tests.conftest import REPO
-from tests.fakeapi.rbac import parse_rules
 from tests.fakeapi.samples import calibration_result
 from tests.fakeapi.server import FakeApiServer
+from tests.status_cli import json_rows, reader_rules, status
 
-READER = REPO / "deploy" / "examples" / "advice-reader.yaml"
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
-
-
-def reader_rules(kind: str) -> Any:
-    return parse_rules(k8s.one(k8s.load_file_docs(READER), kind)["rules"])
 
 
 def advice(
@@ -67,12 +57,6 @@ def api(tmp_path: Path) -> Iterator[FakeApiServer]:
         )
         server.put(render_configmap(advice(1, 1), "elsewhere", "web"))
         yield server
-
-
-def status(capsys: pytest.CaptureFixture[str], api: FakeApiServer, *argv: str) -> Any:
-    code = main(["status", "--kubeconfig", str(api.kubeconfig), *argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_json_lists_every_advice_with_its_stored_values(
@@ -117,10 +101,7 @@ def test_json_lists_every_advice_with_its_stored_values(
 def test_table_yaml_and_csv_say_the_same(
     api: FakeApiServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, as_json, _ = status(capsys, api, "--namespace", "ml", "--format", "json")
-    rows = json.loads(as_json)
-    code, as_yaml, _ = status(capsys, api, "--namespace", "ml", "--format", "yaml")
-    assert code == 0 and yaml.safe_load(as_yaml) == rows
+    rows = json_rows(capsys, api, "--namespace", "ml")
     code, as_csv, _ = status(capsys, api, "--namespace", "ml", "--format", "csv")
     records = list(csv.DictReader(io.StringIO(as_csv)))
     assert [r["name"] for r in records] == [r["name"] for r in rows]
@@ -133,7 +114,8 @@ def test_table_yaml_and_csv_say_the_same(
     assert code == 0 and lines[0].split()[:4] == ["NAMESPACE", "NAME", "POOL", "CPU"]
     assert len(lines) == 1 + len(rows)
     fresh = next(line for line in lines if " tf-advice " in line)
-    assert "pool=cpu-a" in fresh and " 3 " in fresh and " 2 " in fresh and fresh.endswith("no")
+    assert "pool=cpu-a" in fresh and " 3 " in fresh and " 2 " in fresh
+    assert fresh.split()[-2:] == ["no", "unused"]  # STALE, CONSUMERS: nothing here mounts it
 
 
 def test_all_namespaces_needs_the_cluster_role(
@@ -229,7 +211,12 @@ def test_the_range_within_noise_comes_from_the_provenance() -> None:
     header, line = table.splitlines()
     assert "WITHIN NOISE" in header
     assert "intra 2-4, inter 1-4 (3 settings" in line
-    assert "1.00x (noise)" in line  # no measurable gain, and the table says so
+    assert "none (noise)" in line  # no measurable gain, and the table says so
+    # a real gain is said in the objective's terms: 2x for a latency is a p99 half as long
+    gained = row.as_dict() | {"gain": 2.0, "gain_within_noise": False, "objective": "latency"}
+    assert "p99 50% lower" in _table([gained])
+    assert "req/s 25% higher" in _table([gained | {"gain": 1.25, "objective": "throughput"}])
+    assert "x " not in _table([gained]).splitlines()[1]
     # older advice records no range: the column is empty, nothing fails
     old = advice_status(render_configmap(advice(2, 1), "old", "ml"), now=NOW)
     assert (old.range, old.within_noise, old.gain_within_noise) == (None, None, False)

@@ -379,7 +379,6 @@ def _incumbent_outcome(
         measured=None if measured is None else measured.measurement(),
         versus=choice.versus_incumbent,
         band=choice.incumbent_band,
-        since=incumbent.since if incumbent is not None else None,
         reason=reason,
     )
 

@@ -43,14 +43,19 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from advisor.cluster import connect
+    from advisor.cluster import RetryPolicy, connect
     from advisor.cluster.cleanup import delete_advice
 
     check_names(namespace=args.namespace)
     for name in args.configmap:
         check_names(configmap=name)
+    # someone waits on it (helm uninstall, or a person): an unreachable server fails in seconds
     outcomes = delete_advice(
-        connect(args.kubeconfig), args.namespace, args.configmap, dry_run=args.dry_run
+        connect(args.kubeconfig),
+        args.namespace,
+        args.configmap,
+        policy=RetryPolicy.interactive(),
+        dry_run=args.dry_run,
     )
     emit("".join(f"{o.action}: {o.where}{f' ({o.why})' if o.why else ''}\n" for o in outcomes))
     return 0

@@ -36,7 +36,8 @@ def register(subparsers: Any) -> None:
     publish.add_argument(
         "--namespace",
         metavar="NS",
-        help=f"namespace of the ConfigMap (default: ${POD_NAMESPACE_ENV}, set by the Job)",
+        help=f"namespace of the ConfigMap (default: ${POD_NAMESPACE_ENV}, set by the Job); "
+        "only with --configmap",
     )
     publish.add_argument(
         "--output", metavar="FILE", help="write the ConfigMap YAML to FILE ('-' for stdout)"
@@ -56,6 +57,15 @@ def register(subparsers: Any) -> None:
         default=[],
         help="record a node label in the provenance (repeatable; reading Node objects would need "
         "cluster-wide RBAC)",
+    )
+    publish.add_argument(
+        "--node-selector",
+        metavar="K=V",
+        action="append",
+        default=[],
+        help="record a pair of this Job's nodeSelector in the provenance (repeatable; also a "
+        "node label): status reports consumers not pinned to the same node pool "
+        "(node-pool-differs); the chart passes its target's",
     )
     publish.add_argument(
         "--configmap-annotation",
@@ -158,10 +168,15 @@ def run(args: argparse.Namespace) -> int:
     request = RunRequest(
         options=options_from_args(args),
         configmap=args.configmap,
-        namespace=args.namespace or os.environ.get(POD_NAMESPACE_ENV) or None,
+        # the Downward API's namespace fills in for --configmap only; an explicit --namespace
+        # without it is refused by the pipeline, before the sweep
+        namespace=args.namespace
+        or (os.environ.get(POD_NAMESPACE_ENV) if args.configmap else None)
+        or None,
         output=args.output,
         env_file=args.env_file,
         node_labels=_pairs(args.node_label, "--node-label"),
+        node_selector=_pairs(args.node_selector, "--node-selector"),
         annotations=_pairs(args.configmap_annotation, "--configmap-annotation"),
         restart=tuple(args.restart),
         force=args.force,
@@ -209,6 +224,8 @@ def check(args: argparse.Namespace) -> int:
     from advisor.probe import probe_node
     from advisor.recommend import describe
 
+    if args.configmap is None and (args.namespace or args.kubeconfig):
+        raise UsageError("--namespace and --kubeconfig only apply with --configmap")
     parsed = None
     if args.configmap_file is not None or args.configmap is not None:
         parsed = _read(args, "--configmap-file", args.configmap_file)

@@ -2,8 +2,9 @@
 
 Only this package talks to an API server. It reads and server-side-applies ONE ConfigMap (all the
 Role in deploy/rbac.yaml allows), patches the pod templates of the workloads named for a restart
-(a second, opt-in rule), and lists advice ConfigMaps read-only for ``status``; every HTTP outcome
-becomes a typed advisor error, every call is retried within one bound (``http.request``).
+(a second, opt-in rule), and lists advice ConfigMaps and the workloads and pods that may read
+them, read-only, for ``status``; every HTTP outcome becomes a typed advisor error, every call is
+retried within one bound (``http.request``).
 """
 
 from advisor.cluster.config import Connection, connect

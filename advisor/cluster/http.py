@@ -72,9 +72,12 @@ def request(
     from kubernetes.client.exceptions import ApiException
 
     attempt = 0
+    #: when the current run of failed connections began (None: the last attempt got through)
+    unreachable_since: float | None = None
     while True:
         timeout = deadline.request_timeout()
         delay: float | None = None
+        started = policy.clock()
         try:
             raw = call(timeout)
             return Response(raw.status, parse_json(raw.data), raw.headers or {})
@@ -86,10 +89,22 @@ def request(
             if status == 429:
                 delay = retry_after_seconds(resp.headers)
             last = f"HTTP {status} {resp.reason or exc.reason or ''}".strip()
+            unreachable_since = None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             last = _transport_problem(exc, timeout)
+            if not _cannot_connect(exc):
+                unreachable_since = None
+            elif unreachable_since is None:
+                unreachable_since = started
         attempt += 1
         wait = delay if delay is not None else policy.backoff(attempt - 1)
+        if _give_up_connecting(policy, unreachable_since, wait):
+            assert unreachable_since is not None
+            spent = policy.clock() - unreachable_since
+            raise ClusterUnreachableError(
+                f"{what} at {connection.host}: cannot reach the API server, gave up after "
+                f"{attempt} attempt(s) in {spent:.1f}s; last: {last}"
+            )
         # an attempt squeezed into the last moments would only time out: stop instead
         if wait + policy.request_timeout_s * MIN_ATTEMPT_FRACTION >= deadline.remaining():
             asked = f" (server asked to retry after {delay:g}s)" if delay is not None else ""
@@ -143,6 +158,24 @@ def namespace_missing(resp: Response) -> bool:
     """A 404 about the namespace, not about the object."""
     details = (resp.body or {}).get("details") or {}
     return resp.status == 404 and details.get("kind") == "namespaces"
+
+
+def _cannot_connect(exc: Exception) -> bool:
+    """No connection was made (refused, no route, unknown host, connect timeout): unlike a
+    dropped connection or a slow answer, nothing suggests a server is there at all."""
+    import urllib3
+
+    return isinstance(
+        exc, (urllib3.exceptions.NewConnectionError, urllib3.exceptions.ConnectTimeoutError)
+    )
+
+
+def _give_up_connecting(policy: RetryPolicy, since: float | None, wait: float) -> bool:
+    """Whether the next attempt would start after the policy's ``unreachable_s`` of failed
+    connections (an interactive command's bound; the Job's policy has none)."""
+    if since is None or policy.unreachable_s is None:
+        return False
+    return policy.clock() + wait - since >= policy.unreachable_s
 
 
 def _transport_problem(exc: Exception, timeout: float) -> str:

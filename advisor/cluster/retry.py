@@ -1,4 +1,11 @@
-"""Bounded retries: a Job must finish (or fail clearly) even when the API server misbehaves."""
+"""Bounded retries: a Job must finish (or fail clearly) even when the API server misbehaves.
+
+Two kinds of caller wait on them. The Job's ``run`` is alone and patient: an API server that is
+restarting comes back within a minute, and giving up early wastes the node it was scheduled on.
+A person running ``status`` or ``cleanup`` is waiting: a kubeconfig pointing at the wrong port or
+a cluster that is down will not answer in a minute either, so those commands stop after a few
+seconds of failed connections, as kubectl does (``RetryPolicy.interactive``).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,10 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
+
+#: how long an interactive command keeps trying to connect: three attempts (backoff 0.5 s, 1 s)
+#: fit, so a refused port ends in about 1.5 s and a blip of a second or two is still ridden out
+INTERACTIVE_UNREACHABLE_S = 3.0
 
 
 @dataclass(frozen=True)
@@ -22,8 +33,18 @@ class RetryPolicy:
     base_delay_s: float = 0.5
     max_delay_s: float = 8.0
     max_conflicts: int = 5
+    #: stop once connections have failed (refused, no route, name not resolved, connect timeout)
+    #: for this long; None: retry them until ``total_s`` like any transient failure
+    unreachable_s: float | None = None
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
     clock: Callable[[], float] = field(default=time.monotonic, repr=False)
+
+    @classmethod
+    def interactive(cls, total_s: float = 60.0) -> RetryPolicy:
+        """For commands a person waits on: an API server that cannot be connected to is given
+        up after INTERACTIVE_UNREACHABLE_S; one that answers with 429 or 5xx is still retried
+        for ``total_s`` (it is there, and busy)."""
+        return cls(total_s=total_s, unreachable_s=INTERACTIVE_UNREACHABLE_S)
 
     def backoff(self, attempt: int) -> float:
         """Exponential: base, 2 x base, ... capped at max_delay_s (attempt counts from 0)."""

@@ -8,7 +8,6 @@ during that write leaves the stored object as it was (an apply either happens wh
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from advisor.errors import (
 from advisor.recommend import (
     APP_NAME,
     LABEL_MANAGED_BY,
+    keep_data_changed_at,
     parse_configmap,
 )
 
@@ -117,13 +117,14 @@ class ConfigMapWriter:
     ) -> PublishOutcome:
         """Apply ``configmap`` (already validated) with optimistic concurrency: the apply carries
         the resourceVersion just read, so a concurrent change gives 409 and a re-read, bounded by
-        ``policy.max_conflicts`` and ``policy.total_s``."""
+        ``policy.max_conflicts`` and ``policy.total_s``. Unchanged data keeps the stored
+        data-changed time (``keep_data_changed_at``)."""
         deadline = Deadline(self.policy)
         conflicts = 0
         while True:
             existing = self.read(deadline)
             self._guard(existing, budget_s=budget_s, force=force)
-            body = copy.deepcopy(dict(configmap))
+            body = keep_data_changed_at(configmap, existing)
             metadata = body.setdefault("metadata", {})
             metadata["namespace"] = self.namespace
             old_rv = None

@@ -98,7 +98,6 @@ def from_advice(
             inter_op_threads=rec.inter_op_threads,
             onednn=_onednn(onednn),
             source=source,
-            since=prov.advice_since or prov.created_at,
         )
     )
 

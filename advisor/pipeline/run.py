@@ -46,6 +46,8 @@ from advisor.recommend import (
     build_recommendation,
     configmap_yaml,
     env_file_text,
+    keep_data_changed_at,
+    load_configmap_yaml,
     node_label_problem,
     parse_configmap,
     render_configmap,
@@ -65,9 +67,11 @@ class RunRequest:
     """What one run measures and where it publishes (the flags of ``run``).
 
     With ``configmap`` the advice goes to the cluster (``namespace`` is then required: the CLI
-    fills it from $TFTA_POD_NAMESPACE); ``output`` is a file, or ``"-"`` for the caller to print
-    ``PublishedRun.text``; ``restart`` names workloads in the ConfigMap's namespace whose pods
-    are replaced when the advice changes.
+    fills it from $TFTA_POD_NAMESPACE; without ``configmap`` it is refused, as it would name
+    nothing); ``output`` is a file, or ``"-"`` for the caller to print ``PublishedRun.text``;
+    ``restart`` names workloads in the ConfigMap's namespace whose pods are replaced when the
+    advice changes; ``node_selector`` is the Job's, recorded for ``status`` to compare consumers
+    with.
     """
 
     options: CalibrationOptions = field(default_factory=CalibrationOptions)
@@ -76,6 +80,7 @@ class RunRequest:
     output: str | None = None
     env_file: Path | None = None
     node_labels: Mapping[str, str] = field(default_factory=dict)
+    node_selector: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
     restart: Sequence[WorkloadRef] = ()
     force: bool = False
@@ -99,13 +104,22 @@ def check_request(request: RunRequest) -> None:
         check_names(configmap=request.configmap)
         if request.namespace is None:
             raise UsageError(f"--configmap needs --namespace (or ${POD_NAMESPACE_ENV})")
+    elif request.namespace is not None:
+        raise UsageError(
+            "--namespace needs --configmap: it is the ConfigMap's namespace, and without "
+            "--configmap nothing is written to a cluster"
+        )
     if request.namespace is not None:
         check_names(namespace=request.namespace)
     check_cluster_timeout(request.cluster_timeout_s)
-    for key, value in request.node_labels.items():
-        problem = node_label_problem(key, value)
-        if problem:
-            raise UsageError(f"--node-label {f'{key}={value}'!r}: {problem}")
+    for flag, pairs in (
+        ("--node-label", request.node_labels),
+        ("--node-selector", request.node_selector),
+    ):
+        for key, value in pairs.items():
+            problem = node_label_problem(key, value)
+            if problem:
+                raise UsageError(f"{flag} {f'{key}={value}'!r}: {problem}")
     for key in request.annotations:
         problem = annotation_key_problem(key)
         if problem:
@@ -175,6 +189,20 @@ class PreparedRun:
             return result
         return result.model_copy(update={"notes": [*held.notes, *result.notes]})
 
+    def _stored_object(self) -> dict[str, Any] | None:
+        """What this run replaces: the ConfigMap read at the preflight, else the --output file's
+        (None when absent or unreadable: nothing to carry over)."""
+        if self.writer is not None:
+            return self.stored
+        output = self.request.output
+        if output in (None, "-") or not Path(output).is_file():
+            return None
+        try:
+            loaded = load_configmap_yaml(Path(output).read_text(encoding="utf-8"), output)
+        except (OSError, UnicodeDecodeError, InvalidAdviceError):
+            return None
+        return loaded if isinstance(loaded, dict) else None
+
     def incumbent(self, node: NodeProfile) -> IncumbentChoice:
         """The stored advice this run would replace, if it fits this node and this run."""
         request = self.request
@@ -198,11 +226,17 @@ class PreparedRun:
         """The advice for ``result`` as a ConfigMap that reads back as the same advice."""
         request = self.request
         rec = build_recommendation(
-            result, advisor_version=__version__, node_labels=request.node_labels
+            result,
+            advisor_version=__version__,
+            node_labels=request.node_labels,
+            node_selector=request.node_selector,
         )
         configmap = render_configmap(
             rec, request.name, request.namespace, extra_annotations=request.annotations
         )
+        # the time the data last changed carries over when it does not change (the writer does
+        # the same against the object it reads just before its apply)
+        configmap = keep_data_changed_at(configmap, self._stored_object())
         # the same rules `validate` applies: what is published always validates
         if parse_configmap(configmap, "the new advice").recommendation != rec:
             raise InvalidAdviceError("the rendered ConfigMap does not read back as the same advice")

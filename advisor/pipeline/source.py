@@ -66,14 +66,16 @@ def read_advice_file(path: str, flag: str) -> ParsedAdvice:
 def read_cluster_advice(
     name: str, namespace: str | None, kubeconfig: Path | None = None
 ) -> ParsedAdvice:
-    """The advice in ConfigMap ``name`` (namespace: given, else the pod's own)."""
-    from advisor.cluster import ConfigMapWriter, connect
+    """The advice in ConfigMap ``name`` (namespace: given, else the pod's own). Someone waits
+    on this (``validate``, ``check``, ``helm test``): an API server that cannot be connected to
+    is given up after seconds, not retried for a minute."""
+    from advisor.cluster import ConfigMapWriter, RetryPolicy, connect
 
     namespace = namespace_or_env(namespace)
     if not namespace:
         raise UsageError(f"--configmap needs --namespace (or ${POD_NAMESPACE_ENV})")
     check_names(configmap=name, namespace=namespace)
-    writer = ConfigMapWriter(connect(kubeconfig), name, namespace)
+    writer = ConfigMapWriter(connect(kubeconfig), name, namespace, policy=RetryPolicy.interactive())
     obj = writer.read()
     if obj is None:
         raise ClusterRejectedError(f"{writer.where}: not found")

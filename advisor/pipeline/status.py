@@ -5,22 +5,33 @@ what it was measured on, how sure the measurement was, and whether it still appl
 stale when the advisor or TensorFlow changed since it was measured (a new TF may size its pools
 differently) or when it is older than ``max_age`` (nodes, kernels and models move on). A
 ConfigMap that carries the labels but does not validate is listed too, as stale, with the reason.
+
+Like krr or a VPA, it also starts from the workloads: each advice lists the containers that read
+it, with their CPU limit and the problems that make the advice wrong for them (``fit``); an
+advice nobody reads is ``unused``, and a required reference to an advice that does not exist is
+listed as a ``missing`` advice with its consumers.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor import __version__
 from advisor.errors import InvalidAdviceError, UsageError
+from advisor.models import Consumer
+from advisor.pipeline import fit
+from advisor.pipeline.consumers import mounts, workloads
 from advisor.pipeline.drift import installed_tf_version
 from advisor.pipeline.source import check_cluster_timeout, check_names, namespace_or_env
-from advisor.recommend import parse_configmap
+from advisor.recommend import ParsedAdvice, parse_configmap
+
+if TYPE_CHECKING:
+    from advisor.cluster.inventory import Inventory
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -82,9 +93,27 @@ class AdviceStatus:
     age: str | None = None
     age_s: int | None = None
     error: str | None = None
+    #: the Job's nodeSelector, as recorded (the pool consumers must be pinned to)
+    node_selector: dict[str, str] | None = None
+    #: when ``data`` last changed (older advice: None)
+    data_changed_at: str | None = None
+    #: the containers reading it (None: consumers were not looked up)
+    consumers: list[Consumer] | None = None
+    #: nobody reads it (None: not looked up)
+    unused: bool | None = None
+    #: no such ConfigMap: listed because a container requires it
+    missing: bool = False
+
+    @property
+    def problems(self) -> int:
+        """Problems of all its consumers."""
+        return sum(len(c.problems) for c in self.consumers or [])
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if self.consumers is not None:
+            out["consumers"] = [c.model_dump(mode="json") for c in self.consumers]
+        return out
 
 
 def advice_status(
@@ -141,6 +170,12 @@ def advice_status(
         created_at=prov.created_at.isoformat().replace("+00:00", "Z"),
         age=format_age(age),
         age_s=int(age.total_seconds()),
+        node_selector=prov.node_selector,
+        data_changed_at=(
+            None
+            if parsed.data_changed_at is None
+            else parsed.data_changed_at.isoformat().replace("+00:00", "Z")
+        ),
     )
 
 
@@ -149,13 +184,60 @@ def statuses(
     *,
     now: datetime | None = None,
     max_age: timedelta | None = None,
+    inventory: Inventory | None = None,
 ) -> list[AdviceStatus]:
     """The status of each ConfigMap, sorted by namespace and name; versions compared with this
-    advisor and the TensorFlow installed beside it (the image's, when run from the image)."""
+    advisor and the TensorFlow installed beside it (the image's, when run from the image). With
+    ``inventory``, each with its consumers, and the missing advice that containers require."""
     now = now or datetime.now(timezone.utc)
     tf_version = installed_tf_version()
+    objects = list(objects)
     rows = [advice_status(o, now=now, max_age=max_age, tf_version=tf_version) for o in objects]
+    if inventory is not None:
+        rows = with_consumers(rows, objects, inventory)
     return sorted(rows, key=lambda r: (r.namespace or "", r.name))
+
+
+def with_consumers(
+    rows: list[AdviceStatus], objects: list[dict[str, Any]], inventory: Inventory
+) -> list[AdviceStatus]:
+    """``rows`` (one per object in ``objects``) with their consumers, then a ``missing`` row for
+    each ConfigMap that a container requires and nobody has written. A reference to a
+    ConfigMap that exists but is no advice is someone else's business."""
+    by_configmap = mounts(workloads(inventory.workloads, inventory.pods))
+    joined = []
+    for row, obj in zip(rows, objects, strict=True):
+        parsed = _parsed(obj)
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        match = str(annotations.get(fit.RELOADER_MATCH, "")).lower() == "true"
+        found = [
+            fit.consumer(parsed, mount, reloader_match=match)
+            for mount in by_configmap.pop((row.namespace or "", row.name), [])
+        ]
+        joined.append(replace(row, consumers=found, unused=not found))
+    for (namespace, name), readers in sorted(by_configmap.items()):
+        required = [mount for mount in readers if not mount.optional]
+        if (namespace, name) in inventory.configmaps or not required:
+            continue
+        joined.append(
+            AdviceStatus(
+                name,
+                namespace,
+                error=f"no ConfigMap {name} in namespace {namespace}, but "
+                f"{len(required)} container(s) require it",
+                consumers=[fit.missing(mount) for mount in required],
+                unused=False,
+                missing=True,
+            )
+        )
+    return joined
+
+
+def _parsed(obj: dict[str, Any]) -> ParsedAdvice | None:
+    try:
+        return parse_configmap(obj, "ConfigMap")
+    except InvalidAdviceError:
+        return None
 
 
 def cluster_status(
@@ -165,10 +247,14 @@ def cluster_status(
     kubeconfig: Path | None = None,
     max_age: timedelta | None = None,
     cluster_timeout_s: float = 60.0,
+    consumers: bool = True,
 ) -> list[AdviceStatus]:
     """Every advice ConfigMap in ``namespace`` (default: $TFTA_POD_NAMESPACE, then the
-    kubeconfig context's, then ``default``) or, with ``all_namespaces``, in the cluster."""
+    kubeconfig context's, then ``default``) or, with ``all_namespaces``, in the cluster; with
+    ``consumers``, joined with the workloads and pods that read them. A person waits on it: an
+    API server that cannot be connected to is given up after seconds."""
     from advisor.cluster import RetryPolicy, connect
+    from advisor.cluster.inventory import list_inventory
     from advisor.cluster.listing import default_namespace, list_advice
 
     if all_namespaces and namespace:
@@ -179,5 +265,7 @@ def cluster_status(
     if not all_namespaces:
         where = namespace_or_env(namespace) or default_namespace(kubeconfig) or "default"
         check_names(namespace=where)
-    objects = list_advice(connection, where, RetryPolicy(total_s=cluster_timeout_s))
-    return statuses(objects, max_age=max_age)
+    policy = RetryPolicy.interactive(cluster_timeout_s)
+    objects = list_advice(connection, where, policy)
+    inventory = list_inventory(connection, where, policy) if consumers else None
+    return statuses(objects, max_age=max_age, inventory=inventory)

@@ -1,4 +1,5 @@
-"""apps/v1 Deployments and StatefulSets for the fake API server: what ``run --restart`` touches.
+"""apps/v1 Deployments, StatefulSets and DaemonSets for the fake API server: what ``run
+--restart`` touches and ``status`` lists (the lists themselves: tests/fakeapi/lists.py).
 
 As strict as the ConfigMap side, for the requests a restart sends: GET and PATCH on one named
 workload, authorized by the server's rules (group ``apps``), with
@@ -25,8 +26,10 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-ITEM = re.compile(r"^/apis/apps/v1/namespaces/([^/]+)/(deployments|statefulsets)/([^/]+)$")
-KINDS = {"deployments": "Deployment", "statefulsets": "StatefulSet"}
+ITEM = re.compile(
+    r"^/apis/apps/v1/namespaces/([^/]+)/(deployments|statefulsets|daemonsets)/([^/]+)$"
+)
+KINDS = {"deployments": "Deployment", "statefulsets": "StatefulSet", "daemonsets": "DaemonSet"}
 STRATEGIC = "application/strategic-merge-patch+json"
 MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
@@ -41,26 +44,36 @@ class WorkloadError(Exception):
         self.code, self.reason, self.message, self.details = code, reason, message, details or {}
 
 
-def workload(resource: str, namespace: str, name: str, **annotations: str) -> dict[str, Any]:
-    """A minimal valid Deployment or StatefulSet (pod-template ``annotations`` optional)."""
+def workload(
+    resource: str,
+    namespace: str,
+    name: str,
+    *,
+    container: dict[str, Any] | None = None,
+    pod_spec: dict[str, Any] | None = None,
+    metadata: dict[str, Any] | None = None,
+    **annotations: str,
+) -> dict[str, Any]:
+    """A minimal valid Deployment, StatefulSet or DaemonSet (pod-template ``annotations``
+    optional): one container ``server``, with ``container``'s keys added to it, ``pod_spec``'s
+    to the pod template's spec and ``metadata``'s to the workload's own."""
     labels = {"app.kubernetes.io/name": name}
+    server = {"name": "server", "image": "registry.example.com/m:1", **(container or {})}
     template: dict[str, Any] = {
         "metadata": {"labels": dict(labels)},
-        "spec": {"containers": [{"name": "server", "image": "registry.example.com/m:1"}]},
+        "spec": {"containers": [server], **(pod_spec or {})},
     }
     if annotations:
         template["metadata"]["annotations"] = dict(annotations)
-    spec: dict[str, Any] = {
-        "replicas": 2,
-        "selector": {"matchLabels": labels},
-        "template": template,
-    }
+    spec: dict[str, Any] = {"selector": {"matchLabels": labels}, "template": template}
+    if resource != "daemonsets":
+        spec["replicas"] = 2
     if resource == "statefulsets":
         spec["serviceName"] = name
     return {
         "apiVersion": "apps/v1",
         "kind": KINDS[resource],
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": {"name": name, "namespace": namespace, **(metadata or {})},
         "spec": spec,
     }
 
@@ -90,6 +103,10 @@ class Workloads:
     def get(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
         found = self._store.get((resource, namespace, name))
         return copy.deepcopy(found) if found is not None else None
+
+    def all(self, resource: str) -> list[dict[str, Any]]:
+        """Every stored object of ``resource`` (the list's input)."""
+        return [obj for (res, _, _), obj in self._store.items() if res == resource]
 
     def handle(
         self,

@@ -18,10 +18,12 @@ where priority-and-fairness would answer 429, authorization, namespace, validati
   parameters 400;
 - faults: a status (429 with Retry-After, 500/503, ...) for the next N requests, a never-answering
   mode, and a hook that runs between two requests to simulate a concurrent writer;
-- lists (namespaced, and across all namespaces when ``cluster_rules`` from a ClusterRole allow
-  it) with equality-based ``labelSelector``; their items carry no apiVersion/kind, as a real
-  list's items do not;
-- apps/v1 Deployments and StatefulSets, GET and PATCH (tests/fakeapi/apps.py).
+- lists of ConfigMaps, Pods, Deployments, StatefulSets and DaemonSets (namespaced, and across
+  all namespaces when ``cluster_rules`` from a ClusterRole allow it) with label and field
+  selectors, pages and metadata-only answers, as strict as a real server
+  (tests/fakeapi/lists.py);
+- apps/v1 Deployments, StatefulSets and DaemonSets, GET and PATCH (tests/fakeapi/apps.py); Pods
+  are only listed.
 
 Every request is recorded (method, path, query, content type, body) for assertions.
 """
@@ -45,12 +47,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from tests.fakeapi import apps
+from tests.fakeapi import apps, lists
 from tests.fakeapi.rbac import SERVICE_ACCOUNT, Rule, role_rules
 
 _ITEM = re.compile(r"^/api/v1/namespaces/([^/]+)/configmaps/([^/]+)$")
-_COLLECTION = re.compile(r"^/api/v1/namespaces/([^/]+)/configmaps$")
-_ALL_NAMESPACES = "/api/v1/configmaps"
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS1123_SUBDOMAIN = re.compile(
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
@@ -58,7 +58,17 @@ _DNS1123_SUBDOMAIN = re.compile(
 _CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 _QUALIFIED = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-_ALLOWED_QUERY = {"dryRun", "fieldManager", "force", "pretty", "fieldValidation", "labelSelector"}
+_ALLOWED_QUERY = {
+    "dryRun",
+    "fieldManager",
+    "force",
+    "pretty",
+    "fieldValidation",
+    "labelSelector",
+    "fieldSelector",
+    "limit",
+    "continue",
+}
 _APPLY = "application/apply-patch+yaml"
 _OWNED_MAPS = (("data",), ("binaryData",), ("metadata", "labels"), ("metadata", "annotations"))
 
@@ -71,6 +81,7 @@ class Recorded:
     content_type: str | None
     body: Any
     status: int | None = None
+    accept: str | None = None
 
 
 @dataclass
@@ -123,12 +134,16 @@ class FakeApiServer:
         self._store: dict[tuple[str, str], _Stored] = {}
         self._rv = itertools.count(1000)
         self.workloads = apps.Workloads(lambda: str(next(self._rv)))
+        self.pods: dict[tuple[str, str], dict[str, Any]] = {}
         self._lock = threading.RLock()
         self._stopping = threading.Event()
         self._tmp = tmp_path
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # a short poll: stop() waits for it, once per test
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self.kubeconfig = self.write_kubeconfig(tmp_path / "kubeconfig", token=token)
 
     # ---------------------------------------------------------------------------------------------
@@ -201,6 +216,16 @@ class FakeApiServer:
         with self._lock:
             return self.workloads.put(obj)
 
+    def put_pod(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Store a Pod (``pods.pod_of(...)``, ``pods.bare_pod(...)``) as the cluster made it."""
+        with self._lock:
+            obj = copy.deepcopy(obj)
+            meta = obj["metadata"]
+            meta.setdefault("uid", str(uuid.uuid4()))
+            meta["resourceVersion"] = str(next(self._rv))
+            self.pods[(meta["namespace"], meta["name"])] = obj
+            return copy.deepcopy(obj)
+
     def workload(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
         with self._lock:
             return self.workloads.get(resource, namespace, name)
@@ -223,10 +248,9 @@ class FakeApiServer:
                     fault.times -= 1
                     headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
                     raise _FaultError(fault.status, headers)
-        item, collection = _ITEM.match(request.path), _COLLECTION.match(request.path)
+        item, listing = _ITEM.match(request.path), lists.collection(request.path)
         workload = apps.ITEM.match(request.path)
-        everywhere = request.path == _ALL_NAMESPACES
-        if not item and not collection and not workload and not everywhere:
+        if not item and not listing and not workload:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         unknown = set(request.query) - _ALLOWED_QUERY
         if unknown:
@@ -236,9 +260,22 @@ class FakeApiServer:
             raise ApiError(400, "BadRequest", f'dryRun: Unsupported value: "{dry_run}"')
         if request.method != "GET" and self.before_write is not None:
             self.before_write(self)
-        if workload or everywhere:
-            return self._handle_other(request, workload)
-        if item:
+        if workload:
+            return self._handle_workload(request, workload)
+        if listing is not None and request.method != "POST":
+            if request.method != "GET":
+                raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed")
+            return self._list(request, *listing)
+        return self._handle_configmap(request, item, listing)
+
+    def _handle_configmap(
+        self,
+        request: Recorded,
+        item: re.Match[str] | None,
+        listing: tuple[str, str, str | None] | None,
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """One ConfigMap by name, or a POST to a namespace's ConfigMaps."""
+        if item is not None:
             namespace, name = item.group(1), item.group(2)
             handlers = {
                 "GET": self._get,
@@ -247,24 +284,22 @@ class FakeApiServer:
                 "DELETE": self._delete,
             }
         else:
-            assert collection is not None
-            namespace, name = collection.group(1), ""
-            handlers = {"GET": self._list, "POST": self._post}
+            assert listing is not None
+            _, resource, where = listing
+            if resource != "configmaps" or where is None:
+                raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed")
+            namespace, name, handlers = where, "", {"POST": self._post}
         handler = handlers.get(request.method)
         if handler is None:
             raise ApiError(405, "MethodNotAllowed", f"the server does not allow {request.method}")
         with self._lock:
             return handler(request, namespace, name)
 
-    def _handle_other(
-        self, request: Recorded, workload: re.Match[str] | None
+    def _handle_workload(
+        self, request: Recorded, workload: re.Match[str]
     ) -> tuple[int, dict[str, Any], dict[str, str]]:
-        """A workload request, or a list of ConfigMaps across all namespaces."""
+        """A request for one Deployment, StatefulSet or DaemonSet."""
         with self._lock:
-            if workload is None:
-                if request.method != "GET":
-                    raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed")
-                return self._list(request, None, "")
             try:
                 return self.workloads.handle(request, workload, self._authorize)
             except apps.WorkloadError as exc:
@@ -319,23 +354,30 @@ class FakeApiServer:
             raise self._not_found(name)
         return 200, copy.deepcopy(stored.obj), {}
 
-    def _list(self, request: Recorded, namespace: str | None, name: str) -> Any:
-        self._authorize("list", namespace, None)
-        selector = _selector(request.query.get("labelSelector", ""))
-        items = []
-        for (ns, _), stored in sorted(self._store.items()):
-            labels = stored.obj["metadata"].get("labels") or {}
-            if namespace in (None, ns) and all(match(labels) for match in selector):
-                item = copy.deepcopy(stored.obj)
-                item.pop("apiVersion", None)  # a real list's items carry neither
-                item.pop("kind", None)
-                items.append(item)
-        meta = {"resourceVersion": str(next(self._rv))}
-        return (
-            200,
-            {"apiVersion": "v1", "kind": "ConfigMapList", "metadata": meta, "items": items},
-            {},
-        )
+    def _list(
+        self, request: Recorded, group: str, resource: str, namespace: str | None
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        with self._lock:
+            self._authorize("list", namespace, None, group, resource)
+            if resource == "configmaps":
+                objects = [stored.obj for stored in self._store.values()]
+            elif resource == "pods":
+                objects = list(self.pods.values())
+            else:
+                objects = self.workloads.all(resource)
+            try:
+                body = lists.serve(
+                    objects,
+                    group=group,
+                    resource=resource,
+                    namespace=namespace,
+                    query=request.query,
+                    accept=request.accept,
+                    resource_version=str(next(self._rv)),
+                )
+            except lists.ListError as exc:
+                raise ApiError(exc.code, exc.reason, exc.message) from None
+        return 200, body, {}
 
     def _delete(self, request: Recorded, namespace: str, name: str) -> Any:
         self._authorize("delete", namespace, name)
@@ -503,26 +545,6 @@ class _FaultError(Exception):
         self.status, self.headers = status, headers
 
 
-def _selector(text: str) -> list[Callable[[dict[str, str]], bool]]:
-    """Equality-based label selector terms (``k=v``, ``k==v``, ``k!=v``, ``k``, ``!k``); the
-    set-based forms are refused (400) rather than misread."""
-    terms: list[Callable[[dict[str, str]], bool]] = []
-    for raw in filter(None, (t.strip() for t in text.split(","))):
-        if re.search(r"\s(in|notin)\s", raw) or "(" in raw:
-            raise ApiError(400, "BadRequest", f"the fake supports equality selectors only: {raw}")
-        if "!=" in raw:
-            key, value = raw.split("!=", 1)
-            terms.append(lambda labels, k=key, v=value: labels.get(k) != v)
-        elif "=" in raw:
-            key, value = raw.replace("==", "=").split("=", 1)
-            terms.append(lambda labels, k=key, v=value: labels.get(k) == v)
-        elif raw.startswith("!"):
-            terms.append(lambda labels, k=raw[1:]: k not in labels)
-        else:
-            terms.append(lambda labels, k=raw: k in labels)
-    return terms
-
-
 def _get_map(obj: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
     node: Any = obj
     for part in path:
@@ -679,6 +701,12 @@ def _handler_for(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
+        def setup(self) -> None:
+            super().setup()
+            # headers and body are two writes: without this, Nagle's algorithm holds the body
+            # until the client's delayed ACK, 40 ms per request on a kept-alive connection
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
         def _serve(self) -> None:
             split = urlsplit(self.path)
             query = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
@@ -689,7 +717,8 @@ def _handler_for(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
                 body = yaml.safe_load(raw) if raw else None
             except yaml.YAMLError:
                 body = raw.decode(errors="replace")
-            recorded = Recorded(self.command, split.path, query, content_type, body)
+            accept = self.headers.get("Accept")
+            recorded = Recorded(self.command, split.path, query, content_type, body, accept=accept)
             with server._lock:
                 server.requests.append(recorded)
                 hang = server.hang_next > 0

@@ -233,8 +233,10 @@ containers:
       - --signature={{ . }}
       {{- end }}
       {{- end }}
+      {{- /* the Job's node pool, recorded in the advice (also as node labels): status
+      reports consumers that are not pinned to it (node-pool-differs) */}}
       {{- range $k, $v := $t.nodeSelector }}
-      - --node-label={{ $k }}={{ $v }}
+      - --node-selector={{ $k }}={{ $v }}
       {{- end }}
       {{- if $root.Values.reloader.match }}
       - --configmap-annotation=reloader.stakater.com/match=true

@@ -1,0 +1,157 @@
+"""Who mounts which ConfigMap: the containers of a scope's workloads and bare pods that read one
+into their env, and the running pods behind each workload.
+
+A container reads a ConfigMap through ``envFrom[].configMapRef`` (every key) or
+``env[].valueFrom.configMapKeyRef``; a key reference counts only when its key is one of the
+advice's env names, since no other key can be in an advice. Pods are tied to their workload by
+their controller's owner reference (a Deployment's pods belong to its ReplicaSet
+``<deployment>-<pod-template-hash>``), not by label selector, so two workloads with overlapping
+selectors never share pods and no ReplicaSet has to be listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from advisor.models import ADVICE_ENV_NAMES, ENV_ONEDNN, ConsumerKind
+
+#: the keys an advice can hold, so a key reference to any other key is not advice
+ADVICE_KEYS = frozenset((*ADVICE_ENV_NAMES, ENV_ONEDNN))
+_WORKLOAD_KINDS: tuple[ConsumerKind, ...] = ("Deployment", "StatefulSet", "DaemonSet")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A Deployment, StatefulSet, DaemonSet or bare Pod, with what the checks read of it."""
+
+    kind: ConsumerKind
+    namespace: str
+    name: str
+    #: the workload's own annotations (where Reloader is configured)
+    annotations: dict[str, Any] = field(default_factory=dict)
+    #: the pod template's metadata (a bare pod's own)
+    template_metadata: dict[str, Any] = field(default_factory=dict)
+    pod_spec: dict[str, Any] = field(default_factory=dict)
+    #: its pods that are not finished (a bare pod: itself)
+    pods: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ref(self) -> str:
+        """``deployment/web``, as kubectl names it."""
+        return f"{self.kind.lower()}/{self.name}"
+
+
+@dataclass(frozen=True)
+class Mount:
+    """One container of a workload reading one ConfigMap."""
+
+    workload: Workload
+    container: dict[str, Any]
+    configmap: str
+    #: every reference to the ConfigMap in this container is ``optional: true``
+    optional: bool
+
+    @property
+    def container_name(self) -> str:
+        return str(self.container.get("name") or "?")
+
+
+def workloads(objects: Iterable[dict[str, Any]], pods: Iterable[dict[str, Any]]) -> list[Workload]:
+    """The workloads among ``objects`` with their pods, then every pod without a controller."""
+    pods = list(pods)
+    owned: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    bare: list[Workload] = []
+    for pod in pods:
+        owner = _owner(pod)
+        if owner is None:
+            bare.append(_bare(pod))
+        else:
+            owned.setdefault(owner, []).append(pod)
+    found = []
+    for obj in objects:
+        kind, meta = obj.get("kind"), _dict(obj.get("metadata"))
+        if kind not in _WORKLOAD_KINDS:
+            continue
+        template = _dict(_dict(obj.get("spec")).get("template"))
+        namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
+        found.append(
+            Workload(
+                kind=kind,
+                namespace=namespace,
+                name=name,
+                annotations=_dict(meta.get("annotations")),
+                template_metadata=_dict(template.get("metadata")),
+                pod_spec=_dict(template.get("spec")),
+                pods=owned.get((kind, namespace, name), []),
+            )
+        )
+    return found + bare
+
+
+def mounts(found: Iterable[Workload]) -> dict[tuple[str, str], list[Mount]]:
+    """(namespace, ConfigMap name) -> the containers reading it, in workload order."""
+    by_configmap: dict[tuple[str, str], list[Mount]] = {}
+    for workload in found:
+        for container in workload.pod_spec.get("containers") or []:
+            if not isinstance(container, dict):
+                continue
+            for name, optional in references(container).items():
+                by_configmap.setdefault((workload.namespace, name), []).append(
+                    Mount(workload, container, name, optional)
+                )
+    return by_configmap
+
+
+def references(container: dict[str, Any]) -> dict[str, bool]:
+    """ConfigMap name -> whether every reference to it is optional, for one container."""
+    found: dict[str, bool] = {}
+
+    def add(ref: Any) -> None:
+        if isinstance(ref, dict) and isinstance(ref.get("name"), str):
+            optional = ref.get("optional") is True
+            found[ref["name"]] = found.get(ref["name"], True) and optional
+
+    for source in container.get("envFrom") or []:
+        add(_dict(source).get("configMapRef"))
+    for env in container.get("env") or []:
+        ref = _dict(_dict(env).get("valueFrom")).get("configMapKeyRef")
+        if isinstance(ref, dict) and ref.get("key") in ADVICE_KEYS:
+            add(ref)
+    return found
+
+
+def _owner(pod: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(kind, namespace, name) of the workload a pod belongs to; None for a pod without a
+    controller. A pod of a ReplicaSet is its Deployment's when the ReplicaSet's name is
+    ``<deployment>-<pod-template-hash>``; other controllers (Jobs, bare ReplicaSets) are kept
+    as owners that match no workload."""
+    meta = _dict(pod.get("metadata"))
+    namespace = str(meta.get("namespace", ""))
+    for ref in meta.get("ownerReferences") or []:
+        if not isinstance(ref, dict) or ref.get("controller") is not True:
+            continue
+        kind, name = str(ref.get("kind", "")), str(ref.get("name", ""))
+        template_hash = _dict(meta.get("labels")).get("pod-template-hash")
+        if kind == "ReplicaSet" and template_hash and name.endswith(f"-{template_hash}"):
+            return ("Deployment", namespace, name.removesuffix(f"-{template_hash}"))
+        return (kind, namespace, name)
+    return None
+
+
+def _bare(pod: dict[str, Any]) -> Workload:
+    meta = _dict(pod.get("metadata"))
+    return Workload(
+        kind="Pod",
+        namespace=str(meta.get("namespace", "")),
+        name=str(meta.get("name", "")),
+        annotations=_dict(meta.get("annotations")),
+        template_metadata=meta,
+        pod_spec=_dict(pod.get("spec")),
+        pods=[pod],
+    )
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,318 @@
+"""Whether an advice still fits a container that reads it: the problems ``status`` reports.
+
+The advice holds for the CPU quota, the node pool and the moment it was measured. Each check
+compares one of those with what the consumer declares or runs with, and says both sides:
+
+- ``cpu-limit-differs`` / ``no-cpu-limit``: the quota TensorFlow's pools were sized for;
+- ``node-pool-differs``: the Job's recorded nodeSelector against the consumer's nodeSelector and
+  required node affinity (a preferred affinity pins nothing);
+- ``resize-restarts-nothing``: an in-place CPU resize without a restart leaves the pools sized
+  for the old limit, and the env is not read again;
+- ``pods-predate-advice``: env is read when a container starts, so a container started before
+  the advice's data last changed runs the old values, unless the built-in restart has already
+  rolled it for this advice or Reloader is set up to.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from advisor.cluster.workloads import ADVICE_HASH_ANNOTATION
+from advisor.models import Consumer, Problem, Provenance
+from advisor.pipeline.consumers import Mount, Workload
+from advisor.pipeline.drift import QUOTA_TOLERANCE
+from advisor.pipeline.quantity import cpu_quantity
+from advisor.recommend import ParsedAdvice, content_hash
+
+RELOADER_RELOAD = "configmap.reloader.stakater.com/reload"
+RELOADER_AUTO = ("reloader.stakater.com/auto", "configmap.reloader.stakater.com/auto")
+RELOADER_SEARCH = "reloader.stakater.com/search"
+RELOADER_MATCH = "reloader.stakater.com/match"
+#: pods named in a pods-predate-advice message; the rest are counted
+NAMED_PODS = 3
+
+
+def consumer(advice: ParsedAdvice | None, mount: Mount, *, reloader_match: bool) -> Consumer:
+    """The row of one container reading ``advice`` (None: an advice that does not validate,
+    which leaves only the checks that do not need it). ``reloader_match``: the advice carries
+    Reloader's search-mode match annotation."""
+    limit = cpu_limit(mount)
+    found = []
+    if advice is not None:
+        prov = advice.recommendation.provenance
+        found += cpu_problems(prov, limit, mount)
+        found += node_pool_problems(prov.node_selector, mount.workload.pod_spec)
+    found += resize_problems(mount.container)
+    if advice is not None:
+        found += predate_problems(advice, mount, reloader_match=reloader_match)
+    return _row(mount, limit, found)
+
+
+def missing(mount: Mount) -> Consumer:
+    """The row of a container whose required reference names a ConfigMap that does not exist."""
+    problem = Problem(
+        code="advice-missing",
+        message=f"it requires ConfigMap {mount.configmap}, which does not exist in namespace "
+        f"{mount.workload.namespace}: its new pods cannot start until the advisor writes it "
+        "(or the reference is fixed)",
+    )
+    return _row(mount, cpu_limit(mount), [problem])
+
+
+def _row(mount: Mount, limit: float | None, problems: list[Problem]) -> Consumer:
+    return Consumer(
+        kind=mount.workload.kind,
+        name=mount.workload.name,
+        container=mount.container_name,
+        cpu_limit=limit,
+        problems=problems,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# CPU limit
+
+
+def cpu_limit(mount: Mount) -> float | None:
+    """The quota the container runs under: its limit, capped by a pod-level limit; without
+    either, the limit its running pods were admitted with (a LimitRange default)."""
+    spec = mount.workload.pod_spec
+    limits = [
+        cpu_quantity(_limits(mount.container).get("cpu")),
+        cpu_quantity(_limits(spec).get("cpu")),
+    ]
+    declared = [value for value in limits if value is not None]
+    if declared:
+        return min(declared)
+    admitted = [_pod_limit(pod, mount.container_name) for pod in mount.workload.pods]
+    return next((value for value in admitted if value is not None), None)
+
+
+def cpu_problems(prov: Provenance, limit: float | None, mount: Mount) -> list[Problem]:
+    measured = prov.quota_cpus
+    if limit is None:
+        if measured is None:
+            return []  # measured without a quota, runs without one: as measured
+        return [
+            Problem(
+                code="no-cpu-limit",
+                message=f"it has no CPU limit, so the advice's quota of {measured:g} CPUs does "
+                "not apply: its threads may spread over every CPU of the node",
+            )
+        ]
+    if measured is None:
+        return [
+            Problem(
+                code="cpu-limit-differs",
+                message=f"its CPU limit is {limit:g}, but the advice was measured without one "
+                f"({prov.effective_cpus:g} CPUs usable)",
+            )
+        ]
+    if abs(limit - measured) > QUOTA_TOLERANCE:
+        return [
+            Problem(
+                code="cpu-limit-differs",
+                message=f"its CPU limit is {limit:g}, the advice was measured under {measured:g}",
+            )
+        ]
+    resized = [
+        f"{_pod_name(pod)} ({actual:g})"
+        for pod in mount.workload.pods
+        if (actual := _pod_limit(pod, mount.container_name)) is not None
+        and abs(actual - measured) > QUOTA_TOLERANCE
+    ]
+    if not resized:
+        return []
+    return [
+        Problem(
+            code="cpu-limit-differs",
+            message=f"its CPU limit is {limit:g} as measured, but some of its pods run under "
+            f"another (resized in place, or not rolled out yet): {', '.join(resized)}",
+        )
+    ]
+
+
+def _limits(holder: dict[str, Any]) -> dict[str, Any]:
+    resources = holder.get("resources")
+    limits = resources.get("limits") if isinstance(resources, dict) else None
+    return limits if isinstance(limits, dict) else {}
+
+
+def _pod_limit(pod: dict[str, Any], container: str) -> float | None:
+    """The container's CPU limit in one pod: the kubelet's report of what it applied (status,
+    Kubernetes 1.33+), else the pod's spec (what admission and a resize left there)."""
+    status, spec = _dict(pod.get("status")), _dict(pod.get("spec"))
+    for holder in (status.get("containerStatuses"), spec.get("containers")):
+        for entry in holder if isinstance(holder, list) else []:
+            if isinstance(entry, dict) and entry.get("name") == container:
+                value = cpu_quantity(_limits(entry).get("cpu"))
+                if value is not None:
+                    return value
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# node pool
+
+
+def node_pool_problems(selector: dict[str, str] | None, pod_spec: dict[str, Any]) -> list[Problem]:
+    """Each pair of the Job's nodeSelector must be required of the consumer's pods too: by its
+    nodeSelector, or by every term of its required node affinity (terms are ORed, so one term
+    without the pair lets pods elsewhere)."""
+    if not selector:
+        return []
+    node_selector = pod_spec.get("nodeSelector") or {}
+    terms = _required_terms(pod_spec)
+    unmet = []
+    for key, value in sorted(selector.items()):
+        if node_selector.get(key) == value or (terms and all(_pins(t, key, value) for t in terms)):
+            continue
+        if key in node_selector:
+            unmet.append(f"{key}={value} (its nodeSelector says {key}={node_selector[key]})")
+        else:
+            unmet.append(f"{key}={value} (nothing it requires pins {key})")
+    if not unmet:
+        return []
+    return [
+        Problem(
+            code="node-pool-differs",
+            message="its pods may run outside the node pool the advice was measured on: "
+            + ", ".join(unmet),
+        )
+    ]
+
+
+def _required_terms(pod_spec: dict[str, Any]) -> list[dict[str, Any]]:
+    node = (pod_spec.get("affinity") or {}).get("nodeAffinity") or {}
+    required = node.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    return [t for t in required.get("nodeSelectorTerms") or [] if isinstance(t, dict)]
+
+
+def _pins(term: dict[str, Any], key: str, value: str) -> bool:
+    """The term allows only nodes with ``key=value``."""
+    return any(
+        isinstance(e, dict)
+        and e.get("key") == key
+        and e.get("operator") == "In"
+        and set(e.get("values") or []) == {value}
+        for e in term.get("matchExpressions") or []
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# in-place resize
+
+
+def resize_problems(container: dict[str, Any]) -> list[Problem]:
+    for policy in container.get("resizePolicy") or []:
+        if (
+            isinstance(policy, dict)
+            and policy.get("resourceName") == "cpu"
+            and policy.get("restartPolicy") == "RestartContainer"
+        ):
+            return []
+    return [
+        Problem(
+            code="resize-restarts-nothing",
+            message="it has no resizePolicy with restartPolicy RestartContainer for cpu: an "
+            "in-place resize (on by default from Kubernetes 1.33, GA in 1.35, where the default "
+            "is NotRequired) changes its CPU quota without a restart, and TensorFlow's pools stay "
+            "sized for the old limit",
+        )
+    ]
+
+
+# --------------------------------------------------------------------------------------------------
+# pods started before the advice
+
+
+def predate_problems(advice: ParsedAdvice, mount: Mount, *, reloader_match: bool) -> list[Problem]:
+    changed = advice.data_changed_at
+    workload = mount.workload
+    if (
+        changed is None
+        or restarts_on(workload, advice)
+        or reloads_on(workload, advice.name, reloader_match=reloader_match)
+    ):
+        return []
+    started = {
+        _pod_name(pod): when
+        for pod in workload.pods
+        if (when := _container_started(pod, mount.container_name)) is not None
+    }
+    old = sorted(name for name, when in started.items() if when < changed)
+    if not old:
+        return []
+    named = ", ".join(old[:NAMED_PODS])
+    if len(old) > NAMED_PODS:
+        named += f" and {len(old) - NAMED_PODS} more"
+    fix = (
+        "recreate the pod"
+        if workload.kind == "Pod"
+        else f"kubectl rollout restart {workload.ref}, or let run --restart or Reloader do it"
+    )
+    at = changed.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return [
+        Problem(
+            code="pods-predate-advice",
+            message=f"{len(old)} of its {len(started)} running pod(s) started before the "
+            f"advice's data changed at {at} and still run the old values ({named}): {fix}",
+        )
+    ]
+
+
+def restarts_on(workload: Workload, advice: ParsedAdvice) -> bool:
+    """The built-in restart (``run --restart``) has set this advice's hash on the template, so
+    a rollout to the current values is under way or done."""
+    annotations = workload.template_metadata.get("annotations") or {}
+    return bool(annotations.get(ADVICE_HASH_ANNOTATION) == content_hash(advice.recommendation.env))
+
+
+def reloads_on(workload: Workload, configmap: str, *, reloader_match: bool) -> bool:
+    """Stakater Reloader is set up to restart this workload when ``configmap`` changes: named by
+    ``configmap.reloader.stakater.com/reload``, auto mode, or search mode with the advice's
+    match annotation. Reloader reads the workload's annotations and its pod template's; it
+    restarts no bare pod."""
+    if workload.kind == "Pod":
+        return False
+    template = workload.template_metadata.get("annotations") or {}
+    for marks in (workload.annotations, template):
+        named = str(marks.get(RELOADER_RELOAD, "")).split(",")
+        if configmap in (name.strip() for name in named):
+            return True
+        if any(str(marks.get(key, "")).lower() == "true" for key in RELOADER_AUTO):
+            return True
+        if reloader_match and str(marks.get(RELOADER_SEARCH, "")).lower() == "true":
+            return True
+    return False
+
+
+def _container_started(pod: dict[str, Any], container: str) -> datetime | None:
+    """When the container now running in ``pod`` started (None: not running)."""
+    status = _dict(pod.get("status"))
+    if status.get("phase") != "Running":
+        return None
+    for entry in status.get("containerStatuses") or []:
+        if isinstance(entry, dict) and entry.get("name") == container:
+            running = (entry.get("state") or {}).get("running") or {}
+            return _time(running.get("startedAt"))
+    return None
+
+
+def _time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _pod_name(pod: dict[str, Any]) -> str:
+    return str((pod.get("metadata") or {}).get("name", "?"))
