@@ -157,6 +157,19 @@ def _num(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _terms(objective: Objective, slo_met: bool) -> tuple[str, str, int, bool]:
+    """(what, unit, digits, lower is better) of the value the objective ranks by."""
+    if lower_is_better(objective, slo_met):
+        return "p99 ", " ms", 2, True
+    return "throughput ", " req/s", 0, False
+
+
+def figure_text(objective: Objective, slo_met: bool, m: Measurement) -> str:
+    """``p99 3.34 ms`` or ``throughput 283 req/s``: one measurement in the objective's terms."""
+    what, unit, digits, lower = _terms(objective, slo_met)
+    return f"{what}{_num(m.p99_ms if lower else m.throughput_rps, digits)}{unit}"
+
+
 def compare_text(  # noqa: PLR0917 (two measurements and how to read them)
     objective: Objective,
     slo_met: bool,
@@ -167,17 +180,13 @@ def compare_text(  # noqa: PLR0917 (two measurements and how to read them)
 ) -> str:
     """``p99 5.97 ms against 8.14 ms for TF's default (27% lower, noise ±9%)``: two medians in
     the objective's own terms, which way they differ, and the noise band they were judged with."""
-    noise = "" if band is None else f", noise \u00b1{band:.0%}"
-    if lower_is_better(objective, slo_met):
-        a, b, unit, what = mine.p99_ms, theirs.p99_ms, " ms", "p99 "
-        better, worse, digits = "lower", "higher", 2
-    else:
-        a, b, unit, what = mine.throughput_rps, theirs.throughput_rps, " req/s", "throughput "
-        better, worse, digits = "higher", "lower", 0
+    what, unit, digits, lower = _terms(objective, slo_met)
+    a, b = (mine.p99_ms, theirs.p99_ms) if lower else (mine.throughput_rps, theirs.throughput_rps)
     if a is None or b is None or b <= 0:
-        return f"{what}{_num(a, digits)}{unit}; no comparable figure for {whose}"
-    lower = lower_is_better(objective, slo_met)
-    word = better if (a <= b if lower else a >= b) else worse
+        return f"{figure_text(objective, slo_met, mine)}; no comparable figure for {whose}"
+    noise = "" if band is None else f", noise \u00b1{band:.0%}"
+    better = a <= b if lower else a >= b
+    word = ("lower" if lower else "higher") if better else ("higher" if lower else "lower")
     return (
         f"{what}{a:.{digits}f}{unit} against {b:.{digits}f}{unit} for {whose} "
         f"({abs(a - b) / b:.0%} {word}{noise})"
@@ -188,13 +197,9 @@ def _threads_versus_default(result: CalibrationResult) -> str:
     """``fewer threads (2 against 4)``: intra + inter of the advice against TF's default's."""
     default = tf_default(result.node)
     mine, theirs = result.intra_op_threads + result.inter_op_threads, sum(default)
-    word = (
-        "fewer threads than"
-        if mine < theirs
-        else "more threads than"
-        if mine > theirs
-        else ("as many threads as")
-    )
+    word = "fewer threads than" if mine < theirs else "more threads than"
+    if mine == theirs:
+        word = "as many threads as"
     return f"{word} TF's default ({mine} against {theirs}, intra + inter)"
 
 
@@ -508,9 +513,7 @@ def versus_default(result: CalibrationResult) -> str:
     claiming no more than measured."""
     met = result.slo_met is not False
     if result.kept_default:
-        figure = compare_text(
-            result.objective, met, result.baseline, result.baseline, "", None
-        ).split(" against ")[0]
+        figure = figure_text(result.objective, met, result.baseline)
         return f"the advice is TF's default ({figure}): no gain claimed"
     text = compare_text(
         result.objective, met, result.chosen, result.baseline, "TF's default", result.gain_band

@@ -344,7 +344,11 @@ def _incumbent_outcome(
     options: CalibrationOptions,
 ) -> IncumbentOutcome:
     """How the advice in force fared, in one line a person reads."""
-    intra, inter = default if held == (None, None) else (held[0] or 1, held[1] or 1)
+    intra, inter = (
+        default
+        if incumbent is None or held == (None, None)
+        else (incumbent.intra_op_threads, incumbent.inter_op_threads)
+    )
     name = "TF's default" if held == (None, None) else f"{intra}/{inter}"
     source = incumbent.source if incumbent is not None else "none stored: TF's default"
     measured = choice.incumbent
