@@ -124,15 +124,23 @@ def from_configmap(
     return from_advice(parsed, source, node, options)
 
 
+def stored_configmap(path: Path, source: str) -> tuple[Any, str | None]:
+    """The YAML document a run will replace (``--output``), or None and why it cannot be read:
+    both the incumbent and the carried-over data-changed time are read through here."""
+    try:
+        return load_configmap_yaml(path.read_text(encoding="utf-8"), source), None
+    except (OSError, UnicodeDecodeError, InvalidAdviceError) as exc:
+        return None, str(exc)
+
+
 def from_configmap_file(
     path: Path, source: str, node: NodeProfile, options: CalibrationOptions
 ) -> IncumbentChoice:
     """The ConfigMap YAML a run will replace (``--output``) as the incumbent, if it fits; a file
     that cannot be read or parsed is noted and left to be replaced."""
-    try:
-        obj = load_configmap_yaml(path.read_text(encoding="utf-8"), source)
-    except (OSError, UnicodeDecodeError, InvalidAdviceError) as exc:
-        return IncumbentChoice(notes=(f"{source}: cannot use it ({exc}): {_IGNORED}",))
+    obj, problem = stored_configmap(path, source)
+    if problem is not None:
+        return IncumbentChoice(notes=(f"{source}: cannot use it ({problem}): {_IGNORED}",))
     return from_configmap(obj, source, node, options)
 
 

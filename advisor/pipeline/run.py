@@ -37,6 +37,7 @@ from advisor.pipeline.incumbent import (
     from_configmap,
     from_configmap_file,
     from_env_file,
+    stored_configmap,
 )
 from advisor.pipeline.source import POD_NAMESPACE_ENV, check_cluster_timeout, check_names
 from advisor.recommend import (
@@ -47,7 +48,6 @@ from advisor.recommend import (
     configmap_yaml,
     env_file_text,
     keep_data_changed_at,
-    load_configmap_yaml,
     node_label_problem,
     parse_configmap,
     render_configmap,
@@ -197,10 +197,7 @@ class PreparedRun:
         output = self.request.output
         if output in (None, "-") or not Path(output).is_file():
             return None
-        try:
-            loaded = load_configmap_yaml(Path(output).read_text(encoding="utf-8"), output)
-        except (OSError, UnicodeDecodeError, InvalidAdviceError):
-            return None
+        loaded, _ = stored_configmap(Path(output), output)
         return loaded if isinstance(loaded, dict) else None
 
     def incumbent(self, node: NodeProfile) -> IncumbentChoice:
