@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 import yaml
 
-# imported before any test patches advisor.calibrate.calibrate: the calibrate command binds it
-import advisor.cli.calibrate_cmd  # noqa: F401
+# imported before any test patches advisor.calibrate.calibrate or advisor.probe.probe_node: the
+# command modules bind them at import, and one first imported under the patch would keep the fake
+import advisor.cli.calibrate_cmd
+import advisor.cli.probe_cmd  # noqa: F401
 from advisor.cli import main
 from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
 from advisor.pipeline.drift import installed_tf_version
