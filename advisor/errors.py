@@ -167,3 +167,9 @@ EXIT_CODES: dict[str, int] = {
         )
     },
 }
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """``text`` on one line, clipped: reasons end up in tables, logs and ConfigMap annotations."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

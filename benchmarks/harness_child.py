@@ -68,7 +68,7 @@ def _load_builtin(batch_size: int) -> tuple[Infer, dict[str, str]]:
     """The advisor's built-in network, loaded the way its trial child loads it; only the timing
     around ``request()`` is ours."""
     sys.path.insert(0, str(REPO))
-    from advisor.calibrate.workloads import load_workload
+    from advisor.trials.child.workloads import load_workload
 
     loaded = load_workload("builtin", None, "serving_default", batch_size)
     return loaded.request, dict(loaded.inputs)

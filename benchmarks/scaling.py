@@ -33,9 +33,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from advisor.calibrate import calibrate  # noqa: E402
 from advisor.calibrate.candidates import candidate_configs  # noqa: E402
-from advisor.calibrate.runner import TrialSpec  # noqa: E402
+from advisor.calibrate.spec import TrialSpec  # noqa: E402
 from advisor.models import (  # noqa: E402
     CalibrationOptions,
     CgroupInfo,
@@ -43,6 +42,7 @@ from advisor.models import (  # noqa: E402
     Topology,
     TrialResult,
 )
+from advisor.pipeline.calibrate import calibrate  # noqa: E402
 
 PERIOD_MS = 100.0
 

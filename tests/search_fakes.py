@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from advisor.calibrate.runner import TrialSpec
+from advisor.calibrate.spec import TrialSpec
 from advisor.models import CgroupInfo, NodeProfile, Topology, TrialResult, TrialStatus
 
 

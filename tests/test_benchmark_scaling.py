@@ -67,7 +67,7 @@ def test_the_default_budget_is_the_smallest_that_measures_every_setting_on_every
 
 
 def test_a_request_sized_window_is_what_the_real_child_measures() -> None:
-    from advisor.calibrate.runner import TrialSpec
+    from advisor.calibrate.spec import TrialSpec
 
     spec = TrialSpec(None, None, warmup_s=0.3, measure_s=0.4, min_requests=150, max_measure_s=1.5)
     assert scaling.window_s(spec, rps=1000.0) == 0.4  # 150 requests come in 0.15 s

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from advisor.calibrate import calibrate
 from advisor.calibrate.candidates import candidate_configs, tf_default
 from advisor.calibrate.objective import MAX_BAND, aggregate
-from advisor.calibrate.report import text_summary
 from advisor.models import CalibrationOptions, CalibrationResult, Incumbent, Objective
+from advisor.pipeline.calibrate import calibrate
 from advisor.recommend import build_recommendation
+from advisor.render.table import text_summary
 from tests.search_fakes import FakeClock, FakeTrials, node
 
 FORK_S = 0.3

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from advisor.calibrate import onednn
-from advisor.calibrate.runner import TrialSpec
 from advisor.calibrate.search import SearchSettings
-from advisor.calibrate.sweep import calibrate
+from advisor.calibrate.spec import TrialSpec
 from advisor.errors import InvalidAdviceError
 from advisor.models import DEFAULT_BUDGET_S, ENV_ONEDNN, CalibrationOptions, TrialResult
+from advisor.pipeline.calibrate import calibrate
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
 from tests.fakeapi.samples import FIXED_NOW, recommendation
 from tests.search_fakes import FakeClock, FakeTrials, node

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from advisor.calibrate import calibrate
-from advisor.calibrate.report import heatmap_svg, report_html, text_summary, write_report
 from advisor.errors import OutputError
 from advisor.models import CalibrationOptions, CalibrationResult, TrialStatus
+from advisor.pipeline.calibrate import calibrate
+from advisor.render.heatmap import heatmap_svg
+from advisor.render.report import report_html, write_report
+from advisor.render.table import text_summary
 from tests.conftest import REPO
 from tests.search_fakes import FakeClock, FakeTrials, node
 
@@ -176,7 +178,7 @@ def test_unwritable_report_is_an_output_error(tmp_path: Path) -> None:
 _SMALL_FILES = """
 import resource, signal, sys
 from pathlib import Path
-from advisor.calibrate.report import write_report
+from advisor.render.report import write_report
 from advisor.errors import OutputError
 from tests.test_calibrate_report import result_for
 result = result_for()

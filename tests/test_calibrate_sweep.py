@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from advisor.calibrate import calibrate
+from advisor.calibrate.spec import TrialSpec
 from advisor.errors import CalibrationError
 from advisor.models import CalibrationOptions, CalibrationResult, TrialResult
+from advisor.pipeline.calibrate import calibrate
+from advisor.trials import supervise
 from tests.search_fakes import FakeClock, FakeTrials, node
 
 
@@ -147,16 +149,16 @@ def test_interruption_terminates_every_child_and_propagates(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """With the real runner wiring (its functions replaced: no TF), SIGTERM mid-sweep kills all."""
-    from advisor.calibrate import runner
     from advisor.errors import InterruptedRunError
     from advisor.models import WorkloadInfo
+    from advisor.trials import runner
 
     clock = FakeClock()
     fake = FakeTrials(clock=clock, usable=1.0, affinity=2)
     terminated: list[bool] = []
 
     def interrupted_on_third(
-        spec: runner.TrialSpec, workload: object, *, deadline_s: float
+        spec: TrialSpec, workload: object, *, deadline_s: float
     ) -> TrialResult:
         if len(fake.calls) == 2:
             raise InterruptedRunError("interrupted by SIGTERM; nothing was published")
@@ -166,7 +168,7 @@ def test_interruption_terminates_every_child_and_propagates(
         runner, "inspect_workload", lambda workload, timeout_s: WorkloadInfo(kind="builtin")
     )
     monkeypatch.setattr(runner, "run_trial", interrupted_on_third)
-    monkeypatch.setattr(runner, "terminate_all_trials", lambda: terminated.append(True))
+    monkeypatch.setattr(supervise, "terminate_all_trials", lambda: terminated.append(True))
     with pytest.raises(InterruptedRunError):
         calibrate(
             CalibrationOptions(budget_s=60.0, trial_mode="spawn"), node(2, quota=1.0), clock=clock
@@ -178,8 +180,8 @@ def test_interruption_terminates_every_child_and_propagates(
 def test_model_error_from_inspection_comes_before_any_trial(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from advisor.calibrate import runner
     from advisor.errors import ModelError
+    from advisor.trials import runner
 
     calls: list[object] = []
 
@@ -205,8 +207,8 @@ def test_a_slow_loading_model_gets_deadlines_sized_from_its_inspection(
 ) -> None:
     """Inspection took 20 s (a big model): the baseline must not be killed at a small-model
     deadline before it has even loaded."""
-    from advisor.calibrate import runner
     from advisor.models import WorkloadInfo
+    from advisor.trials import runner
 
     clock = FakeClock()
     fake = FakeTrials(clock=clock, usable=1.0, affinity=2, overhead_s=20.0)
@@ -215,7 +217,7 @@ def test_a_slow_loading_model_gets_deadlines_sized_from_its_inspection(
         clock.advance(20.0)
         return WorkloadInfo(kind="savedmodel", path="/big")
 
-    def trial(spec: runner.TrialSpec, workload: object, *, deadline_s: float) -> TrialResult:
+    def trial(spec: TrialSpec, workload: object, *, deadline_s: float) -> TrialResult:
         return fake(spec, deadline_s)
 
     big = tmp_path / "big"

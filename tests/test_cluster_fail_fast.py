@@ -121,14 +121,14 @@ def test_interactive_commands_give_up_within_seconds(
 
 @pytest.fixture
 def no_measuring(monkeypatch: pytest.MonkeyPatch) -> None:
-    import advisor.calibrate
+    import advisor.pipeline.calibrate
     import advisor.probe
 
     def tripwire(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("run went on to probe or measure")
 
     monkeypatch.setattr(advisor.probe, "probe_node", tripwire)
-    monkeypatch.setattr(advisor.calibrate, "calibrate", tripwire)
+    monkeypatch.setattr(advisor.pipeline.calibrate, "calibrate", tripwire)
 
 
 @pytest.mark.usefixtures("no_measuring")
@@ -169,12 +169,14 @@ def test_the_jobs_own_namespace_does_not_count_as_a_flag(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """$TFTA_POD_NAMESPACE is set in every Job pod; a Job that writes a file only must run."""
-    import advisor.calibrate
+    import advisor.pipeline.calibrate
     import advisor.probe
 
     monkeypatch.setenv("TFTA_POD_NAMESPACE", "ml")
     monkeypatch.setattr(advisor.probe, "probe_node", lambda *a, **k: node_profile())
-    monkeypatch.setattr(advisor.calibrate, "calibrate", lambda *a, **k: calibration_result())
+    monkeypatch.setattr(
+        advisor.pipeline.calibrate, "calibrate", lambda *a, **k: calibration_result()
+    )
     out = tmp_path / "cm.yaml"
     assert main(["run", "--output", str(out), "--node-selector", "pool=cpu-a"]) == 0
     written = out.read_text()

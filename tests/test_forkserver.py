@@ -11,12 +11,12 @@ from pathlib import Path
 import psutil
 import pytest
 
-from advisor.calibrate import forkclient, launch, runner
-from advisor.calibrate.runner import TrialSpec, WorkloadSpec
-from advisor.calibrate.sweep import calibrate
+from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import CalibrationError
 from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
+from advisor.pipeline.calibrate import calibrate
 from advisor.probe import probe_node
+from advisor.trials import forkclient, launch, runner, supervise
 from tests.conftest import missing_real_part
 
 pytestmark = pytest.mark.tf
@@ -59,7 +59,7 @@ def _no_leftovers() -> None:
         if p.is_running() and p.status() != psutil.STATUS_ZOMBIE
     ]
     assert not left, [p.cmdline() for p in left]
-    assert not runner.SERVERS
+    assert not supervise.SERVERS
 
 
 def test_a_forked_child_takes_its_thread_setting_from_its_environment(
@@ -135,8 +135,8 @@ def test_a_server_killed_mid_sweep_switches_the_sweep_to_spawn() -> None:
     killed: list[int] = []
 
     def kill_the_server(line: str) -> None:
-        if "trial" in line and not killed and runner.SERVERS:
-            pid = next(iter(runner.SERVERS))
+        if "trial" in line and not killed and supervise.SERVERS:
+            pid = next(iter(supervise.SERVERS))
             psutil.Process(pid).kill()
             killed.append(pid)
 

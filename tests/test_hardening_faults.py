@@ -25,14 +25,15 @@ import psutil
 import pytest
 import yaml
 
-# imported before any test patches advisor.calibrate.calibrate: the calibrate command binds it
+# imported before any test patches the sweep (advisor.pipeline.calibrate.calibrate): the calibrate
+# command binds it
 import advisor.cli.calibrate_cmd  # noqa: F401
 from advisor import errors
-from advisor.calibrate import runner
 from advisor.calibrate.candidates import candidate_configs
 from advisor.cli import main
 from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
 from advisor.recommend import render_configmap
+from advisor.trials import environment
 from tests.fakeapi.rbac import role_rules, without_verb
 from tests.fakeapi.samples import recommendation
 from tests.fakeapi.server import FakeApiServer
@@ -77,7 +78,7 @@ class Scene:
 
     def run(self, *extra: str, at_publish: Hook | None = None) -> Outcome:
         """``run`` to the fake cluster and both files; ``at_publish`` runs after the sweep."""
-        from advisor import calibrate as package
+        from advisor.pipeline import calibrate as package
         from advisor import cluster
 
         real_calibrate, real_connect = package.calibrate, cluster.connect
@@ -362,7 +363,7 @@ def use_trial_programs(
     """Every trial child (and the inspection) runs the dispatcher instead of TensorFlow."""
     script = tmp / "dispatch_trial.py"
     script.write_text(DISPATCHER.format(modes=json.dumps(modes), fake=str(FAKE_TRIAL)))
-    monkeypatch.setattr(runner, "default_program", lambda: [sys.executable, str(script)])
+    monkeypatch.setattr(environment, "default_program", lambda: [sys.executable, str(script)])
 
 
 def test_faulty_trials_are_recorded_and_the_sweep_goes_on(

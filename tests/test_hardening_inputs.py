@@ -109,10 +109,10 @@ def no_sweep(monkeypatch: pytest.MonkeyPatch) -> None:
     def tripwire(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the sweep started although the input should have stopped it")
 
-    import advisor.calibrate
     import advisor.cli.calibrate_cmd
+    import advisor.pipeline.calibrate
 
-    monkeypatch.setattr(advisor.calibrate, "calibrate", tripwire)
+    monkeypatch.setattr(advisor.pipeline.calibrate, "calibrate", tripwire)
     monkeypatch.setattr(advisor.cli.calibrate_cmd, "calibrate", tripwire)
 
 

@@ -31,8 +31,8 @@ LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d (DEBUG|INFO|WARNING) \S"
 #: the advisor as a program, with the dispatcher as its trial program
 BOOTSTRAP = """
 import sys
-from advisor.calibrate import runner
-runner.default_program = lambda: [sys.executable, sys.argv[1]]
+from advisor.trials import environment
+environment.default_program = lambda: [sys.executable, sys.argv[1]]
 from advisor.cli import main
 raise SystemExit(main(sys.argv[2:]))
 """

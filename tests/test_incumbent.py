@@ -13,12 +13,13 @@ from typing import Any
 
 import pytest
 
-from advisor.calibrate import calibrate
 from advisor.calibrate.candidates import candidate_configs
 from advisor.calibrate.objective import aggregate, choose
-from advisor.calibrate.report import summary_lines, text_summary
 from advisor.models import CalibrationOptions, CalibrationResult, Incumbent, Objective
+from advisor.pipeline.calibrate import calibrate
 from advisor.recommend import build_recommendation, render_configmap
+from advisor.render.table import text_summary
+from advisor.render.words import summary_lines
 from tests.search_fakes import FakeClock, FakeTrials, node
 from tests.test_search_objective import key, trial
 

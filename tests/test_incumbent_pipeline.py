@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-# imported before any test patches advisor.calibrate.calibrate or advisor.probe.probe_node: the
+# imported before any test patches the sweep or advisor.probe.probe_node: the
 # command modules bind them at import, and one first imported under the patch would keep the fake
 import advisor.cli.calibrate_cmd
 import advisor.cli.probe_cmd  # noqa: F401
@@ -122,10 +122,10 @@ def simulated(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     """``run``/``calibrate`` on NODE (8 CPUs under a 4-CPU quota) where every setting measures
     10 ms give or take 3% and TF's default 30 ms: nothing can beat a stored advice beyond noise.
     Returns the incumbent each sweep was given."""
-    import advisor.calibrate
+    import advisor.pipeline.calibrate
     import advisor.probe
 
-    real = advisor.calibrate.calibrate
+    real = advisor.pipeline.calibrate.calibrate
     given: list[dict[str, Any]] = []
 
     def sweep(options: CalibrationOptions, node: NodeProfile, **kwargs: Any) -> CalibrationResult:
@@ -144,7 +144,7 @@ def simulated(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         )
         return real(options, node, trial_fn=trials, clock=clock, **kwargs)
 
-    monkeypatch.setattr(advisor.calibrate, "calibrate", sweep)
+    monkeypatch.setattr(advisor.pipeline.calibrate, "calibrate", sweep)
     monkeypatch.setattr(advisor.cli.calibrate_cmd, "calibrate", sweep)
     monkeypatch.setattr(advisor.probe, "probe_node", lambda *_: NODE)
     monkeypatch.setattr(advisor.cli.calibrate_cmd, "probe_node", lambda *_: NODE)

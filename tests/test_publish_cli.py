@@ -37,9 +37,9 @@ def no_sweep(monkeypatch: pytest.MonkeyPatch) -> None:
     def tripwire(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the sweep started although run should have stopped before it")
 
-    import advisor.calibrate
+    import advisor.pipeline.calibrate
 
-    monkeypatch.setattr(advisor.calibrate, "calibrate", tripwire)
+    monkeypatch.setattr(advisor.pipeline.calibrate, "calibrate", tripwire)
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

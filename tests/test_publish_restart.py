@@ -105,9 +105,9 @@ def no_sweep(scene: Scene) -> None:
     def tripwire(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the sweep started although run should have stopped before it")
 
-    import advisor.calibrate
+    import advisor.pipeline.calibrate
 
-    scene.monkeypatch.setattr(advisor.calibrate, "calibrate", tripwire)
+    scene.monkeypatch.setattr(advisor.pipeline.calibrate, "calibrate", tripwire)
 
 
 def test_restart_sets_the_content_hash_and_a_second_run_rolls_nothing(scene: Scene) -> None:

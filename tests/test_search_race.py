@@ -10,8 +10,8 @@ import pytest
 from advisor.calibrate import search
 from advisor.calibrate.candidates import candidate_configs, tf_default
 from advisor.calibrate.objective import STABLE_CV, aggregate, choose
-from advisor.calibrate.runner import TrialSpec
 from advisor.calibrate.search import BASELINE, SearchOutcome, SearchSettings, race
+from advisor.calibrate.spec import TrialSpec
 from advisor.errors import CalibrationError
 from advisor.models import Objective
 from tests.search_fakes import FakeClock, FakeTrials, model_p99, node

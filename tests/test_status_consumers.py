@@ -158,14 +158,14 @@ def test_done_when(
     assert "cannot reach the API server" in err.splitlines()[-1]
 
     # run --namespace without --configmap: a usage error before any sweep
-    import advisor.calibrate
+    import advisor.pipeline.calibrate
     import advisor.probe
 
     def tripwire(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("run went on to probe or measure")
 
     monkeypatch.setattr(advisor.probe, "probe_node", tripwire)
-    monkeypatch.setattr(advisor.calibrate, "calibrate", tripwire)
+    monkeypatch.setattr(advisor.pipeline.calibrate, "calibrate", tripwire)
     assert main(["run", "--namespace", "x"]) == errors.UsageError.exit_code
     assert "--namespace needs --configmap" in capsys.readouterr().err
 

@@ -17,15 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from advisor.calibrate.runner import (
-    TrialSpec,
-    WorkloadSpec,
-    default_program,
-    inspect_workload,
-    run_trial,
-)
+from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import ModelError
 from advisor.models import TrialResult
+from advisor.trials.environment import default_program
+from advisor.trials.runner import inspect_workload, run_trial
 from tests.conftest import REPO, missing_real_part
 from tests.realcgroup import cgroup_unavailable, real_cgroup
 
@@ -151,7 +147,8 @@ def test_a_trial_child_started_through_a_forking_wrapper_still_measures() -> Non
 
 #: a parent that starts one long real trial and then waits for it
 _PARENT = """
-from advisor.calibrate.runner import TrialSpec, WorkloadSpec, run_trial
+from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.trials.runner import run_trial
 run_trial(TrialSpec(1, 1, warmup_s=0.1, measure_s=600), WorkloadSpec(None), deadline_s=900)
 """
 

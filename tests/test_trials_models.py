@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from advisor.calibrate.runner import TrialSpec, WorkloadSpec, inspect_workload, run_trial
+from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import ModelError
+from advisor.trials.runner import inspect_workload, run_trial
 
 pytestmark = pytest.mark.tf
 

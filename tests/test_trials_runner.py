@@ -19,18 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from advisor.calibrate.runner import (
-    THREAD_ENV,
-    TrialSpec,
-    WorkloadSpec,
-    inspect_workload,
-    run_trial,
-    terminate_all_trials,
-    trial_env,
-    workload_kind,
-)
+from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import ModelError
 from advisor.models import TrialResult
+from advisor.trials.environment import THREAD_ENV, trial_env
+from advisor.trials.modelfile import workload_kind
+from advisor.trials.runner import inspect_workload, run_trial
+from advisor.trials.supervise import terminate_all_trials
 from tests.conftest import REPO, missing_real_part
 
 FAKE = Path(__file__).resolve().parent / "fake_trials" / "fake_trial.py"

@@ -1,10 +1,12 @@
-"""Calibration: measure TensorFlow thread settings on this node, within a wall-clock budget.
+"""The decisions of a calibration, pure: which settings to try, how to read their measurements
+against an objective, how to spend the budget on them, which one to advise.
 
-``calibrate`` is the one entry point; the parent side never imports tensorflow (only the trial
-child does), so importing this package stays cheap.
+May import: ``advisor.models`` and ``advisor.errors`` only. Nothing here starts a process, reads
+a host file or imports TensorFlow, so every decision is tested with plain values and a fake clock
+(import-linter checks it). The sweep that ties these to real trials is
+``advisor.pipeline.calibrate``.
 """
 
 from advisor.calibrate.search import Clock, SearchSettings, TrialFn
-from advisor.calibrate.sweep import calibrate
 
-__all__ = ["Clock", "SearchSettings", "TrialFn", "calibrate"]
+__all__ = ["Clock", "SearchSettings", "TrialFn"]

@@ -21,8 +21,8 @@ from advisor.calibrate.objective import (
     median_error,
     value,
 )
-from advisor.calibrate.runner import TrialSpec
 from advisor.calibrate.search import Clock, TrialFn
+from advisor.calibrate.spec import TrialSpec
 from advisor.models import ONEDNN_VALUES, Objective, OnednnValue, OnednnVerdict, TrialResult
 
 #: a verdict needs at least this many pairs; fewer and the advice leaves the variable alone

@@ -71,7 +71,7 @@ from advisor.calibrate.objective import (
     rank,
     value,
 )
-from advisor.calibrate.runner import TrialSpec
+from advisor.calibrate.spec import TrialSpec
 from advisor.errors import CalibrationError
 from advisor.models import Objective, TrialResult
 

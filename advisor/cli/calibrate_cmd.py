@@ -20,14 +20,16 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
-from advisor.calibrate import calibrate
-from advisor.calibrate.report import summary_lines, text_summary, write_report
 from advisor.cli._args import add_host_root
 from advisor.cli._output import FORMATS, emit, render
 from advisor.errors import UsageError
 from advisor.models import DEFAULT_BUDGET_S, CalibrationOptions, CalibrationResult
+from advisor.pipeline.calibrate import calibrate
 from advisor.pipeline.files import check_output_path
 from advisor.probe import probe_node
+from advisor.render.report import write_report
+from advisor.render.table import text_summary
+from advisor.render.words import summary_lines
 
 #: The smallest --budget accepted, in seconds: inspecting the model (one child: TF start-up and a
 #: model load, ~4-5 s here) plus the baseline and two settings at the screen's longest trial, as
@@ -254,7 +256,7 @@ def progress_reporter(
     the bar.
     """
     stream = stream if stream is not None else sys.stderr
-    runner_log = logging.getLogger("advisor.calibrate.runner")
+    runner_log = logging.getLogger("advisor.trials.runner")
     level = runner_log.level
     if runner_log.getEffectiveLevel() == logging.INFO:
         runner_log.setLevel(logging.WARNING)

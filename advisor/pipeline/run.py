@@ -167,7 +167,7 @@ class PreparedRun:
         """Probe this node and run the sweep (minutes: the budget), the stored advice racing as
         the incumbent."""
         # looked up at call time: tests (and embedders) replace the sweep on the package
-        import advisor.calibrate
+        import advisor.pipeline.calibrate
         import advisor.probe
 
         node = advisor.probe.probe_node(self.request.host_root)
@@ -182,7 +182,7 @@ class PreparedRun:
                 held.incumbent.inter_op_threads,
                 held.incumbent.source,
             )
-        result = advisor.calibrate.calibrate(
+        result = advisor.pipeline.calibrate.calibrate(
             self.request.options, node, progress=progress, incumbent=held.incumbent
         )
         if not held.notes:

@@ -1,4 +1,4 @@
-"""A stand-in for ``python -m advisor.calibrate.trial`` that misbehaves on purpose.
+"""A stand-in for ``python -m advisor.trials.child.trial`` that misbehaves on purpose.
 
     python fake_trial.py MODE [ARG] --request FILE --result FILE
 

@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-from advisor.calibrate import forkserver
+from advisor.trials.child import forkserver
 
 FAULT = os.environ.get("TFTA_FAULT", "")
 if FAULT == "no-start":

@@ -11,7 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from advisor.calibrate.runner import TrialSpec, WorkloadSpec, run_trial
+from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.trials.runner import run_trial
 
 FAKE = Path(__file__).resolve().parent / "fake_trial.py"
 

@@ -1,6 +1,6 @@
 """What a trial runs: the built-in workload, a user's SavedModel or .keras file, and their inputs.
 
-Imports tensorflow, so only the trial child (``advisor.calibrate.trial``) may import this module:
+Imports tensorflow, so only the trial child (``advisor.trials.child.trial``) may import this module:
 thread settings are read once when TF starts, and the parent must stay TF-free to run many
 settings. Everything here ends in a ``LoadedWorkload`` whose ``request()`` is one inference on
 inputs synthesised from the model's own signature, because the advisor never sees real traffic.
@@ -26,8 +26,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from advisor.calibrate.runner import one_line
-from advisor.errors import ModelError
+from advisor.errors import ModelError, one_line
 
 #: one seed for weights and inputs: every trial must run the very same computation.
 SEED = 20240601

@@ -1,7 +1,7 @@
-"""The trial child: ``python -m advisor.calibrate.trial --request FILE --result FILE``.
+"""The trial child: ``python -m advisor.trials.child.trial --request FILE --result FILE``.
 
 One process per setting, because TensorFlow reads TF_NUM_INTRAOP_THREADS/TF_NUM_INTEROP_THREADS once
-when it starts and never again: the parent (``advisor.calibrate.runner``) puts the setting in this
+when it starts and never again: the parent (``advisor.trials.runner``) puts the setting in this
 process's environment, exactly as a Deployment's ``envFrom`` would, and never imports TF itself.
 
 The answer goes to the ``--result`` file as one JSON object, written atomically, so that TF's log
@@ -30,15 +30,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from advisor.calibrate.runner import PARENT_PID_ENV, QUIET_TF_ENV, one_line
+from advisor.errors import one_line
 from advisor.probe import read_throttling
+from advisor.trials.environment import PARENT_PID_ENV, QUIET_TF_ENV
 
 #: prctl(2) option: the signal this process gets when its parent dies
 _PR_SET_PDEATHSIG = 1
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m advisor.calibrate.trial")
+    parser = argparse.ArgumentParser(prog="python -m advisor.trials.child.trial")
     parser.add_argument("--request", required=True, type=Path)
     parser.add_argument("--result", required=True, type=Path)
     args = parser.parse_args(argv)
@@ -119,7 +120,7 @@ def _trial(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def _load(request: dict[str, Any]) -> Any:
-    from advisor.calibrate import workloads
+    from advisor.trials.child import workloads
 
     return workloads.load_workload(
         request["kind"], request.get("path"), request["signature"], int(request["batch_size"])

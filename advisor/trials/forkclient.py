@@ -1,4 +1,4 @@
-"""The parent's handle on a trial server (``advisor.calibrate.forkserver``), without TensorFlow.
+"""The parent's handle on a trial server (``advisor.trials.child.forkserver``), without TensorFlow.
 
 The server is started like any trial child (its own session, its output in a file, dying with
 this process) and spoken to over a socketpair in JSON lines. Everything that can go wrong with
@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from advisor.calibrate.runner import SERVERS, one_line
+from advisor.errors import one_line
+from advisor.trials.supervise import SERVERS
 
 #: after SIGKILL, how long to wait for the server to be reaped
 _REAP_TIMEOUT_S = 10.0
@@ -28,7 +29,7 @@ _REAP_TIMEOUT_S = 10.0
 
 def server_program() -> list[str]:
     """The trial server's command (tests swap in faulty servers here); ``--fd N`` is added."""
-    return [sys.executable, "-m", "advisor.calibrate.forkserver"]
+    return [sys.executable, "-m", "advisor.trials.child.forkserver"]
 
 
 class ServerError(Exception):

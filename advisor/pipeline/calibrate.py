@@ -19,9 +19,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 
-from advisor.calibrate import onednn, runner
+from advisor.calibrate import onednn
 from advisor.calibrate.candidates import Candidate, candidate_configs, tf_default
-from advisor.calibrate.launch import Trials
 from advisor.calibrate.objective import (
     STABLE_CV,
     Choice,
@@ -31,7 +30,6 @@ from advisor.calibrate.objective import (
     choose,
     label,
 )
-from advisor.calibrate.report import compare_text, versus_default
 from advisor.calibrate.search import (
     Clock,
     SearchOutcome,
@@ -40,6 +38,7 @@ from advisor.calibrate.search import (
     TrialFn,
     race,
 )
+from advisor.calibrate.spec import WorkloadSpec
 from advisor.errors import CalibrationError
 from advisor.models import (
     ONEDNN_VALUES,
@@ -55,6 +54,11 @@ from advisor.models import (
     TrialResult,
     WorkloadInfo,
 )
+from advisor.render.words import compare_text, versus_default
+from advisor.trials import supervise
+from advisor.trials.environment import trial_env
+from advisor.trials.launch import Trials
+from advisor.trials.modelfile import is_keras_file
 
 log = logging.getLogger("advisor.calibrate")
 
@@ -67,7 +71,7 @@ def _workload_from_options(options: CalibrationOptions) -> WorkloadInfo:
     """What the workload is, as far as the options say (used when no child inspects it)."""
     if options.model_path is None:
         kind = "builtin"
-    elif runner.is_keras_file(options.model_path):
+    elif is_keras_file(options.model_path):
         kind = "keras"
     else:
         kind = "savedmodel"
@@ -87,7 +91,7 @@ def _real_trials(
 ) -> tuple[Trials, WorkloadInfo]:
     """Start the trial server (unless spawning), inspect the model in a child (ModelError before
     any trial); the trials then run as its children (or spawned ones)."""
-    workload = runner.WorkloadSpec(
+    workload = WorkloadSpec(
         model_path=options.model_path,
         signature=options.signature,
         batch_size=options.batch_size,
@@ -144,7 +148,7 @@ def _onednn_phase(
             value: Trials(
                 trials.workload,
                 options.trial_mode,
-                server_env=runner.trial_env(None, None, onednn=value),
+                server_env=trial_env(None, None, onednn=value),
             )
             for value in ONEDNN_VALUES
         }
@@ -166,7 +170,7 @@ def _onednn_phase(
         )
     except BaseException:
         if servers:
-            runner.terminate_all_trials()  # interrupted: no child or server may outlive us
+            supervise.terminate_all_trials()  # interrupted: no child or server may outlive us
         raise
     finally:
         notes = trials.notes if trials is not None else []
@@ -203,7 +207,7 @@ def calibrate(
 
     try:
         if trial_fn is None:
-            terminate = runner.terminate_all_trials
+            terminate = supervise.terminate_all_trials
             trials, info = _real_trials(options, say)
             trial_fn = trials
             # Inspection paid what every trial pays before it measures (start, load the model,

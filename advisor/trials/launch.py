@@ -19,10 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from advisor.calibrate import runner
-from advisor.calibrate.forkclient import ServerError, TrialServer
+from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import CalibrationError
 from advisor.models import TrialMode, TrialResult, WorkloadInfo
+from advisor.trials import runner
+from advisor.trials.environment import forkable, trial_env
+from advisor.trials.forkclient import ServerError, TrialServer
+from advisor.trials.modelfile import check_workload
+from advisor.trials.supervise import Child, LaunchFailure
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +46,7 @@ class _ForkChild:
             try:
                 self._code = self._server.wait_exit(self.pid, max(timeout_s, 0.0))
             except ServerError as exc:
-                raise runner.LaunchFailure(str(exc)) from None
+                raise LaunchFailure(str(exc)) from None
         return self._code
 
 
@@ -55,13 +59,13 @@ class ForkLauncher:
 
     def start(
         self, *, request_file: Path, result_file: Path, output_file: Path, env: dict[str, str]
-    ) -> runner.Child:
+    ) -> Child:
         try:
             pid = self.server.fork(
                 request_file=request_file, result_file=result_file, output_file=output_file, env=env
             )
         except ServerError as exc:
-            raise runner.LaunchFailure(str(exc)) from None
+            raise LaunchFailure(str(exc)) from None
         return _ForkChild(self.server, pid)
 
 
@@ -74,7 +78,7 @@ class Trials:
 
     def __init__(
         self,
-        workload: runner.WorkloadSpec,
+        workload: WorkloadSpec,
         mode: TrialMode,
         *,
         server_env: dict[str, str] | None = None,
@@ -105,7 +109,7 @@ class Trials:
     def inspect(self, timeout_s: float) -> WorkloadInfo:
         """Describe the workload (ModelError if it is unusable), starting the server first."""
         began = time.monotonic()
-        runner.check_workload(self.workload)  # a bad path fails now, not after a TF import
+        check_workload(self.workload)  # a bad path fails now, not after a TF import
         if self.mode != "spawn":
             self._start_server(timeout_s)
         info: WorkloadInfo | None = None
@@ -117,7 +121,7 @@ class Trials:
                     self.workload, timeout_s=left, launcher=ForkLauncher(self._server)
                 )
                 self.inspect_s = time.monotonic() - started
-            except runner.LaunchFailure as exc:
+            except LaunchFailure as exc:
                 self._fall_back(str(exc))
         if info is None:
             started = time.monotonic()
@@ -149,7 +153,7 @@ class Trials:
     def load_timeout_s(self) -> float:
         return self._load_timeout_s
 
-    def __call__(self, spec: runner.TrialSpec, deadline_s: float) -> TrialResult:
+    def __call__(self, spec: TrialSpec, deadline_s: float) -> TrialResult:
         began = time.monotonic()
         if self._server is not None:
             try:
@@ -160,7 +164,7 @@ class Trials:
                     launcher=ForkLauncher(self._server),
                     load_timeout_s=self._load_timeout_s,
                 )
-            except runner.LaunchFailure as exc:
+            except LaunchFailure as exc:
                 self._fall_back(str(exc))
         left = deadline_s - (time.monotonic() - began)
         return runner.run_trial(spec, self.workload, deadline_s=max(left, 0.0))
@@ -184,12 +188,12 @@ class Trials:
             log.debug("trial server ready (TF imported in %.1f s)", self.import_s or 0.0)
 
     def _launch_server(self) -> None:
-        if not runner.forkable():
+        if not forkable():
             if self.mode == "fork":
                 raise CalibrationError("--trial-mode fork: the trial program cannot be forked")
             return
         self._scratch = tempfile.TemporaryDirectory(prefix="tfta-server-")
-        env = self._server_env or runner.trial_env(None, None)
+        env = self._server_env or trial_env(None, None)
         server = TrialServer(env, Path(self._scratch.name) / "server.log")
         self._server = server
         try:

@@ -1,10 +1,10 @@
-"""The trial server: ``python -m advisor.calibrate.forkserver --fd N``.
+"""The trial server: ``python -m advisor.trials.child.forkserver --fd N``.
 
 Why it exists: a fresh trial process spends 2.5-4 s importing TensorFlow before it measures
 anything, which is most of a sweep's budget. This process imports TensorFlow once, runs no op
 (so TF's runtime, its thread pools and gRPC are never initialised here), and forks one child per
 trial. Each child puts its setting in ``os.environ`` before its first op, exactly where a fresh
-process would have found it, then runs the ordinary trial program (``advisor.calibrate.trial``)
+process would have found it, then runs the ordinary trial program (``advisor.trials.child.trial``)
 with the same request and result files. TF reads the thread variables when its runtime starts,
 which in the child is after the fork; ``TF_ENABLE_ONEDNN_OPTS`` is read at import, so a server
 serves one value of it only.
@@ -36,10 +36,10 @@ from typing import Any
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m advisor.calibrate.forkserver")
+    parser = argparse.ArgumentParser(prog="python -m advisor.trials.child.forkserver")
     parser.add_argument("--fd", required=True, type=int, help="the protocol socket's descriptor")
     args = parser.parse_args(argv)
-    from advisor.calibrate.trial import die_with_parent
+    from advisor.trials.child.trial import die_with_parent
 
     die_with_parent()
     # Python 3.12+ warns that forking a multi-threaded process may deadlock: `import tensorflow`
@@ -72,7 +72,7 @@ def _state() -> dict[str, Any]:
     be: a fork after that inherits locks held by threads that do not exist in the child)."""
     from tensorflow.python.eager import context
 
-    from advisor.calibrate.trial import thread_count
+    from advisor.trials.child.trial import thread_count
 
     handle = getattr(context.context(), "_context_handle", None)
     return {"threads": thread_count(), "tf_initialized": handle is not None}
@@ -106,7 +106,7 @@ def _child(message: dict[str, Any]) -> int:
     # the first op starts TF's runtime (which is when it reads the thread variables).
     os.environ.clear()
     os.environ.update(message["env"])
-    from advisor.calibrate import trial
+    from advisor.trials.child import trial
 
     code = trial.main(["--request", message["request"], "--result", message["result"]])
     sys.stdout.flush()

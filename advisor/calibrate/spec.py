@@ -1,0 +1,44 @@
+"""What one trial measures and on what: plain values the search decides and the trials carry out.
+
+They live with the decisions, not with the process code, so the search can name a setting
+without importing anything that starts a process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor.models import OnednnValue
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """What to load in the child."""
+
+    model_path: str | None  # None = built-in workload
+    signature: str = "serving_default"
+    batch_size: int = 1
+    concurrency: int = 1
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """One setting to measure; both thread counts None = TF default, the baseline."""
+
+    intra_op_threads: int | None
+    inter_op_threads: int | None
+    warmup_s: float
+    measure_s: float
+    round: int = 0
+    #: the window also lasts until this many requests have completed (a p99 needs a few hundred
+    #: samples: a 1 s window of a 20 ms model has 50, and its "p99" is its maximum) ...
+    min_requests: int = 0
+    #: ... but never longer than this (None: ``measure_s`` alone decides)
+    max_measure_s: float | None = None
+    #: TF_ENABLE_ONEDNN_OPTS for this trial (None: left as the environment has it)
+    onednn: OnednnValue | None = None
+
+    @property
+    def longest_s(self) -> float:
+        """The longest this trial may measure, for its deadline."""
+        return max(self.measure_s, self.max_measure_s or 0.0)

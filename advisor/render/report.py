@@ -1,0 +1,116 @@
+"""The report file: one self-contained HTML page (no scripts, no fonts, no external links) with the
+heatmap, the summary and every trial, or the SVG alone when the name ends in ``.svg``, so it can
+be copied out of a pod with ``kubectl cp`` and opened anywhere.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import tempfile
+from pathlib import Path
+
+from advisor.errors import OutputError
+from advisor.models import (
+    CalibrationResult,
+)
+from advisor.render.heatmap import heatmap_svg
+from advisor.render.table import text_summary
+
+_TRIAL_COLUMNS = (
+    ("round", "round"),
+    ("intra", "intra_op_threads"),
+    ("inter", "inter_op_threads"),
+    ("status", "status"),
+    ("window s", "measure_s"),
+    ("requests", "requests"),
+    ("p50 ms", "p50_ms"),
+    ("p90 ms", "p90_ms"),
+    ("p99 ms", "p99_ms"),
+    ("max ms", "max_ms"),
+    ("req/s", "throughput_rps"),
+    ("CPU s", "cpu_time_s"),
+    ("threads", "threads"),
+    ("throttled", "nr_throttled"),
+    ("throttled ms", "throttled_time_ms"),
+    ("reason", "reason"),
+)
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return html.escape(str(value))
+
+
+def report_html(result: CalibrationResult) -> str:
+    e = html.escape
+    trial_rows = []
+    for trial in result.trials:
+        data = trial.model_dump()
+        cells = "".join(f"<td>{_cell(data[field])}</td>" for _, field in _TRIAL_COLUMNS)
+        if trial.is_baseline:
+            cells = cells.replace("<td></td>", "<td>default</td>", 2)
+        trial_rows.append(f"<tr class='{e(trial.status)}'>{cells}</tr>")
+    head = "".join(f"<th>{e(name)}</th>" for name, _ in _TRIAL_COLUMNS)
+    summary = e(text_summary(result))
+    workload = result.workload
+    what = workload.path or "built-in workload"
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>tf-thread-advisor calibration: intra {result.intra_op_threads} inter {
+        result.inter_op_threads
+    }</title>
+<style>
+body {{ font-family: sans-serif; margin: 24px; color: #222; }}
+table {{ border-collapse: collapse; font-size: 13px; }}
+th, td {{ border: 1px solid #ccc; padding: 3px 7px; text-align: right; }}
+th {{ background: #eee; }}
+tr.failed, tr.crashed, tr.oom, tr.timeout, tr.skipped {{ color: #a33; }}
+pre {{ background: #f7f7f7; padding: 10px; white-space: pre-wrap; }}
+</style></head><body>
+<h1>Calibration: TF_NUM_INTRAOP_THREADS={result.intra_op_threads},
+TF_NUM_INTEROP_THREADS={result.inter_op_threads}</h1>
+<p>Workload: {e(what)} ({e(workload.kind)}, batch {workload.batch_size},
+concurrency {workload.concurrency}). Objective: {e(result.objective)}.
+Node: {result.node.effective_cpus:g} usable CPUs, {len(result.node.affinity_cpus)} in the
+affinity mask, quota {e(str(result.node.quota_cpus or "none"))}.</p>
+{heatmap_svg(result)}
+<h2>Summary</h2>
+<pre>{summary}</pre>
+<h2>Every trial</h2>
+<table><tr>{head}</tr>
+{chr(10).join(trial_rows)}
+</table>
+</body></html>
+"""
+
+
+def write_report(result: CalibrationResult, path: Path) -> None:
+    """HTML report, or the SVG heatmap alone for a ``.svg`` path; OutputError if unwritable.
+
+    Written beside the target (through a symlink: beside the file it points to) and renamed into
+    place, so a full disk leaves the previous report whole and a reader never sees half of one.
+    """
+    content = heatmap_svg(result) if path.suffix.lower() == ".svg" else report_html(result)
+    target = Path(os.path.realpath(path))
+    tmp: Path | None = None
+    try:
+        with tempfile.NamedTemporaryFile(
+            "w",
+            encoding="utf-8",
+            dir=target.parent,
+            prefix=f".{target.name}.",
+            suffix=".tmp",
+            delete=False,
+        ) as handle:
+            tmp = Path(handle.name)
+            handle.write(content)
+        tmp.chmod(0o644)
+        tmp.replace(target)
+    except OSError as exc:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+        raise OutputError(f"--report {path}: cannot write: {exc.strerror or exc}") from None

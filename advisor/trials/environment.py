@@ -1,0 +1,70 @@
+"""What a trial child is started with: the program and the environment a consumer's pod would have.
+
+A child gets its setting the way a consumer will, through TF_NUM_INTRAOP_THREADS,
+TF_NUM_INTEROP_THREADS and OMP_NUM_THREADS in its environment (all three removed for the
+TF-default baseline).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from advisor.models import ENV_ONEDNN, OnednnValue
+
+#: the environment variables a trial sets (and the baseline removes): what a consumer's pod gets.
+THREAD_ENV = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS")
+
+
+#: the parent's pid, for the child to check that it was not orphaned before it asked to die with it
+PARENT_PID_ENV = "TFTA_TRIAL_PARENT_PID"
+
+
+#: TF's C++ logging at WARNING and above only; its INFO lines (oneDNN banners) are noise here.
+QUIET_TF_ENV = {"TF_CPP_MIN_LOG_LEVEL": "2", "KERAS_BACKEND": "tensorflow"}
+
+
+def real_program() -> list[str]:
+    """The real trial child, run by the same interpreter as the parent."""
+    return [sys.executable, "-m", "advisor.trials.child.trial"]
+
+
+def default_program() -> list[str]:
+    """The trial child spawned by default (tests swap in fake programs here)."""
+    return real_program()
+
+
+def forkable() -> bool:
+    """Whether trials may be forked from a trial server: only the real trial program can be
+    (a fake program from the tests is a different program, not a different way to start one)."""
+    return default_program() == real_program()
+
+
+def trial_env(
+    intra_op_threads: int | None,
+    inter_op_threads: int | None,
+    base: Mapping[str, str] | None = None,
+    onednn: OnednnValue | None = None,
+) -> dict[str, str]:
+    """The child's environment: ``base`` without any inherited thread setting, plus this one.
+
+    Inherited values are removed first: the advisor may itself run in a pod that already mounts
+    an earlier advice, and the baseline must be TF's own default.
+    """
+    env = {k: v for k, v in (os.environ if base is None else base).items() if k not in THREAD_ENV}
+    if intra_op_threads is not None:
+        env["TF_NUM_INTRAOP_THREADS"] = str(intra_op_threads)
+        env["OMP_NUM_THREADS"] = str(intra_op_threads)
+    if inter_op_threads is not None:
+        env["TF_NUM_INTEROP_THREADS"] = str(inter_op_threads)
+    if onednn is not None:
+        env[ENV_ONEDNN] = onednn
+    for key, value in QUIET_TF_ENV.items():
+        env.setdefault(key, value)
+    # The child must run this very package, installed or not.
+    package_root = str(Path(__file__).resolve().parents[2])
+    paths = [package_root, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    return env

@@ -1,0 +1,161 @@
+"""The parent side of a trial: start one child per setting, supervise it, read its one answer.
+
+TensorFlow reads its thread settings once, at start-up, so every setting needs a fresh process;
+and this package must never import tensorflow outside ``advisor.trials.child`` (an import-linter
+contract checks it). A child answers with one JSON object in a result file (protocol in
+``advisor.trials.child.trial``), never on stdout, because TF and oneDNN write what they like
+there. Trial faults never raise: they become a TrialResult with a status (failed, crashed, oom,
+timeout) and a one-line reason, and the sweep goes on.
+
+How a child comes to exist is a ``Launcher``'s business: ``SpawnLauncher`` starts a fresh
+interpreter; the fork launcher in ``advisor.trials.launch`` asks a trial server that has
+TensorFlow imported already. A forked child that fails before it has loaded the workload raises
+``LaunchFailure``, and the caller runs the trial again as a spawned process.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.errors import ModelError, one_line
+from advisor.models import TrialResult, WorkloadInfo
+from advisor.trials.environment import trial_env
+from advisor.trials.modelfile import check_workload, workload_kind
+from advisor.trials.spawn import SpawnLauncher
+from advisor.trials.supervise import Launcher, run_child
+
+log = logging.getLogger(__name__)
+
+
+def run_trial(
+    spec: TrialSpec,
+    workload: WorkloadSpec,
+    *,
+    deadline_s: float,
+    program: Sequence[str] | None = None,
+    launcher: Launcher | None = None,
+    load_timeout_s: float | None = None,
+) -> TrialResult:
+    """Measure one setting in a fresh child; never raises for anything the trial does.
+
+    ``deadline_s`` is the wall-clock time the child may take from its start (TF import and model
+    load included); past it the whole process group is killed and the result is a timeout.
+    ``program`` replaces the child command (tests use fake trial programs); the runner appends
+    ``--request FILE --result FILE``. With a forking ``launcher``, a child that has not loaded the
+    workload within ``load_timeout_s`` (or dies before) raises LaunchFailure.
+    """
+    identity: dict[str, Any] = {
+        "intra_op_threads": spec.intra_op_threads,
+        "inter_op_threads": spec.inter_op_threads,
+        "round": spec.round,
+        "onednn": spec.onednn,
+    }
+    try:
+        kind = workload_kind(workload)
+    except ModelError as exc:
+        return TrialResult(**identity, status="failed", reason=str(exc))
+    request = {
+        "mode": "trial",
+        "kind": kind,
+        "path": workload.model_path,
+        "signature": workload.signature,
+        "batch_size": workload.batch_size,
+        "concurrency": workload.concurrency,
+        "warmup_s": spec.warmup_s,
+        "measure_s": spec.measure_s,
+        "min_requests": spec.min_requests,
+        "max_measure_s": spec.max_measure_s,
+    }
+    env = trial_env(spec.intra_op_threads, spec.inter_op_threads, onednn=spec.onednn)
+    outcome = run_child(
+        request,
+        env=env,
+        timeout_s=deadline_s,
+        launcher=launcher or SpawnLauncher(program),
+        load_timeout_s=load_timeout_s,
+    )
+    label = _label(spec)
+    if outcome.answer is None:
+        log.info("trial %s: %s (%s)", label, outcome.status, outcome.reason)
+        return TrialResult(**identity, status=outcome.status, reason=outcome.reason)
+    answer = dict(outcome.answer)
+    status = answer.pop("status", None)
+    if status == "failed":
+        reason = one_line(str(answer.get("reason") or "the trial reported a failure"))
+        log.info("trial %s: failed (%s)", label, reason)
+        return TrialResult(**identity, status="failed", reason=reason)
+    if status != "ok":
+        return TrialResult(**identity, status="failed", reason=f"unknown status {status!r}")
+    try:
+        result = TrialResult(**identity, status="ok", **answer)
+    except (ValidationError, TypeError) as exc:
+        reason = one_line(f"the trial's answer does not validate: {_first_error(exc)}")
+        return TrialResult(**identity, status="failed", reason=reason)
+    log.info(
+        "trial %s: p50 %.2f ms, p99 %.2f ms, %.1f req/s, %s threads",
+        label,
+        result.p50_ms or 0.0,
+        result.p99_ms or 0.0,
+        result.throughput_rps or 0.0,
+        result.threads,
+    )
+    return result
+
+
+def inspect_workload(
+    workload: WorkloadSpec, *, timeout_s: float = 120, launcher: Launcher | None = None
+) -> WorkloadInfo:
+    """Load the model once in a child and describe it; anything wrong is a one-line ModelError.
+
+    The child also runs one request on the synthesised inputs, so a model that cannot run on
+    them fails here, before any budget is spent on a sweep.
+    """
+    where = workload.model_path or "built-in workload"
+    kind = check_workload(workload)
+    request = {
+        "mode": "inspect",
+        "kind": kind,
+        "path": workload.model_path,
+        "signature": workload.signature,
+        "batch_size": workload.batch_size,
+        "concurrency": workload.concurrency,
+    }
+    outcome = run_child(
+        request,
+        env=trial_env(None, None),
+        timeout_s=timeout_s,
+        launcher=launcher or SpawnLauncher(),
+        load_timeout_s=None,
+    )
+    if outcome.answer is None:
+        if outcome.status == "timeout":
+            raise ModelError(f"{where}: loading the model took longer than {timeout_s:g} s")
+        raise ModelError(f"{where}: loading the model failed: {outcome.reason}")
+    status = outcome.answer.get("status")
+    if status == "model_error":
+        raise ModelError(one_line(str(outcome.answer.get("reason") or f"{where}: unusable model")))
+    try:
+        return WorkloadInfo.model_validate(outcome.answer.get("info"))
+    except ValidationError as exc:
+        raise ModelError(
+            f"{where}: the model's description does not validate: {_first_error(exc)}"
+        ) from None
+
+
+def _label(spec: TrialSpec) -> str:
+    if spec.intra_op_threads is None and spec.inter_op_threads is None:
+        return "baseline (TF default)"
+    return f"intra={spec.intra_op_threads} inter={spec.inter_op_threads} round={spec.round}"
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError) and exc.errors():
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        return f"{where}: {first.get('msg', '')}"
+    return str(exc)

@@ -1,0 +1,56 @@
+"""Starting a trial child as a fresh interpreter: the launcher used when forking is not possible."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from advisor.trials import environment
+from advisor.trials.supervise import Child
+
+
+class _PopenChild:
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+        self.pid = process.pid
+
+    def wait(self, timeout_s: float) -> int | None:
+        try:
+            return self.process.wait(timeout=max(timeout_s, 0.0))
+        except subprocess.TimeoutExpired:
+            return None
+
+
+@dataclass(frozen=True)
+class SpawnLauncher:
+    """A fresh interpreter per trial: ``program`` (default: the real trial child) plus
+    ``--request FILE --result FILE``."""
+
+    program: Sequence[str] | None = None
+    forked: bool = False
+
+    def start(
+        self, *, request_file: Path, result_file: Path, output_file: Path, env: dict[str, str]
+    ) -> Child:
+        argv = [
+            *(environment.default_program() if self.program is None else self.program),
+            "--request",
+            str(request_file),
+            "--result",
+            str(result_file),
+        ]
+        with output_file.open("ab") as output:
+            try:
+                process = subprocess.Popen(
+                    argv,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise OSError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
+        return _PopenChild(process)

@@ -1,0 +1,275 @@
+"""Supervising one trial child: its scratch files, its deadline, killing its whole group, reading
+its one answer.
+
+Every child runs in its own session, so a deadline or a signal kills its whole process group,
+grandchildren included. How a child ends becomes an outcome (an answer, or a status and a
+one-line reason); nothing a child does raises, except a forked child that dies or hangs before
+it has loaded the workload: that is ``LaunchFailure``, the way it was started failing, not the
+setting.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from advisor.errors import one_line
+from advisor.models import TrialStatus
+from advisor.probe.oom import oom_kills
+from advisor.trials.environment import PARENT_PID_ENV
+
+#: how much of a child's output tail is kept to explain a crash
+_TAIL_BYTES = 4096
+
+
+#: after SIGKILL, how long to wait for the process to be reaped
+_REAP_TIMEOUT_S = 10.0
+
+
+#: live children by process-group id (== pid: each child leads its own session)
+_LIVE: dict[int, Child] = {}
+
+
+#: trial servers' process groups: killed with the children by terminate_all_trials
+SERVERS: set[int] = set()
+
+
+#: groups killed by terminate_all_trials: their SIGKILL is ours, not the OOM killer's
+_TERMINATED: set[int] = set()
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """How a child ended: its answer if it gave a readable one, else a status and reason."""
+
+    answer: dict[str, Any] | None
+    status: TrialStatus
+    reason: str | None
+
+
+class Child(Protocol):
+    """A started trial child, however it was started."""
+
+    pid: int
+
+    def wait(self, timeout_s: float) -> int | None:
+        """Its exit code (negative: the signal that killed it) or None if still running."""
+        ...
+
+
+class Launcher(Protocol):
+    """Starts trial children; ``forked`` says whether a failure to load is the launcher's."""
+
+    @property
+    def forked(self) -> bool: ...
+
+    def start(
+        self, *, request_file: Path, result_file: Path, output_file: Path, env: dict[str, str]
+    ) -> Child: ...
+
+
+class LaunchFailure(Exception):
+    """A forked child died or hung before it had loaded the workload, or its server is gone."""
+
+
+def terminate_all_trials() -> None:
+    """Kill every live child's process group, and every trial server's, now; safe to call from a
+    signal handler."""
+    for pgid in list(_LIVE):
+        _TERMINATED.add(pgid)
+        _kill_group(pgid)
+    for pgid in list(SERVERS):
+        _kill_group(pgid)
+
+
+def run_child(
+    request: dict[str, Any],
+    *,
+    env: dict[str, str],
+    timeout_s: float,
+    launcher: Launcher,
+    load_timeout_s: float | None,
+) -> _Outcome:
+    try:
+        return _run_child_in_scratch(
+            request, env=env, timeout_s=timeout_s, launcher=launcher, load_timeout_s=load_timeout_s
+        )
+    except OSError as exc:  # no scratch space (a full or read-only TMPDIR), or no program
+        return _Outcome(None, "failed", one_line(f"cannot prepare the trial: {exc}"))
+
+
+def _run_child_in_scratch(
+    request: dict[str, Any],
+    *,
+    env: dict[str, str],
+    timeout_s: float,
+    launcher: Launcher,
+    load_timeout_s: float | None,
+) -> _Outcome:
+    with tempfile.TemporaryDirectory(prefix="tfta-trial-") as scratch:
+        request_file = Path(scratch) / "request.json"
+        result_file = Path(scratch) / "result.json"
+        output_file = Path(scratch) / "output.log"
+        marker = Path(scratch) / "loaded"
+        if launcher.forked and request.get("mode") == "trial":
+            request = {**request, "loaded_marker": str(marker)}
+        request_file.write_text(json.dumps(request), encoding="utf-8")
+        output_file.touch()  # there to read even if the child dies before it writes a byte
+        oom_before = oom_kills()
+        try:
+            child = launcher.start(
+                request_file=request_file,
+                result_file=result_file,
+                output_file=output_file,
+                env={**env, PARENT_PID_ENV: str(os.getpid())},
+            )
+        except OSError as exc:
+            return _Outcome(None, "failed", one_line(str(exc)))
+        struck = _supervise(child, timeout_s, marker if launcher.forked else None, load_timeout_s)
+        with output_file.open("rb") as output:
+            tail = _tail(output)
+        if child.pid in _TERMINATED:
+            _TERMINATED.discard(child.pid)
+            return _Outcome(None, "failed", "stopped: the run is being interrupted")
+        outcome = _ended(
+            child,
+            struck=struck,
+            timeout_s=timeout_s,
+            load_timeout_s=load_timeout_s,
+            oom_before=oom_before,
+            result_file=result_file,
+            tail=tail,
+        )
+        if launcher.forked and outcome.answer is None and not marker.exists():
+            raise LaunchFailure(f"a forked trial child {outcome.reason}")
+        return outcome
+
+
+def _ended(
+    child: Child,
+    *,
+    struck: str | None,
+    timeout_s: float,
+    load_timeout_s: float | None,
+    oom_before: tuple[int, ...] | None,
+    result_file: Path,
+    tail: str,
+) -> _Outcome:
+    if struck == "load":
+        return _Outcome(
+            None, "timeout", f"had not loaded the workload after {load_timeout_s:g} s; killed"
+        )
+    if struck == "deadline":
+        return _Outcome(None, "timeout", f"no answer within its {timeout_s:g} s deadline; killed")
+    returncode = child.wait(0) or 0
+    if returncode < 0:
+        return _signal_death(-returncode, oom_before, tail)
+    if returncode != 0:
+        detail = f": {tail}" if tail else ""
+        return _Outcome(None, "crashed", one_line(f"exited with code {returncode}{detail}"))
+    return _read_answer(result_file, tail)
+
+
+def _supervise(
+    child: Child, timeout_s: float, marker: Path | None, load_timeout_s: float | None
+) -> str | None:
+    """Wait for the child; kill its group at the deadline, or when it has not loaded the workload
+    (``marker`` missing) within ``load_timeout_s``. Returns "deadline", "load" or None."""
+    _LIVE[child.pid] = child
+    started = time.monotonic()
+    deadline = started + max(timeout_s, 0.0)
+    loading_until = None if marker is None or load_timeout_s is None else started + load_timeout_s
+    try:
+        while True:
+            now = time.monotonic()
+            if loading_until is not None and marker is not None and marker.exists():
+                loading_until = None
+            if loading_until is not None and now >= loading_until:
+                _stop(child)
+                return "load"
+            if now >= deadline:
+                _stop(child)
+                return "deadline"
+            step = deadline - now if loading_until is None else min(deadline - now, 0.05)
+            if child.wait(step) is not None:
+                return None
+    finally:
+        # Whatever the child left behind (a stray grandchild) goes with it.
+        _kill_group(child.pid)
+        with contextlib.suppress(LaunchFailure):  # a lost server: its children died with it
+            if child.wait(0) is None:
+                child.wait(_REAP_TIMEOUT_S)
+        _LIVE.pop(child.pid, None)
+
+
+def _stop(child: Child) -> None:
+    _kill_group(child.pid)
+    child.wait(_REAP_TIMEOUT_S)
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        # No such group: a forked child killed before its setsid() still runs in its server's
+        # group; the process itself must go all the same.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pgid, signal.SIGKILL)
+    except PermissionError:
+        pass
+
+
+def _signal_death(signum: int, oom_before: tuple[int, ...] | None, tail: str) -> _Outcome:
+    name = _signal_name(signum)
+    if signum == signal.SIGKILL:
+        oom_after = oom_kills()
+        if oom_before is not None and oom_after is not None and oom_after != oom_before:
+            return _Outcome(
+                None, "oom", "killed by SIGKILL: out of memory (memory cgroup oom_kill)"
+            )
+        return _Outcome(None, "oom", "killed by SIGKILL (out of memory?)")
+    detail = f": {tail}" if tail else ""
+    return _Outcome(None, "crashed", one_line(f"killed by {name}{detail}"))
+
+
+def _read_answer(result_file: Path, tail: str) -> _Outcome:
+    try:
+        text = result_file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        detail = f"; last output: {tail}" if tail else ""
+        return _Outcome(None, "failed", one_line(f"exited without an answer{detail}"))
+    except (OSError, UnicodeDecodeError) as exc:
+        return _Outcome(None, "failed", one_line(f"unreadable answer: {exc}"))
+    try:
+        answer = json.loads(text)
+    except json.JSONDecodeError:
+        return _Outcome(None, "failed", one_line(f"garbled answer (not JSON): {text[:80]!r}"))
+    if not isinstance(answer, dict):
+        return _Outcome(None, "failed", one_line(f"garbled answer (not an object): {text[:80]!r}"))
+    return _Outcome(answer, "ok", None)
+
+
+def _tail(output: IO[bytes]) -> str:
+    """The last non-empty line the child printed (a traceback's last line says the most)."""
+    output.flush()
+    size = output.seek(0, os.SEEK_END)
+    output.seek(max(size - _TAIL_BYTES, 0))
+    lines = output.read().decode("utf-8", errors="replace").splitlines()
+    for line in reversed(lines):
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
