@@ -156,6 +156,9 @@ TrialStatus = Literal["ok", "failed", "timeout", "crashed", "oom", "skipped"]
 #: to 256 CPUs (42 s misses two of 18 on 256 CPUs).
 DEFAULT_BUDGET_S = 45.0
 
+#: quotas closer than this (in CPUs) are the same quota (CFS rounding)
+QUOTA_TOLERANCE = 0.01
+
 #: thread counts above this are refused everywhere: no node TF runs on has more logical CPUs,
 #: and a typo (40000 for 4) must not reach a ConfigMap.
 MAX_THREADS = 1024

@@ -584,7 +584,7 @@ def test_the_lists_are_paged_and_read_only(tmp_path: Path) -> None:
     ],
 )
 def test_cpu_quantities_are_compared_as_numbers(text: Any, cpus: float) -> None:
-    from advisor.pipeline.quantity import cpu_quantity
+    from advisor.consumers.quantity import cpu_quantity
 
     assert cpu_quantity(text) == pytest.approx(cpus)
 
@@ -593,6 +593,6 @@ def test_cpu_quantities_are_compared_as_numbers(text: Any, cpus: float) -> None:
     "text", ["", "four", "4 cpus", "1.2.3", "m", None, True, "4x", "2e3m", "-1", -2]
 )
 def test_what_is_not_a_quantity_is_none(text: Any) -> None:
-    from advisor.pipeline.quantity import cpu_quantity
+    from advisor.consumers.quantity import cpu_quantity
 
     assert cpu_quantity(text) is None

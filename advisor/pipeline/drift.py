@@ -17,6 +17,7 @@ from advisor.models import (
     ENV_INTRA_OP,
     ENV_ONEDNN,
     ONEDNN_VALUES,
+    QUOTA_TOLERANCE,
     THREAD_VALUE_PATTERN,
     NodeProfile,
     Provenance,
@@ -27,8 +28,6 @@ from advisor.recommend import ParsedAdvice
 
 #: TF distributions whose version ``check`` compares, first installed wins
 TF_DISTRIBUTIONS = ("tensorflow-cpu", "tensorflow", "tensorflow-intel", "tf-nightly-cpu")
-#: quotas closer than this (in CPUs) are the same quota (CFS rounding)
-QUOTA_TOLERANCE = 0.01
 
 
 def installed_tf_version() -> str | None:

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from advisor import __version__
+from advisor.consumers import fit
+from advisor.consumers.mounts import mounts, workloads
 from advisor.errors import InvalidAdviceError, UsageError
 from advisor.models import Consumer
-from advisor.pipeline import fit
-from advisor.pipeline.consumers import mounts, workloads
 from advisor.pipeline.drift import installed_tf_version
 from advisor.pipeline.source import check_cluster_timeout, check_names, namespace_or_env
 from advisor.recommend import ParsedAdvice, parse_configmap

@@ -19,10 +19,9 @@ from datetime import datetime, timezone
 from typing import Any
 
 from advisor.cluster.workloads import ADVICE_HASH_ANNOTATION
-from advisor.models import Consumer, Problem, Provenance
-from advisor.pipeline.consumers import Mount, Workload
-from advisor.pipeline.drift import QUOTA_TOLERANCE
-from advisor.pipeline.quantity import cpu_quantity
+from advisor.consumers.mounts import Mount, Workload
+from advisor.consumers.quantity import cpu_quantity
+from advisor.models import QUOTA_TOLERANCE, Consumer, Problem, Provenance
 from advisor.recommend import ParsedAdvice, content_hash
 
 RELOADER_RELOAD = "configmap.reloader.stakater.com/reload"
