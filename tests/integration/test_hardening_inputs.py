@@ -6,7 +6,8 @@ Every case runs ``advisor.cli.main`` in-process against a small world: an ``--ou
 ConfigMap. After the failure the files keep their bytes, the stored ConfigMap is the same object
 (same resourceVersion) and no write reached the server. Cases that must stop before the sweep run
 with a tripwire in its place; the model cases run the real inspection (a TF child) where one is
-needed to find the problem.
+needed to find the problem (the cases that need a real model built by TensorFlow run from
+tests/system/test_hardening_inputs_models.py, on this file's table and world).
 """
 
 from __future__ import annotations
@@ -391,20 +392,19 @@ def _prepare_model_paths(tmp: Path) -> None:
     os.mkfifo(tmp / "fifo.keras")  # nobody writes to it: opening it to read would block
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(c, id=c.id, marks=[pytest.mark.tf] if "{models}" in "".join(c.argv) else [])
-        for c in CASES
-    ],
-)
-def test_bad_input_is_one_line_and_changes_nothing(
+def needs_models(case: Case) -> bool:
+    """True: the case loads a real model of test_models (a TF child): tests/system runs it."""
+    return "{models}" in "".join(case.argv)
+
+
+def assert_one_line_and_nothing_changed(
     case: Case,
     world: World,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
 ) -> None:
+    """The check of every case of the table (the model cases: tests/system)."""
     if not case.loads_model:
         request.getfixturevalue("no_sweep")
     _prepare_model_paths(world.tmp)
@@ -418,6 +418,19 @@ def test_bad_input_is_one_line_and_changes_nothing(
         assert world.fill(fragment) in line, line
     assert out == ""
     world.assert_unchanged()
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=c.id) for c in CASES if not needs_models(c)]
+)
+def test_bad_input_is_one_line_and_changes_nothing(
+    case: Case,
+    world: World,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    assert_one_line_and_nothing_changed(case, world, capsys, monkeypatch, request)
 
 
 def test_the_table_is_big_enough_and_covers_every_run_flag() -> None:

@@ -13,7 +13,6 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,8 +33,6 @@ from advisor.models import TrialResult
 from tests.conftest import REPO, missing_real_part
 
 FAKE = Path(__file__).resolve().parent / "fake_trials" / "fake_trial.py"
-OOM_SUPERVISOR = FAKE.with_name("oom_supervisor.py")
-MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
 BUILTIN = WorkloadSpec(model_path=None)
 SETTING = TrialSpec(intra_op_threads=2, inter_op_threads=1, warmup_s=0.1, measure_s=0.2, round=1)
 
@@ -170,47 +167,6 @@ def test_a_faulty_trial_becomes_a_status_and_a_one_line_reason(
     assert (result.status, result.reason) == (status, reason)
     assert (result.intra_op_threads, result.inter_op_threads, result.round) == (2, 1, 1)
     assert result.p99_ms is None
-
-
-@pytest.mark.cgroup
-def test_a_kill_by_the_memory_cgroup_oom_killer_is_named_as_such() -> None:
-    if os.geteuid() != 0 or not (MEMORY_ROOT / "memory.limit_in_bytes").is_file():
-        missing_real_part(f"needs root and a cgroup v1 memory controller at {MEMORY_ROOT}")
-    group = MEMORY_ROOT / f"tfta-oom-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    try:
-        group.mkdir()
-    except OSError as exc:
-        missing_real_part(f"cannot create a memory cgroup under {MEMORY_ROOT}: {exc}")
-    try:
-        (group / "memory.limit_in_bytes").write_text(f"{256 << 20}\n")
-        done = subprocess.run(
-            [sys.executable, str(OOM_SUPERVISOR), str(group)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env={**os.environ, "PYTHONPATH": str(REPO)},
-            check=False,
-        )
-    finally:
-        _remove_group(group)
-    assert done.returncode == 0, done.stderr[-2000:]
-    result = TrialResult.model_validate_json(done.stdout.strip().splitlines()[-1])
-    assert (result.status, result.reason) == (
-        "oom",
-        "killed by SIGKILL: out of memory (memory cgroup oom_kill)",
-    )
-
-
-def _remove_group(group: Path) -> None:
-    end = time.monotonic() + 10
-    while True:
-        try:
-            group.rmdir()
-            return
-        except OSError:
-            if time.monotonic() > end:
-                raise
-            time.sleep(0.05)
 
 
 def test_a_program_that_cannot_start_is_a_failed_trial(tmp_path: Path) -> None:
