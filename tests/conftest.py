@@ -1,8 +1,7 @@
-"""Shared test helpers.
+"""Fixtures shared by every test folder. Plain helpers shared across folders are in tests/support/.
 
-Real parts (root cgroups, TensorFlow, podman, helm) are used wherever they exist. A test that cannot
-find its real part skips with the reason on a developer's machine, but fails on CI (``CI`` set):
-CI installs everything, so a skip there would hide a missing install step.
+Real parts (root cgroups, TensorFlow, podman, helm) are used wherever they exist; a test that
+cannot find its real part skips locally and fails on CI (tests/support/real_parts.py).
 """
 
 from __future__ import annotations
@@ -16,25 +15,14 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-
-
-def on_ci() -> bool:
-    return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
-
-
-def missing_real_part(reason: str) -> None:
-    """Skip with ``reason`` locally; fail on CI, where every real part must be present."""
-    if on_ci():
-        pytest.fail(f"real part missing on CI: {reason}")
-    pytest.skip(reason)
+from tests.support import FAKE_TRIALS
+from tests.support.real_parts import missing_real_part
 
 
 @pytest.fixture(scope="session")
 def test_models(tmp_path_factory: pytest.TempPathFactory) -> Callable[[], Path]:
-    """The small real models of tests/fake_trials/build_models.py, built once per session and
-    only when a test first asks (building starts TensorFlow in a child: seconds, not free)."""
+    """The small real models of tests/support/fake_trials/build_models.py, built once per session
+    and only when a test first asks (building starts TensorFlow in a child: seconds, not free)."""
     built: list[Path] = []
 
     def get() -> Path:
@@ -45,7 +33,7 @@ def test_models(tmp_path_factory: pytest.TempPathFactory) -> Callable[[], Path]:
             proc = subprocess.run(
                 [
                     sys.executable,
-                    str(FIXTURES.parent / "fake_trials" / "build_models.py"),
+                    str(FAKE_TRIALS / "build_models.py"),
                     str(out),
                 ],
                 capture_output=True,

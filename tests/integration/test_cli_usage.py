@@ -20,10 +20,10 @@ import pytest
 
 from advisor import errors
 from advisor.cli import build_parser, main
-from tests.conftest import FIXTURES, REPO
+from tests.support import PROBE_TREES, REPO
 
 PREFIX = "tf-thread-advisor: error: "
-V1_TREE = str(FIXTURES / "probe" / "v1")
+V1_TREE = str(PROBE_TREES / "v1")
 
 
 @pytest.fixture(autouse=True)

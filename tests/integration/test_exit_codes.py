@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from advisor import errors
-from tests.conftest import REPO
+from tests.support import REPO
 
 
 def _readme_table() -> dict[str, int]:

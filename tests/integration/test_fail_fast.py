@@ -17,8 +17,8 @@ from advisor.cluster import RetryPolicy, connect
 from advisor.cluster.http import request
 from advisor.cluster.retry import INTERACTIVE_UNREACHABLE_S, Deadline
 from advisor.recommend import configmap_yaml, render_configmap
-from tests.fakeapi.samples import calibration_result, node_profile, recommendation
-from tests.fakeapi.server import FakeApiServer, refused_port
+from tests.support.fakeapi.samples import calibration_result, node_profile, recommendation
+from tests.support.fakeapi.server import FakeApiServer, refused_port
 
 #: what a person will wait for, with room for a loaded 2-core machine
 PERSON_WAITS_S = 10.0

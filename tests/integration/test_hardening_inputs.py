@@ -31,14 +31,14 @@ from advisor.recommend import (
     content_hash,
     render_configmap,
 )
-from tests.conftest import FIXTURES
-from tests.fakeapi.samples import recommendation
-from tests.fakeapi.server import FakeApiServer
+from tests.support import PROBE_TREES
+from tests.support.fakeapi.samples import recommendation
+from tests.support.fakeapi.server import FakeApiServer
 
 NAME, NS = "tf-advice", "ml"
 OLD_OUTPUT = b"# the previous advice, byte for byte\nkind: ConfigMap\n"
 OLD_ENV = b"TF_NUM_INTRAOP_THREADS=3\n"
-V1_TREE = FIXTURES / "probe" / "v1"
+V1_TREE = PROBE_TREES / "v1"
 LEAF_QUOTA = "sys/fs/cgroup/cpu,cpuacct/kubepods/burstable/pod1f0c/cpu.cfs_quota_us"
 
 
@@ -420,9 +420,7 @@ def assert_one_line_and_nothing_changed(
     world.assert_unchanged()
 
 
-@pytest.mark.parametrize(
-    "case", [pytest.param(c, id=c.id) for c in CASES if not needs_models(c)]
-)
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES if not needs_models(c)])
 def test_bad_input_is_one_line_and_changes_nothing(
     case: Case,
     world: World,
@@ -496,7 +494,7 @@ def test_a_damaged_probe_file_is_a_warning_naming_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     root = tmp_path / "root"
-    shutil.copytree(FIXTURES / "probe" / tree, root)
+    shutil.copytree(PROBE_TREES / tree, root)
     target = root / damaged
     assert target.is_file(), "the fixture has the file this case damages"
     if content is None:

@@ -21,9 +21,10 @@ import yaml
 from advisor import errors
 from advisor.cli import main
 from advisor.recommend import configmap_yaml, render_configmap
-from tests.conftest import REPO, missing_real_part
-from tests.fakeapi.samples import recommendation
-from tests.test_hardening_faults import DISPATCHER, FAKE_TRIAL
+from tests.integration.test_hardening_faults import DISPATCHER, FAKE_TRIAL
+from tests.support import REPO
+from tests.support.fakeapi.samples import recommendation
+from tests.support.real_parts import missing_real_part
 
 #: the text log line: time, level, message (what ``kubectl logs`` shows)
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d (DEBUG|INFO|WARNING) \S")

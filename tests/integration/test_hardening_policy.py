@@ -2,7 +2,7 @@
 podFailurePolicy of deploy/job.yaml and of the Helm chart must say the same thing.
 
 The chart's policy is read from its template text (no helm needed); test_chart.py checks the
-rendered chart against tests/k8s_checks.py, which this file also holds to the README.
+rendered chart against tests/support/k8s_checks.py, which this file also holds to the README.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ import pytest
 import yaml
 
 from advisor import errors
-from tests import k8s_checks
-from tests.conftest import REPO
+from tests.support import REPO, k8s_checks
 
 HELPERS = REPO / "charts" / "tf-thread-advisor" / "templates" / "_helpers.tpl"
 

@@ -31,10 +31,10 @@ from advisor.recommend import (
     build_recommendation,
     render_configmap,
 )
-from tests.fakeapi.samples import calibration_result
-from tests.fakeapi.server import FakeApiServer
-from tests.search_fakes import FakeClock, FakeTrials
-from tests.search_fakes import node as simulated_node
+from tests.support.fakeapi.samples import calibration_result
+from tests.support.fakeapi.server import FakeApiServer
+from tests.support.search_fakes import FakeClock, FakeTrials
+from tests.support.search_fakes import node as simulated_node
 
 NAME, NS = "tf-advice", "ml"
 

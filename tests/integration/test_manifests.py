@@ -21,8 +21,8 @@ from packaging.requirements import Requirement
 from advisor.cli import build_parser
 from advisor.models import ADVICE_ENV_NAMES, ENV_INTER_OP, ENV_INTRA_OP
 from advisor.recommend import DEFAULT_CONFIGMAP_NAME
-from tests import k8s_checks as k8s
-from tests.conftest import REPO
+from tests.support import REPO
+from tests.support import k8s_checks as k8s
 
 DEPLOY = REPO / "deploy"
 EXAMPLES = DEPLOY / "examples"

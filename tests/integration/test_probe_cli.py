@@ -10,9 +10,9 @@ import yaml
 from advisor.cli import main
 from advisor.errors import ProbeError, UsageError
 from advisor.probe import probe_node
-from tests.conftest import FIXTURES
+from tests.support import PROBE_TREES
 
-CASES_DIR = FIXTURES / "probe"
+CASES_DIR = PROBE_TREES
 
 
 @pytest.fixture(autouse=True)

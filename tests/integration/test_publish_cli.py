@@ -19,9 +19,14 @@ from advisor.cli import main
 from advisor.models import DEFAULT_BUDGET_S
 from advisor.probe import probe_node
 from advisor.recommend import build_recommendation, configmap_yaml, render_configmap
-from tests.fakeapi.rbac import role_rules, without_verb
-from tests.fakeapi.samples import FIXED_NOW, calibration_result, node_profile, recommendation
-from tests.fakeapi.server import FakeApiServer, refused_port
+from tests.support.fakeapi.rbac import role_rules, without_verb
+from tests.support.fakeapi.samples import (
+    FIXED_NOW,
+    calibration_result,
+    node_profile,
+    recommendation,
+)
+from tests.support.fakeapi.server import FakeApiServer, refused_port
 
 NAME, NS = "tf-advice", "ml"
 

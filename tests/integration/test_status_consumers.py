@@ -22,12 +22,12 @@ from advisor import __version__, errors
 from advisor.cli import main
 from advisor.cluster.workloads import ADVICE_HASH_ANNOTATION
 from advisor.recommend import HASH_ANNOTATION, build_recommendation, render_configmap
-from tests.fakeapi.apps import workload
-from tests.fakeapi.pods import bare_pod, pod_of
-from tests.fakeapi.rbac import Rule
-from tests.fakeapi.samples import calibration_result, node_profile
-from tests.fakeapi.server import FakeApiServer, refused_port
-from tests.status_cli import json_rows, reader_rules, status
+from tests.integration.status_cli import json_rows, reader_rules, status
+from tests.support.fakeapi.apps import workload
+from tests.support.fakeapi.pods import bare_pod, pod_of
+from tests.support.fakeapi.rbac import Rule
+from tests.support.fakeapi.samples import calibration_result, node_profile
+from tests.support.fakeapi.server import FakeApiServer, refused_port
 
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
 #: when the advice of these tests was measured (and its data last changed)

@@ -32,7 +32,8 @@ from advisor.errors import (
     RestartTargetError,
     UsageError,
 )
-from tests.conftest import REPO, missing_real_part
+from tests.support import REPO
+from tests.support.real_parts import missing_real_part
 
 #: Kubernetes versions the manifests must validate against (oldest supported, newest).
 K8S_VERSIONS = ("1.30", "1.35")

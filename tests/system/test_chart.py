@@ -18,8 +18,8 @@ import yaml
 
 from advisor.cli import build_parser
 from advisor.cli.calibrate_cmd import MIN_BUDGET_S
-from tests import k8s_checks as k8s
-from tests.conftest import REPO
+from tests.support import REPO
+from tests.support import k8s_checks as k8s
 
 CHART = REPO / "charts" / "tf-thread-advisor"
 CI_VALUES = sorted((CHART / "ci").glob("*.yaml"))

@@ -23,7 +23,8 @@ import pytest
 import yaml
 
 from advisor.models import ADVICE_ENV_NAMES
-from tests.conftest import REPO, missing_real_part
+from tests.support import REPO
+from tests.support.real_parts import missing_real_part
 
 pytestmark = pytest.mark.container
 

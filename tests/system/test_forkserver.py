@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import psutil
 import pytest
@@ -17,11 +16,12 @@ from advisor.calibrate.sweep import calibrate
 from advisor.errors import CalibrationError
 from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
 from advisor.probe import probe_node
-from tests.conftest import missing_real_part
+from tests.support import FAKE_TRIALS
+from tests.support.real_parts import missing_real_part
 
 pytestmark = pytest.mark.tf
 
-FAULTY = Path(__file__).parent / "fake_trials" / "faulty_forkserver.py"
+FAULTY = FAKE_TRIALS / "faulty_forkserver.py"
 FALLBACK_NOTE = "trials ran as one new process each"
 
 

@@ -17,7 +17,9 @@ pytestmark = pytest.mark.tf
 api, world, built_models = inputs.api, inputs.world, inputs.built_models
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES if inputs.needs_models(c)])
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=c.id) for c in CASES if inputs.needs_models(c)]
+)
 def test_bad_input_is_one_line_and_changes_nothing(
     case: Case,
     world: World,

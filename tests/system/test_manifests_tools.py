@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from advisor.cli import build_parser
-from tests import k8s_checks as k8s
-from tests.conftest import REPO
+from tests.support import REPO
+from tests.support import k8s_checks as k8s
 
 DEPLOY = REPO / "deploy"
 EXAMPLES = DEPLOY / "examples"

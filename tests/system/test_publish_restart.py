@@ -1,8 +1,9 @@
 """``run --restart`` and Reloader compatibility, through the real CLI against the strict fake API
 server, authorized by the Role the chart renders for a target with ``restart:`` (real helm).
 
-The sweep is the real search over the cost model of tests/search_fakes (no TensorFlow: what is
-under test is what happens to the workloads around the publish), as in test_hardening_faults.
+The sweep is the real search over the cost model of tests/support/search_fakes (no TensorFlow:
+what is under test is what happens to the workloads around the publish), in the scene of
+tests/support/scene.py that test_hardening_faults uses too.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ import yaml
 from advisor import errors
 from advisor.cluster.workloads import ADVICE_HASH_ANNOTATION
 from advisor.recommend import HASH_ANNOTATION, render_configmap
-from tests import k8s_checks as k8s
-from tests.conftest import REPO
-from tests.fakeapi.apps import workload
-from tests.fakeapi.rbac import Rule, role_rules
-from tests.fakeapi.samples import recommendation
-from tests.fakeapi.server import FakeApiServer
-from tests.test_hardening_faults import OLD_ENV, Scene, make_scene
+from tests.support import REPO
+from tests.support import k8s_checks as k8s
+from tests.support.fakeapi.apps import workload
+from tests.support.fakeapi.rbac import Rule, role_rules
+from tests.support.fakeapi.samples import recommendation
+from tests.support.fakeapi.server import FakeApiServer
+from tests.support.scene import OLD_ENV, Scene, make_scene
 
 NAME, NS = "tf-advice", "ml"
 CHART = REPO / "charts" / "tf-thread-advisor"

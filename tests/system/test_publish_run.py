@@ -17,9 +17,10 @@ import pytest
 import yaml
 
 from advisor.recommend import render_configmap
-from tests.conftest import REPO, missing_real_part
-from tests.fakeapi.samples import recommendation
-from tests.fakeapi.server import FakeApiServer
+from tests.support import REPO
+from tests.support.fakeapi.samples import recommendation
+from tests.support.fakeapi.server import FakeApiServer
+from tests.support.real_parts import missing_real_part
 
 NAME, NS = "tf-advice", "ml"
 #: the smallest budget `run` accepts: the model check, the TF default and two settings

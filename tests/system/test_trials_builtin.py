@@ -26,8 +26,9 @@ from advisor.calibrate.runner import (
 )
 from advisor.errors import ModelError
 from advisor.models import TrialResult
-from tests.conftest import REPO, missing_real_part
-from tests.realcgroup import cgroup_unavailable, real_cgroup
+from tests.support import REPO
+from tests.support.real_parts import missing_real_part
+from tests.support.realcgroup import cgroup_unavailable, real_cgroup
 
 pytestmark = pytest.mark.tf
 

@@ -1,7 +1,8 @@
 """User models: SavedModels and .keras files the tests build themselves, loaded in trial children.
 
-The models are built once per module by tests/fake_trials/build_models.py in a child process, so
-tensorflow never enters the pytest process. Every bad model must end as one exact ModelError line.
+The models are built once per module by tests/support/fake_trials/build_models.py in a child
+process, so tensorflow never enters the pytest process. Every bad model must end as one exact
+ModelError line.
 """
 
 from __future__ import annotations

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from advisor.models import TrialResult
-from tests.conftest import REPO, missing_real_part
+from tests.support import FAKE_TRIALS, REPO
+from tests.support.real_parts import missing_real_part
 
-FAKE = Path(__file__).resolve().parent / "fake_trials" / "fake_trial.py"
-OOM_SUPERVISOR = FAKE.with_name("oom_supervisor.py")
+OOM_SUPERVISOR = FAKE_TRIALS / "oom_supervisor.py"
 MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
 
 

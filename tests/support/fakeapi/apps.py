@@ -1,5 +1,5 @@
 """apps/v1 Deployments, StatefulSets and DaemonSets for the fake API server: what ``run
---restart`` touches and ``status`` lists (the lists themselves: tests/fakeapi/lists.py).
+--restart`` touches and ``status`` lists (the lists themselves: tests/support/fakeapi/lists.py).
 
 As strict as the ConfigMap side, for the requests a restart sends: GET and PATCH on one named
 workload, authorized by the server's rules (group ``apps``), with

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from tests.conftest import REPO
+from tests.support import REPO
 
 RBAC_FILE = REPO / "deploy" / "rbac.yaml"
 SERVICE_ACCOUNT = "tf-thread-advisor"

@@ -21,9 +21,9 @@ where priority-and-fairness would answer 429, authorization, namespace, validati
 - lists of ConfigMaps, Pods, Deployments, StatefulSets and DaemonSets (namespaced, and across
   all namespaces when ``cluster_rules`` from a ClusterRole allow it) with label and field
   selectors, pages and metadata-only answers, as strict as a real server
-  (tests/fakeapi/lists.py);
-- apps/v1 Deployments, StatefulSets and DaemonSets, GET and PATCH (tests/fakeapi/apps.py); Pods
-  are only listed.
+  (tests/support/fakeapi/lists.py);
+- apps/v1 Deployments, StatefulSets and DaemonSets, GET and PATCH
+  (tests/support/fakeapi/apps.py); Pods are only listed.
 
 Every request is recorded (method, path, query, content type, body) for assertions.
 """
@@ -47,8 +47,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from tests.fakeapi import apps, lists
-from tests.fakeapi.rbac import SERVICE_ACCOUNT, Rule, role_rules
+from tests.support.fakeapi import apps, lists
+from tests.support.fakeapi.rbac import SERVICE_ACCOUNT, Rule, role_rules
 
 _ITEM = re.compile(r"^/api/v1/namespaces/([^/]+)/configmaps/([^/]+)$")
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from benchmarks import repeatability
+from tests.support import REPO
 
 
 def _run(
@@ -77,7 +78,7 @@ def test_one_run_or_a_broken_file_is_a_one_line_error(tmp_path: Path, capsys: An
 
 
 def test_the_recorded_runs_load_and_cover_every_group(capsys: Any) -> None:
-    runs = sorted((Path(__file__).resolve().parents[1] / "benchmarks" / "runs").glob("*.json"))
+    runs = sorted((REPO / "benchmarks" / "runs").glob("*.json"))
     assert len(runs) >= 2
     assert repeatability.main([str(p) for p in runs]) == 0
     out = capsys.readouterr().out

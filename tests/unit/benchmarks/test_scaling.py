@@ -10,7 +10,7 @@ import pytest
 from advisor.calibrate.search import SearchSettings
 from advisor.models import DEFAULT_BUDGET_S
 from benchmarks import scaling
-from tests.conftest import REPO
+from tests.support import REPO
 
 SIZES = (2, 4, 8, 16, 32, 64, 128, 256)
 

@@ -16,7 +16,7 @@ from advisor.calibrate.candidates import (
     spare_inter_op,
     tf_default,
 )
-from tests.search_fakes import node
+from tests.support.search_fakes import node
 
 
 def test_one_cpu_quota_on_two_cores_tries_the_small_settings_but_not_the_default() -> None:

@@ -15,7 +15,7 @@ from advisor.calibrate.objective import MAX_BAND, aggregate
 from advisor.calibrate.report import text_summary
 from advisor.models import CalibrationOptions, CalibrationResult, Incumbent, Objective
 from advisor.recommend import build_recommendation
-from tests.search_fakes import FakeClock, FakeTrials, node
+from tests.support.search_fakes import FakeClock, FakeTrials, node
 
 FORK_S = 0.3
 

@@ -19,8 +19,8 @@ from advisor.calibrate.objective import aggregate, choose
 from advisor.calibrate.report import summary_lines, text_summary
 from advisor.models import CalibrationOptions, CalibrationResult, Incumbent, Objective
 from advisor.recommend import build_recommendation, render_configmap
-from tests.search_fakes import FakeClock, FakeTrials, node
-from tests.test_search_objective import key, trial
+from tests.support.search_fakes import FakeClock, FakeTrials, node
+from tests.unit.calibrate.test_objective import key, trial
 
 DEFAULT = (4, 4)
 

@@ -12,8 +12,8 @@ from advisor.calibrate.sweep import calibrate
 from advisor.errors import InvalidAdviceError
 from advisor.models import DEFAULT_BUDGET_S, ENV_ONEDNN, CalibrationOptions, TrialResult
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
-from tests.fakeapi.samples import FIXED_NOW, recommendation
-from tests.search_fakes import FakeClock, FakeTrials, node
+from tests.support.fakeapi.samples import FIXED_NOW, recommendation
+from tests.support.search_fakes import FakeClock, FakeTrials, node
 
 
 def _with_onednn(fake: FakeTrials, factor_for_0: float):

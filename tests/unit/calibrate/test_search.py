@@ -14,7 +14,7 @@ from advisor.calibrate.runner import TrialSpec
 from advisor.calibrate.search import BASELINE, SearchOutcome, SearchSettings, race
 from advisor.errors import CalibrationError
 from advisor.models import Objective
-from tests.search_fakes import FakeClock, FakeTrials, model_p99, node
+from tests.support.search_fakes import FakeClock, FakeTrials, model_p99, node
 
 SIZES = [2, 4, 8, 16, 32, 64, 128, 256]
 START = FakeClock().monotonic()

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from advisor.calibrate import calibrate
 from advisor.errors import CalibrationError
 from advisor.models import CalibrationOptions, CalibrationResult, TrialResult
-from tests.search_fakes import FakeClock, FakeTrials, node
+from tests.support.search_fakes import FakeClock, FakeTrials, node
 
 
 def run(

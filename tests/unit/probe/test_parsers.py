@@ -317,7 +317,7 @@ def test_the_job_manifest_sets_the_env_names_the_probe_reads() -> None:
     import yaml
 
     from advisor.probe.downward import CPU_LIMIT, CPU_REQUEST, ENV_NAMES
-    from tests.conftest import REPO
+    from tests.support import REPO
 
     manifest = REPO / "deploy" / "job.yaml"
     docs = [d for d in yaml.safe_load_all(manifest.read_text()) if d and d.get("kind") == "Job"]

@@ -1,4 +1,4 @@
-"""probe_node over fixture trees laid out as under / (tests/fixtures/probe/<case>/).
+"""probe_node over fixture trees laid out as under / (fixtures/<case>/ beside this file).
 
 Every case states the whole expected profile core and the exact files its warnings must name, so
 a spurious warning or a wrongly chosen level fails as surely as a wrong number.
@@ -13,9 +13,8 @@ import pytest
 
 from advisor.errors import ProbeError
 from advisor.probe import probe_node
-from tests.conftest import FIXTURES
 
-CASES_DIR = FIXTURES / "probe"
+CASES_DIR = Path(__file__).resolve().parent / "fixtures"
 POD_V1 = "/kubepods/burstable/pod1f0c"
 CTR_V1 = f"{POD_V1}/ctr-a"
 POD_V2 = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1f0c.slice"

@@ -32,8 +32,14 @@ from advisor.recommend import (
     provenance_json,
     render_configmap,
 )
-from tests.conftest import missing_real_part
-from tests.fakeapi.samples import FIXED_NOW, calibration_result, node_profile, recommendation, trial
+from tests.support.fakeapi.samples import (
+    FIXED_NOW,
+    calibration_result,
+    node_profile,
+    recommendation,
+    trial,
+)
+from tests.support.real_parts import missing_real_part
 
 
 def test_env_follows_the_calibration_and_omp_follows_intra() -> None:

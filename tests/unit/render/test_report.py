@@ -15,8 +15,8 @@ from advisor.calibrate import calibrate
 from advisor.calibrate.report import heatmap_svg, report_html, text_summary, write_report
 from advisor.errors import OutputError
 from advisor.models import CalibrationOptions, CalibrationResult, TrialStatus
-from tests.conftest import REPO
-from tests.search_fakes import FakeClock, FakeTrials, node
+from tests.support import REPO
+from tests.support.search_fakes import FakeClock, FakeTrials, node
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -178,7 +178,7 @@ import resource, signal, sys
 from pathlib import Path
 from advisor.calibrate.report import write_report
 from advisor.errors import OutputError
-from tests.test_calibrate_report import result_for
+from tests.unit.render.test_report import result_for
 result = result_for()
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))

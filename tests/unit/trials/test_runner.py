@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -30,9 +29,9 @@ from advisor.calibrate.runner import (
 )
 from advisor.errors import ModelError
 from advisor.models import TrialResult
-from tests.conftest import REPO, missing_real_part
+from tests.support import FAKE_TRIALS
 
-FAKE = Path(__file__).resolve().parent / "fake_trials" / "fake_trial.py"
+FAKE = FAKE_TRIALS / "fake_trial.py"
 BUILTIN = WorkloadSpec(model_path=None)
 SETTING = TrialSpec(intra_op_threads=2, inter_op_threads=1, warmup_s=0.1, measure_s=0.2, round=1)
 
