@@ -17,6 +17,23 @@ import pytest
 
 from tests.support import FAKE_TRIALS
 from tests.support.real_parts import missing_real_part
+from tests.support.tiers import tier_problems
+
+#: pytester runs the tier contract's own test (tests/unit/support/test_tiers.py)
+pytest_plugins = ("pytester",)
+
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tiers are a contract (tests/README.md): every collected test, before ``-m`` or ``-k``
+    deselects any, is checked; one in the wrong tier stops the session."""
+    problems = tier_problems(items, TESTS)
+    if problems:
+        raise pytest.UsageError(
+            "tests in the wrong tier (tests/README.md):\n" + "\n".join(problems)
+        )
 
 
 @pytest.fixture(scope="session")
