@@ -1,8 +1,7 @@
-"""Shared test helpers.
+"""Fixtures shared by every test folder. Plain helpers shared across folders are in tests/support/.
 
-Real parts (root cgroups, TensorFlow, podman, helm) are used wherever they exist. A test that cannot
-find its real part skips with the reason on a developer's machine, but fails on CI (``CI`` set):
-CI installs everything, so a skip there would hide a missing install step.
+Real parts (root cgroups, TensorFlow, podman, helm) are used wherever they exist; a test that
+cannot find its real part skips locally and fails on CI (tests/support/real_parts.py).
 """
 
 from __future__ import annotations
@@ -16,25 +15,31 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+from tests.support import FAKE_TRIALS
+from tests.support.real_parts import missing_real_part
+from tests.support.tiers import tier_problems
+
+#: pytester runs the tier contract's own test (tests/unit/support/test_tiers.py)
+pytest_plugins = ("pytester",)
+
+TESTS = Path(__file__).resolve().parent
 
 
-def on_ci() -> bool:
-    return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
-
-
-def missing_real_part(reason: str) -> None:
-    """Skip with ``reason`` locally; fail on CI, where every real part must be present."""
-    if on_ci():
-        pytest.fail(f"real part missing on CI: {reason}")
-    pytest.skip(reason)
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tiers are a contract (tests/README.md): every collected test, before ``-m`` or ``-k``
+    deselects any, is checked; one in the wrong tier stops the session."""
+    problems = tier_problems(items, TESTS)
+    if problems:
+        raise pytest.UsageError(
+            "tests in the wrong tier (tests/README.md):\n" + "\n".join(problems)
+        )
 
 
 @pytest.fixture(scope="session")
 def test_models(tmp_path_factory: pytest.TempPathFactory) -> Callable[[], Path]:
-    """The small real models of tests/fake_trials/build_models.py, built once per session and
-    only when a test first asks (building starts TensorFlow in a child: seconds, not free)."""
+    """The small real models of tests/support/fake_trials/build_models.py, built once per session
+    and only when a test first asks (building starts TensorFlow in a child: seconds, not free)."""
     built: list[Path] = []
 
     def get() -> Path:
@@ -45,7 +50,7 @@ def test_models(tmp_path_factory: pytest.TempPathFactory) -> Callable[[], Path]:
             proc = subprocess.run(
                 [
                     sys.executable,
-                    str(FIXTURES.parent / "fake_trials" / "build_models.py"),
+                    str(FAKE_TRIALS / "build_models.py"),
                     str(out),
                 ],
                 capture_output=True,

@@ -1,0 +1,113 @@
+"""The retry contract: README's exit-code table (with its retry column), advisor/errors.py and the
+podFailurePolicy of deploy/job.yaml and of the Helm chart must say the same thing.
+
+The chart's policy is read from its template text (no helm needed); test_chart.py checks the
+rendered chart against tests/support/k8s_checks.py, which this file also holds to the README.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+import yaml
+
+from advisor import errors
+from tests.support import REPO, k8s_checks
+
+HELPERS = REPO / "charts" / "tf-thread-advisor" / "templates" / "_helpers.tpl"
+
+
+def readme_retry() -> dict[int, bool | None]:
+    """code -> retry? (None for the blank cell of code 0), from README's table."""
+    section = (REPO / "README.md").read_text().split("## Exit codes", 1)[1]
+    rows = re.findall(
+        r"^\|\s*(\d+)\s*\|\s*([a-z]+)\s*\|[^|]*\|\s*(yes|no|)\s*\|\s*$", section, flags=re.M
+    )
+    table = {int(code): {"yes": True, "no": False, "": None}[retry] for code, _, retry in rows}
+    kinds = {kind: int(code) for code, kind, _ in rows}
+    assert kinds == errors.EXIT_CODES, "every exit code has exactly one row with a retry cell"
+    return table
+
+
+def exit_code_rules(policy: dict[str, Any]) -> dict[str, set[int]]:
+    found: dict[str, set[int]] = {}
+    for rule in policy["rules"]:
+        codes = rule.get("onExitCodes")
+        if codes:
+            assert (codes["operator"], codes.get("containerName")) == ("In", "advisor")
+            found.setdefault(rule["action"], set()).update(codes["values"])
+    return found
+
+
+def job_policy() -> dict[str, Any]:
+    job = yaml.safe_load((REPO / "deploy" / "job.yaml").read_text())
+    policy: dict[str, Any] = job["spec"]["podFailurePolicy"]
+    return policy
+
+
+def chart_policy() -> dict[str, Any]:
+    """The podFailurePolicy block of the chart's shared Job settings (plain YAML, no templating
+    inside it), as the Job and the CronJob render it."""
+    text = HELPERS.read_text()
+    block = text.split('{{- define "tfta.jobSpecSettings" -}}', 1)[1].split("{{- end -}}", 1)[0]
+    assert "{{" not in block.split("podFailurePolicy:", 1)[1], "the policy is not templated"
+    policy: dict[str, Any] = yaml.safe_load(
+        "podFailurePolicy:" + block.split("podFailurePolicy:", 1)[1]
+    )
+    return policy["podFailurePolicy"]
+
+
+POLICIES = {"deploy/job.yaml": job_policy, "chart": chart_policy}
+
+
+@pytest.mark.parametrize("where", POLICIES)
+def test_the_job_fails_at_once_exactly_on_the_codes_the_readme_says_not_to_retry(
+    where: str,
+) -> None:
+    retry = readme_retry()
+    rules = exit_code_rules(POLICIES[where]())
+    assert rules.get("FailJob") == {code for code, again in retry.items() if again is False}
+
+
+@pytest.mark.parametrize("where", POLICIES)
+def test_retryable_codes_are_counted_and_interrupted_reaches_the_disruption_rule(
+    where: str,
+) -> None:
+    retry = readme_retry()
+    policy = POLICIES[where]()
+    rules = exit_code_rules(policy)
+    interrupted = errors.InterruptedRunError.exit_code
+    assert rules.get("Count") == {c for c, again in retry.items() if again} - {interrupted}
+    # A drained node's SIGTERM ends the run with 130: no exit-code rule may take it before the
+    # DisruptionTarget rule does (rules match in order), and that rule must ignore it.
+    assert all(interrupted not in codes for codes in rules.values())
+    assert any(
+        rule["action"] == "Ignore"
+        and {"type": "DisruptionTarget", "status": "True"} in rule.get("onPodConditions", [])
+        for rule in policy["rules"]
+    )
+
+
+def test_retried_codes_can_be_retried() -> None:
+    job = yaml.safe_load((REPO / "deploy" / "job.yaml").read_text())
+    assert job["spec"]["backoffLimit"] >= 1
+    assert job["spec"]["template"]["spec"]["restartPolicy"] == "Never"
+    values = yaml.safe_load((REPO / "charts" / "tf-thread-advisor" / "values.yaml").read_text())
+    assert values["job"]["backoffLimit"] >= 1
+
+
+def test_the_shared_manifest_checks_hold_the_readme_line() -> None:
+    # test_manifests.py and test_chart.py (rendered chart) check against these
+    retry = readme_retry()
+    assert {c for c, again in retry.items() if again is False} == k8s_checks.NO_RETRY_CODES
+    assert retry[k8s_checks.RETRY_CODE] is True
+
+
+def test_every_error_class_exits_with_its_documented_code() -> None:
+    retry = readme_retry()
+    for cls in vars(errors).values():
+        if isinstance(cls, type) and issubclass(cls, errors.AdvisorError):
+            assert cls.exit_code in retry, cls
+            assert errors.EXIT_CODES[cls.kind] == cls.exit_code

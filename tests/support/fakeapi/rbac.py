@@ -1,0 +1,94 @@
+"""RBAC as the API server evaluates it, for the rules shipped in deploy/rbac.yaml (or any
+rendered Role: the chart's, a kustomize overlay's, the read-only example's).
+
+The fake server authorizes every request with these rules, so a test that passes proves the
+shipped Role is enough, and a Role missing a verb makes the same test see 403.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.support import REPO
+
+RBAC_FILE = REPO / "deploy" / "rbac.yaml"
+SERVICE_ACCOUNT = "tf-thread-advisor"
+
+
+@dataclass(frozen=True)
+class Rule:
+    api_groups: tuple[str, ...]
+    resources: tuple[str, ...]
+    verbs: tuple[str, ...]
+    resource_names: tuple[str, ...] = ()
+
+    def allows(self, verb: str, api_group: str, resource: str, name: str | None) -> bool:
+        """Upstream semantics: every list matches or holds '*'; resourceNames, when present,
+        must contain the request's name (so a request without a name never matches)."""
+        if not ({api_group, "*"} & set(self.api_groups)):
+            return False
+        if not ({resource, "*"} & set(self.resources)):
+            return False
+        if not ({verb, "*"} & set(self.verbs)):
+            return False
+        return not self.resource_names or (name is not None and name in self.resource_names)
+
+
+def load_documents(path: Path = RBAC_FILE) -> list[dict[str, Any]]:
+    return [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
+
+
+def role_rules(
+    docs: list[dict[str, Any]] | None = None, *, configmap_name: str | None = None
+) -> list[Rule]:
+    """The rules the shipped RoleBinding grants the advisor's ServiceAccount.
+
+    ``configmap_name`` renames the resourceNames of the ConfigMap rule the way kustomize/Helm
+    users do (the rule is the same, only the name differs), so tests can use another ConfigMap
+    name. Rules on other resources (the restart rules on workloads) keep their names.
+    """
+    docs = copy.deepcopy(docs if docs is not None else load_documents())
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    for doc in docs:
+        by_kind.setdefault(doc["kind"], []).append(doc)
+    (binding,) = by_kind["RoleBinding"]
+    subjects = binding["subjects"]
+    assert {"kind": "ServiceAccount", "name": SERVICE_ACCOUNT} in [
+        {"kind": s["kind"], "name": s["name"]} for s in subjects
+    ], "the RoleBinding must bind the advisor's ServiceAccount"
+    assert binding["roleRef"]["kind"] == "Role"
+    (role,) = [r for r in by_kind["Role"] if r["metadata"]["name"] == binding["roleRef"]["name"]]
+    rules = parse_rules(role["rules"])
+    if configmap_name is not None:
+        rules = [
+            Rule(r.api_groups, r.resources, r.verbs, (configmap_name,))
+            if r.resource_names and "configmaps" in r.resources
+            else r
+            for r in rules
+        ]
+    return rules
+
+
+def parse_rules(raw_rules: list[dict[str, Any]]) -> list[Rule]:
+    """A Role's or ClusterRole's ``rules`` as Rule objects."""
+    return [
+        Rule(
+            api_groups=tuple(raw["apiGroups"]),
+            resources=tuple(raw["resources"]),
+            verbs=tuple(raw["verbs"]),
+            resource_names=tuple(raw.get("resourceNames", ())),
+        )
+        for raw in raw_rules
+    ]
+
+
+def without_verb(rules: list[Rule], verb: str) -> list[Rule]:
+    return [
+        Rule(r.api_groups, r.resources, tuple(v for v in r.verbs if v != verb), r.resource_names)
+        for r in rules
+    ]

@@ -1,0 +1,80 @@
+"""One real ``--smoke`` run of the benchmark: real TF children, a real calibrate, a real quota.
+
+Checks the plumbing, never the numbers (this machine is shared and noisy): the report has every
+figure, the advice it measured is the one calibrate printed, and no cgroup is left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import scaling
+from tests.support import REPO
+from tests.support.real_parts import missing_real_part
+from tests.support.realcgroup import CPU_ROOT, cgroup_unavailable
+
+
+@pytest.mark.tf
+def test_smoke_run_reports_every_figure_and_cleans_up(tmp_path: Path) -> None:
+    try:
+        import tensorflow  # noqa: F401
+    except ImportError:
+        missing_real_part("tensorflow is not installed")
+    out = tmp_path / "smoke.json"
+    proc = subprocess.Popen(
+        [sys.executable, "benchmarks/advice_quality.py", "--smoke", "--json", str(out)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr[-2000:]
+    assert not list(CPU_ROOT.glob(f"tfta-{proc.pid}-*")), "a cgroup was left behind"
+
+    report = json.loads(out.read_text())
+    assert report["mode"] == "smoke"
+    (scenario,) = report["scenarios"]
+    expected_quota = 1.0 if cgroup_unavailable() is None else None
+    assert scenario["quota_cpus"] == expected_quota
+    calibrate = scenario["calibrate"]
+    assert calibrate["exit_code"] == 0
+    assert calibrate["trials"] >= 2  # the baseline and at least one setting
+    # every trial kept for an offline replay of the choice: setting, round, status, figures
+    assert len(calibrate["windows"]) == calibrate["trials"]
+    assert calibrate["windows"][0][:4] == [None, None, 0, "ok"]  # the baseline screens first
+    assert 0 < calibrate["wall_s"] < 120
+    assert calibrate["peak_tree_rss_mib"] > 100  # TF was really loaded in the tree
+    settings = scenario["settings"]
+    assert scenario["advice"]["setting"] in settings
+    assert {"default", "1/1", "2/1"} <= set(settings)
+    # the judge's second look: one more round of the advice and the grid's two settings only
+    second = scenario["second_look"]
+    assert second["rounds"] == 1
+    assert {scenario["advice"]["setting"], "1/1", "2/1"} == set(second["settings"])
+    assert scenario["first_look"]["rounds"] == 2
+    # the held-out look: the second look's one round alone, the advice measured in it
+    held = scenario["held_out"]
+    assert held["rounds"] == 1
+    assert held["advice_value"] is not None and held["grid_best"]["setting"] in {"1/1", "2/1"}
+    for key, stats in settings.items():
+        assert stats["rounds"] == (3 if key in second["settings"] else 2)
+        assert stats["p99_ms"] >= stats["p50_ms"] > 0
+        assert stats["throughput_rps"] > 0
+    assert scenario["grid_best"]["setting"] in {"1/1", "2/1"}
+    assert set(scenario["targets"].values()) <= {"PASS", "MISS", "n/a"}
+    # calibrated again with its own advice as the incumbent (what the next scheduled run does)
+    repeat = scenario["repeat"]
+    assert repeat["exit_code"] == 0
+    assert repeat["advice"] in settings  # the grid measured it too
+    assert repeat["same_data"] == (repeat["advice"] == scenario["advice"]["setting"])
+    assert isinstance(repeat["incumbent_kept"], bool)
+    assert "| again" in stdout
+    assert [row["cpus"] for row in report["scaling"]] == [2, 64, 64] * len(scaling.LAUNCHERS)
+    assert "### Targets" in stdout
+    assert scenario["scenario"] in stdout

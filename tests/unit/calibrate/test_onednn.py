@@ -1,0 +1,152 @@
+"""--sweep-onednn: TF_ENABLE_ONEDNN_OPTS=0 against =1 in interleaved pairs, and the advice
+carries the variable only when one value wins beyond noise (fake clock, fake trials)."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.calibrate import onednn
+from advisor.calibrate.search import SearchSettings
+from advisor.calibrate.spec import TrialSpec
+from advisor.errors import InvalidAdviceError
+from advisor.models import DEFAULT_BUDGET_S, ENV_ONEDNN, CalibrationOptions, TrialResult
+from advisor.pipeline.calibrate import calibrate
+from advisor.recommend import build_recommendation, parse_configmap, render_configmap
+from tests.support.fakeapi.samples import FIXED_NOW, recommendation
+from tests.support.search_fakes import FakeClock, FakeTrials, node
+
+
+def _with_onednn(fake: FakeTrials, factor_for_0: float):
+    """FakeTrials whose p99 is scaled by ``factor_for_0`` when the trial runs with =0."""
+
+    def run(spec: TrialSpec, deadline_s: float) -> TrialResult:
+        result = fake(spec, deadline_s)
+        if result.status != "ok" or spec.onednn is None:
+            return result
+        scale = factor_for_0 if spec.onednn == "0" else 1.0
+        return result.model_copy(
+            update={"p99_ms": (result.p99_ms or 0) * scale, "onednn": spec.onednn}
+        )
+
+    return run
+
+
+def _calibrate(factor_for_0: float, budget: float = 60.0, noise: float = 0.02):
+    clock = FakeClock()
+    fake = FakeTrials(clock=clock, usable=2.0, affinity=2, overhead_s=0.3, noise=noise)
+    options = CalibrationOptions(budget_s=budget, sweep_onednn=True)
+    result = calibrate(options, node(2), trial_fn=_with_onednn(fake, factor_for_0), clock=clock)
+    return result, fake, clock
+
+
+def test_a_clear_winner_is_set_in_the_configmap() -> None:
+    result, _, _ = _calibrate(0.7)
+    assert result.onednn is not None and result.onednn.value == "0"
+    assert result.onednn.pairs >= onednn.MIN_PAIRS
+    rec = build_recommendation(result, advisor_version="0.1.0", now=FIXED_NOW)
+    cm = render_configmap(rec, "tf-advice", "ml")
+    assert cm["data"][ENV_ONEDNN] == "0"
+    assert parse_configmap(cm).recommendation.env[ENV_ONEDNN] == "0"
+    assert any(note.startswith("oneDNN: TF_ENABLE_ONEDNN_OPTS=0 is") for note in result.notes)
+
+
+def test_the_default_budget_still_holds_enough_pairs_for_a_verdict() -> None:
+    result, _, _ = _calibrate(0.7, budget=DEFAULT_BUDGET_S)
+    assert result.onednn is not None and result.onednn.pairs >= onednn.MIN_PAIRS
+    assert result.onednn.value == "0"
+
+
+def test_a_difference_within_noise_leaves_the_variable_out() -> None:
+    # 1% apart with +-1% noise per window: the medians can differ by 3% at most, whatever the
+    # draws, which is under the 5% floor of the band (a 2% gap with 2% noise could reach 6%)
+    result, _, _ = _calibrate(0.99, noise=0.01)
+    assert result.onednn is not None and result.onednn.value is None
+    assert "no difference beyond noise" in result.onednn.reason
+    rec = build_recommendation(result, advisor_version="0.1.0", now=FIXED_NOW)
+    assert ENV_ONEDNN not in render_configmap(rec, "tf-advice", "ml")["data"]
+
+
+def test_pairs_alternate_their_order_on_the_advised_setting_within_the_budget() -> None:
+    result, fake, clock = _calibrate(0.7)
+    pairs = [spec for spec, _, _ in fake.calls if spec.onednn is not None]
+    assert len(pairs) == 2 * result.onednn.pairs  # type: ignore[union-attr]
+    firsts = [pairs[i].onednn for i in range(0, len(pairs), 2)]
+    assert firsts[:2] == ["0", "1"]
+    assert {(s.intra_op_threads, s.inter_op_threads) for s in pairs} == {
+        (result.intra_op_threads, result.inter_op_threads)
+    }
+    assert all(t.onednn is None for t in result.trials)  # the thread sweep's trials stay apart
+    assert len(result.onednn_trials) == len(pairs)
+    # the pairs keep the search's reserve at the end of the budget too: no deadline reaches it
+    end = 1000.0 + 60.0 - SearchSettings().reserve_s
+    assert all(started + deadline <= end + 1e-9 for spec, deadline, started in fake.calls)
+    assert clock.monotonic() <= end
+
+
+def test_too_few_pairs_for_a_verdict_leaves_the_variable_out() -> None:
+    trials = [
+        TrialResult(intra_op_threads=1, inter_op_threads=1, status="ok", p99_ms=p, onednn=v)
+        for p, v in ((5.0, "0"), (9.0, "1"), (5.0, "1"), (9.0, "0"))
+    ]
+    verdict = onednn.verdict(trials, "latency", pairs=2)
+    assert verdict.value is None and "only 2 measured pair(s)" in verdict.reason
+
+
+def test_noisy_pairs_widen_the_band() -> None:
+    def trial(p99: float, value: str) -> TrialResult:
+        return TrialResult(
+            intra_op_threads=1, inter_op_threads=1, status="ok", p99_ms=p99, onednn=value
+        )
+
+    steady = [trial(10.0, "1"), trial(10.0, "1"), trial(10.0, "1")]
+    zero = [trial(8.5, "0"), trial(8.6, "0"), trial(8.4, "0")]
+    assert onednn.verdict(steady + zero, "latency", 3).value == "0"  # 15% better, tight
+    wild = [trial(6.0, "0"), trial(8.5, "0"), trial(12.0, "0")]
+    assert onednn.verdict(steady + wild, "latency", 3).value is None  # 15% on three wild windows
+
+
+def test_many_pairs_tell_apart_what_one_pair_could_not() -> None:
+    # each value's windows swing by a CV of about 10%, and =0's median is 10% better: over three
+    # pairs that is noise, over 24 the medians are known well enough to tell (one window's
+    # spread would call it noise however many pairs there were)
+    def trials(pairs: int) -> list[TrialResult]:
+        out = []
+        for i in range(pairs):
+            swing = (0.88, 1.0, 1.12)[i % 3]
+            for value, p99 in (("0", 9.0 * swing), ("1", 10.0 * swing)):
+                out.append(
+                    TrialResult(
+                        intra_op_threads=1,
+                        inter_op_threads=1,
+                        status="ok",
+                        p99_ms=p99,
+                        onednn=value,
+                    )
+                )
+        return out
+
+    assert onednn.verdict(trials(3), "latency", 3).value is None
+    many = onednn.verdict(trials(24), "latency", 24)
+    assert many.value == "0"
+    assert many.band is not None and many.band < 0.10
+
+
+@pytest.mark.parametrize("value", ["2", "true", "", " 1"])
+def test_validate_rejects_values_other_than_0_or_1(value: str) -> None:
+    cm = render_configmap(recommendation(), "tf-advice", "ml")
+    cm["data"][ENV_ONEDNN] = value
+    with pytest.raises(InvalidAdviceError, match=ENV_ONEDNN):
+        parse_configmap(cm)
+
+
+def test_validate_accepts_0_and_1_and_no_other_extra_key() -> None:
+    cm = render_configmap(recommendation(), "tf-advice", "ml")
+    for value in ("0", "1"):
+        cm["data"][ENV_ONEDNN] = value
+        # the content hash annotation no longer matches edited data: parse says so, not the value
+        with pytest.raises(InvalidAdviceError) as caught:
+            parse_configmap(cm)
+        assert ENV_ONEDNN not in str(caught.value)
+    cm["data"]["TF_SOMETHING_ELSE"] = "1"
+    with pytest.raises(InvalidAdviceError, match="unexpected TF_SOMETHING_ELSE"):
+        parse_configmap(cm)

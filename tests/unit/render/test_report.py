@@ -1,0 +1,294 @@
+"""The text table and the report file (HTML with an inline SVG heatmap, or SVG alone)."""
+
+from __future__ import annotations
+
+import html
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from advisor.errors import OutputError
+from advisor.models import CalibrationOptions, CalibrationResult, TrialStatus
+from advisor.pipeline.calibrate import calibrate
+from advisor.render.heatmap import heatmap_svg
+from advisor.render.report import report_html, write_report
+from advisor.render.table import text_summary
+from tests.support import REPO
+from tests.support.search_fakes import FakeClock, FakeTrials, node
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def result_for(
+    objective: str = "latency",
+    p99: float | None = None,
+    crash: tuple[int, int] | None = None,
+    noise: float = 0.03,
+    flat: bool = False,
+) -> CalibrationResult:
+    profile = node(8, quota=4.0)
+    clock = FakeClock()
+    faults: dict[tuple[int | None, int | None], TrialStatus] = {crash: "crashed"} if crash else {}
+    fake = FakeTrials(
+        clock=clock,
+        usable=4.0,
+        affinity=8,
+        faults=faults,
+        noise=noise,
+        flat_p99=10.0 if flat else None,
+        baseline_factor=3.0 if flat else 1.0,
+    )
+    options = CalibrationOptions.model_validate(
+        {"objective": objective, "p99_slo_ms": p99, "budget_s": 120.0}
+    )
+    return calibrate(options, profile, trial_fn=fake, clock=clock)
+
+
+def cell_texts(svg: str) -> list[str]:
+    root = ET.fromstring(svg)
+    return ["".join(t.itertext()) for t in root.iter(f"{SVG}text")]
+
+
+def test_heatmap_is_valid_svg_with_values_and_the_chosen_cell_marked() -> None:
+    result = result_for(crash=(1, 1))
+    svg = heatmap_svg(result)
+    texts = cell_texts(svg)
+    chosen = result.chosen.p99_ms
+    assert chosen is not None
+    starred = [t for t in texts if t.startswith("\u2605 ") and "chosen" not in t]
+    assert starred == [f"\u2605 {chosen:.1f}"]
+    assert "crashed" in texts  # the failed setting is shown, not silently missing
+    baseline = result.baseline.p99_ms
+    assert baseline is not None
+    assert any(t.startswith("TF default (baseline") and f"{baseline:.1f} ms" in t for t in texts)
+    assert "inter-op threads" in texts
+    assert "intra-op threads" in texts
+    # one coloured cell with a value per measured setting
+    measured = {
+        (t.intra_op_threads, t.inter_op_threads)
+        for t in result.trials
+        if t.status == "ok" and not t.is_baseline
+    }
+    value_cells = [label for label, _ in cell_fills(svg) if number(label) is not None]
+    assert len(value_cells) == len(measured)
+    # cells judged on the screen's short windows alone say so; the raced ones' do not
+    raced = {
+        (t.intra_op_threads, t.inter_op_threads)
+        for t in result.trials
+        if t.round > 0 and not t.is_baseline
+    }
+    screened = [label for label in value_cells if "(s)" in label]
+    assert len(screened) == len(measured - raced) > 0
+    assert f"{chosen:.1f}" in value_cells
+
+
+def cell_fills(svg: str) -> list[tuple[str, str]]:
+    """(cell label, fill colour of its rectangle) per cell (cells are drawn rect, then label)."""
+    cells: list[tuple[str, str]] = []
+    fill = None
+    for element in ET.fromstring(svg):
+        if element.tag == f"{SVG}rect" and element.get("width") == "92":
+            fill = element.get("fill")
+        elif element.tag == f"{SVG}text" and fill is not None:
+            cells.append(("".join(element.itertext()).replace("\u2605 ", ""), fill))
+            fill = None
+    return cells
+
+
+def number(label: str) -> float | None:
+    """The value a cell shows ("12.3", "12.3 (r0)", "12.3 !"), or None for a status cell."""
+    try:
+        return float(label.split(maxsplit=1)[0])
+    except (ValueError, IndexError):
+        return None
+
+
+def test_best_cell_is_greenest_and_worst_reddest() -> None:
+    result = result_for()
+    cells = cell_fills(heatmap_svg(result))
+    values = {v: fill for label, fill in cells if (v := number(label)) is not None}
+    assert len(values) >= 3
+    greenness = {v: int(f[3:5], 16) - int(f[1:3], 16) for v, f in values.items()}
+    best, worst = min(values), max(values)  # latency: lower is better
+    assert greenness[best] == max(greenness.values())
+    assert greenness[worst] == min(greenness.values())
+    assert greenness[best] > 0 > greenness[worst]
+
+
+def test_every_cell_within_noise_of_the_best_has_the_best_colour() -> None:
+    """The measurement cannot rank them, so the heatmap does not either; the others keep the
+    gradient, and TF's default sits in the cell of the thread counts it runs."""
+    result = result_for(noise=0.0, flat=True)
+    svg = heatmap_svg(result)
+    cells = cell_fills(svg)
+    near = [fill for label, fill in cells if label.endswith(" ~")]
+    chosen = [fill for label, fill in cells if label.startswith(f"{result.chosen.p99_ms:.1f}")]
+    assert len(near) >= 2
+    assert set(near) == set(chosen)  # one colour for the whole range, the advice's included
+    # TF's default is three times slower: outside the range, so it keeps the gradient's red end
+    outside = [fill for label, fill in cells if label.startswith("TF default ")]
+    assert outside and set(outside).isdisjoint(near)
+    default = [label for label, _ in cells if label.startswith("TF default ")]
+    assert len(default) == 1
+
+
+def test_throughput_heatmap_shows_requests_per_second() -> None:
+    result = result_for("throughput")
+    texts = cell_texts(heatmap_svg(result))
+    assert any("req/s, higher is better" in t for t in texts)
+
+
+def test_slo_cells_over_the_bound_are_flagged() -> None:
+    result = result_for("slo", p99=6.0)
+    texts = cell_texts(heatmap_svg(result))
+    assert any(t.endswith(" !") for t in texts)
+
+
+def test_html_report_is_self_contained_with_the_trial_table(tmp_path: Path) -> None:
+    result = result_for()
+    target = tmp_path / "report.html"
+    write_report(result, target)
+    page = target.read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    assert "<svg" in page
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    assert "<script" not in page
+    assert page.count("<tr class=") == len(result.trials)
+    assert f"TF_NUM_INTRAOP_THREADS={result.intra_op_threads}" in page
+
+
+def test_svg_report_is_the_heatmap_alone(tmp_path: Path) -> None:
+    result = result_for()
+    target = tmp_path / "heat.svg"
+    write_report(result, target)
+    root = ET.parse(target).getroot()
+    assert root.tag == f"{SVG}svg"
+
+
+def test_unwritable_report_is_an_output_error(tmp_path: Path) -> None:
+    with pytest.raises(OutputError, match="cannot write"):
+        write_report(result_for(), tmp_path / "missing" / "r.html")
+
+
+#: writes a report over an existing one with files limited to 2000 bytes (EFBIG past that)
+_SMALL_FILES = """
+import resource, signal, sys
+from pathlib import Path
+from advisor.render.report import write_report
+from advisor.errors import OutputError
+from tests.unit.render.test_report import result_for
+result = result_for()
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))
+try:
+    write_report(result, Path(sys.argv[1]))
+except OutputError as exc:
+    print(exc)
+"""
+
+
+def test_a_report_that_cannot_be_written_whole_leaves_the_old_one(tmp_path: Path) -> None:
+    target = tmp_path / "report.html"
+    target.write_text("the previous report\n")
+    done = subprocess.run(
+        [sys.executable, "-c", _SMALL_FILES, str(target)],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "cannot write" in done.stdout
+    assert target.read_text() == "the previous report\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
+
+
+def test_text_table_has_chosen_baseline_and_a_one_line_advice() -> None:
+    result = result_for(crash=(1, 1))
+    text = text_summary(result)
+    lines = text.splitlines()
+    assert lines[0].split() == [
+        "intra/inter",
+        "p50",
+        "ms",
+        "p99",
+        "ms",
+        "req/s",
+        "throttled",
+        "verdict",
+    ]
+    label = f"{result.intra_op_threads}/{result.inter_op_threads}"
+    assert lines[1].startswith(label)
+    assert lines[1].endswith("chosen")
+    assert lines[2].startswith("TF default")
+    assert any(line.startswith("1/1") and "crashed: fake crashed" in line for line in lines)
+    advice = [line for line in lines if line.startswith("advice:")]
+    assert len(advice) == 1
+    assert f"TF_NUM_INTRAOP_THREADS={result.intra_op_threads}" in advice[0]
+    against = next(line for line in lines if line.startswith("against TF's default:"))
+    mine, theirs = result.chosen.p99_ms, result.baseline.p99_ms
+    assert mine is not None and theirs is not None and result.gain_band is not None
+    assert (
+        f"p99 {mine:.2f} ms against {theirs:.2f} ms for TF's default "
+        f"({(theirs - mine) / theirs:.0%} lower, noise \u00b1{result.gain_band:.0%})"
+    ) in against
+    assert "x the TF default" not in text
+
+
+def test_report_view_for_people(tmp_path: Path) -> None:
+    """Writes both forms next to each other; a person can open them (kept in tmp_path)."""
+    result = result_for(crash=(1, 1))
+    html_text = report_html(result)
+    assert html_text.count("<svg") == 1
+    assert "Every trial" in html_text
+
+
+def test_kept_default_reads_as_such() -> None:
+    profile = node(2)
+    clock = FakeClock()
+    fake = FakeTrials(clock=clock, usable=2.0, affinity=2, baseline_factor=0.3)
+    result = calibrate(CalibrationOptions(budget_s=60.0), profile, trial_fn=fake, clock=clock)
+    lines = text_summary(result).splitlines()
+    assert lines[1].startswith("TF default")
+    assert lines[1].endswith("chosen (TF default kept)")
+    assert not any(line.endswith("  chosen") for line in lines)
+    assert any(line.startswith("advice: keep TF's default, spelled out:") for line in lines)
+    assert any("the advice is TF's default" in line and "no gain claimed" in line for line in lines)
+    assert not any("% lower" in line for line in lines if line.startswith("against"))
+    texts = cell_texts(heatmap_svg(result))
+    # TF's default has its cell (2/2 on two CPUs), and it is the starred one
+    assert [t for t in texts if t.startswith("\u2605 ") and "chosen" not in t] == [
+        f"\u2605 TF default {result.baseline.p99_ms:.1f}"
+    ]
+    assert any("chosen: TF's default, spelled out" in t for t in texts)
+
+
+def test_no_measurable_gain_and_the_range_within_noise_are_shown() -> None:
+    """Every setting as fast as the default: nothing beat the incumbent (TF's default), so it is
+    kept with no gain claimed; the text, the heatmap and the report show the range."""
+    profile = node(8, quota=4.0)
+    clock = FakeClock()
+    fake = FakeTrials(clock=clock, usable=4.0, affinity=8, flat_p99=10.0, overhead_s=0.3)
+    result = calibrate(CalibrationOptions(budget_s=60.0), profile, trial_fn=fake, clock=clock)
+    assert result.gain_within_noise
+    assert result.kept_default
+    text = text_summary(result)
+    against = next(line for line in text.splitlines() if line.startswith("against TF's default"))
+    assert "no gain claimed" in against
+    held = next(line for line in text.splitlines() if line.startswith("in force before:"))
+    assert "TF's default (none stored: TF's default): measured best: kept" in held or (
+        "kept: nothing beat it beyond noise" in held
+    )
+    within = next(line for line in text.splitlines() if line.startswith("within noise"))
+    assert f"({len(result.near_best)} settings, TF's default among them)" in within
+    assert "within noise of the best" in text  # the verdict of the others in the range
+    texts = cell_texts(heatmap_svg(result))
+    assert any(t.startswith("~ within noise") for t in texts)
+    assert any(t.endswith(" ~") for t in texts)  # the other cells in the range are marked
+    assert any("one colour" in t for t in texts)
+    assert html.escape(within) in report_html(result)

@@ -1,0 +1,276 @@
+"""The trial runner's supervision, with fake trial programs (no TensorFlow: fast).
+
+Each fake is a real child process that misbehaves one way; the runner must turn each into the
+right status and a one-line reason, and leave no process behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.errors import ModelError
+from advisor.models import TrialResult
+from advisor.trials.environment import THREAD_ENV, trial_env
+from advisor.trials.modelfile import workload_kind
+from advisor.trials.runner import inspect_workload, run_trial
+from advisor.trials.supervise import terminate_all_trials
+from tests.support import FAKE_TRIALS
+
+FAKE = FAKE_TRIALS / "fake_trial.py"
+BUILTIN = WorkloadSpec(model_path=None)
+SETTING = TrialSpec(intra_op_threads=2, inter_op_threads=1, warmup_s=0.1, measure_s=0.2, round=1)
+
+
+def fake(mode: str, *extra: str) -> list[str]:
+    return [sys.executable, str(FAKE), mode, *extra]
+
+
+def run_fake(mode: str, *extra: str, deadline_s: float = 30.0) -> TrialResult:
+    return run_trial(SETTING, BUILTIN, deadline_s=deadline_s, program=fake(mode, *extra))
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+def wait_gone(pids: list[int], within_s: float = 10.0) -> list[int]:
+    """The pids still alive after ``within_s`` (reaping by init may take a moment)."""
+    end = time.monotonic() + within_s
+    while time.monotonic() < end:
+        left = [pid for pid in pids if alive(pid)]
+        if not left:
+            return []
+        time.sleep(0.05)
+    return [pid for pid in pids if alive(pid)]
+
+
+def test_a_good_answer_is_read_from_the_result_file_not_stdout() -> None:
+    result = run_fake("ok")
+    assert result.status == "ok", result.reason
+    assert (result.intra_op_threads, result.inter_op_threads, result.round) == (2, 1, 1)
+    assert result.p99_ms == 4.0
+    assert result.requests == 100
+    assert result.nr_throttled == 3
+    assert result.threads == 7
+
+
+def test_a_setting_reaches_the_child_as_all_three_variables() -> None:
+    result = run_fake("env")
+    assert json.loads(result.reason or "") == {
+        "TF_NUM_INTRAOP_THREADS": "2",
+        "TF_NUM_INTEROP_THREADS": "1",
+        "OMP_NUM_THREADS": "2",
+    }
+
+
+def test_the_baseline_child_gets_no_thread_variable_even_if_the_parent_has_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The advisor may run in a pod that already mounts an earlier advice.
+    for key in THREAD_ENV:
+        monkeypatch.setenv(key, "7")
+    baseline = TrialSpec(None, None, warmup_s=0.1, measure_s=0.1)
+    result = run_trial(baseline, BUILTIN, deadline_s=30, program=fake("env"))
+    assert json.loads(result.reason or "") == dict.fromkeys(THREAD_ENV)
+    assert result.is_baseline
+
+
+def test_trial_env_quiets_tf_and_keeps_a_user_log_level() -> None:
+    env = trial_env(3, None, base={"TF_CPP_MIN_LOG_LEVEL": "3", "OMP_NUM_THREADS": "9", "A": "b"})
+    assert env["TF_CPP_MIN_LOG_LEVEL"] == "3"
+    assert env["TF_NUM_INTRAOP_THREADS"] == env["OMP_NUM_THREADS"] == "3"
+    assert "TF_NUM_INTEROP_THREADS" not in env
+    assert env["A"] == "b"
+    assert trial_env(None, None, base={})["TF_CPP_MIN_LOG_LEVEL"] == "2"
+
+
+def test_a_hung_trial_is_killed_at_its_deadline_with_its_whole_process_group(
+    tmp_path: Path,
+) -> None:
+    pidfile = tmp_path / "pids"
+    started = time.monotonic()
+    result = run_fake("hang", str(pidfile), deadline_s=2.0)
+    elapsed = time.monotonic() - started
+    assert result.status == "timeout"
+    assert result.reason == "no answer within its 2 s deadline; killed"
+    assert elapsed < 60  # the fake sleeps an hour: returning at all proves the kill
+    pids = [int(p) for p in pidfile.read_text().split()]
+    assert len(pids) == 2
+    assert wait_gone(pids) == []
+
+
+def test_terminate_all_trials_kills_a_running_trial_and_says_so(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    results: list[TrialResult] = []
+    worker = threading.Thread(
+        target=lambda: results.append(run_fake("hang", str(pidfile), deadline_s=120))
+    )
+    worker.start()
+    end = time.monotonic() + 30
+    while not (pidfile.exists() and len(pidfile.read_text().split()) == 2):
+        assert time.monotonic() < end, "the fake trial never started"
+        time.sleep(0.05)
+    terminate_all_trials()
+    worker.join(timeout=60)
+    assert not worker.is_alive()
+    assert results[0].status == "failed"
+    assert results[0].reason == "stopped: the run is being interrupted"
+    assert wait_gone([int(p) for p in pidfile.read_text().split()]) == []
+
+
+@pytest.mark.parametrize(
+    ("mode", "status", "reason"),
+    [
+        ("crash", "crashed", "exited with code 3: RuntimeError: the model exploded"),
+        ("sigkill", "oom", "killed by SIGKILL (out of memory?)"),
+        ("sigsegv", "crashed", "killed by SIGSEGV"),
+        ("garbage", "failed", "garbled answer (not JSON): 'this is {not json'"),
+        ("not_object", "failed", "garbled answer (not an object): '[1, 2, 3]'"),
+        (
+            "silent",
+            "failed",
+            "exited without an answer; last output: loaded the model, then forgot to answer",
+        ),
+        (
+            "invalid",
+            "failed",
+            "the trial's answer does not validate: p99_ms: Input should be greater than or "
+            "equal to 0",
+        ),
+    ],
+)
+def test_a_faulty_trial_becomes_a_status_and_a_one_line_reason(
+    mode: str, status: str, reason: str
+) -> None:
+    result = run_fake(mode)
+    assert (result.status, result.reason) == (status, reason)
+    assert (result.intra_op_threads, result.inter_op_threads, result.round) == (2, 1, 1)
+    assert result.p99_ms is None
+
+
+def test_a_program_that_cannot_start_is_a_failed_trial(tmp_path: Path) -> None:
+    missing = str(tmp_path / "no-such-program")
+    result = run_trial(SETTING, BUILTIN, deadline_s=5, program=[missing])
+    assert result.status == "failed"
+    assert result.reason is not None
+    assert result.reason.startswith(f"cannot start {missing}:")
+
+
+def test_no_scratch_space_is_a_failed_trial_not_an_exception(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-tmpdir"))
+    result = run_fake("ok")
+    assert result.status == "failed"
+    assert (result.reason or "").startswith("cannot prepare the trial: [Errno 2] No such file")
+
+
+def test_no_child_is_left_after_trials() -> None:
+    before = set(_children())
+    for mode in ("ok", "crash", "sigkill"):
+        run_fake(mode)
+    assert set(_children()) - before == set()
+
+
+def _children() -> list[int]:
+    me = str(os.getpid())
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(
+                line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line
+            )
+        except OSError:
+            continue
+        if fields.get("PPid", "").strip() == me and not fields.get("State", "").startswith("Z"):
+            found.append(int(status.parent.name))
+    return found
+
+
+# --------------------------------------------------------------------------------------------------
+# Paths that cannot be models are refused in the parent, before any child starts
+# --------------------------------------------------------------------------------------------------
+
+
+def test_workload_kinds_by_path(tmp_path: Path) -> None:
+    saved = tmp_path / "sm"
+    saved.mkdir()
+    (saved / "saved_model.pb").write_bytes(b"")
+    keras_file = tmp_path / "m.keras"
+    keras_file.write_bytes(b"PK\x03\x04 rest of a zip archive")
+    h5_file = tmp_path / "m.h5"
+    h5_file.write_bytes(b"\x89HDF\r\n\x1a\n rest of an HDF5 file")
+    assert workload_kind(BUILTIN) == "builtin"
+    assert workload_kind(WorkloadSpec(str(saved))) == "savedmodel"
+    assert workload_kind(WorkloadSpec(str(keras_file))) == "keras"
+    assert workload_kind(WorkloadSpec(str(h5_file))) == "keras"
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: p / "missing", "{p}/missing: no such file or directory"),
+        (
+            lambda p: _mkdir(p / "empty"),
+            "{p}/empty: the directory is empty (expected a SavedModel)",
+        ),
+        (
+            lambda p: _write(_mkdir(p / "notsm") / "variables.txt").parent,
+            "{p}/notsm: not a SavedModel directory (no saved_model.pb in it)",
+        ),
+        (
+            lambda p: _write(p / "model.h5"),
+            "{p}/model.h5: not a Keras .h5 file (its content is not HDF5)",
+        ),
+        (
+            lambda p: _write(p / "model.onnx"),
+            "{p}/model.onnx: expected a SavedModel directory or a .keras file",
+        ),
+    ],
+)
+def test_unusable_paths_are_model_errors_before_any_child(
+    tmp_path: Path, make: Callable[[Path], Path], message: str
+) -> None:
+    path = make(tmp_path)
+    with pytest.raises(ModelError) as caught:
+        inspect_workload(WorkloadSpec(str(path)), timeout_s=0.001)
+    assert str(caught.value) == message.format(p=tmp_path)
+    result = run_trial(SETTING, WorkloadSpec(str(path)), deadline_s=0.001)
+    assert (result.status, result.reason) == ("failed", message.format(p=tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (WorkloadSpec(None, batch_size=0), "built-in workload: batch size 0: must be at least 1"),
+        (WorkloadSpec(None, concurrency=0), "built-in workload: concurrency 0: must be at least 1"),
+    ],
+)
+def test_bad_sizes_are_model_errors_before_any_child(spec: WorkloadSpec, message: str) -> None:
+    with pytest.raises(ModelError, match=f"^{message}$"):
+        inspect_workload(spec, timeout_s=0.001)
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
+def _write(path: Path) -> Path:
+    path.write_text("x")
+    return path
