@@ -1,5 +1,6 @@
 """Objectives as types: each one's value, direction, bound and words; the registry as the one place
-the CLI's choices and the models' validation come from."""
+the CLI's choices and the models' validation come from; and the oneDNN verdict judged by what the
+thread setting was chosen by (under an SLO no setting met, p99, not the objective's throughput)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ import pytest
 from pydantic import ValidationError
 
 from advisor import objectives
+from advisor.calibrate import onednn
+from advisor.calibrate.spec import TrialSpec
 from advisor.cli import build_parser, main
 from advisor.cli.calibrate_cmd import options_from_args
 from advisor.errors import UsageError
-from advisor.models import CalibrationOptions, CalibrationResult, Measurement
+from advisor.models import CalibrationOptions, CalibrationResult, Measurement, TrialResult
 from advisor.objectives import (
     DEFAULT_OBJECTIVE,
     OBJECTIVES,
@@ -28,7 +31,9 @@ from advisor.objectives import (
     named,
     register,
 )
+from advisor.pipeline.calibrate import calibrate
 from advisor.render.words import compare_text, figure_text
+from tests.search_fakes import FakeClock, FakeTrials, node
 
 #: lower p99 but fewer requests/s than SLOW: the objectives disagree about the two
 FAST = Measurement(p50_ms=2.0, p99_ms=5.0, throughput_rps=300.0)
@@ -246,3 +251,45 @@ def test_an_unknown_objective_past_the_parser_fails_the_models_validation() -> N
     args.objective = "speed"
     with pytest.raises(UsageError, match=r"--objective: .*unknown objective 'speed' \(one of "):
         options_from_args(args)
+
+
+# --------------------------------------------------------------------------------------------------
+# the oneDNN verdict judges by what the setting was chosen by
+
+
+def _onednn_sweep(p99_slo_ms: float) -> CalibrationResult:
+    """An SLO sweep where TF_ENABLE_ONEDNN_OPTS=0 lowers p99 by 30% and leaves requests/s alone."""
+    clock = FakeClock()
+    fake = FakeTrials(clock=clock, usable=2.0, affinity=2, overhead_s=0.3, noise=0.01)
+
+    def trial(spec: TrialSpec, deadline_s: float) -> TrialResult:
+        result = fake(spec, deadline_s)
+        if result.status != "ok" or spec.onednn is None:
+            return result
+        scale = 0.7 if spec.onednn == "0" else 1.0
+        return result.model_copy(
+            update={"p99_ms": (result.p99_ms or 0) * scale, "onednn": spec.onednn}
+        )
+
+    options = CalibrationOptions(
+        objective="slo", p99_slo_ms=p99_slo_ms, budget_s=60.0, sweep_onednn=True
+    )
+    return calibrate(options, node(2), trial_fn=trial, clock=clock)
+
+
+def test_under_an_slo_nobody_meets_the_onednn_verdict_judges_by_p99_as_the_threads_were() -> None:
+    result = _onednn_sweep(p99_slo_ms=0.5)  # no setting comes near 0.5 ms
+    assert result.slo_met is False
+    assert result.onednn is not None and result.onednn.value == "0"
+    assert "ms p99" in result.onednn.reason
+    # judged by the objective's own measure regardless of the bound (what the verdict did before:
+    # lower_is_better(objective) without slo_met), the same pairs show no difference at all
+    before = onednn.verdict(result.onednn_trials, named("slo").measure(), result.onednn.pairs)
+    assert before.value is None and "req/s" in before.reason
+
+
+def test_under_an_slo_that_is_met_the_onednn_verdict_judges_by_throughput() -> None:
+    result = _onednn_sweep(p99_slo_ms=1000.0)
+    assert result.slo_met is True
+    assert result.onednn is not None and result.onednn.value is None  # same requests/s
+    assert "req/s" in result.onednn.reason
