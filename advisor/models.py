@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
+
+from advisor.objectives import DEFAULT_OBJECTIVE, OBJECTIVES, named
 
 
 class StrictModel(BaseModel):
@@ -145,7 +147,19 @@ class NodeProfile(StrictModel):
 # Calibration (filled by advisor.calibrate)
 # --------------------------------------------------------------------------------------------------
 
-Objective = Literal["latency", "throughput", "slo"]
+
+def _known_objective(name: str) -> str:
+    named(name)  # ValueError naming the known ones
+    return name
+
+
+#: an objective's name, one of ``advisor.objectives.OBJECTIVES``: stored (and hashed, in the
+#: ConfigMap's provenance) as the plain string it is
+ObjectiveName = Annotated[
+    str,
+    AfterValidator(_known_objective),
+    WithJsonSchema({"type": "string", "enum": list(OBJECTIVES)}),
+]
 TrialStatus = Literal["ok", "failed", "timeout", "crashed", "oom", "skipped"]
 
 #: The sweep's default budget, in seconds, re-derived in issue 10 as the smallest that gives up
@@ -186,7 +200,9 @@ class CalibrationOptions(StrictModel):
     )
     batch_size: int = Field(default=1, ge=1, le=65536, description="fills unknown batch dimensions")
     concurrency: int = Field(default=1, ge=1, le=256, description="requests kept in flight")
-    objective: Objective = Field(default="latency", description="what the sweep optimises")
+    objective: ObjectiveName = Field(
+        default=DEFAULT_OBJECTIVE, description="what the sweep optimises"
+    )
     p99_slo_ms: float | None = Field(
         default=None, gt=0, description="with objective 'slo': the p99 bound in milliseconds"
     )
@@ -206,8 +222,8 @@ class CalibrationOptions(StrictModel):
     @model_validator(mode="after")
     def _slo_has_its_bound(self) -> CalibrationOptions:
         # the search ranks an SLO by it: without one, choosing would fail after the whole sweep
-        if self.objective == "slo" and self.p99_slo_ms is None:
-            raise ValueError("objective 'slo' needs p99_slo_ms")
+        if named(self.objective).bounded_by is not None and self.p99_slo_ms is None:
+            raise ValueError(f"objective '{self.objective}' needs p99_slo_ms")
         return self
 
 
@@ -350,7 +366,7 @@ class CalibrationResult(StrictModel):
 
     intra_op_threads: int = Field(ge=1, le=MAX_THREADS)
     inter_op_threads: int = Field(ge=1, le=MAX_THREADS)
-    objective: Objective
+    objective: ObjectiveName
     p99_slo_ms: float | None = Field(default=None, gt=0)
     baseline: Measurement
     chosen: Measurement
@@ -554,7 +570,7 @@ class Provenance(StrictModel):
     effective_cpus: float = Field(gt=0, description="min(len(affinity), quota)")
     topology: TopologySummary = Field(default_factory=TopologySummary)
     tf_version: str | None = Field(default=None, description="TensorFlow version measured with")
-    objective: Objective
+    objective: ObjectiveName
     p99_slo_ms: float | None = Field(default=None, gt=0)
     workload: WorkloadInfo
     baseline: Measurement = Field(description="TF defaults on this node")

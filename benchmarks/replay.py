@@ -27,6 +27,7 @@ if str(REPO) not in sys.path:
 
 from advisor.calibrate.objective import aggregate, choose  # noqa: E402
 from advisor.models import TrialResult  # noqa: E402
+from advisor.objectives import named  # noqa: E402
 from benchmarks import report  # noqa: E402
 
 
@@ -55,7 +56,8 @@ def replay(scenario: dict[str, Any], affinity: int) -> dict[str, Any] | None:
     windows = scenario["calibrate"].get("windows")
     if not windows:
         return None
-    choice = choose(aggregate(trials_of(windows), (affinity, affinity)), scenario["objective"])
+    objective = named(scenario["objective"])
+    choice = choose(aggregate(trials_of(windows), (affinity, affinity)), objective)
     chosen = choice.chosen
     # a kept default is advised spelled out (intra = inter = the affinity count), and the run
     # measured it that way too

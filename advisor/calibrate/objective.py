@@ -1,4 +1,5 @@
-"""What "best" means for each objective, and how sure the sweep can be about it.
+"""How sure the sweep can be about what is best, and the advice it gives (what "best" means for
+each objective is ``advisor.objectives``).
 
 Trials are noisy (a shared node, a CFS period that lands mid-request, a short window whose p99 is
 nearly its maximum), so one number per setting is not a ranking. A setting is judged by the median
@@ -35,12 +36,14 @@ best, so the usual trade of a little speed for fewer threads never goes below th
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from advisor.models import Measurement, Objective, TrialResult
+from advisor.models import Measurement, TrialResult
+from advisor.objectives import Measure, Objective
 
 #: the narrowest noise band: two medians within 5% of each other are a tie even on a quiet node
 MIN_BAND = 0.05
@@ -87,10 +90,10 @@ class ConfigStats:
     windows: int
     #: successful trials of any phase
     trials: int
-    cv_p99: float | None
-    cv_rps: float | None
     #: intra + inter; for the baseline what TF runs (0 when the caller did not say)
     threads: int
+    #: the trusted windows themselves, for the spread of whatever measure is asked
+    trusted: tuple[TrialResult, ...] = dataclasses.field(repr=False)
 
     @property
     def is_baseline(self) -> bool:
@@ -104,14 +107,14 @@ class ConfigStats:
     def label(self) -> str:
         return label(self.intra_op_threads, self.inter_op_threads)
 
-    def cv(self, objective: Objective, slo_met: bool = True) -> float | None:
-        """The CV of the value the objective ranks by."""
-        return self.cv_p99 if lower_is_better(objective, slo_met) else self.cv_rps
+    def cv(self, measure: Measure) -> float | None:
+        """The CV of ``measure`` over the trusted windows."""
+        return coefficient_of_variation([measure.read(t) or 0.0 for t in self.trusted])
 
-    def error(self, objective: Objective, slo_met: bool = True) -> float | None:
-        """The relative standard error of the median the objective ranks by; None with fewer
-        than two windows (no spread to judge by)."""
-        cv = self.cv(objective, slo_met)
+    def error(self, measure: Measure) -> float | None:
+        """The relative standard error of the median of ``measure``; None with fewer than two
+        windows (no spread to judge by)."""
+        cv = self.cv(measure)
         if cv is None or self.windows < 2:
             return None
         return median_error(cv, self.windows)
@@ -144,7 +147,10 @@ class Choice:
     gain_within_noise: bool
     #: the CV of the chosen setting's windows (of the value the objective ranks by)
     spread: float | None
+    #: whether a setting met the objective's bound (None: it has none)
     slo_met: bool | None
+    #: what the settings were ranked by: the objective's measure, or its bound's when none met it
+    measure: Measure
     notes: tuple[str, ...]
     #: the advice in force as measured here (None: it could not be measured, so it cannot stand)
     incumbent: ConfigStats | None = None
@@ -160,18 +166,6 @@ class Choice:
     @property
     def kept_default(self) -> bool:
         return self.chosen.is_baseline
-
-
-def lower_is_better(objective: Objective, slo_met: bool = True) -> bool:
-    """Latency, and an SLO nobody meets (then the lowest p99 wins), are minimised."""
-    return objective == "latency" or (objective == "slo" and not slo_met)
-
-
-def value(stats: ConfigStats | TrialResult, objective: Objective, slo_met: bool = True) -> float:
-    """The number the objective ranks by: p99 when minimising latency, else requests/s."""
-    if lower_is_better(objective, slo_met):
-        return stats.p99_ms if stats.p99_ms is not None else float("inf")
-    return stats.throughput_rps if stats.throughput_rps is not None else 0.0
 
 
 def usable(trial: TrialResult) -> bool:
@@ -211,8 +205,6 @@ def aggregate(
     for (intra, inter), runs in by_config.items():
         race = [t for t in runs if t.round > SCREEN_ROUND]
         trusted = race or runs
-        p99s = [t.p99_ms or 0.0 for t in trusted]
-        rpss = [t.throughput_rps or 0.0 for t in trusted]
         if intra is None or inter is None:
             threads = sum(default) if default is not None else 0
         else:
@@ -224,36 +216,15 @@ def aggregate(
                 raced=bool(race),
                 round=max(t.round for t in runs),
                 p50_ms=statistics.median(t.p50_ms or 0.0 for t in trusted),
-                p99_ms=statistics.median(p99s),
-                throughput_rps=statistics.median(rpss),
+                p99_ms=statistics.median(t.p99_ms or 0.0 for t in trusted),
+                throughput_rps=statistics.median(t.throughput_rps or 0.0 for t in trusted),
                 windows=len(trusted),
                 trials=len(runs),
-                cv_p99=coefficient_of_variation(p99s),
-                cv_rps=coefficient_of_variation(rpss),
                 threads=threads,
+                trusted=tuple(trusted),
             )
         )
     return result
-
-
-def meets_slo(stats: ConfigStats, p99_slo_ms: float | None) -> bool:
-    return p99_slo_ms is not None and stats.p99_ms <= p99_slo_ms
-
-
-def rank(
-    stats: Iterable[ConfigStats], objective: Objective, p99_slo_ms: float | None = None
-) -> list[ConfigStats]:
-    """Best first by the objective alone (no noise band), fewer threads first on equal values."""
-    items = list(stats)
-    if objective == "slo":
-        meeting = [s for s in items if meets_slo(s, p99_slo_ms)]
-        missing = [s for s in items if not meets_slo(s, p99_slo_ms)]
-        return sorted(meeting, key=lambda s: (-s.throughput_rps, s.threads)) + sorted(
-            missing, key=lambda s: (s.p99_ms, s.threads)
-        )
-    if objective == "throughput":
-        return sorted(items, key=lambda s: (-s.throughput_rps, s.threads))
-    return sorted(items, key=lambda s: (s.p99_ms, s.threads))
 
 
 def within(a: float, b: float, tolerance: float) -> bool:
@@ -263,16 +234,14 @@ def within(a: float, b: float, tolerance: float) -> bool:
     return abs(a - b) <= tolerance * abs(b)
 
 
-def noise_band(
-    one: ConfigStats, other: ConfigStats, objective: Objective, slo_met: bool = True
-) -> float:
+def noise_band(one: ConfigStats, other: ConfigStats, measure: Measure) -> float:
     """The band within which ``one``'s and ``other``'s medians are a tie: ``Z`` standard errors of
     their difference, between MIN_BAND and MAX_BAND.
 
     A setting with a single window has no error of its own; it is taken to be as noisy as the
     other (two single windows: MIN_BAND, as a quiet node would give).
     """
-    errors = [one.error(objective, slo_met), other.error(objective, slo_met)]
+    errors = [one.error(measure), other.error(measure)]
     known = [e for e in errors if e is not None]
     if not known:
         return MIN_BAND
@@ -297,18 +266,15 @@ def beats(
     p99_slo_ms: float | None = None,
 ) -> bool:
     """``mine`` is better than ``theirs`` beyond the noise band of the two (so by at least
-    MIN_BAND). Under an SLO, meeting it where ``theirs`` does not is a win by itself, and missing
-    it where ``theirs`` meets it never is."""
-    if objective == "slo":
-        mine_met, theirs_met = meets_slo(mine, p99_slo_ms), meets_slo(theirs, p99_slo_ms)
-        if mine_met != theirs_met:
-            return mine_met
-        met = mine_met
-    else:
-        met = True
-    band = noise_band(mine, theirs, objective, met)
-    a, b = value(mine, objective, met), value(theirs, objective, met)
-    return a < b * (1 - band) if lower_is_better(objective, met) else a > b * (1 + band)
+    MIN_BAND). Under an objective's bound (an SLO), meeting it where ``theirs`` does not is a win
+    by itself, and missing it where ``theirs`` meets it never is."""
+    met = objective.admits(mine, p99_slo_ms)
+    if met != objective.admits(theirs, p99_slo_ms):
+        return met
+    measure = objective.measure(met)
+    band = noise_band(mine, theirs, measure)
+    a, b = measure.value(mine), measure.value(theirs)
+    return a < b * (1 - band) if measure.lower_is_better else a > b * (1 + band)
 
 
 def choose(
@@ -328,28 +294,34 @@ def choose(
     always compete; ``excluded`` settings (dropped in the race, or failed) never do, so a setting
     the log called dropped is never advised. ``incumbent`` is the advice in force, TF's default
     (the baseline) when none is stored; one that was not measured (or is excluded) cannot stand.
-    Raises ValueError without a baseline, or when the baseline's thread cost is unknown while
-    other settings compete (it could not be compared on cost); the caller turns that into the
-    user-facing error.
+    Raises ValueError without a baseline, without the bound the objective needs, or when the
+    baseline's thread cost is unknown while other settings compete (it could not be compared on
+    cost); the caller turns that into the user-facing error.
     """
     baseline, field, held = _field(stats, incumbent, excluded)
     notes: list[str] = []
     slo_met: bool | None = None
-    if objective == "slo":
-        meeting = [s for s in field if meets_slo(s, p99_slo_ms)]
+    bound = objective.bounded_by
+    if bound is not None:
+        if p99_slo_ms is None:
+            raise ValueError(f"objective {objective.name!r} needs its p99 bound")
+        meeting = [s for s in field if objective.admits(s, p99_slo_ms)]
         slo_met = bool(meeting)
         if meeting:
             field = meeting
         else:
-            notes.append(f"no setting met p99 <= {p99_slo_ms:g} ms; picked the lowest p99 instead")
-    met = slo_met is not False
-    ordered = rank(field, objective, p99_slo_ms)
+            notes.append(
+                f"no setting met {bound.limit(p99_slo_ms)}; picked the {bound.best} {bound.what} "
+                "instead"
+            )
+    measure = objective.measure(slo_met is not False)
+    ordered = objective.rank(field, p99_slo_ms)
     leader = ordered[0]
-    band = noise_band(leader, baseline, objective, met)
-    lead_value = value(leader, objective, met)
-    near = tuple(s for s in ordered if within(value(s, objective, met), lead_value, band))
+    band = noise_band(leader, baseline, measure)
+    lead_value = measure.value(leader)
+    near = tuple(s for s in ordered if within(measure.value(s), lead_value, band))
     trade = min(band, TRADE_OFF)
-    affordable = [s for s in near if within(value(s, objective, met), lead_value, trade)]
+    affordable = [s for s in near if within(measure.value(s), lead_value, trade)]
     # Change only on evidence: only settings that beat the incumbent beyond noise may replace it.
     challengers = (
         ordered
@@ -376,10 +348,14 @@ def choose(
                 f"it, so not advised despite fewer threads: {', '.join(s.label for s in passed)}"
             )
     versus, judged = _judge_incumbent(
-        held, chosen, leader, objective=objective, met=met, notes=notes, incumbent=incumbent
+        held, chosen, leader, measure=measure, notes=notes, incumbent=incumbent
     )
     gain, noise, apart = _gain(
-        chosen, baseline, objective=objective, p99_slo_ms=p99_slo_ms, met=met, notes=notes
+        chosen,
+        baseline,
+        measure=measure,
+        same_side=objective.admits(baseline, p99_slo_ms) == (slo_met is not False),
+        notes=notes,
     )
     return Choice(
         chosen=chosen,
@@ -389,8 +365,9 @@ def choose(
         band=band,
         gain=gain,
         gain_within_noise=noise,
-        spread=chosen.cv(objective, met),
+        spread=chosen.cv(measure),
         slo_met=slo_met,
+        measure=measure,
         notes=tuple(notes),
         incumbent=held,
         kept=kept,
@@ -421,8 +398,7 @@ def _judge_incumbent(
     chosen: ConfigStats,
     leader: ConfigStats,
     *,
-    objective: Objective,
-    met: bool,
+    measure: Measure,
     notes: list[str],
     incumbent: Setting,
 ) -> tuple[float | None, float | None]:
@@ -435,12 +411,12 @@ def _judge_incumbent(
         )
         return None, None
     if chosen is not held:
-        return ratio(chosen, held, objective, met), noise_band(chosen, held, objective, met)
+        return ratio(chosen, held, measure), noise_band(chosen, held, measure)
     if leader is held:
         return None, None
-    judged = noise_band(leader, held, objective, met)
+    judged = noise_band(leader, held, measure)
     notes.append(
-        f"{leader.label} measured {_percent(leader, held, objective, met)} than the advice in "
+        f"{leader.label} measured {_percent(leader, held, measure)} than the advice in "
         f"force ({held.label}), inside the {judged:.0%} noise band of the two: {held.label} kept"
     )
     return None, judged
@@ -450,21 +426,20 @@ def _gain(
     chosen: ConfigStats,
     baseline: ConfigStats,
     *,
-    objective: Objective,
-    p99_slo_ms: float | None,
-    met: bool,
+    measure: Measure,
+    same_side: bool,
     notes: list[str],
 ) -> tuple[float | None, bool, float | None]:
-    """(gain over TF's default, within noise of it, the band of the two); 1.0 within noise."""
+    """(gain over TF's default, within noise of it, the band of the two); 1.0 within noise.
+
+    A baseline on the other side of the objective's bound (not ``same_side``) is never "within
+    noise": meeting the bound is the difference the advice makes."""
     if chosen is baseline:
         return 1.0, True, None  # the default itself: no gain, by definition
-    gain = ratio(chosen, baseline, objective, met)
-    # A baseline on the other side of the SLO is never "within noise": meeting it is the
-    # difference the advice makes.
-    same_side = objective != "slo" or meets_slo(baseline, p99_slo_ms) == met
-    theirs = value(baseline, objective, met)
-    apart = noise_band(chosen, baseline, objective, met)
-    noise = same_side and within(value(chosen, objective, met), theirs, apart)
+    gain = ratio(chosen, baseline, measure)
+    theirs = measure.value(baseline)
+    apart = noise_band(chosen, baseline, measure)
+    noise = same_side and within(measure.value(chosen), theirs, apart)
     if noise:
         measured = "" if gain is None else f" (ratio {gain:.2f})"
         notes.append(
@@ -475,20 +450,18 @@ def _gain(
     return gain, noise, apart
 
 
-def _percent(mine: ConfigStats, theirs: ConfigStats, objective: Objective, slo_met: bool) -> str:
+def _percent(mine: ConfigStats, theirs: ConfigStats, measure: Measure) -> str:
     """``7% better`` (or worse): how ``mine``'s median compares with ``theirs``, in words."""
-    r = ratio(mine, theirs, objective, slo_met)
+    r = ratio(mine, theirs, measure)
     if r is None:
         return "differently"
-    change = 1 - 1 / r if lower_is_better(objective, slo_met) else r - 1
+    change = 1 - 1 / r if measure.lower_is_better else r - 1
     return f"{abs(change):.0%} {'better' if change >= 0 else 'worse'}"
 
 
-def ratio(
-    mine: ConfigStats, theirs: ConfigStats, objective: Objective, slo_met: bool = True
-) -> float | None:
+def ratio(mine: ConfigStats, theirs: ConfigStats, measure: Measure) -> float | None:
     """How much better ``mine`` is than ``theirs`` as a ratio of medians (>1 = better)."""
-    a, b = value(mine, objective, slo_met), value(theirs, objective, slo_met)
-    if lower_is_better(objective, slo_met):
+    a, b = measure.value(mine), measure.value(theirs)
+    if measure.lower_is_better:
         return b / a if a > 0 else None
     return a / b if b > 0 else None

@@ -4,7 +4,9 @@ TF reads the variable once, at ``import tensorflow``, so each value needs proces
 server) of its own; the caller hands in one TrialFn per value. The two are measured in
 interleaved pairs, the order alternating, so that drift on a shared node hits both alike, and the
 advice carries the variable only when one value wins beyond the noise both showed: a ConfigMap
-key that changes nothing measurable is one more thing to wonder about.
+key that changes nothing measurable is one more thing to wonder about. The two are judged by what
+the thread setting was chosen by (``Choice.measure``): under an SLO no setting met, that is p99,
+not the objective's throughput.
 
 Pure: time from a Clock, trials from TrialFns, like the search.
 """
@@ -14,16 +16,11 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Mapping
 
-from advisor.calibrate.objective import (
-    coefficient_of_variation,
-    difference_band,
-    lower_is_better,
-    median_error,
-    value,
-)
+from advisor.calibrate.objective import coefficient_of_variation, difference_band, median_error
 from advisor.calibrate.search import Clock, TrialFn
 from advisor.calibrate.spec import TrialSpec
-from advisor.models import ONEDNN_VALUES, Objective, OnednnValue, OnednnVerdict, TrialResult
+from advisor.models import ONEDNN_VALUES, OnednnValue, OnednnVerdict, TrialResult
+from advisor.objectives import Measure
 
 #: a verdict needs at least this many pairs; fewer and the advice leaves the variable alone
 MIN_PAIRS = 3
@@ -45,7 +42,7 @@ def measure_pairs(
     setting: tuple[int, int],
     trial_fns: Mapping[OnednnValue, TrialFn],
     *,
-    objective: Objective,
+    measure: Measure,
     clock: Clock,
     until: float,
     overhead_s: float,
@@ -79,7 +76,7 @@ def measure_pairs(
             say(f"oneDNN pair {pairs + 1}: TF_ENABLE_ONEDNN_OPTS={onednn} -> {_detail(result)}")
             trials.append(result)
         pairs += 1
-    return trials, verdict(trials, objective, pairs)
+    return trials, verdict(trials, measure, pairs)
 
 
 def _planned(cost: float, took: list[float]) -> float:
@@ -88,13 +85,13 @@ def _planned(cost: float, took: list[float]) -> float:
     return max([cost, *took[-2:]])
 
 
-def verdict(trials: list[TrialResult], objective: Objective, pairs: int) -> OnednnVerdict:
-    """Which value wins beyond noise: the medians differ by more than the thread search's noise
-    band for two medians (two standard errors of their difference, 5-25%)."""
+def verdict(trials: list[TrialResult], measure: Measure, pairs: int) -> OnednnVerdict:
+    """Which value wins beyond noise by ``measure``: the medians differ by more than the thread
+    search's noise band for two medians (two standard errors of their difference, 5-25%)."""
     by_value: dict[str, list[float]] = {v: [] for v in ONEDNN_VALUES}
     for trial in trials:
         if trial.status == "ok" and trial.onednn is not None:
-            by_value[trial.onednn].append(value(trial, objective))
+            by_value[trial.onednn].append(measure.value(trial))
     counted = min(len(v) for v in by_value.values())
     if counted < MIN_PAIRS:
         return OnednnVerdict(
@@ -106,7 +103,7 @@ def verdict(trials: list[TrialResult], objective: Objective, pairs: int) -> Oned
         )
     medians = {k: statistics.median(v) for k, v in by_value.items()}
     band = difference_band(*(_error(v) for v in by_value.values()))
-    lower = lower_is_better(objective)
+    lower = measure.lower_is_better
     best = min(medians, key=medians.__getitem__) if lower else max(medians, key=medians.__getitem__)
     other = "1" if best == "0" else "0"
     margin = (
@@ -114,8 +111,9 @@ def verdict(trials: list[TrialResult], objective: Objective, pairs: int) -> Oned
         if lower
         else ((medians[best] - medians[other]) / medians[other])
     )
-    unit = "ms p99" if lower else "req/s"
-    figures = f"=0: {medians['0']:.2f}, =1: {medians['1']:.2f} {unit} over {counted} pairs"
+    figures = (
+        f"=0: {medians['0']:.2f}, =1: {medians['1']:.2f} {measure.named_unit} over {counted} pairs"
+    )
     if margin > band:
         chosen: OnednnValue = "0" if best == "0" else "1"
         return OnednnVerdict(

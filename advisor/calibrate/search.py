@@ -65,15 +65,12 @@ from advisor.calibrate.objective import (
     aggregate,
     choose,
     label,
-    lower_is_better,
-    meets_slo,
     noise_band,
-    rank,
-    value,
 )
 from advisor.calibrate.spec import TrialSpec
 from advisor.errors import CalibrationError
-from advisor.models import Objective, TrialResult
+from advisor.models import TrialResult
+from advisor.objectives import Measure, Objective
 
 
 class Clock(Protocol):
@@ -387,7 +384,7 @@ def _screen(state: _State, candidates: Sequence[Candidate]) -> None:
     if state.outcome.unmeasured:
         return
     stats = state.stats()
-    ranked = rank((stats[k] for k in keys if k in stats), state.objective, state.p99_slo_ms)
+    ranked = state.objective.rank((stats[k] for k in keys if k in stats), state.p99_slo_ms)
     second = [s.key for s in ranked]
     trials = len(_with_baselines(second, settings.baseline_every))
     if state.cost(settings.screen) * trials <= state.share_left(settings.screen_share):
@@ -396,16 +393,15 @@ def _screen(state: _State, candidates: Sequence[Candidate]) -> None:
         state.outcome.screen_passes = 2
 
 
-def _unstable(stats: ConfigStats | None, objective: Objective, slo_met: bool) -> bool:
-    cv = None if stats is None else stats.cv(objective, slo_met)
+def _unstable(stats: ConfigStats | None, measure: Measure) -> bool:
+    cv = None if stats is None else stats.cv(measure)
     return cv is not None and cv > STABLE_CV
 
 
-def _slo_met(state: _State, stats: Sequence[ConfigStats]) -> bool:
-    """Whether values are ranked as met (throughput) or missed (p99), as ``choose`` will."""
-    if state.objective != "slo":
-        return True
-    return any(meets_slo(s, state.p99_slo_ms) for s in stats)
+def _measure(state: _State, stats: Sequence[ConfigStats]) -> Measure:
+    """What values are ranked by (the bound's measure when none of ``stats`` meets the
+    objective's bound), as ``choose`` will."""
+    return state.objective.measure(state.objective.met(stats, state.p99_slo_ms))
 
 
 def _behind(mine: float, lead: float, band: float, lower: bool) -> bool:
@@ -421,20 +417,20 @@ def _contenders(state: _State) -> list[Setting]:
     """
     settings = state.settings
     stats = [s for s in state.stats().values() if not s.is_baseline]
-    ordered = rank(stats, state.objective, state.p99_slo_ms)
+    ordered = state.objective.rank(stats, state.p99_slo_ms)
     if not ordered:
         return []
-    met = _slo_met(state, ordered)
-    lower = lower_is_better(state.objective, met)
-    lead = value(ordered[0], state.objective, met)
+    met = state.objective.met(ordered, state.p99_slo_ms)
+    measure = state.objective.measure(met)
+    lower = measure.lower_is_better
+    lead = measure.value(ordered[0])
     band = settings.contender_band
-    slo = state.p99_slo_ms
 
     def near(s: ConfigStats) -> bool:
-        if state.objective == "slo" and met and slo is not None and s.p99_ms > slo * (1 + band):
-            return False
-        cv = (s.cv(state.objective, met) or 0.0) if _unstable(s, state.objective, met) else 0.0
-        mine = value(s, state.objective, met)
+        if met and not state.objective.admits(s, state.p99_slo_ms, slack=band):
+            return False  # beyond the bound by more than the band: no contender, however fast
+        cv = (s.cv(measure) or 0.0) if _unstable(s, measure) else 0.0
+        mine = measure.value(s)
         optimistic = mine * (1 - cv) if lower else mine * (1 + cv)
         return not _behind(optimistic, lead, band, lower)
 
@@ -458,24 +454,26 @@ def _drop(state: _State, alive: list[Setting]) -> list[Setting]:
     raced = [stats[k] for k in alive if k in stats and stats[k].raced]
     if len(raced) < 2:
         return []
-    ordered = rank(raced, state.objective, state.p99_slo_ms)
-    met = _slo_met(state, ordered)
+    objective, bound = state.objective, state.p99_slo_ms
+    ordered = objective.rank(raced, bound)
+    met = objective.met(ordered, bound)
+    measure = objective.measure(met)
     leader = ordered[0]
-    lead = value(leader, state.objective, met)
-    lower = lower_is_better(state.objective, met)
-    slo = state.p99_slo_ms
+    lead = measure.value(leader)
+    lower = measure.lower_is_better
     out = []
     for s in ordered[1:]:
         if s.windows < settings.drop_after or s.key == state.incumbent:
             continue  # the incumbent is a reference, like the baseline: never dropped
-        if _unstable(s, state.objective, met) and s.windows < settings.unstable_windows:
+        if _unstable(s, measure) and s.windows < settings.unstable_windows:
             continue  # measured again first; not "worse" on numbers that do not hold still
         # behind beyond the noise of the two medians, and never by less than twice the
         # narrowest band: a contender is dropped only when it clearly lost
-        band = max(2 * MIN_BAND, noise_band(leader, s, state.objective, met))
-        worse = _behind(value(s, state.objective, met), lead, band, lower)
-        if state.objective == "slo" and met and slo is not None and not meets_slo(s, slo):
-            worse = s.p99_ms > slo * (1 + band)  # judged by how far it misses the bound
+        band = max(2 * MIN_BAND, noise_band(leader, s, measure))
+        worse = _behind(measure.value(s), lead, band, lower)
+        if met and not objective.admits(s, bound):
+            # judged by how far it misses the bound
+            worse = not objective.admits(s, bound, slack=band)
         if worse:
             out.append(s.key)
     return out
@@ -487,15 +485,13 @@ def _round_members(state: _State, alive: Sequence[Setting]) -> list[Setting]:
     could not be compared with the raced ones), then the best."""
     settings = state.settings
     stats = state.stats()
-    met = _slo_met(state, list(stats.values()))
-    ranked = rank([stats[k] for k in alive if k in stats], state.objective, state.p99_slo_ms)
+    measure = _measure(state, list(stats.values()))
+    ranked = state.objective.rank([stats[k] for k in alive if k in stats], state.p99_slo_ms)
     order = [s.key for s in ranked] + [k for k in alive if k not in stats]
 
     def wants_more(key: Setting) -> bool:
         s = stats.get(key)
-        return _unstable(s, state.objective, met) and (
-            s is None or s.windows < settings.unstable_windows
-        )
+        return _unstable(s, measure) and (s is None or s.windows < settings.unstable_windows)
 
     def race_windows(key: Setting) -> int:
         s = stats.get(key)
@@ -553,12 +549,12 @@ def _focus(
     pair = _question(state, measured)
     if not pair:
         return [], []
-    met = _slo_met(state, measured)
+    measure = _measure(state, measured)
     unsettled = [
         k
         for k in alive
         if k not in pair
-        and _unstable(stats[k], state.objective, met)
+        and _unstable(stats[k], measure)
         and stats[k].windows < settings.unstable_windows
     ]
     members = [*pair, *unsettled]
@@ -662,11 +658,9 @@ def race(
     _screen(state, candidates)
     _race(state)
     final = list(aggregate(state.outcome.trials))
-    met = _slo_met(state, final)
+    measure = _measure(state, final)
     raced = any(s.raced for s in final if not s.is_baseline)
     state.outcome.unstable = [
-        s.key
-        for s in final
-        if (s.raced == raced or s.is_baseline) and _unstable(s, state.objective, met)
+        s.key for s in final if (s.raced == raced or s.is_baseline) and _unstable(s, measure)
     ]
     return state.outcome

@@ -24,6 +24,7 @@ from advisor.cli._args import add_host_root
 from advisor.cli._output import FORMATS, emit, render
 from advisor.errors import UsageError
 from advisor.models import DEFAULT_BUDGET_S, CalibrationOptions, CalibrationResult
+from advisor.objectives import DEFAULT_OBJECTIVE, OBJECTIVES, bounded_names
 from advisor.pipeline.calibrate import calibrate
 from advisor.pipeline.files import check_output_path
 from advisor.probe import probe_node
@@ -72,6 +73,11 @@ def _positive_float(name: str, unit: str) -> Callable[[str], float]:
     return parse
 
 
+def _bounded() -> str:
+    """``slo``: the objectives ``--p99-ms`` applies to."""
+    return " or ".join(bounded_names())
+
+
 def add_calibration_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags that describe a calibration (``calibrate`` and ``run`` share them)."""
     group = parser.add_argument_group("calibration")
@@ -103,17 +109,19 @@ def add_calibration_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--objective",
-        choices=["latency", "throughput", "slo"],
-        default="latency",
-        help="latency: lowest p99 (default); throughput: most requests/s; "
-        "slo: most requests/s with p99 <= --p99-ms",
+        choices=list(OBJECTIVES),
+        default=DEFAULT_OBJECTIVE,
+        help="; ".join(
+            f"{name}: {objective.help}" + (" (default)" if name == DEFAULT_OBJECTIVE else "")
+            for name, objective in OBJECTIVES.items()
+        ),
     )
     group.add_argument(
         "--p99-ms",
         metavar="X",
         type=_positive_float("--p99-ms", "milliseconds"),
         default=None,
-        help="the p99 bound for --objective slo, in milliseconds",
+        help=f"the p99 bound for --objective {_bounded()}, in milliseconds",
     )
     group.add_argument(
         "--budget",
@@ -142,10 +150,14 @@ def add_calibration_arguments(parser: argparse.ArgumentParser) -> None:
 def options_from_args(args: argparse.Namespace) -> CalibrationOptions:
     """CalibrationOptions from parsed flags; UsageError (one line) for combinations that make
     no sense."""
-    if args.objective == "slo" and args.p99_ms is None:
-        raise UsageError("--objective slo needs --p99-ms X (the p99 bound in milliseconds)")
-    if args.objective != "slo" and args.p99_ms is not None:
-        raise UsageError("--p99-ms only applies to --objective slo")
+    objective = OBJECTIVES.get(args.objective)  # an unknown one fails the options' validation
+    bounded = objective is not None and objective.bounded_by is not None
+    if bounded and args.p99_ms is None:
+        raise UsageError(
+            f"--objective {args.objective} needs --p99-ms X (the p99 bound in milliseconds)"
+        )
+    if not bounded and args.p99_ms is not None:
+        raise UsageError(f"--p99-ms only applies to --objective {_bounded()}")
     if args.budget < MIN_BUDGET_S:
         raise UsageError(
             f"--budget {args.budget:g} s is too small to measure anything: at least "

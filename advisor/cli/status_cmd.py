@@ -22,6 +22,7 @@ import yaml
 from advisor.cli._output import emit
 from advisor.cli.publish_cmd import add_cluster_arguments
 from advisor.errors import ProblemsFoundError
+from advisor.objectives import OBJECTIVES
 
 FORMATS = ("table", "json", "yaml", "csv")
 #: table columns: header -> how to show a row's value
@@ -189,15 +190,18 @@ def _cell(row: dict[str, Any], key: str) -> str:
 def _gain(ratio: float, row: dict[str, Any]) -> str:
     """The gain over TF's default in the objective's own terms (``p99 27% lower``, ``req/s 16%
     higher``): a bare ratio such as 1.36x reads as slower for a latency. Within the noise band
-    it is no gain at all."""
+    it is no gain at all. The measure is the objective's own, as if its bound was met: the row
+    does not say whether it was."""
     if row.get("gain_within_noise"):
         return "none (noise)"
-    if ratio <= 0:
+    objective = OBJECTIVES.get(str(row.get("objective")))
+    if ratio <= 0 or objective is None:
         return "-"
-    if row.get("objective") == "latency":
+    measure = objective.measure()
+    if measure.lower_is_better:
         change = 1 - 1 / ratio
-        return f"p99 {abs(change):.0%} {'lower' if change >= 0 else 'higher'}"
-    return f"req/s {abs(ratio - 1):.0%} {'higher' if ratio >= 1 else 'lower'}"
+        return f"{measure.short} {abs(change):.0%} {'lower' if change >= 0 else 'higher'}"
+    return f"{measure.short} {abs(ratio - 1):.0%} {'higher' if ratio >= 1 else 'lower'}"
 
 
 def _stale_cell(row: dict[str, Any]) -> str:

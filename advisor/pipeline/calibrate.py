@@ -48,12 +48,12 @@ from advisor.models import (
     IncumbentOutcome,
     NearBest,
     NodeProfile,
-    Objective,
     OnednnValue,
     OnednnVerdict,
     TrialResult,
     WorkloadInfo,
 )
+from advisor.objectives import Measure, named
 from advisor.render.words import compare_text, versus_default
 from advisor.trials import supervise
 from advisor.trials.environment import trial_env
@@ -130,6 +130,7 @@ def _overhead_guess(trials: Trials, inspected_s: float) -> float:
 def _onednn_phase(
     options: CalibrationOptions,
     setting: tuple[int, int],
+    measure: Measure,
     *,
     trials: Trials | None,
     trial_fn: TrialFn,
@@ -162,7 +163,7 @@ def _onednn_phase(
         return onednn.measure_pairs(
             setting,
             fns,
-            objective=options.objective,
+            measure=measure,
             clock=clock,
             until=until,
             overhead_s=overhead_s,
@@ -204,6 +205,7 @@ def calibrate(
     terminate: Callable[[], None] | None = None
     trials: Trials | None = None
     default = tf_default(node)
+    objective = named(options.objective)
 
     try:
         if trial_fn is None:
@@ -229,7 +231,7 @@ def calibrate(
         reserved = onednn.BUDGET_SHARE * options.budget_s if options.sweep_onednn else 0.0
         outcome = race(
             candidates,
-            options.objective,
+            objective,
             trial_fn,
             clock=clock,
             until=until - reserved,
@@ -252,7 +254,7 @@ def calibrate(
     try:
         choice = choose(
             aggregate(outcome.trials, default),
-            options.objective,
+            objective,
             options.p99_slo_ms,
             incumbent=held,
             excluded=outcome.dropped,
@@ -269,6 +271,8 @@ def calibrate(
         onednn_trials, verdict = _onednn_phase(
             options,
             (intra, inter),
+            # judged as the setting was chosen: by p99 under an SLO no setting met
+            choice.measure,
             trials=trials,
             trial_fn=trial_fn,
             clock=clock,
@@ -294,10 +298,7 @@ def calibrate(
         noise_band=choice.band,
         gain_band=choice.gain_band,
         incumbent=outcome_of_incumbent,
-        near_best=[
-            _near_best(s, options.objective, choice.slo_met is not False, default)
-            for s in choice.near_best
-        ],
+        near_best=[_near_best(s, choice.measure, default) for s in choice.near_best],
         unstable=[label(*key) for key in outcome.unstable],
         slo_met=choice.slo_met,
         rounds=outcome.rounds,
@@ -356,7 +357,6 @@ def _incumbent_outcome(
     name = "TF's default" if held == (None, None) else f"{intra}/{inter}"
     source = incumbent.source if incumbent is not None else "none stored: TF's default"
     measured = choice.incumbent
-    met = choice.slo_met is not False
     if measured is None:
         reason = "could not be measured in this run: replaced"
     elif choice.kept and choice.leader is measured:
@@ -365,8 +365,7 @@ def _incumbent_outcome(
         # kept: how close the best came; replaced: by how much the advice beat it
         other = choice.leader if choice.kept else choice.chosen
         versus = compare_text(
-            options.objective,
-            met,
+            choice.measure,
             other.measurement(),
             measured.measurement(),
             name,
@@ -396,9 +395,7 @@ def _threads(stats: ConfigStats) -> tuple[int, int]:
     return stats.intra_op_threads, stats.inter_op_threads
 
 
-def _near_best(
-    stats: ConfigStats, objective: Objective, slo_met: bool, default: tuple[int, int]
-) -> NearBest:
+def _near_best(stats: ConfigStats, measure: Measure, default: tuple[int, int]) -> NearBest:
     intra, inter = default if stats.is_baseline else _threads(stats)
     return NearBest(
         intra=intra,
@@ -406,7 +403,7 @@ def _near_best(
         default=stats.is_baseline,
         p99_ms=stats.p99_ms,
         throughput_rps=stats.throughput_rps,
-        cv=stats.cv(objective, slo_met),
+        cv=stats.cv(measure),
         windows=stats.windows,
     )
 

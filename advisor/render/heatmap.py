@@ -16,12 +16,13 @@ import html
 from dataclasses import dataclass
 
 from advisor.calibrate.candidates import tf_default
-from advisor.calibrate.objective import ConfigStats, aggregate, lower_is_better
+from advisor.calibrate.objective import ConfigStats, aggregate
 from advisor.models import (
     CalibrationResult,
 )
+from advisor.objectives import Measure, named
 from advisor.render.table import near_best_keys, setting_key
-from advisor.render.words import near_best_line, number, versus_default
+from advisor.render.words import near_best_line, number, ranked_by, versus_default
 
 CELL_W = 92
 
@@ -52,14 +53,6 @@ def _colour(fraction: float) -> str:
     return f"#{red:02x}{green:02x}{90:02x}"
 
 
-def _metric(result: CalibrationResult) -> tuple[str, str, bool]:
-    """(what the cells show, unit, lower is better)."""
-    lower = lower_is_better(result.objective, result.slo_met is not False)
-    if lower:
-        return ("p99 latency", "ms", True)
-    return ("throughput", "req/s", False)
-
-
 @dataclass(frozen=True)
 class _Grid:
     """The heatmap's cells and colour scale, before any drawing."""
@@ -68,7 +61,8 @@ class _Grid:
     inters: list[int]
     by_cell: dict[tuple[int | None, int | None], ConfigStats]
     failed: dict[tuple[int | None, int | None], str]
-    lower: bool
+    #: what the cells show
+    measure: Measure
     worst: float
     best: float
     #: a race ran: cells judged on the screen's short windows alone are tagged
@@ -81,7 +75,7 @@ class _Grid:
     incumbent_cell: tuple[int, int] | None = None
 
     def value(self, s: ConfigStats) -> float:
-        return s.p99_ms if self.lower else s.throughput_rps
+        return self.measure.value(s)
 
     def fill(self, s: ConfigStats, cell: tuple[int | None, int | None]) -> str:
         if cell in self.near:
@@ -109,14 +103,15 @@ def _grid(result: CalibrationResult) -> _Grid:
         if not t.is_baseline and setting_key(t) not in by_cell and t.status != "ok"
     }
     cells = [*by_cell, *failed]
-    lower = _metric(result)[2]
-    values = [s.p99_ms if lower else s.throughput_rps for s in by_cell.values()] or [0.0]
+    measure = ranked_by(result)
+    lower = measure.lower_is_better
+    values = [measure.value(s) for s in by_cell.values()] or [0.0]
     return _Grid(
         intras=sorted({k[0] for k in cells if k[0] is not None}),
         inters=sorted({k[1] for k in cells if k[1] is not None}),
         by_cell=by_cell,
         failed=failed,
-        lower=lower,
+        measure=measure,
         worst=max(values) if lower else min(values),
         best=min(values) if lower else max(values),
         raced=any(s.raced for s in stats),
@@ -127,9 +122,8 @@ def _grid(result: CalibrationResult) -> _Grid:
 
 
 def _svg_header(result: CalibrationResult, grid: _Grid, width: int, height: int) -> list[str]:
-    title, unit, lower = _metric(result)
-    base = result.baseline
-    base_value = base.p99_ms if lower else base.throughput_rps
+    title, unit, lower = grid.measure.title, grid.measure.unit, grid.measure.lower_is_better
+    base_value = grid.measure.read(result.baseline)
     slo = f", p99 &lt;= {result.p99_slo_ms:g} ms" if result.p99_slo_ms else ""
     middle = TOP + CELL_H * len(grid.intras) / 2
     parts = [
@@ -155,6 +149,7 @@ def _svg_header(result: CalibrationResult, grid: _Grid, width: int, height: int)
 def _svg_cells(result: CalibrationResult, grid: _Grid) -> list[str]:
     parts = []
     chosen: tuple[int | None, int | None] = (result.intra_op_threads, result.inter_op_threads)
+    objective, bound = named(result.objective), result.p99_slo_ms
     for row_index, intra in enumerate(grid.intras):
         y = TOP + row_index * CELL_H
         parts.append(
@@ -167,7 +162,7 @@ def _svg_cells(result: CalibrationResult, grid: _Grid) -> list[str]:
                 fill, label = grid.fill(s, (intra, inter)), number(grid.value(s))
                 if (intra, inter) == grid.default_cell:
                     label = f"TF default {label}"
-                if result.objective == "slo" and result.p99_slo_ms and s.p99_ms > result.p99_slo_ms:
+                if bound is not None and not objective.admits(s, bound):
                     label += " !"
                 if grid.raced and not s.raced:
                     label += " (s)"
@@ -202,7 +197,8 @@ def _svg_cells(result: CalibrationResult, grid: _Grid) -> list[str]:
 
 
 def _svg_legend(result: CalibrationResult, grid: _Grid) -> list[str]:
-    unit = _metric(result)[1]
+    unit = grid.measure.unit
+    limit = named(result.objective).bounded_by
     legend_y = TOP + CELL_H * len(grid.intras) + 24
     steps = 10
     legend_w = 260
@@ -229,7 +225,11 @@ def _svg_legend(result: CalibrationResult, grid: _Grid) -> list[str]:
         chosen_note
         + "; grey: failed; blank: not measured"
         + ("; (s): screened only (short windows)" if grid.raced else "")
-        + (f"; !: p99 over {result.p99_slo_ms:g} ms" if result.objective == "slo" else "")
+        + (
+            f"; !: {limit.beyond(result.p99_slo_ms)}"
+            if limit is not None and result.p99_slo_ms is not None
+            else ""
+        )
     )
     parts += [
         f'<text x="{LEFT}" y="{legend_y + 30}">{number(grid.worst)} {unit} (worst)</text>',

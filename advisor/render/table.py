@@ -7,12 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from advisor.calibrate.candidates import tf_default
-from advisor.calibrate.objective import ConfigStats, aggregate, label, rank
+from advisor.calibrate.objective import ConfigStats, aggregate, label
 from advisor.models import (
     CalibrationResult,
     NearBest,
     TrialResult,
 )
+from advisor.objectives import named
 from advisor.render.words import number, summary_lines
 
 
@@ -82,7 +83,7 @@ def rows(result: CalibrationResult) -> list[Row]:
     """Chosen first, then the baseline, the settings within noise, the raced, the screened (each
     best first), failures and skips last."""
     stats = aggregate(result.trials, tf_default(result.node))
-    ordered = rank(stats, result.objective, result.p99_slo_ms)
+    ordered = named(result.objective).rank(stats, result.p99_slo_ms)
     near = near_best_keys(result)
     by_key: dict[tuple[int | None, int | None], list[TrialResult]] = {}
     for trial in result.trials:

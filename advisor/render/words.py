@@ -8,13 +8,12 @@ ratio such as "1.36x" reads as slower for a latency. The same sentences end ``ru
 from __future__ import annotations
 
 from advisor.calibrate.candidates import tf_default
-from advisor.calibrate.objective import lower_is_better
 from advisor.models import (
     CalibrationResult,
     Measurement,
     NearBestRange,
-    Objective,
 )
+from advisor.objectives import Measure, named
 
 
 def near_best_line(result: CalibrationResult) -> str | None:
@@ -30,38 +29,31 @@ def number(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def _terms(objective: Objective, slo_met: bool) -> tuple[str, str, int, bool]:
-    """(what, unit, digits, lower is better) of the value the objective ranks by."""
-    if lower_is_better(objective, slo_met):
-        return "p99 ", " ms", 2, True
-    return "throughput ", " req/s", 0, False
+def ranked_by(result: CalibrationResult) -> Measure:
+    """What the advice was chosen by: the objective's measure, or its bound's when no setting
+    met the bound."""
+    return named(result.objective).measure(result.slo_met is not False)
 
 
-def figure_text(objective: Objective, slo_met: bool, m: Measurement) -> str:
-    """``p99 3.34 ms`` or ``throughput 283 req/s``: one measurement in the objective's terms."""
-    what, unit, digits, lower = _terms(objective, slo_met)
-    return f"{what}{number(m.p99_ms if lower else m.throughput_rps, digits)}{unit}"
+def figure_text(measure: Measure, m: Measurement) -> str:
+    """``p99 3.34 ms`` or ``throughput 283 req/s``: one measurement in the measure's terms."""
+    return f"{measure.what} {number(measure.read(m), measure.digits)} {measure.unit}"
 
 
-def compare_text(  # noqa: PLR0917 (two measurements and how to read them)
-    objective: Objective,
-    slo_met: bool,
-    mine: Measurement,
-    theirs: Measurement,
-    whose: str,
-    band: float | None,
+def compare_text(
+    measure: Measure, mine: Measurement, theirs: Measurement, whose: str, band: float | None
 ) -> str:
     """``p99 5.97 ms against 8.14 ms for TF's default (27% lower, noise ±9%)``: two medians in
-    the objective's own terms, which way they differ, and the noise band they were judged with."""
-    what, unit, digits, lower = _terms(objective, slo_met)
-    a, b = (mine.p99_ms, theirs.p99_ms) if lower else (mine.throughput_rps, theirs.throughput_rps)
+    the measure's own terms, which way they differ, and the noise band they were judged with."""
+    a, b = measure.read(mine), measure.read(theirs)
     if a is None or b is None or b <= 0:
-        return f"{figure_text(objective, slo_met, mine)}; no comparable figure for {whose}"
+        return f"{figure_text(measure, mine)}; no comparable figure for {whose}"
     noise = "" if band is None else f", noise \u00b1{band:.0%}"
+    lower, digits, unit = measure.lower_is_better, measure.digits, measure.unit
     better = a <= b if lower else a >= b
     word = ("lower" if lower else "higher") if better else ("higher" if lower else "lower")
     return (
-        f"{what}{a:.{digits}f}{unit} against {b:.{digits}f}{unit} for {whose} "
+        f"{measure.what} {a:.{digits}f} {unit} against {b:.{digits}f} {unit} for {whose} "
         f"({abs(a - b) / b:.0%} {word}{noise})"
     )
 
@@ -127,13 +119,11 @@ def summary_lines(result: CalibrationResult) -> list[str]:
 def versus_default(result: CalibrationResult) -> str:
     """How the advice compares with TF's default, in the objective's terms and with its noise,
     claiming no more than measured."""
-    met = result.slo_met is not False
+    measure = ranked_by(result)
     if result.kept_default:
-        figure = figure_text(result.objective, met, result.baseline)
+        figure = figure_text(measure, result.baseline)
         return f"the advice is TF's default ({figure}): no gain claimed"
-    text = compare_text(
-        result.objective, met, result.chosen, result.baseline, "TF's default", result.gain_band
-    )
+    text = compare_text(measure, result.chosen, result.baseline, "TF's default", result.gain_band)
     if result.gain_within_noise:
         return f"{text}: no measurable gain"
     return text

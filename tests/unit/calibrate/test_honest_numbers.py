@@ -11,7 +11,7 @@ import pytest
 
 from advisor.calibrate.candidates import candidate_configs, tf_default
 from advisor.calibrate.objective import MAX_BAND, aggregate
-from advisor.models import CalibrationOptions, CalibrationResult, Incumbent, Objective
+from advisor.models import CalibrationOptions, CalibrationResult, Incumbent, ObjectiveName
 from advisor.pipeline.calibrate import calibrate
 from advisor.recommend import build_recommendation
 from advisor.render.table import text_summary
@@ -24,7 +24,7 @@ def run(
     cpus: int = 2,
     quota: float | None = 1.0,
     budget: float = 60.0,
-    objective: Objective = "latency",
+    objective: ObjectiveName = "latency",
     incumbent: tuple[int, int] | None = None,
     **fake: Any,
 ) -> tuple[CalibrationResult, FakeTrials, list[str]]:

@@ -15,7 +15,8 @@ import pytest
 
 from advisor.calibrate.candidates import candidate_configs
 from advisor.calibrate.objective import aggregate, choose
-from advisor.models import CalibrationOptions, CalibrationResult, Incumbent, Objective
+from advisor.models import CalibrationOptions, CalibrationResult, Incumbent, ObjectiveName
+from advisor.objectives import named
 from advisor.pipeline.calibrate import calibrate
 from advisor.recommend import build_recommendation, render_configmap
 from advisor.render.table import text_summary
@@ -32,7 +33,7 @@ DEFAULT = (4, 4)
 
 def test_a_stored_incumbent_beaten_beyond_noise_is_replaced_with_the_margin() -> None:
     trials = [trial(None, None, 30.0, 30.0), trial(4, 2, 20.0, 50.0), trial(1, 1, 10.0, 90.0)]
-    choice = choose(aggregate(trials, DEFAULT), "latency", incumbent=(4, 2))
+    choice = choose(aggregate(trials, DEFAULT), named("latency"), incumbent=(4, 2))
     assert key(choice.chosen) == (1, 1)
     assert not choice.kept
     assert choice.incumbent is not None and key(choice.incumbent) == (4, 2)
@@ -47,7 +48,7 @@ def test_settings_that_beat_the_incumbent_give_the_cheapest_within_the_trade_off
         trial(2, 1, 10.0, 90.0),
         trial(1, 1, 10.3, 88.0),
     ]
-    choice = choose(aggregate(trials, DEFAULT), "latency", incumbent=(4, 4))
+    choice = choose(aggregate(trials, DEFAULT), named("latency"), incumbent=(4, 4))
     assert key(choice.chosen) == (1, 1)  # 3% behind 2/1, and both beat 4/4 by far
 
 
@@ -60,7 +61,7 @@ def test_the_trade_off_never_goes_below_the_incumbent() -> None:
         trial(4, 1, 10.0, 90.0),
         trial(1, 1, 10.45, 88.0),
     ]
-    choice = choose(aggregate(trials, DEFAULT), "latency", incumbent=(2, 2))
+    choice = choose(aggregate(trials, DEFAULT), named("latency"), incumbent=(2, 2))
     assert key(choice.chosen) == (4, 1)
     assert not choice.kept
 
@@ -68,7 +69,7 @@ def test_the_trade_off_never_goes_below_the_incumbent() -> None:
 @pytest.mark.parametrize(("best", "replaced"), [(9.7, False), (8.0, True)])
 def test_tf_default_is_the_incumbent_when_nothing_is_stored(best: float, replaced: bool) -> None:
     trials = [trial(None, None, 10.0, 50.0), trial(1, 1, best, 60.0)]
-    choice = choose(aggregate(trials, DEFAULT), "latency")
+    choice = choose(aggregate(trials, DEFAULT), named("latency"))
     assert choice.kept is not replaced
     assert choice.kept_default is not replaced
     assert key(choice.chosen) == ((1, 1) if replaced else (None, None))
@@ -76,7 +77,7 @@ def test_tf_default_is_the_incumbent_when_nothing_is_stored(best: float, replace
 
 def test_an_incumbent_that_was_not_measured_cannot_stand() -> None:
     trials = [trial(None, None, 10.0, 50.0), trial(1, 1, 9.9, 60.0)]
-    choice = choose(aggregate(trials, DEFAULT), "latency", incumbent=(3, 3))
+    choice = choose(aggregate(trials, DEFAULT), named("latency"), incumbent=(3, 3))
     assert choice.incumbent is None
     assert not choice.kept
     assert any("could not be measured" in note for note in choice.notes)
@@ -84,14 +85,14 @@ def test_an_incumbent_that_was_not_measured_cannot_stand() -> None:
 
 def test_a_dropped_setting_is_never_advised() -> None:
     trials = [trial(None, None, 30.0, 50.0), trial(1, 1, 9.0, 60.0), trial(2, 1, 10.0, 60.0)]
-    choice = choose(aggregate(trials, DEFAULT), "latency", excluded=[(1, 1)])
+    choice = choose(aggregate(trials, DEFAULT), named("latency"), excluded=[(1, 1)])
     assert key(choice.chosen) == (2, 1)
     assert all(key(s) != (1, 1) for s in choice.near_best)
 
 
 def test_throughput_within_noise_keeps_the_incumbent() -> None:
     trials = [trial(None, None, 10.0, 200.0), trial(2, 1, 10.0, 240.0), trial(1, 2, 10.0, 246.0)]
-    choice = choose(aggregate(trials, DEFAULT), "throughput", incumbent=(2, 1))
+    choice = choose(aggregate(trials, DEFAULT), named("throughput"), incumbent=(2, 1))
     assert key(choice.chosen) == (2, 1)
     assert choice.kept
 
@@ -102,7 +103,7 @@ def test_under_an_slo_meeting_it_beats_an_incumbent_that_misses() -> None:
         trial(2, 1, 12.0, 300.0),  # misses 10 ms
         trial(1, 1, 9.0, 250.0),  # meets it, less throughput
     ]
-    choice = choose(aggregate(trials, DEFAULT), "slo", 10.0, incumbent=(2, 1))
+    choice = choose(aggregate(trials, DEFAULT), named("slo"), 10.0, incumbent=(2, 1))
     assert key(choice.chosen) == (1, 1)
     assert not choice.kept
 
@@ -116,7 +117,7 @@ def sweep(
     quota: float | None,
     incumbent: tuple[int, int] | None,
     *,
-    objective: Objective = "latency",
+    objective: ObjectiveName = "latency",
     budget: float = 45.0,
     **fake: Any,
 ) -> tuple[CalibrationResult, FakeTrials, list[str]]:

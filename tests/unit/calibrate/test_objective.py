@@ -18,9 +18,9 @@ from advisor.calibrate.objective import (
     aggregate,
     choose,
     coefficient_of_variation,
-    rank,
 )
-from advisor.models import Objective, TrialResult
+from advisor.models import ObjectiveName, TrialResult
+from advisor.objectives import named
 
 #: what TF runs by itself on the node these trials pretend to come from (8 threads)
 DEFAULT = (4, 4)
@@ -53,9 +53,9 @@ def key(stats: ConfigStats) -> tuple[int | None, int | None]:
 
 
 def pick(
-    trials: list[TrialResult], objective: Objective = "latency", slo: float | None = None
+    trials: list[TrialResult], objective: ObjectiveName = "latency", slo: float | None = None
 ) -> Choice:
-    return choose(aggregate(trials, DEFAULT), objective, slo)
+    return choose(aggregate(trials, DEFAULT), named(objective), slo)
 
 
 def test_latency_picks_lowest_p99_and_reports_gain_from_medians() -> None:
@@ -192,7 +192,7 @@ def test_race_windows_are_trusted_over_screen_windows() -> None:
     assert (stats[(1, 1)].raced, stats[(1, 1)].windows, stats[(1, 1)].trials) == (True, 1, 2)
     assert (stats[(4, 1)].raced, stats[(4, 1)].windows) == (False, 1)
     assert stats[(None, None)].threads == 8  # costed at what TF runs
-    choice = choose(list(stats.values()), "latency")
+    choice = choose(list(stats.values()), named("latency"))
     assert key(choice.chosen) == (2, 1)
 
 
@@ -241,7 +241,7 @@ def test_a_cheaper_setting_within_noise_of_a_stored_incumbent_does_not_replace_i
     # the stored advice 2/1 and a cheaper 1/1 measure 2% apart: no evidence, 2/1 stands, and
     # the gain over the default is still judged (within noise here, so 1.0)
     trials = [trial(None, None, 10.1, 50.0), trial(2, 1, 10.0, 60.0), trial(1, 1, 9.8, 60.0)]
-    choice = choose(aggregate(trials, (2, 2)), "latency", incumbent=(2, 1))
+    choice = choose(aggregate(trials, (2, 2)), named("latency"), incumbent=(2, 1))
     assert key(choice.chosen) == (2, 1)
     assert choice.kept
     assert key(choice.leader) == (1, 1)
@@ -253,7 +253,7 @@ def test_a_cheaper_setting_within_noise_of_a_stored_incumbent_does_not_replace_i
 def test_the_default_is_kept_when_it_is_the_cheapest_within_noise() -> None:
     # on a one-CPU mask TF runs 1/1 (2 threads): cheaper than 2/1 within noise of it
     trials = [trial(None, None, 10.2, 50.0), trial(2, 1, 10.0, 60.0)]
-    choice = choose(aggregate(trials, (1, 1)), "latency")
+    choice = choose(aggregate(trials, (1, 1)), named("latency"))
     assert choice.kept_default
     assert choice.gain == 1.0
 
@@ -282,7 +282,7 @@ def test_choose_needs_a_baseline_and_its_cost() -> None:
     with pytest.raises(ValueError, match="baseline"):
         pick([trial(1, 1, 9.0, 60.0)])
     with pytest.raises(ValueError, match="what TF runs by itself"):
-        choose(aggregate([trial(None, None, 9.0, 60.0), trial(1, 1, 9.0, 60.0)]), "latency")
+        choose(aggregate([trial(None, None, 9.0, 60.0), trial(1, 1, 9.0, 60.0)]), named("latency"))
     # the baseline alone (nothing else to try) is the advice
     alone = pick([trial(None, None, 9.0, 60.0)])
     assert alone.kept_default
@@ -298,6 +298,6 @@ def test_rank_orders_by_objective() -> None:
     stats = aggregate(
         [trial(1, 1, 9.0, 60.0), trial(2, 1, 8.0, 50.0), trial(4, 1, 7.0, 70.0)], DEFAULT
     )
-    assert [s.intra_op_threads for s in rank(stats, "latency")] == [4, 2, 1]
-    assert [s.intra_op_threads for s in rank(stats, "throughput")] == [4, 1, 2]
-    assert [s.intra_op_threads for s in rank(stats, "slo", 8.5)] == [4, 2, 1]
+    assert [s.intra_op_threads for s in named("latency").rank(stats)] == [4, 2, 1]
+    assert [s.intra_op_threads for s in named("throughput").rank(stats)] == [4, 1, 2]
+    assert [s.intra_op_threads for s in named("slo").rank(stats, 8.5)] == [4, 2, 1]

@@ -10,6 +10,7 @@ from advisor.calibrate.search import SearchSettings
 from advisor.calibrate.spec import TrialSpec
 from advisor.errors import InvalidAdviceError
 from advisor.models import DEFAULT_BUDGET_S, ENV_ONEDNN, CalibrationOptions, TrialResult
+from advisor.objectives import P99
 from advisor.pipeline.calibrate import calibrate
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
 from tests.support.fakeapi.samples import FIXED_NOW, recommendation
@@ -88,7 +89,7 @@ def test_too_few_pairs_for_a_verdict_leaves_the_variable_out() -> None:
         TrialResult(intra_op_threads=1, inter_op_threads=1, status="ok", p99_ms=p, onednn=v)
         for p, v in ((5.0, "0"), (9.0, "1"), (5.0, "1"), (9.0, "0"))
     ]
-    verdict = onednn.verdict(trials, "latency", pairs=2)
+    verdict = onednn.verdict(trials, P99, pairs=2)
     assert verdict.value is None and "only 2 measured pair(s)" in verdict.reason
 
 
@@ -100,9 +101,9 @@ def test_noisy_pairs_widen_the_band() -> None:
 
     steady = [trial(10.0, "1"), trial(10.0, "1"), trial(10.0, "1")]
     zero = [trial(8.5, "0"), trial(8.6, "0"), trial(8.4, "0")]
-    assert onednn.verdict(steady + zero, "latency", 3).value == "0"  # 15% better, tight
+    assert onednn.verdict(steady + zero, P99, 3).value == "0"  # 15% better, tight
     wild = [trial(6.0, "0"), trial(8.5, "0"), trial(12.0, "0")]
-    assert onednn.verdict(steady + wild, "latency", 3).value is None  # 15% on three wild windows
+    assert onednn.verdict(steady + wild, P99, 3).value is None  # 15% on three wild windows
 
 
 def test_many_pairs_tell_apart_what_one_pair_could_not() -> None:
@@ -125,8 +126,8 @@ def test_many_pairs_tell_apart_what_one_pair_could_not() -> None:
                 )
         return out
 
-    assert onednn.verdict(trials(3), "latency", 3).value is None
-    many = onednn.verdict(trials(24), "latency", 24)
+    assert onednn.verdict(trials(3), P99, 3).value is None
+    many = onednn.verdict(trials(24), P99, 24)
     assert many.value == "0"
     assert many.band is not None and many.band < 0.10
 

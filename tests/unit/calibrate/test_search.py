@@ -13,7 +13,8 @@ from advisor.calibrate.objective import STABLE_CV, aggregate, choose
 from advisor.calibrate.search import BASELINE, SearchOutcome, SearchSettings, race
 from advisor.calibrate.spec import TrialSpec
 from advisor.errors import CalibrationError
-from advisor.models import Objective
+from advisor.models import ObjectiveName
+from advisor.objectives import P99, named
 from tests.support.search_fakes import FakeClock, FakeTrials, model_p99, node
 
 SIZES = [2, 4, 8, 16, 32, 64, 128, 256]
@@ -28,7 +29,7 @@ def run(
     budget: float,
     quota: float | None = None,
     *,
-    objective: Objective = "latency",
+    objective: ObjectiveName = "latency",
     settings: SearchSettings | None = None,
     p99_slo_ms: float | None = None,
     lines: list[str] | None = None,
@@ -41,7 +42,7 @@ def run(
     trials = FakeTrials(clock=clock, usable=profile.effective_cpus, affinity=cpus, **fake)
     outcome = race(
         candidate_configs(profile),
-        objective,
+        named(objective),
         trials,
         clock=clock,
         until=clock.monotonic() + budget,
@@ -268,7 +269,7 @@ def test_a_noisy_baseline_does_not_shield_a_steady_contender_that_lost() -> None
     # windows swinging +-30%: it goes once it has its windows, as with a steady baseline
     _, _, outcome = run(2, 120.0, quota=1.0, overhead_s=FORK_S, noise=0.01, noisy={BASELINE: 0.3})
     stats = {s.key: s for s in aggregate(outcome.trials)}
-    baseline_cv = stats[BASELINE].cv("latency")
+    baseline_cv = stats[BASELINE].cv(P99)
     assert baseline_cv is not None
     assert baseline_cv > 0.1
     assert outcome.dropped
@@ -380,7 +381,7 @@ def test_an_unstable_setting_is_measured_again_first_and_reported() -> None:
     assert windows >= SearchSettings().unstable_windows
     assert (1, 1) in outcome.unstable
     stats = {s.key: s for s in aggregate(outcome.trials)}
-    cv = stats[(1, 1)].cv("latency")
+    cv = stats[(1, 1)].cv(P99)
     assert cv is not None
     assert cv > STABLE_CV
 
@@ -413,7 +414,7 @@ def test_an_unstable_contender_is_not_dropped_as_worse_before_five_windows() -> 
 def test_search_finds_the_cost_models_best_setting(cpus: int, quota: float | None) -> None:
     _, _, outcome = run(cpus, 60.0, quota=quota, noise=0.02, overhead_s=FORK_S)
     profile = node(cpus, quota=quota)
-    choice = choose(aggregate(outcome.trials, tf_default(profile)), "latency")
+    choice = choose(aggregate(outcome.trials, tf_default(profile)), named("latency"))
     usable = profile.effective_cpus
     candidates = candidate_configs(profile)
     best = min(model_p99(c.intra_op_threads, c.inter_op_threads, usable) for c in candidates)
@@ -476,7 +477,7 @@ def test_too_small_budget_is_refused_before_any_trial() -> None:
     with pytest.raises(CalibrationError, match="budget too small"):
         race(
             candidate_configs(node(2, quota=1.0)),
-            "latency",
+            named("latency"),
             fake,
             clock=clock,
             until=clock.monotonic() + 5.0,
