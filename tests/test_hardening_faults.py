@@ -78,8 +78,8 @@ class Scene:
 
     def run(self, *extra: str, at_publish: Hook | None = None) -> Outcome:
         """``run`` to the fake cluster and both files; ``at_publish`` runs after the sweep."""
-        from advisor.pipeline import calibrate as package
         from advisor import cluster
+        from advisor.pipeline import calibrate as package
 
         real_calibrate, real_connect = package.calibrate, cluster.connect
 
