@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from advisor.atomic import write_atomically
 from advisor.errors import one_line
 from advisor.probe import read_throttling
 from advisor.trials.environment import PARENT_PID_ENV, QUIET_TF_ENV
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault(key, value)
     request: dict[str, Any] = json.loads(args.request.read_text(encoding="utf-8"))
     answer = _inspect(request) if request.get("mode") == "inspect" else _trial(request)
-    _write_atomically(args.result, answer)
+    write_atomically(args.result, json.dumps(answer))
     return 0
 
 
@@ -250,12 +251,6 @@ def thread_count() -> int | None:
 def _cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
-
-
-def _write_atomically(path: Path, answer: dict[str, Any]) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(answer), encoding="utf-8")
-    partial.replace(path)
 
 
 if __name__ == "__main__":
