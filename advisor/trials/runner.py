@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
-from advisor.errors import ModelError, one_line
+from advisor.errors import ModelError, first_error, one_line
 from advisor.models import TrialResult, WorkloadInfo
 from advisor.trials.environment import trial_env
 from advisor.trials.modelfile import check_workload, workload_kind
@@ -94,7 +94,8 @@ def run_trial(
     try:
         result = TrialResult(**identity, status="ok", **answer)
     except (ValidationError, TypeError) as exc:
-        reason = one_line(f"the trial's answer does not validate: {_first_error(exc)}")
+        detail = first_error(exc) if isinstance(exc, ValidationError) else str(exc)
+        reason = one_line(f"the trial's answer does not validate: {detail}")
         return TrialResult(**identity, status="failed", reason=reason)
     log.info(
         "trial %s: p50 %.2f ms, p99 %.2f ms, %.1f req/s, %s threads",
@@ -143,7 +144,7 @@ def inspect_workload(
         return WorkloadInfo.model_validate(outcome.answer.get("info"))
     except ValidationError as exc:
         raise ModelError(
-            f"{where}: the model's description does not validate: {_first_error(exc)}"
+            f"{where}: the model's description does not validate: {first_error(exc)}"
         ) from None
 
 
@@ -151,11 +152,3 @@ def _label(spec: TrialSpec) -> str:
     if spec.intra_op_threads is None and spec.inter_op_threads is None:
         return "baseline (TF default)"
     return f"intra={spec.intra_op_threads} inter={spec.inter_op_threads} round={spec.round}"
-
-
-def _first_error(exc: Exception) -> str:
-    if isinstance(exc, ValidationError) and exc.errors():
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first.get("loc", ()))
-        return f"{where}: {first.get('msg', '')}"
-    return str(exc)
