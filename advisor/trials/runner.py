@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import ModelError, first_error, one_line
-from advisor.models import TrialResult, WorkloadInfo
+from advisor.models import TrialRequest, TrialResult, WorkloadInfo, WorkloadKind
 from advisor.trials.environment import trial_env
 from advisor.trials.modelfile import check_workload, workload_kind
 from advisor.trials.spawn import SpawnLauncher
@@ -56,21 +56,9 @@ def run_trial(
         "onednn": spec.onednn,
     }
     try:
-        kind = workload_kind(workload)
+        request = _request(workload_kind(workload), workload, spec)
     except ModelError as exc:
         return TrialResult(**identity, status="failed", reason=str(exc))
-    request = {
-        "mode": "trial",
-        "kind": kind,
-        "path": workload.model_path,
-        "signature": workload.signature,
-        "batch_size": workload.batch_size,
-        "concurrency": workload.concurrency,
-        "warmup_s": spec.warmup_s,
-        "measure_s": spec.measure_s,
-        "min_requests": spec.min_requests,
-        "max_measure_s": spec.max_measure_s,
-    }
     env = trial_env(spec.intra_op_threads, spec.inter_op_threads, onednn=spec.onednn)
     outcome = run_child(
         request,
@@ -118,16 +106,8 @@ def inspect_workload(
     """
     where = workload.model_path or "built-in workload"
     kind = check_workload(workload)
-    request = {
-        "mode": "inspect",
-        "kind": kind,
-        "path": workload.model_path,
-        "signature": workload.signature,
-        "batch_size": workload.batch_size,
-        "concurrency": workload.concurrency,
-    }
     outcome = run_child(
-        request,
+        _request(kind, workload),
         env=trial_env(None, None),
         timeout_s=timeout_s,
         launcher=launcher or SpawnLauncher(),
@@ -146,6 +126,36 @@ def inspect_workload(
         raise ModelError(
             f"{where}: the model's description does not validate: {first_error(exc)}"
         ) from None
+
+
+def _request(
+    kind: WorkloadKind, workload: WorkloadSpec, spec: TrialSpec | None = None
+) -> TrialRequest:
+    """What the child is asked: to measure ``spec`` or, without one, to inspect the workload."""
+    window: dict[str, Any] = (
+        {}
+        if spec is None
+        else {
+            "warmup_s": spec.warmup_s,
+            "measure_s": spec.measure_s,
+            "min_requests": spec.min_requests,
+            "max_measure_s": spec.max_measure_s,
+        }
+    )
+    try:
+        return TrialRequest(
+            mode="inspect" if spec is None else "trial",
+            kind=kind,
+            path=workload.model_path,
+            signature=workload.signature,
+            batch_size=workload.batch_size,
+            concurrency=workload.concurrency,
+            **window,
+        )
+    except ValidationError as exc:  # a size or a window no child could use
+        where = workload.model_path or "built-in workload"
+        problem = first_error(exc)
+        raise ModelError(f"{where}: the trial request does not validate: {problem}") from None
 
 
 def _label(spec: TrialSpec) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from advisor.errors import one_line
-from advisor.models import TrialStatus
+from advisor.models import TrialRequest, TrialStatus
 from advisor.probe.oom import oom_kills
 from advisor.trials.environment import PARENT_PID_ENV
 
@@ -105,7 +105,7 @@ def terminate_all_trials() -> None:
 
 
 def run_child(
-    request: dict[str, Any],
+    request: TrialRequest,
     *,
     env: dict[str, str],
     timeout_s: float,
@@ -118,9 +118,9 @@ def run_child(
             result_file = Path(scratch) / "result.json"
             output_file = Path(scratch) / "output.log"
             marker = Path(scratch) / "loaded"
-            if launcher.forked and request.get("mode") == "trial":
-                request = {**request, "loaded_marker": str(marker)}
-            request_file.write_text(json.dumps(request), encoding="utf-8")
+            if launcher.forked and request.mode == "trial":
+                request = request.model_copy(update={"loaded_marker": str(marker)})
+            request_file.write_text(request.model_dump_json(), encoding="utf-8")
             output_file.touch()  # there to read even if the child dies before it writes a byte
             oom_before = oom_kills()
             try:
