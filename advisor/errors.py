@@ -8,7 +8,11 @@ table in README.md is checked against ``EXIT_CODES`` by the tests.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 class AdvisorError(Exception):
@@ -173,3 +177,27 @@ def one_line(text: str, limit: int = 300) -> str:
     """``text`` on one line, clipped: reasons end up in tables, logs and ConfigMap annotations."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def first_error(
+    exc: ValidationError,
+    *,
+    where: Callable[[tuple[int | str, ...]], str] | None = None,
+    count_more: bool = False,
+) -> str:
+    """The first problem pydantic found, as ``location: message`` on one line.
+
+    One is enough to act on (the rest are often its consequences), and it has to fit where a
+    reason goes. ``where`` names the location (default: the field path, ``trials.0.p99_ms``;
+    the CLI names the flag instead); ``count_more`` adds ``(and N more)``.
+    """
+    errors = exc.errors()
+    if not errors:
+        return str(exc)
+    first = errors[0]
+    loc = tuple(first.get("loc", ()))
+    place = ".".join(str(part) for part in loc) if where is None else where(loc)
+    # a validator's ValueError comes as "Value error, <its message>": the message says it all
+    message = str(first.get("msg", "")).removeprefix("Value error, ")
+    more = f" (and {len(errors) - 1} more)" if count_more and len(errors) > 1 else ""
+    return f"{place + ': ' if place else ''}{message}{more}"

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from advisor.errors import InvalidAdviceError
+from advisor.errors import InvalidAdviceError, first_error
 from advisor.models import (
     CPU_DECIMALS,
     ENV_INTER_OP,
@@ -237,17 +237,9 @@ def build_recommendation(
             provenance=provenance,
         )
     except ValidationError as exc:
-        raise InvalidAdviceError(f"advice does not validate: {one_line(exc)}") from None
-
-
-def one_line(exc: ValidationError) -> str:
-    """The first pydantic error as ``location: message`` (plus how many more there were)."""
-    errors = exc.errors()
-    first = errors[0]
-    loc = ".".join(str(part) for part in first["loc"])
-    message = str(first["msg"]).removeprefix("Value error, ")
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return f"{loc + ': ' if loc else ''}{message}{more}"
+        raise InvalidAdviceError(
+            f"advice does not validate: {first_error(exc, count_more=True)}"
+        ) from None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -457,7 +449,7 @@ def parse_configmap(obj: Any, source: str = "ConfigMap") -> ParsedAdvice:
             {"schema_version": schema, "env": data, "provenance": provenance}
         )
     except ValidationError as exc:
-        raise InvalidAdviceError(f"{where}: {one_line(exc)}") from None
+        raise InvalidAdviceError(f"{where}: {first_error(exc, count_more=True)}") from None
     stored_hash = annotations.get(HASH_ANNOTATION)
     if stored_hash != content_hash(rec.env):
         raise InvalidAdviceError(

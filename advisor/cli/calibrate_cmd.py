@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from advisor.cli._args import add_host_root
 from advisor.cli._output import FORMATS, emit, render
-from advisor.errors import UsageError
+from advisor.errors import UsageError, first_error
 from advisor.models import DEFAULT_BUDGET_S, CalibrationOptions, CalibrationResult
 from advisor.objectives import DEFAULT_OBJECTIVE, OBJECTIVES, bounded_names
 from advisor.pipeline.calibrate import calibrate
@@ -178,10 +178,15 @@ def options_from_args(args: argparse.Namespace) -> CalibrationOptions:
             sweep_onednn=args.sweep_onednn,
         )
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = str(error["loc"][0]) if error["loc"] else ""
-        where = _FLAG_OF_FIELD.get(field, "--" + field.replace("_", "-"))
-        raise UsageError(f"{where}: {error['msg']}") from None
+        raise UsageError(first_error(exc, where=_flag_of)) from None
+
+
+def _flag_of(loc: tuple[int | str, ...]) -> str:
+    """The flag that set a CalibrationOptions field (none for the model as a whole)."""
+    if not loc:
+        return ""
+    field = str(loc[0])
+    return _FLAG_OF_FIELD.get(field, "--" + field.replace("_", "-"))
 
 
 def register(subparsers: Any) -> None:

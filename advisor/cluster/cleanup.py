@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from advisor.cluster.config import Connection
-from advisor.cluster.retry import Deadline, RetryPolicy
+from advisor.cluster.retry import Conflict, Deadline, RetryPolicy, until_no_conflict
 from advisor.cluster.writer import ConfigMapWriter
 from advisor.errors import ConflictError
 from advisor.recommend import APP_NAME, LABEL_MANAGED_BY, LABEL_NAME
@@ -53,8 +53,8 @@ class AdviceDeleter(ConfigMapWriter):
 
     def delete_if_advice(self, *, dry_run: bool = False) -> CleanupOutcome:
         deadline = Deadline(self.policy)
-        conflicts = 0
-        while True:
+
+        def attempt(_conflicts: int) -> CleanupOutcome | Conflict:
             stored = self.read(deadline)
             if stored is None:
                 return CleanupOutcome(self.where, "absent")
@@ -68,10 +68,16 @@ class AdviceDeleter(ConfigMapWriter):
             if status == 404:
                 return CleanupOutcome(self.where, "absent")
             # 409: changed since the read (a CronJob run wrote a new advice): look again
-            conflicts += 1
-            if conflicts > self.policy.max_conflicts:
-                raise ConflictError(f"{self.where} kept changing while deleting it; kept it")
-            log.warning("%s changed since it was read; re-reading", self.where)
+            return Conflict()
+
+        return until_no_conflict(
+            attempt,
+            deadline=deadline,
+            give_up=lambda _conflicts, _last: ConflictError(
+                f"{self.where} kept changing while deleting it; kept it"
+            ),
+            on_conflict=lambda: log.warning("%s changed since it was read; re-reading", self.where),
+        )
 
     def _delete(self, uid: Any, version: Any, deadline: Deadline, dry_run: bool) -> int:
         from kubernetes import client

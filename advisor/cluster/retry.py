@@ -13,6 +13,9 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
+from typing import TypeVar
+
+T = TypeVar("T")
 
 #: how long an interactive command keeps trying to connect: three attempts (backoff 0.5 s, 1 s)
 #: fit, so a refused port ends in about 1.5 s and a blip of a second or two is still ridden out
@@ -63,6 +66,42 @@ class Deadline:
 
     def request_timeout(self) -> float:
         return max(0.001, min(self.policy.request_timeout_s, self.remaining()))
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """An attempt the API server answered with 409: the object changed since it was read."""
+
+    message: str = "HTTP 409"
+
+
+def until_no_conflict(
+    attempt: Callable[[int], T | Conflict],
+    *,
+    deadline: Deadline,
+    give_up: Callable[[int, Conflict], Exception],
+    on_conflict: Callable[[], None],
+) -> T:
+    """``attempt`` (told how many conflicts came before) again until it answers anything but a
+    Conflict: a 409 means someone else changed the object, so it is read and judged again.
+
+    Each retry waits the policy's backoff first (a concurrent writer, such as a CronJob run,
+    needs a moment to finish, and two clients retrying at once would collide again); past
+    ``policy.max_conflicts``, or when the wait would outlast the deadline, ``give_up(conflicts,
+    last)`` is raised. ``on_conflict`` runs before each wait (the caller's log line).
+    """
+    policy = deadline.policy
+    conflicts = 0
+    while True:
+        outcome = attempt(conflicts)
+        if not isinstance(outcome, Conflict):
+            return outcome
+        conflicts += 1
+        delay = policy.backoff(conflicts - 1)
+        if conflicts > policy.max_conflicts or delay >= deadline.remaining():
+            raise give_up(conflicts, outcome)
+        on_conflict()
+        policy.sleep(delay)
 
 
 def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from advisor.cluster.config import Connection
 from advisor.cluster.http import Response, Target, final_error, request
-from advisor.cluster.retry import Deadline, RetryPolicy
+from advisor.cluster.retry import Conflict, Deadline, RetryPolicy, until_no_conflict
 from advisor.errors import (
     AdviceKeptError,
     AdvisorError,
@@ -120,8 +120,8 @@ class ConfigMapWriter:
         ``policy.max_conflicts`` and ``policy.total_s``. Unchanged data keeps the stored
         data-changed time (``keep_data_changed_at``)."""
         deadline = Deadline(self.policy)
-        conflicts = 0
-        while True:
+
+        def attempt(conflicts: int) -> PublishOutcome | Conflict:
             existing = self.read(deadline)
             self._guard(existing, budget_s=budget_s, force=force)
             body = keep_data_changed_at(configmap, existing)
@@ -148,15 +148,19 @@ class ConfigMapWriter:
                 return PublishOutcome(action, new_rv, conflicts)
             if resp.status != 409:
                 raise self._error("patch", resp)
-            conflicts += 1
-            delay = self.policy.backoff(conflicts - 1)
-            if conflicts > self.policy.max_conflicts or delay >= deadline.remaining():
-                raise ConflictError(
-                    f"{self.where} kept changing while writing ({conflicts} conflicts, last: "
-                    f"{resp.message or resp.reason or 'HTTP 409'}); nothing was written"
-                )
-            log.warning("%s changed since it was read (409); re-reading", self.where)
-            self.policy.sleep(delay)
+            return Conflict(resp.message or resp.reason or "HTTP 409")
+
+        return until_no_conflict(
+            attempt,
+            deadline=deadline,
+            give_up=lambda conflicts, last: ConflictError(
+                f"{self.where} kept changing while writing ({conflicts} conflicts, last: "
+                f"{last.message}); nothing was written"
+            ),
+            on_conflict=lambda: log.warning(
+                "%s changed since it was read (409); re-reading", self.where
+            ),
+        )
 
     # ---------------------------------------------------------------------------------------------
     # the guard

@@ -12,6 +12,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from advisor.atomic import StagedWrite, stage_write
 from advisor.errors import OutputError, UsageError
 
 
@@ -44,40 +45,32 @@ def check_output_path(flag: str, path: Path) -> None:
 class StagedFile:
     """A file's new content, complete on disk next to it, not yet in its place."""
 
-    path: Path
-    tmp: Path
+    staged: StagedWrite
     flag: str
+
+    @property
+    def path(self) -> Path:
+        """The file that is replaced (through a symlink: the file it points to)."""
+        return self.staged.target
 
     def commit(self) -> None:
         try:
-            self.tmp.replace(self.path)
+            self.staged.commit()
         except OSError as exc:
-            self.discard()
             raise OutputError(
                 f"{self.flag} {self.path}: cannot write it ({exc.strerror or exc})"
             ) from None
 
     def discard(self) -> None:
-        self.tmp.unlink(missing_ok=True)
+        self.staged.discard()
 
 
 def stage_file(path: Path, text: str, flag: str) -> StagedFile:
     """Temp file in the same folder, to be renamed by ``commit``: a reader never sees half a
     file, and a run that fails later (the cluster write) leaves the old file as it was.
     A symlink is followed: the rename replaces the file it points to, not the link."""
-    tmp_name = None
     try:
-        target = Path(os.path.realpath(path))
-        with tempfile.NamedTemporaryFile(
-            "w", dir=target.parent, prefix=f".{target.name}.", suffix=".tmp", delete=False
-        ) as tmp:
-            tmp_name = tmp.name
-            tmp.write(text)
-            tmp.flush()
-            os.fsync(tmp.fileno())
-        Path(tmp_name).chmod(0o644)
+        staged = stage_write(path, text)
     except OSError as exc:
-        if tmp_name is not None:
-            Path(tmp_name).unlink(missing_ok=True)
         raise OutputError(f"{flag} {path}: cannot write it ({exc.strerror or exc})") from None
-    return StagedFile(target, Path(tmp_name), flag)
+    return StagedFile(staged, flag)

@@ -6,14 +6,11 @@ be copied out of a pod with ``kubectl cp`` and opened anywhere.
 from __future__ import annotations
 
 import html
-import os
-import tempfile
 from pathlib import Path
 
+from advisor.atomic import write_atomically
 from advisor.errors import OutputError
-from advisor.models import (
-    CalibrationResult,
-)
+from advisor.models import CalibrationResult
 from advisor.render.heatmap import heatmap_svg
 from advisor.render.table import text_summary
 
@@ -95,22 +92,7 @@ def write_report(result: CalibrationResult, path: Path) -> None:
     place, so a full disk leaves the previous report whole and a reader never sees half of one.
     """
     content = heatmap_svg(result) if path.suffix.lower() == ".svg" else report_html(result)
-    target = Path(os.path.realpath(path))
-    tmp: Path | None = None
     try:
-        with tempfile.NamedTemporaryFile(
-            "w",
-            encoding="utf-8",
-            dir=target.parent,
-            prefix=f".{target.name}.",
-            suffix=".tmp",
-            delete=False,
-        ) as handle:
-            tmp = Path(handle.name)
-            handle.write(content)
-        tmp.chmod(0o644)
-        tmp.replace(target)
+        write_atomically(path, content)
     except OSError as exc:
-        if tmp is not None:
-            tmp.unlink(missing_ok=True)
         raise OutputError(f"--report {path}: cannot write: {exc.strerror or exc}") from None

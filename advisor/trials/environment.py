@@ -12,11 +12,14 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from advisor.models import ENV_ONEDNN, OnednnValue
-
-#: the environment variables a trial sets (and the baseline removes): what a consumer's pod gets.
-THREAD_ENV = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS")
-
+from advisor.models import (
+    ADVICE_ENV_NAMES,
+    ENV_INTER_OP,
+    ENV_INTRA_OP,
+    ENV_OMP,
+    ENV_ONEDNN,
+    OnednnValue,
+)
 
 #: the parent's pid, for the child to check that it was not orphaned before it asked to die with it
 PARENT_PID_ENV = "TFTA_TRIAL_PARENT_PID"
@@ -53,12 +56,14 @@ def trial_env(
     Inherited values are removed first: the advisor may itself run in a pod that already mounts
     an earlier advice, and the baseline must be TF's own default.
     """
-    env = {k: v for k, v in (os.environ if base is None else base).items() if k not in THREAD_ENV}
+    # the variables the advice sets, exactly: what a consumer's pod gets
+    inherited = os.environ if base is None else base
+    env = {k: v for k, v in inherited.items() if k not in ADVICE_ENV_NAMES}
     if intra_op_threads is not None:
-        env["TF_NUM_INTRAOP_THREADS"] = str(intra_op_threads)
-        env["OMP_NUM_THREADS"] = str(intra_op_threads)
+        env[ENV_INTRA_OP] = str(intra_op_threads)
+        env[ENV_OMP] = str(intra_op_threads)
     if inter_op_threads is not None:
-        env["TF_NUM_INTEROP_THREADS"] = str(inter_op_threads)
+        env[ENV_INTER_OP] = str(inter_op_threads)
     if onednn is not None:
         env[ENV_ONEDNN] = onednn
     for key, value in QUIET_TF_ENV.items():

@@ -8,11 +8,8 @@ happened, which the launcher turns into a fallback to spawned trials.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import select
-import signal
 import socket
 import subprocess
 import sys
@@ -21,10 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import one_line
-from advisor.trials.supervise import SERVERS
-
-#: after SIGKILL, how long to wait for the server to be reaped
-_REAP_TIMEOUT_S = 10.0
+from advisor.trials.supervise import SERVERS, PopenChild, kill_and_reap, last_line
 
 
 def server_program() -> list[str]:
@@ -117,10 +111,7 @@ class TrialServer:
             self._socket.close()
             self._socket = None
         if self._process is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self._process.pid, signal.SIGKILL)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self._process.wait(timeout=_REAP_TIMEOUT_S)
+            kill_and_reap(PopenChild(self._process))
             SERVERS.discard(self._process.pid)
 
     # ---------------------------------------------------------------------------------------------
@@ -175,15 +166,5 @@ class TrialServer:
     def _gone(self, what: str) -> str:
         code = None if self._process is None else self._process.poll()
         detail = "" if code is None else f" (exit code {code})"
-        tail = _last_line(self._log_file)
+        tail = last_line(self._log_file)
         return one_line(f"the trial server: {what}{detail}" + (f": {tail}" if tail else ""))
-
-
-def _last_line(path: Path) -> str:
-    try:
-        with path.open("rb") as handle:
-            handle.seek(max(handle.seek(0, os.SEEK_END) - 4096, 0))
-            lines = handle.read().decode("utf-8", errors="replace").splitlines()
-    except OSError:
-        return ""
-    return next((line.strip() for line in reversed(lines) if line.strip()), "")

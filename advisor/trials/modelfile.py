@@ -7,10 +7,10 @@ Keras answers a garbage file with a misleading "File not found": the first bytes
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from advisor.calibrate.spec import WorkloadSpec
 from advisor.errors import ModelError
+from advisor.models import WorkloadKind
 
 #: what a model path may end with when it is a file (Keras 3 loads both), and how each begins:
 #: checked in the parent, since Keras answers garbage with a misleading "File not found"
@@ -21,9 +21,6 @@ _KERAS_MAGIC = {".keras": b"PK\x03\x04", ".h5": b"\x89HDF\r\n\x1a\n"}
 
 
 _KERAS_FORMAT = {".keras": "a zip archive", ".h5": "HDF5"}
-
-
-WorkloadKind = Literal["builtin", "savedmodel", "keras"]
 
 
 def is_keras_file(path: str) -> bool:

@@ -22,8 +22,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
-from advisor.errors import ModelError, one_line
-from advisor.models import TrialResult, WorkloadInfo
+from advisor.errors import ModelError, first_error, one_line
+from advisor.models import TrialRequest, TrialResult, WorkloadInfo, WorkloadKind
 from advisor.trials.environment import trial_env
 from advisor.trials.modelfile import check_workload, workload_kind
 from advisor.trials.spawn import SpawnLauncher
@@ -56,21 +56,9 @@ def run_trial(
         "onednn": spec.onednn,
     }
     try:
-        kind = workload_kind(workload)
+        request = _request(workload_kind(workload), workload, spec)
     except ModelError as exc:
         return TrialResult(**identity, status="failed", reason=str(exc))
-    request = {
-        "mode": "trial",
-        "kind": kind,
-        "path": workload.model_path,
-        "signature": workload.signature,
-        "batch_size": workload.batch_size,
-        "concurrency": workload.concurrency,
-        "warmup_s": spec.warmup_s,
-        "measure_s": spec.measure_s,
-        "min_requests": spec.min_requests,
-        "max_measure_s": spec.max_measure_s,
-    }
     env = trial_env(spec.intra_op_threads, spec.inter_op_threads, onednn=spec.onednn)
     outcome = run_child(
         request,
@@ -94,7 +82,8 @@ def run_trial(
     try:
         result = TrialResult(**identity, status="ok", **answer)
     except (ValidationError, TypeError) as exc:
-        reason = one_line(f"the trial's answer does not validate: {_first_error(exc)}")
+        detail = first_error(exc) if isinstance(exc, ValidationError) else str(exc)
+        reason = one_line(f"the trial's answer does not validate: {detail}")
         return TrialResult(**identity, status="failed", reason=reason)
     log.info(
         "trial %s: p50 %.2f ms, p99 %.2f ms, %.1f req/s, %s threads",
@@ -117,16 +106,8 @@ def inspect_workload(
     """
     where = workload.model_path or "built-in workload"
     kind = check_workload(workload)
-    request = {
-        "mode": "inspect",
-        "kind": kind,
-        "path": workload.model_path,
-        "signature": workload.signature,
-        "batch_size": workload.batch_size,
-        "concurrency": workload.concurrency,
-    }
     outcome = run_child(
-        request,
+        _request(kind, workload),
         env=trial_env(None, None),
         timeout_s=timeout_s,
         launcher=launcher or SpawnLauncher(),
@@ -143,19 +124,41 @@ def inspect_workload(
         return WorkloadInfo.model_validate(outcome.answer.get("info"))
     except ValidationError as exc:
         raise ModelError(
-            f"{where}: the model's description does not validate: {_first_error(exc)}"
+            f"{where}: the model's description does not validate: {first_error(exc)}"
         ) from None
+
+
+def _request(
+    kind: WorkloadKind, workload: WorkloadSpec, spec: TrialSpec | None = None
+) -> TrialRequest:
+    """What the child is asked: to measure ``spec`` or, without one, to inspect the workload."""
+    window: dict[str, Any] = (
+        {}
+        if spec is None
+        else {
+            "warmup_s": spec.warmup_s,
+            "measure_s": spec.measure_s,
+            "min_requests": spec.min_requests,
+            "max_measure_s": spec.max_measure_s,
+        }
+    )
+    try:
+        return TrialRequest(
+            mode="inspect" if spec is None else "trial",
+            kind=kind,
+            path=workload.model_path,
+            signature=workload.signature,
+            batch_size=workload.batch_size,
+            concurrency=workload.concurrency,
+            **window,
+        )
+    except ValidationError as exc:  # a size or a window no child could use
+        where = workload.model_path or "built-in workload"
+        problem = first_error(exc)
+        raise ModelError(f"{where}: the trial request does not validate: {problem}") from None
 
 
 def _label(spec: TrialSpec) -> str:
     if spec.intra_op_threads is None and spec.inter_op_threads is None:
         return "baseline (TF default)"
     return f"intra={spec.intra_op_threads} inter={spec.inter_op_threads} round={spec.round}"
-
-
-def _first_error(exc: Exception) -> str:
-    if isinstance(exc, ValidationError) and exc.errors():
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first.get("loc", ()))
-        return f"{where}: {first.get('msg', '')}"
-    return str(exc)

@@ -8,19 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from advisor.trials import environment
-from advisor.trials.supervise import Child
-
-
-class _PopenChild:
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
-        self.process = process
-        self.pid = process.pid
-
-    def wait(self, timeout_s: float) -> int | None:
-        try:
-            return self.process.wait(timeout=max(timeout_s, 0.0))
-        except subprocess.TimeoutExpired:
-            return None
+from advisor.trials.supervise import Child, PopenChild
 
 
 @dataclass(frozen=True)
@@ -53,4 +41,4 @@ class SpawnLauncher:
                 )
             except OSError as exc:
                 raise OSError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
-        return _PopenChild(process)
+        return PopenChild(process)

@@ -14,14 +14,15 @@ import contextlib
 import json
 import os
 import signal
+import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import Any, Protocol
 
 from advisor.errors import one_line
-from advisor.models import TrialStatus
+from advisor.models import TrialRequest, TrialStatus
 from advisor.probe.oom import oom_kills
 from advisor.trials.environment import PARENT_PID_ENV
 
@@ -30,7 +31,7 @@ _TAIL_BYTES = 4096
 
 
 #: after SIGKILL, how long to wait for the process to be reaped
-_REAP_TIMEOUT_S = 10.0
+REAP_TIMEOUT_S = 10.0
 
 
 #: live children by process-group id (== pid: each child leads its own session)
@@ -64,6 +65,20 @@ class Child(Protocol):
         ...
 
 
+class PopenChild:
+    """A child started with ``subprocess.Popen``: a spawned trial, or a trial server."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+        self.pid = process.pid
+
+    def wait(self, timeout_s: float) -> int | None:
+        try:
+            return self.process.wait(timeout=max(timeout_s, 0.0))
+        except subprocess.TimeoutExpired:
+            return None
+
+
 class Launcher(Protocol):
     """Starts trial children; ``forked`` says whether a failure to load is the launcher's."""
 
@@ -84,13 +99,13 @@ def terminate_all_trials() -> None:
     signal handler."""
     for pgid in list(_LIVE):
         _TERMINATED.add(pgid)
-        _kill_group(pgid)
+        kill_group(pgid)
     for pgid in list(SERVERS):
-        _kill_group(pgid)
+        kill_group(pgid)
 
 
 def run_child(
-    request: dict[str, Any],
+    request: TrialRequest,
     *,
     env: dict[str, str],
     timeout_s: float,
@@ -98,58 +113,45 @@ def run_child(
     load_timeout_s: float | None,
 ) -> _Outcome:
     try:
-        return _run_child_in_scratch(
-            request, env=env, timeout_s=timeout_s, launcher=launcher, load_timeout_s=load_timeout_s
-        )
+        with tempfile.TemporaryDirectory(prefix="tfta-trial-") as scratch:
+            request_file = Path(scratch) / "request.json"
+            result_file = Path(scratch) / "result.json"
+            output_file = Path(scratch) / "output.log"
+            marker = Path(scratch) / "loaded"
+            if launcher.forked and request.mode == "trial":
+                request = request.model_copy(update={"loaded_marker": str(marker)})
+            request_file.write_text(request.model_dump_json(), encoding="utf-8")
+            output_file.touch()  # there to read even if the child dies before it writes a byte
+            oom_before = oom_kills()
+            try:
+                child = launcher.start(
+                    request_file=request_file,
+                    result_file=result_file,
+                    output_file=output_file,
+                    env={**env, PARENT_PID_ENV: str(os.getpid())},
+                )
+            except OSError as exc:
+                return _Outcome(None, "failed", one_line(str(exc)))
+            forked_marker = marker if launcher.forked else None
+            struck = _supervise(child, timeout_s, forked_marker, load_timeout_s)
+            tail = last_line(output_file)
+            if child.pid in _TERMINATED:
+                _TERMINATED.discard(child.pid)
+                return _Outcome(None, "failed", "stopped: the run is being interrupted")
+            outcome = _ended(
+                child,
+                struck=struck,
+                timeout_s=timeout_s,
+                load_timeout_s=load_timeout_s,
+                oom_before=oom_before,
+                result_file=result_file,
+                tail=tail,
+            )
+            if launcher.forked and outcome.answer is None and not marker.exists():
+                raise LaunchFailure(f"a forked trial child {outcome.reason}")
+            return outcome
     except OSError as exc:  # no scratch space (a full or read-only TMPDIR), or no program
         return _Outcome(None, "failed", one_line(f"cannot prepare the trial: {exc}"))
-
-
-def _run_child_in_scratch(
-    request: dict[str, Any],
-    *,
-    env: dict[str, str],
-    timeout_s: float,
-    launcher: Launcher,
-    load_timeout_s: float | None,
-) -> _Outcome:
-    with tempfile.TemporaryDirectory(prefix="tfta-trial-") as scratch:
-        request_file = Path(scratch) / "request.json"
-        result_file = Path(scratch) / "result.json"
-        output_file = Path(scratch) / "output.log"
-        marker = Path(scratch) / "loaded"
-        if launcher.forked and request.get("mode") == "trial":
-            request = {**request, "loaded_marker": str(marker)}
-        request_file.write_text(json.dumps(request), encoding="utf-8")
-        output_file.touch()  # there to read even if the child dies before it writes a byte
-        oom_before = oom_kills()
-        try:
-            child = launcher.start(
-                request_file=request_file,
-                result_file=result_file,
-                output_file=output_file,
-                env={**env, PARENT_PID_ENV: str(os.getpid())},
-            )
-        except OSError as exc:
-            return _Outcome(None, "failed", one_line(str(exc)))
-        struck = _supervise(child, timeout_s, marker if launcher.forked else None, load_timeout_s)
-        with output_file.open("rb") as output:
-            tail = _tail(output)
-        if child.pid in _TERMINATED:
-            _TERMINATED.discard(child.pid)
-            return _Outcome(None, "failed", "stopped: the run is being interrupted")
-        outcome = _ended(
-            child,
-            struck=struck,
-            timeout_s=timeout_s,
-            load_timeout_s=load_timeout_s,
-            oom_before=oom_before,
-            result_file=result_file,
-            tail=tail,
-        )
-        if launcher.forked and outcome.answer is None and not marker.exists():
-            raise LaunchFailure(f"a forked trial child {outcome.reason}")
-        return outcome
 
 
 def _ended(
@@ -192,29 +194,29 @@ def _supervise(
             if loading_until is not None and marker is not None and marker.exists():
                 loading_until = None
             if loading_until is not None and now >= loading_until:
-                _stop(child)
+                kill_and_reap(child)
                 return "load"
             if now >= deadline:
-                _stop(child)
+                kill_and_reap(child)
                 return "deadline"
             step = deadline - now if loading_until is None else min(deadline - now, 0.05)
             if child.wait(step) is not None:
                 return None
     finally:
         # Whatever the child left behind (a stray grandchild) goes with it.
-        _kill_group(child.pid)
         with contextlib.suppress(LaunchFailure):  # a lost server: its children died with it
-            if child.wait(0) is None:
-                child.wait(_REAP_TIMEOUT_S)
+            kill_and_reap(child)
         _LIVE.pop(child.pid, None)
 
 
-def _stop(child: Child) -> None:
-    _kill_group(child.pid)
-    child.wait(_REAP_TIMEOUT_S)
+def kill_and_reap(child: Child) -> None:
+    """SIGKILL the child's whole process group, then wait for the child (at most
+    ``REAP_TIMEOUT_S``), so that no zombie and no stray grandchild outlives it."""
+    kill_group(child.pid)
+    child.wait(REAP_TIMEOUT_S)
 
 
-def _kill_group(pgid: int) -> None:
+def kill_group(pgid: int) -> None:
     try:
         os.killpg(pgid, signal.SIGKILL)
     except ProcessLookupError:
@@ -256,16 +258,16 @@ def _read_answer(result_file: Path, tail: str) -> _Outcome:
     return _Outcome(answer, "ok", None)
 
 
-def _tail(output: IO[bytes]) -> str:
-    """The last non-empty line the child printed (a traceback's last line says the most)."""
-    output.flush()
-    size = output.seek(0, os.SEEK_END)
-    output.seek(max(size - _TAIL_BYTES, 0))
-    lines = output.read().decode("utf-8", errors="replace").splitlines()
-    for line in reversed(lines):
-        if line.strip():
-            return line.strip()
-    return ""
+def last_line(path: Path) -> str:
+    """The last non-empty line a process wrote to its log (a traceback's last line says the
+    most), or "" when there is none or the log cannot be read."""
+    try:
+        with path.open("rb") as log:
+            log.seek(max(log.seek(0, os.SEEK_END) - _TAIL_BYTES, 0))
+            lines = log.read().decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    return next((line.strip() for line in reversed(lines) if line.strip()), "")
 
 
 def _signal_name(signum: int) -> str:

@@ -4,14 +4,14 @@ One process per setting, because TensorFlow reads TF_NUM_INTRAOP_THREADS/TF_NUM_
 when it starts and never again: the parent (``advisor.trials.runner``) puts the setting in this
 process's environment, exactly as a Deployment's ``envFrom`` would, and never imports TF itself.
 
-The answer goes to the ``--result`` file as one JSON object, written atomically, so that TF's log
-noise on stdout/stderr cannot corrupt it. Shapes of the request and the answer:
+The request file holds an ``advisor.models.TrialRequest`` as JSON; one that does not validate is
+one line on stderr and exit code 2, with no answer. The answer goes to the ``--result`` file as
+one JSON object, written atomically, so that TF's log noise on stdout/stderr cannot corrupt it:
 
-- request ``{"mode": "trial", "kind", "path", "signature", "batch_size", "concurrency",
-  "warmup_s", "measure_s"}`` -> ``{"status": "ok", "measure_s", "requests", "p50_ms", "p90_ms",
+- mode ``trial`` -> ``{"status": "ok", "measure_s", "requests", "p50_ms", "p90_ms",
   "p99_ms", "max_ms", "throughput_rps", "cpu_time_s", "threads", "nr_throttled",
   "throttled_time_ms"}`` or ``{"status": "failed", "reason"}``;
-- request ``{"mode": "inspect", ...}`` -> ``{"status": "ok", "info": {WorkloadInfo fields}}`` or
+- mode ``inspect`` -> ``{"status": "ok", "info": {WorkloadInfo fields}}`` or
   ``{"status": "model_error", "reason"}``.
 """
 
@@ -30,7 +30,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from advisor.errors import one_line
+from pydantic import ValidationError
+
+from advisor.atomic import write_atomically
+from advisor.errors import first_error, one_line
+from advisor.models import TrialRequest
 from advisor.probe import read_throttling
 from advisor.trials.environment import PARENT_PID_ENV, QUIET_TF_ENV
 
@@ -48,9 +52,14 @@ def main(argv: list[str] | None = None) -> int:
     # them already; this covers a child started by hand.
     for key, value in QUIET_TF_ENV.items():
         os.environ.setdefault(key, value)
-    request: dict[str, Any] = json.loads(args.request.read_text(encoding="utf-8"))
-    answer = _inspect(request) if request.get("mode") == "inspect" else _trial(request)
-    _write_atomically(args.result, answer)
+    try:
+        request = TrialRequest.model_validate_json(args.request.read_bytes())
+    except ValidationError as exc:
+        # the parent's fault, not the setting's: one line in the log, no answer
+        print(f"the trial request does not validate: {first_error(exc)}", file=sys.stderr)
+        return 2
+    answer = _inspect(request) if request.mode == "inspect" else _trial(request)
+    write_atomically(args.result, json.dumps(answer))
     return 0
 
 
@@ -77,7 +86,7 @@ def die_with_parent() -> None:
             pass  # it exists (EPERM): alive
 
 
-def _inspect(request: dict[str, Any]) -> dict[str, Any]:
+def _inspect(request: TrialRequest) -> dict[str, Any]:
     from advisor.errors import ModelError
 
     try:
@@ -88,47 +97,43 @@ def _inspect(request: dict[str, Any]) -> dict[str, Any]:
 
     info = {
         "kind": loaded.kind,
-        "path": request.get("path"),
+        "path": request.path,
         "signature": loaded.signature,
         "signature_digest": loaded.signature_digest,
         "inputs": loaded.inputs,
-        "batch_size": request["batch_size"],
-        "concurrency": request["concurrency"],
+        "batch_size": request.batch_size,
+        "concurrency": request.concurrency,
         "tf_version": tf.__version__,
     }
     return {"status": "ok", "info": info}
 
 
-def _trial(request: dict[str, Any]) -> dict[str, Any]:
+def _trial(request: TrialRequest) -> dict[str, Any]:
     try:
         loaded = _load(request)
-        marker = request.get("loaded_marker")
-        if marker:
+        if request.loaded_marker:
             # Loaded and ready to measure: a child that dies or hangs from here on is a fault
             # of the trial, not of the way it was started (the runner falls back on the latter).
-            Path(marker).touch()
+            Path(request.loaded_marker).touch()
         return _measure(
             loaded.request,
-            concurrency=int(request["concurrency"]),
-            warmup_s=float(request["warmup_s"]),
-            measure_s=float(request["measure_s"]),
-            min_requests=int(request.get("min_requests") or 0),
-            max_measure_s=_optional_float(request.get("max_measure_s")),
+            concurrency=request.concurrency,
+            # never None in a trial request (its validator), but typed for an inspection too
+            warmup_s=request.warmup_s or 0.0,
+            measure_s=request.measure_s or 0.0,
+            min_requests=request.min_requests,
+            max_measure_s=request.max_measure_s,
         )
     except Exception as exc:
         return {"status": "failed", "reason": one_line(f"{type(exc).__name__}: {exc}")}
 
 
-def _load(request: dict[str, Any]) -> Any:
+def _load(request: TrialRequest) -> Any:
     from advisor.trials.child import workloads
 
     return workloads.load_workload(
-        request["kind"], request.get("path"), request["signature"], int(request["batch_size"])
+        request.kind, request.path, request.signature, request.batch_size
     )
-
-
-def _optional_float(value: Any) -> float | None:
-    return None if value is None else float(value)
 
 
 def _measure(
@@ -250,12 +255,6 @@ def thread_count() -> int | None:
 def _cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
-
-
-def _write_atomically(path: Path, answer: dict[str, Any]) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(answer), encoding="utf-8")
-    partial.replace(path)
 
 
 if __name__ == "__main__":

@@ -19,8 +19,8 @@ import pytest
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import ModelError
-from advisor.models import TrialResult
-from advisor.trials.environment import THREAD_ENV, trial_env
+from advisor.models import ADVICE_ENV_NAMES, TrialResult
+from advisor.trials.environment import trial_env
 from advisor.trials.modelfile import workload_kind
 from advisor.trials.runner import inspect_workload, run_trial
 from advisor.trials.supervise import terminate_all_trials
@@ -82,11 +82,11 @@ def test_the_baseline_child_gets_no_thread_variable_even_if_the_parent_has_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # The advisor may run in a pod that already mounts an earlier advice.
-    for key in THREAD_ENV:
+    for key in ADVICE_ENV_NAMES:
         monkeypatch.setenv(key, "7")
     baseline = TrialSpec(None, None, warmup_s=0.1, measure_s=0.1)
     result = run_trial(baseline, BUILTIN, deadline_s=30, program=fake("env"))
-    assert json.loads(result.reason or "") == dict.fromkeys(THREAD_ENV)
+    assert json.loads(result.reason or "") == dict.fromkeys(ADVICE_ENV_NAMES)
     assert result.is_baseline
 
 

@@ -1,0 +1,135 @@
+"""The trial request is a model (advisor.models.TrialRequest): the runner writes it as JSON, the
+child validates it, and one that does not validate is one line and exit code 2, never a
+traceback. The wire keys stay those the fake trial programs and older children read."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.errors import first_error
+from advisor.models import TrialRequest
+from advisor.trials.runner import run_trial
+
+#: a trial program that answers with the request it was given, as the child reads it
+ECHO = """
+import json, sys
+from pathlib import Path
+from advisor.models import TrialRequest
+args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+request = TrialRequest.model_validate_json(Path(args["--request"]).read_text())
+Path(args["--result"]).write_text(
+    json.dumps({"status": "failed", "reason": request.model_dump_json()})
+)
+"""
+
+
+def test_the_runner_hands_the_child_a_request_that_validates() -> None:
+    spec = TrialSpec(3, 1, warmup_s=0.25, measure_s=1.5, min_requests=200, max_measure_s=4.0)
+    workload = WorkloadSpec(None, signature="serving_default", batch_size=8, concurrency=2)
+    result = run_trial(spec, workload, deadline_s=30, program=[sys.executable, "-c", ECHO])
+    assert result.status == "failed"
+    request = TrialRequest.model_validate_json(result.reason or "")
+    assert request == TrialRequest(
+        mode="trial",
+        kind="builtin",
+        path=None,
+        signature="serving_default",
+        batch_size=8,
+        concurrency=2,
+        warmup_s=0.25,
+        measure_s=1.5,
+        min_requests=200,
+        max_measure_s=4.0,
+    )
+
+
+def test_the_wire_keys_are_the_ones_the_child_always_read() -> None:
+    request = TrialRequest(
+        mode="trial",
+        kind="keras",
+        path="/models/m.keras",
+        signature="serving_default",
+        batch_size=1,
+        concurrency=1,
+        warmup_s=0.2,
+        measure_s=1.0,
+        loaded_marker="/tmp/loaded",
+    )
+    wire = json.loads(request.model_dump_json())
+    assert set(wire) == {
+        "mode",
+        "kind",
+        "path",
+        "signature",
+        "batch_size",
+        "concurrency",
+        "warmup_s",
+        "measure_s",
+        "min_requests",
+        "max_measure_s",
+        "loaded_marker",
+    }
+    assert wire["path"] == "/models/m.keras" and wire["loaded_marker"] == "/tmp/loaded"
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        ({"mode": "trial"}, "a trial request needs warmup_s and measure_s"),
+        ({"mode": "fork"}, "mode: Input should be 'trial' or 'inspect'"),
+        ({"batch_size": 0}, "batch_size: Input should be greater than or equal to 1"),
+        ({"threads": 4}, "threads: Extra inputs are not permitted"),
+    ],
+)
+def test_a_request_that_makes_no_sense_is_refused(data: dict[str, object], says: str) -> None:
+    base = {
+        "mode": "inspect",
+        "kind": "builtin",
+        "signature": "serving_default",
+        "batch_size": 1,
+        "concurrency": 1,
+    }
+    with pytest.raises(ValidationError) as caught:
+        TrialRequest.model_validate({**base, **data})
+    assert first_error(caught.value) == says
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('{"mode": "trial", "kind": "builtin"}', "signature: Field required"),
+        ("{not json", "Invalid JSON"),
+    ],
+)
+def test_the_child_answers_a_bad_request_with_one_line_and_exit_code_2(
+    tmp_path: Path, text: str, says: str
+) -> None:
+    request, result = tmp_path / "request.json", tmp_path / "result.json"
+    request.write_text(text)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "advisor.trials.child.trial",
+            "--request",
+            str(request),
+            "--result",
+            str(result),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("the trial request does not validate: ")
+    assert says in line
+    assert not result.exists()
