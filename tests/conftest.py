@@ -31,6 +31,20 @@ def missing_real_part(reason: str) -> None:
     pytest.skip(reason)
 
 
+def run_python(code: str, *args: str, timeout: float = 120.0) -> str:
+    """stdout of ``python -c code args`` run with this repository importable; it must exit 0."""
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
 @pytest.fixture(scope="session")
 def test_models(tmp_path_factory: pytest.TempPathFactory) -> Callable[[], Path]:
     """The small real models of tests/fake_trials/build_models.py, built once per session and

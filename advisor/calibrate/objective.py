@@ -91,6 +91,9 @@ class ConfigStats:
     cv_rps: float | None
     #: intra + inter; for the baseline what TF runs (0 when the caller did not say)
     threads: int
+    #: median over the trusted windows that recorded it; None when none did (older results).
+    #: Shown, never ranked by: it tells why a setting is slow, the objective says whether it is
+    switches_per_request: float | None = None
 
     @property
     def is_baseline(self) -> bool:
@@ -231,9 +234,18 @@ def aggregate(
                 cv_p99=coefficient_of_variation(p99s),
                 cv_rps=coefficient_of_variation(rpss),
                 threads=threads,
+                switches_per_request=_median_of(
+                    t.involuntary_switches_per_request for t in trusted
+                ),
             )
         )
     return result
+
+
+def _median_of(values: Iterable[float | None]) -> float | None:
+    """The median of the values that are known, None when none is."""
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
 
 
 def meets_slo(stats: ConfigStats, p99_slo_ms: float | None) -> bool:
