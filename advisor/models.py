@@ -308,6 +308,22 @@ class TrialResult(StrictModel):
     threads: int | None = Field(default=None, ge=0, description="thread count of the child process")
     nr_throttled: int | None = Field(default=None, ge=0, description="throttled periods in window")
     throttled_time_ms: float | None = Field(default=None, ge=0)
+    involuntary_switches_per_request: float | None = Field(
+        default=None,
+        ge=0,
+        description="involuntary context switches of the child's threads in the window (all of "
+        "them, getrusage), per request: a thread preempted while it still had work, as when "
+        "more threads are runnable than CPUs or quota allow. A symptom, not a verdict: TF's "
+        "intra-op pool shows them whenever it has 2+ threads, also where it is not slower; "
+        "null: older results",
+    )
+    peak_rss_mib: float | None = Field(
+        default=None,
+        ge=0,
+        description="the child's peak resident memory over its life, model load included, MiB "
+        "(getrusage ru_maxrss). Compare settings of one run: a forked child does not count "
+        "what the trial server faulted in and it did not touch; null: older results",
+    )
     onednn: OnednnValue | None = Field(
         default=None, description="TF_ENABLE_ONEDNN_OPTS the trial ran with; null: not set by us"
     )

@@ -94,6 +94,9 @@ class ConfigStats:
     threads: int
     #: the trusted windows themselves, for the spread of whatever measure is asked
     trusted: tuple[TrialResult, ...] = dataclasses.field(repr=False)
+    #: median over the trusted windows that recorded it; None when none did (older results).
+    #: Shown, never ranked by: it tells why a setting is slow, the objective says whether it is
+    switches_per_request: float | None = None
 
     @property
     def is_baseline(self) -> bool:
@@ -222,9 +225,18 @@ def aggregate(
                 trials=len(runs),
                 threads=threads,
                 trusted=tuple(trusted),
+                switches_per_request=_median_of(
+                    t.involuntary_switches_per_request for t in trusted
+                ),
             )
         )
     return result
+
+
+def _median_of(values: Iterable[float | None]) -> float | None:
+    """The median of the values that are known, None when none is."""
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
 
 
 def within(a: float, b: float, tolerance: float) -> bool:

@@ -30,6 +30,8 @@ _TRIAL_COLUMNS = (
     ("threads", "threads"),
     ("throttled", "nr_throttled"),
     ("throttled ms", "throttled_time_ms"),
+    ("preempt/req", "involuntary_switches_per_request"),
+    ("peak RSS MiB", "peak_rss_mib"),
     ("reason", "reason"),
 )
 

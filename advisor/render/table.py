@@ -116,7 +116,7 @@ def rows(result: CalibrationResult) -> list[Row]:
 
 def text_summary(result: CalibrationResult) -> str:
     """A table read at a glance, then the advice and anything worth knowing about it."""
-    header = ("intra/inter", "p50 ms", "p99 ms", "req/s", "throttled", "verdict")
+    header = ("intra/inter", "p50 ms", "p99 ms", "req/s", "throttled", "preempt/req", "verdict")
     table: list[tuple[str, ...]] = [header]
     for row in rows(result):
         s = row.stats
@@ -127,6 +127,7 @@ def text_summary(result: CalibrationResult) -> str:
                 number(s.p99_ms if s else None, 2),
                 number(s.throughput_rps if s else None),
                 "-" if row.nr_throttled is None else str(row.nr_throttled),
+                number(s.switches_per_request if s else None),
                 row.verdict,
             )
         )
