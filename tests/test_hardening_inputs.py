@@ -23,6 +23,7 @@ import pytest
 
 from advisor import errors
 from advisor.cli import main
+from advisor.pipeline import Instruments
 from advisor.recommend import (
     HASH_ANNOTATION,
     PROVENANCE_ANNOTATION,
@@ -33,6 +34,7 @@ from advisor.recommend import (
 from tests.conftest import FIXTURES
 from tests.fakeapi.samples import recommendation
 from tests.fakeapi.server import FakeApiServer
+from tests.search_fakes import tripwire
 
 NAME, NS = "tf-advice", "ml"
 OLD_OUTPUT = b"# the previous advice, byte for byte\nkind: ConfigMap\n"
@@ -104,21 +106,17 @@ def world(
     yield World(tmp_path, api, output, env_file, stored, built_models)
 
 
-@pytest.fixture
-def no_sweep(monkeypatch: pytest.MonkeyPatch) -> None:
-    def tripwire(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("the sweep started although the input should have stopped it")
-
-    import advisor.cli.calibrate_cmd
-    import advisor.pipeline.calibrate
-
-    monkeypatch.setattr(advisor.pipeline.calibrate, "calibrate", tripwire)
-    monkeypatch.setattr(advisor.cli.calibrate_cmd, "calibrate", tripwire)
+#: for the inputs refused before the sweep: reaching it fails the test
+NO_SWEEP = Instruments(
+    sweep=tripwire("the sweep started although the input should have stopped it")
+)
 
 
-def run_cli(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str, str]:
+def run_cli(
+    capsys: pytest.CaptureFixture[str], argv: list[str], instruments: Instruments | None = None
+) -> tuple[int, str, str]:
     # warnings and info logs off: what is left on stderr is what the user must read
-    code = main(["--log-level", "error", *argv])
+    code = main(["--log-level", "error", *argv], instruments=instruments)
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -403,15 +401,12 @@ def test_bad_input_is_one_line_and_changes_nothing(
     world: World,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
-    request: pytest.FixtureRequest,
 ) -> None:
-    if not case.loads_model:
-        request.getfixturevalue("no_sweep")
     _prepare_model_paths(world.tmp)
     for key, value in case.env.items():
         monkeypatch.setenv(key, value)
     argv = [world.fill(word) for word in case.argv]
-    code, out, err = run_cli(capsys, argv)
+    code, out, err = run_cli(capsys, argv, None if case.loads_model else NO_SWEEP)
     assert code == case.error.exit_code, err
     line = the_one_line(err)
     for fragment in case.says:

@@ -23,6 +23,7 @@ from tests.fakeapi.apps import workload
 from tests.fakeapi.rbac import Rule, role_rules
 from tests.fakeapi.samples import recommendation
 from tests.fakeapi.server import FakeApiServer
+from tests.search_fakes import tripwire
 from tests.test_hardening_faults import OLD_ENV, Scene, make_scene
 
 NAME, NS = "tf-advice", "ml"
@@ -102,12 +103,7 @@ def workload_requests(api: FakeApiServer) -> list[tuple[str, str, str | None]]:
 
 
 def no_sweep(scene: Scene) -> None:
-    def tripwire(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("the sweep started although run should have stopped before it")
-
-    import advisor.pipeline.calibrate
-
-    scene.monkeypatch.setattr(advisor.pipeline.calibrate, "calibrate", tripwire)
+    scene.sweep = tripwire("the sweep started although run should have stopped before it")
 
 
 def test_restart_sets_the_content_hash_and_a_second_run_rolls_nothing(scene: Scene) -> None:
@@ -139,7 +135,7 @@ def test_restart_sets_the_content_hash_and_a_second_run_rolls_nothing(scene: Sce
     assert patch.content_type == "application/strategic-merge-patch+json"
 
     api.requests.clear()
-    scene.monkeypatch.undo()  # Scene.run wraps the sweep anew
+    scene.monkeypatch.undo()  # Scene.run wraps the cluster connection anew
     second = scene.run("--restart", "deployment/web", "--restart", "deployment/db")
     assert (second.code, second.err) == (0, ""), second.err
     again = api.get(NS, NAME)

@@ -8,6 +8,9 @@ import logging
 import sys
 import time
 
+from advisor.cli._args import flag
+from advisor.errors import Opt
+
 
 def _timestamp(created: float) -> str:
     msecs = int((created - int(created)) * 1000)
@@ -45,9 +48,19 @@ def flush() -> None:
             handler.flush()
 
 
+class _Flags(logging.Filter):
+    """Log lines name options as the command line does: an ``Opt`` argument as its flag."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and any(isinstance(a, Opt) for a in record.args):
+            record.args = tuple(flag(a) if isinstance(a, Opt) else a for a in record.args)
+        return True
+
+
 def configure(log_format: str, level: str) -> None:
     """Send the ``advisor`` loggers to stderr; stdout stays for the command's result."""
     handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(_Flags())
     if log_format == "json":
         handler.setFormatter(_JsonFormatter())
     else:

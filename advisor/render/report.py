@@ -10,7 +10,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from advisor.errors import OutputError
+from advisor.errors import Opt, OutputError
 from advisor.models import (
     CalibrationResult,
 )
@@ -113,4 +113,4 @@ def write_report(result: CalibrationResult, path: Path) -> None:
     except OSError as exc:
         if tmp is not None:
             tmp.unlink(missing_ok=True)
-        raise OutputError(f"--report {path}: cannot write: {exc.strerror or exc}") from None
+        raise OutputError(Opt("report"), f" {path}: cannot write: {exc.strerror or exc}") from None
