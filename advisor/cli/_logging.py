@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import logging
 import sys
@@ -17,8 +18,25 @@ def _timestamp(created: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(created)) + f".{msecs:03d}Z"
 
 
+def _spelled(record: logging.LogRecord) -> logging.LogRecord:
+    """The record with its ``Opt`` arguments spelled as flags: log lines name options as the
+    command line does. A copy: other handlers (an embedder's) see the record as it was."""
+    args = record.args
+    if not isinstance(args, tuple) or not any(isinstance(a, Opt) for a in args):
+        return record
+    spelled = copy.copy(record)
+    spelled.args = tuple(flag(a) if isinstance(a, Opt) else a for a in args)
+    return spelled
+
+
+class _TextFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return super().format(_spelled(record))
+
+
 class _JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
+        record = _spelled(record)
         entry = {
             "time": _timestamp(record.created),
             "level": record.levelname.lower(),
@@ -48,24 +66,14 @@ def flush() -> None:
             handler.flush()
 
 
-class _Flags(logging.Filter):
-    """Log lines name options as the command line does: an ``Opt`` argument as its flag."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.args, tuple) and any(isinstance(a, Opt) for a in record.args):
-            record.args = tuple(flag(a) if isinstance(a, Opt) else a for a in record.args)
-        return True
-
-
 def configure(log_format: str, level: str) -> None:
     """Send the ``advisor`` loggers to stderr; stdout stays for the command's result."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.addFilter(_Flags())
     if log_format == "json":
         handler.setFormatter(_JsonFormatter())
     else:
         handler.setFormatter(
-            logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%dT%H:%M:%S")
+            _TextFormatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%dT%H:%M:%S")
         )
     root = logging.getLogger("advisor")
     root.handlers[:] = [handler]
