@@ -15,12 +15,36 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
 
+class Opt(str):
+    """An option named in a message, by its Python name (``env_file``, ``budget_s``).
+
+    The layers below the CLI do not know its flags, but their messages must name the option a
+    person got wrong: a message is built of parts, the options among them as ``Opt``; ``str()``
+    of the error names them as a Python caller passes them, and the CLI spells them as its flags
+    (``spelled``): ``UsageError(Opt("restart"), " needs ", Opt("configmap"))`` reads "restart
+    needs configmap" to Python and "--restart needs --configmap" on the command line.
+    """
+
+    __slots__ = ()
+
+
 class AdvisorError(Exception):
-    """Base of every expected failure; ``exit_code`` is what the process exits with."""
+    """Base of every expected failure; ``exit_code`` is what the process exits with.
+
+    ``parts`` joined are the message (see ``Opt``); a plain string is one part.
+    """
 
     exit_code: ClassVar[int] = 1
     #: one word for logs and the README table
     kind: ClassVar[str] = "internal"
+
+    def __init__(self, *parts: str) -> None:
+        self.parts = parts
+        super().__init__("".join(parts))
+
+    def spelled(self, name: Callable[[Opt], str]) -> str:
+        """The message with each option spelled by ``name`` (the CLI: its flag)."""
+        return "".join(name(part) if isinstance(part, Opt) else part for part in self.parts)
 
 
 class UsageError(AdvisorError):
@@ -28,6 +52,15 @@ class UsageError(AdvisorError):
 
     exit_code = 2
     kind = "usage"
+
+
+class InvalidOptionsError(UsageError, ValueError):
+    """Options the models refuse: a budget that cannot measure anything, an SLO without its bound.
+
+    Raised in the models' validators, once for every caller: a ValueError, so pydantic reports it
+    in its ValidationError like any other bad field, and a UsageError that the CLI finds there
+    and prints with its flags spelled (exit 2).
+    """
 
 
 class ProbeError(AdvisorError):

@@ -14,12 +14,22 @@ Sections (each owned by the layer that fills it):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
-from advisor.objectives import DEFAULT_OBJECTIVE, OBJECTIVES, named
+from advisor.errors import InvalidOptionsError, Opt
+from advisor.objectives import DEFAULT_OBJECTIVE, OBJECTIVES, bounded_names, named
 
 
 class StrictModel(BaseModel):
@@ -173,6 +183,13 @@ DEFAULT_BUDGET_S = 45.0
 #: quotas closer than this (in CPUs) are the same quota (CFS rounding)
 QUOTA_TOLERANCE = 0.01
 
+#: The smallest budget accepted, in seconds: inspecting the model (one child: TF start-up and a
+#: model load, ~4-5 s here) plus the baseline and two settings at the screen's longest trial, as
+#: spawned trials (the fallback) cost them: 3.5 s of start-up + 0.2 s warm-up + a 1.2 s window,
+#: planned with 20% headroom: 5 + 3 x 5.9 = 22.6, rounded up with room for a slow inspection.
+#: Anything less cannot compare even two settings with the TF default.
+MIN_BUDGET_S = 25.0
+
 #: thread counts above this are refused everywhere: no node TF runs on has more logical CPUs,
 #: and a typo (40000 for 4) must not reach a ConfigMap.
 MAX_THREADS = 1024
@@ -190,7 +207,12 @@ ONEDNN_VALUES: tuple[OnednnValue, ...] = ("0", "1")
 
 
 class CalibrationOptions(StrictModel):
-    """What the user asked to calibrate, and how long it may take."""
+    """What the user asked to calibrate, and how long it may take.
+
+    The rules a calibration's options obey live here, for the CLI and Python callers alike: the
+    budget floor, the SLO bound that objective ``slo`` needs and no other takes. They are checked
+    when the options are made, before anything starts, not after a minute of trials.
+    """
 
     model_path: str | None = Field(
         default=None, description="SavedModel directory or .keras file; null = built-in workload"
@@ -219,11 +241,43 @@ class CalibrationOptions(StrictModel):
         description="also measure TF_ENABLE_ONEDNN_OPTS=0 against =1 for the advised setting",
     )
 
+    @field_validator("model_path")
+    @classmethod
+    def _model_path_names_something(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise InvalidOptionsError(Opt("model_path"), " must not be empty")
+        return value
+
+    @field_validator("budget_s")
+    @classmethod
+    def _budget_can_measure(cls, value: float) -> float:
+        if value < MIN_BUDGET_S:
+            raise InvalidOptionsError(
+                Opt("budget_s"),
+                f" {value:g} s is too small to measure anything: at least {MIN_BUDGET_S:g} s "
+                "are needed for the model check, the TF default and two settings",
+            )
+        return value
+
     @model_validator(mode="after")
     def _slo_has_its_bound(self) -> CalibrationOptions:
-        # the search ranks an SLO by it: without one, choosing would fail after the whole sweep
-        if named(self.objective).bounded_by is not None and self.p99_slo_ms is None:
-            raise ValueError(f"objective '{self.objective}' needs p99_slo_ms")
+        # the search ranks an SLO by it: without one, choosing would fail after the whole sweep;
+        # a bound for another objective would be silently ignored
+        bounded = named(self.objective).bounded_by is not None
+        if bounded and self.p99_slo_ms is None:
+            raise InvalidOptionsError(
+                Opt("objective"),
+                f" {self.objective} needs ",
+                Opt("p99_slo_ms"),
+                " (the p99 bound in milliseconds)",
+            )
+        if not bounded and self.p99_slo_ms is not None:
+            raise InvalidOptionsError(
+                Opt("p99_slo_ms"),
+                " only applies to ",
+                Opt("objective"),
+                " " + " or ".join(bounded_names()),
+            )
         return self
 
 
@@ -256,6 +310,29 @@ class TrialRequest(StrictModel):
         if self.mode == "trial" and (self.warmup_s is None or self.measure_s is None):
             raise ValueError("a trial request needs warmup_s and measure_s")
         return self
+
+
+class Progress(StrictModel):
+    """One step of a sweep as it happens: inspecting, a trial started or finished, a round planned.
+
+    The search's steps carry how much of its budget is spent, so a terminal can draw a bar from
+    the numbers themselves; elsewhere ``line`` is what is logged.
+    """
+
+    text: str = Field(description="what happens, in words")
+    elapsed_s: float | None = Field(default=None, description="seconds of the budget spent")
+    budget_s: float | None = Field(default=None, description="the budget the search plans in")
+
+    @property
+    def line(self) -> str:
+        """``[ 11/60 s] round 0 trial 2/5: ...`` for a step of the search, else the text."""
+        if self.elapsed_s is None or self.budget_s is None:
+            return self.text
+        return f"[{self.elapsed_s:3.0f}/{self.budget_s:.0f} s] {self.text}"
+
+
+#: receives the sweep's events as they happen (the CLI: a bar on a terminal; else they are logged)
+ProgressFn = Callable[[Progress], None]
 
 
 class WorkloadInfo(StrictModel):

@@ -164,7 +164,7 @@ def simulate_one(
         node,
         trial_fn=trial_fn,
         clock=clock,
-        progress=lambda _line: None,
+        progress=lambda _event: None,
     )
     (best_i, best_j), best = model.best()
     advice = model.p99_ms(result.intra_op_threads, result.inter_op_threads)

@@ -68,8 +68,8 @@ from advisor.calibrate.objective import (
     noise_band,
 )
 from advisor.calibrate.spec import TrialSpec
-from advisor.errors import CalibrationError
-from advisor.models import TrialResult
+from advisor.errors import CalibrationError, Opt
+from advisor.models import Progress, ProgressFn, TrialResult
 from advisor.objectives import Measure, Objective
 
 
@@ -87,9 +87,6 @@ class SystemClock:
 #: runs one trial: (what to run, seconds it may take at most) -> its result; never raises for a
 #: trial that fails (it returns a non-ok TrialResult instead).
 TrialFn = Callable[[TrialSpec, float], TrialResult]
-
-#: receives one human-readable line per event (trial started/finished, round planned).
-ProgressFn = Callable[[str], None]
 
 BASELINE: Setting = (None, None)
 
@@ -203,7 +200,7 @@ class _State:
     #: the advice in force (BASELINE when TF's default is the incumbent)
     incumbent: Setting = (None, None)
     #: said once, just before the next trial runs (never about trials that do not happen)
-    pending: list[str] = field(default_factory=list)
+    pending: list[Progress] = field(default_factory=list)
     outcome: SearchOutcome = field(default_factory=SearchOutcome)
     overheads: list[float] = field(default_factory=list)
 
@@ -246,14 +243,20 @@ class _State:
     def stats(self) -> dict[Setting, ConfigStats]:
         return {s.key: s for s in aggregate(self.outcome.trials, self.default)}
 
-    def say(self, line: str) -> None:
-        if self.progress is not None:
-            self.progress(line)
+    def event(self, text: str) -> Progress:
+        """``text`` with the budget spent so far (a log line's ``[ 11/60 s]``, a terminal's bar)."""
+        return Progress(
+            text=text, elapsed_s=max(0.0, self.now() - self.started), budget_s=self.budget_s
+        )
 
-    def announce(self, line: str) -> None:
-        """Say ``line`` before the next trial, and not at all if none runs: the log never tells
+    def say(self, text: str) -> None:
+        if self.progress is not None:
+            self.progress(self.event(text))
+
+    def announce(self, text: str) -> None:
+        """Say ``text`` before the next trial, and not at all if none runs: the log never tells
         of a round, a race or a focus that the budget then leaves out."""
-        self.pending.append(line)
+        self.pending.append(self.event(text))
 
     def choose(self, stats: Sequence[ConfigStats]) -> Choice:
         """The pick as the result will make it: the incumbent, the dropped left out."""
@@ -265,11 +268,6 @@ class _State:
             excluded=self.outcome.dropped,
         )
 
-    def bar(self) -> str:
-        """``[ 11/60 s]``: elapsed of the budget; a terminal turns it into a drawn bar."""
-        elapsed = max(0.0, self.now() - self.started)
-        return f"[{elapsed:3.0f}/{self.budget_s:.0f} s]"
-
 
 def _trial(
     state: _State, setting: Setting, window: Window, round_: int, place: tuple[int, int]
@@ -279,11 +277,12 @@ def _trial(
     spec = window.spec(setting, round_)
     # Generous for a slow start, but never past the budget: a hung child is killed in time.
     deadline_s = min(state.remaining(), max(2 * expected, expected + 10.0))
-    for line in state.pending:
-        state.say(line)
+    if state.progress is not None:
+        for event in state.pending:
+            state.progress(event)
     state.pending.clear()
     state.say(
-        f"{state.bar()} round {round_} trial {place[0]}/{place[1]}: {label(*setting)} "
+        f"round {round_} trial {place[0]}/{place[1]}: {label(*setting)} "
         f"({'screen' if round_ == SCREEN_ROUND else 'race'}, {window.min_requests} requests in "
         f"{window.measure_s:.1f}-{window.longest_s:.1f} s)"
     )
@@ -300,7 +299,7 @@ def _trial(
         )
     else:
         detail = f"{result.status}: {result.reason or 'no reason given'}"
-    state.say(f"{state.bar()} round {round_}: {label(*setting)} -> {detail}")
+    state.say(f"round {round_}: {label(*setting)} -> {detail}")
     state.outcome.trials.append(result)
     state.outcome.rounds = max(state.outcome.rounds, round_ + 1)
     return result
@@ -324,7 +323,8 @@ def _screen_baseline(state: _State) -> None:
     if state.remaining() < 2 * one:
         raise CalibrationError(
             f"budget too small: {max(0.0, state.remaining()):.1f} s left cannot fit the baseline "
-            f"and one setting at ~{one:.1f} s per trial; raise --budget"
+            f"and one setting at ~{one:.1f} s per trial; raise ",
+            Opt("budget_s"),
         )
     baseline = _trial(state, BASELINE, screen, SCREEN_ROUND, (1, 1))
     if baseline.status != "ok":
@@ -345,7 +345,7 @@ def _screen_pass(state: _State, order: Sequence[Setting], share: float, number: 
         window = settings.screen
         if state.cost(window) > min(state.remaining(), state.share_left(share)):
             state.say(
-                f"{state.bar()} screen pass {number}: stopped with {len(order) - tried} of "
+                f"screen pass {number}: stopped with {len(order) - tried} of "
                 f"{len(order)} settings left (~{state.cost(window):.1f} s per trial)"
             )
             break
@@ -363,7 +363,7 @@ def _screen(state: _State, candidates: Sequence[Candidate]) -> None:
         return
     # The first pass may overrun the screen's share to measure everything: an unmeasured setting
     # cannot be advised, however good. The race keeps its minimum share.
-    state.announce(f"{state.bar()} screen: {len(keys)} settings, then the ones near the best raced")
+    state.announce(f"screen: {len(keys)} settings, then the ones near the best raced")
     tried = _screen_pass(state, keys, 1 - settings.race_min_share, 1)
     if not any(t.status == "ok" and not t.is_baseline for t in state.outcome.trials):
         # Nothing to race with: the race's share goes to the settings not tried yet.
@@ -376,7 +376,8 @@ def _screen(state: _State, candidates: Sequence[Candidate]) -> None:
         if first is None:
             raise CalibrationError(
                 f"budget too small: trials took ~{state.overhead():.1f} s of start-up each, more "
-                "than planned, and no thread setting fitted after the baseline; raise --budget"
+                "than planned, and no thread setting fitted after the baseline; raise ",
+                Opt("budget_s"),
             )
         raise CalibrationError(
             f"no thread setting could be measured (first: {first.status}: {first.reason})"
@@ -388,7 +389,7 @@ def _screen(state: _State, candidates: Sequence[Candidate]) -> None:
     second = [s.key for s in ranked]
     trials = len(_with_baselines(second, settings.baseline_every))
     if state.cost(settings.screen) * trials <= state.share_left(settings.screen_share):
-        state.announce(f"{state.bar()} screen: a second pass, best first")
+        state.announce("screen: a second pass, best first")
         _screen_pass(state, second, settings.screen_share, 2)
         state.outcome.screen_passes = 2
 
@@ -577,7 +578,7 @@ def _race(state: _State) -> None:
         "" if held == BASELINE else f" and the advice in force ({label(*held)})"
     )
     racing = ", ".join(label(*k) for k in alive if k != held) or "the advice in force alone"
-    state.announce(f"{state.bar()} race: {racing} against {against}")
+    state.announce(f"race: {racing} against {against}")
     number = 1
     focused = 0
     asked: list[Setting] = []
@@ -588,7 +589,7 @@ def _race(state: _State) -> None:
             if pair != asked:
                 asked = pair
                 state.announce(
-                    f"{state.bar()} race: focus on {label(*pair[0])} against {label(*pair[1])}, "
+                    f"race: focus on {label(*pair[0])} against {label(*pair[1])}, "
                     "the comparison the advice turns on"
                 )
             focused += 1
@@ -605,13 +606,13 @@ def _race(state: _State) -> None:
             if result.status != "ok" and setting in alive:
                 alive.remove(setting)  # a setting that fails cannot be advised
                 state.outcome.dropped.append(setting)
-                state.say(f"{state.bar()} race: {label(*setting)} dropped (its trial failed)")
+                state.say(f"race: {label(*setting)} dropped (its trial failed)")
         if ran == 0:
             break
         for key in _drop(state, alive):
             alive.remove(key)
             state.outcome.dropped.append(key)
-            state.say(f"{state.bar()} race: {label(*key)} dropped (clearly worse than the best)")
+            state.say(f"race: {label(*key)} dropped (clearly worse than the best)")
         number += 1
 
 

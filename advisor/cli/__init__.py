@@ -1,7 +1,11 @@
 """The command line: parse, call, print. No logic lives here beyond turning errors into exit codes.
 
 Each subcommand lives in its own module exposing ``register(subparsers)``; the module sets
-``func`` on its parser, a callable taking the parsed namespace and returning an exit code.
+``func`` on its parser, a callable taking the parsed namespace and the ``Instruments`` and
+returning an exit code. What the commands do is ``advisor.pipeline``'s.
+
+``main(argv, instruments=...)`` is the one seam for a caller that drives the command line with
+another probe or sweep (the tests' tripwires and fake sweeps): they reach the pipeline as given.
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from types import ModuleType
 
 from advisor import __version__
 from advisor.cli import _logging, _output
-from advisor.cli._args import add_global_flags
+from advisor.cli._args import add_global_flags, spelled
 from advisor.cli._parser import Parser
 from advisor.errors import AdvisorError, InterruptedRunError, UsageError
+from advisor.pipeline import Instruments
 
 PROG = "tf-thread-advisor"
 
@@ -41,13 +46,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _command_modules() -> list[ModuleType]:
     # One module per subcommand (or group); add a new one to this list.
-    from advisor.cli import calibrate_cmd, cleanup_cmd, probe_cmd, publish_cmd, status_cmd
+    from advisor.cli import (
+        calibrate_cmd,
+        check_cmd,
+        cleanup_cmd,
+        probe_cmd,
+        run_cmd,
+        status_cmd,
+        validate_cmd,
+    )
 
-    return [probe_cmd, calibrate_cmd, publish_cmd, status_cmd, cleanup_cmd]
+    return [probe_cmd, calibrate_cmd, run_cmd, validate_cmd, check_cmd, status_cmd, cleanup_cmd]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the process exit code (see ``advisor.errors.EXIT_CODES``)."""
+def main(argv: Sequence[str] | None = None, *, instruments: Instruments | None = None) -> int:
+    """Entry point; returns the process exit code (see ``advisor.errors.EXIT_CODES``).
+
+    ``instruments``: the probe and sweep the commands use (the real ones by default).
+    """
     words = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in words
     as_json = _json_requested(words)
@@ -55,11 +71,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(words)
         _logging.configure(args.log_format, args.log_level)
-        code: int = args.func(args)
+        code: int = args.func(args, instruments or Instruments())
         _output.emit("")  # short results still sit in the buffer: fail here, not at exit
         return code
     except AdvisorError as exc:
-        return _fail(exc.exit_code, str(exc), debug, as_json)
+        return _fail(exc.exit_code, spelled(exc), debug, as_json)
     except KeyboardInterrupt:
         message = "interrupted; nothing was published"
         return _fail(InterruptedRunError.exit_code, message, debug, as_json)

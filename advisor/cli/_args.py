@@ -1,9 +1,63 @@
-"""Flags more than one subcommand takes, defined once."""
+"""Flags more than one subcommand takes, defined once, and how the CLI spells the options the
+layers below name in their messages (``errors.Opt``: the Python name; here: the flag)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from advisor.errors import AdvisorError, Opt, UsageError, first_error
+
+#: options whose flag is not the Python name with dashes (``env_file`` -> ``--env-file``)
+_FLAGS = {
+    "model_path": "--model",
+    "budget_s": "--budget",
+    "p99_slo_ms": "--p99-ms",
+    "cluster_timeout_s": "--cluster-timeout",
+    "node_labels": "--node-label",
+    "annotations": "--configmap-annotation",
+    "force=True": "--force",
+    "consumers=False": "--no-consumers",
+    "file": "FILE|-",
+}
+
+
+def flag(option: str) -> str:
+    """The flag (or argument) for an option the pipeline names by its Python name."""
+    return _FLAGS.get(option) or "--" + option.replace("_", "-")
+
+
+def spelled(exc: AdvisorError) -> str:
+    """The error's message as the command line says it: options named by their flags."""
+    return exc.spelled(flag)
+
+
+def usage_error(exc: ValidationError) -> UsageError:
+    """A model's refusal of flag values as one usage line: its own rule's message (options
+    spelled later, as every error's are), else the field's flag and pydantic's words."""
+    error = exc.errors()[0]
+    cause = (error.get("ctx") or {}).get("error")
+    if isinstance(cause, AdvisorError):
+        return UsageError(*cause.parts)
+    message = first_error(exc, where=lambda _: "")
+    if not error["loc"]:
+        return UsageError(message)
+    return UsageError(Opt(str(error["loc"][0])), f": {message}")
+
+
+def default_of(model: type[Any], field: str) -> Any:
+    """``model``'s default for ``field`` (a pydantic model or a dataclass): a flag's default is
+    read from where the rule lives, never copied."""
+    if issubclass(model, BaseModel):
+        return model.model_fields[field].get_default(call_default_factory=True)
+    (found,) = (f for f in dataclasses.fields(model) if f.name == field)
+    if found.default_factory is not dataclasses.MISSING:
+        return found.default_factory()
+    return found.default
 
 
 def _host_root_dir(value: str) -> Path:
@@ -59,7 +113,7 @@ def add_global_flags(parser: argparse.ArgumentParser, *, in_command: bool) -> No
     )
 
 
-def add_kubeconfig(parser: argparse.ArgumentParser) -> None:
+def add_kubeconfig(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """``--kubeconfig``: which cluster to talk to (advisor.cluster.connect's order otherwise)."""
     parser.add_argument(
         "--kubeconfig",

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import logging
 import sys
 import time
+
+from advisor.cli._args import flag
+from advisor.errors import Opt
 
 
 def _timestamp(created: float) -> str:
@@ -14,8 +18,25 @@ def _timestamp(created: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(created)) + f".{msecs:03d}Z"
 
 
+def _spelled(record: logging.LogRecord) -> logging.LogRecord:
+    """The record with its ``Opt`` arguments spelled as flags: log lines name options as the
+    command line does. A copy: other handlers (an embedder's) see the record as it was."""
+    args = record.args
+    if not isinstance(args, tuple) or not any(isinstance(a, Opt) for a in args):
+        return record
+    spelled = copy.copy(record)
+    spelled.args = tuple(flag(a) if isinstance(a, Opt) else a for a in args)
+    return spelled
+
+
+class _TextFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return super().format(_spelled(record))
+
+
 class _JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
+        record = _spelled(record)
         entry = {
             "time": _timestamp(record.created),
             "level": record.levelname.lower(),
@@ -52,7 +73,7 @@ def configure(log_format: str, level: str) -> None:
         handler.setFormatter(_JsonFormatter())
     else:
         handler.setFormatter(
-            logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%dT%H:%M:%S")
+            _TextFormatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%dT%H:%M:%S")
         )
     root = logging.getLogger("advisor")
     root.handlers[:] = [handler]

@@ -1,7 +1,8 @@
 """``tf-thread-advisor cleanup``: delete advice ConfigMaps, e.g. from the chart's uninstall hook.
 
 Only the ConfigMaps named on the command line, and of those only the ones carrying the advisor's
-labels: a ConfigMap of the same name that someone else wrote is kept and reported.
+labels: a ConfigMap of the same name that someone else wrote is kept and reported
+(``advisor.pipeline.cleanup``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from advisor.cli._args import add_kubeconfig
 from advisor.cli._output import emit
-from advisor.pipeline.source import check_names
+from advisor.pipeline import Instruments, cleanup
 
 
 def register(subparsers: Any) -> None:
@@ -42,20 +43,9 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from advisor.cluster import RetryPolicy, connect
-    from advisor.cluster.cleanup import delete_advice
-
-    check_names(namespace=args.namespace)
-    for name in args.configmap:
-        check_names(configmap=name)
-    # someone waits on it (helm uninstall, or a person): an unreachable server fails in seconds
-    outcomes = delete_advice(
-        connect(args.kubeconfig),
-        args.namespace,
-        args.configmap,
-        policy=RetryPolicy.interactive(),
-        dry_run=args.dry_run,
+def run(args: argparse.Namespace, _instruments: Instruments) -> int:
+    outcomes = cleanup(
+        args.configmap, args.namespace, kubeconfig=args.kubeconfig, dry_run=args.dry_run
     )
     emit("".join(f"{o.action}: {o.where}{f' ({o.why})' if o.why else ''}\n" for o in outcomes))
     return 0

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from advisor.errors import UsageError
+from advisor.errors import Opt, UsageError
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ def connect(kubeconfig: Path | None = None, env: Mapping[str, str] | None = None
     try:
         if kubeconfig is not None:
             if not kubeconfig.is_file():
-                raise UsageError(f"--kubeconfig {kubeconfig}: no such file")
+                raise UsageError(Opt("kubeconfig"), f" {kubeconfig}: no such file")
             load_kube(config_file=str(kubeconfig), client_configuration=configuration)
             source = str(kubeconfig)
         elif env.get("KUBERNETES_SERVICE_HOST"):
@@ -51,8 +51,10 @@ def connect(kubeconfig: Path | None = None, env: Mapping[str, str] | None = None
     except (ConfigException, OSError, ValueError, TypeError, yaml.YAMLError) as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
         if kubeconfig is not None:
-            raise UsageError(f"--kubeconfig {kubeconfig}: cannot load it ({message})") from None
-        raise UsageError(_no_config_message(env, message)) from None
+            raise UsageError(
+                Opt("kubeconfig"), f" {kubeconfig}: cannot load it ({message})"
+            ) from None
+        raise UsageError(*_no_config_message(env, message)) from None
     # our retry loop owns retries and their time bound; urllib3's own would hide both
     configuration.retries = False
     api_client = client.ApiClient(configuration)
@@ -60,7 +62,7 @@ def connect(kubeconfig: Path | None = None, env: Mapping[str, str] | None = None
     return Connection(api_client=api_client, host=str(configuration.host), source=source)
 
 
-def _no_config_message(env: Mapping[str, str], problem: str) -> str:
+def _no_config_message(env: Mapping[str, str], problem: str) -> tuple[str, ...]:
     """What was tried, why it failed, and the three ways to give a cluster config.
 
     Someone running ``run --configmap`` on a laptop or in CI often has no kubeconfig at all, and
@@ -74,7 +76,8 @@ def _no_config_message(env: Mapping[str, str], problem: str) -> str:
     else:
         tried = "~/.kube/config, as KUBECONFIG is not set"
     return (
-        f"no usable cluster config (tried {tried}: {problem.rstrip('.')}): give --kubeconfig "
-        "PATH, set KUBECONFIG, or run in a pod whose ServiceAccount token is mounted "
-        "(in-cluster config)"
+        f"no usable cluster config (tried {tried}: {problem.rstrip('.')}): give ",
+        Opt("kubeconfig"),
+        " PATH, set KUBECONFIG, or run in a pod whose ServiceAccount token is mounted "
+        "(in-cluster config)",
     )

@@ -123,7 +123,8 @@ class Target:
 
     resource_name: str
     namespace: str
-    rule: str
+    #: the rule to add, as message parts (it may name an option: ``errors.Opt``)
+    rule: str | tuple[str, ...]
     #: the message for a 404 about the object itself (None: a plain refusal)
     not_found: str | None = None
 
@@ -142,9 +143,10 @@ def final_error(
     if resp.status == 403:
         match = re.search(r"cannot (\w+) resource", resp.message)
         denied = match.group(1) if match else verb
+        rule = (target.rule,) if isinstance(target.rule, str) else target.rule
         return ForbiddenError(
-            f"forbidden: cannot {denied} {target.resource_name} in namespace "
-            f"{target.namespace}; {target.rule}"
+            f"forbidden: cannot {denied} {target.resource_name} in namespace {target.namespace}; ",
+            *rule,
         )
     if namespace_missing(resp):
         return ClusterRejectedError(f"{attempt}: namespace {target.namespace} not found")

@@ -23,6 +23,7 @@ from advisor.cluster.config import Connection
 from advisor.cluster.http import Target, final_error, request
 from advisor.cluster.listing import READER_HINT
 from advisor.cluster.retry import Deadline, RetryPolicy
+from advisor.errors import Opt
 
 #: kind -> (API group, resource): the pod-owning workloads a consumer can be
 WORKLOAD_RESOURCES = {
@@ -140,6 +141,8 @@ class _Lister:
         return Target(
             resource,
             self.namespace or "(all)",
-            f"status needs {scope} to find the consumers ({READER_HINT}), or run it with "
-            "--no-consumers",
+            (
+                f"status needs {scope} to find the consumers ({READER_HINT}), or run it with ",
+                Opt("consumers=False"),
+            ),
         )

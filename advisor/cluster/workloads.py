@@ -23,6 +23,7 @@ from advisor.cluster.retry import Deadline, RetryPolicy
 from advisor.errors import (
     AdvisorError,
     InterruptedRunError,
+    Opt,
     RestartFailedError,
     RestartTargetError,
 )
@@ -220,7 +221,7 @@ class WorkloadRestarter:
         """Before the sweep, a missing or forbidden workload is a RestartTargetError."""
         error = self._error(verb, ref, resp, dry_run=dry_run)
         if resp.status == 403 or (resp.status == 404 and not namespace_missing(resp)):
-            return RestartTargetError(f"--restart {ref}: {error}")
+            return RestartTargetError(Opt("restart"), f" {ref}: {error}")
         return error
 
     def _error(

@@ -21,6 +21,7 @@ from advisor.errors import (
     AdvisorError,
     ConflictError,
     InvalidAdviceError,
+    Opt,
 )
 from advisor.recommend import (
     APP_NAME,
@@ -175,8 +176,9 @@ class ConfigMapWriter:
             labels = existing.get("metadata", {}).get("labels") or {}
             if labels.get(LABEL_MANAGED_BY) != APP_NAME:
                 raise AdviceKeptError(
-                    f"{self.where} exists and was not written by tf-thread-advisor; kept it "
-                    "(pass --force to replace it)"
+                    f"{self.where} exists and was not written by tf-thread-advisor; kept it (pass ",
+                    Opt("force=True"),
+                    " to replace it)",
                 ) from None
             log.warning("replacing the stored advice, which does not validate: %s", exc)
             return
@@ -184,7 +186,9 @@ class ConfigMapWriter:
         if stored_budget > budget_s:
             raise AdviceKeptError(
                 f"{self.where} holds advice measured with a {stored_budget:g}s budget, more than "
-                f"this run's {budget_s:g}s; kept it (pass --force to replace it)"
+                f"this run's {budget_s:g}s; kept it (pass ",
+                Opt("force=True"),
+                " to replace it)",
             )
 
     # ---------------------------------------------------------------------------------------------

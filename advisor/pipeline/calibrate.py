@@ -11,6 +11,11 @@ The budget starts when ``calibrate`` is called, so inspecting the model (a child
 TensorFlow's start-up too) counts against it: ``--budget 60`` means the command is done in 60 s.
 A caller may pass its own ``trial_fn`` (the benchmark's synthetic cost model, tests); then no
 child is started for inspection either, and the workload is described from the options alone.
+Or its own ``programs`` (the tests' fake trial children, a faulty trial server): real processes,
+supervised as the real ones are.
+
+Progress is a stream of ``Progress`` events for the caller's ``progress``; without one they are
+logged as plain lines.
 """
 
 from __future__ import annotations
@@ -50,6 +55,8 @@ from advisor.models import (
     NodeProfile,
     OnednnValue,
     OnednnVerdict,
+    Progress,
+    ProgressFn,
     TrialResult,
     WorkloadInfo,
 )
@@ -57,7 +64,7 @@ from advisor.objectives import Measure, named
 from advisor.render.words import compare_text, versus_default
 from advisor.trials import supervise
 from advisor.trials.environment import trial_env
-from advisor.trials.launch import Trials
+from advisor.trials.launch import TrialPrograms, Trials
 from advisor.trials.modelfile import is_keras_file
 
 log = logging.getLogger("advisor.calibrate")
@@ -86,8 +93,12 @@ def _workload_from_options(options: CalibrationOptions) -> WorkloadInfo:
     )
 
 
+def _log_progress(event: Progress) -> None:
+    log.info("%s", event.line)
+
+
 def _real_trials(
-    options: CalibrationOptions, say: Callable[[str], None]
+    options: CalibrationOptions, programs: TrialPrograms | None, say: Callable[[str], None]
 ) -> tuple[Trials, WorkloadInfo]:
     """Start the trial server (unless spawning), inspect the model in a child (ModelError before
     any trial); the trials then run as its children (or spawned ones)."""
@@ -98,7 +109,7 @@ def _real_trials(
         concurrency=options.concurrency,
     )
     say(f"inspecting the workload ({options.model_path or 'built-in'})")
-    trials = Trials(workload, options.trial_mode)
+    trials = Trials(workload, options.trial_mode, programs=programs)
     try:
         info = trials.inspect(min(MAX_INSPECT_S, options.budget_s))
     except BaseException:
@@ -149,6 +160,7 @@ def _onednn_phase(
             value: Trials(
                 trials.workload,
                 options.trial_mode,
+                programs=trials.programs,
                 server_env=trial_env(None, None, onednn=value),
             )
             for value in ONEDNN_VALUES
@@ -184,11 +196,12 @@ def calibrate(
     options: CalibrationOptions,
     node: NodeProfile,
     *,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressFn | None = None,
     trial_fn: TrialFn | None = None,
     clock: Clock | None = None,
     settings: SearchSettings | None = None,
     incumbent: Incumbent | None = None,
+    programs: TrialPrograms | None = None,
 ) -> CalibrationResult:
     """Measure thread settings for this node within ``options.budget_s`` and pick the advice.
 
@@ -201,7 +214,11 @@ def calibrate(
     clock = clock or SystemClock()
     started = clock.monotonic()
     until = started + options.budget_s
-    say = progress or log.info
+    emit = progress or _log_progress
+
+    def say(text: str) -> None:
+        emit(Progress(text=text))
+
     terminate: Callable[[], None] | None = None
     trials: Trials | None = None
     default = tf_default(node)
@@ -210,7 +227,7 @@ def calibrate(
     try:
         if trial_fn is None:
             terminate = supervise.terminate_all_trials
-            trials, info = _real_trials(options, say)
+            trials, info = _real_trials(options, programs, say)
             trial_fn = trials
             # Inspection paid what every trial pays before it measures (start, load the model,
             # one request): a far better first guess than a constant for a big model, whose
@@ -219,14 +236,8 @@ def calibrate(
         else:
             info = _workload_from_options(options)
 
-        candidates = candidate_configs(node, options.concurrency)
         held = _incumbent_key(incumbent, default)
-        candidates = _with_incumbent(candidates, held)
-        say(
-            f"{len(candidates)} settings for {node.effective_cpus:g} usable CPUs "
-            f"({len(node.affinity_cpus)} in the affinity mask) and TF's default "
-            f"({default[0]}/{default[1]}) as the baseline, budget {options.budget_s:g} s"
-        )
+        candidates = _candidates(node, options, held, default, say)
         # --sweep-onednn keeps the end of the budget for its pairs on the advised setting
         reserved = onednn.BUDGET_SHARE * options.budget_s if options.sweep_onednn else 0.0
         outcome = race(
@@ -238,7 +249,7 @@ def calibrate(
             budget_s=options.budget_s - reserved,
             p99_slo_ms=options.p99_slo_ms,
             settings=settings,
-            progress=say,
+            progress=emit,
             default=default,
             incumbent=held,
         )
@@ -320,6 +331,23 @@ def calibrate(
         f"{len(result.trials)} trials in {elapsed:.1f} s"
     )
     return result
+
+
+def _candidates(
+    node: NodeProfile,
+    options: CalibrationOptions,
+    held: Setting,
+    default: tuple[int, int],
+    say: Callable[[str], None],
+) -> list[Candidate]:
+    """The node's candidates, the incumbent among them (a stored 4/2 on a 1-CPU pod is not)."""
+    candidates = _with_incumbent(candidate_configs(node, options.concurrency), held)
+    say(
+        f"{len(candidates)} settings for {node.effective_cpus:g} usable CPUs "
+        f"({len(node.affinity_cpus)} in the affinity mask) and TF's default "
+        f"({default[0]}/{default[1]}) as the baseline, budget {options.budget_s:g} s"
+    )
+    return candidates
 
 
 def _incumbent_key(incumbent: Incumbent | None, default: tuple[int, int]) -> Setting:

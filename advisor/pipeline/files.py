@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from advisor.atomic import StagedWrite, stage_write
-from advisor.errors import OutputError, UsageError
+from advisor.errors import Opt, OutputError, UsageError
 
 
-def check_output_path(flag: str, path: Path) -> None:
-    """Refuse an output path before the sweep that could not be written after it.
+def check_output_path(option: str, path: Path) -> None:
+    """Refuse an output path before the sweep that could not be written after it (``option``:
+    the one that named it, for the message).
 
     The folder is tried for real (a temp file made and removed): root passes every permission
     check, and a pseudo or read-only filesystem (/proc, a read-only root) only refuses a write.
@@ -26,19 +27,21 @@ def check_output_path(flag: str, path: Path) -> None:
     real = Path(os.path.realpath(path)) if path.is_symlink() else path
     folder = real.parent if str(real.parent) else Path()
     if path.is_dir():
-        raise UsageError(f"{flag} {path}: is a directory")
+        raise UsageError(Opt(option), f" {path}: is a directory")
     if path.exists() and not path.is_file():
         # the result is renamed into place: a device or a pipe would be replaced, not written to
-        raise UsageError(f"{flag} {path}: is not a regular file")
+        raise UsageError(Opt(option), f" {path}: is not a regular file")
     if not folder.is_dir():
         problem = "is not a directory" if folder.exists() else "does not exist"
-        raise UsageError(f"{flag} {path}: folder {folder} {problem}")
+        raise UsageError(Opt(option), f" {path}: folder {folder} {problem}")
     try:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{path.name}.", suffix=".tmp"):
             pass
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise UsageError(f"{flag} {path}: folder {folder} is not writable ({reason})") from None
+        raise UsageError(
+            Opt(option), f" {path}: folder {folder} is not writable ({reason})"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,8 @@ class StagedFile:
     """A file's new content, complete on disk next to it, not yet in its place."""
 
     staged: StagedWrite
-    flag: str
+    #: the option that named the file, for messages
+    option: Opt
 
     @property
     def path(self) -> Path:
@@ -57,20 +61,20 @@ class StagedFile:
         try:
             self.staged.commit()
         except OSError as exc:
-            raise OutputError(
-                f"{self.flag} {self.path}: cannot write it ({exc.strerror or exc})"
-            ) from None
+            reason = exc.strerror or exc
+            raise OutputError(self.option, f" {self.path}: cannot write it ({reason})") from None
 
     def discard(self) -> None:
         self.staged.discard()
 
 
-def stage_file(path: Path, text: str, flag: str) -> StagedFile:
+def stage_file(path: Path, text: str, option: str) -> StagedFile:
     """Temp file in the same folder, to be renamed by ``commit``: a reader never sees half a
     file, and a run that fails later (the cluster write) leaves the old file as it was.
     A symlink is followed: the rename replaces the file it points to, not the link."""
     try:
         staged = stage_write(path, text)
     except OSError as exc:
-        raise OutputError(f"{flag} {path}: cannot write it ({exc.strerror or exc})") from None
-    return StagedFile(staged, flag)
+        reason = exc.strerror or exc
+        raise OutputError(Opt(option), f" {path}: cannot write it ({reason})") from None
+    return StagedFile(staged, Opt(option))

@@ -144,14 +144,13 @@ def from_configmap_file(
     return from_configmap(obj, source, node, options)
 
 
-def read_incumbent(
-    path: str, node: NodeProfile, options: CalibrationOptions, flag: str = "--incumbent"
-) -> IncumbentChoice:
+def read_incumbent(path: str, node: NodeProfile, options: CalibrationOptions) -> IncumbentChoice:
     """A ConfigMap YAML a person named as the incumbent: unreadable (UsageError) or invalid
     (InvalidAdviceError) is an error before the sweep, since they asked for it; a valid one
     measured for something else is noted and not used, as a stored one would be."""
-    parsed = read_advice_file(path, flag)
-    return from_advice(parsed, f"{flag} {path}", node, options)
+    parsed = read_advice_file(path, "incumbent")
+    # the source is kept with the result (and a published advice's provenance) as people read it
+    return from_advice(parsed, f"--incumbent {path}", node, options)
 
 
 def from_env_file(path: Path, node: NodeProfile) -> IncumbentChoice:

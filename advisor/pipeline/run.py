@@ -17,20 +17,30 @@ The three stages are separate so a caller can wrap the sweep alone (the CLI's pr
     result = prepared.measure(progress)      # probe + calibrate
     published = prepared.publish(result)     # files, ConfigMap, restarts
 
-``run_advisor(request)`` does all three. Error messages name the CLI's flags.
+The probe and the sweep are the ``Instruments`` given to ``prepare_run`` (the real ones by
+default).
+
+``run_advisor(request)`` does all three. Error messages name the request's fields (``errors.Opt``);
+the CLI spells them as its flags.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from advisor import __version__
-from advisor.errors import InterruptedRunError, InvalidAdviceError, UsageError
-from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile, Recommendation
+from advisor.errors import InterruptedRunError, InvalidAdviceError, Opt, UsageError
+from advisor.models import (
+    CalibrationOptions,
+    CalibrationResult,
+    NodeProfile,
+    ProgressFn,
+    Recommendation,
+)
 from advisor.pipeline.files import StagedFile, check_output_path, stage_file
 from advisor.pipeline.incumbent import (
     IncumbentChoice,
@@ -39,7 +49,13 @@ from advisor.pipeline.incumbent import (
     from_env_file,
     stored_configmap,
 )
-from advisor.pipeline.source import POD_NAMESPACE_ENV, check_cluster_timeout, check_names
+from advisor.pipeline.instruments import Instruments
+from advisor.pipeline.source import (
+    CLUSTER_TIMEOUT_S,
+    check_cluster_timeout,
+    check_names,
+    namespace_needed,
+)
 from advisor.recommend import (
     DEFAULT_CONFIGMAP_NAME,
     HASH_ANNOTATION,
@@ -58,8 +74,6 @@ if TYPE_CHECKING:
     from advisor.cluster.workloads import Restarted, WorkloadRef, WorkloadRestarter
 
 log = logging.getLogger("advisor.publish")
-
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -85,7 +99,7 @@ class RunRequest:
     restart: Sequence[WorkloadRef] = ()
     force: bool = False
     kubeconfig: Path | None = None
-    cluster_timeout_s: float = 60.0
+    cluster_timeout_s: float = CLUSTER_TIMEOUT_S
     host_root: Path = Path("/")
 
     @property
@@ -98,46 +112,59 @@ class RunRequest:
         return self.output is None and self.env_file is None and self.configmap is None
 
 
+def parse_workload(text: str) -> WorkloadRef:
+    """``deployment/web`` or ``statefulset/db`` as a restart target (ValueError says why not)."""
+    from advisor.cluster.workloads import parse_workload as parse
+
+    return parse(text)
+
+
 def check_request(request: RunRequest) -> None:
     """Every name, path and combination of ``request``, before anything runs (UsageError)."""
     if request.configmap is not None:
         check_names(configmap=request.configmap)
         if request.namespace is None:
-            raise UsageError(f"--configmap needs --namespace (or ${POD_NAMESPACE_ENV})")
+            raise namespace_needed()
     elif request.namespace is not None:
         raise UsageError(
-            "--namespace needs --configmap: it is the ConfigMap's namespace, and without "
-            "--configmap nothing is written to a cluster"
+            Opt("namespace"),
+            " needs ",
+            Opt("configmap"),
+            ": it is the ConfigMap's namespace, and without ",
+            Opt("configmap"),
+            " nothing is written to a cluster",
         )
     if request.namespace is not None:
         check_names(namespace=request.namespace)
     check_cluster_timeout(request.cluster_timeout_s)
-    for flag, pairs in (
-        ("--node-label", request.node_labels),
-        ("--node-selector", request.node_selector),
+    for option, pairs in (
+        ("node_labels", request.node_labels),
+        ("node_selector", request.node_selector),
     ):
         for key, value in pairs.items():
             problem = node_label_problem(key, value)
             if problem:
-                raise UsageError(f"{flag} {f'{key}={value}'!r}: {problem}")
+                raise UsageError(Opt(option), f" {f'{key}={value}'!r}: {problem}")
     for key in request.annotations:
         problem = annotation_key_problem(key)
         if problem:
-            raise UsageError(f"--configmap-annotation {key!r}: {problem}")
+            raise UsageError(Opt("annotations"), f" {key!r}: {problem}")
     _check_restart(request)
     if request.output not in (None, "-"):
-        check_output_path("--output", Path(request.output))
+        check_output_path("output", Path(request.output))
     if request.env_file is not None:
-        check_output_path("--env-file", request.env_file)
+        check_output_path("env_file", request.env_file)
 
 
 def _check_restart(request: RunRequest) -> None:
     if request.restart and request.configmap is None:
-        raise UsageError("--restart needs --configmap: the workloads restart on its advice")
+        raise UsageError(
+            Opt("restart"), " needs ", Opt("configmap"), ": the workloads restart on its advice"
+        )
     seen = set()
     for ref in request.restart:
         if ref in seen:
-            raise UsageError(f"--restart {ref} is given twice")
+            raise UsageError(Opt("restart"), f" {ref} is given twice")
         seen.add(ref)
 
 
@@ -162,15 +189,12 @@ class PreparedRun:
     restarter: WorkloadRestarter | None = None
     #: the ConfigMap the cluster held at the preflight (None: none, or no cluster target)
     stored: dict[str, Any] | None = None
+    instruments: Instruments = field(default_factory=Instruments)
 
-    def measure(self, progress: Progress | None = None) -> CalibrationResult:
+    def measure(self, progress: ProgressFn | None = None) -> CalibrationResult:
         """Probe this node and run the sweep (minutes: the budget), the stored advice racing as
         the incumbent."""
-        # looked up at call time: tests (and embedders) replace the sweep on the package
-        import advisor.pipeline.calibrate
-        import advisor.probe
-
-        node = advisor.probe.probe_node(self.request.host_root)
+        node = self.instruments.probe(self.request.host_root)
         held = self.incumbent(node)
         for note in held.notes:
             log.warning("%s", note)
@@ -182,7 +206,7 @@ class PreparedRun:
                 held.incumbent.inter_op_threads,
                 held.incumbent.source,
             )
-        result = advisor.pipeline.calibrate.calibrate(
+        result = self.instruments.sweep(
             self.request.options, node, progress=progress, incumbent=held.incumbent
         )
         if not held.notes:
@@ -251,9 +275,9 @@ class PreparedRun:
         outcome = None
         try:
             if request.output not in (None, "-"):
-                staged.append(stage_file(Path(request.output), published.text, "--output"))
+                staged.append(stage_file(Path(request.output), published.text, "output"))
             if request.env_file is not None:
-                staged.append(stage_file(request.env_file, env_file_text(rec), "--env-file"))
+                staged.append(stage_file(request.env_file, env_file_text(rec), "env_file"))
             if writer is not None:
                 phase = "writing"
                 outcome = writer.publish(
@@ -269,7 +293,7 @@ class PreparedRun:
                 )
             for item in staged:
                 item.commit()
-                log.info("%s written to %s", item.flag, item.path)
+                log.info("%s written to %s", item.option, item.path)
             restarted: tuple[Restarted, ...] = ()
             if self.restarter is not None and writer is not None:
                 phase = "restarting"
@@ -279,7 +303,7 @@ class PreparedRun:
             # The handler's "nothing was published" is only true before the cluster write began.
             if writer is not None and phase != "staging":
                 raise InterruptedRunError(
-                    self._interrupted(str(exc), phase, writer.where)
+                    *self._interrupted(str(exc), phase, writer.where)
                 ) from None
             raise
         finally:
@@ -287,23 +311,26 @@ class PreparedRun:
                 item.discard()
         return PublishedRun(rec, published.configmap, published.text, outcome, restarted)
 
-    def _interrupted(self, message: str, phase: str, where: str) -> str:
+    def _interrupted(self, message: str, phase: str, where: str) -> tuple[str, ...]:
         signal_part = message.split(";", 1)[0]
+        files = (Opt("output"), "/", Opt("env_file"))
         if phase == "writing":
             return (
                 f"{signal_part} while writing {where}: it holds the previous or the new advice "
-                "(one apply, never a mix); no --output/--env-file was written"
+                "(one apply, never a mix); no ",
+                *files,
+                " was written",
             )
         if phase == "restarting" and self.restarter is not None:
-            return f"{signal_part} after {where} was written; {self.restarter.progress()}"
-        return f"{signal_part} after {where} was written; --output/--env-file may be the old ones"
+            return (f"{signal_part} after {where} was written; {self.restarter.progress()}",)
+        return (f"{signal_part} after {where} was written; ", *files, " may be the old ones")
 
 
-def prepare_run(request: RunRequest) -> PreparedRun:
+def prepare_run(request: RunRequest, instruments: Instruments | None = None) -> PreparedRun:
     """The checks before the sweep: the request itself, then (with a ConfigMap target) cluster
     access, RBAC and the budget guard by a dry-run apply, and every restart target."""
     check_request(request)
-    prepared = PreparedRun(request)
+    prepared = PreparedRun(request, instruments=instruments or Instruments())
     if request.configmap is None:
         return prepared
     from advisor.cluster import ConfigMapWriter, RetryPolicy, connect
@@ -336,7 +363,11 @@ def prepare_run(request: RunRequest) -> PreparedRun:
     return prepared
 
 
-def run_advisor(request: RunRequest, progress: Progress | None = None) -> PublishedRun:
+def run_advisor(
+    request: RunRequest,
+    progress: ProgressFn | None = None,
+    instruments: Instruments | None = None,
+) -> PublishedRun:
     """Check, measure, publish and restart, as ``tf-thread-advisor run`` does."""
-    prepared = prepare_run(request)
+    prepared = prepare_run(request, instruments)
     return prepared.publish(prepared.measure(progress))

@@ -12,9 +12,10 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from advisor.errors import ClusterRejectedError, InvalidAdviceError, UsageError
+from advisor.errors import ClusterRejectedError, InvalidAdviceError, Opt, UsageError
 from advisor.recommend import (
     ParsedAdvice,
+    describe,
     dns1123_label_problem,
     dns1123_subdomain_problem,
     load_configmap_yaml,
@@ -24,6 +25,9 @@ from advisor.recommend import (
 #: the Downward API env the Job sets (metadata.namespace); the default namespace of every command
 POD_NAMESPACE_ENV = "TFTA_POD_NAMESPACE"
 
+#: the default bound on all API retries of one cluster operation, seconds
+CLUSTER_TIMEOUT_S = 60.0
+
 
 def namespace_or_env(namespace: str | None, env: Mapping[str, str] | None = None) -> str | None:
     """``namespace`` if given, else the pod's own namespace from the Downward API env."""
@@ -31,33 +35,40 @@ def namespace_or_env(namespace: str | None, env: Mapping[str, str] | None = None
     return namespace or env.get(POD_NAMESPACE_ENV) or None
 
 
-def check_names(**flags: str) -> None:
-    """UsageError naming the flag for the first value that is not a valid name:
+def namespace_needed() -> UsageError:
+    """A ConfigMap target without a namespace (none given, none in the pod's env)."""
+    return UsageError(Opt("configmap"), " needs ", Opt("namespace"), f" (or ${POD_NAMESPACE_ENV})")
+
+
+def check_names(**names: str) -> None:
+    """UsageError naming the option for the first value that is not a valid name:
     ``check_names(configmap=..., namespace=...)`` (ConfigMap names are DNS subdomains,
     namespaces DNS labels)."""
-    for flag, value in flags.items():
+    for option, value in names.items():
         problem = (
             dns1123_label_problem(value)
-            if flag == "namespace"
+            if option == "namespace"
             else dns1123_subdomain_problem(value)
         )
         if problem:
-            raise UsageError(f"--{flag} {value!r} {problem}")
+            raise UsageError(Opt(option), f" {value!r} {problem}")
 
 
 def check_cluster_timeout(seconds: float) -> None:
-    """``--cluster-timeout`` must bound something: a positive, finite number of seconds."""
+    """``cluster_timeout_s`` must bound something: a positive, finite number of seconds."""
     if not seconds > 0 or math.isinf(seconds):
-        raise UsageError(f"--cluster-timeout must be a positive number, got {seconds}")
+        raise UsageError(Opt("cluster_timeout_s"), f" must be a positive number, got {seconds}")
 
 
-def read_advice_file(path: str, flag: str) -> ParsedAdvice:
-    """The advice in a ConfigMap YAML file (``-``: stdin)."""
+def read_advice_file(path: str, option: str | None) -> ParsedAdvice:
+    """The advice in a ConfigMap YAML file (``-``: stdin); ``option`` is the one that named it
+    (None: a positional path, which the message names by itself)."""
     source = "stdin" if path == "-" else path
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"{flag} {source}: cannot read it ({exc.strerror or exc})") from None
+        problem = f"{source}: cannot read it ({exc.strerror or exc})"
+        raise (UsageError(Opt(option), " ", problem) if option else UsageError(problem)) from None
     except UnicodeDecodeError:
         raise InvalidAdviceError(f"{source}: not UTF-8 text") from None
     return parse_configmap(load_configmap_yaml(text, source), source)
@@ -73,10 +84,36 @@ def read_cluster_advice(
 
     namespace = namespace_or_env(namespace)
     if not namespace:
-        raise UsageError(f"--configmap needs --namespace (or ${POD_NAMESPACE_ENV})")
+        raise namespace_needed()
     check_names(configmap=name, namespace=namespace)
     writer = ConfigMapWriter(connect(kubeconfig), name, namespace, policy=RetryPolicy.interactive())
     obj = writer.read()
     if obj is None:
         raise ClusterRejectedError(f"{writer.where}: not found")
     return parse_configmap(obj, writer.where)
+
+
+def only_with_configmap() -> UsageError:
+    """Where the advice is read from a file: the options that pick a cluster's would be ignored."""
+    return UsageError(
+        Opt("namespace"), " and ", Opt("kubeconfig"), " only apply with ", Opt("configmap")
+    )
+
+
+def validate_advice(
+    path: str | None = None,
+    *,
+    configmap: str | None = None,
+    namespace: str | None = None,
+    kubeconfig: Path | None = None,
+) -> str:
+    """One line describing the valid advice in the file at ``path`` (``-``: stdin) or in
+    ``configmap`` (exactly one of them); InvalidAdviceError (exit 6) when it does not validate."""
+    if (path is None) == (configmap is None):
+        raise UsageError("validate needs exactly one of ", Opt("file"), " or ", Opt("configmap"))
+    if configmap is not None:
+        return describe(read_cluster_advice(configmap, namespace, kubeconfig))
+    if namespace or kubeconfig:
+        raise only_with_configmap()
+    assert path is not None
+    return describe(read_advice_file(path, None))

@@ -24,10 +24,15 @@ from typing import TYPE_CHECKING, Any
 from advisor import __version__
 from advisor.consumers import fit
 from advisor.consumers.mounts import mounts, workloads
-from advisor.errors import InvalidAdviceError, UsageError
+from advisor.errors import InvalidAdviceError, Opt, UsageError
 from advisor.models import Consumer
 from advisor.pipeline.drift import installed_tf_version
-from advisor.pipeline.source import check_cluster_timeout, check_names, namespace_or_env
+from advisor.pipeline.source import (
+    CLUSTER_TIMEOUT_S,
+    check_cluster_timeout,
+    check_names,
+    namespace_or_env,
+)
 from advisor.recommend import ParsedAdvice, parse_configmap
 
 if TYPE_CHECKING:
@@ -246,7 +251,7 @@ def cluster_status(
     all_namespaces: bool = False,
     kubeconfig: Path | None = None,
     max_age: timedelta | None = None,
-    cluster_timeout_s: float = 60.0,
+    cluster_timeout_s: float = CLUSTER_TIMEOUT_S,
     consumers: bool = True,
 ) -> list[AdviceStatus]:
     """Every advice ConfigMap in ``namespace`` (default: $TFTA_POD_NAMESPACE, then the
@@ -258,7 +263,7 @@ def cluster_status(
     from advisor.cluster.listing import default_namespace, list_advice
 
     if all_namespaces and namespace:
-        raise UsageError("--namespace and --all-namespaces exclude each other")
+        raise UsageError(Opt("namespace"), " and ", Opt("all_namespaces"), " exclude each other")
     check_cluster_timeout(cluster_timeout_s)
     connection = connect(kubeconfig)
     where: str | None = None

@@ -1,12 +1,11 @@
 """The kernel's CPU list format ("0-3,8-11"), used by cpuset, sysfs and /proc/<pid>/status.
 
 One parser for every place the format appears, so a cpuset, an online list and an affinity list
-from a fixture tree can never disagree about what "0-3" means.
+from a fixture tree can never disagree about what "0-3" means. Writing the compact form is for
+people, and lives with the text it appears in (``advisor.render.node``).
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterable
 
 #: no kernel supports more CPUs than this (CONFIG_NR_CPUS max); a larger number is garbage and
 #: must not make the parser build a huge list.
@@ -39,28 +38,6 @@ def parse_cpulist(text: str) -> list[int]:
             raise ValueError(f"descending range {element!r} in CPU list {text!r}")
         cpus.update(range(first, last + 1, stride))
     return sorted(cpus)
-
-
-def format_cpulist(cpus: Iterable[int]) -> str:
-    """The compact form ("0-3,8-11"), for text output and warnings."""
-    ordered = sorted(set(cpus))
-    runs: list[str] = []
-    start = prev = None
-    for cpu in ordered:
-        if start is None:
-            start = prev = cpu
-        elif prev is not None and cpu == prev + 1:
-            prev = cpu
-        else:
-            runs.append(_run(start, prev))
-            start = prev = cpu
-    if start is not None:
-        runs.append(_run(start, prev))
-    return ",".join(runs)
-
-
-def _run(start: int, end: int | None) -> str:
-    return str(start) if end is None or end == start else f"{start}-{end}"
 
 
 def _cpu_id(token: str, whole: str) -> int:

@@ -9,7 +9,7 @@ import html
 from pathlib import Path
 
 from advisor.atomic import write_atomically
-from advisor.errors import OutputError
+from advisor.errors import Opt, OutputError
 from advisor.models import CalibrationResult
 from advisor.render.heatmap import heatmap_svg
 from advisor.render.table import text_summary
@@ -97,4 +97,4 @@ def write_report(result: CalibrationResult, path: Path) -> None:
     try:
         write_atomically(path, content)
     except OSError as exc:
-        raise OutputError(f"--report {path}: cannot write: {exc.strerror or exc}") from None
+        raise OutputError(Opt("report"), f" {path}: cannot write: {exc.strerror or exc}") from None

@@ -29,20 +29,9 @@ PARENT_PID_ENV = "TFTA_TRIAL_PARENT_PID"
 QUIET_TF_ENV = {"TF_CPP_MIN_LOG_LEVEL": "2", "KERAS_BACKEND": "tensorflow"}
 
 
-def real_program() -> list[str]:
+def trial_program() -> tuple[str, ...]:
     """The real trial child, run by the same interpreter as the parent."""
-    return [sys.executable, "-m", "advisor.trials.child.trial"]
-
-
-def default_program() -> list[str]:
-    """The trial child spawned by default (tests swap in fake programs here)."""
-    return real_program()
-
-
-def forkable() -> bool:
-    """Whether trials may be forked from a trial server: only the real trial program can be
-    (a fake program from the tests is a different program, not a different way to start one)."""
-    return default_program() == real_program()
+    return (sys.executable, "-m", "advisor.trials.child.trial")
 
 
 def trial_env(

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,9 @@ from advisor.errors import one_line
 from advisor.trials.supervise import SERVERS, PopenChild, kill_and_reap, last_line
 
 
-def server_program() -> list[str]:
-    """The trial server's command (tests swap in faulty servers here); ``--fd N`` is added."""
-    return [sys.executable, "-m", "advisor.trials.child.forkserver"]
+def server_program() -> tuple[str, ...]:
+    """The real trial server's command, run by the same interpreter; ``--fd N`` is added."""
+    return (sys.executable, "-m", "advisor.trials.child.forkserver")
 
 
 class ServerError(Exception):
@@ -31,9 +32,15 @@ class ServerError(Exception):
 
 
 class TrialServer:
-    """One ``forkserver`` process and its protocol socket; one trial at a time."""
+    """One ``forkserver`` process and its protocol socket; one trial at a time.
 
-    def __init__(self, env: dict[str, str], log_file: Path) -> None:
+    ``program`` is the server's command (the real one by default; the tests pass faulty ones).
+    """
+
+    def __init__(
+        self, env: dict[str, str], log_file: Path, program: Sequence[str] | None = None
+    ) -> None:
+        self._program = tuple(program) if program is not None else server_program()
         self._env = env
         self._log_file = log_file
         self._process: subprocess.Popen[bytes] | None = None
@@ -50,7 +57,7 @@ class TrialServer:
     def launch(self) -> None:
         """Start the server process; it imports TensorFlow while the caller does other things."""
         ours, theirs = socket.socketpair()
-        argv = [*server_program(), "--fd", str(theirs.fileno())]
+        argv = [*self._program, "--fd", str(theirs.fileno())]
         try:
             with self._log_file.open("ab") as log:
                 self._process = subprocess.Popen(

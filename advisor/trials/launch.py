@@ -8,6 +8,10 @@ loader misbehaves after fork), so ``auto`` treats the fork path as an optimisati
 time the server fails to start, dies, or a forked child dies or hangs before it has loaded the
 workload, the trial is run again as a spawned process, every later trial is spawned, and the
 note says so once. ``fork`` makes that an error instead; ``spawn`` never starts a server.
+
+Only the real trial child can be forked (the server forks itself into it), so whoever builds the
+Trials decides whether forking is possible by the programs it gives (``TrialPrograms``): a
+program of the caller's own (the tests' fake trials) is spawned, with no server.
 """
 
 from __future__ import annotations
@@ -15,17 +19,19 @@ from __future__ import annotations
 import logging
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
-from advisor.errors import CalibrationError
+from advisor.errors import CalibrationError, Opt
 from advisor.models import TrialMode, TrialResult, WorkloadInfo
 from advisor.trials import runner
-from advisor.trials.environment import forkable, trial_env
-from advisor.trials.forkclient import ServerError, TrialServer
+from advisor.trials.environment import trial_env, trial_program
+from advisor.trials.forkclient import ServerError, TrialServer, server_program
 from advisor.trials.modelfile import check_workload
+from advisor.trials.spawn import SpawnLauncher
 from advisor.trials.supervise import Child, LaunchFailure
 
 log = logging.getLogger(__name__)
@@ -33,6 +39,24 @@ log = logging.getLogger(__name__)
 #: a forked child that has not loaded the workload after this long (or 4x what inspection took,
 #: if more) is taken to hang, and the sweep falls back to spawned trials
 MIN_LOAD_TIMEOUT_S = 15.0
+
+
+@dataclass(frozen=True)
+class TrialPrograms:
+    """What trials run: ``child`` spawned for a trial, and ``server``, the trial server forked
+    trials come from (None: there is none, every trial is spawned).
+
+    The default is the real pair. A caller's own child program gets no server
+    (``TrialPrograms.spawned``): the server would fork the real child, not that program.
+    """
+
+    child: tuple[str, ...] = field(default_factory=trial_program)
+    server: tuple[str, ...] | None = field(default_factory=server_program)
+
+    @classmethod
+    def spawned(cls, child: Sequence[str]) -> TrialPrograms:
+        """``child`` for every trial, each a new process: no trial server."""
+        return cls(child=tuple(child), server=None)
 
 
 class _ForkChild:
@@ -74,6 +98,7 @@ class Trials:
 
     ``inspect`` comes first (it starts the server and loads the model once in a forked child);
     ``close`` stops the server. ``notes`` holds the one line a fallback adds to the result.
+    ``programs`` are what runs (the real child and server by default).
     """
 
     def __init__(
@@ -81,10 +106,13 @@ class Trials:
         workload: WorkloadSpec,
         mode: TrialMode,
         *,
+        programs: TrialPrograms | None = None,
         server_env: dict[str, str] | None = None,
     ) -> None:
         self.workload = workload
         self.mode = mode
+        self.programs = programs or TrialPrograms()
+        self._spawn = SpawnLauncher(self.programs.child)
         self.notes: list[str] = []
         self.fell_back = False
         self._server_env = server_env
@@ -126,7 +154,7 @@ class Trials:
         if info is None:
             started = time.monotonic()
             left = max(1.0, timeout_s - (started - began))
-            info = runner.inspect_workload(self.workload, timeout_s=left)
+            info = runner.inspect_workload(self.workload, timeout_s=left, launcher=self._spawn)
             self.inspect_s = time.monotonic() - started
         self._load_timeout_s = max(MIN_LOAD_TIMEOUT_S, 4 * (self.inspect_s or 0.0))
         return info
@@ -167,7 +195,9 @@ class Trials:
             except LaunchFailure as exc:
                 self._fall_back(str(exc))
         left = deadline_s - (time.monotonic() - began)
-        return runner.run_trial(spec, self.workload, deadline_s=max(left, 0.0))
+        return runner.run_trial(
+            spec, self.workload, deadline_s=max(left, 0.0), launcher=self._spawn
+        )
 
     def state(self) -> dict[str, object] | None:
         """The server's own report (threads, tf_initialized), or None without a server."""
@@ -188,13 +218,15 @@ class Trials:
             log.debug("trial server ready (TF imported in %.1f s)", self.import_s or 0.0)
 
     def _launch_server(self) -> None:
-        if not forkable():
+        if self.programs.server is None:
             if self.mode == "fork":
-                raise CalibrationError("--trial-mode fork: the trial program cannot be forked")
+                raise CalibrationError(
+                    Opt("trial_mode"), " fork: the trial program cannot be forked"
+                )
             return
         self._scratch = tempfile.TemporaryDirectory(prefix="tfta-server-")
         env = self._server_env or trial_env(None, None)
-        server = TrialServer(env, Path(self._scratch.name) / "server.log")
+        server = TrialServer(env, Path(self._scratch.name) / "server.log", self.programs.server)
         self._server = server
         try:
             server.launch()
@@ -204,7 +236,7 @@ class Trials:
     def _fall_back(self, reason: str) -> None:
         if self.mode == "fork":
             self.close()
-            raise CalibrationError(f"--trial-mode fork: {reason}")
+            raise CalibrationError(Opt("trial_mode"), f" fork: {reason}")
         self.close()
         self.fell_back = True
         line = f"trials ran as one new process each (slower): {reason}"

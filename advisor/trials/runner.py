@@ -64,7 +64,7 @@ def run_trial(
         request,
         env=env,
         timeout_s=deadline_s,
-        launcher=launcher or SpawnLauncher(program),
+        launcher=launcher or (SpawnLauncher() if program is None else SpawnLauncher(program)),
         load_timeout_s=load_timeout_s,
     )
     label = _label(spec)

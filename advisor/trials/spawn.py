@@ -4,26 +4,26 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from advisor.trials import environment
+from advisor.trials.environment import trial_program
 from advisor.trials.supervise import Child, PopenChild
 
 
 @dataclass(frozen=True)
 class SpawnLauncher:
-    """A fresh interpreter per trial: ``program`` (default: the real trial child) plus
-    ``--request FILE --result FILE``."""
+    """A fresh interpreter per trial: ``program`` (default: the real trial child; the tests pass
+    fake ones) plus ``--request FILE --result FILE``."""
 
-    program: Sequence[str] | None = None
+    program: Sequence[str] = field(default_factory=trial_program)
     forked: bool = False
 
     def start(
         self, *, request_file: Path, result_file: Path, output_file: Path, env: dict[str, str]
     ) -> Child:
         argv = [
-            *(environment.default_program() if self.program is None else self.program),
+            *self.program,
             "--request",
             str(request_file),
             "--result",

@@ -20,6 +20,7 @@ import pytest
 
 from advisor import errors
 from advisor.cli import build_parser, main
+from advisor.pipeline import Instruments
 from tests.support import PROBE_TREES, REPO
 
 PREFIX = "tf-thread-advisor: error: "
@@ -45,8 +46,10 @@ def one_line(err: str) -> str:
     return lines[0]
 
 
-def run_main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
+def run_main(
+    capsys: pytest.CaptureFixture[str], *argv: str, instruments: Instruments | None = None
+) -> tuple[int, str, str]:
+    code = main(list(argv), instruments=instruments)
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -152,15 +155,12 @@ def test_log_flags_after_the_subcommand_configure_the_logs(
 
 
 def test_debug_after_the_subcommand_shows_an_unexpected_traceback(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     def explode(*_args: Any, **_kwargs: Any) -> Any:
         raise RuntimeError("the probe exploded")
 
-    import advisor.cli.probe_cmd
-
-    monkeypatch.setattr(advisor.cli.probe_cmd, "probe_node", explode)
-    code, _, err = run_main(capsys, "probe", "--debug")
+    code, _, err = run_main(capsys, "probe", "--debug", instruments=Instruments(probe=explode))
     assert code == errors.EXIT_CODES["internal"]
     assert err.startswith("Traceback (most recent call last):")
     assert err.splitlines()[-1].startswith(PREFIX + "internal error: RuntimeError")

@@ -262,7 +262,7 @@ def test_guard_keeps_advice_measured_with_a_bigger_budget(api: FakeApiServer) ->
     w = writer(api)
     with pytest.raises(AdviceKeptError, match="300s budget, more than this run's 60s"):
         w.preflight(budget_s=60, force=False)
-    with pytest.raises(AdviceKeptError, match="--force"):
+    with pytest.raises(AdviceKeptError, match=r"\(pass force=True to replace it\)"):
         w.publish(advice(4, 2), budget_s=60, force=False)
     assert api.get(NS, NAME) == before
     assert w.publish(advice(4, 2), budget_s=60, force=True).action == "updated"

@@ -16,9 +16,11 @@ from advisor.cli import main
 from advisor.cluster import RetryPolicy, connect
 from advisor.cluster.http import request
 from advisor.cluster.retry import INTERACTIVE_UNREACHABLE_S, Deadline
+from advisor.pipeline import Instruments
 from advisor.recommend import configmap_yaml, render_configmap
 from tests.support.fakeapi.samples import calibration_result, node_profile, recommendation
 from tests.support.fakeapi.server import FakeApiServer, refused_port
+from tests.support.search_fakes import tripwire
 
 #: what a person will wait for, with room for a loaded 2-core machine
 PERSON_WAITS_S = 10.0
@@ -119,25 +121,18 @@ def test_interactive_commands_give_up_within_seconds(
     assert "cannot reach the API server" in err.splitlines()[-1]
 
 
-@pytest.fixture
-def no_measuring(monkeypatch: pytest.MonkeyPatch) -> None:
-    import advisor.pipeline.calibrate
-    import advisor.probe
-
-    def tripwire(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("run went on to probe or measure")
-
-    monkeypatch.setattr(advisor.probe, "probe_node", tripwire)
-    monkeypatch.setattr(advisor.pipeline.calibrate, "calibrate", tripwire)
+#: for runs that must stop before the sweep: probing or measuring fails the test
+NO_MEASURING = Instruments(
+    probe=tripwire("run went on to probe"), sweep=tripwire("run went on to measure")
+)
 
 
-@pytest.mark.usefixtures("no_measuring")
 def test_run_keeps_retrying_for_its_cluster_timeout(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["run", "--configmap", "tf-advice", "--namespace", "ml", "--cluster-timeout", "8"]
     started = time.monotonic()
-    code = main([*argv, "--kubeconfig", str(dead_kubeconfig(tmp_path))])
+    code = main([*argv, "--kubeconfig", str(dead_kubeconfig(tmp_path))], instruments=NO_MEASURING)
     took = time.monotonic() - started
     line = capsys.readouterr().err.splitlines()[-1]
     assert code == errors.ClusterUnreachableError.exit_code
@@ -145,7 +140,6 @@ def test_run_keeps_retrying_for_its_cluster_timeout(
     assert "attempt(s) within 8s" in line and "cannot connect" in line
 
 
-@pytest.mark.usefixtures("no_measuring")
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
@@ -160,7 +154,7 @@ def test_run_keeps_retrying_for_its_cluster_timeout(
 def test_flags_that_cannot_apply_are_usage_errors(
     argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(argv) == errors.UsageError.exit_code
+    assert main(argv, instruments=NO_MEASURING) == errors.UsageError.exit_code
     (line,) = capsys.readouterr().err.splitlines()
     assert says in line
 
@@ -169,16 +163,13 @@ def test_the_jobs_own_namespace_does_not_count_as_a_flag(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """$TFTA_POD_NAMESPACE is set in every Job pod; a Job that writes a file only must run."""
-    import advisor.pipeline.calibrate
-    import advisor.probe
-
     monkeypatch.setenv("TFTA_POD_NAMESPACE", "ml")
-    monkeypatch.setattr(advisor.probe, "probe_node", lambda *a, **k: node_profile())
-    monkeypatch.setattr(
-        advisor.pipeline.calibrate, "calibrate", lambda *a, **k: calibration_result()
+    instruments = Instruments(
+        probe=lambda _root: node_profile(), sweep=lambda *a, **k: calibration_result()
     )
     out = tmp_path / "cm.yaml"
-    assert main(["run", "--output", str(out), "--node-selector", "pool=cpu-a"]) == 0
+    argv = ["run", "--output", str(out), "--node-selector", "pool=cpu-a"]
+    assert main(argv, instruments=instruments) == 0
     written = out.read_text()
     assert '"node_selector":{"pool":"cpu-a"}' in written
     assert "namespace:" not in written  # a file for any namespace, as before

@@ -4,8 +4,9 @@ during trials (children that hang, crash, are killed or print garbage).
 Publish faults run ``run`` in-process with the real search over a cost model (no TF: what is under
 test is what happens after the sweep); each fault is switched on by a hook between the pre-sweep
 checks and the publish, exactly where a real cluster would start to fail. Trial faults run the
-real runner with real child processes: the trial program is replaced by a dispatcher that turns
-each setting into one misbehaviour of tests/support/fake_trials/fake_trial.py.
+real runner with real child processes: the sweep is given a dispatcher as its trial program, which
+turns each setting into one misbehaviour of tests/support/fake_trials/fake_trial.py. Both reach the
+CLI as its ``Instruments``.
 
 Every failure must be the documented exit code with one line on stderr, the ``--output`` and
 ``--env-file`` files keeping their old bytes and the stored ConfigMap not carrying the new advice.
@@ -16,21 +17,21 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
 
-# imported before any test patches the sweep (advisor.pipeline.calibrate.calibrate): the calibrate
-# command binds it
-import advisor.cli.calibrate_cmd  # noqa: F401
 from advisor import errors
 from advisor.calibrate.candidates import candidate_configs
 from advisor.cli import main
+from advisor.pipeline import Instruments
+from advisor.pipeline.calibrate import calibrate
 from advisor.recommend import render_configmap
-from advisor.trials import environment
+from advisor.trials.launch import TrialPrograms
 from tests.support import FAKE_TRIALS
 from tests.support.fakeapi.rbac import role_rules, without_verb
 from tests.support.fakeapi.samples import recommendation
@@ -271,25 +272,22 @@ os.execv(sys.executable, [sys.executable, {fake!r}, *mode, *args])
 """
 
 
-def use_trial_programs(
-    monkeypatch: pytest.MonkeyPatch, tmp: Path, modes: dict[str, list[str]]
-) -> None:
-    """Every trial child (and the inspection) runs the dispatcher instead of TensorFlow."""
+def use_trial_programs(tmp: Path, modes: dict[str, list[str]]) -> Instruments:
+    """The real sweep, every trial child (and the inspection) running the dispatcher instead of
+    TensorFlow: spawned, since only the real child can be forked."""
     script = tmp / "dispatch_trial.py"
     script.write_text(DISPATCHER.format(modes=json.dumps(modes), fake=str(FAKE_TRIAL)))
-    monkeypatch.setattr(environment, "default_program", lambda: [sys.executable, str(script)])
+    programs = TrialPrograms.spawned([sys.executable, str(script)])
+    return Instruments(sweep=partial(calibrate, programs=programs))
 
 
 def test_faulty_trials_are_recorded_and_the_sweep_goes_on(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # This machine's 2 CPUs leave 3 settings once TF's default (2/2, the baseline) is not one of
     # them: too few for six faults beside a healthy one. The node is simulated with 8 CPUs (the
     # trial programs do not care); the children, their faults and the deadlines are real.
-    from advisor.cli import calibrate_cmd
-
     node = simulated_node(8)
-    monkeypatch.setattr(calibrate_cmd, "probe_node", lambda *_args: node)
     settings = [(c.intra_op_threads, c.inter_op_threads) for c in candidate_configs(node)]
     faults = {
         "hang": ("timeout", "deadline"),
@@ -307,9 +305,12 @@ def test_faulty_trials_are_recorded_and_the_sweep_goes_on(
         modes[f"{intra},{inter}"] = [mode, str(pid_file)] if mode == "hang" else [mode]
         assigned[(intra, inter)] = mode
     assert len(assigned) >= 3, f"too few settings on this node to show the faults: {settings}"
-    use_trial_programs(monkeypatch, tmp_path, modes)
+    instruments = replace(use_trial_programs(tmp_path, modes), probe=lambda _root: node)
 
-    code = main(["--log-level", "error", "calibrate", "--budget", "30", "--format", "json"])
+    code = main(
+        ["--log-level", "error", "calibrate", "--budget", "30", "--format", "json"],
+        instruments=instruments,
+    )
     out, err = capsys.readouterr()
     assert (code, err) == (0, ""), err
     result = json.loads(out)
@@ -337,13 +338,13 @@ def test_faulty_trials_are_recorded_and_the_sweep_goes_on(
 def test_a_baseline_that_cannot_run_publishes_nothing(baseline: str, scene: Scene) -> None:
     seed(scene.api)
     before = scene.api.get(NS, NAME)
-    use_trial_programs(scene.monkeypatch, scene.tmp, {"-,-": [baseline]})
+    instruments = use_trial_programs(scene.tmp, {"-,-": [baseline]})
     argv = [
         *("--log-level", "error", "run", "--budget", "60"),
         *("--configmap", NAME, "--namespace", NS, "--kubeconfig", str(scene.api.kubeconfig)),
         *("--output", str(scene.output), "--env-file", str(scene.env_file)),
     ]
-    code = main(argv)
+    code = main(argv, instruments=instruments)
     out, err = scene.capsys.readouterr()
     outcome = Outcome(code, out, err, 0.0)
     assert outcome.code == errors.CalibrationError.exit_code, err

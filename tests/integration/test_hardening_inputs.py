@@ -24,6 +24,7 @@ import pytest
 
 from advisor import errors
 from advisor.cli import main
+from advisor.pipeline import Instruments
 from advisor.recommend import (
     HASH_ANNOTATION,
     PROVENANCE_ANNOTATION,
@@ -34,6 +35,7 @@ from advisor.recommend import (
 from tests.support import PROBE_TREES
 from tests.support.fakeapi.samples import recommendation
 from tests.support.fakeapi.server import FakeApiServer
+from tests.support.search_fakes import tripwire
 
 NAME, NS = "tf-advice", "ml"
 OLD_OUTPUT = b"# the previous advice, byte for byte\nkind: ConfigMap\n"
@@ -105,21 +107,17 @@ def world(
     yield World(tmp_path, api, output, env_file, stored, built_models)
 
 
-@pytest.fixture
-def no_sweep(monkeypatch: pytest.MonkeyPatch) -> None:
-    def tripwire(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("the sweep started although the input should have stopped it")
-
-    import advisor.cli.calibrate_cmd
-    import advisor.pipeline.calibrate
-
-    monkeypatch.setattr(advisor.pipeline.calibrate, "calibrate", tripwire)
-    monkeypatch.setattr(advisor.cli.calibrate_cmd, "calibrate", tripwire)
+#: for the inputs refused before the sweep: reaching it fails the test
+NO_SWEEP = Instruments(
+    sweep=tripwire("the sweep started although the input should have stopped it")
+)
 
 
-def run_cli(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str, str]:
+def run_cli(
+    capsys: pytest.CaptureFixture[str], argv: list[str], instruments: Instruments | None = None
+) -> tuple[int, str, str]:
     # warnings and info logs off: what is left on stderr is what the user must read
-    code = main(["--log-level", "error", *argv])
+    code = main(["--log-level", "error", *argv], instruments=instruments)
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -402,16 +400,13 @@ def assert_one_line_and_nothing_changed(
     world: World,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
-    request: pytest.FixtureRequest,
 ) -> None:
     """The check of every case of the table (the model cases: tests/system)."""
-    if not case.loads_model:
-        request.getfixturevalue("no_sweep")
     _prepare_model_paths(world.tmp)
     for key, value in case.env.items():
         monkeypatch.setenv(key, value)
     argv = [world.fill(word) for word in case.argv]
-    code, out, err = run_cli(capsys, argv)
+    code, out, err = run_cli(capsys, argv, None if case.loads_model else NO_SWEEP)
     assert code == case.error.exit_code, err
     line = the_one_line(err)
     for fragment in case.says:
@@ -426,9 +421,8 @@ def test_bad_input_is_one_line_and_changes_nothing(
     world: World,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
-    request: pytest.FixtureRequest,
 ) -> None:
-    assert_one_line_and_nothing_changed(case, world, capsys, monkeypatch, request)
+    assert_one_line_and_nothing_changed(case, world, capsys, monkeypatch)
 
 
 def test_the_table_is_big_enough_and_covers_every_run_flag() -> None:

@@ -20,6 +20,7 @@ import yaml
 
 from advisor import errors
 from advisor.cli import main
+from advisor.pipeline import Instruments
 from advisor.recommend import configmap_yaml, render_configmap
 from tests.integration.test_hardening_faults import DISPATCHER, FAKE_TRIAL
 from tests.support import REPO
@@ -29,13 +30,18 @@ from tests.support.real_parts import missing_real_part
 #: the text log line: time, level, message (what ``kubectl logs`` shows)
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d (DEBUG|INFO|WARNING) \S")
 
-#: the advisor as a program, with the dispatcher as its trial program
+#: the advisor as a program, its sweep spawning the dispatcher as the trial program
 BOOTSTRAP = """
 import sys
-from advisor.trials import environment
-environment.default_program = lambda: [sys.executable, sys.argv[1]]
+from functools import partial
 from advisor.cli import main
-raise SystemExit(main(sys.argv[2:]))
+from advisor.pipeline import Instruments
+from advisor.pipeline import Instruments
+from advisor.pipeline.calibrate import calibrate
+from advisor.trials.launch import TrialPrograms
+programs = TrialPrograms.spawned([sys.executable, sys.argv[1]])
+fake_trials = Instruments(sweep=partial(calibrate, programs=programs))
+raise SystemExit(main(sys.argv[2:], instruments=fake_trials))
 """
 
 
@@ -126,20 +132,17 @@ def test_usage_errors_under_json_logs_are_one_json_line(
 
 
 @pytest.fixture
-def probe_explodes(monkeypatch: pytest.MonkeyPatch) -> None:
+def probe_explodes() -> Instruments:
     def explode(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("the probe exploded\non two lines")
 
-    import advisor.cli.probe_cmd
-
-    monkeypatch.setattr(advisor.cli.probe_cmd, "probe_node", explode)
+    return Instruments(probe=explode)
 
 
-@pytest.mark.usefixtures("probe_explodes")
 def test_an_unexpected_error_is_one_line_without_a_traceback(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], probe_explodes: Instruments
 ) -> None:
-    code = main(["probe"])
+    code = main(["probe"], instruments=probe_explodes)
     out, err = capsys.readouterr()
     assert code == errors.EXIT_CODES["internal"]
     assert out == ""
@@ -150,9 +153,10 @@ def test_an_unexpected_error_is_one_line_without_a_traceback(
     )
 
 
-@pytest.mark.usefixtures("probe_explodes")
-def test_debug_shows_the_traceback_then_the_line(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["--debug", "probe"])
+def test_debug_shows_the_traceback_then_the_line(
+    capsys: pytest.CaptureFixture[str], probe_explodes: Instruments
+) -> None:
+    code = main(["--debug", "probe"], instruments=probe_explodes)
     _, err = capsys.readouterr()
     assert code == errors.EXIT_CODES["internal"]
     assert err.startswith("Traceback (most recent call last):")
@@ -160,9 +164,10 @@ def test_debug_shows_the_traceback_then_the_line(capsys: pytest.CaptureFixture[s
     assert err.splitlines()[-1].startswith("tf-thread-advisor: error: internal error: RuntimeError")
 
 
-@pytest.mark.usefixtures("probe_explodes")
-def test_an_unexpected_error_under_json_logs_is_json(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["--log-format", "json", "probe"])
+def test_an_unexpected_error_under_json_logs_is_json(
+    capsys: pytest.CaptureFixture[str], probe_explodes: Instruments
+) -> None:
+    code = main(["--log-format", "json", "probe"], instruments=probe_explodes)
     _, err = capsys.readouterr()
     (line,) = err.splitlines()
     entry = json.loads(line)

@@ -15,12 +15,10 @@ from typing import Any
 import pytest
 import yaml
 
-# imported before any test patches the sweep or advisor.probe.probe_node: the
-# command modules bind them at import, and one first imported under the patch would keep the fake
-import advisor.cli.calibrate_cmd
-import advisor.cli.probe_cmd  # noqa: F401
 from advisor.cli import main
 from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
+from advisor.pipeline import Instruments
+from advisor.pipeline.calibrate import calibrate
 from advisor.pipeline.drift import installed_tf_version
 from advisor.pipeline.incumbent import from_configmap, from_env_file
 from advisor.recommend import (
@@ -117,16 +115,21 @@ def test_an_env_file_gives_its_values_checked_against_this_node(tmp_path: Path) 
 # end to end: the CLI, a simulated node, the real search over the cost model
 
 
-@pytest.fixture
-def simulated(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """``run``/``calibrate`` on NODE (8 CPUs under a 4-CPU quota) where every setting measures
-    10 ms give or take 3% and TF's default 30 ms: nothing can beat a stored advice beyond noise.
-    Returns the incumbent each sweep was given."""
-    import advisor.pipeline.calibrate
-    import advisor.probe
+class Simulated(list[dict[str, Any]]):
+    """The incumbent each sweep was given, and ``main`` with the simulated node and sweep."""
 
-    real = advisor.pipeline.calibrate.calibrate
-    given: list[dict[str, Any]] = []
+    def __init__(self, instruments: Instruments) -> None:
+        super().__init__()
+        self.instruments = instruments
+
+    def main(self, argv: list[str]) -> int:
+        return main(argv, instruments=self.instruments)
+
+
+@pytest.fixture
+def simulated() -> Simulated:
+    """``run``/``calibrate`` on NODE (8 CPUs under a 4-CPU quota) where every setting measures
+    10 ms give or take 3% and TF's default 30 ms: nothing can beat a stored advice beyond noise."""
 
     def sweep(options: CalibrationOptions, node: NodeProfile, **kwargs: Any) -> CalibrationResult:
         held = kwargs.get("incumbent")
@@ -142,13 +145,10 @@ def simulated(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
             overhead_s=0.3,
             seed=len(given),
         )
-        return real(options, node, trial_fn=trials, clock=clock, **kwargs)
+        return calibrate(options, node, trial_fn=trials, clock=clock, **kwargs)
 
-    monkeypatch.setattr(advisor.pipeline.calibrate, "calibrate", sweep)
-    monkeypatch.setattr(advisor.cli.calibrate_cmd, "calibrate", sweep)
-    monkeypatch.setattr(advisor.probe, "probe_node", lambda *_: NODE)
-    monkeypatch.setattr(advisor.cli.calibrate_cmd, "probe_node", lambda *_: NODE)
-    return given
+    given = Simulated(Instruments(probe=lambda _root: NODE, sweep=sweep))
+    return given  # filled by the sweeps as they run
 
 
 def configmap(path: Path) -> dict[str, Any]:
@@ -157,15 +157,15 @@ def configmap(path: Path) -> dict[str, Any]:
 
 
 def test_run_keeps_the_advice_in_its_output_file(
-    tmp_path: Path, simulated: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, simulated: Simulated, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "advice.yaml"
-    assert main(["run", "--output", str(out)]) == 0
+    assert simulated.main(["run", "--output", str(out)]) == 0
     first = configmap(out)
     # as if written a while ago: the time its data last changed must survive an unchanged run
     first["metadata"]["annotations"][DATA_CHANGED_ANNOTATION] = "2026-01-02T03:04:05Z"
     out.write_text(yaml.safe_dump(first))
-    assert main(["run", "--output", str(out)]) == 0
+    assert simulated.main(["run", "--output", str(out)]) == 0
     second = configmap(out)
     # the second sweep raced the first one's advice and kept it: the same data and hash
     held = simulated[1]["incumbent"]
@@ -183,23 +183,21 @@ def test_run_keeps_the_advice_in_its_output_file(
 
 
 def test_run_with_force_does_not_race_the_stored_advice(
-    tmp_path: Path, simulated: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, simulated: Simulated, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "advice.yaml"
     out.write_text(yaml.safe_dump(stored(NODE, 3, 3)))
-    assert main(["run", "--output", str(out), "--force"]) == 0
+    assert simulated.main(["run", "--output", str(out), "--force"]) == 0
     assert simulated[0]["incumbent"] is None
     assert "--force: the stored advice is not the incumbent" in capsys.readouterr().err
 
 
-def test_run_keeps_the_advice_in_the_cluster(
-    tmp_path: Path, simulated: list[dict[str, Any]]
-) -> None:
+def test_run_keeps_the_advice_in_the_cluster(tmp_path: Path, simulated: Simulated) -> None:
     with FakeApiServer(tmp_path, configmap_name=NAME) as api:
         argv = ["run", "--configmap", NAME, "--namespace", NS, "--kubeconfig", str(api.kubeconfig)]
-        assert main(argv) == 0
+        assert simulated.main(argv) == 0
         first = api.get(NS, NAME)
-        assert main(argv) == 0
+        assert simulated.main(argv) == 0
         second = api.get(NS, NAME)
     assert first is not None and second is not None
     held = simulated[1]["incumbent"]
@@ -208,11 +206,11 @@ def test_run_keeps_the_advice_in_the_cluster(
 
 
 def test_calibrate_races_the_incumbent_it_is_given(
-    tmp_path: Path, simulated: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, simulated: Simulated, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "in-force.yaml"
     path.write_text(yaml.safe_dump(stored(NODE, 3, 3)))
-    assert main(["calibrate", "--incumbent", str(path), "--format", "json"]) == 0
+    assert simulated.main(["calibrate", "--incumbent", str(path), "--format", "json"]) == 0
     held = simulated[0]["incumbent"]
     assert held is not None and (held.intra_op_threads, held.inter_op_threads) == (3, 3)
     out, err = capsys.readouterr()
@@ -223,7 +221,7 @@ def test_calibrate_races_the_incumbent_it_is_given(
 @pytest.mark.parametrize(("content", "code"), [(None, 2), ("kind: [", 6)])
 def test_an_incumbent_file_that_cannot_be_used_is_an_error_before_the_sweep(
     tmp_path: Path,
-    simulated: list[dict[str, Any]],
+    simulated: Simulated,
     capsys: pytest.CaptureFixture[str],
     content: str | None,
     code: int,
@@ -231,7 +229,7 @@ def test_an_incumbent_file_that_cannot_be_used_is_an_error_before_the_sweep(
     path = tmp_path / "in-force.yaml"
     if content is not None:
         path.write_text(content)
-    assert main(["calibrate", "--incumbent", str(path)]) == code
+    assert simulated.main(["calibrate", "--incumbent", str(path)]) == code
     assert simulated == []  # no sweep ran
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "in-force.yaml" in err[0]

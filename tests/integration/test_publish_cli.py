@@ -17,6 +17,7 @@ import yaml
 
 from advisor.cli import main
 from advisor.models import DEFAULT_BUDGET_S
+from advisor.pipeline import Instruments
 from advisor.probe import probe_node
 from advisor.recommend import build_recommendation, configmap_yaml, render_configmap
 from tests.support.fakeapi.rbac import role_rules, without_verb
@@ -27,6 +28,7 @@ from tests.support.fakeapi.samples import (
     recommendation,
 )
 from tests.support.fakeapi.server import FakeApiServer, refused_port
+from tests.support.search_fakes import tripwire
 
 NAME, NS = "tf-advice", "ml"
 
@@ -38,17 +40,16 @@ def api(tmp_path: Path) -> Any:
 
 
 @pytest.fixture
-def no_sweep(monkeypatch: pytest.MonkeyPatch) -> None:
-    def tripwire(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("the sweep started although run should have stopped before it")
-
-    import advisor.pipeline.calibrate
-
-    monkeypatch.setattr(advisor.pipeline.calibrate, "calibrate", tripwire)
+def no_sweep() -> Instruments:
+    return Instruments(
+        sweep=tripwire("the sweep started although run should have stopped before it")
+    )
 
 
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
+def cli(
+    capsys: pytest.CaptureFixture[str], *argv: str, instruments: Instruments | None = None
+) -> tuple[int, str, str]:
+    code = main(list(argv), instruments=instruments)
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -132,7 +133,6 @@ def test_validate_from_the_cluster(api: FakeApiServer, capsys: pytest.CaptureFix
 # run: refused before the sweep
 
 
-@pytest.mark.usefixtures("no_sweep")
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
@@ -152,16 +152,16 @@ def test_run_refuses_bad_flags_before_the_sweep(
     message: str,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    no_sweep: Instruments,
 ) -> None:
     monkeypatch.delenv("TFTA_POD_NAMESPACE", raising=False)
-    code, out, err = cli(capsys, "run", *flags)
+    code, out, err = cli(capsys, "run", *flags, instruments=no_sweep)
     assert (code, out) == (2, "")
     assert message in one_error_line(err)
 
 
-@pytest.mark.usefixtures("no_sweep")
 def test_run_403_before_the_sweep_leaves_the_configmap_untouched(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_sweep: Instruments
 ) -> None:
     rules = without_verb(role_rules(configmap_name=NAME), "patch")
     with FakeApiServer(tmp_path, rules=rules) as api:
@@ -177,6 +177,7 @@ def test_run_403_before_the_sweep_leaves_the_configmap_untouched(
             NS,
             "--kubeconfig",
             str(api.kubeconfig),
+            instruments=no_sweep,
         )
         assert (code, out) == (8, "")
         line = one_error_line(err)
@@ -187,22 +188,31 @@ def test_run_403_before_the_sweep_leaves_the_configmap_untouched(
         assert api.writes()[0].query["dryRun"] == "All"
 
 
-@pytest.mark.usefixtures("no_sweep")
 def test_run_namespace_from_the_downward_api(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    no_sweep: Instruments,
 ) -> None:
     with FakeApiServer(
         tmp_path, namespaces=("other",), role_namespace="team-a", configmap_name=NAME
     ) as api:
         monkeypatch.setenv("TFTA_POD_NAMESPACE", "team-a")
-        code, _, err = cli(capsys, "run", "--configmap", NAME, "--kubeconfig", str(api.kubeconfig))
+        code, _, err = cli(
+            capsys,
+            "run",
+            "--configmap",
+            NAME,
+            "--kubeconfig",
+            str(api.kubeconfig),
+            instruments=no_sweep,
+        )
         assert code == 10 and "namespace team-a not found" in one_error_line(err)
         assert {r.path for r in api.requests} == {"/api/v1/namespaces/team-a/configmaps/tf-advice"}
 
 
-@pytest.mark.usefixtures("no_sweep")
 def test_run_unreachable_cluster_exits_7(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_sweep: Instruments
 ) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(
@@ -230,13 +240,13 @@ def test_run_unreachable_cluster_exits_7(
         str(kubeconfig),
         "--cluster-timeout",
         "0.5",
+        instruments=no_sweep,
     )
     assert code == 7 and "cannot connect" in one_error_line(err)
 
 
-@pytest.mark.usefixtures("no_sweep")
 def test_run_keeps_advice_with_a_bigger_budget(
-    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str], no_sweep: Instruments
 ) -> None:
     before = api.put(render_configmap(recommendation(1, 1, budget_s=600), NAME, NS))
     code, _, err = cli(
@@ -250,6 +260,7 @@ def test_run_keeps_advice_with_a_bigger_budget(
         NS,
         "--kubeconfig",
         str(api.kubeconfig),
+        instruments=no_sweep,
     )
     assert code == 13
     assert "600s budget, more than this run's 60s; kept it (pass --force" in one_error_line(err)
@@ -349,26 +360,24 @@ def test_check_fetches_the_configmap_from_the_cluster(
     ]
 
 
-@pytest.mark.usefixtures("no_sweep")
 def test_run_checks_the_folder_a_symlinked_output_points_to_before_the_sweep(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_sweep: Instruments
 ) -> None:
     link = tmp_path / "advice.env"
     link.symlink_to(tmp_path / "gone" / "advice.env")
-    code, out, err = cli(capsys, "run", "--env-file", str(link))
+    code, out, err = cli(capsys, "run", "--env-file", str(link), instruments=no_sweep)
     assert (code, out) == (2, "")
     assert f"folder {tmp_path / 'gone'} does not exist" in one_error_line(err)
 
 
-@pytest.mark.usefixtures("no_sweep")
 def test_run_refuses_an_output_that_is_not_a_regular_file_before_the_sweep(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_sweep: Instruments
 ) -> None:
     # the write renames a new file into place: a device or a pipe there would be replaced by it
     # (as root, ``--output /dev/null`` would have replaced the system's /dev/null)
     pipe = tmp_path / "advice.fifo"
     os.mkfifo(pipe)
-    code, out, err = cli(capsys, "run", "--output", str(pipe))
+    code, out, err = cli(capsys, "run", "--output", str(pipe), instruments=no_sweep)
     assert (code, out) == (2, "")
     assert f"--output {pipe}: is not a regular file" in one_error_line(err)
     assert stat.S_ISFIFO(pipe.lstat().st_mode)
@@ -383,7 +392,7 @@ def test_a_staged_output_through_a_symlink_lands_in_the_file_it_points_to(tmp_pa
     real.write_text("old\n")
     link = tmp_path / "advice.env"
     link.symlink_to(real)
-    stage_file(link, "new\n", "--env-file").commit()
+    stage_file(link, "new\n", "env_file").commit()
     assert link.is_symlink()
     assert real.read_text() == "new\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["advice.env", "volume"]
@@ -416,7 +425,7 @@ def test_the_run_pipeline_is_callable_from_python(api: FakeApiServer, tmp_path: 
     assert stored is not None and stored["data"] == published.configmap["data"]
     assert output.read_text() == published.text
     assert published.recommendation.provenance.node_labels == {"pool": "cpu-a"}
-    with pytest.raises(UsageError, match="--restart needs --configmap"):
+    with pytest.raises(UsageError, match=r"^restart needs configmap"):
         from advisor.cluster.workloads import parse_workload
 
         prepare_run(RunRequest(restart=(parse_workload("deploy/web"),)))

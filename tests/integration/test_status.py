@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from advisor import __version__, errors
-from advisor.cli.status_cmd import _table
 from advisor.models import NearBest, NearBestRange, Recommendation
 from advisor.pipeline.status import advice_status, format_age, parse_duration
 from advisor.recommend import PROVENANCE_ANNOTATION, build_recommendation, render_configmap
+from advisor.render.status import status_table
 from tests.integration.status_cli import json_rows, reader_rules, status
 from tests.support.fakeapi.samples import calibration_result
 from tests.support.fakeapi.server import FakeApiServer
@@ -207,16 +207,16 @@ def test_the_range_within_noise_comes_from_the_provenance() -> None:
         "band": 0.05,
     }
     assert row.gain_within_noise is True
-    table = _table([row.as_dict()])
+    table = status_table([row.as_dict()])
     header, line = table.splitlines()
     assert "WITHIN NOISE" in header
     assert "intra 2-4, inter 1-4 (3 settings" in line
     assert "none (noise)" in line  # no measurable gain, and the table says so
     # a real gain is said in the objective's terms: 2x for a latency is a p99 half as long
     gained = row.as_dict() | {"gain": 2.0, "gain_within_noise": False, "objective": "latency"}
-    assert "p99 50% lower" in _table([gained])
-    assert "req/s 25% higher" in _table([gained | {"gain": 1.25, "objective": "throughput"}])
-    assert "x " not in _table([gained]).splitlines()[1]
+    assert "p99 50% lower" in status_table([gained])
+    assert "req/s 25% higher" in status_table([gained | {"gain": 1.25, "objective": "throughput"}])
+    assert "x " not in status_table([gained]).splitlines()[1]
     # older advice records no range: the column is empty, nothing fails
     old = advice_status(render_configmap(advice(2, 1), "old", "ml"), now=NOW)
     assert (old.range, old.within_noise, old.gain_within_noise) == (None, None, False)

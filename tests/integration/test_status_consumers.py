@@ -21,6 +21,7 @@ import pytest
 from advisor import __version__, errors
 from advisor.cli import main
 from advisor.cluster.workloads import ADVICE_HASH_ANNOTATION
+from advisor.pipeline import Instruments
 from advisor.recommend import HASH_ANNOTATION, build_recommendation, render_configmap
 from tests.integration.status_cli import json_rows, reader_rules, status
 from tests.support.fakeapi.apps import workload
@@ -28,6 +29,7 @@ from tests.support.fakeapi.pods import bare_pod, pod_of
 from tests.support.fakeapi.rbac import Rule
 from tests.support.fakeapi.samples import calibration_result, node_profile
 from tests.support.fakeapi.server import FakeApiServer, refused_port
+from tests.support.search_fakes import tripwire
 
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
 #: when the advice of these tests was measured (and its data last changed)
@@ -158,15 +160,12 @@ def test_done_when(
     assert "cannot reach the API server" in err.splitlines()[-1]
 
     # run --namespace without --configmap: a usage error before any sweep
-    import advisor.pipeline.calibrate
-    import advisor.probe
-
-    def tripwire(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("run went on to probe or measure")
-
-    monkeypatch.setattr(advisor.probe, "probe_node", tripwire)
-    monkeypatch.setattr(advisor.pipeline.calibrate, "calibrate", tripwire)
-    assert main(["run", "--namespace", "x"]) == errors.UsageError.exit_code
+    no_measuring = Instruments(
+        probe=tripwire("run went on to probe"), sweep=tripwire("run went on to measure")
+    )
+    assert (
+        main(["run", "--namespace", "x"], instruments=no_measuring) == errors.UsageError.exit_code
+    )
     assert "--namespace needs --configmap" in capsys.readouterr().err
 
 

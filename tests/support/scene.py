@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 import yaml
 
-# imported before Scene.run patches the sweep: the calibrate command binds it
-import advisor.cli.calibrate_cmd  # noqa: F401
 from advisor.cli import main
 from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
+from advisor.pipeline import Instruments
+from advisor.pipeline.calibrate import calibrate
 from tests.support.fakeapi.server import FakeApiServer
 from tests.support.search_fakes import FakeClock, FakeTrials
 
@@ -59,13 +59,14 @@ class Scene:
     monkeypatch: pytest.MonkeyPatch
     #: the cluster connections ``run`` made (hooks may cut them)
     connections: list[Any] = field(default_factory=list)
+    #: the sweep ``run`` uses instead of the search over the cost model (a tripwire)
+    sweep: Callable[..., CalibrationResult] | None = None
 
     def run(self, *extra: str, at_publish: Hook | None = None) -> Outcome:
         """``run`` to the fake cluster and both files; ``at_publish`` runs after the sweep."""
         from advisor import cluster
-        from advisor.pipeline import calibrate as package
 
-        real_calibrate, real_connect = package.calibrate, cluster.connect
+        real_connect = cluster.connect
 
         def connect(*args: Any, **kwargs: Any) -> Any:
             connection = real_connect(*args, **kwargs)
@@ -77,12 +78,11 @@ class Scene:
         ) -> CalibrationResult:
             clock = FakeClock()
             trials = FakeTrials(clock, usable=node.effective_cpus, affinity=len(node.affinity_cpus))
-            result = real_calibrate(options, node, trial_fn=trials, clock=clock, **kwargs)
+            result = calibrate(options, node, trial_fn=trials, clock=clock, **kwargs)
             if at_publish is not None:
                 at_publish(self)
             return result
 
-        self.monkeypatch.setattr(package, "calibrate", sweep_then_fault)
         self.monkeypatch.setattr(cluster, "connect", connect)
         argv = [
             *("--log-level", "error", "run", "--budget", "60"),
@@ -91,7 +91,7 @@ class Scene:
             *("--cluster-timeout", str(CLUSTER_TIMEOUT_S), *extra),
         ]
         started = time.monotonic()
-        code = main(argv)
+        code = main(argv, instruments=Instruments(sweep=self.sweep or sweep_then_fault))
         seconds = time.monotonic() - started
         out, err = self.capsys.readouterr()
         return Outcome(code, out, err, seconds)

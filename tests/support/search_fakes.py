@@ -1,4 +1,5 @@
-"""Deterministic stand-ins for the search tests: simulated nodes, a fake clock, a cost model.
+"""Deterministic stand-ins for the search tests: simulated nodes, a fake clock, a cost model, and
+tripwires for a command's probe or sweep (``Instruments``) that must not be reached.
 
 The cost model is a made-up but plausible CPU inference server: a request needs ``work_ms`` of CPU,
 split over ``intra`` threads, but only ``usable`` CPUs' worth of quota exist; threads beyond that
@@ -13,9 +14,19 @@ import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, NoReturn
 
 from advisor.calibrate.spec import TrialSpec
 from advisor.models import CgroupInfo, NodeProfile, Topology, TrialResult, TrialStatus
+
+
+def tripwire(what: str) -> Callable[..., NoReturn]:
+    """A probe or sweep that fails the test when called: ``what`` should not have happened."""
+
+    def tripped(*_args: Any, **_kwargs: Any) -> NoReturn:
+        raise AssertionError(what)
+
+    return tripped
 
 
 def node(cpus: int, quota: float | None = None, sockets: int = 1) -> NodeProfile:

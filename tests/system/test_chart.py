@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from advisor.cli import build_parser
-from advisor.cli.calibrate_cmd import MIN_BUDGET_S
+from advisor.models import MIN_BUDGET_S
 from tests.support import REPO
 from tests.support import k8s_checks as k8s
 

@@ -12,10 +12,11 @@ import pytest
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import CalibrationError
-from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
+from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile, Progress
 from advisor.pipeline.calibrate import calibrate
 from advisor.probe import probe_node
 from advisor.trials import forkclient, launch, runner, supervise
+from advisor.trials.launch import TrialPrograms
 from tests.support import FAKE_TRIALS
 from tests.support.real_parts import missing_real_part
 
@@ -41,10 +42,10 @@ def trials() -> Iterator[launch.Trials]:
 
 
 @pytest.fixture
-def faulty(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(forkclient, "server_program", lambda: [sys.executable, str(FAULTY)])
+def faulty(monkeypatch: pytest.MonkeyPatch) -> Iterator[TrialPrograms]:
+    """The real trial child, forked from a faulty trial server."""
     monkeypatch.setattr(launch, "MIN_LOAD_TIMEOUT_S", 3.0)
-    yield
+    yield TrialPrograms(server=(sys.executable, str(FAULTY)))
 
 
 def _node() -> NodeProfile:
@@ -118,11 +119,11 @@ def _sweep(
 
 @pytest.mark.parametrize("fault", ["hang", "crash"])
 def test_a_child_failing_before_it_loads_switches_the_sweep_to_spawn(
-    faulty: None, monkeypatch: pytest.MonkeyPatch, fault: str
+    faulty: TrialPrograms, monkeypatch: pytest.MonkeyPatch, fault: str
 ) -> None:
     monkeypatch.setenv("TFTA_FAULT", fault)
-    lines: list[str] = []
-    result = _sweep(_node(), progress=lines.append)
+    events: list[Progress] = []
+    result = _sweep(_node(), progress=events.append, programs=faulty)
     assert result.trial_mode == "spawn"
     assert sum(FALLBACK_NOTE in note for note in result.notes) == 1, result.notes
     # the trial that hit the fault was run again as a spawned process: no fault is recorded
@@ -134,8 +135,8 @@ def test_a_child_failing_before_it_loads_switches_the_sweep_to_spawn(
 def test_a_server_killed_mid_sweep_switches_the_sweep_to_spawn() -> None:
     killed: list[int] = []
 
-    def kill_the_server(line: str) -> None:
-        if "trial" in line and not killed and supervise.SERVERS:
+    def kill_the_server(event: Progress) -> None:
+        if "trial" in event.text and not killed and supervise.SERVERS:
             pid = next(iter(supervise.SERVERS))
             psutil.Process(pid).kill()
             killed.append(pid)
@@ -149,19 +150,19 @@ def test_a_server_killed_mid_sweep_switches_the_sweep_to_spawn() -> None:
 
 
 def test_forced_fork_mode_fails_when_the_server_cannot_start(
-    faulty: None, monkeypatch: pytest.MonkeyPatch
+    faulty: TrialPrograms, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TFTA_FAULT", "no-start")
-    with pytest.raises(CalibrationError, match=r"^--trial-mode fork: the trial server"):
-        _sweep(_node(), mode="fork", budget=30)
+    with pytest.raises(CalibrationError, match=r"^trial_mode fork: the trial server"):
+        _sweep(_node(), mode="fork", budget=30, programs=faulty)
     _no_leftovers()
 
 
 def test_auto_mode_falls_back_when_the_server_cannot_start(
-    faulty: None, monkeypatch: pytest.MonkeyPatch
+    faulty: TrialPrograms, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TFTA_FAULT", "no-start")
-    result = _sweep(_node(), budget=35)
+    result = _sweep(_node(), budget=35, programs=faulty)
     assert result.trial_mode == "spawn"
     assert any("exited" in note or "refusing" in note for note in result.notes), result.notes
     _no_leftovers()

@@ -25,6 +25,5 @@ def test_bad_input_is_one_line_and_changes_nothing(
     world: World,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
-    request: pytest.FixtureRequest,
 ) -> None:
-    inputs.assert_one_line_and_nothing_changed(case, world, capsys, monkeypatch, request)
+    inputs.assert_one_line_and_nothing_changed(case, world, capsys, monkeypatch)

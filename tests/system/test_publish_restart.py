@@ -25,6 +25,7 @@ from tests.support.fakeapi.rbac import Rule, role_rules
 from tests.support.fakeapi.samples import recommendation
 from tests.support.fakeapi.server import FakeApiServer
 from tests.support.scene import OLD_ENV, Scene, make_scene
+from tests.support.search_fakes import tripwire
 
 NAME, NS = "tf-advice", "ml"
 CHART = REPO / "charts" / "tf-thread-advisor"
@@ -103,12 +104,7 @@ def workload_requests(api: FakeApiServer) -> list[tuple[str, str, str | None]]:
 
 
 def no_sweep(scene: Scene) -> None:
-    def tripwire(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("the sweep started although run should have stopped before it")
-
-    import advisor.pipeline.calibrate
-
-    scene.monkeypatch.setattr(advisor.pipeline.calibrate, "calibrate", tripwire)
+    scene.sweep = tripwire("the sweep started although run should have stopped before it")
 
 
 def test_restart_sets_the_content_hash_and_a_second_run_rolls_nothing(scene: Scene) -> None:
@@ -140,7 +136,7 @@ def test_restart_sets_the_content_hash_and_a_second_run_rolls_nothing(scene: Sce
     assert patch.content_type == "application/strategic-merge-patch+json"
 
     api.requests.clear()
-    scene.monkeypatch.undo()  # Scene.run wraps the sweep anew
+    scene.monkeypatch.undo()  # Scene.run wraps the cluster connection anew
     second = scene.run("--restart", "deployment/web", "--restart", "deployment/db")
     assert (second.code, second.err) == (0, ""), second.err
     again = api.get(NS, NAME)

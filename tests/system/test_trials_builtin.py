@@ -20,7 +20,7 @@ import pytest
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import ModelError
 from advisor.models import TrialResult
-from advisor.trials.environment import default_program
+from advisor.trials.environment import trial_program
 from advisor.trials.runner import inspect_workload, run_trial
 from tests.support import REPO
 from tests.support.real_parts import missing_real_part
@@ -122,7 +122,7 @@ def test_throttling_counters_move_under_a_real_quota() -> None:
             TrialSpec(2, 2, warmup_s=0.2, measure_s=1.0),
             WorkloadSpec(model_path=None, concurrency=2),
             deadline_s=DEADLINE_S,
-            program=group.command(default_program()),
+            program=group.command(trial_program()),
         )
         group_total = group.cpu_stat()["nr_throttled"]
     assert_well_formed(result, 1.0)
@@ -136,7 +136,7 @@ def test_throttling_counters_move_under_a_real_quota() -> None:
 
 def test_a_trial_child_started_through_a_forking_wrapper_still_measures() -> None:
     # the child's parent is then the wrapper, not the runner: that is not being orphaned
-    wrapper = ["sh", "-c", '"$@"; exit $?', "sh", *default_program()]
+    wrapper = ["sh", "-c", '"$@"; exit $?', "sh", *trial_program()]
     result = run_trial(
         TrialSpec(1, 1, warmup_s=0.1, measure_s=0.2),
         WorkloadSpec(None),

@@ -9,7 +9,7 @@ import importlib.util
 import pytest
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
-from advisor.trials.environment import default_program
+from advisor.trials.environment import trial_program
 from advisor.trials.runner import run_trial
 from tests.support.real_parts import missing_real_part
 from tests.support.realcgroup import cgroup_unavailable, real_cgroup
@@ -54,7 +54,7 @@ def test_under_a_one_cpu_quota_tf_default_is_preempted_far_more_than_1_1() -> No
                 TrialSpec(intra, inter, warmup_s=0.5, measure_s=1.0),
                 WorkloadSpec(None),
                 deadline_s=DEADLINE_S,
-                program=group.command(default_program()),
+                program=group.command(trial_program()),
             )
         assert result.status == "ok", result.reason
         figures[intra] = result.involuntary_switches_per_request

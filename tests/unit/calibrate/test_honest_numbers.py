@@ -42,7 +42,12 @@ def run(
         )
     )
     result = calibrate(
-        options, profile, progress=lines.append, trial_fn=trials, clock=clock, incumbent=held
+        options,
+        profile,
+        progress=lambda event: lines.append(event.line),
+        trial_fn=trials,
+        clock=clock,
+        incumbent=held,
     )
     assert clock.monotonic() - 1000.0 <= budget
     return result, trials, lines

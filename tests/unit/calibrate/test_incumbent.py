@@ -136,7 +136,7 @@ def sweep(
     result = calibrate(
         CalibrationOptions(objective=objective, budget_s=budget),
         profile,
-        progress=lines.append,
+        progress=lambda event: lines.append(event.line),
         trial_fn=trials,
         clock=clock,
         incumbent=held,

@@ -49,7 +49,7 @@ def run(
         budget_s=budget,
         p99_slo_ms=p99_slo_ms,
         settings=settings,
-        progress=lines.append if lines is not None else None,
+        progress=(lambda event: lines.append(event.line)) if lines is not None else None,
         default=tf_default(profile) if with_default else None,
     )
     return trials, clock, outcome

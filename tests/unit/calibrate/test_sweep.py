@@ -32,7 +32,13 @@ def run(
     options = CalibrationOptions.model_validate(
         {"objective": objective, "p99_slo_ms": p99, "budget_s": budget}
     )
-    result = calibrate(options, profile, progress=lines.append, trial_fn=trials, clock=clock)
+    result = calibrate(
+        options,
+        profile,
+        progress=lambda event: lines.append(event.line),
+        trial_fn=trials,
+        clock=clock,
+    )
     return result, trials, clock, lines
 
 
@@ -97,7 +103,7 @@ def test_slo_missed_is_said_in_the_result() -> None:
 
 def test_an_slo_objective_needs_its_bound_in_the_options_themselves() -> None:
     # not only on the command line: calibrate() could not rank an SLO without its bound
-    with pytest.raises(ValidationError, match="objective 'slo' needs p99_slo_ms"):
+    with pytest.raises(ValidationError, match="objective slo needs p99_slo_ms"):
         CalibrationOptions(objective="slo")
 
 
@@ -158,14 +164,14 @@ def test_interruption_terminates_every_child_and_propagates(
     terminated: list[bool] = []
 
     def interrupted_on_third(
-        spec: TrialSpec, workload: object, *, deadline_s: float
+        spec: TrialSpec, workload: object, *, deadline_s: float, **_launcher: object
     ) -> TrialResult:
         if len(fake.calls) == 2:
             raise InterruptedRunError("interrupted by SIGTERM; nothing was published")
         return fake(spec, deadline_s)
 
     monkeypatch.setattr(
-        runner, "inspect_workload", lambda workload, timeout_s: WorkloadInfo(kind="builtin")
+        runner, "inspect_workload", lambda workload, **_: WorkloadInfo(kind="builtin")
     )
     monkeypatch.setattr(runner, "run_trial", interrupted_on_third)
     monkeypatch.setattr(supervise, "terminate_all_trials", lambda: terminated.append(True))
@@ -185,7 +191,7 @@ def test_model_error_from_inspection_comes_before_any_trial(
 
     calls: list[object] = []
 
-    def broken(workload: object, timeout_s: float) -> None:
+    def broken(workload: object, timeout_s: float, **_launcher: object) -> None:
         raise ModelError("/m: not a SavedModel directory (no saved_model.pb in it)")
 
     model = tmp_path / "m"
@@ -213,11 +219,13 @@ def test_a_slow_loading_model_gets_deadlines_sized_from_its_inspection(
     clock = FakeClock()
     fake = FakeTrials(clock=clock, usable=1.0, affinity=2, overhead_s=20.0)
 
-    def slow_inspect(workload: object, timeout_s: float) -> WorkloadInfo:
+    def slow_inspect(workload: object, timeout_s: float, **_launcher: object) -> WorkloadInfo:
         clock.advance(20.0)
         return WorkloadInfo(kind="savedmodel", path="/big")
 
-    def trial(spec: TrialSpec, workload: object, *, deadline_s: float) -> TrialResult:
+    def trial(
+        spec: TrialSpec, workload: object, *, deadline_s: float, **_launcher: object
+    ) -> TrialResult:
         return fake(spec, deadline_s)
 
     big = tmp_path / "big"

@@ -11,15 +11,10 @@ import pytest
 
 from advisor.calibrate.search import SearchSettings
 from advisor.cli import main
-from advisor.cli.calibrate_cmd import (
-    MIN_BUDGET_S,
-    add_calibration_arguments,
-    bar_line,
-    options_from_args,
-    progress_reporter,
-)
+from advisor.cli._calibration import add_calibration_arguments, options_from_args
+from advisor.cli._progress import bar_line, progress_reporter
 from advisor.errors import ModelError, UsageError
-from advisor.models import DEFAULT_BUDGET_S
+from advisor.models import DEFAULT_BUDGET_S, MIN_BUDGET_S, Progress
 
 
 def fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -134,12 +129,17 @@ class _Tty(io.StringIO):
         return True
 
 
+AT_15 = {"elapsed_s": 14.6, "budget_s": 60.0}
+
+
 def test_progress_is_a_redrawn_bar_on_a_tty() -> None:
     stream = _Tty()
     with progress_reporter(stream) as progress:
         assert progress is not None
-        progress("[ 15/60 s] round 0 trial 2/5: intra=1 inter=1 (1.0 s window)")
-        progress("[ 30/60 s] round 0: intra=1 inter=1 -> p50 5.0 ms")
+        progress(Progress(text="round 0 trial 2/5: intra=1 inter=1 (1.0 s window)", **AT_15))
+        progress(
+            Progress(text="round 0: intra=1 inter=1 -> p50 5.0 ms", elapsed_s=30.2, budget_s=60)
+        )
     out = stream.getvalue()
     assert out.count("\r") == 2
     assert "[#####...............]  15/60 s  round 0 trial 2/5" in out
@@ -163,5 +163,14 @@ def test_no_bar_under_json_logs_even_on_a_tty() -> None:
 
 
 def test_bar_line_leaves_other_lines_alone() -> None:
-    assert bar_line("inspecting the workload") == "inspecting the workload"
-    assert bar_line("[ 60/60 s] done").startswith("[" + "#" * 20 + "]")
+    assert bar_line(Progress(text="inspecting the workload")) == "inspecting the workload"
+    assert bar_line(Progress(text="done", elapsed_s=60, budget_s=60)).startswith(
+        "[" + "#" * 20 + "]"
+    )
+
+
+def test_the_bar_shows_the_seconds_the_plain_line_shows() -> None:
+    # one event, two renderings: the log line's "[ 15/60 s]" and the bar's " 15/60 s" agree
+    event = Progress(text="round 0 trial 2/5", **AT_15)
+    assert event.line == "[ 15/60 s] round 0 trial 2/5"
+    assert bar_line(event) == "[#####...............]  15/60 s  round 0 trial 2/5"

@@ -9,13 +9,14 @@ import pytest
 from advisor.models import CgroupLevel
 from advisor.probe.cgroup_v2 import parse_cpu_max
 from advisor.probe.cpuinfo import parse_cpuinfo
-from advisor.probe.cpulist import format_cpulist, parse_cpulist
+from advisor.probe.cpulist import parse_cpulist
 from advisor.probe.downward import cross_check, read_downward
 from advisor.probe.files import HostFiles
 from advisor.probe.mountinfo import find_cgroup_mount, parse_mountinfo
 from advisor.probe.proc_cgroup import parse_proc_cgroup
 from advisor.probe.quota import limited, quota_to_cpus, tightest
 from advisor.probe.throttling import Throttling, parse_flat_keyed, throttling_from_stat
+from advisor.render.node import format_cpulist
 
 
 @pytest.mark.parametrize(

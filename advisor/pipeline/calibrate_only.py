@@ -1,0 +1,95 @@
+"""``calibrate``: measure thread settings here and return the advice, publishing nothing.
+
+The same checks before the sweep as ``run`` where they apply (the options, by the model; the
+report path, tried for real), the same probe, and the advice in force raced as the incumbent
+when the caller names one (a ConfigMap YAML; ``run`` reads its own from where it will write).
+
+In stages, like ``run``, so a caller can wrap the sweep alone (the CLI's progress bar)::
+
+    prepared = prepare_calibration(request)  # UsageError, ... before measuring
+    result = prepared.measure(progress)      # the sweep
+    prepared.write_report(result)            # the HTML/SVG report, if asked for
+
+``calibrate_only(request)`` does all three.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from advisor.models import CalibrationOptions, CalibrationResult, Incumbent, NodeProfile, ProgressFn
+from advisor.pipeline.files import check_output_path
+from advisor.pipeline.incumbent import read_incumbent
+from advisor.pipeline.instruments import Instruments
+from advisor.render.report import write_report
+
+log = logging.getLogger("advisor.calibrate")
+
+
+@dataclass(frozen=True)
+class CalibrateRequest:
+    """What to measure (``options``), against which advice in force (``incumbent``: a ConfigMap
+    YAML file, ``-`` for stdin; None: TF's default), and where to put a report (HTML, or SVG
+    for a ``.svg`` path)."""
+
+    options: CalibrationOptions = field(default_factory=CalibrationOptions)
+    incumbent: str | None = None
+    report: Path | None = None
+    host_root: Path = Path("/")
+
+
+@dataclass(frozen=True)
+class PreparedCalibration:
+    """A calibration whose checks passed, on the probed ``node``; ``measure`` then
+    ``write_report``."""
+
+    request: CalibrateRequest
+    node: NodeProfile
+    incumbent: Incumbent | None
+    instruments: Instruments
+
+    def measure(self, progress: ProgressFn | None = None) -> CalibrationResult:
+        """The sweep (the budget's time), the incumbent racing as a named arm."""
+        request = self.request
+        return self.instruments.sweep(
+            request.options, self.node, progress=progress, incumbent=self.incumbent
+        )
+
+    def write_report(self, result: CalibrationResult) -> None:
+        """The report file, if the request asked for one (OutputError if it cannot be written)."""
+        if self.request.report is not None:
+            write_report(result, self.request.report)
+            log.info("report written to %s", self.request.report)
+
+
+def prepare_calibration(
+    request: CalibrateRequest, instruments: Instruments | None = None
+) -> PreparedCalibration:
+    """The checks before the sweep: the report path (refused now, not after the sweep), the
+    probe, and the named incumbent (unreadable or invalid: an error; measured for something
+    else: noted, and TF's default races instead)."""
+    instruments = instruments or Instruments()
+    if request.report is not None:
+        check_output_path("report", request.report)
+    node = instruments.probe(request.host_root)
+    incumbent = None
+    if request.incumbent is not None:
+        held = read_incumbent(request.incumbent, node, request.options)
+        for note in held.notes:
+            log.warning("%s", note)
+        incumbent = held.incumbent
+    return PreparedCalibration(request, node, incumbent, instruments)
+
+
+def calibrate_only(
+    request: CalibrateRequest,
+    progress: ProgressFn | None = None,
+    instruments: Instruments | None = None,
+) -> CalibrationResult:
+    """Check, probe, measure and report, as ``tf-thread-advisor calibrate`` does."""
+    prepared = prepare_calibration(request, instruments)
+    result = prepared.measure(progress)
+    prepared.write_report(result)
+    return result
