@@ -276,7 +276,7 @@ class CalibrationOptions(StrictModel):
                 Opt("p99_slo_ms"),
                 " only applies to ",
                 Opt("objective"),
-                " " + " or ".join(bounded_names()),
+                " " + bounded_names(),
             )
         return self
 

@@ -204,9 +204,12 @@ def named(name: str) -> Objective:
         raise ValueError(f"unknown objective {name!r} (one of {', '.join(_REGISTRY)})") from None
 
 
-def bounded_names() -> list[str]:
-    """The objectives that take a bound (``--p99-ms``)."""
-    return [name for name, objective in _REGISTRY.items() if objective.bounded_by is not None]
+def bounded_names() -> str:
+    """The objectives that take a bound (``--p99-ms``), as a sentence names them: ``slo``, or
+    ``a or b``; the help and the refusal of a bound for another objective say the same."""
+    return " or ".join(
+        name for name, objective in _REGISTRY.items() if objective.bounded_by is not None
+    )
 
 
 @register

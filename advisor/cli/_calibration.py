@@ -24,11 +24,6 @@ def objective_names() -> tuple[str, ...]:
     return tuple(OBJECTIVES)
 
 
-def _bounded() -> str:
-    """``slo``: the objectives ``--p99-ms`` applies to."""
-    return " or ".join(bounded_names())
-
-
 def _positive_int(name: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
@@ -107,7 +102,7 @@ def add_calibration_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="X",
         type=_positive_float("--p99-ms", "milliseconds"),
         default=default("p99_slo_ms"),
-        help=f"the p99 bound for --objective {_bounded()}, in milliseconds",
+        help=f"the p99 bound for --objective {bounded_names()}, in milliseconds",
     )
     group.add_argument(
         "--budget",
