@@ -398,7 +398,7 @@ class TrialResult(StrictModel):
         default=None,
         ge=0,
         description="the child's peak resident memory over its life, model load included, MiB "
-        "(getrusage ru_maxrss). Compare settings of one run: a forked child does not count "
+        "(VmHWM). Compare settings of one run: a forked child does not count "
         "what the trial server faulted in and it did not touch; null: older results",
     )
     onednn: OnednnValue | None = Field(

@@ -37,6 +37,7 @@ from advisor.atomic import write_atomically
 from advisor.errors import first_error, one_line
 from advisor.models import TrialRequest
 from advisor.probe import read_throttling
+from advisor.probe.memory import read_peak_rss_mib
 from advisor.trials.environment import PARENT_PID_ENV, QUIET_TF_ENV
 
 #: prctl(2) option: the signal this process gets when its parent dies
@@ -151,11 +152,11 @@ def _measure(
     The window lasts ``measure_s``, and longer (up to ``max_measure_s``) until ``min_requests``
     have completed: a p99 is only as good as the number of requests behind it.
 
-    Context switches and peak memory come from getrusage(RUSAGE_SELF), which sums every thread
-    of the process: /proc/self/status (and psutil's ``num_ctx_switches``, which reads it) counts
-    the main thread alone, while TF computes on its pool threads (measured here: 0.5 involuntary
-    switches per request there against 38 for the whole process), and psutil has no peak RSS on
-    Linux.
+    Context switches come from getrusage(RUSAGE_SELF), which sums every thread of the process:
+    /proc/self/status (and psutil's ``num_ctx_switches``, which reads it) counts the main thread
+    alone, while TF computes on its pool threads (measured here: 0.5 involuntary switches per
+    request there against 38 for the whole process). Peak memory is VmHWM, not ``ru_maxrss``,
+    which a spawned child inherits from its parent (see ``advisor.probe.memory``).
     """
     _run_for(call, concurrency, warmup_s)
     threads = thread_count()
@@ -185,8 +186,7 @@ def _measure(
         "nr_throttled": None,
         "throttled_time_ms": None,
         "involuntary_switches_per_request": switches / len(latencies),
-        # ru_maxrss is in KiB on Linux (the only system trials run on)
-        "peak_rss_mib": usage.ru_maxrss / 1024,
+        "peak_rss_mib": read_peak_rss_mib(),
     }
     if throttling_before is not None and throttling_after is not None:
         window_counters = throttling_after.since(throttling_before)

@@ -12,6 +12,7 @@ from advisor.probe.cpuinfo import parse_cpuinfo
 from advisor.probe.cpulist import parse_cpulist
 from advisor.probe.downward import cross_check, read_downward
 from advisor.probe.files import HostFiles
+from advisor.probe.memory import parse_peak_rss_mib, read_peak_rss_mib
 from advisor.probe.mountinfo import find_cgroup_mount, parse_mountinfo
 from advisor.probe.proc_cgroup import parse_proc_cgroup
 from advisor.probe.quota import limited, quota_to_cpus, tightest
@@ -328,3 +329,24 @@ def test_the_job_manifest_sets_the_env_names_the_probe_reads() -> None:
     assert set(ENV_NAMES) <= set(env)
     for name in (CPU_LIMIT, CPU_REQUEST):
         assert env[name]["resourceFieldRef"]["divisor"] == "1m"
+
+
+@pytest.mark.parametrize(
+    ("status", "mib"),
+    [
+        ("Name:\tpython\nVmPeak:\t 900000 kB\nVmHWM:\t  358400 kB\nVmRSS:\t 20480 kB\n", 350.0),
+        ("VmHWM: 1024 kB", 1.0),
+        ("Name:\tkthreadd\nThreads:\t1\n", None),  # kernel threads have no memory lines
+        ("VmHWM:\t lots kB\n", None),
+        ("VmHWM:\t 1024 MB\n", None),
+        ("", None),
+    ],
+)
+def test_peak_rss_is_vmhwm_in_mib_or_nothing(status: str, mib: float | None) -> None:
+    assert parse_peak_rss_mib(status) == mib
+
+
+def test_peak_rss_of_an_unreadable_proc_dir_is_unknown(tmp_path: Path) -> None:
+    assert read_peak_rss_mib(tmp_path) is None
+    (tmp_path / "status").write_text("VmHWM:\t 2048 kB\n")
+    assert read_peak_rss_mib(tmp_path) == 2.0
