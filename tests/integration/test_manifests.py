@@ -29,7 +29,6 @@ EXAMPLES = DEPLOY / "examples"
 TF_SERVING = EXAMPLES / "tf-serving.yaml"
 KERAS_SERVER = EXAMPLES / "keras-server.yaml"
 ADVICE_READER = EXAMPLES / "advice-reader.yaml"
-SERVING = REPO / "docs" / "examples" / "serving-overlay"
 
 
 def _job() -> dict[str, Any]:
@@ -280,19 +279,6 @@ def test_dockerignore_keeps_the_context_small() -> None:
     assert "*" in lines, "ignore everything by default"
     allowed = {line[1:].rstrip("/") for line in lines if line.startswith("!")}
     assert {"pyproject.toml", "README.md", "advisor"} <= allowed
-
-
-def test_serving_overlay_points_every_example_at_one_targets_configmap() -> None:
-    """The examples' ConfigMap name is a parameter: the overlay sets it once for all of them."""
-    docs = k8s.load_docs(k8s.run_tool([k8s.tool("kubectl"), "kustomize", str(SERVING)]).stdout)
-    k8s.validate_k8s(docs)
-    deployments = k8s.by_kind(docs, "Deployment")
-    assert len(deployments) == 2
-    for deployment in deployments:
-        (source,) = _model_container(deployment)["envFrom"]
-        assert source["configMapRef"]["name"] == "resnet-thread-advice"
-    # the name the overlay sets is one a chart target writes (ci/model-from-image.yaml's style)
-    assert "resnet-thread-advice" in (REPO / "docs" / "deploy.md").read_text()
 
 
 @pytest.mark.parametrize("doc", [REPO / "docs" / "deploy.md", REPO / "README.md"], ids=str)

@@ -22,6 +22,7 @@ TF_SERVING = EXAMPLES / "tf-serving.yaml"
 KERAS_SERVER = EXAMPLES / "keras-server.yaml"
 OVERLAY = REPO / "docs" / "examples" / "overlay"
 RESTART_OVERLAY = REPO / "docs" / "examples" / "restart"
+SERVING = REPO / "docs" / "examples" / "serving-overlay"
 ADVICE_READER = EXAMPLES / "advice-reader.yaml"
 
 
@@ -85,6 +86,21 @@ def test_documented_overlay_retargets_the_job() -> None:
     version = Path(parsed.model).relative_to(mounts["model"]["mountPath"])
     assert len(version.parts) == 1
     assert version.name.isdigit(), f"{parsed.model} is not a version directory of the claim"
+
+
+@pytest.mark.tools
+def test_serving_overlay_points_every_example_at_one_targets_configmap() -> None:
+    """The examples' ConfigMap name is a parameter: the overlay sets it once for all of them."""
+    docs = k8s.load_docs(k8s.run_tool([k8s.tool("kubectl"), "kustomize", str(SERVING)]).stdout)
+    k8s.validate_k8s(docs)
+    deployments = k8s.by_kind(docs, "Deployment")
+    assert len(deployments) == 2
+    for deployment in deployments:
+        (container,) = deployment["spec"]["template"]["spec"]["containers"]
+        (source,) = container["envFrom"]
+        assert source["configMapRef"]["name"] == "resnet-thread-advice"
+    # the name the overlay sets is one a chart target writes (ci/model-from-image.yaml's style)
+    assert "resnet-thread-advice" in (REPO / "docs" / "deploy.md").read_text()
 
 
 @pytest.mark.tools
