@@ -14,6 +14,7 @@ from pathlib import Path
 from advisor.errors import ProbeError
 from advisor.probe.cpulist import parse_cpulist
 from advisor.probe.files import HostFiles
+from advisor.probe.proc_status import status_field
 
 STATUS_FIELD = "Cpus_allowed_list"
 
@@ -49,14 +50,13 @@ def _from_status(files: HostFiles) -> list[int]:
     except (OSError, UnicodeDecodeError) as exc:
         problem = getattr(exc, "strerror", None) or type(exc).__name__
         raise ProbeError(f"{shown}: unreadable ({problem}); the affinity is unknown") from None
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() == STATUS_FIELD:
-            try:
-                cpus = parse_cpulist(value)
-            except ValueError as exc:
-                raise ProbeError(f"{shown}: {exc}") from None
-            if not cpus:
-                raise ProbeError(f"{shown}: {STATUS_FIELD} is empty; the affinity is unknown")
-            return cpus
-    raise ProbeError(f"{shown}: no {STATUS_FIELD} line; the affinity is unknown")
+    value = status_field(text, STATUS_FIELD)
+    if value is None:
+        raise ProbeError(f"{shown}: no {STATUS_FIELD} line; the affinity is unknown")
+    try:
+        cpus = parse_cpulist(value)
+    except ValueError as exc:
+        raise ProbeError(f"{shown}: {exc}") from None
+    if not cpus:
+        raise ProbeError(f"{shown}: {STATUS_FIELD} is empty; the affinity is unknown")
+    return cpus

@@ -72,10 +72,10 @@ def _state() -> dict[str, Any]:
     be: a fork after that inherits locks held by threads that do not exist in the child)."""
     from tensorflow.python.eager import context
 
-    from advisor.trials.child.trial import thread_count
+    from advisor.probe.proc_status import read_thread_count
 
     handle = getattr(context.context(), "_context_handle", None)
-    return {"threads": thread_count(), "tf_initialized": handle is not None}
+    return {"threads": read_thread_count(), "tf_initialized": handle is not None}
 
 
 def _fork_trial(channel: socket.socket, message: dict[str, Any]) -> int:

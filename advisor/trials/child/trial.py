@@ -37,7 +37,7 @@ from advisor.atomic import write_atomically
 from advisor.errors import first_error, one_line
 from advisor.models import TrialRequest
 from advisor.probe import read_throttling
-from advisor.probe.memory import read_peak_rss_mib
+from advisor.probe.proc_status import read_peak_rss_mib, read_thread_count
 from advisor.trials.environment import PARENT_PID_ENV, QUIET_TF_ENV
 
 #: prctl(2) option: the signal this process gets when its parent dies
@@ -156,10 +156,10 @@ def _measure(
     /proc/self/status (and psutil's ``num_ctx_switches``, which reads it) counts the main thread
     alone, while TF computes on its pool threads (measured here: 0.5 involuntary switches per
     request there against 38 for the whole process). Peak memory is VmHWM, not ``ru_maxrss``,
-    which a spawned child inherits from its parent (see ``advisor.probe.memory``).
+    which a spawned child inherits from its parent (see ``advisor.probe.proc_status``).
     """
     _run_for(call, concurrency, warmup_s)
-    threads = thread_count()
+    threads = read_thread_count()
     throttling_before = read_throttling()
     usage_before = resource.getrusage(resource.RUSAGE_SELF)
     started = time.perf_counter()
@@ -252,16 +252,6 @@ def _percentile(ordered: list[float], q: float) -> float:
     low = int(position)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
-def thread_count() -> int | None:
-    try:
-        for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
-            if line.startswith("Threads:"):
-                return int(line.split()[1])
-    except (OSError, ValueError):
-        return None
-    return None
 
 
 def _cpu_seconds(usage: resource.struct_rusage) -> float:

@@ -12,9 +12,9 @@ from advisor.probe.cpuinfo import parse_cpuinfo
 from advisor.probe.cpulist import parse_cpulist
 from advisor.probe.downward import cross_check, read_downward
 from advisor.probe.files import HostFiles
-from advisor.probe.memory import parse_peak_rss_mib, read_peak_rss_mib
 from advisor.probe.mountinfo import find_cgroup_mount, parse_mountinfo
 from advisor.probe.proc_cgroup import parse_proc_cgroup
+from advisor.probe.proc_status import parse_peak_rss_mib, read_peak_rss_mib, read_thread_count
 from advisor.probe.quota import limited, quota_to_cpus, tightest
 from advisor.probe.throttling import Throttling, parse_flat_keyed, throttling_from_stat
 from advisor.render.node import format_cpulist
@@ -350,3 +350,9 @@ def test_peak_rss_of_an_unreadable_proc_dir_is_unknown(tmp_path: Path) -> None:
     assert read_peak_rss_mib(tmp_path) is None
     (tmp_path / "status").write_text("VmHWM:\t 2048 kB\n")
     assert read_peak_rss_mib(tmp_path) == 2.0
+
+
+@pytest.mark.parametrize(("line", "threads"), [("Threads:\t7", 7), ("Threads:", None), ("", None)])
+def test_thread_count_is_the_threads_line(tmp_path: Path, line: str, threads: int | None) -> None:
+    (tmp_path / "status").write_text(f"Name:\tpython\n{line}\nVmHWM:\t 2048 kB\n")
+    assert read_thread_count(tmp_path) == threads
