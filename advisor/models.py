@@ -674,6 +674,32 @@ class TopologySummary(StrictModel):
     isa_flags: list[str] = Field(default_factory=list)
 
 
+#: what the CPU quota an advice was measured under stands for: the serving container's CPU limit,
+#: or (a workload with requests and no limit) its CPU request, what it is guaranteed on a busy node
+CpuFrom = Literal["limit", "request"]
+
+
+class ServingTarget(StrictModel):
+    """The serving container an advice was measured for. Fleet mode's calibration Jobs record it
+    (``run --for-workload ...``) and ``plan`` compares it with the workload as it is now; advice
+    from a hand-written target carries none."""
+
+    workload: str = Field(min_length=1, description="kubectl's name: deployment/NAME")
+    container: str = Field(min_length=1, description="the serving container's name")
+    image: str | None = Field(default=None, description="the serving container's image")
+    model_path: str | None = Field(
+        default=None, description="the model's path inside the serving container"
+    )
+    cpu_from: CpuFrom = Field(
+        default="limit",
+        description="limit: measured under the container's CPU limit; request: it has no limit, "
+        "so it was measured under a quota equal to its CPU request",
+    )
+    spec_hash: str | None = Field(
+        default=None, description="hash of the derived calibration spec (in the Job's name)"
+    )
+
+
 class Provenance(StrictModel):
     """Where and how the advice was measured, kept with it so a consumer can check it applies."""
 
@@ -716,6 +742,11 @@ class Provenance(StrictModel):
         default=None,
         description="the advice in force before this run and whether it was confirmed (older "
         "advice: none)",
+    )
+    target: ServingTarget | None = Field(
+        default=None,
+        description="the serving container it was measured for (fleet mode; older advice and "
+        "hand-written targets: none)",
     )
     trials_total: int = Field(ge=0, description="trials run (the list below may be truncated)")
     trials: list[TrialSummary] = Field(
@@ -792,6 +823,7 @@ class Recommendation(StrictModel):
 #: how a consuming container does not fit the advice it mounts (see ``Problem.code``)
 ProblemCode = Literal[
     "cpu-limit-differs",
+    "cpu-request-differs",
     "no-cpu-limit",
     "node-pool-differs",
     "resize-restarts-nothing",
@@ -808,7 +840,9 @@ class Problem(StrictModel):
     code: ProblemCode = Field(
         description="cpu-limit-differs: its CPU limit (or a pod's, after an in-place resize) is "
         "not the quota the advice was measured under; no-cpu-limit: the advice was measured under "
-        "a quota and it has none; node-pool-differs: its nodeSelector and required node affinity "
+        "a quota and it has none; cpu-request-differs: the advice was measured for a container "
+        "without a CPU limit under its CPU request, and its request is not that quota; "
+        "node-pool-differs: its nodeSelector and required node affinity "
         "do not pin it to the Job's recorded nodeSelector; resize-restarts-nothing: no "
         "resizePolicy restarts it on a CPU resize; pods-predate-advice: running pods started "
         "before the advice's data last changed and neither the built-in restart nor Reloader "
@@ -829,4 +863,40 @@ class Consumer(StrictModel):
         description="CPUs: the container's limits.cpu, else the pod-level limit, else what its "
         "running pods were admitted with (a LimitRange default); null: no limit",
     )
+    cpu_request: float | None = Field(
+        default=None,
+        ge=0,
+        description="CPUs: the container's requests.cpu, else the pod-level request; null: none",
+    )
     problems: list[Problem] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------------
+# Fleet plan (filled by advisor.pipeline.plan)
+# --------------------------------------------------------------------------------------------------
+
+#: what ``plan`` decides for one opted-in workload container
+PlanVerdict = Literal["calibrate", "fits", "pending", "failed", "skipped"]
+
+
+class PlanDecision(StrictModel):
+    """One opted-in workload container and what ``plan`` does about its advice."""
+
+    workload: str = Field(min_length=1, description="kubectl's name: deployment/NAME")
+    container: str | None = Field(default=None, description="the serving container")
+    configmap: str | None = Field(default=None, description="the advice ConfigMap it reads")
+    decision: PlanVerdict = Field(
+        description="calibrate: its advice is missing or was measured for another shape; fits: "
+        "the advice matches it; pending: a calibration Job for it has not finished; failed: the "
+        "last calibration Job for this spec failed; skipped: it cannot be calibrated"
+    )
+    reason: str = Field(min_length=1, description="one line: why")
+    job: str | None = Field(
+        default=None, description="the calibration Job created, to create, running or failed"
+    )
+
+
+class PlanResult(StrictModel):
+    """Every opted-in workload container of a namespace with its decision (``plan``)."""
+
+    decisions: list[PlanDecision] = Field(default_factory=list)

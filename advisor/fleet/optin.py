@@ -1,0 +1,164 @@
+"""The opt-in: a workload's label and annotations, read into what to calibrate.
+
+``plan``'s flags (the chart's values) are the defaults; a workload's annotations override them,
+as Goldilocks and StormForge users know. Every annotation is checked here with the rules a
+calibration's options obey (``CalibrationOptions``), so a bad one is a ``skipped`` decision
+naming the annotation, never a Job that fails after its image pull.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from advisor.errors import first_error
+from advisor.models import CalibrationOptions
+from advisor.recommend import ANNOTATION_PREFIX, dns1123_subdomain_problem
+
+#: the label that opts a workload in (a server-side label selector finds them all)
+LABEL_CALIBRATE = ANNOTATION_PREFIX + "calibrate"
+OPT_IN_SELECTOR = f"{LABEL_CALIBRATE}=true"
+
+ANN_MODEL = ANNOTATION_PREFIX + "model"
+ANN_OBJECTIVE = ANNOTATION_PREFIX + "objective"
+ANN_CONCURRENCY = ANNOTATION_PREFIX + "concurrency"
+ANN_BATCH_SIZE = ANNOTATION_PREFIX + "batch-size"
+ANN_P99_MS = ANNOTATION_PREFIX + "p99-ms"
+ANN_BUDGET = ANNOTATION_PREFIX + "budget"
+ANN_CONTAINER = ANNOTATION_PREFIX + "container"
+ANN_CONFIGMAP = ANNOTATION_PREFIX + "configmap"
+ANN_RESTART = ANNOTATION_PREFIX + "restart"
+
+#: CalibrationOptions' field -> the annotation that sets it (to name it in a problem)
+_FIELD_ANNOTATION = {
+    "model_path": ANN_MODEL,
+    "objective": ANN_OBJECTIVE,
+    "concurrency": ANN_CONCURRENCY,
+    "batch_size": ANN_BATCH_SIZE,
+    "p99_slo_ms": ANN_P99_MS,
+    "budget_s": ANN_BUDGET,
+}
+
+
+def _default(field: str) -> Any:
+    return CalibrationOptions.model_fields[field].default
+
+
+class OptInError(ValueError):
+    """An annotation that cannot be calibrated as written; the message names it."""
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """``plan``'s flags: what a workload's annotations leave unsaid."""
+
+    objective: str = _default("objective")
+    concurrency: int = _default("concurrency")
+    batch_size: int = _default("batch_size")
+    p99_ms: float | None = None
+    budget_s: float = 300.0
+    restart: bool = False
+
+
+@dataclass(frozen=True)
+class CalibrationAsk:
+    """What one opted-in workload asks to be measured, defaults filled in and checked."""
+
+    #: the model's absolute path inside the serving container
+    model_path: str
+    options: CalibrationOptions
+    #: the serving container, when the pod has several (None: the pod's only one)
+    container: str | None = None
+    #: the advice ConfigMap, when the container mounts none yet (None: the one it mounts)
+    configmap: str | None = None
+    #: restart the workload on new advice
+    restart: bool = False
+
+
+def opted_in(obj: Mapping[str, Any]) -> bool:
+    """The workload carries the opt-in label (the list's selector already asked for it)."""
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return str(labels.get(LABEL_CALIBRATE, "")).lower() == "true"
+
+
+def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -> CalibrationAsk:
+    """The workload's annotations over ``defaults``; OptInError (naming the annotation) when one
+    cannot be used."""
+    defaults = defaults or Defaults()
+    model = _text(annotations, ANN_MODEL)
+    if model is None:
+        raise OptInError(f"annotation {ANN_MODEL} is required: the model's path in the container")
+    if not posixpath.isabs(model) or ".." in model.split("/"):
+        raise OptInError(
+            f"annotation {ANN_MODEL}={model!r} must be an absolute path without '..' "
+            "(the model's path inside the serving container)"
+        )
+    p99 = _number(annotations, ANN_P99_MS, float)
+    objective = _text(annotations, ANN_OBJECTIVE) or defaults.objective
+    raw: dict[str, Any] = {
+        "model_path": model,
+        "objective": objective,
+        "concurrency": _number(annotations, ANN_CONCURRENCY, int) or defaults.concurrency,
+        "batch_size": _number(annotations, ANN_BATCH_SIZE, int) or defaults.batch_size,
+        "budget_s": _number(annotations, ANN_BUDGET, float) or defaults.budget_s,
+    }
+    # the default bound goes with the default objective's kind only: a workload that asks for
+    # latency is not refused because the plan's default objective takes a bound
+    bound = p99 if p99 is not None else defaults.p99_ms
+    if bound is not None and (p99 is not None or objective == defaults.objective):
+        raw["p99_slo_ms"] = bound
+    try:
+        options = CalibrationOptions(**raw)
+    except ValidationError as exc:
+        raise OptInError(first_error(exc, where=_annotation_of)) from None
+    return CalibrationAsk(
+        model_path=model,
+        options=options,
+        container=_name(annotations, ANN_CONTAINER),
+        configmap=_name(annotations, ANN_CONFIGMAP),
+        restart=_flag(annotations, ANN_RESTART, defaults.restart),
+    )
+
+
+def _annotation_of(loc: tuple[int | str, ...]) -> str:
+    field = str(loc[0]) if loc else ""
+    return f"annotation {_FIELD_ANNOTATION.get(field, ANNOTATION_PREFIX + field)}"
+
+
+def _text(annotations: Mapping[str, Any], key: str) -> str | None:
+    value = annotations.get(key)
+    if value is None:
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _number(annotations: Mapping[str, Any], key: str, kind: type[int] | type[float]) -> Any:
+    text = _text(annotations, key)
+    if text is None:
+        return None
+    try:
+        return kind(text)
+    except ValueError:
+        what = "a whole number" if kind is int else "a number"
+        raise OptInError(f"annotation {key}={text!r} must be {what}") from None
+
+
+def _name(annotations: Mapping[str, Any], key: str) -> str | None:
+    text = _text(annotations, key)
+    if text is not None and (problem := dns1123_subdomain_problem(text)):
+        raise OptInError(f"annotation {key}={text!r}: {problem}")
+    return text
+
+
+def _flag(annotations: Mapping[str, Any], key: str, default: bool) -> bool:
+    text = _text(annotations, key)
+    if text is None:
+        return default
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    raise OptInError(f"annotation {key}={text!r} must be \"true\" or \"false\"")
