@@ -50,13 +50,23 @@ def _command_modules() -> list[ModuleType]:
         calibrate_cmd,
         check_cmd,
         cleanup_cmd,
+        plan_cmd,
         probe_cmd,
         run_cmd,
         status_cmd,
         validate_cmd,
     )
 
-    return [probe_cmd, calibrate_cmd, run_cmd, validate_cmd, check_cmd, status_cmd, cleanup_cmd]
+    return [
+        probe_cmd,
+        calibrate_cmd,
+        run_cmd,
+        validate_cmd,
+        check_cmd,
+        status_cmd,
+        plan_cmd,
+        cleanup_cmd,
+    ]
 
 
 def main(argv: Sequence[str] | None = None, *, instruments: Instruments | None = None) -> int:

@@ -161,4 +161,4 @@ def _flag(annotations: Mapping[str, Any], key: str, default: bool) -> bool:
         return default
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
-    raise OptInError(f"annotation {key}={text!r} must be \"true\" or \"false\"")
+    raise OptInError(f'annotation {key}={text!r} must be "true" or "false"')

@@ -1,0 +1,177 @@
+"""``tf-thread-advisor plan``: fleet mode. Which opted-in workloads need a calibration, and (with
+``--apply``) the Jobs that measure each in its own pod shape (``advisor.pipeline.plan``)."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import timedelta
+from typing import Any
+
+from advisor.cli._args import add_kubeconfig, default_of
+from advisor.cli._calibration import objective_names
+from advisor.cli._output import emit
+from advisor.pipeline import Instruments
+from advisor.pipeline.plan import PULL_POLICIES, Defaults, PlanRequest, plan
+from advisor.pipeline.source import CLUSTER_TIMEOUT_S
+from advisor.pipeline.status import parse_duration
+from advisor.render.plan import FORMATS, jobs_yaml, render_plan
+
+
+def _duration(text: str) -> timedelta:
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} {exc}") from None
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "plan",
+        help="fleet mode: decide which opted-in workloads need a calibration (--apply: start it)",
+        description="List the Deployments and StatefulSets labelled "
+        "tf-thread-advisor.io/calibrate=true in a namespace and decide for each serving "
+        "container, with a one-line reason: calibrate (no advice, or it was measured for another "
+        "CPU limit or request, node pool, model path, serving image, objective, concurrency or "
+        "batch, or is older than --max-age), fits, pending (its calibration Job has not "
+        "finished), failed (the last one failed) or skipped (it cannot be calibrated). Each "
+        "calibration Job is derived from the workload's pod template: its resources, node pool "
+        "and tolerations, the model copied out of the serving image. Nothing is written without "
+        "--apply. The flags below are the defaults a workload's tf-thread-advisor.io/* "
+        "annotations override. Needs get/list on deployments, statefulsets, configmaps and jobs, "
+        "and create on jobs with --apply.",
+    )
+    parser.add_argument(
+        "--namespace",
+        metavar="NS",
+        help="namespace to plan (default: $TFTA_POD_NAMESPACE, then the kubeconfig context's)",
+    )
+    parser.add_argument(
+        "--format", choices=FORMATS, default="table", help="output format (default: table)"
+    )
+    parser.add_argument(
+        "--print-jobs",
+        action="store_true",
+        help="print the Jobs it would create (with --apply: created) as YAML, not the decisions",
+    )
+    parser.add_argument(
+        "--apply", action="store_true", help="create the calibration Jobs it decided on"
+    )
+    parser.add_argument(
+        "--max-age",
+        metavar="DURATION",
+        type=_duration,
+        default=None,
+        help="calibrate again advice older than this, e.g. 30d (default: no age limit)",
+    )
+    parser.add_argument(
+        "--max-running",
+        metavar="N",
+        type=int,
+        default=default_of(PlanRequest, "max_running"),
+        help="calibrations running at once per node pool, counting those already running "
+        "(default %(default)s): the next plan starts the rest",
+    )
+    jobs = parser.add_argument_group("the calibration Jobs")
+    jobs.add_argument(
+        "--image",
+        metavar="IMAGE",
+        default=default_of(PlanRequest, "image"),
+        help="the advisor image the Jobs run (default %(default)s)",
+    )
+    jobs.add_argument(
+        "--image-pull-policy",
+        choices=PULL_POLICIES,
+        default=default_of(PlanRequest, "image_pull_policy"),
+        help="the advisor image's pull policy (default %(default)s)",
+    )
+    jobs.add_argument(
+        "--service-account",
+        metavar="NAME",
+        default=default_of(PlanRequest, "service_account"),
+        help="the ServiceAccount the Jobs' advisor runs as: it writes the advice ConfigMaps "
+        "(default %(default)s)",
+    )
+    defaults = parser.add_argument_group(
+        "defaults", "what a workload's tf-thread-advisor.io/* annotations leave unsaid"
+    )
+    defaults.add_argument(
+        "--objective",
+        choices=objective_names(),
+        default=default_of(Defaults, "objective"),
+        help="tf-thread-advisor.io/objective (default %(default)s)",
+    )
+    defaults.add_argument(
+        "--concurrency",
+        metavar="N",
+        type=int,
+        default=default_of(Defaults, "concurrency"),
+        help="tf-thread-advisor.io/concurrency (default %(default)s)",
+    )
+    defaults.add_argument(
+        "--batch-size",
+        metavar="N",
+        type=int,
+        default=default_of(Defaults, "batch_size"),
+        help="tf-thread-advisor.io/batch-size (default %(default)s)",
+    )
+    defaults.add_argument(
+        "--p99-ms",
+        metavar="X",
+        type=float,
+        default=None,
+        help="tf-thread-advisor.io/p99-ms, for objective slo",
+    )
+    defaults.add_argument(
+        "--budget",
+        metavar="S",
+        type=float,
+        default=default_of(Defaults, "budget_s"),
+        help="tf-thread-advisor.io/budget, seconds (default %(default)g)",
+    )
+    defaults.add_argument(
+        "--restart",
+        action="store_true",
+        help='tf-thread-advisor.io/restart: restart a workload on new advice (default: "false")',
+    )
+    add_kubeconfig(parser)
+    parser.add_argument(
+        "--cluster-timeout",
+        metavar="S",
+        type=float,
+        default=CLUSTER_TIMEOUT_S,
+        help=f"bound on all API retries of one cluster operation, seconds "
+        f"(default {CLUSTER_TIMEOUT_S:g})",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, _instruments: Instruments) -> int:
+    request = PlanRequest(
+        namespace=args.namespace,
+        apply=args.apply,
+        max_age=args.max_age,
+        max_running=args.max_running,
+        image=args.image,
+        image_pull_policy=args.image_pull_policy,
+        service_account=args.service_account,
+        defaults=Defaults(
+            objective=args.objective,
+            concurrency=args.concurrency,
+            batch_size=args.batch_size,
+            p99_ms=args.p99_ms,
+            budget_s=args.budget,
+            restart=args.restart,
+        ),
+        kubeconfig=args.kubeconfig,
+        cluster_timeout_s=args.cluster_timeout,
+    )
+    result = plan(request)
+    if args.print_jobs:
+        emit(jobs_yaml(result.jobs))
+    else:
+        emit(
+            render_plan(
+                result.result, args.format, namespace=result.namespace, applied=result.applied
+            )
+        )
+    return 0

@@ -1,0 +1,423 @@
+"""What ``plan`` does for each opted-in workload container: calibrate, fits, pending, failed or
+skipped, each with a one-line reason.
+
+The advice fits when it was measured for this container (the workload and container it records)
+in the shape the container has now: the same CPU quota (its limit, or its request where it has no
+limit), node pool, model path, serving image, objective, concurrency and batch, and it is younger
+than ``max_age``. Any difference is named in the reason. A calibration Job for the same derived
+spec that has not finished is ``pending``; one that failed is ``failed`` with the Job's own
+reason, and stays so until the Job is gone (its TTL): a broken spec is not retried every night.
+While an earlier spec's calibration of the same container runs, the new one waits for it, so two
+Jobs never write one ConfigMap at once.
+
+Two opted-in containers may read one ConfigMap: the first (by workload and container) owns it and
+is calibrated for; the others fit when their shape matches the advice and are skipped otherwise,
+since one ConfigMap cannot hold two shapes' advice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from advisor.consumers.fit import node_pool_problems
+from advisor.consumers.mounts import ADVICE_KEYS
+from advisor.errors import InvalidAdviceError, one_line
+from advisor.fleet.derive import (
+    DerivedJob,
+    DeriveError,
+    JobSettings,
+    WorkloadKind,
+    derive_job,
+    serving_container,
+)
+from advisor.fleet.jobs import PlannedJob
+from advisor.fleet.optin import ANN_CONFIGMAP, CalibrationAsk, Defaults, OptInError, read_ask
+from advisor.models import QUOTA_TOLERANCE, PlanDecision, PlanVerdict, Provenance
+from advisor.recommend import APP_NAME, LABEL_MANAGED_BY, ParsedAdvice, parse_configmap
+
+_KINDS: dict[str, WorkloadKind] = {"Deployment": "Deployment", "StatefulSet": "StatefulSet"}
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One decision, with the Job it would create (calibrate) or concerns (pending, failed)."""
+
+    decision: PlanDecision
+    job: DerivedJob | None = None
+
+    @property
+    def verdict(self) -> PlanVerdict:
+        return self.decision.decision
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """One opted-in container that got as far as a derived Job."""
+
+    ref: str
+    ask: CalibrationAsk
+    container: str
+    configmap: str
+    job: DerivedJob
+    pod_spec: dict[str, Any]
+
+
+def decide(
+    workloads: Iterable[Mapping[str, Any]],
+    configmaps: Mapping[str, Mapping[str, Any]],
+    jobs: Iterable[PlannedJob],
+    *,
+    defaults: Defaults,
+    settings: JobSettings,
+    now: datetime,
+    max_age: timedelta | None = None,
+) -> list[Planned]:
+    """A decision per opted-in container of ``workloads`` (each with its ``kind``), given the
+    namespace's ConfigMaps by name and the planner's Jobs there. Sorted by workload."""
+    jobs = list(jobs)
+    out: list[Planned] = []
+    owners: dict[str, _Candidate] = {}
+    for obj in sorted(workloads, key=_ref):
+        found = _candidate(obj, configmaps, defaults, settings)
+        if isinstance(found, Planned):
+            out.append(found)
+            continue
+        owner = owners.setdefault(found.configmap, found)
+        out.append(_decide_one(found, owner, configmaps, jobs, now=now, max_age=max_age))
+    return out
+
+
+def _candidate(
+    obj: Mapping[str, Any],
+    configmaps: Mapping[str, Mapping[str, Any]],
+    defaults: Defaults,
+    settings: JobSettings,
+) -> _Candidate | Planned:
+    ref = _ref(obj)
+    meta = _dict(obj.get("metadata"))
+    kind = _KINDS.get(str(obj.get("kind")))
+    if kind is None:
+        return _planned(ref, None, None, "skipped", f"a {obj.get('kind')} is not calibrated")
+    pod_spec = _dict(_dict(_dict(obj.get("spec")).get("template")).get("spec"))
+    try:
+        ask = read_ask(_dict(meta.get("annotations")), defaults)
+        container = serving_container(pod_spec, ask)
+    except (OptInError, DeriveError) as exc:
+        return _planned(ref, None, None, "skipped", str(exc))
+    name = str(container.get("name", "?"))
+    try:
+        configmap = advice_configmap(container, ask, configmaps)
+    except DeriveError as exc:
+        return _planned(ref, name, None, "skipped", str(exc))
+    stored = configmaps.get(configmap)
+    if stored is not None and _labels(stored).get(LABEL_MANAGED_BY) != APP_NAME:
+        return _planned(
+            ref,
+            name,
+            configmap,
+            "skipped",
+            f"ConfigMap {configmap} was not written by tf-thread-advisor and is never replaced: "
+            f"name a new one with annotation {ANN_CONFIGMAP}",
+        )
+    try:
+        job = derive_job(kind, obj, ask, configmap=configmap, settings=settings)
+    except DeriveError as exc:
+        return _planned(ref, name, configmap, "skipped", str(exc))
+    return _Candidate(ref, ask, name, configmap, job, pod_spec)
+
+
+def advice_configmap(
+    container: Mapping[str, Any],
+    ask: CalibrationAsk,
+    configmaps: Mapping[str, Mapping[str, Any]],
+) -> str:
+    """The advice ConfigMap of ``container``: the annotation's, else the one it reads that is
+    the advisor's (or does not exist yet: a required reference waiting for its advice).
+    DeriveError when it reads none, or several that could be."""
+    if ask.configmap:
+        return ask.configmap
+    names = []
+    for source in container.get("envFrom") or []:
+        ref = _dict(_dict(source).get("configMapRef"))
+        name = ref.get("name")
+        if isinstance(name, str) and name not in names:
+            stored = configmaps.get(name)
+            if stored is None or _labels(stored).get(LABEL_MANAGED_BY) == APP_NAME:
+                names.append(name)
+    for env in container.get("env") or []:
+        ref = _dict(_dict(_dict(env).get("valueFrom")).get("configMapKeyRef"))
+        name = ref.get("name")
+        if ref.get("key") in ADVICE_KEYS and isinstance(name, str) and name not in names:
+            names.append(name)
+    if len(names) == 1:
+        return names[0]
+    if not names:
+        raise DeriveError(
+            "its container reads no advice ConfigMap with envFrom: mount one, or name the one "
+            f"to write with annotation {ANN_CONFIGMAP}"
+        )
+    raise DeriveError(
+        f"its container reads several ConfigMaps that could be its advice ({', '.join(names)}): "
+        f"name one with annotation {ANN_CONFIGMAP}"
+    )
+
+
+def _decide_one(
+    found: _Candidate,
+    owner: _Candidate,
+    configmaps: Mapping[str, Mapping[str, Any]],
+    jobs: Sequence[PlannedJob],
+    *,
+    now: datetime,
+    max_age: timedelta | None,
+) -> Planned:
+    job = found.job
+
+    def planned(verdict: PlanVerdict, reason: str, job_name: str | None = job.name) -> Planned:
+        return Planned(
+            PlanDecision(
+                workload=found.ref,
+                container=found.container,
+                configmap=found.configmap,
+                decision=verdict,
+                reason=one_line(reason, 500),
+                job=job_name,
+            ),
+            job,
+        )
+
+    parsed, problem = _advice(configmaps.get(found.configmap), found.configmap)
+    shared = owner is not found
+    differences = (
+        [problem]
+        if problem
+        else differences_from(parsed, found, max_age=max_age, now=now, shared=shared)
+    )
+    if shared and differences:
+        return planned(
+            "skipped",
+            f"it shares ConfigMap {found.configmap} with {owner.ref}, which is calibrated for "
+            f"its own shape, and its own differs ({'; '.join(differences)}): give it its own "
+            f"ConfigMap with annotation {ANN_CONFIGMAP}",
+            None,
+        )
+    if not differences:
+        return planned("fits", _fits(parsed, found), None)
+    waiting = _by_jobs(found, jobs, differences, planned)
+    return waiting or planned("calibrate", "; ".join(differences))
+
+
+def _by_jobs(
+    found: _Candidate,
+    jobs: Sequence[PlannedJob],
+    differences: list[str],
+    planned: Callable[..., Planned],
+) -> Planned | None:
+    """pending or failed by the Jobs already there for this container; None: none stands in
+    the way of a new calibration."""
+    job = found.job
+    mine = [j for j in jobs if (j.workload, j.container) == (found.ref, found.container)]
+    same = next((j for j in mine if j.name == job.name), None)
+    if same is not None and same.state == "running":
+        return planned("pending", f"calibration Job {same.name} for this spec has not finished")
+    if same is not None and same.state == "failed":
+        return planned("failed", f"calibration Job {same.name} failed: {same.reason}")
+    earlier = [j for j in mine if j.name != job.name and j.state == "running"]
+    if earlier:
+        return planned(
+            "pending",
+            f"calibration Job {earlier[0].name}, for its earlier spec, is still running; the "
+            f"next plan calibrates the new one ({'; '.join(differences)})",
+            earlier[0].name,
+        )
+    if same is not None:  # complete, and what it wrote does not fit
+        return planned(
+            "failed",
+            f"calibration Job {same.name} for this spec completed, but the advice does not fit "
+            f"({'; '.join(differences)}); it is calibrated again once the Job is deleted",
+        )
+    return None
+
+
+def differences_from(
+    parsed: ParsedAdvice | None,
+    found: _Candidate,
+    *,
+    max_age: timedelta | None,
+    now: datetime,
+    shared: bool = False,
+) -> list[str]:
+    """Why the stored advice does not fit the container as it is now (empty: it fits)."""
+    if parsed is None:
+        return [f"no advice yet: ConfigMap {found.configmap} does not exist"]
+    prov = parsed.recommendation.provenance
+    target, now_target = prov.target, found.job.target
+    if target is None:
+        return [
+            f"the advice in {found.configmap} was measured by a hand-written target, not for "
+            "this workload"
+        ]
+    out = []
+    if not shared and (target.workload, target.container) != (found.ref, found.container):
+        out.append(f"the advice was measured for {target.workload} container {target.container}")
+    out += _cpu_difference(prov, found.job)
+    out += _pool_difference(prov, found.pod_spec)
+    for what, was, now_value in (
+        ("model path", target.model_path, now_target.model_path),
+        ("serving image", target.image, now_target.image),
+    ):
+        if was != now_value:
+            out.append(f"{what} was {was}, is now {now_value}")
+    options = found.ask.options
+    workload = prov.workload
+    for what, was_value, is_value in (
+        ("objective", prov.objective, options.objective),
+        ("concurrency", workload.concurrency, options.concurrency),
+        ("batch size", workload.batch_size, options.batch_size),
+        ("p99 bound (ms)", prov.p99_slo_ms, options.p99_slo_ms),
+    ):
+        if was_value != is_value:
+            out.append(f"{what} was {_show(was_value)}, is now {_show(is_value)}")
+    age = now - prov.created_at
+    if max_age is not None and age > max_age:
+        out.append(f"older than the maximum age ({_days(age)} old)")
+    return out
+
+
+def _cpu_difference(prov: Provenance, job: DerivedJob) -> list[str]:
+    target = prov.target
+    measured = prov.quota_cpus
+    was_from = target.cpu_from if target is not None else "limit"
+    if measured is None:
+        return [f"measured without a CPU quota, the container's CPU {job.cpu_from} is {job.cpu:g}"]
+    if was_from != job.cpu_from:
+        return [
+            f"measured under a CPU {was_from} of {measured:g}, the container now has "
+            + (
+                f"a CPU limit of {job.cpu:g}"
+                if job.cpu_from == "limit"
+                else f"no CPU limit (request {job.cpu:g})"
+            )
+        ]
+    if abs(measured - job.cpu) > QUOTA_TOLERANCE:
+        return [
+            f"measured under a CPU {was_from} of {measured:g}, the container's is now {job.cpu:g}"
+        ]
+    return []
+
+
+def _pool_difference(prov: Provenance, pod_spec: Mapping[str, Any]) -> list[str]:
+    """The node pool in both directions: the advice's pool must be required of the pods
+    (status's check), and the pods must not be pinned to a pool the advice was not measured on."""
+    recorded = dict(prov.node_selector or {})
+    current = {str(k): str(v) for k, v in _dict(pod_spec.get("nodeSelector")).items()}
+    out = [p.message for p in node_pool_problems(recorded, dict(pod_spec))]
+    extra = sorted(f"{k}={v}" for k, v in current.items() if recorded.get(k) != v)
+    if extra and not out:
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(recorded.items())) or "no node selector"
+        out.append(f"measured on {shown}, its pods now select {', '.join(extra)}")
+    return out
+
+
+def _fits(parsed: ParsedAdvice | None, found: _Candidate) -> str:
+    assert parsed is not None
+    rec = parsed.recommendation
+    prov = rec.provenance
+    pool = found.job.pool
+    cpu_from = found.job.cpu_from
+    return (
+        f"advice {rec.intra_op_threads}/{rec.inter_op_threads} in {found.configmap} was measured "
+        f"for it: CPU {cpu_from} {found.job.cpu:g}, {pool}, {prov.objective}"
+    )
+
+
+def _advice(obj: Mapping[str, Any] | None, name: str) -> tuple[ParsedAdvice | None, str | None]:
+    if obj is None:
+        return None, None
+    try:
+        return parse_configmap(dict(obj), f"ConfigMap {name}"), None
+    except InvalidAdviceError as exc:
+        return None, f"the advice in {name} does not validate ({exc})"
+
+
+def _planned(
+    ref: str, container: str | None, configmap: str | None, verdict: PlanVerdict, reason: str
+) -> Planned:
+    return Planned(
+        PlanDecision(
+            workload=ref,
+            container=container,
+            configmap=configmap,
+            decision=verdict,
+            reason=one_line(reason, 500),
+        )
+    )
+
+
+def _ref(obj: Mapping[str, Any]) -> str:
+    meta = _dict(obj.get("metadata"))
+    return f"{str(obj.get('kind', '?')).lower()}/{meta.get('name', '?')}"
+
+
+def _labels(obj: Mapping[str, Any]) -> dict[str, Any]:
+    return _dict(_dict(obj.get("metadata")).get("labels"))
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "none"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _days(age: timedelta) -> str:
+    days = age.total_seconds() / 86400
+    return f"{days:.1f} days" if days >= 1 else f"{age.total_seconds() / 3600:.1f} hours"
+
+
+def with_job(planned: Planned, *, reason: str, verdict: PlanVerdict | None = None) -> Planned:
+    """``planned`` with a new reason (and verdict): what applying it did."""
+    decision = planned.decision.model_copy(
+        update={"reason": one_line(reason, 500), "decision": verdict or planned.verdict}
+    )
+    return replace(planned, decision=decision)
+
+
+def to_create(
+    planned: Sequence[Planned], jobs: Iterable[PlannedJob], *, max_running: int
+) -> tuple[list[Planned], list[Planned]]:
+    """(the calibrations to start now, all decisions with the waiting ones saying so).
+
+    At most ``max_running`` of the planner's calibrations run on one node pool at once, counting
+    those already running, so calibrating never takes a pool's spare CPU at once; the rest wait
+    for the next plan."""
+    running: dict[str, int] = {}
+    for job in jobs:
+        if job.state == "running":
+            running[job.pool_hash] = running.get(job.pool_hash, 0) + 1
+    start, out = [], []
+    for item in planned:
+        if item.verdict != "calibrate" or item.job is None:
+            out.append(item)
+            continue
+        pool = item.job.pool_hash
+        busy = running.get(pool, 0)
+        if busy >= max_running:
+            out.append(
+                with_job(
+                    item,
+                    reason=f"{item.decision.reason}; waits: {busy} calibration(s) already "
+                    f"running on node pool {item.job.pool} (max running {max_running})",
+                )
+            )
+            continue
+        running[pool] = busy + 1
+        start.append(item)
+        out.append(item)
+    return start, out

@@ -1,0 +1,103 @@
+"""Where a calibration Job stands, read from its status as the Job controller writes it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from advisor.errors import EXIT_CODES, one_line
+from advisor.fleet.derive import (
+    ANN_CONFIGMAP,
+    ANN_CONTAINER,
+    ANN_POOL,
+    ANN_WORKLOAD,
+    LABEL_POOL_HASH,
+    LABEL_SPEC_HASH,
+)
+
+JobState = Literal["running", "complete", "failed"]
+
+#: the Job controller's podFailurePolicy message names the container's exit code
+_EXIT_CODE = re.compile(r"exit code (\d+)")
+_EXIT_KINDS = {code: kind for kind, code in EXIT_CODES.items()}
+
+
+@dataclass(frozen=True)
+class PlannedJob:
+    """A calibration Job the planner created earlier, as listed."""
+
+    name: str
+    workload: str
+    container: str
+    configmap: str
+    spec_hash: str
+    pool: str
+    pool_hash: str
+    state: JobState
+    #: why it failed (empty otherwise)
+    reason: str
+    created: datetime | None
+
+
+def planned_job(obj: Mapping[str, Any]) -> PlannedJob:
+    """The listed Job as the planner reads it (labels and annotations it set, its state)."""
+    meta = _dict(obj.get("metadata"))
+    labels, annotations = _dict(meta.get("labels")), _dict(meta.get("annotations"))
+    state, reason = job_state(obj)
+    return PlannedJob(
+        name=str(meta.get("name", "?")),
+        workload=str(annotations.get(ANN_WORKLOAD, "")),
+        container=str(annotations.get(ANN_CONTAINER, "")),
+        configmap=str(annotations.get(ANN_CONFIGMAP, "")),
+        spec_hash=str(labels.get(LABEL_SPEC_HASH, "")),
+        pool=str(annotations.get(ANN_POOL, "")),
+        pool_hash=str(labels.get(LABEL_POOL_HASH, "")),
+        state=state,
+        reason=reason,
+        created=_time(meta.get("creationTimestamp")),
+    )
+
+
+def job_state(obj: Mapping[str, Any]) -> tuple[JobState, str]:
+    """running, complete or failed, with the failure's reason in one line.
+
+    A Job is finished when its Complete or Failed condition is True; from Kubernetes 1.31 the
+    controller first sets SuccessCriteriaMet or FailureTarget while the last pods terminate,
+    which already says how it ends.
+    """
+    status = _dict(obj.get("status"))
+    for condition in status.get("conditions") or []:
+        if not isinstance(condition, dict) or str(condition.get("status")) != "True":
+            continue
+        kind = condition.get("type")
+        if kind in ("Complete", "SuccessCriteriaMet"):
+            return "complete", ""
+        if kind in ("Failed", "FailureTarget"):
+            return "failed", _failure(condition)
+    return "running", ""
+
+
+def _failure(condition: Mapping[str, Any]) -> str:
+    reason = str(condition.get("reason") or "Failed")
+    message = str(condition.get("message") or "")
+    text = f"{reason}: {message}" if message else reason
+    match = _EXIT_CODE.search(message)
+    if match and (kind := _EXIT_KINDS.get(int(match.group(1)))):
+        text += f" (exit {match.group(1)}: {kind}; the Job's logs say more)"
+    return one_line(text)
+
+
+def _time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}

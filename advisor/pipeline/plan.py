@@ -1,0 +1,184 @@
+"""Fleet mode: every opted-in serving workload measured in its own pod shape (``plan``).
+
+The planner lists the namespace's opted-in Deployments and StatefulSets (a server-side label
+selector), its ConfigMaps and the calibration Jobs it created before; ``advisor.fleet`` decides
+for each container; with ``apply`` the Jobs to start are created, at most ``max_running`` per node
+pool at once. Nothing is written without ``apply``, and a Job is created only for a decision that
+validated whole (derived, named, hashed). Creating is idempotent: a Job's name carries the hash
+of its derived spec, so a second ``apply`` finds it (409) and reports it pending.
+
+Kubernetes is the engine: the Jobs are scheduled on each workload's node pool with its resources,
+and the next scheduled plan continues where this one stopped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from advisor import __version__
+from advisor.errors import AdvisorError, ClusterRejectedError, Opt, UsageError, first_error
+from advisor.fleet.decide import Planned, decide, to_create, with_job
+from advisor.fleet.derive import PLANNED_SELECTOR, JobSettings
+from advisor.fleet.jobs import planned_job
+from advisor.fleet.optin import OPT_IN_SELECTOR, Defaults
+from advisor.models import CalibrationOptions, PlanResult
+from advisor.pipeline.source import (
+    CLUSTER_TIMEOUT_S,
+    check_cluster_timeout,
+    check_names,
+    namespace_or_env,
+)
+
+#: the advisor image the Jobs run unless told: this version's local build (as kustomize's base)
+DEFAULT_IMAGE = f"tf-thread-advisor:{__version__}"
+__all__ = [
+    "DEFAULT_IMAGE",
+    "PULL_POLICIES",
+    "Defaults",
+    "Plan",
+    "PlanRequest",
+    "check_request",
+    "plan",
+]
+
+DEFAULT_SERVICE_ACCOUNT = "tf-thread-advisor-calibration"
+PULL_POLICIES = ("Always", "IfNotPresent", "Never")
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """What ``plan`` looks at and may do (its flags)."""
+
+    namespace: str | None = None
+    apply: bool = False
+    max_age: timedelta | None = None
+    max_running: int = 1
+    image: str = DEFAULT_IMAGE
+    image_pull_policy: str = "IfNotPresent"
+    service_account: str = DEFAULT_SERVICE_ACCOUNT
+    defaults: Defaults = field(default_factory=Defaults)
+    kubeconfig: Path | None = None
+    cluster_timeout_s: float = CLUSTER_TIMEOUT_S
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The decisions, and the Jobs created (with ``apply``) or that would be."""
+
+    namespace: str
+    result: PlanResult
+    #: the manifests of the Jobs created, or to create without ``apply``
+    jobs: list[dict[str, Any]]
+    applied: bool
+
+
+def check_request(request: PlanRequest) -> None:
+    """Every flag's rule, before the cluster is asked anything."""
+    if request.max_running < 1:
+        raise UsageError(Opt("max_running"), f" must be 1 or more, got {request.max_running}")
+    if not request.image.strip() or any(c.isspace() for c in request.image):
+        raise UsageError(Opt("image"), f" {request.image!r} is not an image reference")
+    if request.image_pull_policy not in PULL_POLICIES:
+        raise UsageError(Opt("image_pull_policy"), f" must be one of {', '.join(PULL_POLICIES)}")
+    check_names(service_account=request.service_account)
+    check_cluster_timeout(request.cluster_timeout_s)
+    defaults = request.defaults
+    try:  # the defaults obey a calibration's rules, as every annotation does
+        CalibrationOptions(
+            objective=defaults.objective,
+            concurrency=defaults.concurrency,
+            batch_size=defaults.batch_size,
+            p99_slo_ms=defaults.p99_ms,
+            budget_s=defaults.budget_s,
+        )
+    except ValidationError as exc:
+        cause = (exc.errors()[0].get("ctx") or {}).get("error")
+        if isinstance(cause, AdvisorError):
+            raise UsageError(*cause.parts) from None
+        loc = exc.errors()[0]["loc"]
+        raise UsageError(
+            Opt(str(loc[0]) if loc else "defaults"), ": ", first_error(exc, where=lambda _: "")
+        ) from None
+
+
+def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
+    """Decide for every opted-in workload container of the namespace; with ``apply``, create the
+    Jobs it may start now."""
+    from advisor.cluster import RetryPolicy, connect
+    from advisor.cluster.jobs import create_job, list_configmaps, list_jobs, list_workloads
+    from advisor.cluster.listing import default_namespace
+
+    check_request(request)
+    connection = connect(request.kubeconfig)
+    namespace = (
+        namespace_or_env(request.namespace) or default_namespace(request.kubeconfig) or "default"
+    )
+    check_names(namespace=namespace)
+    policy = RetryPolicy.interactive(request.cluster_timeout_s)
+    workloads = list_workloads(connection, namespace, OPT_IN_SELECTOR, policy)
+    configmaps = {
+        str((obj.get("metadata") or {}).get("name")): obj
+        for obj in list_configmaps(connection, namespace, policy)
+    }
+    jobs = [planned_job(obj) for obj in list_jobs(connection, namespace, PLANNED_SELECTOR, policy)]
+    settings = JobSettings(
+        image=request.image,
+        service_account=request.service_account,
+        image_pull_policy=request.image_pull_policy,
+    )
+    decided = decide(
+        workloads,
+        configmaps,
+        jobs,
+        defaults=request.defaults,
+        settings=settings,
+        now=now or datetime.now(timezone.utc),
+        max_age=request.max_age,
+    )
+    start, decided = to_create(decided, jobs, max_running=request.max_running)
+    if request.apply:
+        applied = {
+            id(item): _create(item, connection, namespace, policy, create_job) for item in start
+        }
+        decided = [applied.get(id(item), item) for item in decided]
+        created = [
+            p.job.manifest for p in applied.values() if p.job is not None and _was_created(p)
+        ]
+    else:
+        created = [item.job.manifest for item in start if item.job is not None]
+    return Plan(
+        namespace=namespace,
+        result=PlanResult(decisions=[item.decision for item in decided]),
+        jobs=created,
+        applied=request.apply,
+    )
+
+
+def _create(
+    item: Planned, connection: Any, namespace: str, policy: Any, create_job: Any
+) -> Planned:
+    """One Job created: calibrate (created), pending (it exists already: another plan was
+    first) or failed (the API server refused it; the others go on). A 403 stops the plan: the
+    planner's Role lacks the rule, and no other Job would be created either."""
+    assert item.job is not None
+    name = item.job.name
+    try:
+        outcome = create_job(connection, namespace, item.job.manifest, policy=policy)
+    except ClusterRejectedError as exc:
+        return with_job(item, reason=f"the API server refused Job {name}: {exc}", verdict="failed")
+    if outcome.already_exists:
+        return with_job(
+            item,
+            reason=f"Job {name} exists already (created by an earlier plan)",
+            verdict="pending",
+        )
+    return with_job(item, reason=f"{item.decision.reason}; created Job {name}")
+
+
+def _was_created(item: Planned) -> bool:
+    return item.verdict == "calibrate" and item.job is not None
