@@ -1,0 +1,301 @@
+"""``plan`` through the real CLI against the strict fake API server, each step authorized by the
+Role of the ServiceAccount that runs it in the shipped kustomize component (deploy/components/
+fleet): the planner lists and creates Jobs, the calibration Job's advisor writes the advice.
+
+The scene is the fleet issue's: in namespace ``ml``, opted-in Deployments ``a`` (limit 1,
+nodeSelector pool=a, model under a PVC mount), ``b`` (limit 1500m, a toleration, model baked into
+its image), ``c`` (mounting advice that fits it) and ``d`` (not opted in).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from advisor import __version__
+from advisor.cli import main
+from advisor.fleet.derive import JobSettings, derive_job
+from advisor.fleet.optin import Defaults, read_ask
+from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
+from advisor.pipeline import Instruments
+from advisor.pipeline.calibrate import calibrate
+from advisor.recommend import build_recommendation, parse_configmap, render_configmap
+from tests.support import REPO
+from tests.support import k8s_checks as k8s
+from tests.support.fakeapi.apps import workload
+from tests.support.fakeapi.rbac import Rule, parse_rules
+from tests.support.fakeapi.samples import calibration_result, node_profile
+from tests.support.fakeapi.server import FakeApiServer
+from tests.support.search_fakes import FakeClock, FakeTrials, node, tripwire
+
+NS = "ml"
+IMAGE = "registry.example.com/tf-thread-advisor:1"
+FLEET = REPO / "deploy" / "components" / "fleet"
+NO_MEASURING = Instruments(
+    probe=tripwire("plan must not probe"), sweep=tripwire("plan must not measure")
+)
+
+
+def fleet_rules(service_account_suffix: str) -> list[Rule]:
+    """The rules the component's RoleBinding grants the ServiceAccount whose name ends with
+    ``-planner`` or ``-calibration``."""
+    docs = [d for path in sorted(FLEET.glob("*.yaml")) for d in k8s.load_file_docs(path)]
+    roles = {d["metadata"]["name"]: d for d in k8s.by_kind(docs, "Role")}
+    for binding in k8s.by_kind(docs, "RoleBinding"):
+        names = [s["name"] for s in binding["subjects"]]
+        if any(n.endswith(service_account_suffix) for n in names):
+            return parse_rules(roles[binding["roleRef"]["name"]]["rules"])
+    raise AssertionError(f"no RoleBinding for a ServiceAccount *{service_account_suffix}")
+
+
+PLANNER = fleet_rules("-planner")
+CALIBRATION = fleet_rules("-calibration")
+
+
+def opted_in(
+    name: str, container: dict[str, Any], pod: dict[str, Any] | None = None, **ann: str
+) -> dict[str, Any]:
+    obj = workload("deployments", NS, name, container=container, pod_spec=pod)
+    obj["metadata"]["labels"] = {"tf-thread-advisor.io/calibrate": "true"}
+    obj["metadata"]["annotations"] = ann
+    return obj
+
+
+def server(name: str, cpu: str, model_mount: bool = False) -> dict[str, Any]:
+    container: dict[str, Any] = {
+        "image": f"registry.example.com/{name}-serving:3",
+        "resources": {
+            "requests": {"cpu": cpu, "memory": "1Gi"},
+            "limits": {"cpu": cpu, "memory": "1Gi"},
+        },
+        "envFrom": [{"configMapRef": {"name": f"advice-{name}"}}],
+    }
+    if model_mount:
+        container["volumeMounts"] = [{"name": "models", "mountPath": "/models", "readOnly": True}]
+    return container
+
+
+def scene() -> dict[str, dict[str, Any]]:
+    a = opted_in(
+        "a",
+        server("a", "1", model_mount=True),
+        {
+            "nodeSelector": {"pool": "a"},
+            "volumes": [{"name": "models", "persistentVolumeClaim": {"claimName": "models-a"}}],
+        },
+        **{"tf-thread-advisor.io/model": "/models/a/saved"},
+    )
+    b = opted_in(
+        "b",
+        server("b", "1500m"),
+        {
+            "tolerations": [
+                {"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"}
+            ]
+        },
+        **{"tf-thread-advisor.io/model": "/opt/model/b.keras"},
+    )
+    c = opted_in("c", server("c", "2"), **{"tf-thread-advisor.io/model": "/models/c"})
+    d = workload("deployments", NS, "d", container=server("d", "1"))
+    return {"a": a, "b": b, "c": c, "d": d}
+
+
+def advice_fitting(api: FakeApiServer, name: str) -> dict[str, Any]:
+    """The ConfigMap a calibration of the stored Deployment ``name`` would have written."""
+    obj = api.workload("deployments", NS, name)
+    assert obj is not None
+    obj = {**obj, "kind": "Deployment"}
+    ask = read_ask(obj["metadata"]["annotations"], Defaults())
+    job = derive_job(
+        "Deployment", obj, ask, configmap=f"advice-{name}", settings=JobSettings(IMAGE, "x")
+    )
+    rec = build_recommendation(
+        calibration_result(node=node_profile(quota=job.cpu)),
+        advisor_version=__version__,
+        now=datetime.now(timezone.utc) - timedelta(days=1),
+    )
+    rec = rec.model_copy(
+        update={"provenance": rec.provenance.model_copy(update={"target": job.target})}
+    )
+    return render_configmap(rec, f"advice-{name}", NS)
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Iterator[FakeApiServer]:
+    with FakeApiServer(tmp_path, namespaces=(NS,), rules=PLANNER) as fake:
+        for obj in scene().values():
+            fake.put_workload(obj)
+        fake.put(advice_fitting(fake, "c"), manager="tf-thread-advisor")
+        yield fake
+
+
+def plan(
+    capsys: pytest.CaptureFixture[str], api: FakeApiServer, *argv: str
+) -> tuple[int, str, str]:
+    code = main(
+        ["plan", "--kubeconfig", str(api.kubeconfig), "--namespace", NS, "--image", IMAGE, *argv],
+        instruments=NO_MEASURING,
+    )
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def decisions(
+    capsys: pytest.CaptureFixture[str], api: FakeApiServer, *argv: str
+) -> dict[str, dict[str, Any]]:
+    code, out, err = plan(capsys, api, "--format", "json", *argv)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert list(doc) == ["decisions"]
+    for row in doc["decisions"]:
+        assert set(row) == {"workload", "container", "configmap", "decision", "reason", "job"}
+    return {row["workload"]: row for row in doc["decisions"]}
+
+
+def created_jobs(api: FakeApiServer) -> list[dict[str, Any]]:
+    return [
+        r.body
+        for r in api.requests
+        if r.method == "POST" and r.path.endswith("/jobs") and r.status == 201
+    ]
+
+
+def test_plan_decides_calibrate_fits_and_leaves_others_out(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = decisions(capsys, api)
+    assert set(rows) == {"deployment/a", "deployment/b", "deployment/c"}
+    assert rows["deployment/a"]["decision"] == "calibrate"
+    assert rows["deployment/b"]["decision"] == "calibrate"
+    assert rows["deployment/c"]["decision"] == "fits", rows["deployment/c"]["reason"]
+    assert all(r.method == "GET" for r in api.requests), "plan without --apply wrote something"
+    code, table, _ = plan(capsys, api)
+    assert code == 0
+    assert "deployment/b" in table and "--apply" in table
+
+
+def test_apply_creates_one_job_per_calibration_in_the_workloads_shape(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = plan(capsys, api, "--apply")
+    assert code == 0, err
+    jobs = {
+        j["metadata"]["annotations"]["tf-thread-advisor.io/workload"]: j for j in created_jobs(api)
+    }
+    assert set(jobs) == {"deployment/a", "deployment/b"}
+    for name, job in jobs.items():
+        stored = api.workload("deployments", NS, name.split("/")[1])
+        assert stored is not None
+        serving = stored["spec"]["template"]["spec"]["containers"][0]
+        pod = job["spec"]["template"]["spec"]
+        (advisor,) = [c for c in pod["containers"] if c["name"] == "advisor"]
+        assert advisor["resources"] == serving["resources"]
+        assert pod["automountServiceAccountToken"] is False
+        token_volumes = {
+            v["name"]
+            for v in pod["volumes"]
+            if any(
+                "serviceAccountToken" in s for s in (v.get("projected") or {}).get("sources", [])
+            )
+        }
+        assert token_volumes, "no projected token"
+        for c in pod["containers"] + pod.get("initContainers", []):
+            mounted = {m["name"] for m in c.get("volumeMounts", [])} & token_volumes
+            assert bool(mounted) == (c["name"] == "advisor"), c["name"]
+        owner = job["metadata"]["ownerReferences"][0]
+        assert (owner["kind"], owner["name"], owner["uid"]) == (
+            "Deployment",
+            stored["metadata"]["name"],
+            stored["metadata"]["uid"],
+        )
+    assert jobs["deployment/a"]["spec"]["template"]["spec"]["nodeSelector"] == {"pool": "a"}
+    tolerations = jobs["deployment/b"]["spec"]["template"]["spec"]["tolerations"]
+    assert (
+        tolerations
+        == api.workload("deployments", NS, "b")["spec"]["template"]["spec"]["tolerations"]
+    )  # type: ignore[index]
+    a_pod = jobs["deployment/a"]["spec"]["template"]["spec"]
+    (pvc,) = [v for v in a_pod["volumes"] if "persistentVolumeClaim" in v]
+    assert pvc["persistentVolumeClaim"] == {"claimName": "models-a", "readOnly": True}
+    # idempotent: the second apply finds the Jobs and creates nothing
+    before = len(created_jobs(api))
+    rows = decisions(capsys, api, "--apply")
+    assert len(created_jobs(api)) == before
+    assert {rows[w]["decision"] for w in ("deployment/a", "deployment/b")} == {"pending"}
+
+
+def test_max_running_one_on_a_shared_pool_starts_one_job(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    b = api.workload("deployments", NS, "b")
+    assert b is not None
+    b = copy.deepcopy(b)
+    b["spec"]["template"]["spec"]["nodeSelector"] = {"pool": "a"}
+    api.put_workload({**b, "apiVersion": "apps/v1", "kind": "Deployment"})
+    rows = decisions(capsys, api, "--apply", "--max-running", "1")
+    assert len(created_jobs(api)) == 1
+    waiting = [r for r in rows.values() if "waits" in r["reason"]]
+    assert len(waiting) == 1 and waiting[0]["decision"] == "calibrate"
+    rows = decisions(capsys, api, "--apply", "--max-running", "1")
+    assert len(created_jobs(api)) == 1, "a second Job started while the first runs on the pool"
+
+
+def test_the_jobs_command_writes_the_advice_and_the_next_plan_says_fits(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert plan(capsys, api, "--apply")[0] == 0
+    (job,) = [
+        j
+        for j in created_jobs(api)
+        if j["metadata"]["annotations"]["tf-thread-advisor.io/workload"] == "deployment/b"
+    ]
+    (advisor,) = [
+        c for c in job["spec"]["template"]["spec"]["containers"] if c["name"] == "advisor"
+    ]
+    # the kubelet expands $(VAR) from the container's env; the Downward API gives the namespace
+    argv = [
+        a.replace("$(TFTA_POD_NAMESPACE)", NS)
+        for a in advisor.get("command", [])[1:] + advisor["args"]
+    ]
+    assert argv[0] == "run"
+    # what the probe reads in a pod with b's limit (tests/system/test_fleet_podman.py runs it)
+    quota = 1.5
+
+    def sweep(
+        options: CalibrationOptions, profile: NodeProfile, **kwargs: Any
+    ) -> CalibrationResult:
+        clock = FakeClock()
+        trials = FakeTrials(
+            clock=clock,
+            usable=quota,
+            affinity=2,
+            flat_p99=10.0,
+            baseline_factor=3.0,
+            noise=0.03,
+            overhead_s=0.3,
+            seed=1,
+        )
+        return calibrate(options, profile, trial_fn=trials, clock=clock, **kwargs)
+
+    api.rules = CALIBRATION  # the Job's advisor runs as the calibration ServiceAccount
+    monkeypatch.setenv("KUBECONFIG", str(api.kubeconfig))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    code = main(
+        argv, instruments=Instruments(probe=lambda _root: node(2, quota=quota), sweep=sweep)
+    )
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    written = api.get(NS, "advice-b")
+    assert written is not None
+    target = parse_configmap(written).recommendation.provenance.target
+    assert target is not None and (target.workload, target.container) == ("deployment/b", "server")
+    api.rules = PLANNER
+    rows = decisions(capsys, api)
+    assert rows["deployment/b"]["decision"] == "fits", rows["deployment/b"]["reason"]
+    assert rows["deployment/c"]["decision"] == "fits"
