@@ -102,6 +102,9 @@ class AdviceStatus:
     node_selector: dict[str, str] | None = None
     #: when ``data`` last changed (older advice: None)
     data_changed_at: str | None = None
+    #: the serving container it was measured for, as recorded (fleet mode; else None): its
+    #: ``cpu_from`` says whether the quota stands for a CPU limit or a CPU request
+    target: dict[str, Any] | None = None
     #: the containers reading it (None: consumers were not looked up)
     consumers: list[Consumer] | None = None
     #: nobody reads it (None: not looked up)
@@ -181,6 +184,7 @@ def advice_status(
             if parsed.data_changed_at is None
             else parsed.data_changed_at.isoformat().replace("+00:00", "Z")
         ),
+        target=None if prov.target is None else prov.target.model_dump(mode="json"),
     )
 
 

@@ -150,7 +150,6 @@ def status_table(rows: list[dict[str, Any]]) -> str:
     if consumers:
         grid = [list(_CONSUMER_COLUMNS)]
         for row, consumer in consumers:
-            limit = consumer["cpu_limit"]
             codes = ", ".join(p["code"] for p in consumer["problems"])
             grid.append(
                 [
@@ -158,7 +157,7 @@ def status_table(rows: list[dict[str, Any]]) -> str:
                     row["name"],
                     f"{consumer['kind'].lower()}/{consumer['name']}",
                     consumer["container"],
-                    "none" if limit is None else f"{limit:g}",
+                    _cpu_cell(row, consumer),
                     codes or "-",
                 ]
             )
@@ -171,6 +170,22 @@ def status_table(rows: list[dict[str, Any]]) -> str:
     if sentences:
         text += "\n" + "".join(sentences)
     return text
+
+
+def _cpu_cell(row: dict[str, Any], consumer: dict[str, Any]) -> str:
+    """The consumer's CPU limit; for an advice measured for a CPU request (a container without
+    a limit), its request too, since that is what the advice is compared with."""
+    limit = consumer["cpu_limit"]
+    text = "none" if limit is None else f"{limit:g}"
+    if _measured_for_request(row):
+        request = consumer["cpu_request"]
+        text += f" (req {'none' if request is None else f'{request:g}'})"
+    return text
+
+
+def _measured_for_request(row: dict[str, Any]) -> bool:
+    target = row.get("target")
+    return isinstance(target, dict) and target.get("cpu_from") == "request"
 
 
 def _grid(lines: list[list[str]]) -> str:
@@ -189,7 +204,8 @@ def status_csv(rows: list[dict[str, Any]]) -> str:
     keys = [key for _, key in _COLUMNS if key not in ("stale", "consumers")]
     keys += ["stale", "stale_reasons", "age_s", "node", "objective", "gain_within_noise"]
     keys += ["advisor_version", "created_at", "data_changed_at", "unused", "missing"]
-    consumer_keys = ["consumer_kind", "consumer_name", "container", "cpu_limit", "problems"]
+    consumer_keys = ["consumer_kind", "consumer_name", "container", "cpu_limit", "cpu_request"]
+    consumer_keys += ["problems"]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(keys + consumer_keys)
@@ -210,14 +226,15 @@ def status_csv(rows: list[dict[str, Any]]) -> str:
 
 def _consumer_cells(consumer: dict[str, Any] | None) -> list[str]:
     if consumer is None:
-        return [""] * 5
-    limit = consumer["cpu_limit"]
+        return [""] * 6
+    limit, request = consumer["cpu_limit"], consumer["cpu_request"]
     problems = "; ".join(f"{p['code']}: {p['message']}" for p in consumer["problems"])
     return [
         consumer["kind"],
         consumer["name"],
         consumer["container"],
         "" if limit is None else str(limit),
+        "" if request is None else str(request),
         problems,
     ]
 
