@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from advisor import recommend
 from advisor.consumers.quantity import cpu_quantity
 from advisor.errors import (
     AdviceKeptError,
@@ -53,14 +54,16 @@ from advisor.recommend import ANNOTATION_PREFIX, APP_NAME
 
 WorkloadKind = Literal["Deployment", "StatefulSet"]
 
-#: labels every planned Job carries (a list selects them with PLANNED_SELECTOR)
-LABEL_NAME = "app.kubernetes.io/name"
-LABEL_COMPONENT = "app.kubernetes.io/component"
-LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+#: labels every planned Job carries (a list selects them with PLANNED_SELECTOR): the keys the
+#: advice ConfigMap's labels use
+LABEL_NAME = recommend.LABEL_NAME
+LABEL_COMPONENT = recommend.LABEL_COMPONENT
+LABEL_MANAGED_BY = recommend.LABEL_MANAGED_BY
 COMPONENT = "calibration"
 MANAGED_BY = "tf-thread-advisor-plan"
 PLANNED_SELECTOR = f"{LABEL_NAME}={APP_NAME},{LABEL_COMPONENT}={COMPONENT}"
-#: short hashes as labels (label values are 63 characters at most; names may be 253)
+#: the hashes as labels, to select by (a label value holds 63 characters at most, so the readable
+#: values go in annotations)
 LABEL_SPEC_HASH = ANNOTATION_PREFIX + "spec-hash"
 LABEL_POOL_HASH = ANNOTATION_PREFIX + "pool-hash"
 #: the full values, as annotations on the Job
@@ -286,7 +289,7 @@ def derive_job(
                 ANN_CONTAINER: container_name,
                 ANN_CONFIGMAP: configmap,
                 ANN_POOL: pool,
-                **_checkov_skips(spec, settings),
+                **_checkov_skips(spec),
             },
             # not the controller: the workload's controller must not adopt or count the Job;
             # deleting the workload still garbage-collects it
@@ -833,7 +836,7 @@ def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
-def _checkov_skips(spec: Mapping[str, Any], settings: JobSettings) -> dict[str, str]:
+def _checkov_skips(spec: Mapping[str, Any]) -> dict[str, str]:
     """Security-lint exceptions the derived pod needs, each with its reason (as deploy/job.yaml
     carries them): only those its shape really triggers."""
     reasons: list[str] = []
