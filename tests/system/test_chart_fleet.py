@@ -21,7 +21,7 @@ import yaml
 from advisor.cli import build_parser
 from tests.support import REPO
 from tests.support import k8s_checks as k8s
-from tests.support.fakeapi.rbac import Rule, parse_rules
+from tests.system.fleet_rbac import allowed, assert_fleet_rbac, granted
 
 CHART = REPO / "charts" / "tf-thread-advisor"
 CI = CHART / "ci"
@@ -31,55 +31,6 @@ NAMESPACE = "ml-serving"
 REPOSITORY = "registry.example.com/mirror/tf-thread-advisor"
 IMAGE_SET = ("--set", f"image.repository={REPOSITORY}")
 PLANNER_ON = ("--set", "planner.enabled=true")
-#: what the planner's Role must allow (get/list the opted-in workloads, their advice and the Jobs
-#: already there; create Jobs) and the calibration Role (write any advice ConfigMap; restart)
-PLANNER_MAY = [
-    ("get", "apps", "deployments", "web"),
-    ("list", "apps", "deployments", None),
-    ("get", "apps", "statefulsets", "db"),
-    ("list", "apps", "statefulsets", None),
-    ("get", "", "configmaps", "web-thread-advice"),
-    ("list", "", "configmaps", None),
-    ("get", "batch", "jobs", "web-calibrate-1a2b3c"),
-    ("list", "batch", "jobs", None),
-    ("create", "batch", "jobs", None),
-]
-PLANNER_MAY_NOT = [
-    ("create", "", "configmaps", None),
-    ("patch", "", "configmaps", "web-thread-advice"),
-    ("update", "", "configmaps", "web-thread-advice"),
-    ("patch", "apps", "deployments", "web"),
-    ("update", "apps", "deployments", "web"),
-    ("patch", "apps", "statefulsets", "db"),
-    ("delete", "batch", "jobs", "web-calibrate-1a2b3c"),
-    ("patch", "batch", "jobs", "web-calibrate-1a2b3c"),
-    ("create", "", "pods", None),
-    ("get", "", "secrets", "anything"),
-    ("list", "", "secrets", None),
-    ("create", "batch", "cronjobs", None),
-]
-CALIBRATION_MAY = [
-    # any name: fleet mode's ConfigMap names come from the workloads
-    ("get", "", "configmaps", "any-name-at-all"),
-    ("create", "", "configmaps", "any-name-at-all"),
-    ("patch", "", "configmaps", "web-thread-advice"),
-    ("get", "apps", "deployments", "web"),
-    ("patch", "apps", "deployments", "web"),
-    ("get", "apps", "statefulsets", "db"),
-    ("patch", "apps", "statefulsets", "db"),
-]
-CALIBRATION_MAY_NOT = [
-    ("create", "batch", "jobs", None),
-    ("list", "batch", "jobs", None),
-    ("list", "", "configmaps", None),
-    ("delete", "", "configmaps", "web-thread-advice"),
-    ("update", "apps", "deployments", "web"),
-    ("delete", "apps", "deployments", "web"),
-    ("list", "apps", "deployments", None),
-    ("create", "", "pods", None),
-    ("get", "", "secrets", "anything"),
-]
-
 pytestmark = pytest.mark.tools
 
 
@@ -113,36 +64,6 @@ def planner_container(cronjob: dict[str, Any]) -> dict[str, Any]:
     (container,) = k8s.pod_spec(cronjob)["containers"]
     assert container["name"] == "planner"
     return dict(container)
-
-
-def granted(docs: list[dict[str, Any]], account: str) -> list[Rule]:
-    """The rules every RoleBinding in ``docs`` grants ServiceAccount ``account``."""
-    roles = {r["metadata"]["name"]: r for r in k8s.by_kind(docs, "Role")}
-    rules: list[Rule] = []
-    for binding in k8s.by_kind(docs, "RoleBinding"):
-        if any(s["kind"] == "ServiceAccount" and s["name"] == account for s in binding["subjects"]):
-            assert binding["roleRef"]["kind"] == "Role"
-            rules += parse_rules(roles[binding["roleRef"]["name"]]["rules"])
-    return rules
-
-
-def allowed(rules: list[Rule], verb: str, group: str, resource: str, name: str | None) -> bool:
-    return any(rule.allows(verb, group, resource, name) for rule in rules)
-
-
-def assert_fleet_rbac(docs: list[dict[str, Any]], planner: str, calibration: str) -> None:
-    """What each identity may do, as the API server would evaluate the rendered Roles."""
-    planner_rules = granted(docs, planner)
-    calibration_rules = granted(docs, calibration)
-    assert planner_rules and calibration_rules
-    for request in PLANNER_MAY:
-        assert allowed(planner_rules, *request), f"planner may not {request}"
-    for request in PLANNER_MAY_NOT:
-        assert not allowed(planner_rules, *request), f"planner may {request}"
-    for request in CALIBRATION_MAY:
-        assert allowed(calibration_rules, *request), f"calibration may not {request}"
-    for request in CALIBRATION_MAY_NOT:
-        assert not allowed(calibration_rules, *request), f"calibration may {request}"
 
 
 @pytest.fixture(scope="module")
@@ -284,6 +205,27 @@ def test_planner_args_parse_with_the_real_cli(fleet_only: list[dict[str, Any]]) 
     ]
     parsed = parser.parse_args(args)
     assert parsed.command == "plan"
+
+
+def test_the_charts_fleet_roles_are_the_kustomize_components(
+    fleet_only: list[dict[str, Any]],
+) -> None:
+    """One set of rules, two packagings (the names differ by the release prefix)."""
+    component_docs = k8s.load_file_docs(REPO / "deploy" / "components" / "fleet" / "rbac.yaml")
+    for suffix in ("planner", "calibration"):
+        (chart_role,) = [
+            r
+            for r in k8s.by_kind(fleet_only, "Role")
+            if r["metadata"]["name"] == f"rel-tf-thread-advisor-{suffix}"
+        ]
+        (kustomize_role,) = [
+            r
+            for r in k8s.by_kind(component_docs, "Role")
+            if r["metadata"]["name"] == f"tf-thread-advisor-{suffix}"
+        ]
+        assert k8s.role_rules(chart_role, drop_names=False) == k8s.role_rules(
+            kustomize_role, drop_names=False
+        ), suffix
 
 
 def test_planner_pod_is_hardened_and_keeps_only_its_own_token(
