@@ -24,7 +24,7 @@ from tests.support.fakeapi.jobs import (
     owner_reference,
 )
 from tests.support.fakeapi.pods import bare_pod
-from tests.support.fakeapi.rbac import Rule, role_rules
+from tests.support.fakeapi.rbac import Rule, load_documents, role_documents, role_rules
 from tests.support.fakeapi.server import FakeApiServer
 
 NS = "ml"
@@ -442,45 +442,22 @@ def test_status_helpers_report_what_the_job_controller_does(api: FakeApiServer) 
 # RBAC
 
 
-PLANNER_DOCS: list[dict[str, Any]] = [
-    {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": PLANNER}},
-    {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "Role",
-        "metadata": {"name": PLANNER},
-        "rules": [
-            {
-                "apiGroups": ["apps"],
-                "resources": ["deployments", "statefulsets"],
-                "verbs": ["get", "list"],
-            },
-            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]},
-            {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get", "list", "create"]},
-        ],
-    },
-    {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "RoleBinding",
-        "metadata": {"name": PLANNER},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": PLANNER},
-        "subjects": [{"kind": "ServiceAccount", "name": PLANNER}],
-    },
-    {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "Role",
-        "metadata": {"name": "calibration"},
-        "rules": [
-            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "create", "patch"]}
-        ],
-    },
-    {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "RoleBinding",
-        "metadata": {"name": "calibration"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "calibration"},
-        "subjects": [{"kind": "ServiceAccount", "name": "tf-thread-advisor-calibration"}],
-    },
-]
+PLANNER_DOCS = role_documents(
+    PLANNER,
+    [
+        {
+            "apiGroups": ["apps"],
+            "resources": ["deployments", "statefulsets"],
+            "verbs": ["get", "list"],
+        },
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]},
+        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get", "list", "create"]},
+    ],
+) + role_documents(
+    "tf-thread-advisor-calibration",
+    [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "create", "patch"]}],
+    name="calibration",
+)
 
 
 def test_role_rules_pick_the_binding_of_the_named_service_account() -> None:
@@ -490,6 +467,24 @@ def test_role_rules_pick_the_binding_of_the_named_service_account() -> None:
     assert calibration == [Rule(("",), ("configmaps",), ("get", "create", "patch"))]
     with pytest.raises(AssertionError, match="no RoleBinding binds"):
         role_rules(PLANNER_DOCS, service_account="nobody")
+
+
+def test_a_components_folder_is_read_whole(tmp_path: Path) -> None:
+    """deploy/components/<name>/ as rendered files: every *.yaml, the kustomization among them."""
+    import yaml
+
+    folder = tmp_path / "fleet"
+    folder.mkdir()
+    (folder / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources: [rbac.yaml]\n"
+    )
+    (folder / "rbac.yaml").write_text(yaml.safe_dump_all(PLANNER_DOCS))
+    (folder / "notes.txt").write_text("not a manifest")
+    docs = load_documents(folder)
+    assert [d["kind"] for d in docs] == ["Component", *(d["kind"] for d in PLANNER_DOCS)]
+    assert role_rules(docs, service_account=PLANNER) == role_rules(
+        PLANNER_DOCS, service_account=PLANNER
+    )
 
 
 def test_the_planners_role_allows_get_list_create_and_nothing_else(tmp_path: Path) -> None:

@@ -88,6 +88,26 @@ def role_rules(
     return rules
 
 
+def role_documents(
+    service_account: str, rules: list[dict[str, Any]], *, name: str | None = None
+) -> list[dict[str, Any]]:
+    """A ServiceAccount, a Role with ``rules`` and the RoleBinding between them, as rendered
+    manifests are (for ``role_rules``, when a test writes the Role in place)."""
+    name = name or service_account
+    rbac = "rbac.authorization.k8s.io"
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": service_account}},
+        {"apiVersion": f"{rbac}/v1", "kind": "Role", "metadata": {"name": name}, "rules": rules},
+        {
+            "apiVersion": f"{rbac}/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": rbac, "kind": "Role", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": service_account}],
+        },
+    ]
+
+
 def parse_rules(raw_rules: list[dict[str, Any]]) -> list[Rule]:
     """A Role's or ClusterRole's ``rules`` as Rule objects."""
     return [
