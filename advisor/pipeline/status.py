@@ -263,16 +263,16 @@ def with_calibrations(rows: list[AdviceStatus], jobs: Iterable[PlannedJob]) -> l
             newest[key] = job
     out = []
     for row in rows:
-        job = newest.get((row.namespace or "", row.name))
-        if job is None:
+        found = newest.get((row.namespace or "", row.name))
+        if found is None:
             out.append(row)
             continue
         out.append(
             replace(
                 row,
-                calibration_job=job.name,
-                calibration_state=job.state,
-                calibration_reason=job.reason or None,
+                calibration_job=found.name,
+                calibration_state=found.state,
+                calibration_reason=found.reason or None,
             )
         )
     return out
@@ -315,12 +315,13 @@ def cluster_status(
     objects = list_advice(connection, where, policy)
     inventory = list_inventory(connection, where, policy) if consumers else None
     rows = statuses(objects, max_age=max_age, inventory=inventory)
-    if not consumers:
+    if not consumers or where is None:
+        # across namespaces, Jobs would need a ClusterRole on jobs: the per-namespace view has them
         return rows
     try:
         planned = list_jobs(connection, where, PLANNED_SELECTOR, policy)
     except ForbiddenError as exc:
         # fleet mode is optional: a reader's Role without jobs still gets every advice
-        log.info("calibration Jobs not listed: %s", exc)
+        log.debug("calibration Jobs not listed: %s", exc)
         return rows
     return with_calibrations(rows, [planned_job(obj) for obj in planned])
