@@ -40,7 +40,8 @@ def register(subparsers: Any) -> None:
         "changed since, or it is older than --max-age). Then the containers of Deployments, "
         "StatefulSets, DaemonSets and bare Pods that read each advice, with their CPU limit and "
         "problems (cpu-limit-differs, cpu-request-differs, no-cpu-limit, node-pool-differs, "
-        "resize-restarts-nothing, pods-predate-advice, advice-missing); an advice nobody reads is unused; and the newest "
+        "resize-restarts-nothing, pods-predate-advice, advice-missing); an advice nobody reads "
+        "is unused; and the newest "
         "calibration Job plan created for each advice, with its state. Needs get/list on "
         "configmaps and list on deployments, statefulsets, daemonsets and pods (and list on "
         "jobs for the calibration Jobs).",
