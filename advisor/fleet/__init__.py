@@ -3,7 +3,12 @@ measures each one in its own pod shape.
 
 A Deployment or StatefulSet opts in with the label ``tf-thread-advisor.io/calibrate: "true"`` and
 says what to measure in annotations (``optin``). ``derive`` turns its pod template into the
-calibration Job; ``decide`` compares its advice with it and with the Jobs already there. Nothing
-here talks to a cluster: the pipeline lists the objects (``advisor.cluster``) and hands them in, as
-``consumers`` does for ``status``. May import consumers, recommend, models, objectives and errors.
+calibration Job, from its parts: ``serving_shape`` (the quota, resources and nodes it copies of the
+serving pod), ``model_copy`` (the init container that copies the model out of the serving image),
+``advisor_pod`` (the advisor container, its volumes and the Job-level settings) and ``naming`` (the
+Job's labels, annotations, name and hashes); ``errors`` holds the DeriveError they raise.
+``jobs`` reads back the Jobs it made; ``decide`` compares a workload's advice with its Job and
+with the Jobs already there. Nothing here talks to a cluster: the pipeline lists the objects
+(``advisor.cluster``) and hands them in, as ``consumers`` does for ``status``. May import
+consumers, recommend, models, objectives and errors.
 """

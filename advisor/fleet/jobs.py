@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from advisor.errors import EXIT_CODES, one_line
-from advisor.fleet.derive import (
+from advisor.fleet.naming import (
     ANN_CONFIGMAP,
     ANN_CONTAINER,
     ANN_POOL,

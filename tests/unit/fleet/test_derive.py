@@ -14,13 +14,6 @@ import pytest
 import yaml
 
 from advisor.fleet.derive import (
-    ANN_CONFIGMAP,
-    ANN_CONTAINER,
-    ANN_POOL,
-    ANN_WORKLOAD,
-    LABEL_POOL_HASH,
-    LABEL_SPEC_HASH,
-    MODEL_MOUNT,
     PLANNED_SELECTOR,
     DerivedJob,
     DeriveError,
@@ -28,6 +21,15 @@ from advisor.fleet.derive import (
     WorkloadKind,
     derive_job,
     serving_container,
+)
+from advisor.fleet.naming import (
+    ANN_CONFIGMAP,
+    ANN_CONTAINER,
+    ANN_POOL,
+    ANN_WORKLOAD,
+    LABEL_POOL_HASH,
+    LABEL_SPEC_HASH,
+    MODEL_MOUNT,
 )
 from advisor.fleet.optin import (
     ANN_BATCH_SIZE,

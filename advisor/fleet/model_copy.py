@@ -1,0 +1,259 @@
+"""The init container that copies the served model out of the serving image (or its volume)
+into the calibration Job, and the one volume of the serving pod it mounts to do so.
+
+The copy runs the serving image's code, so it gets no API credentials and no other volume of the
+serving pod; it runs as the server's user, so it reads what the server reads, on a small budget of
+its own (a cp, not a measurement).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import posixpath
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from advisor.consumers.quantity import cpu_quantity
+from advisor.fleet.advisor_pod import ADVISOR_UID
+from advisor.fleet.errors import DeriveError
+from advisor.fleet.naming import (
+    COPY_CONTAINER,
+    MODEL_MOUNT,
+    MODEL_VOLUME,
+    TMP_VOLUME,
+    TOKEN_VOLUME,
+    WorkloadKind,
+)
+
+#: the copy's own resources (a cp, not a measurement)
+COPY_RESOURCES = {
+    "requests": {"cpu": "100m", "memory": "128Mi"},
+    "limits": {"cpu": "1", "memory": "512Mi"},
+}
+#: an env var a subPathExpr reads: $(NAME)
+_ENV_REFERENCE = re.compile(r"\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)")
+
+
+# --------------------------------------------------------------------------------------------------
+# Where the model is
+
+
+def checked_model_path(path: str) -> str:
+    """The model path, normalised; DeriveError when it is not one the copy can take."""
+    normal = posixpath.normpath(path)
+    if not posixpath.isabs(normal) or normal == "/":
+        raise DeriveError(f"model path {path!r} must be an absolute path below '/'")
+    if _under(MODEL_MOUNT, normal) is not None:
+        raise DeriveError(
+            f"model path {path!r} is inside {MODEL_MOUNT}, where the calibration pod puts its "
+            "copy of the model"
+        )
+    return normal
+
+
+def _under(mount_path: str, path: str) -> int | None:
+    """How many path components of ``path`` the mount covers; None when it does not."""
+    mount = [part for part in posixpath.normpath(mount_path).split("/") if part]
+    parts = [part for part in path.split("/") if part]
+    return len(mount) if parts[: len(mount)] == mount else None
+
+
+def model_source(
+    kind: WorkloadKind,
+    workload: Mapping[str, Any],
+    pod: Mapping[str, Any],
+    container: Mapping[str, Any],
+    model_path: str,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The serving container's volumeMount the model lives under (the longest mountPath that
+    covers it), the volume it mounts and the env its subPathExpr reads; nothing when the model
+    is in the image."""
+    covering = [
+        (depth, mount)
+        for mount in _list(container.get("volumeMounts"))
+        if isinstance(mount, dict)
+        and (depth := _under(str(mount.get("mountPath", "")), model_path)) is not None
+    ]
+    if not covering:
+        return [], [], []
+    _, mount = max(covering, key=lambda item: item[0])
+    volume = _source_volume(kind, workload, pod, str(mount.get("name")))
+    own = {MODEL_VOLUME, TMP_VOLUME, TOKEN_VOLUME}
+    if volume["name"] in own:
+        volume["name"] = f"serving-{volume['name']}"
+    copied: dict[str, Any] = {
+        "name": volume["name"],
+        "mountPath": mount["mountPath"],
+        "readOnly": True,
+    }
+    for key in ("subPath", "subPathExpr"):
+        if mount.get(key):
+            copied[key] = mount[key]
+    env = _subpath_env(str(mount.get("subPathExpr") or ""), container)
+    return [copied], [volume], env
+
+
+def _source_volume(
+    kind: WorkloadKind, workload: Mapping[str, Any], pod: Mapping[str, Any], name: str
+) -> dict[str, Any]:
+    """The volume ``name`` as the calibration pod can mount it, read-only where it says so."""
+    spec = _dict(workload.get("spec"))
+    if kind == "StatefulSet":
+        # the StatefulSet controller gives each replica its claim, over a pod volume of the
+        # same name: the Job reads the first replica's
+        for claim_template in _list(spec.get("volumeClaimTemplates")):
+            if _dict(_dict(claim_template).get("metadata")).get("name") == name:
+                sts = _dict(workload.get("metadata")).get("name")
+                first = _dict(spec.get("ordinals")).get("start") or 0
+                return {
+                    "name": name,
+                    "persistentVolumeClaim": {
+                        "claimName": f"{name}-{sts}-{first}",
+                        "readOnly": True,
+                    },
+                }
+    for volume in _list(pod.get("volumes")):
+        if not isinstance(volume, dict) or volume.get("name") != name:
+            continue
+        result = copy.deepcopy(volume)
+        if "emptyDir" in result:
+            raise DeriveError(
+                f"the model is in volume {name}, an emptyDir: the serving pod fills it at run "
+                "time, and another pod cannot read it"
+            )
+        ephemeral = _dict(_dict(result.get("ephemeral")).get("volumeClaimTemplate")).get("spec")
+        if "ephemeral" in result and not (
+            _dict(ephemeral).get("dataSource") or _dict(ephemeral).get("dataSourceRef")
+        ):
+            raise DeriveError(
+                f"the model is in volume {name}, an ephemeral volume without a data source: "
+                "each pod gets a new empty one, filled at run time"
+            )
+        if "persistentVolumeClaim" in result:
+            result["persistentVolumeClaim"]["readOnly"] = True
+        if "projected" in result:
+            # the copy runs the serving image's code: it gets no API credentials, and a model is
+            # never a token
+            sources = [
+                s
+                for s in _list(result["projected"].get("sources"))
+                if not _dict(s).get("serviceAccountToken")
+            ]
+            if not sources:
+                raise DeriveError(
+                    f"the model is in volume {name}, which projects only a ServiceAccount token"
+                )
+            result["projected"]["sources"] = sources
+        return result
+    raise DeriveError(
+        f"the model's volumeMount names volume {name}, which the pod template does not define"
+    )
+
+
+def _subpath_env(expression: str, container: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The env a subPathExpr expands, copied so the copy reads the directory the server reads;
+    only what resolves the same in another pod of the namespace (a value, the namespace)."""
+    env = {str(_dict(e).get("name")): _dict(e) for e in _list(container.get("env"))}
+    copied = []
+    for name in dict.fromkeys(_ENV_REFERENCE.findall(expression)):
+        entry = env.get(name)
+        if entry is None:
+            raise DeriveError(
+                f"the model's volumeMount has subPathExpr {expression!r}, which reads $({name}): "
+                "the container's env does not set it, so another pod cannot resolve it the same"
+            )
+        field_path = _dict(_dict(entry.get("valueFrom")).get("fieldRef")).get("fieldPath")
+        if "value" not in entry and field_path != "metadata.namespace":
+            raise DeriveError(
+                f"the model's volumeMount has subPathExpr {expression!r}, which reads $({name}) "
+                "from the serving pod itself: the calibration pod would read another directory"
+            )
+        copied.append(copy.deepcopy(entry))
+    return copied
+
+
+# --------------------------------------------------------------------------------------------------
+# The copy
+
+
+def copy_container(
+    serving: Mapping[str, Any],
+    pod: Mapping[str, Any],
+    *,
+    model_path: str,
+    mounts: list[dict[str, Any]],
+    env: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """Copies the model out of the serving image (or its volume) into the Job's emptyDir, with
+    no other volume of the serving pod and no credentials."""
+    container: dict[str, Any] = {"name": COPY_CONTAINER, "image": serving["image"]}
+    if serving.get("imagePullPolicy"):
+        container["imagePullPolicy"] = serving["imagePullPolicy"]
+    container["command"] = ["cp", "-R", model_path, MODEL_MOUNT + "/"]
+    if env:
+        container["env"] = env
+    container["resources"] = _copy_resources(_dict(pod.get("resources")))
+    container["securityContext"] = {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "privileged": False,
+        "capabilities": {"drop": ["ALL"]},
+        **_copy_identity(serving, pod),
+    }
+    container["volumeMounts"] = [{"name": MODEL_VOLUME, "mountPath": MODEL_MOUNT}, *mounts]
+    return container
+
+
+def _copy_identity(serving: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, Any]:
+    """The user the server runs as (its container's, else its pod's), so the copy reads what the
+    server reads; the advisor's where the serving pod leaves it to the image."""
+    container_security = _dict(serving.get("securityContext"))
+    pod_security = _dict(pod.get("securityContext"))
+
+    def setting(key: str) -> Any:
+        for holder in (container_security, pod_security):
+            if holder.get(key) is not None:
+                return holder[key]
+        return None
+
+    user = setting("runAsUser")
+    group = setting("runAsGroup")
+    identity: dict[str, Any] = {
+        "runAsUser": ADVISOR_UID if user is None else user,
+        "runAsGroup": ADVISOR_UID if group is None else group,
+    }
+    non_root = setting("runAsNonRoot")
+    # a server that runs as root is copied as root: the pod's runAsNonRoot would refuse it
+    identity["runAsNonRoot"] = identity["runAsUser"] != 0 if non_root is None else non_root
+    return identity
+
+
+def _copy_resources(pod_resources: Mapping[str, Any]) -> dict[str, Any]:
+    """COPY_RESOURCES, within a pod-level budget when the pod declares one (no container may
+    ask for more than the pod)."""
+    result = copy.deepcopy(COPY_RESOURCES)
+    for kind in ("requests", "limits"):
+        pod_side = _dict(pod_resources.get(kind))
+        for name, ours in list(result[kind].items()):
+            theirs = pod_side.get(name)
+            if theirs is not None and _quantity(theirs) < _quantity(ours):
+                result[kind][name] = copy.deepcopy(theirs)
+    for name, limit in result["limits"].items():
+        if _quantity(result["requests"][name]) > _quantity(limit):
+            result["requests"][name] = limit
+    return result
+
+
+def _quantity(value: Any) -> float:
+    number = cpu_quantity(value)
+    return math.inf if number is None else number
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
