@@ -107,7 +107,7 @@ def test_content_hash_depends_on_data_only() -> None:
 @pytest.mark.parametrize(
     ("affinity", "cap"),
     [
-        (1, 4),  # a 1-CPU pod may still try 2 intra + 2 inter
+        (1, 4),  # the floor: a 1-CPU pod may still be advised 2 inter-op threads
         (2, 4),  # twice the mask meets the floor
         (3, 6),  # the first count above the floor
         (8, 16),
@@ -125,8 +125,8 @@ def test_thread_cap_never_shrinks_and_always_allows_one_thread_per_cpu() -> None
     caps = [thread_cap(n) for n in range(1, 1100)]
     assert caps == sorted(caps)
     for n, cap in enumerate(caps, start=1):
-        # one thread per usable CPU is always allowed (up to the ceiling), twice that never
-        # more than the floor lets through
+        # one thread per usable CPU is always allowed (up to the ceiling of 1024); more than
+        # twice as many never is, unless the floor of 4 allows them
         assert min(n, 1024) <= cap <= max(2 * n, 4)
 
 
