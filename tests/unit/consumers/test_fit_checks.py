@@ -17,7 +17,7 @@ import pytest
 from advisor import __version__
 from advisor.cluster.workloads import ADVICE_HASH_ANNOTATION
 from advisor.consumers.fit import consumer, cpu_limit, missing
-from advisor.consumers.mounts import Mount, Workload
+from advisor.consumers.mounts import Mount, Workload, mounts, workloads
 from advisor.models import Consumer, ConsumerKind
 from advisor.recommend import (
     ParsedAdvice,
@@ -515,3 +515,47 @@ def test_a_container_without_a_name_matches_no_pod_and_reads_as_a_question_mark(
     pods = [pod("web-a", status_limit="1", started=ago(hours=1))]
     found = row(advice(2.0), mount(box, pods=pods))
     assert (found.container, codes(found)) == ("?", [])
+
+
+# --------------------------------------------------------------------------------------------------
+# containers that read the ConfigMap but whose TensorFlow never sees the advice
+
+
+def fits_silently(box: dict[str, Any]) -> bool:
+    """``status`` counts ``box`` as reading the advice and reports nothing wrong with it."""
+    deployment = {
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "ml"},
+        "spec": {"template": {"spec": {"containers": [box]}}},
+    }
+    found = mounts(workloads([deployment], [])).get(("ml", ADVICE), [])
+    return bool(found) and all(row(advice(2.0), m).problems == [] for m in found)
+
+
+def test_a_plain_reader_fits_silently() -> None:
+    # the control for the two cases below: the same container without the twist
+    assert fits_silently(container(limit="2"))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a bug: envFrom with a prefix renames every key (X_TF_NUM_INTRAOP_THREADS), so "
+    "TensorFlow reads none of the advice, yet mounts counts the container as a reader and no "
+    "check looks at the prefix",
+)
+def test_an_envfrom_prefix_hides_the_advice_and_is_not_a_silent_fit() -> None:
+    box = container(limit="2")
+    box["envFrom"] = [{"prefix": "X_", "configMapRef": {"name": ADVICE}}]
+    assert not fits_silently(box)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a bug: an env entry with the same name (TF_NUM_INTRAOP_THREADS: '4') takes "
+    "precedence over envFrom in Kubernetes, so the advice's value never reaches TensorFlow, "
+    "yet no check compares the container's own env with the advice's names",
+)
+def test_an_env_value_that_overrides_the_advice_is_not_a_silent_fit() -> None:
+    box = container(limit="2")
+    box["env"] = [{"name": "TF_NUM_INTRAOP_THREADS", "value": "4"}]
+    assert not fits_silently(box)
