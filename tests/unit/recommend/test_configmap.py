@@ -104,9 +104,30 @@ def test_content_hash_depends_on_data_only() -> None:
     assert content_hash(a.env).startswith("sha256:") and len(content_hash(a.env)) == 71
 
 
-@pytest.mark.parametrize("affinity", [1, 2, 8, 600])
-def test_thread_cap_rule(affinity: int) -> None:
-    assert thread_cap(affinity) == min(1024, max(2 * affinity, 4))
+@pytest.mark.parametrize(
+    ("affinity", "cap"),
+    [
+        (1, 4),  # the floor: a 1-CPU pod may still be advised 2 inter-op threads
+        (2, 4),  # twice the mask meets the floor
+        (3, 6),  # the first count above the floor
+        (8, 16),
+        (511, 1022),
+        (512, 1024),  # twice the mask meets the ceiling
+        (513, 1024),
+        (4096, 1024),
+    ],
+)
+def test_thread_cap_known_values(affinity: int, cap: int) -> None:
+    assert thread_cap(affinity) == cap
+
+
+def test_thread_cap_never_shrinks_and_always_allows_one_thread_per_cpu() -> None:
+    caps = [thread_cap(n) for n in range(1, 1100)]
+    assert caps == sorted(caps)
+    for n, cap in enumerate(caps, start=1):
+        # one thread per usable CPU is always allowed (up to the ceiling of 1024); more than
+        # twice as many never is, unless the floor of 4 allows them
+        assert min(n, 1024) <= cap <= max(2 * n, 4)
 
 
 def test_counts_above_the_cap_are_refused() -> None:
