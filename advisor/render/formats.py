@@ -152,13 +152,17 @@ def _csv(view: View) -> str:
 
 #: what Markdown would read as markup or HTML inside a cell or a list item
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#])")
-#: what would start a list or a heading at the beginning of a list item
-_MD_LEADING = re.compile(r"^([-+=]|\d+(?=[.)]))")
+#: what would start a nested list at the beginning of a list item
+_MD_LEADING = re.compile(r"^(\d*)([-+.)])")
 
 
 def _md(text: str) -> str:
-    flat = " ".join(text.split("\n"))
-    return _MD_LEADING.sub(r"\\\1", _MD_SPECIAL.sub(r"\\\1", flat))
+    """``text`` on one line, as text: in a table cell, a heading or (``_md_item``) a list."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split("\n")))
+
+
+def _md_item(text: str) -> str:
+    return _MD_LEADING.sub(r"\1\\\2", _md(text))
 
 
 @register("markdown", "a GitHub-flavoured Markdown report")
@@ -174,7 +178,7 @@ def markdown(view: View) -> str:
             parts.append(head + "\n".join(lines) + "\n")
         elif isinstance(block, Lines):
             head = f"## {_md(block.title)}\n\n" if block.title else ""
-            parts.append(head + "".join(f"- {_md(line)}\n" for line in block.lines))
+            parts.append(head + "".join(f"- {_md_item(line)}\n" for line in block.lines))
         else:
             parts.append(_fenced(block))
     return "\n".join(parts)
