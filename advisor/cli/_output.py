@@ -1,29 +1,23 @@
-"""Rendering a result model as json, yaml or a text summary on stdout."""
+"""``--format`` from the registry of output formats, and the result on stdout."""
 
 from __future__ import annotations
 
-import json
+import argparse
 import sys
-from collections.abc import Callable
-from typing import TypeVar
-
-import yaml
-from pydantic import BaseModel
 
 from advisor.errors import OutputError
-
-M = TypeVar("M", bound=BaseModel)
-
-FORMATS = ("json", "yaml", "text")
+from advisor.render import formats
+from advisor.render.document import View
 
 
-def render(model: M, fmt: str, text: Callable[[M], str]) -> str:
-    """The model dump as JSON or YAML, or ``text(model)`` for people."""
-    if fmt == "json":
-        return json.dumps(model.model_dump(mode="json"), indent=2)
-    if fmt == "yaml":
-        return yaml.safe_dump(model.model_dump(mode="json"), sort_keys=False).rstrip("\n")
-    return text(model)
+def add_format(parser: argparse.ArgumentParser, view: type[View], default: str) -> None:
+    """``--format``: every registered format that fits what the command shows (``view``)."""
+    parser.add_argument(
+        "--format",
+        choices=formats.names(view),
+        default=default,
+        help=f"output format (default: {default})",
+    )
 
 
 def emit(text: str) -> None:

@@ -14,10 +14,11 @@ from typing import Any
 
 from advisor.cli._args import add_host_root
 from advisor.cli._calibration import add_calibration_arguments, options_from_args
-from advisor.cli._output import FORMATS, emit, render
+from advisor.cli._output import add_format, emit
 from advisor.cli._progress import log_summary, progress_reporter
 from advisor.pipeline import CalibrateRequest, Instruments, prepare_calibration
-from advisor.render.table import text_summary
+from advisor.render import formats
+from advisor.render.summaries import CalibrationView
 
 
 def register(subparsers: Any) -> None:
@@ -37,7 +38,7 @@ def register(subparsers: Any) -> None:
         "named arm and stays the advice unless a setting beats it beyond noise (default: TF's "
         "default is the incumbent; `run` reads the advice it will replace by itself)",
     )
-    parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    add_format(parser, CalibrationView, "text")
     parser.add_argument(
         "--report",
         metavar="FILE",
@@ -62,5 +63,5 @@ def run(args: argparse.Namespace, instruments: Instruments) -> int:
     prepared.write_report(result)
     if args.format != "text":  # the text output ends with the same lines
         log_summary(result)
-    emit(render(result, args.format, text_summary) + "\n")
+    emit(formats.render(CalibrationView(result), args.format))
     return 0

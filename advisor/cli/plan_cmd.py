@@ -9,12 +9,13 @@ from typing import Any
 
 from advisor.cli._args import add_kubeconfig, default_of, pairs
 from advisor.cli._calibration import objective_names
-from advisor.cli._output import emit
+from advisor.cli._output import add_format, emit
 from advisor.pipeline import Instruments
 from advisor.pipeline.plan import PULL_POLICIES, Defaults, PlanRequest, plan
 from advisor.pipeline.source import CLUSTER_TIMEOUT_S
 from advisor.pipeline.status import parse_duration
-from advisor.render.plan import FORMATS, jobs_yaml, render_plan
+from advisor.render import formats
+from advisor.render.plan import PlanView, jobs_yaml
 
 
 def _duration(text: str) -> timedelta:
@@ -45,9 +46,7 @@ def register(subparsers: Any) -> None:
         metavar="NS",
         help="namespace to plan (default: $TFTA_POD_NAMESPACE, then the kubeconfig context's)",
     )
-    parser.add_argument(
-        "--format", choices=FORMATS, default="table", help="output format (default: table)"
-    )
+    add_format(parser, PlanView, "table")
     parser.add_argument(
         "--print-jobs",
         action="store_true",
@@ -191,9 +190,6 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
     if args.print_jobs:
         emit(jobs_yaml(result.jobs))
     else:
-        emit(
-            render_plan(
-                result.result, args.format, namespace=result.namespace, applied=result.applied
-            )
-        )
+        view = PlanView(result.result, namespace=result.namespace, applied=result.applied)
+        emit(formats.render(view, args.format))
     return 0

@@ -6,9 +6,10 @@ import argparse
 from typing import Any
 
 from advisor.cli._args import add_host_root
-from advisor.cli._output import FORMATS, emit, render
+from advisor.cli._output import add_format, emit
 from advisor.pipeline import Instruments, profile_node
-from advisor.render.node import node_summary
+from advisor.render import formats
+from advisor.render.summaries import NodeView
 
 
 def register(subparsers: Any) -> None:
@@ -18,12 +19,12 @@ def register(subparsers: Any) -> None:
         description="Profile this process's CPUs: affinity mask, the tightest cgroup CPU quota "
         "of its group and every ancestor, topology and ISA flags. Nothing is written.",
     )
-    parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    add_format(parser, NodeView, "text")
     add_host_root(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, instruments: Instruments) -> int:
     profile = profile_node(args.host_root, instruments)
-    emit(render(profile, args.format, node_summary) + "\n")
+    emit(formats.render(NodeView(profile), args.format))
     return 0

@@ -1,5 +1,5 @@
 """``tf-thread-advisor status``: every advice ConfigMap and the containers that read it, as a
-table, JSON, YAML or CSV (``advisor.render.status``).
+table, JSON, YAML, CSV, Markdown or HTML (``advisor.render.status``).
 
 Read-only: it lists ConfigMaps by the advisor's labels, and the workloads and pods of the same
 namespace to find their consumers (get/list on configmaps, list on deployments, statefulsets,
@@ -14,12 +14,13 @@ from datetime import timedelta
 from typing import Any
 
 from advisor.cli._args import add_kubeconfig
-from advisor.cli._output import emit
+from advisor.cli._output import add_format, emit
 from advisor.errors import ProblemsFoundError
 from advisor.pipeline import Instruments, cluster_status
 from advisor.pipeline.source import CLUSTER_TIMEOUT_S
 from advisor.pipeline.status import parse_duration
-from advisor.render.status import FORMATS, problems_line, render_status
+from advisor.render import formats
+from advisor.render.status import StatusView, problems_line
 
 
 def _duration(text: str) -> timedelta:
@@ -58,9 +59,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="list every namespace (needs the ClusterRole of deploy/examples/advice-reader.yaml)",
     )
-    parser.add_argument(
-        "--format", choices=FORMATS, default="table", help="output format (default: table)"
-    )
+    add_format(parser, StatusView, "table")
     parser.add_argument(
         "--max-age",
         metavar="DURATION",
@@ -100,8 +99,7 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
         cluster_timeout_s=args.cluster_timeout,
         consumers=not args.no_consumers,
     )
-    rows = [row.as_dict() for row in found]
-    emit(render_status(rows, args.format))
-    if args.fail_on_problems and any(row.problems for row in found):
-        raise ProblemsFoundError(problems_line(rows))
+    emit(formats.render(StatusView(found), args.format))
+    if args.fail_on_problems and found.problems:
+        raise ProblemsFoundError(problems_line(found.rows))
     return 0

@@ -7,6 +7,7 @@ behind) lives here, so a Python caller gets the same guarantees as ``tf-thread-a
 What the commands measure with (the node probe, the sweep) is passed in as ``Instruments``.
 """
 
+from advisor.models_status import AdviceStatus
 from advisor.pipeline.calibrate_only import (
     CalibrateRequest,
     PreparedCalibration,
@@ -33,7 +34,7 @@ from advisor.pipeline.source import (
     read_cluster_advice,
     validate_advice,
 )
-from advisor.pipeline.status import AdviceStatus, cluster_status, statuses
+from advisor.pipeline.status import cluster_status, statuses
 from advisor.pipeline.target import serving_target
 
 __all__ = [

@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +27,7 @@ from advisor.consumers.mounts import mounts, workloads
 from advisor.errors import ForbiddenError, InvalidAdviceError, Opt, UsageError
 from advisor.fleet.derive import PLANNED_SELECTOR
 from advisor.fleet.jobs import PlannedJob, planned_job
-from advisor.models import Consumer
+from advisor.models_status import AdviceStatus, StatusResult
 from advisor.pipeline.drift import installed_tf_version
 from advisor.pipeline.source import (
     CLUSTER_TIMEOUT_S,
@@ -74,67 +73,6 @@ def format_age(age: timedelta) -> str:
     return f"{seconds}s"
 
 
-@dataclass(frozen=True)
-class AdviceStatus:
-    """One advice ConfigMap as ``status`` shows it (None where the advice does not say)."""
-
-    name: str
-    namespace: str | None
-    intra_op_threads: int | None = None
-    inter_op_threads: int | None = None
-    stale: bool = False
-    stale_reasons: list[str] = field(default_factory=list)
-    node: str | None = None
-    node_labels: dict[str, str] = field(default_factory=dict)
-    cpu_model: str | None = None
-    effective_cpus: float | None = None
-    quota_cpus: float | None = None
-    #: the settings measured within noise of the best (newer advice only), as stored
-    within_noise: dict[str, Any] | None = None
-    range: str | None = None
-    objective: str | None = None
-    gain: float | None = None
-    gain_within_noise: bool | None = None
-    trials: int | None = None
-    budget_s: float | None = None
-    tf_version: str | None = None
-    advisor_version: str | None = None
-    created_at: str | None = None
-    age: str | None = None
-    age_s: int | None = None
-    error: str | None = None
-    #: the Job's nodeSelector, as recorded (the pool consumers must be pinned to)
-    node_selector: dict[str, str] | None = None
-    #: when ``data`` last changed (older advice: None)
-    data_changed_at: str | None = None
-    #: the serving container it was measured for, as recorded (fleet mode; else None): its
-    #: ``cpu_from`` says whether the quota stands for a CPU limit or a CPU request
-    target: dict[str, Any] | None = None
-    #: the containers reading it (None: consumers were not looked up)
-    consumers: list[Consumer] | None = None
-    #: nobody reads it (None: not looked up)
-    unused: bool | None = None
-    #: no such ConfigMap: listed because a container requires it
-    missing: bool = False
-    #: fleet mode: the newest calibration Job ``plan`` created for it, and where it stands
-    #: (running, complete or failed; None: no planned Job, or Jobs were not looked up)
-    calibration_job: str | None = None
-    calibration_state: str | None = None
-    #: why that Job failed
-    calibration_reason: str | None = None
-
-    @property
-    def problems(self) -> int:
-        """Problems of all its consumers."""
-        return sum(len(c.problems) for c in self.consumers or [])
-
-    def as_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        if self.consumers is not None:
-            out["consumers"] = [c.model_dump(mode="json") for c in self.consumers]
-        return out
-
-
 def advice_status(
     obj: dict[str, Any],
     *,
@@ -153,7 +91,9 @@ def advice_status(
         parsed = parse_configmap(obj, "ConfigMap")
     except InvalidAdviceError as exc:
         reason = f"invalid: {exc}"
-        return AdviceStatus(name, namespace, stale=True, stale_reasons=[reason], error=str(exc))
+        return AdviceStatus(
+            name=name, namespace=namespace, stale=True, stale_reasons=[reason], error=str(exc)
+        )
     rec = parsed.recommendation
     prov = rec.provenance
     reasons = []
@@ -177,7 +117,7 @@ def advice_status(
         cpu_model=prov.cpu_model,
         effective_cpus=prov.effective_cpus,
         quota_cpus=prov.quota_cpus,
-        within_noise=None if within is None else within.model_dump(mode="json"),
+        within_noise=within,
         range=None if within is None else within.describe(),
         objective=prov.objective,
         gain=prov.gain,
@@ -195,7 +135,7 @@ def advice_status(
             if parsed.data_changed_at is None
             else parsed.data_changed_at.isoformat().replace("+00:00", "Z")
         ),
-        target=None if prov.target is None else prov.target.model_dump(mode="json"),
+        target=prov.target,
     )
 
 
@@ -234,15 +174,15 @@ def with_consumers(
             fit.consumer(parsed, mount, reloader_match=match)
             for mount in by_configmap.pop((row.namespace or "", row.name), [])
         ]
-        joined.append(replace(row, consumers=found, unused=not found))
+        joined.append(row.model_copy(update={"consumers": found, "unused": not found}))
     for (namespace, name), readers in sorted(by_configmap.items()):
         required = [mount for mount in readers if not mount.optional]
         if (namespace, name) in inventory.configmaps or not required:
             continue
         joined.append(
             AdviceStatus(
-                name,
-                namespace,
+                name=name,
+                namespace=namespace,
                 error=f"no ConfigMap {name} in namespace {namespace}, but "
                 f"{len(required)} container(s) require it",
                 consumers=[fit.missing(mount) for mount in required],
@@ -268,11 +208,12 @@ def with_calibrations(rows: list[AdviceStatus], jobs: Iterable[PlannedJob]) -> l
             out.append(row)
             continue
         out.append(
-            replace(
-                row,
-                calibration_job=found.name,
-                calibration_state=found.state,
-                calibration_reason=found.reason or None,
+            row.model_copy(
+                update={
+                    "calibration_job": found.name,
+                    "calibration_state": found.state,
+                    "calibration_reason": found.reason or None,
+                }
             )
         )
     return out
@@ -293,7 +234,7 @@ def cluster_status(
     max_age: timedelta | None = None,
     cluster_timeout_s: float = CLUSTER_TIMEOUT_S,
     consumers: bool = True,
-) -> list[AdviceStatus]:
+) -> StatusResult:
     """Every advice ConfigMap in ``namespace`` (default: $TFTA_POD_NAMESPACE, then the
     kubeconfig context's, then ``default``) or, with ``all_namespaces``, in the cluster; with
     ``consumers``, joined with the workloads and pods that read them. A person waits on it: an
@@ -317,11 +258,11 @@ def cluster_status(
     rows = statuses(objects, max_age=max_age, inventory=inventory)
     if not consumers or where is None:
         # across namespaces, Jobs would need a ClusterRole on jobs: the per-namespace view has them
-        return rows
+        return StatusResult(rows=rows)
     try:
         planned = list_jobs(connection, where, PLANNED_SELECTOR, policy)
     except ForbiddenError as exc:
         # fleet mode is optional: a reader's Role without jobs still gets every advice
         log.debug("calibration Jobs not listed: %s", exc)
-        return rows
-    return with_calibrations(rows, [planned_job(obj) for obj in planned])
+        return StatusResult(rows=rows)
+    return StatusResult(rows=with_calibrations(rows, [planned_job(obj) for obj in planned]))

@@ -1,53 +1,82 @@
-"""``plan`` for people and programs: a table with each decision's reason, JSON and YAML of the
-same decisions (``{"decisions": [...]}``), and the Jobs as Kubernetes YAML."""
+"""``plan`` for people and programs: a table with each decision's reason (plain, Markdown, HTML),
+one record per decision (CSV), the decisions' data (JSON and YAML: ``{"decisions": [...]}``), and
+the Jobs as Kubernetes YAML."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
 from advisor.models import PlanResult
+from advisor.render.document import (
+    RECORDS,
+    TABLES,
+    Block,
+    Capability,
+    Document,
+    Grid,
+    Lines,
+    View,
+    grid,
+)
 
-FORMATS = ("table", "json", "yaml")
 _COLUMNS = ("WORKLOAD", "CONTAINER", "CONFIGMAP", "DECISION", "JOB")
+_RECORD_KEYS = ("workload", "container", "configmap", "decision", "reason", "job")
 
 
-def render_plan(result: PlanResult, fmt: str, *, namespace: str, applied: bool) -> str:
-    """The decisions as ``fmt`` (one of FORMATS) shows them, ending in a newline."""
-    data = result.model_dump(mode="json")
-    if fmt == "json":
-        return json.dumps(data, indent=2) + "\n"
-    if fmt == "yaml":
-        return yaml.safe_dump(data, sort_keys=False)
-    return plan_table(result, namespace=namespace, applied=applied)
+class PlanView(View):
+    """The decisions of one ``plan`` in ``namespace``; ``applied``: the Jobs were created."""
 
+    provides: ClassVar[frozenset[Capability]] = frozenset({TABLES, RECORDS})
 
-def plan_table(result: PlanResult, *, namespace: str, applied: bool) -> str:
-    """One line per container, then each decision's reason (too long for a column)."""
-    if not result.decisions:
-        return (
-            f"no opted-in workloads in namespace {namespace} (label a Deployment or StatefulSet "
-            "tf-thread-advisor.io/calibrate=true)\n"
+    def __init__(self, result: PlanResult, *, namespace: str, applied: bool) -> None:
+        self.result = result
+        self.namespace = namespace
+        self.applied = applied
+
+    def data(self) -> Any:
+        return self.result.model_dump(mode="json")
+
+    def document(self) -> Document:
+        """One line per container, then each decision's reason (too long for a column)."""
+        title = f"tf-thread-advisor plan: {self.namespace}"
+        decisions = self.result.decisions
+        if not decisions:
+            return Document(
+                title,
+                (
+                    Lines(
+                        (
+                            f"no opted-in workloads in namespace {self.namespace} (label a "
+                            "Deployment or StatefulSet tf-thread-advisor.io/calibrate=true)",
+                        )
+                    ),
+                ),
+            )
+        rows = [
+            [d.workload, d.container or "-", d.configmap or "-", d.decision, d.job or "-"]
+            for d in decisions
+        ]
+        reasons = tuple(
+            f"{d.workload}" + (f" ({d.container})" if d.container else "") + f": {d.reason}"
+            for d in decisions
         )
-    lines = [list(_COLUMNS)]
-    for d in result.decisions:
-        lines.append([d.workload, d.container or "-", d.configmap or "-", d.decision, d.job or "-"])
-    widths = [max(len(line[i]) for line in lines) for i in range(len(_COLUMNS))]
-    text = "".join(
-        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() + "\n"
-        for line in lines
-    )
-    text += "\n" + "".join(
-        f"{d.workload}" + (f" ({d.container})" if d.container else "") + f": {d.reason}\n"
-        for d in result.decisions
-    )
-    starts = sum(1 for d in result.decisions if d.decision == "calibrate")
-    if not applied and starts:
-        text += "\nnothing was created: run again with --apply to start the calibrations\n"
-    return text
+        blocks: list[Block] = [grid(_COLUMNS, rows, "decisions"), Lines(reasons, "reasons")]
+        if not self.applied and any(d.decision == "calibrate" for d in decisions):
+            blocks.append(
+                Lines(("nothing was created: run again with --apply to start the calibrations",))
+            )
+        return Document(title, tuple(blocks))
+
+    def records(self) -> Grid:
+        """One line per decision, its reason beside it; nothing is "" (not "-")."""
+        rows = [
+            [str(value) if (value := getattr(d, key)) is not None else "" for key in _RECORD_KEYS]
+            for d in self.result.decisions
+        ]
+        return grid(_RECORD_KEYS, rows)
 
 
 def jobs_yaml(jobs: Sequence[dict[str, Any]]) -> str:

@@ -1,24 +1,32 @@
-"""``status`` for people and programs: the advice table, its consumers and their problems; CSV
-for spreadsheets; JSON and YAML of the same rows.
+"""``status`` for people and programs: the advice table, its consumers and their problems (plain,
+Markdown, HTML); one record per consumer for spreadsheets (CSV); the rows' data (JSON, YAML).
 
-Rows are the plain dicts ``AdviceStatus.as_dict()`` gives (what JSON and YAML show), so this
-stays a pure function of data the pipeline gathered.
+``StatusView`` is the typed ``StatusResult`` as every format in ``advisor.render.formats`` sees
+it; this stays a pure function of what the pipeline gathered.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
-import yaml
-
+from advisor.models import Consumer
+from advisor.models_status import AdviceStatus, StatusResult
 from advisor.objectives import OBJECTIVES
+from advisor.render.document import (
+    RECORDS,
+    TABLES,
+    Block,
+    Capability,
+    Document,
+    Grid,
+    Lines,
+    View,
+    grid,
+)
+from advisor.render.formats import plain
 
-FORMATS = ("table", "json", "yaml", "csv")
-#: table columns: header -> how to show a row's value
+#: table columns: header -> which value of a row (or a cell made of several)
 _COLUMNS: tuple[tuple[str, str], ...] = (
     ("NAMESPACE", "namespace"),
     ("NAME", "name"),
@@ -39,29 +47,144 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
 )
 #: the consumers' table, below the advice's
 _CONSUMER_COLUMNS = ("NAMESPACE", "ADVICE", "CONSUMER", "CONTAINER", "CPU LIMIT", "PROBLEMS")
+#: CSV: the table's columns and a few more, then the consumer's
+_CSV_KEYS = (
+    *(key for _, key in _COLUMNS if key not in ("stale", "consumers")),
+    "stale",
+    "stale_reasons",
+    "age_s",
+    "node",
+    "objective",
+    "gain_within_noise",
+    "advisor_version",
+    "created_at",
+    "data_changed_at",
+    "unused",
+    "missing",
+    "calibration_job",
+    "calibration_state",
+    "calibration_reason",
+)
+_CSV_CONSUMER_KEYS = (
+    "consumer_kind",
+    "consumer_name",
+    "container",
+    "cpu_limit",
+    "cpu_request",
+    "problems",
+)
 CPU_MODEL_WIDTH = 28
 #: consumers named in the one line of a failing status (``problems_line``)
 NAMED_IN_ERROR = 3
+EMPTY = "no advice ConfigMaps found"
 
 
-def _consumer_rows(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+class StatusView(View):
+    """Every advice and its consumers, as the formats show them."""
+
+    provides: ClassVar[frozenset[Capability]] = frozenset({TABLES, RECORDS})
+
+    def __init__(self, result: StatusResult) -> None:
+        self.result = result
+
+    def data(self) -> Any:
+        """The rows, a JSON array (what ``status --format json`` has always printed)."""
+        return [row.model_dump(mode="json") for row in self.result.rows]
+
+    def document(self) -> Document:
+        """The advice, one line each; then their consumers, one line each; then every problem's
+        sentence, since a code alone does not say which limit or node pool differs."""
+        rows = self.result.rows
+        namespaces = sorted({row.namespace for row in rows if row.namespace})
+        title = "tf-thread-advisor status" + (f": {', '.join(namespaces)}" if namespaces else "")
+        if not rows:
+            return Document(title, (Lines((EMPTY,)),))
+        blocks: list[Block] = [_advice_grid(rows)]
+        consumers = _consumer_rows(rows)
+        if consumers:
+            blocks.append(
+                grid(
+                    _CONSUMER_COLUMNS,
+                    [
+                        [
+                            str(row.namespace),
+                            row.name,
+                            f"{consumer.kind.lower()}/{consumer.name}",
+                            consumer.container,
+                            _cpu_cell(row, consumer),
+                            ", ".join(p.code for p in consumer.problems) or "-",
+                        ]
+                        for row, consumer in consumers
+                    ],
+                    "consumers",
+                )
+            )
+        sentences = [
+            f"{_where(row, consumer)} reads {row.name}: {problem.code}: {problem.message}"
+            for row, consumer in consumers
+            for problem in consumer.problems
+        ]
+        failed = [
+            f"{row.namespace}/{row.name}: calibration Job {row.calibration_job} failed: "
+            f"{row.calibration_reason or 'no reason given'}"
+            for row in rows
+            if row.calibration_state == "failed"
+        ]
+        if sentences or failed:
+            blocks.append(Lines(tuple(sentences + failed), "problems"))
+        return Document(title, tuple(blocks))
+
+    def records(self) -> Grid:
+        """The table's columns and a few more, values unformatted; one line per consumer (an
+        advice without any: one line with the consumer's columns empty), so a spreadsheet can
+        filter on a problem."""
+        lines: list[list[str]] = []
+        for row in self.result.rows:
+            cells = [_raw(row, key) for key in _CSV_KEYS]
+            readers: list[Consumer | None] = [*row.consumers] if row.consumers else [None]
+            lines.extend(cells + _consumer_cells(consumer) for consumer in readers)
+        return grid((*_CSV_KEYS, *_CSV_CONSUMER_KEYS), lines)
+
+
+def status_table(rows: Sequence[AdviceStatus]) -> str:
+    """The rows as the ``table`` format shows them."""
+    return plain(StatusView(StatusResult(rows=list(rows))))
+
+
+def _advice_grid(rows: list[AdviceStatus]) -> Grid:
+    # fleet mode's column only where plan has calibrated something: hand-written targets' tables
+    # stay as they were
+    planned = any(row.calibration_job for row in rows)
+    lines = []
+    for row in rows:
+        cells = [_cell(row, key) or "-" for _, key in _COLUMNS]
+        model = cells[3]
+        if len(model) > CPU_MODEL_WIDTH:
+            cells[3] = model[: CPU_MODEL_WIDTH - 1] + "\u2026"
+        if planned:
+            cells.append(_calibration_cell(row))
+        lines.append(cells)
+    header = [header for header, _ in _COLUMNS] + (["CALIBRATION"] if planned else [])
+    return grid(header, lines, "advice")
+
+
+def _consumer_rows(rows: Sequence[AdviceStatus]) -> list[tuple[AdviceStatus, Consumer]]:
     """(advice, consumer) for every consumer of every advice, in output order."""
-    return [(row, consumer) for row in rows for consumer in row["consumers"] or []]
+    return [(row, consumer) for row in rows for consumer in row.consumers or []]
 
 
-def _where(row: dict[str, Any], consumer: dict[str, Any]) -> str:
+def _where(row: AdviceStatus, consumer: Consumer) -> str:
     """``ml/deployment/web (server)``: the container, as a person finds it with kubectl."""
-    ref = f"{consumer['kind'].lower()}/{consumer['name']}"
-    return f"{row['namespace']}/{ref} ({consumer['container']})"
+    return f"{row.namespace}/{consumer.kind.lower()}/{consumer.name} ({consumer.container})"
 
 
-def problems_line(rows: list[dict[str, Any]]) -> str:
+def problems_line(rows: Sequence[AdviceStatus]) -> str:
     """One line for a failing ``status`` (``--fail-on-problems``): how many problems, and the
     first few consumers with theirs."""
-    with_problems = [(r, c) for r, c in _consumer_rows(rows) if c["problems"]]
-    total = sum(len(c["problems"]) for _, c in with_problems)
+    with_problems = [(r, c) for r, c in _consumer_rows(rows) if c.problems]
+    total = sum(len(c.problems) for _, c in with_problems)
     named = [
-        f"{_where(r, c)}: {', '.join(p['code'] for p in c['problems'])}"
+        f"{_where(r, c)}: {', '.join(p.code for p in c.problems)}"
         for r, c in with_problems[:NAMED_IN_ERROR]
     ]
     more = len(with_problems) - len(named)
@@ -72,13 +195,15 @@ def problems_line(rows: list[dict[str, Any]]) -> str:
     )
 
 
-def _cell(row: dict[str, Any], key: str) -> str:
-    """A value as the table and the CSV show it."""
-    if key == "pool":
-        return ",".join(f"{k}={v}" for k, v in row["node_labels"].items()) or row["node"] or ""
+def _pool(row: AdviceStatus) -> str:
+    return ",".join(f"{k}={v}" for k, v in row.node_labels.items()) or row.node or ""
+
+
+def _cell(row: AdviceStatus, key: str) -> str:
+    """A value as the table shows it."""
     if key in _DERIVED_CELLS:
         return _DERIVED_CELLS[key](row)
-    value = row[key]
+    value = getattr(row, key)
     if value is None:
         return ""
     if key == "gain":
@@ -88,14 +213,26 @@ def _cell(row: dict[str, Any], key: str) -> str:
     return str(value)
 
 
-def _gain(ratio: float, row: dict[str, Any]) -> str:
+def _raw(row: AdviceStatus, key: str) -> str:
+    """A value as the CSV holds it: numbers as numbers (no "x", no rounding) for spreadsheets."""
+    if key == "pool":
+        return _pool(row)
+    value = getattr(row, key)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if key == "stale_reasons":
+        return "; ".join(value)
+    return "" if value is None else str(value)
+
+
+def _gain(ratio: float, row: AdviceStatus) -> str:
     """The gain over TF's default in the objective's own terms (``p99 27% lower``, ``req/s 16%
     higher``): a bare ratio such as 1.36x reads as slower for a latency. Within the noise band
     it is no gain at all. The measure is the objective's own, as if its bound was met: the row
     does not say whether it was."""
-    if row.get("gain_within_noise"):
+    if row.gain_within_noise:
         return "none (noise)"
-    objective = OBJECTIVES.get(str(row.get("objective")))
+    objective = OBJECTIVES.get(str(row.objective))
     if ratio <= 0 or objective is None:
         return "-"
     measure = objective.measure()
@@ -105,164 +242,61 @@ def _gain(ratio: float, row: dict[str, Any]) -> str:
     return f"{measure.short} {abs(ratio - 1):.0%} {'higher' if ratio >= 1 else 'lower'}"
 
 
-def _stale_cell(row: dict[str, Any]) -> str:
-    if row["missing"]:
+def _stale_cell(row: AdviceStatus) -> str:
+    if row.missing:
         return ""
-    return "; ".join(row["stale_reasons"]) if row["stale"] else "no"
+    return "; ".join(row.stale_reasons) if row.stale else "no"
 
 
-def _consumers_cell(row: dict[str, Any]) -> str:
+def _consumers_cell(row: AdviceStatus) -> str:
     """``missing``, ``unused``, or how many read it and how many problems they have."""
-    if row["missing"]:
+    if row.missing:
         return "missing"
-    consumers = row["consumers"]
+    consumers = row.consumers
     if consumers is None:
         return ""
     if not consumers:
         return "unused"
-    problems = sum(len(c["problems"]) for c in consumers)
+    problems = row.problems
     if not problems:
         return str(len(consumers))
     return f"{len(consumers)} ({problems} problem{'s' if problems != 1 else ''})"
 
 
 #: cells made from several of a row's values
-_DERIVED_CELLS: dict[str, Callable[[dict[str, Any]], str]] = {
+_DERIVED_CELLS: dict[str, Callable[[AdviceStatus], str]] = {
+    "pool": _pool,
     "stale": _stale_cell,
     "consumers": _consumers_cell,
 }
 
 
-def status_table(rows: list[dict[str, Any]]) -> str:
-    """The advice, one line each; then their consumers, one line each; then every problem's
-    sentence, since a code alone does not say which limit or node pool differs."""
-    if not rows:
-        return "no advice ConfigMaps found\n"
-    # fleet mode's column only where plan has calibrated something: hand-written targets' tables
-    # stay as they were
-    planned = any(row.get("calibration_job") for row in rows)
-    lines = [[header for header, _ in _COLUMNS] + (["CALIBRATION"] if planned else [])]
-    for row in rows:
-        cells = [_cell(row, key) or "-" for _, key in _COLUMNS]
-        model = cells[3]
-        if len(model) > CPU_MODEL_WIDTH:
-            cells[3] = model[: CPU_MODEL_WIDTH - 1] + "\u2026"
-        if planned:
-            cells.append(_calibration_cell(row))
-        lines.append(cells)
-    text = _grid(lines)
-    consumers = _consumer_rows(rows)
-    if consumers:
-        grid = [list(_CONSUMER_COLUMNS)]
-        for row, consumer in consumers:
-            codes = ", ".join(p["code"] for p in consumer["problems"])
-            grid.append(
-                [
-                    str(row["namespace"]),
-                    row["name"],
-                    f"{consumer['kind'].lower()}/{consumer['name']}",
-                    consumer["container"],
-                    _cpu_cell(row, consumer),
-                    codes or "-",
-                ]
-            )
-        text += "\n" + _grid(grid)
-    sentences = [
-        f"{_where(row, consumer)} reads {row['name']}: {problem['code']}: {problem['message']}\n"
-        for row, consumer in consumers
-        for problem in consumer["problems"]
-    ]
-    failed = [
-        f"{row['namespace']}/{row['name']}: calibration Job {row['calibration_job']} failed: "
-        f"{row['calibration_reason'] or 'no reason given'}\n"
-        for row in rows
-        if row.get("calibration_state") == "failed"
-    ]
-    if sentences or failed:
-        text += "\n" + "".join(sentences + failed)
-    return text
-
-
-def _calibration_cell(row: dict[str, Any]) -> str:
+def _calibration_cell(row: AdviceStatus) -> str:
     """``tfta-web-server-0a1b2c3d4e (running)``: the newest Job plan created for it."""
-    job = row.get("calibration_job")
-    return f"{job} ({row['calibration_state']})" if job else "-"
+    job = row.calibration_job
+    return f"{job} ({row.calibration_state})" if job else "-"
 
 
-def _cpu_cell(row: dict[str, Any], consumer: dict[str, Any]) -> str:
+def _cpu_cell(row: AdviceStatus, consumer: Consumer) -> str:
     """The consumer's CPU limit; for an advice measured for a CPU request (a container without
     a limit), its request too, since that is what the advice is compared with."""
-    limit = consumer["cpu_limit"]
+    limit = consumer.cpu_limit
     text = "none" if limit is None else f"{limit:g}"
-    if _measured_for_request(row):
-        request = consumer["cpu_request"]
+    if row.target is not None and row.target.cpu_from == "request":
+        request = consumer.cpu_request
         text += f" (req {'none' if request is None else f'{request:g}'})"
     return text
 
 
-def _measured_for_request(row: dict[str, Any]) -> bool:
-    target = row.get("target")
-    return isinstance(target, dict) and target.get("cpu_from") == "request"
-
-
-def _grid(lines: list[list[str]]) -> str:
-    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
-    return "".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
-        + "\n"
-        for line in lines
-    )
-
-
-def status_csv(rows: list[dict[str, Any]]) -> str:
-    """The table's columns and a few more, values unformatted; one line per consumer (an
-    advice without any: one line with the consumer's columns empty), so a spreadsheet can
-    filter on a problem."""
-    keys = [key for _, key in _COLUMNS if key not in ("stale", "consumers")]
-    keys += ["stale", "stale_reasons", "age_s", "node", "objective", "gain_within_noise"]
-    keys += ["advisor_version", "created_at", "data_changed_at", "unused", "missing"]
-    keys += ["calibration_job", "calibration_state", "calibration_reason"]
-    consumer_keys = ["consumer_kind", "consumer_name", "container", "cpu_limit", "cpu_request"]
-    consumer_keys += ["problems"]
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(keys + consumer_keys)
-    for row in rows:
-        cells = []
-        for key in keys:
-            value = _cell(row, key) if key == "pool" else row[key]
-            if isinstance(value, bool):
-                cells.append("true" if value else "false")
-            elif key == "stale_reasons":
-                cells.append("; ".join(value))
-            else:  # numbers as numbers (no "x", no rounding) for spreadsheets
-                cells.append("" if value is None else str(value))
-        for consumer in row["consumers"] or [None]:
-            writer.writerow(cells + _consumer_cells(consumer))
-    return out.getvalue()
-
-
-def _consumer_cells(consumer: dict[str, Any] | None) -> list[str]:
+def _consumer_cells(consumer: Consumer | None) -> list[str]:
     if consumer is None:
-        return [""] * 6
-    limit, request = consumer["cpu_limit"], consumer["cpu_request"]
-    problems = "; ".join(f"{p['code']}: {p['message']}" for p in consumer["problems"])
+        return [""] * len(_CSV_CONSUMER_KEYS)
+    limit, request = consumer.cpu_limit, consumer.cpu_request
     return [
-        consumer["kind"],
-        consumer["name"],
-        consumer["container"],
+        consumer.kind,
+        consumer.name,
+        consumer.container,
         "" if limit is None else str(limit),
         "" if request is None else str(request),
-        problems,
+        "; ".join(f"{p.code}: {p.message}" for p in consumer.problems),
     ]
-
-
-def render_status(rows: list[dict[str, Any]], fmt: str) -> str:
-    """The rows as ``fmt`` (one of FORMATS) shows them, ending in a newline."""
-    if fmt == "json":
-        return json.dumps(rows, indent=2) + "\n"
-    if fmt == "yaml":
-        return yaml.safe_dump(rows, sort_keys=False)
-    if fmt == "csv":
-        return status_csv(rows)
-    return status_table(rows)

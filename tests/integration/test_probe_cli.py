@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 
 import pytest
@@ -125,3 +126,17 @@ def test_no_affinity_is_a_one_line_probe_error(
     assert err.count("\n") == 1
     assert "/proc/self/status" in err
     assert "Traceback" not in err
+
+
+def test_markdown_and_html_carry_the_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    root = str(CASES_DIR / "nested-v1")
+    code, text, _ = _run(capsys, "probe", "--host-root", root)
+    assert code == 0
+    code, markdown, _ = _run(capsys, "probe", "--format", "markdown", "--host-root", root)
+    assert code == 0
+    assert markdown.startswith("# tf-thread-advisor probe\n\n```text\n")
+    assert text in markdown and markdown.endswith("\n```\n")
+    code, page, _ = _run(capsys, "probe", "--format", "html", "--host-root", root)
+    assert code == 0
+    assert page.startswith("<!DOCTYPE html>") and page.endswith("</html>\n")
+    assert f"<pre>{html.escape(text.rstrip())}</pre>" in page

@@ -152,7 +152,7 @@ def test_namespace_comes_from_the_kubeconfig_context(
         (["--namespace", "ml", "-A"], "not allowed with"),
         (["--max-age", "soon"], "--max-age"),
         (["--max-age", "0d"], "longer than zero"),
-        (["--format", "html"], "'html'"),
+        (["--format", "xml"], "'xml'"),
         (["--namespace", "Bad_NS"], "--namespace 'Bad_NS'"),
     ],
 )
@@ -199,7 +199,8 @@ def ranged(intra: int, inter: int) -> Recommendation:
 def test_the_range_within_noise_comes_from_the_provenance() -> None:
     row = advice_status(render_configmap(ranged(2, 1), "ranged", "ml"), now=NOW)
     assert row.range == "intra 2-4, inter 1-4 (3 settings, TF's default among them)"
-    assert row.within_noise == {
+    assert row.within_noise is not None
+    assert row.within_noise.model_dump(mode="json") == {
         "intra": [2, 4],
         "inter": [1, 4],
         "settings": 3,
@@ -207,15 +208,18 @@ def test_the_range_within_noise_comes_from_the_provenance() -> None:
         "band": 0.05,
     }
     assert row.gain_within_noise is True
-    table = status_table([row.as_dict()])
+    table = status_table([row])
     header, line = table.splitlines()
     assert "WITHIN NOISE" in header
     assert "intra 2-4, inter 1-4 (3 settings" in line
     assert "none (noise)" in line  # no measurable gain, and the table says so
     # a real gain is said in the objective's terms: 2x for a latency is a p99 half as long
-    gained = row.as_dict() | {"gain": 2.0, "gain_within_noise": False, "objective": "latency"}
+    gained = row.model_copy(
+        update={"gain": 2.0, "gain_within_noise": False, "objective": "latency"}
+    )
     assert "p99 50% lower" in status_table([gained])
-    assert "req/s 25% higher" in status_table([gained | {"gain": 1.25, "objective": "throughput"}])
+    faster = gained.model_copy(update={"gain": 1.25, "objective": "throughput"})
+    assert "req/s 25% higher" in status_table([faster])
     assert "x " not in status_table([gained]).splitlines()[1]
     # older advice records no range: the column is empty, nothing fails
     old = advice_status(render_configmap(advice(2, 1), "old", "ml"), now=NOW)

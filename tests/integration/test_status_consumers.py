@@ -22,7 +22,8 @@ from advisor import __version__, errors
 from advisor.cli import main
 from advisor.cluster.workloads import ADVICE_HASH_ANNOTATION
 from advisor.models import ServingTarget
-from advisor.pipeline import Instruments
+from advisor.models_status import AdviceStatus, StatusResult
+from advisor.pipeline import Instruments, cluster_status
 from advisor.recommend import HASH_ANNOTATION, build_recommendation, render_configmap
 from tests.integration.status_cli import json_rows, reader_rules, status
 from tests.support.fakeapi.apps import workload
@@ -557,6 +558,46 @@ def test_every_format_carries_consumers_and_problems(
         assert f"{where}: {problem['code']}: {problem['message']}" in sentences
     # a message never carries the CSV's separator
     assert all(";" not in p["message"] for p in json_small["problems"])
+
+
+def test_json_is_the_typed_results_dump_and_every_report_has_its_table(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    api.put(advice_cm("spare"))
+    api.put_workload(deployment("web-ok", reads()))
+    api.put_workload(deployment("web-small", reads(cpu="2", resize=False)))
+    rows = json_rows(capsys, api, "--namespace", "ml")
+    result = cluster_status("ml", kubeconfig=api.kubeconfig)
+    assert isinstance(result, StatusResult)
+    assert [_timeless(r) for r in rows] == [
+        _timeless(r) for r in result.model_dump(mode="json")["rows"]
+    ]
+    # what status prints validates back into the typed rows
+    typed = [AdviceStatus.model_validate(r) for r in rows]
+    assert [r.model_copy(update={"age_s": 0}) for r in typed] == [
+        r.model_copy(update={"age_s": 0}) for r in result.rows
+    ]
+    assert [r.problems for r in typed] == [0, 2]
+
+    code, table, _ = status(capsys, api, "--namespace", "ml")
+    assert code == 0
+    first_row = table.splitlines()[1].split("  ")
+    code, markdown, _ = status(capsys, api, "--namespace", "ml", "--format", "markdown")
+    assert code == 0
+    assert markdown.startswith("# tf-thread-advisor status: ml\n")
+    spare = next(line for line in markdown.splitlines() if line.startswith("| ml | spare |"))
+    assert [c.strip() for c in spare.strip("|").split(" | ")] == [
+        c.strip() for c in first_row if c.strip()
+    ]
+    code, page, _ = status(capsys, api, "--namespace", "ml", "--format", "html")
+    assert code == 0
+    assert page.startswith("<!DOCTYPE html>") and page.endswith("</html>\n")
+    assert page.count("<tr>") == 1 + 2 + 1 + 2  # the advice's and the consumers' tables
+    assert "<li>ml/deployment/web-small (server) reads tf-advice: cpu-limit-differs: " in page
+
+
+def _timeless(row: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in row.items() if key != "age_s"}
 
 
 def test_no_consumers_lists_the_advice_only(
