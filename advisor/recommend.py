@@ -33,6 +33,7 @@ from advisor.models import (
     NearBestRange,
     Provenance,
     Recommendation,
+    ServingTarget,
     TopologySummary,
     TrialResult,
     TrialSummary,
@@ -112,9 +113,11 @@ def annotation_key_problem(key: str) -> str | None:
 
 def node_label_problem(key: str, value: str) -> str | None:
     """Why ``key=value`` cannot be a Kubernetes label, or None when it can."""
-    key_problem = _key_problem(key, "label")
-    if key_problem:
-        return key_problem
+    return _key_problem(key, "label") or label_value_problem(value)
+
+
+def label_value_problem(value: str) -> str | None:
+    """Why ``value`` cannot be a Kubernetes label value, or None when it can."""
     if len(value) > 63 or not _LABEL_VALUE.match(value):
         return f"label value {value!r} is not a valid label value"
     return None
@@ -171,6 +174,7 @@ def build_recommendation(
     node_name: str | None = None,
     node_labels: Mapping[str, str] | None = None,
     node_selector: Mapping[str, str] | None = None,
+    target: ServingTarget | None = None,
     now: datetime | None = None,
 ) -> Recommendation:
     """The advice for ``result``, validated; InvalidAdviceError (one line) if it does not hold.
@@ -180,6 +184,7 @@ def build_recommendation(
     run confirmed keeps its values and its TF_ENABLE_ONEDNN_OPTS unless the sweep found a winner:
     ``data`` renders byte-identical, so nothing downstream rolls. The
     ``node_selector`` pairs are labels of the node too, so they are node labels as well.
+    ``target`` is the serving container the run measured for (fleet mode), recorded as given.
     """
     node = result.node
     downward = node.downward_api
@@ -220,6 +225,7 @@ def build_recommendation(
             near_best=NearBestRange.of(result.near_best, _round(result.noise_band)),
             gain_band=_round(result.gain_band),
             incumbent=held,
+            target=target,
             trials_total=len(result.trials),
             trials=[_trial_summary(t) for t in _kept_trials(result.trials)],
             budget_s=result.budget_s,

@@ -9,14 +9,22 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from advisor.cli._args import add_host_root, add_kubeconfig, default_of
 from advisor.cli._calibration import add_calibration_arguments, options_from_args
 from advisor.cli._output import emit
 from advisor.cli._progress import log_summary, progress_reporter
 from advisor.errors import UsageError
-from advisor.pipeline import POD_NAMESPACE_ENV, Instruments, RunRequest, parse_workload, prepare_run
+from advisor.models import CpuFrom, ServingTarget
+from advisor.pipeline import (
+    POD_NAMESPACE_ENV,
+    Instruments,
+    RunRequest,
+    parse_workload,
+    prepare_run,
+    serving_target,
+)
 
 
 def register(subparsers: Any) -> None:
@@ -87,6 +95,7 @@ def register(subparsers: Any) -> None:
         "checked before the sweep",
     )
     add_kubeconfig(publish)
+    _add_target_arguments(parser)
     timeout = default_of(RunRequest, "cluster_timeout_s")
     parser.add_argument(
         "--cluster-timeout",
@@ -97,6 +106,42 @@ def register(subparsers: Any) -> None:
     )
     add_host_root(parser)
     parser.set_defaults(func=run)
+
+
+def _add_target_arguments(parser: argparse.ArgumentParser) -> None:
+    """The serving container the advice is measured for, recorded in its provenance (fleet
+    mode's calibration Jobs pass them; ``plan`` and ``status`` read them back)."""
+    target = parser.add_argument_group(
+        "serving target",
+        "record which serving container the advice is for; --for-workload and --for-container "
+        "go together, the others need them",
+    )
+    target.add_argument(
+        "--for-workload",
+        metavar="KIND/NAME",
+        help="the deployment/NAME or statefulset/NAME whose container the advice is measured "
+        "for (kubectl's short names too; recorded as deployment/NAME)",
+    )
+    target.add_argument("--for-container", metavar="NAME", help="that workload's serving container")
+    target.add_argument("--serving-image", metavar="IMAGE", help="the serving container's image")
+    target.add_argument(
+        "--serving-model-path",
+        metavar="PATH",
+        help="the model's path inside the serving container",
+    )
+    cpu_from = ServingTarget.model_fields["cpu_from"].default
+    target.add_argument(
+        "--cpu-from",
+        choices=get_args(CpuFrom),
+        help="what this run's CPU quota stands for: the container's CPU limit, or its CPU "
+        "request (a container without a limit; the Job's limits.cpu is then that request); "
+        f"status compares consumers with it (default {cpu_from})",
+    )
+    target.add_argument(
+        "--spec-hash",
+        metavar="HASH",
+        help="hash of the calibration spec the Job was derived from (plan compares it)",
+    )
 
 
 def _workload(text: str) -> Any:
@@ -132,6 +177,14 @@ def run(args: argparse.Namespace, instruments: Instruments) -> int:
         node_selector=_pairs(args.node_selector, "--node-selector"),
         annotations=_pairs(args.configmap_annotation, "--configmap-annotation"),
         restart=tuple(args.restart),
+        target=serving_target(
+            for_workload=args.for_workload,
+            for_container=args.for_container,
+            serving_image=args.serving_image,
+            serving_model_path=args.serving_model_path,
+            cpu_from=args.cpu_from,
+            spec_hash=args.spec_hash,
+        ),
         force=args.force,
         kubeconfig=args.kubeconfig,
         cluster_timeout_s=args.cluster_timeout,

@@ -39,9 +39,12 @@ def register(subparsers: Any) -> None:
         "budget, TF version, age, and whether the advice is stale (the advisor or TensorFlow "
         "changed since, or it is older than --max-age). Then the containers of Deployments, "
         "StatefulSets, DaemonSets and bare Pods that read each advice, with their CPU limit and "
-        "problems (cpu-limit-differs, no-cpu-limit, node-pool-differs, resize-restarts-nothing, "
-        "pods-predate-advice, advice-missing); an advice nobody reads is unused. Needs get/list "
-        "on configmaps and list on deployments, statefulsets, daemonsets and pods.",
+        "problems (cpu-limit-differs, cpu-request-differs, no-cpu-limit, node-pool-differs, "
+        "resize-restarts-nothing, pods-predate-advice, advice-missing); an advice nobody reads "
+        "is unused; and the newest "
+        "calibration Job plan created for each advice, with its state. Needs get/list on "
+        "configmaps and list on deployments, statefulsets, daemonsets and pods (and list on "
+        "jobs for the calibration Jobs).",
     )
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument(

@@ -46,7 +46,9 @@ def connect(kubeconfig: Path | None = None, env: Mapping[str, str] | None = None
             load_incluster(client_configuration=configuration)
             source = "in-cluster ServiceAccount"
         else:
-            load_kube(client_configuration=configuration)
+            # the client reads $KUBECONFIG once, when it is imported; name it here so the file
+            # loaded is the one the environment names now (and the one an error message names)
+            load_kube(config_file=env.get("KUBECONFIG") or None, client_configuration=configuration)
             source = env.get("KUBECONFIG") or "~/.kube/config"
     except (ConfigException, OSError, ValueError, TypeError, yaml.YAMLError) as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__

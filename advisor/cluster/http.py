@@ -1,4 +1,5 @@
-"""One API call with bounded retries, shared by everything that talks to the API server.
+"""One API call with bounded retries, shared by everything that talks to the API server; and a
+list read page by page, each page such a call.
 
 Transient trouble (refused or dropped connections, timeouts, 429, 5xx) is retried with backoff
 until the operation's deadline; every other answer (2xx, 4xx) is returned for the caller to judge,
@@ -25,6 +26,8 @@ from advisor.errors import (
 
 #: a retry is only started when at least this share of a request timeout is left
 MIN_ATTEMPT_FRACTION = 0.25
+#: kubectl's page size
+PAGE_SIZE = 500
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +157,52 @@ def final_error(
         return ClusterRejectedError(target.not_found)
     text = resp.message or resp.reason or "no message"
     return ClusterRejectedError(f"{attempt}: refused with HTTP {resp.status}: {text}")
+
+
+def list_all(
+    connection: Connection,
+    policy: RetryPolicy,
+    deadline: Deadline,
+    attempt: str,
+    method: Callable[..., Any],
+    *scope: Any,
+    target: Target,
+    page_size: int = PAGE_SIZE,
+    **params: Any,
+) -> list[dict[str, Any]]:
+    """Every item of ``method``'s list (``list_namespaced_job``; ``scope``: its namespace, if
+    any), page by page as kubectl asks (``limit``/``continue``), so a namespace with thousands of
+    objects costs several answers of bounded size, not one huge one. Each page is retried within
+    ``deadline``; a final answer other than 200 is ``final_error`` about ``target``. Items come as
+    the server sends them: without apiVersion and kind."""
+    params = {key: value for key, value in params.items() if value is not None}
+    found: list[dict[str, Any]] = []
+    token: str | None = None
+    while True:
+        page = dict(params, limit=page_size, _preload_content=False)
+        if token:
+            page["_continue"] = token
+
+        def call(timeout: float, page: dict[str, Any] = page) -> Any:
+            return method(*scope, **page, _request_timeout=timeout)
+
+        resp = request(connection, policy, deadline, attempt, call)
+        if resp.status != 200:
+            raise final_error(resp, "list", attempt, connection, target)
+        body = resp.body or {}
+        found += [item for item in body.get("items") or [] if isinstance(item, dict)]
+        token = (body.get("metadata") or {}).get("continue") or None
+        if token is None:
+            return found
+
+
+def list_method(api: Any, kind: str, everywhere: bool = False) -> Callable[..., Any]:
+    """The client's list method for ``kind`` (``Pod``, ``StatefulSet``): ``api``'s
+    ``list_namespaced_pod``, or ``list_pod_for_all_namespaces`` when ``everywhere``."""
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower()
+    name = f"list_{snake}_for_all_namespaces" if everywhere else f"list_namespaced_{snake}"
+    method: Callable[..., Any] = getattr(api, name)
+    return method
 
 
 def namespace_missing(resp: Response) -> bool:

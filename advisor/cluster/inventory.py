@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.cluster.config import Connection
-from advisor.cluster.http import Target, final_error, request
+from advisor.cluster.http import PAGE_SIZE, Target, list_all, list_method
 from advisor.cluster.listing import READER_HINT
 from advisor.cluster.retry import Deadline, RetryPolicy
 from advisor.errors import Opt
@@ -33,8 +33,6 @@ WORKLOAD_RESOURCES = {
 }
 #: a finished pod runs nothing and is never restarted: leave it out on the server
 LIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
-#: kubectl's page size
-PAGE_SIZE = 500
 #: the API server's metadata-only list (names and labels, no data)
 METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 
@@ -67,16 +65,15 @@ def list_inventory(
     core = client.CoreV1Api(connection.api_client)
     workloads: list[dict[str, Any]] = []
     for kind, (group, resource) in WORKLOAD_RESOURCES.items():
-        snake = {"StatefulSet": "stateful_set", "DaemonSet": "daemon_set"}.get(kind, "deployment")
-        items = lister.items(group, resource, _method(apps, snake, namespace is None))
+        items = lister.items(group, resource, list_method(apps, kind, namespace is None))
         workloads += [{"apiVersion": "apps/v1", "kind": kind, **item} for item in items]
     pods = lister.items(
-        "", "pods", _method(core, "pod", namespace is None), field_selector=LIVE_PODS
+        "", "pods", list_method(core, "Pod", namespace is None), field_selector=LIVE_PODS
     )
     configmaps = lister.items(
         "",
         "configmaps",
-        _method(core, "config_map", namespace is None),
+        list_method(core, "ConfigMap", namespace is None),
         _headers={"Accept": METADATA_ONLY},
     )
     names = frozenset(
@@ -84,13 +81,6 @@ def list_inventory(
         for meta in (item.get("metadata") or {} for item in configmaps)
     )
     return Inventory(workloads, [{"apiVersion": "v1", "kind": "Pod", **p} for p in pods], names)
-
-
-def _method(api: Any, snake: str, everywhere: bool) -> Callable[..., Any]:
-    """The client's list method: ``list_namespaced_pod`` or ``list_pod_for_all_namespaces``."""
-    name = f"list_{snake}_for_all_namespaces" if everywhere else f"list_namespaced_{snake}"
-    method: Callable[..., Any] = getattr(api, name)
-    return method
 
 
 @dataclass
@@ -107,28 +97,18 @@ class _Lister:
         self, group: str, resource: str, method: Callable[..., Any], **params: Any
     ) -> list[dict[str, Any]]:
         where = f"namespace {self.namespace}" if self.namespace else "all namespaces"
-        attempt = f"list {resource} in {where}"
         scope: tuple[Any, ...] = (self.namespace,) if self.namespace else ()
-        params = {key: value for key, value in params.items() if value is not None}
-        found: list[dict[str, Any]] = []
-        token: str | None = None
-        while True:
-            page = dict(params, limit=self.page_size, _preload_content=False)
-            if token:
-                page["_continue"] = token
-
-            def call(timeout: float, page: dict[str, Any] = page) -> Any:
-                return method(*scope, **page, _request_timeout=timeout)
-
-            resp = request(self.connection, self.policy, self.deadline, attempt, call)
-            if resp.status != 200:
-                target = self._target(f"{resource}.{group}" if group else resource)
-                raise final_error(resp, "list", attempt, self.connection, target)
-            body = resp.body or {}
-            found += [item for item in body.get("items") or [] if isinstance(item, dict)]
-            token = (body.get("metadata") or {}).get("continue") or None
-            if token is None:
-                return found
+        return list_all(
+            self.connection,
+            self.policy,
+            self.deadline,
+            f"list {resource} in {where}",
+            method,
+            *scope,
+            target=self._target(f"{resource}.{group}" if group else resource),
+            page_size=self.page_size,
+            **params,
+        )
 
     def _target(self, resource: str) -> Target:
         """What a 403 names: the resource refused and the rule that would allow all the lists."""

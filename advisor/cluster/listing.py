@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from advisor.cluster.config import Connection
-from advisor.cluster.http import Target, final_error, request
+from advisor.cluster.http import PAGE_SIZE, Target, list_all, list_method
 from advisor.cluster.retry import Deadline, RetryPolicy
-from advisor.errors import AdvisorError
 from advisor.recommend import APP_NAME, COMPONENT, LABEL_COMPONENT, LABEL_NAME
 
 #: what every advice ConfigMap carries (recommend.render_configmap sets both)
@@ -26,52 +25,46 @@ SA_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespac
 def list_advice(
     connection: Connection, namespace: str | None, policy: RetryPolicy | None = None
 ) -> list[dict[str, Any]]:
-    """Every advice ConfigMap in ``namespace`` (None: all namespaces), as full objects: a list's
-    items carry no apiVersion/kind, so they are put back for ``parse_configmap``."""
-    from kubernetes import client
-
-    core = client.CoreV1Api(connection.api_client)
-    policy = policy or RetryPolicy()
-    where = f"namespace {namespace}" if namespace else "all namespaces"
-    if namespace is None:
-
-        def call(timeout: float) -> Any:
-            return core.list_config_map_for_all_namespaces(
-                label_selector=ADVICE_SELECTOR, _preload_content=False, _request_timeout=timeout
-            )
-    else:
-
-        def call(timeout: float) -> Any:
-            return core.list_namespaced_config_map(
-                namespace,
-                label_selector=ADVICE_SELECTOR,
-                _preload_content=False,
-                _request_timeout=timeout,
-            )
-
-    attempt = f"list configmaps in {where}"
-    resp = request(connection, policy, Deadline(policy), attempt, call)
-    if resp.status != 200:
-        raise _list_error(resp, attempt, connection, namespace)
-    items = (resp.body or {}).get("items") or []
-    return [{"apiVersion": "v1", "kind": "ConfigMap", **i} for i in items if isinstance(i, dict)]
-
-
-def _list_error(
-    resp: Any, attempt: str, connection: Connection, namespace: str | None
-) -> AdvisorError:
+    """Every advice ConfigMap in ``namespace`` (None: all namespaces), as full objects."""
     scope = (
         f"a Role in {namespace} allowing verbs get, list on configmaps"
         if namespace
         else "a ClusterRole (bound with a ClusterRoleBinding) allowing verbs get, list on "
         "configmaps"
     )
-    target = Target(
-        "configmaps",
-        namespace or "(all)",
-        f"status needs {scope} ({READER_HINT})",
+    rule = f"status needs {scope} ({READER_HINT})"
+    return list_configmaps(connection, namespace, policy, selector=ADVICE_SELECTOR, rule=rule)
+
+
+def list_configmaps(
+    connection: Connection,
+    namespace: str | None,
+    policy: RetryPolicy | None = None,
+    *,
+    selector: str | None = None,
+    rule: str | tuple[str, ...],
+    page_size: int = PAGE_SIZE,
+) -> list[dict[str, Any]]:
+    """The ConfigMaps of ``namespace`` (None: all namespaces) matching the label ``selector``,
+    paged, as full objects: a list's items carry no apiVersion/kind, so they are put back for
+    ``parse_configmap``. A 403 names ``rule``, what the caller's Role must allow."""
+    from kubernetes import client
+
+    core = client.CoreV1Api(connection.api_client)
+    policy = policy or RetryPolicy()
+    where = f"namespace {namespace}" if namespace else "all namespaces"
+    items = list_all(
+        connection,
+        policy,
+        Deadline(policy),
+        f"list configmaps in {where}",
+        list_method(core, "ConfigMap", everywhere=namespace is None),
+        *((namespace,) if namespace else ()),
+        target=Target("configmaps", namespace or "(all)", rule),
+        page_size=page_size,
+        label_selector=selector,
     )
-    return final_error(resp, "list", attempt, connection, target)
+    return [{"apiVersion": "v1", "kind": "ConfigMap", **item} for item in items]
 
 
 def default_namespace(kubeconfig: Path | None = None) -> str | None:

@@ -4,6 +4,9 @@ The advice holds for the CPU quota, the node pool and the moment it was measured
 compares one of those with what the consumer declares or runs with, and says both sides:
 
 - ``cpu-limit-differs`` / ``no-cpu-limit``: the quota TensorFlow's pools were sized for;
+- ``cpu-request-differs``: the same quota, when the advice says (``provenance.target.cpu_from``)
+  it was measured for a container without a limit, under a quota equal to its CPU request: such
+  a container is guaranteed its request on a busy node, which is what its pools should fit;
 - ``node-pool-differs``: the Job's recorded nodeSelector against the consumer's nodeSelector and
   required node affinity (a preferred affinity pins nothing);
 - ``resize-restarts-nothing``: an in-place CPU resize without a restart leaves the pools sized
@@ -40,7 +43,10 @@ def consumer(advice: ParsedAdvice | None, mount: Mount, *, reloader_match: bool)
     found = []
     if advice is not None:
         prov = advice.recommendation.provenance
-        found += cpu_problems(prov, limit, mount)
+        if prov.target is not None and prov.target.cpu_from == "request":
+            found += request_problems(prov, limit, cpu_request(mount), mount)
+        else:
+            found += cpu_problems(prov, limit, mount)
         found += node_pool_problems(prov.node_selector, mount.workload.pod_spec)
     found += resize_problems(mount.container)
     if advice is not None:
@@ -65,6 +71,7 @@ def _row(mount: Mount, limit: float | None, problems: list[Problem]) -> Consumer
         name=mount.workload.name,
         container=mount.container_name,
         cpu_limit=limit,
+        cpu_request=cpu_request(mount),
         problems=problems,
     )
 
@@ -133,9 +140,66 @@ def cpu_problems(prov: Provenance, limit: float | None, mount: Mount) -> list[Pr
 
 
 def _limits(holder: dict[str, Any]) -> dict[str, Any]:
+    return _resources(holder, "limits")
+
+
+def _resources(holder: dict[str, Any], kind: str) -> dict[str, Any]:
+    """``resources.<kind>`` of a container or a pod spec (``{}`` when absent or malformed)."""
     resources = holder.get("resources")
-    limits = resources.get("limits") if isinstance(resources, dict) else None
-    return limits if isinstance(limits, dict) else {}
+    found = resources.get(kind) if isinstance(resources, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+# --------------------------------------------------------------------------------------------------
+# CPU request (advice measured for a container without a limit)
+
+
+def cpu_request(mount: Mount) -> float | None:
+    """The CPUs the container is guaranteed: its request, else the pod-level request (which
+    the scheduler then shares among the pod's containers)."""
+    for holder in (mount.container, mount.workload.pod_spec):
+        value = cpu_quantity(_resources(holder, "requests").get("cpu"))
+        if value is not None:
+            return value
+    return None
+
+
+def request_problems(
+    prov: Provenance, limit: float | None, request: float | None, mount: Mount
+) -> list[Problem]:
+    """The advice was measured for a container without a CPU limit, under a quota equal to its
+    request: a container like it fits when its request is that quota. One that has a limit runs
+    under that limit, which must then be the quota (and is checked as a limit is)."""
+    measured = prov.quota_cpus
+    if limit is not None:
+        if measured is not None and abs(limit - measured) > QUOTA_TOLERANCE:
+            return [
+                Problem(
+                    code="cpu-limit-differs",
+                    message=f"its CPU limit is {limit:g}, but the advice was measured for a "
+                    f"container without one, under its CPU request of {measured:g}",
+                )
+            ]
+        return cpu_problems(prov, limit, mount)
+    if measured is None:
+        return []  # measured without a quota, runs without one: as measured
+    if request is None:
+        return [
+            Problem(
+                code="cpu-request-differs",
+                message="it has neither a CPU limit nor a CPU request, but the advice was "
+                f"measured for a request of {measured:g} CPUs: nothing guarantees it those",
+            )
+        ]
+    if abs(request - measured) > QUOTA_TOLERANCE:
+        return [
+            Problem(
+                code="cpu-request-differs",
+                message=f"its CPU request is {request:g}, the advice was measured for a "
+                f"request of {measured:g}",
+            )
+        ]
+    return []
 
 
 def _pod_limit(pod: dict[str, Any], container: str) -> float | None:

@@ -139,7 +139,7 @@ def advice_configmap(
     DeriveError when it reads none, or several that could be."""
     if ask.configmap:
         return ask.configmap
-    names = []
+    names, others = [], []
     for source in container.get("envFrom") or []:
         ref = _dict(_dict(source).get("configMapRef"))
         name = ref.get("name")
@@ -147,6 +147,8 @@ def advice_configmap(
             stored = configmaps.get(name)
             if stored is None or _labels(stored).get(LABEL_MANAGED_BY) == APP_NAME:
                 names.append(name)
+            else:
+                others.append(name)
     for env in container.get("env") or []:
         ref = _dict(_dict(_dict(env).get("valueFrom")).get("configMapKeyRef"))
         name = ref.get("name")
@@ -155,9 +157,12 @@ def advice_configmap(
     if len(names) == 1:
         return names[0]
     if not names:
+        reads = (
+            f" (it reads {', '.join(others)}, not written by tf-thread-advisor)" if others else ""
+        )
         raise DeriveError(
-            "its container reads no advice ConfigMap with envFrom: mount one, or name the one "
-            f"to write with annotation {ANN_CONFIGMAP}"
+            f"its container reads no advice ConfigMap with envFrom{reads}: mount one, or name "
+            f"the one to write with annotation {ANN_CONFIGMAP}"
         )
     raise DeriveError(
         f"its container reads several ConfigMaps that could be its advice ({', '.join(names)}): "

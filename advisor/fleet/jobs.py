@@ -30,6 +30,7 @@ class PlannedJob:
     """A calibration Job the planner created earlier, as listed."""
 
     name: str
+    namespace: str
     workload: str
     container: str
     configmap: str
@@ -49,6 +50,7 @@ def planned_job(obj: Mapping[str, Any]) -> PlannedJob:
     state, reason = job_state(obj)
     return PlannedJob(
         name=str(meta.get("name", "?")),
+        namespace=str(meta.get("namespace", "")),
         workload=str(annotations.get(ANN_WORKLOAD, "")),
         container=str(annotations.get(ANN_CONTAINER, "")),
         configmap=str(annotations.get(ANN_CONFIGMAP, "")),

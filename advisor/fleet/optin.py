@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from advisor.errors import first_error
+from advisor.errors import InvalidOptionsError, first_error
 from advisor.models import CalibrationOptions
 from advisor.recommend import ANNOTATION_PREFIX, dns1123_subdomain_problem
 
@@ -102,9 +102,9 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
     raw: dict[str, Any] = {
         "model_path": model,
         "objective": objective,
-        "concurrency": _number(annotations, ANN_CONCURRENCY, int) or defaults.concurrency,
-        "batch_size": _number(annotations, ANN_BATCH_SIZE, int) or defaults.batch_size,
-        "budget_s": _number(annotations, ANN_BUDGET, float) or defaults.budget_s,
+        "concurrency": _or(_number(annotations, ANN_CONCURRENCY, int), defaults.concurrency),
+        "batch_size": _or(_number(annotations, ANN_BATCH_SIZE, int), defaults.batch_size),
+        "budget_s": _or(_number(annotations, ANN_BUDGET, float), defaults.budget_s),
     }
     # the default bound goes with the default objective's kind only: a workload that asks for
     # latency is not refused because the plan's default objective takes a bound
@@ -114,7 +114,7 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
     try:
         options = CalibrationOptions(**raw)
     except ValidationError as exc:
-        raise OptInError(first_error(exc, where=_annotation_of)) from None
+        raise OptInError(_problem(exc)) from None
     return CalibrationAsk(
         model_path=model,
         options=options,
@@ -124,9 +124,24 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
     )
 
 
+def _problem(exc: ValidationError) -> str:
+    """The first problem, options spelled as the annotations that set them: a rule across two
+    options (objective slo and its bound) has no single field to name."""
+    errors = exc.errors()
+    cause = (errors[0].get("ctx") or {}).get("error") if errors else None
+    if isinstance(cause, InvalidOptionsError):
+        return cause.spelled(lambda option: _annotation_of((str(option),)))
+    return first_error(exc, where=_annotation_of)
+
+
 def _annotation_of(loc: tuple[int | str, ...]) -> str:
     field = str(loc[0]) if loc else ""
     return f"annotation {_FIELD_ANNOTATION.get(field, ANNOTATION_PREFIX + field)}"
+
+
+def _or(value: Any, default: Any) -> Any:
+    """The annotation's value, even a 0 the options refuse; the default when it is absent."""
+    return default if value is None else value
 
 
 def _text(annotations: Mapping[str, Any], key: str) -> str | None:

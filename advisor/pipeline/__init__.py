@@ -34,6 +34,7 @@ from advisor.pipeline.source import (
     validate_advice,
 )
 from advisor.pipeline.status import AdviceStatus, cluster_status, statuses
+from advisor.pipeline.target import serving_target
 
 __all__ = [
     "POD_NAMESPACE_ENV",
@@ -60,6 +61,7 @@ __all__ = [
     "read_advice_file",
     "read_cluster_advice",
     "run_advisor",
+    "serving_target",
     "statuses",
     "validate_advice",
 ]

@@ -40,6 +40,7 @@ from advisor.models import (
     NodeProfile,
     ProgressFn,
     Recommendation,
+    ServingTarget,
 )
 from advisor.pipeline.files import StagedFile, check_output_path, stage_file
 from advisor.pipeline.incumbent import (
@@ -56,6 +57,7 @@ from advisor.pipeline.source import (
     check_names,
     namespace_needed,
 )
+from advisor.pipeline.target import check_target, warn_on_probe
 from advisor.recommend import (
     DEFAULT_CONFIGMAP_NAME,
     HASH_ANNOTATION,
@@ -85,7 +87,8 @@ class RunRequest:
     nothing); ``output`` is a file, or ``"-"`` for the caller to print ``PublishedRun.text``;
     ``restart`` names workloads in the ConfigMap's namespace whose pods are replaced when the
     advice changes; ``node_selector`` is the Job's, recorded for ``status`` to compare consumers
-    with.
+    with; ``target`` the serving container measured for (``serving_target`` builds it from
+    run's options), recorded for ``plan`` and ``status``.
     """
 
     options: CalibrationOptions = field(default_factory=CalibrationOptions)
@@ -97,6 +100,7 @@ class RunRequest:
     node_selector: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
     restart: Sequence[WorkloadRef] = ()
+    target: ServingTarget | None = None
     force: bool = False
     kubeconfig: Path | None = None
     cluster_timeout_s: float = CLUSTER_TIMEOUT_S
@@ -150,6 +154,8 @@ def check_request(request: RunRequest) -> None:
         if problem:
             raise UsageError(Opt("annotations"), f" {key!r}: {problem}")
     _check_restart(request)
+    if request.target is not None:
+        check_target(request.target)
     if request.output not in (None, "-"):
         check_output_path("output", Path(request.output))
     if request.env_file is not None:
@@ -195,6 +201,7 @@ class PreparedRun:
         """Probe this node and run the sweep (minutes: the budget), the stored advice racing as
         the incumbent."""
         node = self.instruments.probe(self.request.host_root)
+        warn_on_probe(self.request.target, node)
         held = self.incumbent(node)
         for note in held.notes:
             log.warning("%s", note)
@@ -251,6 +258,7 @@ class PreparedRun:
             advisor_version=__version__,
             node_labels=request.node_labels,
             node_selector=request.node_selector,
+            target=request.target,
         )
         configmap = render_configmap(
             rec, request.name, request.namespace, extra_annotations=request.annotations

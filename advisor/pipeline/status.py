@@ -14,6 +14,7 @@ listed as a ``missing`` advice with its consumers.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
@@ -24,7 +25,9 @@ from typing import TYPE_CHECKING, Any
 from advisor import __version__
 from advisor.consumers import fit
 from advisor.consumers.mounts import mounts, workloads
-from advisor.errors import InvalidAdviceError, Opt, UsageError
+from advisor.errors import ForbiddenError, InvalidAdviceError, Opt, UsageError
+from advisor.fleet.derive import PLANNED_SELECTOR
+from advisor.fleet.jobs import PlannedJob, planned_job
 from advisor.models import Consumer
 from advisor.pipeline.drift import installed_tf_version
 from advisor.pipeline.source import (
@@ -38,6 +41,8 @@ from advisor.recommend import ParsedAdvice, parse_configmap
 if TYPE_CHECKING:
     from advisor.cluster.inventory import Inventory
 
+log = logging.getLogger(__name__)
+_EPOCH = datetime.min.replace(tzinfo=timezone.utc)
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -102,12 +107,21 @@ class AdviceStatus:
     node_selector: dict[str, str] | None = None
     #: when ``data`` last changed (older advice: None)
     data_changed_at: str | None = None
+    #: the serving container it was measured for, as recorded (fleet mode; else None): its
+    #: ``cpu_from`` says whether the quota stands for a CPU limit or a CPU request
+    target: dict[str, Any] | None = None
     #: the containers reading it (None: consumers were not looked up)
     consumers: list[Consumer] | None = None
     #: nobody reads it (None: not looked up)
     unused: bool | None = None
     #: no such ConfigMap: listed because a container requires it
     missing: bool = False
+    #: fleet mode: the newest calibration Job ``plan`` created for it, and where it stands
+    #: (running, complete or failed; None: no planned Job, or Jobs were not looked up)
+    calibration_job: str | None = None
+    calibration_state: str | None = None
+    #: why that Job failed
+    calibration_reason: str | None = None
 
     @property
     def problems(self) -> int:
@@ -181,6 +195,7 @@ def advice_status(
             if parsed.data_changed_at is None
             else parsed.data_changed_at.isoformat().replace("+00:00", "Z")
         ),
+        target=None if prov.target is None else prov.target.model_dump(mode="json"),
     )
 
 
@@ -238,6 +253,31 @@ def with_consumers(
     return joined
 
 
+def with_calibrations(rows: list[AdviceStatus], jobs: Iterable[PlannedJob]) -> list[AdviceStatus]:
+    """Each row with the newest calibration Job planned for its ConfigMap (by namespace)."""
+    newest: dict[tuple[str, str], PlannedJob] = {}
+    for job in jobs:
+        key = (job.namespace, job.configmap)
+        held = newest.get(key)
+        if held is None or (job.created or _EPOCH) >= (held.created or _EPOCH):
+            newest[key] = job
+    out = []
+    for row in rows:
+        found = newest.get((row.namespace or "", row.name))
+        if found is None:
+            out.append(row)
+            continue
+        out.append(
+            replace(
+                row,
+                calibration_job=found.name,
+                calibration_state=found.state,
+                calibration_reason=found.reason or None,
+            )
+        )
+    return out
+
+
 def _parsed(obj: dict[str, Any]) -> ParsedAdvice | None:
     try:
         return parse_configmap(obj, "ConfigMap")
@@ -260,6 +300,7 @@ def cluster_status(
     API server that cannot be connected to is given up after seconds."""
     from advisor.cluster import RetryPolicy, connect
     from advisor.cluster.inventory import list_inventory
+    from advisor.cluster.jobs import list_jobs
     from advisor.cluster.listing import default_namespace, list_advice
 
     if all_namespaces and namespace:
@@ -273,4 +314,14 @@ def cluster_status(
     policy = RetryPolicy.interactive(cluster_timeout_s)
     objects = list_advice(connection, where, policy)
     inventory = list_inventory(connection, where, policy) if consumers else None
-    return statuses(objects, max_age=max_age, inventory=inventory)
+    rows = statuses(objects, max_age=max_age, inventory=inventory)
+    if not consumers or where is None:
+        # across namespaces, Jobs would need a ClusterRole on jobs: the per-namespace view has them
+        return rows
+    try:
+        planned = list_jobs(connection, where, PLANNED_SELECTOR, policy)
+    except ForbiddenError as exc:
+        # fleet mode is optional: a reader's Role without jobs still gets every advice
+        log.debug("calibration Jobs not listed: %s", exc)
+        return rows
+    return with_calibrations(rows, [planned_job(obj) for obj in planned])

@@ -138,19 +138,23 @@ def status_table(rows: list[dict[str, Any]]) -> str:
     sentence, since a code alone does not say which limit or node pool differs."""
     if not rows:
         return "no advice ConfigMaps found\n"
-    lines = [[header for header, _ in _COLUMNS]]
+    # fleet mode's column only where plan has calibrated something: hand-written targets' tables
+    # stay as they were
+    planned = any(row.get("calibration_job") for row in rows)
+    lines = [[header for header, _ in _COLUMNS] + (["CALIBRATION"] if planned else [])]
     for row in rows:
         cells = [_cell(row, key) or "-" for _, key in _COLUMNS]
         model = cells[3]
         if len(model) > CPU_MODEL_WIDTH:
             cells[3] = model[: CPU_MODEL_WIDTH - 1] + "\u2026"
+        if planned:
+            cells.append(_calibration_cell(row))
         lines.append(cells)
     text = _grid(lines)
     consumers = _consumer_rows(rows)
     if consumers:
         grid = [list(_CONSUMER_COLUMNS)]
         for row, consumer in consumers:
-            limit = consumer["cpu_limit"]
             codes = ", ".join(p["code"] for p in consumer["problems"])
             grid.append(
                 [
@@ -158,7 +162,7 @@ def status_table(rows: list[dict[str, Any]]) -> str:
                     row["name"],
                     f"{consumer['kind'].lower()}/{consumer['name']}",
                     consumer["container"],
-                    "none" if limit is None else f"{limit:g}",
+                    _cpu_cell(row, consumer),
                     codes or "-",
                 ]
             )
@@ -168,9 +172,37 @@ def status_table(rows: list[dict[str, Any]]) -> str:
         for row, consumer in consumers
         for problem in consumer["problems"]
     ]
-    if sentences:
-        text += "\n" + "".join(sentences)
+    failed = [
+        f"{row['namespace']}/{row['name']}: calibration Job {row['calibration_job']} failed: "
+        f"{row['calibration_reason'] or 'no reason given'}\n"
+        for row in rows
+        if row.get("calibration_state") == "failed"
+    ]
+    if sentences or failed:
+        text += "\n" + "".join(sentences + failed)
     return text
+
+
+def _calibration_cell(row: dict[str, Any]) -> str:
+    """``tfta-web-server-0a1b2c3d4e (running)``: the newest Job plan created for it."""
+    job = row.get("calibration_job")
+    return f"{job} ({row['calibration_state']})" if job else "-"
+
+
+def _cpu_cell(row: dict[str, Any], consumer: dict[str, Any]) -> str:
+    """The consumer's CPU limit; for an advice measured for a CPU request (a container without
+    a limit), its request too, since that is what the advice is compared with."""
+    limit = consumer["cpu_limit"]
+    text = "none" if limit is None else f"{limit:g}"
+    if _measured_for_request(row):
+        request = consumer["cpu_request"]
+        text += f" (req {'none' if request is None else f'{request:g}'})"
+    return text
+
+
+def _measured_for_request(row: dict[str, Any]) -> bool:
+    target = row.get("target")
+    return isinstance(target, dict) and target.get("cpu_from") == "request"
 
 
 def _grid(lines: list[list[str]]) -> str:
@@ -189,7 +221,9 @@ def status_csv(rows: list[dict[str, Any]]) -> str:
     keys = [key for _, key in _COLUMNS if key not in ("stale", "consumers")]
     keys += ["stale", "stale_reasons", "age_s", "node", "objective", "gain_within_noise"]
     keys += ["advisor_version", "created_at", "data_changed_at", "unused", "missing"]
-    consumer_keys = ["consumer_kind", "consumer_name", "container", "cpu_limit", "problems"]
+    keys += ["calibration_job", "calibration_state", "calibration_reason"]
+    consumer_keys = ["consumer_kind", "consumer_name", "container", "cpu_limit", "cpu_request"]
+    consumer_keys += ["problems"]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(keys + consumer_keys)
@@ -210,14 +244,15 @@ def status_csv(rows: list[dict[str, Any]]) -> str:
 
 def _consumer_cells(consumer: dict[str, Any] | None) -> list[str]:
     if consumer is None:
-        return [""] * 5
-    limit = consumer["cpu_limit"]
+        return [""] * 6
+    limit, request = consumer["cpu_limit"], consumer["cpu_request"]
     problems = "; ".join(f"{p['code']}: {p['message']}" for p in consumer["problems"])
     return [
         consumer["kind"],
         consumer["name"],
         consumer["container"],
         "" if limit is None else str(limit),
+        "" if request is None else str(request),
         problems,
     ]
 

@@ -228,7 +228,10 @@ def test_every_subcommand_lists_the_global_flags_in_its_help() -> None:
         (["calibrate", "--objective", "latncy"], "did you mean 'latency'?"),
         # before the subcommand: argparse would take "30" for it; the typo is the flag
         (["--bugdet", "30"], "--bugdet; did you mean --budget? (an option of calibrate, run"),
-        (["--budget", "30"], "--budget is an option of calibrate, run: it goes after the command"),
+        (
+            ["--budget", "30"],
+            "--budget is an option of calibrate, run, plan: it goes after the command",
+        ),
         (
             ["run", "--bugdet", "3", "--forse"],
             "did you mean --budget for --bugdet?; did you mean --force for --forse?",

@@ -309,6 +309,44 @@ CASES = [
         errors.RestartTargetError,
         ("--restart deployment/web", "forbidden", "resourceNames [web]"),
     ),
+    # the serving target (fleet mode's Jobs): the flags that name it go together
+    Case(
+        "for-workload-alone",
+        (*RUN, "--for-workload", "deploy/web"),
+        U,
+        ("--for-workload needs --for-container",),
+    ),
+    Case(
+        "for-container-alone",
+        (*RUN, "--for-container", "server"),
+        U,
+        ("--for-container needs --for-workload",),
+    ),
+    Case(
+        "for-workload-bad-kind",
+        (*RUN, "--for-workload", "daemonset/agent", "--for-container", "a"),
+        U,
+        ("--for-workload 'daemonset/agent'", "deployment/NAME"),
+    ),
+    Case(
+        "serving-image-alone",
+        (*RUN, "--serving-image", "web:1"),
+        U,
+        ("--serving-image needs --for-workload and --for-container",),
+    ),
+    Case(
+        "serving-model-path-alone",
+        (*RUN, "--serving-model-path", "/models/web"),
+        U,
+        ("--serving-model-path needs --for-workload",),
+    ),
+    Case("cpu-from-unknown", (*RUN, "--cpu-from", "quota"), U, ("--cpu-from", "'quota'")),
+    Case(
+        "spec-hash-bad",
+        (*RUN, "--for-workload", "deploy/web", "--for-container", "a", "--spec-hash", "a b"),
+        U,
+        ("--spec-hash", "not a valid label value"),
+    ),
     Case(
         "cluster-timeout-zero",
         (*RUN, *CLUSTER, "--cluster-timeout", "0"),

@@ -19,6 +19,7 @@ import yaml
 from packaging.requirements import Requirement
 
 from advisor.cli import build_parser
+from advisor.fleet.optin import LABEL_CALIBRATE, opted_in, read_ask
 from advisor.models import ADVICE_ENV_NAMES, ENV_INTER_OP, ENV_INTRA_OP
 from advisor.recommend import DEFAULT_CONFIGMAP_NAME
 from tests.support import REPO
@@ -92,6 +93,36 @@ def test_examples_restart_on_a_cpu_resize_and_require_the_advice(example: Path) 
     )
 
 
+@pytest.mark.parametrize("example", [TF_SERVING, KERAS_SERVER], ids=lambda p: p.name)
+def test_examples_opt_in_to_fleet_mode(example: Path) -> None:
+    """The opt-in is on the workload (label and annotations, read by advisor.fleet.optin as plan
+    reads them), not on its pods; the container keeps its envFrom, so no configmap annotation."""
+    deployment = _deployment(example)
+    assert opted_in(deployment)
+    assert LABEL_CALIBRATE not in deployment["spec"]["template"]["metadata"]["labels"]
+    ask = read_ask(deployment["metadata"]["annotations"])
+    container = _model_container(deployment)
+    assert ask.container is None  # the pod's only container
+    assert ask.configmap is None  # the one it reads with envFrom
+    assert [e["configMapRef"]["name"] for e in container["envFrom"]] == [DEFAULT_CONFIGMAP_NAME]
+    volumes = {v["name"]: v for v in deployment["spec"]["template"]["spec"].get("volumes", [])}
+    under = [
+        m
+        for m in container.get("volumeMounts", [])
+        if Path(ask.model_path).is_relative_to(m["mountPath"])
+    ]
+    if example == TF_SERVING:
+        # one version directory of the models claim the server mounts (TF Serving's layout)
+        (mount,) = under
+        assert volumes[mount["name"]]["persistentVolumeClaim"]["readOnly"] is True
+        version = Path(ask.model_path).relative_to(mount["mountPath"])
+        assert len(version.parts) == 1 and version.name.isdigit(), ask.model_path
+    else:
+        # baked into the server image: no volume holds it, the Job copies it out of the image
+        assert not under
+        assert Path(ask.model_path).suffix == ".keras"
+
+
 DOC_SNIPPETS = (REPO / "docs" / "deploy.md", REPO / "README.md")
 
 
@@ -155,7 +186,7 @@ def test_reloader_example_reloads_the_configmap_it_mounts() -> None:
 
 def test_the_advice_reader_can_only_read() -> None:
     """What `status` needs and no more: get and list on configmaps (the advice), list on the
-    workloads and pods that may consume it, in a Role for one namespace and a ClusterRole for
+    workloads and pods that may consume it (and, per namespace, on fleet mode's Jobs), in a Role for one namespace and a ClusterRole for
     --all-namespaces, each bound by its own kind of binding."""
     docs = k8s.load_file_docs(ADVICE_READER)
     for role_kind, binding_kind in (("Role", "RoleBinding"), ("ClusterRole", "ClusterRoleBinding")):
@@ -168,7 +199,12 @@ def test_the_advice_reader_can_only_read() -> None:
                 "verbs": ["list"],
             },
             {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
-        ]
+        ] + (
+            # fleet mode's calibration Jobs, listed per namespace only (status -A skips them)
+            [{"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["list"]}]
+            if role_kind == "Role"
+            else []
+        )
         binding = k8s.one(docs, binding_kind)
         assert binding["roleRef"] == {
             "apiGroup": "rbac.authorization.k8s.io",

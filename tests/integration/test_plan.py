@@ -299,3 +299,40 @@ def test_the_jobs_command_writes_the_advice_and_the_next_plan_says_fits(
     rows = decisions(capsys, api)
     assert rows["deployment/b"]["decision"] == "fits", rows["deployment/b"]["reason"]
     assert rows["deployment/c"]["decision"] == "fits"
+
+
+def test_status_shows_each_advices_newest_calibration_job_and_its_state(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.integration.status_cli import json_rows, reader_rules, status
+
+    assert plan(capsys, api, "--apply")[0] == 0
+    job_b = next(
+        j["metadata"]["name"]
+        for j in created_jobs(api)
+        if j["metadata"]["annotations"]["tf-thread-advisor.io/workload"] == "deployment/b"
+    )
+    api.rules = reader_rules("Role")  # what a person or a dashboard reads status with
+    rows = {row["name"]: row for row in json_rows(capsys, api, "--namespace", NS)}
+    # b's advice is not written yet: listed as missing (b requires it), with its running Job
+    assert rows["advice-b"]["missing"] is True
+    assert (rows["advice-b"]["calibration_job"], rows["advice-b"]["calibration_state"]) == (
+        job_b,
+        "running",
+    )
+    assert rows["advice-c"]["calibration_job"] is None  # c fits: plan started nothing for it
+    api.set_job_condition(
+        NS,
+        job_b,
+        type="Failed",
+        reason="PodFailurePolicy",
+        message=f"Container advisor for pod {NS}/{job_b}-x failed with exit code 4 matching "
+        "FailJob rule at index 0",
+    )
+    code, table, _ = status(capsys, api, "--namespace", NS)
+    assert code == 0
+    assert f"{job_b} (failed)" in table
+    assert f"calibration Job {job_b} failed: PodFailurePolicy" in table
+    assert "exit 4: model" in table
+    api.rules = PLANNER
+    assert decisions(capsys, api)["deployment/b"]["decision"] == "failed"

@@ -21,6 +21,7 @@ import pytest
 from advisor import __version__, errors
 from advisor.cli import main
 from advisor.cluster.workloads import ADVICE_HASH_ANNOTATION
+from advisor.models import ServingTarget
 from advisor.pipeline import Instruments
 from advisor.recommend import HASH_ANNOTATION, build_recommendation, render_configmap
 from tests.integration.status_cli import json_rows, reader_rules, status
@@ -43,12 +44,17 @@ def advice_cm(
     quota: float | None = 4.0,
     node_selector: dict[str, str] | None = None,
     namespace: str = "ml",
+    target: ServingTarget | None = None,
     **annotations: str,
 ) -> dict[str, Any]:
-    """An advice measured under ``quota`` CPUs on an 8-CPU node, a day ago."""
+    """An advice measured under ``quota`` CPUs on an 8-CPU node, a day ago (for ``target``)."""
     result = calibration_result(2, 1, node=node_profile(affinity=8, quota=quota))
     rec = build_recommendation(
-        result, advisor_version=__version__, node_selector=node_selector, now=MEASURED
+        result,
+        advisor_version=__version__,
+        node_selector=node_selector,
+        target=target,
+        now=MEASURED,
     )
     return render_configmap(rec, name, namespace, extra_annotations=annotations)
 
@@ -229,6 +235,64 @@ def test_no_quota_measured_and_none_used_is_quiet_a_limit_is_not(
     assert codes(rows["free"]) == set()
     assert codes(rows["limited"]) == {"cpu-limit-differs"}
     assert "measured without one (8 CPUs usable)" in message(rows["limited"], "cpu-limit-differs")
+
+
+def requests_only(configmap: str, cpu: str | None) -> dict[str, Any]:
+    """A container that reads ``configmap`` with a CPU request of ``cpu`` and no CPU limit."""
+    container = reads(configmap, cpu=None)
+    if cpu is not None:
+        container["resources"] = {"requests": {"cpu": cpu, "memory": "4Gi"}}
+    return container
+
+
+def test_request_basis_advice_compares_a_request_only_consumer_with_its_request(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    measured_for = ServingTarget(workload="deployment/web", container="server", cpu_from="request")
+    api.put(advice_cm("for-request", quota=2.0, target=measured_for))
+    api.put_workload(deployment("web", requests_only("for-request", "2000m")))
+    api.put_workload(deployment("web-big", requests_only("for-request", "3")))
+    api.put_workload(deployment("web-unset", requests_only("for-request", None)))
+    api.put_workload(deployment("web-limited", reads("for-request", cpu="4")))
+    row = rows_of(capsys, api)["for-request"]
+    assert row["target"] == measured_for.model_dump(mode="json")
+    found = {c["name"]: c for c in row["consumers"]}
+    assert (found["web"]["cpu_limit"], found["web"]["cpu_request"]) == (None, 2.0)
+    assert found["web"]["problems"] == []
+    assert codes(found["web-big"]) == {"cpu-request-differs"}
+    assert "its CPU request is 3" in message(found["web-big"], "cpu-request-differs")
+    assert "request of 2" in message(found["web-big"], "cpu-request-differs")
+    assert codes(found["web-unset"]) == {"cpu-request-differs"}
+    assert found["web-unset"]["cpu_request"] is None
+    assert "neither a CPU limit nor a CPU request" in message(
+        found["web-unset"], "cpu-request-differs"
+    )
+    assert codes(found["web-limited"]) == {"cpu-limit-differs"}
+
+    # the table notes the request beside the limit; the CSV has a column for it
+    code, table, _ = status(capsys, api, "--namespace", "ml")
+    assert code == 0
+    lines = {line.split()[2]: line for line in table.split("\n\n")[1].splitlines()[1:]}
+    assert lines["deployment/web"].split()[4:] == ["none", "(req", "2)", "-"]
+    assert lines["deployment/web-unset"].split()[4:] == [
+        "none",
+        "(req",
+        "none)",
+        "cpu-request-differs",
+    ]
+    assert lines["deployment/web-limited"].split()[4:7] == ["4", "(req", "none)"]
+    code, as_csv, _ = status(capsys, api, "--namespace", "ml", "--format", "csv")
+    records = {r["consumer_name"]: r for r in csv.DictReader(io.StringIO(as_csv))}
+    assert (records["web-big"]["cpu_limit"], records["web-big"]["cpu_request"]) == ("", "3.0")
+    assert records["web-big"]["problems"].startswith("cpu-request-differs: its CPU request is 3")
+
+    # the same consumer read against limit-basis advice: no limit is still no limit
+    limit_basis = measured_for.model_copy(update={"cpu_from": "limit"})
+    api.put(advice_cm("for-request", quota=2.0, target=limit_basis))
+    found = {c["name"]: c for c in rows_of(capsys, api)["for-request"]["consumers"]}
+    assert codes(found["web"]) == {"no-cpu-limit"}
+    code, table, _ = status(capsys, api, "--namespace", "ml")
+    assert "(req" not in table
 
 
 def required_affinity(*terms: dict[str, list[str]]) -> dict[str, Any]:

@@ -65,6 +65,25 @@ DOWNWARD_FIELDS = {
 }
 DOWNWARD_RESOURCES = {"TFTA_CPU_LIMIT": "limits.cpu", "TFTA_CPU_REQUEST": "requests.cpu"}
 
+#: the projected ServiceAccount token a calibration pod mounts into its advisor container alone
+#: (what the kubelet would automount, under the same name and path)
+TOKEN_VOLUME = "kube-api-access"
+TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+TOKEN_SOURCES = [
+    {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}},
+    {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+    {
+        "downwardAPI": {
+            "items": [
+                {
+                    "path": "namespace",
+                    "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
+                }
+            ]
+        }
+    },
+]
+
 
 def tool(name: str) -> str:
     """Where helm/kubectl/checkov/hadolint is: .tools/bin (install-test-tools.sh), else PATH."""
@@ -215,6 +234,37 @@ def assert_container_hardened(container: dict[str, Any]) -> None:
     assert "limits" in container.get("resources", {}), f"{name}: resources.limits"
 
 
+def _carries_a_token(volume: dict[str, Any]) -> bool:
+    """A volume that gives API credentials: a projected ServiceAccount token, or a Secret (a
+    legacy token Secret is one)."""
+    sources = (volume.get("projected") or {}).get("sources") or []
+    return "secret" in volume or any(
+        "serviceAccountToken" in source or "secret" in source for source in sources
+    )
+
+
+def assert_token_in_advisor_only(workload: dict[str, Any]) -> None:
+    """No automounted token; the projected one is mounted read-only into the advisor container,
+    and no other container (init containers included) mounts any volume carrying credentials."""
+    pod = pod_spec(workload)
+    assert pod.get("automountServiceAccountToken") is False, "the pod must not automount a token"
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    assert volumes[TOKEN_VOLUME]["projected"]["sources"] == TOKEN_SOURCES
+    credentials = {name for name, volume in volumes.items() if _carries_a_token(volume)}
+    containers = [*pod.get("initContainers", []), *pod["containers"]]
+    for container in containers:
+        mounts = container.get("volumeMounts", [])
+        given = [m for m in mounts if m["name"] in credentials]
+        under_sa_path = [m for m in mounts if m["mountPath"].startswith("/var/run/secrets")]
+        if container["name"] == "advisor" and container in pod["containers"]:
+            assert given == [
+                {"name": TOKEN_VOLUME, "mountPath": TOKEN_MOUNT_PATH, "readOnly": True}
+            ], f"advisor: token mounts {given}"
+            assert under_sa_path == given
+        else:
+            assert not given and not under_sa_path, f"{container['name']} gets a token: {given}"
+
+
 def assert_hardened_advisor_job(workload: dict[str, Any]) -> None:
     """Everything a security review and the exit-code contract ask of an advisor Job/CronJob."""
     spec = job_spec(workload)
@@ -256,6 +306,8 @@ def assert_hardened_advisor_job(workload: dict[str, Any]) -> None:
     assert not pod.get("hostPID")
     for container in [*pod.get("initContainers", []), *pod["containers"]]:
         assert_container_hardened(container)
+
+    assert_token_in_advisor_only(workload)
 
     advisor = advisor_container(workload)
     tmp_mounts = [m for m in advisor["volumeMounts"] if m["mountPath"] == "/tmp"]

@@ -6,6 +6,7 @@ Split from tests/integration/test_manifests.py, which reads the same files witho
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import yaml
 from advisor.cli import build_parser
 from tests.support import REPO
 from tests.support import k8s_checks as k8s
+from tests.system.fleet_rbac import assert_fleet_rbac
 
 DEPLOY = REPO / "deploy"
 EXAMPLES = DEPLOY / "examples"
@@ -24,6 +26,8 @@ OVERLAY = REPO / "docs" / "examples" / "overlay"
 RESTART_OVERLAY = REPO / "docs" / "examples" / "restart"
 SERVING = REPO / "docs" / "examples" / "serving-overlay"
 ADVICE_READER = EXAMPLES / "advice-reader.yaml"
+FLEET_COMPONENT = DEPLOY / "components" / "fleet"
+FLEET_OVERLAY = REPO / "docs" / "examples" / "fleet"
 
 
 def _deployment(path: Path) -> dict[str, Any]:
@@ -132,6 +136,104 @@ def test_restart_overlay_adds_one_named_rule_for_the_restarted_deployment(tmp_pa
     rendered.write_text(yaml.safe_dump_all(docs))
     k8s.assert_checkov_clean(k8s.checkov_report([rendered]))
     k8s.assert_skips_have_reasons(docs)
+
+
+def _kustomize(path: Path) -> list[dict[str, Any]]:
+    return k8s.load_docs(k8s.run_tool([k8s.tool("kubectl"), "kustomize", str(path)]).stdout)
+
+
+@pytest.mark.tools
+def test_fleet_overlay_builds_validates_and_passes_checkov(tmp_path: Path) -> None:
+    """docs/examples/fleet (deploy/components/fleet alone): the planner CronJob, both
+    ServiceAccounts, their Roles and RoleBindings and a NetworkPolicy, in the overlay's namespace,
+    valid for 1.30 and 1.35 and checkov clean with reasoned skips only."""
+    docs = _kustomize(FLEET_OVERLAY)
+    assert sorted(f"{d['kind']}/{d['metadata']['name']}" for d in docs) == [
+        "CronJob/tf-thread-advisor-planner",
+        "NetworkPolicy/tf-thread-advisor-fleet",
+        "Role/tf-thread-advisor-calibration",
+        "Role/tf-thread-advisor-planner",
+        "RoleBinding/tf-thread-advisor-calibration",
+        "RoleBinding/tf-thread-advisor-planner",
+        "ServiceAccount/tf-thread-advisor-calibration",
+        "ServiceAccount/tf-thread-advisor-planner",
+    ]
+    assert {d["metadata"]["namespace"] for d in docs} == {"ml-serving"}
+    k8s.validate_k8s(docs)
+    rendered = tmp_path / "fleet.yaml"
+    rendered.write_text(yaml.safe_dump_all(docs))
+    k8s.assert_checkov_clean(k8s.checkov_report([rendered]))
+    k8s.assert_skips_have_reasons(docs)
+
+
+@pytest.mark.tools
+def test_fleet_planner_hands_the_jobs_its_own_image() -> None:
+    """`images:` does not rewrite arguments: the overlay's replacement copies the image it set
+    into `plan --image=`, so the calibration Jobs run the same advisor image as the planner."""
+    cron = k8s.one(_kustomize(FLEET_OVERLAY), "CronJob")
+    pod = k8s.pod_spec(cron)
+    (container,) = pod["containers"]
+    assert container["image"] == "registry.example.com/mirror/tf-thread-advisor:0.1.0"
+    args = container["args"]
+    assert args[:3] == ["plan", "--apply", "--namespace=$(TFTA_POD_NAMESPACE)"]
+    assert k8s.arg_value(args, "--image") == container["image"]
+    assert k8s.arg_value(args, "--service-account") == "tf-thread-advisor-calibration"
+    assert k8s.arg_value(args, "--max-age") == "30d"
+    assert pod["serviceAccountName"] == "tf-thread-advisor-planner"
+    assert pod["automountServiceAccountToken"] is True  # the advisor image alone: its own token
+    assert cron["spec"]["concurrencyPolicy"] == "Forbid"
+    k8s.assert_container_hardened(container)
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    # the component as shipped: same image in both places, so an overlay without images: works
+    (shipped,) = k8s.pod_spec(
+        k8s.one(k8s.load_file_docs(FLEET_COMPONENT / "planner.yaml"), "CronJob")
+    )["containers"]
+    assert k8s.arg_value(shipped["args"], "--image") == shipped["image"]
+    assert shipped["args"].index(f"--image={shipped['image']}") == 3  # the replacement's index
+
+
+@pytest.mark.tools
+def test_fleet_component_rbac_is_least_privilege() -> None:
+    docs = _kustomize(FLEET_OVERLAY)
+    assert_fleet_rbac(docs, "tf-thread-advisor-planner", "tf-thread-advisor-calibration")
+    calibration = [
+        d
+        for d in k8s.by_kind(docs, "ServiceAccount")
+        if d["metadata"]["name"].endswith("-calibration")
+    ]
+    assert [sa["automountServiceAccountToken"] for sa in calibration] == [False]
+
+
+@pytest.mark.tools
+def test_fleet_component_adds_to_the_base(tmp_path: Path) -> None:
+    """The component beside deploy/'s hand-written Job: both identities added, the base's Role
+    unchanged, the Job still hardened with its token in the advisor alone."""
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "resources": [os.path.relpath(DEPLOY, overlay)],
+                "components": [os.path.relpath(FLEET_COMPONENT, overlay)],
+            }
+        )
+    )
+    docs = _kustomize(overlay)
+    k8s.validate_k8s(docs)
+    roles = {d["metadata"]["name"]: d for d in k8s.by_kind(docs, "Role")}
+    assert sorted(roles) == [
+        "tf-thread-advisor",
+        "tf-thread-advisor-calibration",
+        "tf-thread-advisor-planner",
+    ]
+    base = k8s.one(k8s.load_file_docs(DEPLOY / "rbac.yaml"), "Role")
+    assert roles["tf-thread-advisor"]["rules"] == base["rules"]
+    k8s.assert_hardened_advisor_job(k8s.one(docs, "Job"))
+    assert_fleet_rbac(docs, "tf-thread-advisor-planner", "tf-thread-advisor-calibration")
+    for doc in docs:
+        assert doc["metadata"]["labels"]["app.kubernetes.io/part-of"] == "tf-thread-advisor"
 
 
 @pytest.mark.tools

@@ -112,6 +112,38 @@ capabilities:
   drop: ["ALL"]
 {{- end -}}
 
+{{/*
+The ServiceAccount token of a pod whose other containers run someone else's code (the target's
+serving image copying the model): the pod sets automountServiceAccountToken: false and mounts
+this volume, what the kubelet would have mounted, into the advisor container alone. In-cluster
+config reads token, ca.crt and namespace from the mount path.
+*/}}
+{{- define "tfta.apiAccessVolume" -}}
+- name: kube-api-access
+  projected:
+    sources:
+      - serviceAccountToken:
+          path: token
+          expirationSeconds: 3607
+      - configMap:
+          name: kube-root-ca.crt
+          items:
+            - key: ca.crt
+              path: ca.crt
+      - downwardAPI:
+          items:
+            - path: namespace
+              fieldRef:
+                apiVersion: v1
+                fieldPath: metadata.namespace
+{{- end -}}
+
+{{- define "tfta.apiAccessMount" -}}
+- name: kube-api-access
+  mountPath: /var/run/secrets/kubernetes.io/serviceaccount
+  readOnly: true
+{{- end -}}
+
 {{- define "tfta.podSecurityContext" -}}
 runAsNonRoot: true
 runAsUser: 65532
@@ -162,7 +194,9 @@ a budget that does not fit would be killed (DeadlineExceeded) with nothing writt
 {{- end -}}
 restartPolicy: Never
 serviceAccountName: {{ include "tfta.serviceAccountName" $root }}
-automountServiceAccountToken: true
+# The token goes to the advisor container alone (kube-api-access below), never to the init
+# container that runs the target's serving image.
+automountServiceAccountToken: false
 {{- with $root.Values.imagePullSecrets }}
 imagePullSecrets:
   {{- toYaml . | nindent 2 }}
@@ -277,6 +311,7 @@ containers:
     securityContext:
       {{- include "tfta.containerSecurityContext" $root | nindent 6 }}
     volumeMounts:
+      {{- include "tfta.apiAccessMount" $root | nindent 6 }}
       - name: tmp
         mountPath: /tmp
       {{- if or (eq $m.source "initContainer") (eq $m.source "pvc") }}
@@ -285,6 +320,7 @@ containers:
         readOnly: true
       {{- end }}
 volumes:
+  {{- include "tfta.apiAccessVolume" $root | nindent 2 }}
   # The only writable path: Python, Keras and the trial children write here.
   - name: tmp
     emptyDir:

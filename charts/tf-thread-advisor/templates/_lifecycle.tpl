@@ -32,7 +32,7 @@ argocd.argoproj.io/hook-delete-policy: BeforeHookCreation
 
 {{/* Checks across values the schema cannot express. */}}
 {{- define "tfta.validateLifecycle" -}}
-{{- if and (eq (.Values.job.mode | default "revision") "none") (not .Values.cronJob.enabled) -}}
+{{- if and .Values.targets (eq (.Values.job.mode | default "revision") "none") (not .Values.cronJob.enabled) -}}
 {{- fail "job.mode none renders no one-off Job: enable cronJob (cronJob.enabled=true), or nothing ever calibrates" -}}
 {{- end -}}
 {{- end -}}

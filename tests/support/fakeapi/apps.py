@@ -2,7 +2,9 @@
 --restart`` touches and ``status`` lists (the lists themselves: tests/support/fakeapi/lists.py).
 
 As strict as the ConfigMap side, for the requests a restart sends: GET and PATCH on one named
-workload, authorized by the server's rules (group ``apps``), with
+workload, authorized by the server's rules (group ``apps``), and DELETE (what takes a planned
+Job's owner away: apps/v1's default propagation is Background, the server then runs the garbage
+collector), with
 
 - the patch content types the official client sends: strategic merge (its choice for a dict
   body, and kubectl's for ``rollout restart``), merge patch and JSON patch (a list of
@@ -25,6 +27,8 @@ import time
 import uuid
 from collections.abc import Callable
 from typing import Any
+
+from tests.support.fakeapi.meta import precondition_failure
 
 ITEM = re.compile(
     r"^/apis/apps/v1/namespaces/([^/]+)/(deployments|statefulsets|daemonsets)/([^/]+)$"
@@ -103,6 +107,50 @@ class Workloads:
     def get(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
         found = self._store.get((resource, namespace, name))
         return copy.deepcopy(found) if found is not None else None
+
+    def remove(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """Forget the object (a deletion); what was stored, None when nothing was."""
+        return self._store.pop((resource, namespace, name), None)
+
+    def delete(
+        self,
+        request: Any,
+        match: re.Match[str],
+        authorize: Callable[[str, str, str, str, str], None],
+    ) -> tuple[dict[str, Any] | None, str, dict[str, Any]]:
+        """A DELETE: (the removed object, None on a dry run; the propagationPolicy; the
+        answer). The caller runs the garbage collector with the policy."""
+        namespace, resource, name = match.group(1), match.group(2), match.group(3)
+        authorize("delete", namespace, name, "apps", resource)
+        body = request.body if isinstance(request.body, dict) else {}
+        policy = request.query.get("propagationPolicy") or body.get("propagationPolicy")
+        if policy not in (None, "Orphan", "Background", "Foreground"):
+            raise WorkloadError(
+                400,
+                "BadRequest",
+                f'propagationPolicy: Unsupported value: "{policy}": supported values: '
+                '"Foreground", "Background", "Orphan"',
+            )
+        current = self._stored(resource, namespace, name)
+        failure = precondition_failure(request.body, current, f'{resource}.apps "{name}"')
+        if failure is not None:
+            raise WorkloadError(409, "Conflict", failure)
+        removed = None
+        if request.query.get("dryRun") != "All":
+            removed = self.remove(resource, namespace, name)
+        answer = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Success",
+            "details": {
+                "name": name,
+                "group": "apps",
+                "kind": resource,
+                "uid": current["metadata"]["uid"],
+            },
+        }
+        return removed, str(policy or "Background"), answer
 
     def all(self, resource: str) -> list[dict[str, Any]]:
         """Every stored object of ``resource`` (the list's input)."""

@@ -1,13 +1,15 @@
 """Lists as the API server serves them, for the fake: every collection ``status`` reads.
 
-- routes: ``/api/v1[/namespaces/NS]/{configmaps,pods}`` and
-  ``/apis/apps/v1[/namespaces/NS]/{deployments,statefulsets,daemonsets}``; a resource under the
-  wrong group is 404, as on a real server;
+- routes: ``/api/v1[/namespaces/NS]/{configmaps,pods}``,
+  ``/apis/apps/v1[/namespaces/NS]/{deployments,statefulsets,daemonsets}`` and
+  ``/apis/batch/v1[/namespaces/NS]/jobs``; a resource under the wrong group is 404, as on a real
+  server;
 - ``labelSelector``: equality-based terms (``k=v``, ``k==v``, ``k!=v``, ``k``, ``!k``); set-based
   ones are refused (400) rather than misread;
 - ``fieldSelector``: ``=``, ``==``, ``!=`` on the fields the real server supports per resource
   (every resource: metadata.name and metadata.namespace; pods also spec.nodeName, status.phase
-  and the rest below); any other field is 400 ``field label not supported``;
+  and the rest below; jobs status.successful); any other field is 400 ``field label not
+  supported``;
 - ``limit`` and ``continue``: pages in (namespace, name) order, ``metadata.continue`` while more
   remain; a token that is not one the fake gave out is 400;
 - ``Accept: ...;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1``: metadata only, as
@@ -25,7 +27,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 COLLECTION = re.compile(
-    r"^/(?P<prefix>api/v1|apis/apps/v1)(?:/namespaces/(?P<namespace>[^/]+))?/(?P<resource>[a-z]+)$"
+    r"^/(?P<prefix>api/v1|apis/apps/v1|apis/batch/v1)"
+    r"(?:/namespaces/(?P<namespace>[^/]+))?/(?P<resource>[a-z]+)$"
 )
 RESOURCES = {
     "api/v1": {"configmaps": "ConfigMap", "pods": "Pod"},
@@ -34,7 +37,9 @@ RESOURCES = {
         "statefulsets": "StatefulSet",
         "daemonsets": "DaemonSet",
     },
+    "apis/batch/v1": {"jobs": "Job"},
 }
+KINDS = {resource: kind for by_group in RESOURCES.values() for resource, kind in by_group.items()}
 _EVERY_RESOURCE = ("metadata.name", "metadata.namespace")
 #: the pod fields the API server can select on (pkg/registry/core/pod/strategy.go)
 _POD_FIELDS = (
@@ -47,6 +52,8 @@ _POD_FIELDS = (
     "status.podIP",
     "status.nominatedNodeName",
 )
+#: what else the API server can select per resource (pkg/registry/*/strategy.go)
+_RESOURCE_FIELDS = {"pods": _POD_FIELDS, "jobs": ("status.successful",)}
 METADATA_LIST = ("as=partialobjectmetadatalist", "g=meta.k8s.io", "v=v1")
 
 
@@ -63,7 +70,7 @@ def collection(path: str) -> tuple[str, str, str | None] | None:
     match = COLLECTION.match(path)
     if match is None or match["resource"] not in RESOURCES[match["prefix"]]:
         return None
-    group = "" if match["prefix"] == "api/v1" else "apps"
+    group = "" if match["prefix"] == "api/v1" else match["prefix"].split("/")[1]
     return group, match["resource"], match["namespace"]
 
 
@@ -98,7 +105,7 @@ def serve(
         chosen = chosen[:limit]
         meta["continue"] = _token(_key(chosen[-1]))
     prefix = "v1" if not group else f"{group}/v1"
-    kind = {**RESOURCES["api/v1"], **RESOURCES["apis/apps/v1"]}[resource]
+    kind = KINDS[resource]
     if metadata_only:
         return {
             "apiVersion": "meta.k8s.io/v1",
@@ -142,7 +149,7 @@ def selector(text: str) -> list[Callable[[dict[str, str]], bool]]:
 
 
 def _field_selector(text: str, resource: str) -> list[Callable[[dict[str, Any]], bool]]:
-    allowed = _EVERY_RESOURCE + (_POD_FIELDS if resource == "pods" else ())
+    allowed = _EVERY_RESOURCE + _RESOURCE_FIELDS.get(resource, ())
     terms: list[Callable[[dict[str, Any]], bool]] = []
     for raw in filter(None, (t.strip() for t in text.split(","))):
         negate = "!=" in raw
@@ -156,6 +163,8 @@ def _field_selector(text: str, resource: str) -> list[Callable[[dict[str, Any]],
 
 
 def _field(obj: dict[str, Any], path: str) -> str:
+    if path == "status.successful":  # a Job's succeeded count, 0 when absent
+        return str((obj.get("status") or {}).get("succeeded") or 0)
     node: Any = obj
     for part in path.split("."):
         node = node.get(part) if isinstance(node, dict) else None

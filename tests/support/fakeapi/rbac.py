@@ -1,5 +1,6 @@
 """RBAC as the API server evaluates it, for the rules shipped in deploy/rbac.yaml (or any
-rendered Role: the chart's, a kustomize overlay's, the read-only example's).
+rendered Role: the chart's, a kustomize overlay's, the read-only example's, fleet mode's for the
+planner and the calibration Jobs), picked by the ServiceAccount a RoleBinding binds.
 
 The fake server authorizes every request with these rules, so a test that passes proves the
 shipped Role is enough, and a Role missing a verb makes the same test see 403.
@@ -40,13 +41,21 @@ class Rule:
 
 
 def load_documents(path: Path = RBAC_FILE) -> list[dict[str, Any]]:
-    return [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
+    """Every document of a YAML file, or of every ``*.yaml`` file of a directory (a component's
+    folder), in file-name order."""
+    files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    return [doc for file in files for doc in yaml.safe_load_all(file.read_text()) if doc]
 
 
 def role_rules(
-    docs: list[dict[str, Any]] | None = None, *, configmap_name: str | None = None
+    docs: list[dict[str, Any]] | None = None,
+    *,
+    configmap_name: str | None = None,
+    service_account: str = SERVICE_ACCOUNT,
 ) -> list[Rule]:
-    """The rules the shipped RoleBinding grants the advisor's ServiceAccount.
+    """The rules the RoleBindings among ``docs`` (default: the shipped deploy/rbac.yaml) grant
+    ``service_account`` in their namespace: each binding's Role (or ClusterRole, bound in the
+    namespace) must be among ``docs``, and at least one binding must name the account.
 
     ``configmap_name`` renames the resourceNames of the ConfigMap rule the way kustomize/Helm
     users do (the rule is the same, only the name differs), so tests can use another ConfigMap
@@ -55,15 +64,20 @@ def role_rules(
     docs = copy.deepcopy(docs if docs is not None else load_documents())
     by_kind: dict[str, list[dict[str, Any]]] = {}
     for doc in docs:
-        by_kind.setdefault(doc["kind"], []).append(doc)
-    (binding,) = by_kind["RoleBinding"]
-    subjects = binding["subjects"]
-    assert {"kind": "ServiceAccount", "name": SERVICE_ACCOUNT} in [
-        {"kind": s["kind"], "name": s["name"]} for s in subjects
-    ], "the RoleBinding must bind the advisor's ServiceAccount"
-    assert binding["roleRef"]["kind"] == "Role"
-    (role,) = [r for r in by_kind["Role"] if r["metadata"]["name"] == binding["roleRef"]["name"]]
-    rules = parse_rules(role["rules"])
+        by_kind.setdefault(str(doc.get("kind")), []).append(doc)
+    bindings = [
+        binding
+        for binding in by_kind.get("RoleBinding", [])
+        if {"kind": "ServiceAccount", "name": service_account}
+        in [{"kind": s.get("kind"), "name": s.get("name")} for s in binding.get("subjects") or []]
+    ]
+    assert bindings, f"no RoleBinding binds the ServiceAccount {service_account}"
+    rules: list[Rule] = []
+    for binding in bindings:
+        ref = binding["roleRef"]
+        assert ref["kind"] in ("Role", "ClusterRole"), ref
+        (role,) = [r for r in by_kind.get(ref["kind"], []) if r["metadata"]["name"] == ref["name"]]
+        rules += parse_rules(role.get("rules") or [])
     if configmap_name is not None:
         rules = [
             Rule(r.api_groups, r.resources, r.verbs, (configmap_name,))
@@ -72,6 +86,26 @@ def role_rules(
             for r in rules
         ]
     return rules
+
+
+def role_documents(
+    service_account: str, rules: list[dict[str, Any]], *, name: str | None = None
+) -> list[dict[str, Any]]:
+    """A ServiceAccount, a Role with ``rules`` and the RoleBinding between them, as rendered
+    manifests are (for ``role_rules``, when a test writes the Role in place)."""
+    name = name or service_account
+    rbac = "rbac.authorization.k8s.io"
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": service_account}},
+        {"apiVersion": f"{rbac}/v1", "kind": "Role", "metadata": {"name": name}, "rules": rules},
+        {
+            "apiVersion": f"{rbac}/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": rbac, "kind": "Role", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": service_account}],
+        },
+    ]
 
 
 def parse_rules(raw_rules: list[dict[str, Any]]) -> list[Rule]:

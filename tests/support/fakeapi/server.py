@@ -22,8 +22,11 @@ where priority-and-fairness would answer 429, authorization, namespace, validati
   all namespaces when ``cluster_rules`` from a ClusterRole allow it) with label and field
   selectors, pages and metadata-only answers, as strict as a real server
   (tests/support/fakeapi/lists.py);
-- apps/v1 Deployments, StatefulSets and DaemonSets, GET and PATCH
-  (tests/support/fakeapi/apps.py); Pods are only listed.
+- apps/v1 Deployments, StatefulSets and DaemonSets, GET, PATCH and DELETE
+  (tests/support/fakeapi/apps.py); Pods are only listed;
+- batch/v1 Jobs, GET, POST and DELETE (tests/support/fakeapi/jobs.py), and lists of them;
+- the garbage collector (tests/support/fakeapi/garbage.py): a Job whose owner is deleted, or
+  never existed, goes away as on a real cluster.
 
 Every request is recorded (method, path, query, content type, body) for assertions.
 """
@@ -47,17 +50,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from tests.support.fakeapi import apps, lists
+from tests.support.fakeapi import apps, garbage, jobs, lists
+from tests.support.fakeapi import meta as meta_checks
 from tests.support.fakeapi.rbac import SERVICE_ACCOUNT, Rule, role_rules
 
 _ITEM = re.compile(r"^/api/v1/namespaces/([^/]+)/configmaps/([^/]+)$")
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123_SUBDOMAIN = re.compile(
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-)
 _CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
-_QUALIFIED = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _ALLOWED_QUERY = {
     "dryRun",
     "fieldManager",
@@ -68,6 +66,8 @@ _ALLOWED_QUERY = {
     "fieldSelector",
     "limit",
     "continue",
+    "propagationPolicy",
+    "gracePeriodSeconds",
 }
 _APPLY = "application/apply-patch+yaml"
 _OWNED_MAPS = (("data",), ("binaryData",), ("metadata", "labels"), ("metadata", "annotations"))
@@ -93,9 +93,18 @@ class Fault:
 
 
 class ApiError(Exception):
-    def __init__(self, code: int, reason: str, message: str, details: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        code: int,
+        reason: str,
+        message: str,
+        details: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ):
         super().__init__(message)
         self.code, self.reason, self.message, self.details = code, reason, message, details or {}
+        #: sent with the Status (a Warning)
+        self.headers = headers or {}
 
 
 @dataclass
@@ -118,6 +127,7 @@ class FakeApiServer:
         cluster_rules: list[Rule] | None = None,
         configmap_name: str | None = None,
         token: str = "s3cret-token",
+        service_account: str = SERVICE_ACCOUNT,
     ) -> None:
         self.namespaces = set(namespaces)
         self.role_namespace = role_namespace
@@ -125,7 +135,8 @@ class FakeApiServer:
         #: rules granted in every namespace (a ClusterRole through a ClusterRoleBinding)
         self.cluster_rules = cluster_rules or []
         self.token = token
-        self.user = f"system:serviceaccount:{role_namespace}:{SERVICE_ACCOUNT}"
+        #: who the token is: the ServiceAccount ``rules`` were bound to (403 messages name it)
+        self.user = f"system:serviceaccount:{role_namespace}:{service_account}"
         self.requests: list[Recorded] = []
         self.faults: list[Fault] = []
         self.hang_next = 0
@@ -135,6 +146,7 @@ class FakeApiServer:
         self._rv = itertools.count(1000)
         self.workloads = apps.Workloads(lambda: str(next(self._rv)))
         self.pods: dict[tuple[str, str], dict[str, Any]] = {}
+        self._jobs = jobs.Jobs(lambda: str(next(self._rv)))
         self._lock = threading.RLock()
         self._stopping = threading.Event()
         self._tmp = tmp_path
@@ -230,6 +242,61 @@ class FakeApiServer:
         with self._lock:
             return self.workloads.get(resource, namespace, name)
 
+    def delete_workload(
+        self, resource: str, namespace: str, name: str, propagation: str = "Background"
+    ) -> dict[str, Any]:
+        """Delete a Deployment/StatefulSet as another client would (``kubectl delete``): its
+        Jobs go with it (Background, apps/v1's default), or stay without the reference (Orphan)."""
+        with self._lock:
+            removed = self.workloads.remove(resource, namespace, name)
+            if removed is None:
+                raise KeyError(f"no {resource}/{name} in {namespace}")
+            self._deleted(removed, propagation)
+            return removed
+
+    def put_job(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Store a Job (``jobs.job(...)``) as created by someone else, validated as a POST is."""
+        with self._lock:
+            try:
+                return self._jobs.put(obj)
+            except jobs.JobError as exc:
+                raise ValueError(f"not a valid Job: {exc.message}") from None
+
+    def job(self, namespace: str, name: str) -> dict[str, Any] | None:
+        with self._lock:
+            return self._jobs.get(namespace, name)
+
+    def jobs(self) -> list[dict[str, Any]]:
+        """Every stored Job, in (namespace, name) order."""
+        with self._lock:
+            return copy.deepcopy(self._jobs.all())
+
+    def set_job_running(self, namespace: str, name: str, active: int = 1) -> dict[str, Any]:
+        """``status.active`` as the Job controller reports it while the pod runs."""
+        with self._lock:
+            return self._jobs.set_running(namespace, name, active)
+
+    def set_job_condition(
+        self,
+        namespace: str,
+        name: str,
+        type: str = "Complete",
+        *,
+        reason: str | None = None,
+        message: str | None = None,
+        failed: int | None = None,
+    ) -> dict[str, Any]:
+        """A finished Job as the Job controller leaves it (``jobs.Jobs.set_condition``)."""
+        with self._lock:
+            return self._jobs.set_condition(
+                namespace, name, type, reason=reason, message=message, failed=failed
+            )
+
+    def collect_garbage(self) -> list[dict[str, Any]]:
+        """Run the garbage collector now (it also runs before every request); what it deleted."""
+        with self._lock:
+            return garbage.collect(self._dependents(), self._lookup)
+
     def writes(self) -> list[Recorded]:
         return [r for r in self.requests if r.method != "GET"]
 
@@ -240,33 +307,38 @@ class FakeApiServer:
         self, request: Recorded, auth: str | None
     ) -> tuple[int, dict[str, Any], dict[str, str]]:
         """(status, body, extra headers) for one request; raising ApiError gives a Status."""
+        self.collect_garbage()
         if auth != f"Bearer {self.token}":
             raise ApiError(401, "Unauthorized", "Unauthorized")
+        self._inject_fault(request)
+        item, listing = _ITEM.match(request.path), lists.collection(request.path)
+        workload = apps.ITEM.match(request.path)
+        job = jobs.ITEM.match(request.path)
+        if not item and not listing and not workload and not job:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        _check_query(request)
+        if request.method != "GET" and self.before_write is not None:
+            self.before_write(self)
+        if workload:
+            return self._handle_workload(request, workload)
+        if job:
+            return self._handle_job(request, job.group(1), job.group(2))
+        if listing is not None and listing[1] == "jobs" and request.method == "POST":
+            return self._handle_job(request, listing[2], None)
+        if listing is not None and request.method != "POST":
+            if request.method != "GET":
+                raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed")
+            return self._list(request, *listing)
+        return self._handle_configmap(request, item, listing)
+
+    def _inject_fault(self, request: Recorded) -> None:
+        """The injected fault this request gets, if any (where priority-and-fairness answers)."""
         with self._lock:
             for fault in self.faults:
                 if fault.times > 0 and fault.method in (None, request.method):
                     fault.times -= 1
                     headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
                     raise _FaultError(fault.status, headers)
-        item, listing = _ITEM.match(request.path), lists.collection(request.path)
-        workload = apps.ITEM.match(request.path)
-        if not item and not listing and not workload:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        unknown = set(request.query) - _ALLOWED_QUERY
-        if unknown:
-            raise ApiError(400, "BadRequest", f"unknown query parameters: {sorted(unknown)}")
-        dry_run = request.query.get("dryRun")
-        if dry_run not in (None, "All"):
-            raise ApiError(400, "BadRequest", f'dryRun: Unsupported value: "{dry_run}"')
-        if request.method != "GET" and self.before_write is not None:
-            self.before_write(self)
-        if workload:
-            return self._handle_workload(request, workload)
-        if listing is not None and request.method != "POST":
-            if request.method != "GET":
-                raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed")
-            return self._list(request, *listing)
-        return self._handle_configmap(request, item, listing)
 
     def _handle_configmap(
         self,
@@ -301,9 +373,65 @@ class FakeApiServer:
         """A request for one Deployment, StatefulSet or DaemonSet."""
         with self._lock:
             try:
+                if request.method == "DELETE":
+                    removed, policy, response = self.workloads.delete(
+                        request, workload, self._authorize
+                    )
+                    if removed is not None:
+                        self._deleted(removed, policy)
+                    return 200, response, {}
                 return self.workloads.handle(request, workload, self._authorize)
             except apps.WorkloadError as exc:
                 raise ApiError(exc.code, exc.reason, exc.message, exc.details) from None
+
+    def _handle_job(
+        self, request: Recorded, namespace: str | None, name: str | None
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """A request for one Job, or a POST to a namespace's Jobs (not to all namespaces')."""
+        if namespace is None:
+            raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed")
+        with self._lock:
+            try:
+                return self._jobs.handle(
+                    request,
+                    namespace,
+                    name,
+                    authorize=self._authorize,
+                    namespace_exists=self._namespace_exists,
+                    deleted=self._deleted,
+                )
+            except jobs.JobError as exc:
+                raise ApiError(
+                    exc.code, exc.reason, exc.message, exc.details, exc.headers
+                ) from None
+
+    def _deleted(self, obj: dict[str, Any], propagation: str) -> None:
+        """After ``obj`` was removed: its dependents go (Background, Foreground) or lose the
+        reference (Orphan)."""
+        if propagation == "Orphan":
+            garbage.orphan(self._dependents(), obj["metadata"]["uid"])
+        else:
+            garbage.collect(self._dependents(), self._lookup)
+
+    def _dependents(self) -> list[garbage.Dependents]:
+        """What the collector looks after: Jobs, and the pods of Jobs."""
+        next_rv = lambda: str(next(self._rv))  # noqa: E731
+        return [
+            garbage.Dependents(self._jobs.store, next_rv=next_rv),
+            garbage.Dependents(self.pods, frozenset({("batch", "Job")}), next_rv),
+        ]
+
+    def _lookup(self, group: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """A stored object by kind and name (the collector's view of the owners)."""
+        if (group, kind) == ("", "ConfigMap"):
+            stored = self._store.get((namespace, name))
+            return stored.obj if stored else None
+        if (group, kind) == ("", "Pod"):
+            return self.pods.get((namespace, name))
+        if (group, kind) == ("batch", "Job"):
+            return self._jobs.store.get((namespace, name))
+        resource = {v: k for k, v in apps.KINDS.items()}.get(kind)
+        return self.workloads.get(resource, namespace, name) if resource else None
 
     def _authorize(
         self,
@@ -363,6 +491,8 @@ class FakeApiServer:
                 objects = [stored.obj for stored in self._store.values()]
             elif resource == "pods":
                 objects = list(self.pods.values())
+            elif resource == "jobs":
+                objects = self._jobs.all()
             else:
                 objects = self.workloads.all(resource)
             try:
@@ -383,7 +513,11 @@ class FakeApiServer:
         self._authorize("delete", namespace, name)
         if (namespace, name) not in self._store:
             raise self._not_found(name)
-        _check_preconditions(request.body, self._store[(namespace, name)].obj, name)
+        failure = meta_checks.precondition_failure(
+            request.body, self._store[(namespace, name)].obj, f'configmaps "{name}"'
+        )
+        if failure is not None:
+            raise ApiError(409, "Conflict", failure)
         if request.query.get("dryRun") != "All":
             del self._store[(namespace, name)]
         return 200, {"kind": "Status", "apiVersion": "v1", "status": "Success"}, {}
@@ -539,6 +673,15 @@ class FakeApiServer:
         return obj
 
 
+def _check_query(request: Recorded) -> None:
+    unknown = set(request.query) - _ALLOWED_QUERY
+    if unknown:
+        raise ApiError(400, "BadRequest", f"unknown query parameters: {sorted(unknown)}")
+    dry_run = request.query.get("dryRun")
+    if dry_run not in (None, "All"):
+        raise ApiError(400, "BadRequest", f'dryRun: Unsupported value: "{dry_run}"')
+
+
 class _FaultError(Exception):
     def __init__(self, status: int, headers: dict[str, str]) -> None:
         super().__init__(status)
@@ -616,29 +759,9 @@ def _check_resource_version(obj: dict[str, Any], current: dict[str, Any], name: 
         )
 
 
-def _check_preconditions(body: Any, current: dict[str, Any], name: str) -> None:
-    """DeleteOptions.preconditions: the uid/resourceVersion the client saw, else 409."""
-    given = (body.get("preconditions") or {}) if isinstance(body, dict) else {}
-    for key, field_name in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
-        expected, actual = given.get(key), current["metadata"].get(key)
-        if expected is not None and expected != actual:
-            raise ApiError(
-                409,
-                "Conflict",
-                f'Operation cannot be fulfilled on configmaps "{name}": Precondition failed: '
-                f"{field_name} in precondition: {expected}, {field_name} in object meta: {actual}",
-            )
-
-
 def _invalid_causes(obj: dict[str, Any]) -> list[str]:
     meta = obj["metadata"]
-    causes = []
-    name = meta.get("name") or ""
-    if not name or len(name) > 253 or not _DNS1123_SUBDOMAIN.match(name):
-        causes.append(
-            f'metadata.name: Invalid value: "{name}": a lowercase RFC 1123 subdomain '
-            "must consist of lower case alphanumeric characters, '-' or '.'"
-        )
+    causes = meta_checks.subdomain_causes(meta.get("name") or "", "metadata.name")
     data = obj.get("data") or {}
     if not isinstance(data, dict):
         causes.append("data: must be an object")
@@ -651,24 +774,17 @@ def _invalid_causes(obj: dict[str, Any]) -> list[str]:
                 f'data[{key}]: Invalid value: "{key}": a valid config key must consist '
                 "of alphanumeric characters, '-', '_' or '.'"
             )
-    for key, value in (meta.get("labels") or {}).items():
-        prefix, _, short = key.rpartition("/")
-        bad_prefix = prefix and (len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix))
-        if bad_prefix or len(short) > 63 or not _QUALIFIED.match(short):
-            causes.append(f'metadata.labels: Invalid value: "{key}": name part must be valid')
-        if not isinstance(value, str) or len(value) > 63 or not _LABEL_VALUE.match(value):
-            causes.append(f'metadata.labels: Invalid value: "{value}": a valid label value')
-    annotations = meta.get("annotations") or {}
-    size = sum(len(k) + len(str(v).encode()) for k, v in annotations.items())
-    if size > 256 * 1024:
-        causes.append(f"metadata.annotations: Too long: must have at most 262144 bytes ({size})")
+    causes += meta_checks.label_causes(meta.get("labels") or {})
+    causes += meta_checks.annotation_causes(meta.get("annotations") or {})
+    causes += meta_checks.owner_reference_causes(meta.get("ownerReferences") or [])
     if sum(len(k) + len(str(v)) for k, v in data.items()) > 1024 * 1024:
         causes.append("data: Too long: must have at most 1048576 bytes")
     return causes
 
 
 def _require_json(request: Recorded) -> None:
-    if request.content_type != "application/json":
+    # no Content-Type is JSON, the server's first media type (the official client sends none)
+    if request.content_type not in (None, "application/json"):
         raise ApiError(
             415,
             "UnsupportedMediaType",
@@ -735,6 +851,7 @@ def _handler_for(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
                 )
             except ApiError as err:
                 status, payload = err.code, _status(err.code, err.reason, err.message, err.details)
+                headers = err.headers
             except _FaultError as fault:
                 status, headers = fault.status, fault.headers
                 reason = _FAULT_REASONS.get(fault.status, "InternalError")

@@ -208,8 +208,12 @@ def test_a_configmap_not_written_by_the_advisor_is_never_taken() -> None:
     foreign = {"metadata": {"name": "advice-web", "namespace": "ml"}, "data": {"A": "1"}}
     one = only(plan([web], [foreign]))
     assert one.verdict == "skipped"
-    assert "not written by tf-thread-advisor" in one.decision.reason
-    assert one.job is None
+    assert "reads no advice ConfigMap" in one.decision.reason
+    assert "advice-web, not written by tf-thread-advisor" in one.decision.reason
+    web["metadata"]["annotations"]["tf-thread-advisor.io/configmap"] = "advice-web"
+    named = only(plan([web], [foreign]))
+    assert (named.verdict, named.job) == ("skipped", None)
+    assert "was not written by tf-thread-advisor and is never replaced" in named.decision.reason
 
 
 def test_request_only_workload_is_measured_under_its_request() -> None:

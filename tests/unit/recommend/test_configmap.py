@@ -360,3 +360,71 @@ def test_a_data_changed_time_that_does_not_parse_is_invalid(bad: str) -> None:
         parse_configmap(cm)
     del cm["metadata"]["annotations"][DATA_CHANGED_ANNOTATION]
     assert parse_configmap(cm).data_changed_at is None  # older advice: none recorded
+
+
+def test_the_serving_target_rides_in_the_provenance_and_reads_back() -> None:
+    from advisor.models import ServingTarget
+
+    target = ServingTarget(
+        workload="deployment/web",
+        container="server",
+        image="registry.example.com/web:1.2",
+        model_path="/models/resnet",
+        cpu_from="request",
+        spec_hash="3f9a1c",
+    )
+    rec = recommendation(2, 1, target=target)
+    assert rec.provenance.target == target
+    cm = render_configmap(rec, "tf-advice", "ml")
+    stored = json.loads(cm["metadata"]["annotations"][PROVENANCE_ANNOTATION])
+    assert stored["target"] == target.model_dump(mode="json")
+    # through YAML, as validate and status read it
+    parsed = parse_configmap(load_configmap_yaml(configmap_yaml(cm), "cm.yaml"))
+    assert parsed.recommendation == rec
+    assert parsed.recommendation.provenance.target == target
+
+
+def test_a_target_names_what_it_knows_and_defaults_to_the_limit() -> None:
+    from advisor.models import ServingTarget
+
+    bare = ServingTarget(workload="statefulset/db", container="db")
+    rec = recommendation(2, 1, target=bare)
+    cm = render_configmap(rec, "tf-advice", "ml")
+    stored = json.loads(cm["metadata"]["annotations"][PROVENANCE_ANNOTATION])
+    # no nulls in the annotation: what was not given is not written
+    assert stored["target"] == {
+        "workload": "statefulset/db",
+        "container": "db",
+        "cpu_from": "limit",
+    }
+    target = parse_configmap(cm).recommendation.provenance.target
+    assert target is not None
+    assert (target.cpu_from, target.image, target.spec_hash) == ("limit", None, None)
+
+
+def test_advice_without_a_target_is_written_and_read_as_before() -> None:
+    cm = render_configmap(recommendation(2, 1), "tf-advice", "ml")
+    prov = json.loads(cm["metadata"]["annotations"][PROVENANCE_ANNOTATION])
+    # not named at all, so a reader that predates the field parses it too
+    assert "target" not in prov
+    assert parse_configmap(cm, "old.yaml").recommendation.provenance.target is None
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ({"container": "server"}, "target.workload"),
+        ({"workload": "deployment/web", "container": ""}, "target.container"),
+        ({"workload": "deployment/web", "container": "s", "cpu_from": "quota"}, "cpu_from"),
+        ({"workload": "deployment/web", "container": "s", "replicas": 2}, "replicas"),
+    ],
+)
+def test_a_stored_target_that_does_not_validate_is_invalid_advice(
+    target: dict[str, Any], message: str
+) -> None:
+    cm = render_configmap(recommendation(2, 1), "tf-advice", "ml")
+    prov = json.loads(cm["metadata"]["annotations"][PROVENANCE_ANNOTATION])
+    prov["target"] = target
+    cm["metadata"]["annotations"][PROVENANCE_ANNOTATION] = json.dumps(prov)
+    with pytest.raises(InvalidAdviceError, match=message):
+        parse_configmap(cm)

@@ -1,0 +1,93 @@
+"""What fleet mode's two identities may do, evaluated as the API server would (the Rule semantics
+of the fake API server, tests/support/fakeapi/rbac.py) over rendered Role and RoleBinding docs: the
+chart's (test_chart_fleet.py) and the kustomize component's (test_manifests_tools.py) must pass the
+same check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.support import k8s_checks as k8s
+from tests.support.fakeapi.rbac import Rule, parse_rules
+
+#: what the planner's Role must allow (get/list the opted-in workloads, their advice and the Jobs
+#: already there; create Jobs) and the calibration Role (write any advice ConfigMap; restart)
+PLANNER_MAY = [
+    ("get", "apps", "deployments", "web"),
+    ("list", "apps", "deployments", None),
+    ("get", "apps", "statefulsets", "db"),
+    ("list", "apps", "statefulsets", None),
+    ("get", "", "configmaps", "web-thread-advice"),
+    ("list", "", "configmaps", None),
+    ("get", "batch", "jobs", "web-calibrate-1a2b3c"),
+    ("list", "batch", "jobs", None),
+    ("create", "batch", "jobs", None),
+]
+PLANNER_MAY_NOT = [
+    ("create", "", "configmaps", None),
+    # a server-side apply that creates is authorized as create with the name
+    ("create", "", "configmaps", "web-thread-advice"),
+    ("patch", "", "configmaps", "web-thread-advice"),
+    ("update", "", "configmaps", "web-thread-advice"),
+    ("patch", "apps", "deployments", "web"),
+    ("update", "apps", "deployments", "web"),
+    ("patch", "apps", "statefulsets", "db"),
+    ("delete", "batch", "jobs", "web-calibrate-1a2b3c"),
+    ("patch", "batch", "jobs", "web-calibrate-1a2b3c"),
+    ("create", "", "pods", None),
+    ("get", "", "secrets", "anything"),
+    ("list", "", "secrets", None),
+    ("create", "batch", "cronjobs", None),
+]
+CALIBRATION_MAY = [
+    # any name: fleet mode's ConfigMap names come from the workloads
+    ("get", "", "configmaps", "any-name-at-all"),
+    ("create", "", "configmaps", "any-name-at-all"),
+    ("patch", "", "configmaps", "web-thread-advice"),
+    ("get", "apps", "deployments", "web"),
+    ("patch", "apps", "deployments", "web"),
+    ("get", "apps", "statefulsets", "db"),
+    ("patch", "apps", "statefulsets", "db"),
+]
+CALIBRATION_MAY_NOT = [
+    ("create", "batch", "jobs", None),
+    ("list", "batch", "jobs", None),
+    ("list", "", "configmaps", None),
+    ("delete", "", "configmaps", "web-thread-advice"),
+    ("update", "apps", "deployments", "web"),
+    ("delete", "apps", "deployments", "web"),
+    ("list", "apps", "deployments", None),
+    ("create", "", "pods", None),
+    ("get", "", "secrets", "anything"),
+]
+
+
+def granted(docs: list[dict[str, Any]], account: str) -> list[Rule]:
+    """The rules every RoleBinding in ``docs`` grants ServiceAccount ``account``."""
+    roles = {r["metadata"]["name"]: r for r in k8s.by_kind(docs, "Role")}
+    rules: list[Rule] = []
+    for binding in k8s.by_kind(docs, "RoleBinding"):
+        if any(s["kind"] == "ServiceAccount" and s["name"] == account for s in binding["subjects"]):
+            assert binding["roleRef"]["kind"] == "Role"
+            rules += parse_rules(roles[binding["roleRef"]["name"]]["rules"])
+    return rules
+
+
+def allowed(rules: list[Rule], verb: str, group: str, resource: str, name: str | None) -> bool:
+    return any(rule.allows(verb, group, resource, name) for rule in rules)
+
+
+def assert_fleet_rbac(docs: list[dict[str, Any]], planner: str, calibration: str) -> None:
+    """What each identity may do, as the API server would evaluate the rendered Roles."""
+    planner_rules = granted(docs, planner)
+    calibration_rules = granted(docs, calibration)
+    assert planner_rules and calibration_rules
+    for request in PLANNER_MAY:
+        assert allowed(planner_rules, *request), f"planner may not {request}"
+    for request in PLANNER_MAY_NOT:
+        assert not allowed(planner_rules, *request), f"planner may {request}"
+    for request in CALIBRATION_MAY:
+        assert allowed(calibration_rules, *request), f"calibration may not {request}"
+    for request in CALIBRATION_MAY_NOT:
+        assert not allowed(calibration_rules, *request), f"calibration may {request}"
