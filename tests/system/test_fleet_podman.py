@@ -3,21 +3,22 @@ under podman (the advisor image built from this checkout, a serving image with a
 SavedModel baked in), measures the model under the Deployment's CPU limit as a real CFS quota, and
 writes the advice that the next `plan` finds fitting.
 
-The API server is the strict fake (tests/support/fakeapi) on 127.0.0.1; each actor is authorized by
-its own Role (COMMON's RBAC of the planner and the calibration ServiceAccounts), switched between
-the steps as the identities take turns. There is no kubelet: the test plays the Job's pod template
-as a Pod with `podman kube play` (podman 4.3 plays no Job), and with no Job controller either, the
-Job's activeDeadlineSeconds bounds the wait for the pod.
+The API server is the strict fake (tests/support/fakeapi) on 127.0.0.1; each step is authorized by
+the Role of the ServiceAccount that runs it in the shipped component (deploy/components/fleet):
+the planner lists and creates the Job, the pod's advisor writes the advice. There is no kubelet
+and no Job controller: the test plays the Job's pod template as a Pod with `podman kube play`
+(podman 4.3 plays no Job), bounds the wait by the Job's activeDeadlineSeconds, and records the
+Job's status as the controller would (running, then Complete when the advisor exited 0).
 
 What `podman kube play` (4.3.1, bookworm, runc, cgroup v1) does with the derived pod, as tried here:
 
-- played as derived: the init container (the serving image's `cp` copying the model into the
-  emptyDir, run to completion before the advisor starts and then removed by podman), emptyDir
-  volumes (chowned to the pod's runAsUser, 65532, so the non-root copy can write), readOnly mounts,
-  readOnlyRootFilesystem, runAsUser/runAsGroup/runAsNonRoot, capabilities drop ALL,
-  seccompProfile RuntimeDefault, tolerations and serviceAccountName (ignored), the Downward API's
-  `metadata.name` and `resourceFieldRef` (`limits.cpu`, `requests.cpu` with divisor 1m: 1500),
-  and `resources.limits.cpu: 1500m`, which reaches the container as a CFS quota of
+- accepted and played as derived: the init container (the serving image's `cp` copying the
+  model into the emptyDir, run to completion before the advisor starts, then removed by podman),
+  emptyDir volumes (chowned to the pod's runAsUser, 65532, so the non-root copy can write),
+  readOnly mounts, readOnlyRootFilesystem, runAsUser/runAsGroup/runAsNonRoot, capabilities drop
+  ALL, seccompProfile RuntimeDefault, tolerations and serviceAccountName (ignored), the Downward
+  API's `metadata.name` and `resourceFieldRef` (`limits.cpu`, `requests.cpu` with divisor 1m:
+  1500), and `resources.limits.cpu: 1500m`, which reaches the container as a CFS quota of
   150000/100000 us: the probe inside reports 1.5 CPUs. `--network host` puts the pod on the
   host's network, so it reaches the fake API server on 127.0.0.1.
 - swapped, as podman has no ServiceAccount token projection: ONLY the projected `kube-api-access`
@@ -46,19 +47,19 @@ import re
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
 import yaml
 
 from advisor.cli import main
+from advisor.fleet.derive import MODEL_MOUNT
 from advisor.recommend import parse_configmap
 from tests.support.fakeapi.apps import workload
-from tests.support.fakeapi.rbac import Rule
+from tests.support.fakeapi.rbac import fleet_rules
 from tests.support.fakeapi.server import FakeApiServer
 from tests.support.images import PODMAN, build_image, podman_env, podman_missing
 from tests.support.real_parts import missing_real_part
@@ -75,19 +76,8 @@ ADVICE = "advice-b"
 TOKEN_VOLUME = "kube-api-access"
 #: the Keras model's input name, so the advice can show it measured this model
 MODEL_INPUT = "features"
-#: when the derived Job sets no activeDeadlineSeconds (it should: the budget plus start-up)
-DEFAULT_DEADLINE_S = 600
-
-#: COMMON's RBAC: the planner's Role and the calibration ServiceAccount's
-PLANNER = [
-    Rule(("apps",), ("deployments", "statefulsets"), ("get", "list")),
-    Rule(("",), ("configmaps",), ("get", "list")),
-    Rule(("batch",), ("jobs",), ("get", "list", "create")),
-]
-CALIBRATION = [
-    Rule(("",), ("configmaps",), ("get", "create", "patch")),
-    Rule(("apps",), ("deployments", "statefulsets"), ("get", "patch")),
-]
+PLANNER = fleet_rules("-planner")
+CALIBRATION = fleet_rules("-calibration")
 
 #: a small Keras model exported as a SavedModel, in a child so TensorFlow stays out of pytest
 EXPORT_KERAS = f"""
@@ -184,14 +174,6 @@ def plan(api: FakeApiServer, capsys: pytest.CaptureFixture[str], *argv: str) -> 
     return out
 
 
-def created_jobs(api: FakeApiServer) -> list[dict[str, Any]]:
-    return [
-        r.body
-        for r in api.requests
-        if r.method == "POST" and r.path.endswith("/jobs") and r.status == 201
-    ]
-
-
 # --------------------------------------------------------------------------------------------
 # from the Job's pod template to a Pod podman plays
 
@@ -259,9 +241,9 @@ def write_token_dir(api: FakeApiServer, kube_dir: Path, namespace: str) -> None:
 
 @dataclass
 class Played:
+    #: the advisor container's (None: it ran past the Job's deadline)
     exit_code: int | None
     logs: str
-    seconds: float
 
 
 def play(pod: Mapping[str, Any], workdir: Path, *, deadline_s: float) -> Played:
@@ -271,7 +253,6 @@ def play(pod: Mapping[str, Any], workdir: Path, *, deadline_s: float) -> Played:
     path = workdir / "pod.yaml"
     path.write_text(yaml.safe_dump(dict(pod), sort_keys=False))
     advisor = f"{pod['metadata']['name']}-advisor"
-    started = time.monotonic()
     try:
         played = _podman("kube", "play", "--network", "host", str(path))
         assert played.returncode == 0, f"kube play failed:\n{played.stdout}\n{played.stderr}"
@@ -279,10 +260,9 @@ def play(pod: Mapping[str, Any], workdir: Path, *, deadline_s: float) -> Played:
             waited = _podman("wait", advisor, timeout=deadline_s)
         except subprocess.TimeoutExpired:
             waited = None
-        seconds = time.monotonic() - started
         logs = _podman("logs", advisor)
         code = int(waited.stdout.strip()) if waited and waited.returncode == 0 else None
-        return Played(code, logs.stdout + logs.stderr, seconds)
+        return Played(code, logs.stdout + logs.stderr)
     finally:
         _podman("kube", "play", "--down", str(path))
 
@@ -299,16 +279,18 @@ def test_the_derived_calibration_pod_runs_under_podman_and_its_advice_fits(
     with FakeApiServer(tmp_path, namespaces=(NS,), rules=PLANNER) as api:
         api.put_workload(deployment_b(serving_image))
         plan(api, capsys, "--apply", "--image", advisor_image)
-        (job,) = created_jobs(api)
+        (job,) = api.jobs()
         assert job["metadata"]["annotations"]["tf-thread-advisor.io/workload"] == "deployment/b"
 
         kube_dir = tmp_path / "serviceaccount"
         write_token_dir(api, kube_dir, NS)
         pod = pod_from_job(job, kube_dir=kube_dir, node_name=socket.gethostname())
-        deadline = float(job["spec"].get("activeDeadlineSeconds") or DEFAULT_DEADLINE_S)
+        deadline = float(job["spec"]["activeDeadlineSeconds"])
         api.rules = CALIBRATION  # the pod's advisor runs as the calibration ServiceAccount
+        api.set_job_running(NS, job["metadata"]["name"])
         played = play(pod, tmp_path, deadline_s=deadline)
         assert played.exit_code == 0, f"advisor exit {played.exit_code}:\n{played.logs[-4000:]}"
+        api.set_job_condition(NS, job["metadata"]["name"], "Complete")
 
         written = api.get(NS, ADVICE)
         assert written is not None, played.logs[-4000:]
@@ -316,7 +298,7 @@ def test_the_derived_calibration_pod_runs_under_podman_and_its_advice_fits(
         prov = advice.provenance
         # the init container copied the model out of the serving image: the advisor measured it
         assert prov.workload.kind == "savedmodel"
-        assert prov.workload.path is not None and prov.workload.path.startswith("/tfta-model/")
+        assert prov.workload.path == f"{MODEL_MOUNT}/{PurePosixPath(MODEL_PATH).name}"
         assert MODEL_INPUT in prov.workload.inputs, prov.workload.inputs
         # the Deployment's CPU limit reached the advisor as a real CFS quota
         assert prov.quota_cpus == 1.5
