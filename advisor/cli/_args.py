@@ -121,3 +121,14 @@ def add_kubeconfig(parser: argparse.ArgumentParser | argparse._ArgumentGroup) ->
         type=Path,
         help="kubeconfig to use (default: in-cluster ServiceAccount, else $KUBECONFIG)",
     )
+
+
+def pairs(items: list[str], flag: str) -> dict[str, str]:
+    """``K=V`` words as a dict; the keys and values are checked by the pipeline."""
+    pairs: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"{flag} {item!r}: must be KEY=VALUE")
+        pairs[key] = value
+    return pairs

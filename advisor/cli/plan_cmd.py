@@ -7,7 +7,7 @@ import argparse
 from datetime import timedelta
 from typing import Any
 
-from advisor.cli._args import add_kubeconfig, default_of
+from advisor.cli._args import add_kubeconfig, default_of, pairs
 from advisor.cli._calibration import objective_names
 from advisor.cli._output import emit
 from advisor.pipeline import Instruments
@@ -91,6 +91,25 @@ def register(subparsers: Any) -> None:
         help="the ServiceAccount the Jobs' advisor runs as: it writes the advice ConfigMaps "
         "(default %(default)s)",
     )
+    jobs.add_argument(
+        "--trial-mode",
+        choices=("auto", "fork", "spawn"),
+        default=default_of(PlanRequest, "trial_mode"),
+        help="how the Jobs start their trials (run --trial-mode; default %(default)s)",
+    )
+    jobs.add_argument(
+        "--sweep-onednn",
+        action="store_true",
+        help="the Jobs also measure TF_ENABLE_ONEDNN_OPTS (run --sweep-onednn)",
+    )
+    jobs.add_argument(
+        "--configmap-annotation",
+        metavar="K=V",
+        action="append",
+        default=[],
+        help="the Jobs put this annotation on the advice ConfigMaps (repeatable), e.g. "
+        "reloader.stakater.com/match=true",
+    )
     defaults = parser.add_argument_group(
         "defaults", "what a workload's tf-thread-advisor.io/* annotations leave unsaid"
     )
@@ -162,6 +181,9 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
             budget_s=args.budget,
             restart=args.restart,
         ),
+        trial_mode=args.trial_mode,
+        sweep_onednn=args.sweep_onednn,
+        configmap_annotations=pairs(args.configmap_annotation, "--configmap-annotation"),
         kubeconfig=args.kubeconfig,
         cluster_timeout_s=args.cluster_timeout,
     )

@@ -11,11 +11,10 @@ import os
 from pathlib import Path
 from typing import Any, get_args
 
-from advisor.cli._args import add_host_root, add_kubeconfig, default_of
+from advisor.cli._args import add_host_root, add_kubeconfig, default_of, pairs
 from advisor.cli._calibration import add_calibration_arguments, options_from_args
 from advisor.cli._output import emit
 from advisor.cli._progress import log_summary, progress_reporter
-from advisor.errors import UsageError
 from advisor.models import CpuFrom, ServingTarget
 from advisor.pipeline import (
     POD_NAMESPACE_ENV,
@@ -151,17 +150,6 @@ def _workload(text: str) -> Any:
         raise argparse.ArgumentTypeError(f"{text!r} {exc}") from None
 
 
-def _pairs(items: list[str], flag: str) -> dict[str, str]:
-    """``K=V`` words as a dict; the keys and values are checked by the pipeline."""
-    pairs: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UsageError(f"{flag} {item!r}: must be KEY=VALUE")
-        pairs[key] = value
-    return pairs
-
-
 def run(args: argparse.Namespace, instruments: Instruments) -> int:
     request = RunRequest(
         options=options_from_args(args),
@@ -173,9 +161,9 @@ def run(args: argparse.Namespace, instruments: Instruments) -> int:
         or None,
         output=args.output,
         env_file=args.env_file,
-        node_labels=_pairs(args.node_label, "--node-label"),
-        node_selector=_pairs(args.node_selector, "--node-selector"),
-        annotations=_pairs(args.configmap_annotation, "--configmap-annotation"),
+        node_labels=pairs(args.node_label, "--node-label"),
+        node_selector=pairs(args.node_selector, "--node-selector"),
+        annotations=pairs(args.configmap_annotation, "--configmap-annotation"),
         restart=tuple(args.restart),
         target=serving_target(
             for_workload=args.for_workload,

@@ -13,6 +13,7 @@ and the next scheduled plan continues where this one stopped.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -26,13 +27,14 @@ from advisor.fleet.decide import Planned, decide, to_create, with_job
 from advisor.fleet.derive import PLANNED_SELECTOR, JobSettings
 from advisor.fleet.jobs import planned_job
 from advisor.fleet.optin import OPT_IN_SELECTOR, Defaults
-from advisor.models import CalibrationOptions, PlanResult
+from advisor.models import CalibrationOptions, PlanResult, TrialMode
 from advisor.pipeline.source import (
     CLUSTER_TIMEOUT_S,
     check_cluster_timeout,
     check_names,
     namespace_or_env,
 )
+from advisor.recommend import annotation_key_problem
 
 #: the advisor image the Jobs run unless told: this version's local build (as kustomize's base)
 DEFAULT_IMAGE = f"tf-thread-advisor:{__version__}"
@@ -62,6 +64,11 @@ class PlanRequest:
     image_pull_policy: str = "IfNotPresent"
     service_account: str = DEFAULT_SERVICE_ACCOUNT
     defaults: Defaults = field(default_factory=Defaults)
+    #: passed on to every Job's ``run``: how trials start, the oneDNN sweep, extra annotations
+    #: on the advice ConfigMaps (Reloader's search-mode match)
+    trial_mode: TrialMode = "auto"
+    sweep_onednn: bool = False
+    configmap_annotations: Mapping[str, str] = field(default_factory=dict)
     kubeconfig: Path | None = None
     cluster_timeout_s: float = CLUSTER_TIMEOUT_S
 
@@ -86,6 +93,9 @@ def check_request(request: PlanRequest) -> None:
     if request.image_pull_policy not in PULL_POLICIES:
         raise UsageError(Opt("image_pull_policy"), f" must be one of {', '.join(PULL_POLICIES)}")
     check_names(service_account=request.service_account)
+    for key in request.configmap_annotations:
+        if problem := annotation_key_problem(key):
+            raise UsageError(Opt("configmap_annotations"), f" {key!r}: {problem}")
     check_cluster_timeout(request.cluster_timeout_s)
     defaults = request.defaults
     try:  # the defaults obey a calibration's rules, as every annotation does
@@ -104,6 +114,17 @@ def check_request(request: PlanRequest) -> None:
         raise UsageError(
             Opt(str(loc[0]) if loc else "defaults"), ": ", first_error(exc, where=lambda _: "")
         ) from None
+
+
+def run_args(request: PlanRequest) -> tuple[str, ...]:
+    """The ``run`` flags every Job gets beyond the ones derived from its workload."""
+    args = [] if request.trial_mode == "auto" else [f"--trial-mode={request.trial_mode}"]
+    if request.sweep_onednn:
+        args.append("--sweep-onednn")
+    args += [
+        f"--configmap-annotation={k}={v}" for k, v in sorted(request.configmap_annotations.items())
+    ]
+    return tuple(args)
 
 
 def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
@@ -130,6 +151,7 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         image=request.image,
         service_account=request.service_account,
         image_pull_policy=request.image_pull_policy,
+        extra_args=run_args(request),
     )
     decided = decide(
         workloads,

@@ -186,8 +186,9 @@ def test_reloader_example_reloads_the_configmap_it_mounts() -> None:
 
 def test_the_advice_reader_can_only_read() -> None:
     """What `status` needs and no more: get and list on configmaps (the advice), list on the
-    workloads and pods that may consume it (and, per namespace, on fleet mode's Jobs), in a Role for one namespace and a ClusterRole for
-    --all-namespaces, each bound by its own kind of binding."""
+    workloads and pods that may consume it (and, per namespace, on fleet mode's Jobs), in a Role
+    for one namespace and a ClusterRole for --all-namespaces, each bound by its own kind of
+    binding."""
     docs = k8s.load_file_docs(ADVICE_READER)
     for role_kind, binding_kind in (("Role", "RoleBinding"), ("ClusterRole", "ClusterRoleBinding")):
         role = k8s.one(docs, role_kind)

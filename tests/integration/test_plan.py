@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from advisor import __version__
 from advisor.cli import main
@@ -321,3 +322,94 @@ def test_status_shows_each_advices_newest_calibration_job_and_its_state(
     assert "exit 4: model" in table
     api.rules = PLANNER
     assert decisions(capsys, api)["deployment/b"]["decision"] == "failed"
+
+
+def test_print_jobs_shows_what_apply_would_create_and_the_run_flags_pass_through(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from advisor.cli import build_parser
+
+    code, out, err = plan(
+        capsys,
+        api,
+        "--print-jobs",
+        "--trial-mode",
+        "spawn",
+        "--sweep-onednn",
+        "--configmap-annotation",
+        "reloader.stakater.com/match=true",
+    )
+    assert code == 0, err
+    jobs = [doc for doc in yaml.safe_load_all(out) if doc]
+    assert {j["metadata"]["annotations"]["tf-thread-advisor.io/workload"] for j in jobs} == {
+        "deployment/a",
+        "deployment/b",
+    }
+    assert all(r.method == "GET" for r in api.requests)
+    for job in jobs:
+        (advisor,) = [
+            c for c in job["spec"]["template"]["spec"]["containers"] if c["name"] == "advisor"
+        ]
+        args = [a.replace("$(TFTA_POD_NAMESPACE)", NS) for a in advisor["args"]]
+        parsed = build_parser().parse_args(args)
+        assert (parsed.command, parsed.trial_mode, parsed.sweep_onednn) == ("run", "spawn", True)
+        assert parsed.configmap_annotation == ["reloader.stakater.com/match=true"]
+        assert parsed.for_workload is not None and parsed.spec_hash
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--max-running", "0"], "--max-running must be 1 or more"),
+        (["--image", "a b"], "--image 'a b' is not an image reference"),
+        (["--service-account", "Bad_Name"], "--service-account 'Bad_Name'"),
+        (["--configmap-annotation", "tf-thread-advisor.io/x=1"], "the advisor's own"),
+        (["--configmap-annotation", "novalue"], "must be KEY=VALUE"),
+        (["--objective", "slo"], "--objective slo needs --p99-ms"),
+        (["--budget", "5"], "--budget 5 s is too small"),
+        (["--max-age", "soon"], "--max-age"),
+    ],
+)
+def test_bad_flags_are_one_line_and_exit_2_before_the_cluster_is_asked(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str], argv: list[str], says: str
+) -> None:
+    code, out, err = plan(capsys, api, *argv)
+    assert (code, out) == (2, "")
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) <= 2 and "Traceback" not in err, err
+    assert says in err
+    assert not api.requests
+
+
+def test_a_forbidden_create_stops_with_exit_8_naming_the_rule(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    api.rules = [r for r in PLANNER if "create" not in r.verbs] + [
+        Rule(r.api_groups, r.resources, tuple(v for v in r.verbs if v != "create"))
+        for r in PLANNER
+        if "create" in r.verbs
+    ]
+    code, _, err = plan(capsys, api, "--apply")
+    assert code == 8
+    assert "create jobs (batch)" in err and "Traceback" not in err
+    assert not created_jobs(api)
+
+
+def test_a_workload_deleted_mid_plan_leaves_no_job_behind(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deleted: list[str] = []
+
+    def delete_b_first(server: FakeApiServer) -> None:
+        if not deleted:
+            deleted.append("b")
+            server.delete_workload("deployments", NS, "b")
+
+    api.before_write = delete_b_first
+    code, _, err = plan(capsys, api, "--apply")
+    assert code == 0, err
+    api.before_write = None
+    assert "deployment/b" not in decisions(capsys, api)
+    # the API server took b's Job, and its garbage collector removed it with its owner gone
+    remaining = {j["metadata"]["annotations"]["tf-thread-advisor.io/workload"] for j in api.jobs()}
+    assert remaining == {"deployment/a"}
