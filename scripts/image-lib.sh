@@ -9,6 +9,11 @@
 
 IMAGE_LIB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$IMAGE_LIB_ROOT/.tools"
+# podman records its store's path and refuses the same store by another one: a .tools shared
+# between checkouts through a symlink (git worktrees) is named by its real path
+if [[ -L "$TOOLS" ]]; then
+  TOOLS="$(readlink -f "$TOOLS")"
+fi
 TFTA_CACHE="${TFTA_CACHE:-/var/cache/tf-thread-advisor}"
 PODMAN_ROOT="${PODMAN_ROOT:-$TOOLS/podman}"
 # crun fails on this machine's cgroup v1 hybrid layout; default_ulimits = [] because podman's

@@ -27,32 +27,17 @@ from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
 from advisor.pipeline import Instruments
 from advisor.pipeline.calibrate import calibrate
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
-from tests.support import REPO
-from tests.support import k8s_checks as k8s
 from tests.support.fakeapi.apps import workload
-from tests.support.fakeapi.rbac import Rule, parse_rules
+from tests.support.fakeapi.rbac import Rule, fleet_rules
 from tests.support.fakeapi.samples import calibration_result, node_profile
 from tests.support.fakeapi.server import FakeApiServer
 from tests.support.search_fakes import FakeClock, FakeTrials, node, tripwire
 
 NS = "ml"
 IMAGE = "registry.example.com/tf-thread-advisor:1"
-FLEET = REPO / "deploy" / "components" / "fleet"
 NO_MEASURING = Instruments(
     probe=tripwire("plan must not probe"), sweep=tripwire("plan must not measure")
 )
-
-
-def fleet_rules(service_account_suffix: str) -> list[Rule]:
-    """The rules the component's RoleBinding grants the ServiceAccount whose name ends with
-    ``-planner`` or ``-calibration``."""
-    docs = [d for path in sorted(FLEET.glob("*.yaml")) for d in k8s.load_file_docs(path)]
-    roles = {d["metadata"]["name"]: d for d in k8s.by_kind(docs, "Role")}
-    for binding in k8s.by_kind(docs, "RoleBinding"):
-        names = [s["name"] for s in binding["subjects"]]
-        if any(n.endswith(service_account_suffix) for n in names):
-            return parse_rules(roles[binding["roleRef"]["name"]]["rules"])
-    raise AssertionError(f"no RoleBinding for a ServiceAccount *{service_account_suffix}")
 
 
 PLANNER = fleet_rules("-planner")

@@ -18,6 +18,8 @@ import yaml
 from tests.support import REPO
 
 RBAC_FILE = REPO / "deploy" / "rbac.yaml"
+#: fleet mode's two identities, the planner and the calibration Jobs' ServiceAccount
+FLEET = REPO / "deploy" / "components" / "fleet"
 SERVICE_ACCOUNT = "tf-thread-advisor"
 
 
@@ -106,6 +108,18 @@ def role_documents(
             "subjects": [{"kind": "ServiceAccount", "name": service_account}],
         },
     ]
+
+
+def fleet_rules(service_account_suffix: str) -> list[Rule]:
+    """The rules the fleet component's RoleBinding grants the ServiceAccount whose name ends with
+    ``-planner`` or ``-calibration``."""
+    docs = [d for path in sorted(FLEET.glob("*.yaml")) for d in load_documents(path)]
+    roles = {d["metadata"]["name"]: d for d in docs if d.get("kind") == "Role"}
+    for binding in (d for d in docs if d.get("kind") == "RoleBinding"):
+        names = [s["name"] for s in binding["subjects"]]
+        if any(n.endswith(service_account_suffix) for n in names):
+            return parse_rules(roles[binding["roleRef"]["name"]]["rules"])
+    raise AssertionError(f"no RoleBinding for a ServiceAccount *{service_account_suffix}")
 
 
 def parse_rules(raw_rules: list[dict[str, Any]]) -> list[Rule]:
