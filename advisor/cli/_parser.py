@@ -292,17 +292,20 @@ def _command_word(parser: Parser) -> str | None:
 
 def _flag_hint(name: str, parsers: list[Parser], say_which: bool) -> str | None:
     """The closest flag here, or of a subcommand when the flag came before the subcommand."""
-    owners: dict[str, list[str]] = {flag: [] for parser in parsers for flag in parser.flags}
+    here = {flag for parser in parsers for flag in parser.flags}
+    of_commands: dict[str, list[str]] = {}
     for parser in parsers:
         for command, sub in parser.commands.items():
             for flag in sub.flags:
-                if flag not in owners or owners[flag]:
-                    owners.setdefault(flag, []).append(command)
-    guess = _closest(name, owners)
+                of_commands.setdefault(flag, []).append(command)
+    guess = _closest(name, here | of_commands.keys())
     if guess is None:
         return None
-    where = f"an option of {', '.join(owners[guess])}: it goes after the command"
-    if guess == name:
-        return f"{name} is {where}"
+    if guess == name:  # a known flag, given on the wrong side of the command
+        if name not in of_commands:
+            return f"{name} goes before the command"
+        return f"{name} is an option of {', '.join(of_commands[name])}: it goes after the command"
     hint = f"did you mean {guess}" + (f" for {name}" if say_which else "") + "?"
-    return f"{hint} ({where})" if owners[guess] else hint
+    if guess in here:
+        return hint
+    return f"{hint} (an option of {', '.join(of_commands[guess])}: it goes after the command)"

@@ -61,6 +61,9 @@ def refused(argv: list[str], parser: Parser | None = None) -> str:
         (["push", "--luod"], "did you mean --loud?"),  # a global option after the command
         (["--force", "x"], "--force is an option of push: it goes after the command"),
         (["--forse", "x"], "--forse; did you mean --force? (an option of push: it goes after"),
+        # argparse takes the command and leaves the flag before it over
+        (["--force", "push"], "--force; --force is an option of push: it goes after the command"),
+        (["push", "--version"], "--version; --version goes before the command"),
     ],
 )
 def test_a_typo_gets_the_closest_known_word(argv: list[str], says: str) -> None:
