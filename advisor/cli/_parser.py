@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, NoReturn, Protocol
 
@@ -146,7 +147,7 @@ class Parser(argparse.ArgumentParser):
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
-        self.words = list(args) if args is not None else []
+        self.words = list(sys.argv[1:] if args is None else args)
         if self.commands:
             self._check_command()
         return super().parse_known_args(args, namespace)
