@@ -10,7 +10,6 @@ another probe or sweep (the tests' tripwires and fake sweeps): they reach the pi
 
 from __future__ import annotations
 
-import argparse
 import signal
 import sys
 import traceback
@@ -27,20 +26,18 @@ from advisor.pipeline import Instruments
 PROG = "tf-thread-advisor"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> Parser:
     parser = Parser(
         prog=PROG,
         description="Measure TensorFlow intra-op/inter-op thread settings for this node and "
         "publish them as a ConfigMap.",
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    add_global_flags(parser, in_command=False)
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    subparsers.required = True
+    add_global_flags(parser)
+    commands = parser.add_commands(dest="command", metavar="COMMAND")
     for module in _command_modules():
-        module.register(subparsers)
-    for command in subparsers.choices.values():
-        add_global_flags(command, in_command=True)
+        module.register(commands)
+    parser.add_global_options_to_commands("global options")
     return parser
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from advisor.cli._parser import Arguments, Parser
 from advisor.errors import AdvisorError, Opt, UsageError, first_error
 
 #: options whose flag is not the Python name with dashes (``env_file`` -> ``--env-file``)
@@ -70,7 +71,7 @@ def _host_root_dir(value: str) -> Path:
     return path
 
 
-def add_host_root(parser: argparse.ArgumentParser) -> None:
+def add_host_root(parser: Arguments) -> None:
     """``--host-root``: where the probe reads /proc and /sys (fixture trees in tests)."""
     parser.add_argument(
         "--host-root",
@@ -81,39 +82,30 @@ def add_host_root(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_global_flags(parser: argparse.ArgumentParser, *, in_command: bool) -> None:
-    """``--debug``, ``--log-format``, ``--log-level``: before the subcommand or after it.
-
-    Each subcommand parser defines them again, because argparse reads a flag only in the parser
-    whose words it is parsing. There the default is SUPPRESS: a subcommand's parsed values are
-    copied over the top-level ones, and an absent flag must not reset one given before it.
-    """
-    group = parser.add_argument_group("global options") if in_command else parser
-
-    def default(value: object) -> object:
-        return argparse.SUPPRESS if in_command else value
-
-    group.add_argument(
+def add_global_flags(parser: Parser) -> None:
+    """``--debug``, ``--log-format``, ``--log-level``: before the subcommand or after it (each
+    subcommand takes them too, see ``Parser.add_global_options_to_commands``)."""
+    parser.add_global_argument(
         "--debug",
         action="store_true",
-        default=default(False),
+        default=False,
         help="print full tracebacks for unexpected errors",
     )
-    group.add_argument(
+    parser.add_global_argument(
         "--log-format",
         choices=["text", "json"],
-        default=default("text"),
+        default="text",
         help="log lines on stderr as plain text (default) or one JSON object per line",
     )
-    group.add_argument(
+    parser.add_global_argument(
         "--log-level",
         choices=["debug", "info", "warning", "error"],
-        default=default("info"),
+        default="info",
         help="least severe log lines shown on stderr (default info; results go to stdout)",
     )
 
 
-def add_kubeconfig(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+def add_kubeconfig(parser: Arguments) -> None:
     """``--kubeconfig``: which cluster to talk to (advisor.cluster.connect's order otherwise)."""
     parser.add_argument(
         "--kubeconfig",

@@ -15,6 +15,7 @@ from typing import get_args
 from pydantic import ValidationError
 
 from advisor.cli._args import default_of, usage_error
+from advisor.cli._parser import Sections
 from advisor.models import MIN_BUDGET_S, CalibrationOptions, TrialMode
 from advisor.objectives import DEFAULT_OBJECTIVE, OBJECTIVES, bounded_names
 
@@ -54,7 +55,7 @@ def _positive_float(name: str, unit: str) -> Callable[[str], float]:
     return parse
 
 
-def add_calibration_arguments(parser: argparse.ArgumentParser) -> None:
+def add_calibration_arguments(parser: Sections) -> None:
     """The flags that describe a calibration (``calibrate`` and ``run`` share them)."""
 
     def default(field: str) -> object:

@@ -14,6 +14,7 @@ from typing import Any, get_args
 from advisor.cli._args import add_host_root, add_kubeconfig, default_of, pairs
 from advisor.cli._calibration import add_calibration_arguments, options_from_args
 from advisor.cli._output import emit
+from advisor.cli._parser import Sections
 from advisor.cli._progress import log_summary, progress_reporter
 from advisor.models import CpuFrom, ServingTarget
 from advisor.pipeline import (
@@ -107,7 +108,7 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def _add_target_arguments(parser: argparse.ArgumentParser) -> None:
+def _add_target_arguments(parser: Sections) -> None:
     """The serving container the advice is measured for, recorded in its provenance (fleet
     mode's calibration Jobs pass them; ``plan`` and ``status`` read them back)."""
     target = parser.add_argument_group(
