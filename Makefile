@@ -13,8 +13,8 @@ deps:
 	bash scripts/install-test-tools.sh
 
 lint:
-	$(PYTHON) -m ruff check advisor tests benchmarks
-	$(PYTHON) -m ruff format --check advisor tests benchmarks
+	$(PYTHON) -m ruff check advisor tests benchmarks testkit
+	$(PYTHON) -m ruff format --check advisor tests benchmarks testkit
 	$(PYTHON) -m mypy
 	lint-imports
 

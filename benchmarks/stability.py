@@ -1,7 +1,7 @@
 """Is the advice boring when nothing changed? N real ``run``s in a row against one ConfigMap.
 
 Each run is the real CLI (real TensorFlow trials, optionally under a real CFS quota) writing to
-the strict fake API server of tests/support/fakeapi over loopback, exactly as the scheduled Job
+the strict fake API server of testkit/fakeapi over loopback, exactly as the scheduled Job
 writes to a cluster. After each run the stored ``data`` and content hash are read back: a change of
 ``data`` is a roll-out of every consumer (Reloader, ``--restart``), so the figure that matters
 is how many times it changed after the first write.
@@ -34,7 +34,7 @@ from advisor.models import CalibrationResult, Measurement, NodeProfile, Workload
 from advisor.pipeline.drift import installed_tf_version
 from advisor.recommend import HASH_ANNOTATION, build_recommendation, render_configmap
 from benchmarks import cgroups
-from tests.support.fakeapi.server import FakeApiServer
+from testkit.fakeapi.server import FakeApiServer
 
 REPO = Path(__file__).resolve().parent.parent
 NAME, NS = "tf-thread-advice", "ml"

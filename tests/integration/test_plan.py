@@ -27,12 +27,12 @@ from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
 from advisor.pipeline import Instruments
 from advisor.pipeline.calibrate import calibrate
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
+from testkit.fakeapi.apps import workload
+from testkit.fakeapi.rbac import Rule, parse_rules
+from testkit.fakeapi.samples import calibration_result, node_profile
+from testkit.fakeapi.server import FakeApiServer
 from tests.support import REPO
 from tests.support import k8s_checks as k8s
-from tests.support.fakeapi.apps import workload
-from tests.support.fakeapi.rbac import Rule, parse_rules
-from tests.support.fakeapi.samples import calibration_result, node_profile
-from tests.support.fakeapi.server import FakeApiServer
 from tests.support.search_fakes import FakeClock, FakeTrials, node, tripwire
 
 NS = "ml"

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from benchmarks import scaling
+from testkit.realcgroup import CPU_ROOT, cgroup_unavailable
 from tests.support import REPO
 from tests.support.real_parts import missing_real_part
-from tests.support.realcgroup import CPU_ROOT, cgroup_unavailable
 
 
 @pytest.mark.tf

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from tests.support import REPO
+from testkit import REPO
 
 RBAC_FILE = REPO / "deploy" / "rbac.yaml"
 SERVICE_ACCOUNT = "tf-thread-advisor"
