@@ -22,7 +22,7 @@ pytest:
 	$(PYTHON) -m pytest
 
 bench:
-	$(PYTHON) benchmarks/advice_quality.py --quick --json bench.json
+	$(PYTHON) -m benchmarks quality --quick --json bench.json
 
 # The image for PLATFORMS (comma-separated; default: this machine's), built with podman into the
 # project's own store (.tools/podman) as the manifest list IMAGE plus IMAGE-<arch> per platform.

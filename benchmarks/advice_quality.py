@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
 """How good is the advice, and what does it cost? Defaults vs the static rule vs the advisor vs
 the exhaustive grid, under real cgroup v1 quotas, measured by the benchmark's own harness.
 
-    python benchmarks/advice_quality.py --quick --json out.json   # < 10 min on a 2-core box
-    python benchmarks/advice_quality.py --smoke                   # seconds: checks the plumbing
-    python benchmarks/advice_quality.py --json full.json          # every scenario (about an hour)
+    python -m benchmarks quality --quick --json out.json   # < 10 min on a 2-core box
+    python -m benchmarks quality --smoke                   # seconds: checks the plumbing
+    python -m benchmarks quality --json full.json          # every scenario (about an hour)
 
 Per workload, one measuring child per setting is started once (benchmarks/pool.py). Per quota,
 a fresh cgroup is made; the real ``tf-thread-advisor calibrate`` runs inside it with the default
@@ -31,16 +30,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from advisor.models import DEFAULT_BUDGET_S  # noqa: E402
-from advisor.recommend import configmap_yaml  # noqa: E402
-from benchmarks import cgroups, plan, report  # noqa: E402
-from benchmarks.calibrate_run import CalibrateRun, run_calibrate  # noqa: E402
-from benchmarks.plan import Effort, Plan, Scenario  # noqa: E402
-from benchmarks.pool import CHILD, DEFAULT, Pool, Setting  # noqa: E402
+from advisor.models import DEFAULT_BUDGET_S
+from advisor.recommend import configmap_yaml
+from benchmarks import REPO, cgroups, plan, report
+from benchmarks.calibrate_run import CalibrateRun, run_calibrate
+from benchmarks.plan import Effort, Plan, Scenario
+from benchmarks.pool import CHILD, DEFAULT, Pool, Setting
 
 BUILD_TIMEOUT_S = 300.0
 
@@ -61,9 +56,9 @@ def sockets() -> int:
 
 def build_shape(shape: str, out_dir: Path) -> Path:
     """Build one of benchmarks/shapes.py in a child (TF stays out of this process)."""
-    argv = [sys.executable, str(CHILD), "build", "--shape", shape, "--out", str(out_dir)]
+    argv = [sys.executable, "-m", CHILD, "build", "--shape", shape, "--out", str(out_dir)]
     done = subprocess.run(
-        argv, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False
+        argv, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False, cwd=REPO
     )
     if done.returncode != 0:
         tail = done.stderr.strip().splitlines()[-1:] or ["no message"]
@@ -532,7 +527,9 @@ def _terminate(signum: int, _frame: object) -> None:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks quality", description=(__doc__ or "").splitlines()[0]
+    )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="reduced set, under 10 min here")
     mode.add_argument("--smoke", action="store_true", help="one tiny scenario: plumbing only")
@@ -588,7 +585,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     full: dict[str, Any] = {
         "mode": mode,
-        "command": " ".join(["python", "benchmarks/advice_quality.py", *(argv or sys.argv[1:])]),
+        "command": " ".join(
+            ["python -m benchmarks quality", *(sys.argv[1:] if argv is None else argv)]
+        ),
         "started_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "host": info,
         "effort": vars(the_plan.effort),

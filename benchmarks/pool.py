@@ -21,9 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from benchmarks import REPO
 from benchmarks.cgroups import RealCgroup, move
 
-CHILD = Path(__file__).resolve().parent / "harness_child.py"
+#: the measuring child, started as ``python -m`` from the checkout's root
+CHILD = "benchmarks.harness_child"
 START_TIMEOUT_S = 180.0
 THREAD_ENV = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS")
 
@@ -99,9 +101,10 @@ class Pool:
 
     def _spawn(self, setting: Setting) -> Child:
         log = (self.log_dir / f"child-{setting.key.replace('/', '_')}.log").open("a")
-        argv = [sys.executable, str(CHILD), "serve", *self.workload_args]
+        argv = [sys.executable, "-m", CHILD, "serve", *self.workload_args]
         proc = subprocess.Popen(
             argv,
+            cwd=REPO,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,

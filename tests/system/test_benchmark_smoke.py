@@ -27,7 +27,7 @@ def test_smoke_run_reports_every_figure_and_cleans_up(tmp_path: Path) -> None:
         missing_real_part("tensorflow is not installed")
     out = tmp_path / "smoke.json"
     proc = subprocess.Popen(
-        [sys.executable, "benchmarks/advice_quality.py", "--smoke", "--json", str(out)],
+        [sys.executable, "-m", "benchmarks", "quality", "--smoke", "--json", str(out)],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

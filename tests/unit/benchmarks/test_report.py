@@ -279,7 +279,7 @@ def test_contenders_are_the_top_grid_settings_then_the_advice_once_each(
 
 def test_latest_section_is_replaced_with_command_load_and_tables() -> None:
     run = {
-        "command": "python benchmarks/advice_quality.py --quick",
+        "command": "python -m benchmarks quality --quick",
         "started_utc": "2026-11-21 09:00 UTC",
         "wall_s": 512.3,
         "host": {"affinity": 2, "loadavg_start": [0.12, 0, 0], "loadavg_end": [1.5, 0, 0]},
@@ -289,7 +289,7 @@ def test_latest_section_is_replaced_with_command_load_and_tables() -> None:
     assert "old table" not in new
     assert new.startswith("# Bench\n\n<!-- LATEST -->\n")
     assert new.endswith("<!-- /LATEST -->\nfooter\n")
-    assert "`python benchmarks/advice_quality.py --quick`" in new
+    assert "`python -m benchmarks quality --quick`" in new
     assert "0.12 at start and 1.50 at end" in new
     assert "| new | table |" in new
     with pytest.raises(ValueError, match="LATEST"):
