@@ -1,19 +1,24 @@
 """Figures, targets and the tables: from raw measurements to what goes in docs/benchmark.md.
 
 Pure functions over plain data, so the arithmetic (pooled percentiles, ratio directions, PASS/MISS)
-is tested without running anything. Directions: latency is the p99 in ms, lower is better;
-throughput is completed requests per second, higher is better. A ratio advice/default below 1 is
-a win for latency and a loss for throughput; the tables say which.
+is tested without running anything. What "best" means is the advisor's (``advisor.objectives``):
+latency ranks by the p99 in ms, lower is better; throughput by completed requests per second,
+higher is better. A ratio advice/default below 1 is a win for latency and a loss for throughput;
+the tables say which. A percentile is the advisor's too (``advisor.calibrate.percentile``, nearest
+rank), so the judge's p99 and a trial's are the same statistic.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from advisor.calibrate.objective import coefficient_of_variation
+from advisor.calibrate.percentile import percentile
+from advisor.objectives import Measure, named
 
 #: the issue's targets (measured and reported, never asserted, never tuned toward)
 P99_VS_DEFAULT_MAX = 0.60
@@ -36,13 +41,33 @@ TARGETS = {
     "grid best (no quota, latency)",
 }
 
+__all__ = ["percentile"]  # re-exported: the judge's percentile is the advisor's
 
-def percentile(sorted_values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile (no interpolation: a p99 is a latency someone really saw)."""
-    if not sorted_values:
-        raise ValueError("no samples")
-    rank = max(1, math.ceil(q / 100 * len(sorted_values)))
-    return sorted_values[rank - 1]
+
+@dataclass(frozen=True)
+class Figures:
+    """One setting's pooled figures as the advisor's objectives read them. ``threads`` is 0 for
+    all, so settings an objective ranks equal keep the order they were given in (the grid's:
+    fewer threads first)."""
+
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    throughput_rps: float | None = None
+    threads: int = 0
+
+    @classmethod
+    def of(cls, stats: Mapping[str, Any]) -> Figures:
+        return cls(stats.get("p50_ms"), stats.get("p99_ms"), stats.get("throughput_rps"))
+
+    @classmethod
+    def alone(cls, value: float) -> Figures:
+        """A bare figure, read by whichever measure asks (for comparing two of them)."""
+        return cls(value, value, value)
+
+
+def measure_of(objective: str) -> Measure:
+    """The measure the advisor ranks ``objective``'s settings by (p99 ms, req/s)."""
+    return named(objective).measure()
 
 
 def pool_rounds(samples: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -66,27 +91,25 @@ def pool_rounds(samples: Iterable[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def objective_value(stats: dict[str, Any], objective: str) -> float:
-    return float(stats["p99_ms"] if objective == "latency" else stats["throughput_rps"])
+def objective_value(stats: Mapping[str, Any], objective: str) -> float:
+    return measure_of(objective).value(Figures.of(stats))
 
 
 def lower_is_better(objective: str) -> bool:
-    return objective == "latency"
+    return named(objective).lower_is_better()
 
 
 def ranked(
-    stats_by_key: dict[str, dict[str, Any]], keys: Iterable[str], objective: str
+    stats_by_key: Mapping[str, Mapping[str, Any]], keys: Iterable[str], objective: str
 ) -> list[str]:
-    """``keys`` best first for ``objective``; ties keep their order (fewer threads first)."""
-    return sorted(
-        keys,
-        key=lambda k: objective_value(stats_by_key[k], objective),
-        reverse=not lower_is_better(objective),
-    )
+    """``keys`` best first for ``objective``, by the advisor's measure of it; ties keep their
+    order."""
+    measure = measure_of(objective)
+    return sorted(keys, key=lambda key: measure.key(Figures.of(stats_by_key[key])))
 
 
 def best_of(
-    stats_by_key: dict[str, dict[str, Any]], keys: Iterable[str], objective: str
+    stats_by_key: Mapping[str, Mapping[str, Any]], keys: Iterable[str], objective: str
 ) -> tuple[str, float]:
     """The best of ``keys`` for ``objective``; ties go to the first key (fewer threads first)."""
     key = ranked(stats_by_key, keys, objective)[0]
@@ -111,9 +134,9 @@ def contenders(
 
 
 def within_of_best(advice: float, best: float, objective: str, tolerance: float) -> bool:
-    if lower_is_better(objective):
-        return advice <= best * (1 + tolerance)
-    return advice >= best * (1 - tolerance)
+    """``advice`` on the good side of ``best`` loosened by ``tolerance``, as the objective's
+    measure compares."""
+    return measure_of(objective).within(Figures.alone(advice), best, tolerance)
 
 
 #: standard errors of the difference between two grid figures that count as "told apart"

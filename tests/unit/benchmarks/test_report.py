@@ -14,15 +14,6 @@ def _round(latencies: list[float], completed: int, window_s: float = 1.0) -> dic
     return {"latencies_ms": latencies, "completed": completed, "window_s": window_s, "cpu_s": 0.5}
 
 
-def test_percentile_is_nearest_rank() -> None:
-    values = [float(v) for v in range(1, 101)]
-    assert report.percentile(values, 50) == 50.0
-    assert report.percentile(values, 99) == 99.0
-    assert report.percentile([7.0], 99) == 7.0
-    with pytest.raises(ValueError, match="no samples"):
-        report.percentile([], 50)
-
-
 def test_rounds_are_pooled_not_averaged() -> None:
     # one slow round: its tail must show in the pooled p99, not be diluted by a mean of p99s
     fast = _round([1.0] * 99, completed=99)
