@@ -32,7 +32,7 @@ from typing import Any
 
 from advisor.models import DEFAULT_BUDGET_S
 from advisor.recommend import configmap_yaml
-from benchmarks import REPO, cgroups, plan, report
+from benchmarks import REPO, arms, cgroups, machine, plan, report
 from benchmarks.calibrate_run import CalibrateRun, run_calibrate
 from benchmarks.plan import Effort, Plan, Scenario
 from benchmarks.pool import CHILD, DEFAULT, Pool, Setting
@@ -180,6 +180,7 @@ def scenario_figures(
     spawn_run: CalibrateRun | None = None,
     short_run: CalibrateRun | None = None,
     repeat_run: CalibrateRun | None = None,
+    the_arms: arms.Arms | None = None,
     first_look: dict[str, Any] | None = None,
     second_look: dict[str, Any] | None = None,
     held_out: dict[str, Any] | None = None,
@@ -245,6 +246,8 @@ def scenario_figures(
         "first_look": first_look,
         "second_look": second_look,
         "held_out": held_out,
+        "shared_windows": {} if the_arms is None else dict(the_arms.shared),
+        "aa": _aa(stats, the_arms, advice_entry, objective),
     }
     data["targets"] = report.targets(
         data,
@@ -259,6 +262,25 @@ def scenario_figures(
         short_ran=short_run is not None,
     )
     return data
+
+
+def _aa(
+    stats: dict[str, dict[str, Any]],
+    the_arms: arms.Arms | None,
+    advice: dict[str, Any] | None,
+    objective: str,
+) -> dict[str, Any] | None:
+    """The advice measured as two arms (benchmarks/arms.py), beside its near-best verdict."""
+    pair = None if the_arms is None or advice is None else the_arms.pair(advice["setting"])
+    if pair is None or not set(pair) <= set(stats):
+        return None
+    figures = arms.aa_figures(stats, pair, objective)
+    noise = figures["noise"]
+    return {
+        "setting": advice["setting"],
+        **figures,
+        "beyond_tolerance": None if noise is None else noise > report.GRID_BEST_TOLERANCE,
+    }
 
 
 def _windows(run: CalibrateRun) -> list[list[Any]] | None:
@@ -370,7 +392,12 @@ def run_quota(
                 log(f"  -> advice {brief.advice}, {brief.wall_s:.1f} s, {brief.ok_trials} ok")
         every_run = [*runs.values(), *spawned.values(), *shorts.values(), *repeats.values()]
         advice = [Setting(*r.advice) for r in every_run if r.advice is not None]
-        settings = list(dict.fromkeys([DEFAULT, rule, *grid_settings, *advice]))
+        the_arms = arms.plan_arms(
+            [DEFAULT, rule, *grid_settings, *advice],
+            info["affinity"],
+            [Setting(*r.advice) for r in runs.values() if r.advice is not None],
+        )
+        settings = the_arms.measured
         missing = [x for x in settings if x.key not in pool.children]
         if missing:
             log(f"start {len(missing)} measuring processes (two at a time, no quota)")
@@ -389,6 +416,7 @@ def run_quota(
                     seed=seed + len(results),
                 )
                 stats = {key: report.pool_rounds(rounds) for key, rounds in samples.items()}
+                the_arms.share(stats)
                 grid_keys = [s.key for s in grid_settings]
                 here = [s for s in scenarios if s.concurrency == concurrency]
                 advice_of = {
@@ -406,8 +434,10 @@ def run_quota(
                     settings,
                     samples,
                     [
-                        report.contenders(
-                            stats, grid_keys, s.objective, effort.refine_top, advice_of[s]
+                        the_arms.contenders(
+                            report.contenders(
+                                stats, grid_keys, s.objective, effort.refine_top, advice_of[s]
+                            )
                         )
                         for s in here
                     ],
@@ -418,8 +448,10 @@ def run_quota(
                     held_out=held,
                 )
                 stats.update({k: report.pool_rounds(samples[k]) for k in second["settings"]})
-                start_s = sum(pool.children[k].ready_s or 0.0 for k in grid_keys)
-                measure_s = sum(spent[k] for k in grid_keys)
+                the_arms.share(stats)
+                the_arms.share(held)
+                start_s = sum(pool.children[the_arms.resolve(k)].ready_s or 0.0 for k in grid_keys)
+                measure_s = sum(spent[the_arms.resolve(k)] for k in grid_keys)
                 grid_time = {
                     "start_s": start_s,
                     "measure_s": measure_s,
@@ -437,6 +469,7 @@ def run_quota(
                             spawn_run=spawned.get(scenario),
                             short_run=shorts.get(scenario),
                             repeat_run=repeats.get(scenario),
+                            the_arms=the_arms,
                             first_look=first[scenario],
                             second_look=second,
                             held_out=first_look(
@@ -581,6 +614,7 @@ def main(argv: list[str] | None = None) -> int:
         "logical_cpus": os.cpu_count(),
         "sockets": sockets(),
         "loadavg_start": os.getloadavg(),
+        "machine": machine.describe(),
     }
     started = time.monotonic()
     full: dict[str, Any] = {

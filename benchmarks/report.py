@@ -305,6 +305,7 @@ def quality_table(results: Sequence[dict[str, Any]]) -> str:
         "grid best",
         "adv/def",
         "adv/best",
+        "A/A",
         "grid noise",
         "first look",
         "held out",
@@ -326,6 +327,7 @@ def quality_table(results: Sequence[dict[str, Any]]) -> str:
                 _ratio(r["ratios"]["advice_vs_default"])
                 + (" (worse)" if worse_than_default(r) else ""),
                 _ratio(r["ratios"]["advice_vs_grid_best"]),
+                _aa_of(r),
                 _grid_noise_of(r),
                 _look_of(r, "first_look"),
                 _look_of(r, "held_out"),
@@ -333,6 +335,42 @@ def quality_table(results: Sequence[dict[str, Any]]) -> str:
             ]
         )
     return markdown_table(headers, rows)
+
+
+def _aa_of(result: dict[str, Any]) -> str:
+    """How far the advice's two arms measured apart; marked where beyond the tolerance."""
+    aa = result.get("aa")
+    if not aa or aa.get("noise") is None:
+        return "-"
+    mark = f" (> {GRID_BEST_TOLERANCE:.0%})" if aa_beyond(result) else ""
+    return f"{aa['noise']:.0%}{mark}"
+
+
+def aa_beyond(result: dict[str, Any]) -> bool:
+    """The advice's A/A noise exceeds the near-best tolerance: the verdict is within the judge's
+    own noise (False where no A/A was measured, as in runs recorded before it)."""
+    aa = result.get("aa") or {}
+    return aa.get("noise") is not None and aa["noise"] > GRID_BEST_TOLERANCE
+
+
+def aa_summary(results: Sequence[dict[str, Any]]) -> str | None:
+    """The line under the table: the A/A noise over the scenarios, and where it exceeds the
+    tolerance (None when no scenario measured one)."""
+    noises = [r["aa"]["noise"] for r in results if (r.get("aa") or {}).get("noise") is not None]
+    if not noises:
+        return None
+    beyond = [r["scenario"] for r in results if aa_beyond(r)]
+    head = (
+        "A/A: the advice measured as two arms (the same setting in two processes, in the same "
+        f"rounds) differed by {statistics.median(noises):.0%} (median), {max(noises):.0%} at most"
+    )
+    if not beyond:
+        return f"{head}; within the {GRID_BEST_TOLERANCE:.0%} tolerance in all {len(noises)}."
+    return (
+        f"{head}. A/A noise exceeds the {GRID_BEST_TOLERANCE:.0%} tolerance in {len(beyond)} of "
+        f"{len(noises)} ({', '.join(beyond)}): there the near-best verdict (marked * under "
+        "Targets) is within the judge's own noise, and this run cannot tell it."
+    )
 
 
 def _look_of(result: dict[str, Any], look: str) -> str:
@@ -465,8 +503,23 @@ def _median_rate(runs: Iterable[dict[str, Any]]) -> str:
 
 def targets_table(results: Sequence[dict[str, Any]]) -> str:
     headers = ["scenario", *TARGETS]
-    rows = [[r["scenario"], *(r["targets"][k] for k in TARGETS)] for r in results]
+    rows = [
+        [
+            r["scenario"],
+            *(
+                # "-": a target added after the run was recorded
+                r["targets"].get(k, "-") + (" *" if k == "near_best" and aa_beyond(r) else "")
+                for k in TARGETS
+            ),
+        ]
+        for r in results
+    ]
     legend = "\n".join(f"- {k}: {text}" for k, text in TARGETS.items())
+    if any(aa_beyond(r) for r in results):
+        legend += (
+            f"\n- *: the advice's A/A noise exceeds the {GRID_BEST_TOLERANCE:.0%} tolerance: "
+            "this near-best verdict is within the judge's own noise"
+        )
     return markdown_table(headers, rows) + "\n\n" + legend
 
 
@@ -505,6 +558,32 @@ def scaling_table(rows: Sequence[dict[str, Any]]) -> str:
     return markdown_table(headers, body)
 
 
+def machine_line(host: Mapping[str, Any]) -> str:
+    """One line naming the machine of a run's ``host`` section (a run recorded before machines
+    were named says so, with the little it has)."""
+    machine = host.get("machine")
+    load = host.get("loadavg_start")
+    at_start = "" if not load else f"; 1-min load average {load[0]:.2f} at start"
+    if not machine:
+        cpus = host.get("affinity")
+        counted = "" if cpus is None else f" ({cpus} CPUs in the affinity mask)"
+        return f"machine: not recorded in this run{counted}{at_start}"
+    cores = machine.get("physical_cores")
+    cgroup = machine.get("cgroup_version")
+    parts = [
+        machine.get("cpu_model") or "CPU model unknown",
+        f"{machine.get('logical_cpus')} logical CPUs, {machine.get('affinity_cpus')} in the "
+        "affinity mask" + ("" if cores is None else f" ({cores} cores)"),
+        f"kernel {machine.get('kernel')}",
+        "cgroup unknown" if cgroup is None else f"cgroup v{cgroup}",
+        f"Python {machine.get('python')}",
+        f"TensorFlow {machine.get('tensorflow') or 'not installed'}",
+    ]
+    if machine.get("commit"):
+        parts.append(f"advisor at {machine['commit']}")
+    return "machine: " + ", ".join(parts) + at_start
+
+
 LATEST_START = "<!-- LATEST -->"
 LATEST_END = "<!-- /LATEST -->"
 
@@ -537,6 +616,7 @@ def render(report: dict[str, Any]) -> str:
     """The whole report as Markdown-compatible text (it is pasted into docs/benchmark.md)."""
     results = report["scenarios"]
     parts = [f"## Advice quality ({report['mode']}, {report['started_utc']})"]
+    parts += ["", machine_line(report.get("host") or {})]
     parts += [f"note: {n}" for n in report["notes"]]
     if results:
         parts += ["", "### Objective per setting", quality_table(results)]
@@ -546,8 +626,12 @@ def render(report: dict[str, Any]) -> str:
             "better). adv/def < 1 wins for latency, > 1 wins for throughput; adv/best is 1.00"
             " at the grid's best. grid noise: two standard errors of the difference between the"
             " advice's and the best's figures, from the spread of their rounds; an adv/best"
-            " within it is not told from 1.00 by this grid. first look: adv/best from the first"
-            " rounds alone (with that look's best where it was another setting); then the advice"
+            " within it is not told from 1.00 by this grid. A/A: the advice's setting measured"
+            " as two arms (two processes, the same rounds), how far apart they came out: the"
+            " judge's own noise on the figure adv/best rests on. TF's default spelled out (intra"
+            " = inter = the affinity count) shares the default's windows. first look: adv/best"
+            " from the first rounds alone (with that look's best where it was another setting);"
+            " then the advice"
             " and the top grid settings were measured more rounds (second look), and the other"
             " columns pool all of them. held out: adv/best from the second look's rounds alone,"
             " so the best is not picked by the rounds that measure it (not a target: a second"
@@ -569,6 +653,9 @@ def render(report: dict[str, Any]) -> str:
             + (f" ({', '.join(worse)})" if worse else "")
             + ".",
         ]
+        aa_line = aa_summary(results)
+        if aa_line is not None:
+            parts += ["", aa_line]
         near, judged = held_out_count(results)
         if judged:
             parts += [
