@@ -13,8 +13,8 @@ deps:
 	bash scripts/install-test-tools.sh
 
 lint:
-	$(PYTHON) -m ruff check advisor tests benchmarks
-	$(PYTHON) -m ruff format --check advisor tests benchmarks
+	$(PYTHON) -m ruff check advisor tests benchmarks testkit
+	$(PYTHON) -m ruff format --check advisor tests benchmarks testkit
 	$(PYTHON) -m mypy
 	lint-imports
 
@@ -22,7 +22,7 @@ pytest:
 	$(PYTHON) -m pytest
 
 bench:
-	$(PYTHON) benchmarks/advice_quality.py --quick --json bench.json
+	$(PYTHON) -m benchmarks quality --quick --json bench.json
 
 # The image for PLATFORMS (comma-separated; default: this machine's), built with podman into the
 # project's own store (.tools/podman) as the manifest list IMAGE plus IMAGE-<arch> per platform.

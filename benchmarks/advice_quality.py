@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
 """How good is the advice, and what does it cost? Defaults vs the static rule vs the advisor vs
 the exhaustive grid, under real cgroup v1 quotas, measured by the benchmark's own harness.
 
-    python benchmarks/advice_quality.py --quick --json out.json   # < 10 min on a 2-core box
-    python benchmarks/advice_quality.py --smoke                   # seconds: checks the plumbing
-    python benchmarks/advice_quality.py --json full.json          # every scenario (about an hour)
+    python -m benchmarks quality --quick --json out.json   # < 10 min on a 2-core box
+    python -m benchmarks quality --smoke                   # seconds: checks the plumbing
+    python -m benchmarks quality --json full.json          # every scenario (about an hour)
 
 Per workload, one measuring child per setting is started once (benchmarks/pool.py). Per quota,
 a fresh cgroup is made; the real ``tf-thread-advisor calibrate`` runs inside it with the default
@@ -31,16 +30,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from advisor.models import DEFAULT_BUDGET_S  # noqa: E402
-from advisor.recommend import configmap_yaml  # noqa: E402
-from benchmarks import cgroups, plan, report  # noqa: E402
-from benchmarks.calibrate_run import CalibrateRun, run_calibrate  # noqa: E402
-from benchmarks.plan import Effort, Plan, Scenario  # noqa: E402
-from benchmarks.pool import CHILD, DEFAULT, Pool, Setting  # noqa: E402
+from advisor.models import DEFAULT_BUDGET_S
+from advisor.recommend import configmap_yaml
+from benchmarks import REPO, arms, cgroups, machine, plan, report
+from benchmarks.calibrate_run import CalibrateRun, run_calibrate
+from benchmarks.plan import Effort, Plan, Scenario
+from benchmarks.pool import CHILD, DEFAULT, Pool, Setting
 
 BUILD_TIMEOUT_S = 300.0
 
@@ -61,9 +56,9 @@ def sockets() -> int:
 
 def build_shape(shape: str, out_dir: Path) -> Path:
     """Build one of benchmarks/shapes.py in a child (TF stays out of this process)."""
-    argv = [sys.executable, str(CHILD), "build", "--shape", shape, "--out", str(out_dir)]
+    argv = [sys.executable, "-m", CHILD, "build", "--shape", shape, "--out", str(out_dir)]
     done = subprocess.run(
-        argv, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False
+        argv, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False, cwd=REPO
     )
     if done.returncode != 0:
         tail = done.stderr.strip().splitlines()[-1:] or ["no message"]
@@ -185,6 +180,7 @@ def scenario_figures(
     spawn_run: CalibrateRun | None = None,
     short_run: CalibrateRun | None = None,
     repeat_run: CalibrateRun | None = None,
+    the_arms: arms.Arms | None = None,
     first_look: dict[str, Any] | None = None,
     second_look: dict[str, Any] | None = None,
     held_out: dict[str, Any] | None = None,
@@ -250,6 +246,8 @@ def scenario_figures(
         "first_look": first_look,
         "second_look": second_look,
         "held_out": held_out,
+        "shared_windows": {} if the_arms is None else dict(the_arms.shared),
+        "aa": _aa(stats, the_arms, advice_entry, objective),
     }
     data["targets"] = report.targets(
         data,
@@ -264,6 +262,25 @@ def scenario_figures(
         short_ran=short_run is not None,
     )
     return data
+
+
+def _aa(
+    stats: dict[str, dict[str, Any]],
+    the_arms: arms.Arms | None,
+    advice: dict[str, Any] | None,
+    objective: str,
+) -> dict[str, Any] | None:
+    """The advice measured as two arms (benchmarks/arms.py), beside its near-best verdict."""
+    pair = None if the_arms is None or advice is None else the_arms.pair(advice["setting"])
+    if pair is None or not set(pair) <= set(stats):
+        return None
+    figures = arms.aa_figures(stats, pair, objective)
+    noise = figures["noise"]
+    return {
+        "setting": advice["setting"],
+        **figures,
+        "beyond_tolerance": None if noise is None else noise > report.GRID_BEST_TOLERANCE,
+    }
 
 
 def _windows(run: CalibrateRun) -> list[list[Any]] | None:
@@ -375,7 +392,12 @@ def run_quota(
                 log(f"  -> advice {brief.advice}, {brief.wall_s:.1f} s, {brief.ok_trials} ok")
         every_run = [*runs.values(), *spawned.values(), *shorts.values(), *repeats.values()]
         advice = [Setting(*r.advice) for r in every_run if r.advice is not None]
-        settings = list(dict.fromkeys([DEFAULT, rule, *grid_settings, *advice]))
+        the_arms = arms.plan_arms(
+            [DEFAULT, rule, *grid_settings, *advice],
+            info["affinity"],
+            [Setting(*r.advice) for r in runs.values() if r.advice is not None],
+        )
+        settings = the_arms.measured
         missing = [x for x in settings if x.key not in pool.children]
         if missing:
             log(f"start {len(missing)} measuring processes (two at a time, no quota)")
@@ -394,6 +416,7 @@ def run_quota(
                     seed=seed + len(results),
                 )
                 stats = {key: report.pool_rounds(rounds) for key, rounds in samples.items()}
+                the_arms.share(stats)
                 grid_keys = [s.key for s in grid_settings]
                 here = [s for s in scenarios if s.concurrency == concurrency]
                 advice_of = {
@@ -411,8 +434,10 @@ def run_quota(
                     settings,
                     samples,
                     [
-                        report.contenders(
-                            stats, grid_keys, s.objective, effort.refine_top, advice_of[s]
+                        the_arms.contenders(
+                            report.contenders(
+                                stats, grid_keys, s.objective, effort.refine_top, advice_of[s]
+                            )
                         )
                         for s in here
                     ],
@@ -423,8 +448,10 @@ def run_quota(
                     held_out=held,
                 )
                 stats.update({k: report.pool_rounds(samples[k]) for k in second["settings"]})
-                start_s = sum(pool.children[k].ready_s or 0.0 for k in grid_keys)
-                measure_s = sum(spent[k] for k in grid_keys)
+                the_arms.share(stats)
+                the_arms.share(held)
+                start_s = sum(pool.children[the_arms.resolve(k)].ready_s or 0.0 for k in grid_keys)
+                measure_s = sum(spent[the_arms.resolve(k)] for k in grid_keys)
                 grid_time = {
                     "start_s": start_s,
                     "measure_s": measure_s,
@@ -442,6 +469,7 @@ def run_quota(
                             spawn_run=spawned.get(scenario),
                             short_run=shorts.get(scenario),
                             repeat_run=repeats.get(scenario),
+                            the_arms=the_arms,
                             first_look=first[scenario],
                             second_look=second,
                             held_out=first_look(
@@ -532,7 +560,9 @@ def _terminate(signum: int, _frame: object) -> None:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks quality", description=(__doc__ or "").splitlines()[0]
+    )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="reduced set, under 10 min here")
     mode.add_argument("--smoke", action="store_true", help="one tiny scenario: plumbing only")
@@ -584,11 +614,14 @@ def main(argv: list[str] | None = None) -> int:
         "logical_cpus": os.cpu_count(),
         "sockets": sockets(),
         "loadavg_start": os.getloadavg(),
+        "machine": machine.describe(),
     }
     started = time.monotonic()
     full: dict[str, Any] = {
         "mode": mode,
-        "command": " ".join(["python", "benchmarks/advice_quality.py", *(argv or sys.argv[1:])]),
+        "command": " ".join(
+            ["python -m benchmarks quality", *(sys.argv[1:] if argv is None else argv)]
+        ),
         "started_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "host": info,
         "effort": vars(the_plan.effort),

@@ -22,10 +22,10 @@ from typing import Any
 
 import psutil
 
+from benchmarks import REPO
 from benchmarks.cgroups import RealCgroup
 from benchmarks.plan import Scenario
 
-REPO = Path(__file__).resolve().parent.parent
 POLL_S = 0.05
 
 

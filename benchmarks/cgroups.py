@@ -1,4 +1,4 @@
-"""Real cgroup v1 CPU quotas for the benchmark, on top of tests/support/realcgroup.py.
+"""Real cgroup v1 CPU quotas for the benchmark, on top of testkit/realcgroup.py.
 
 The benchmark needs one thing the test helper does not do: move a long-lived measuring process
 (every thread of it, via ``cgroup.procs``) into a scenario's group and back out before the group
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.realcgroup import CPU_ROOT, RealCgroup, cgroup_unavailable, real_cgroup
+from testkit.realcgroup import CPU_ROOT, RealCgroup, cgroup_unavailable, real_cgroup
 
 __all__ = ["RealCgroup", "cgroup_unavailable", "home_group", "move", "real_cgroup"]
 

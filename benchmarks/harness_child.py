@@ -2,7 +2,9 @@
 
 Why a separate harness: the benchmark judges the advisor, so it must not time models with the
 advisor's trial code. It shares only the built-in model's *definition* (so "builtin" means the same
-network); loading, input synthesis, the request loop and the statistics are written here.
+network); loading, input synthesis and the request loop are written here. It returns raw latencies:
+the judge (benchmarks/report.py) takes their percentiles with the advisor's one definition, so a
+p99 is the same statistic in a trial and in the benchmark's tables.
 
 Thread settings come from the environment (TF_NUM_INTRAOP_THREADS / TF_NUM_INTEROP_THREADS, unset =
 TF defaults), exactly how a Deployment receives the advice through the ConfigMap. TF reads them
@@ -13,9 +15,9 @@ Protocol: the real stdout carries one JSON object per line (everything libraries
 stderr). After ``{"ready": ...}`` it reads commands from stdin, one JSON object per line:
 ``{"cmd": "measure", "window_s": 1.0, "warmup_s": 0.2, "concurrency": 1}`` or ``{"cmd": "quit"}``.
 
-Usage:
-    harness_child.py serve (--builtin | --model DIR) [--batch-size N]
-    harness_child.py build --shape NAME --out DIR
+Usage (from the checkout's root, as benchmarks/pool.py starts it):
+    python -m benchmarks.harness_child serve (--builtin | --model DIR) [--batch-size N]
+    python -m benchmarks.harness_child build --shape NAME --out DIR
 """
 
 from __future__ import annotations
@@ -30,8 +32,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
-
-REPO = Path(__file__).resolve().parent.parent
 
 Infer = Callable[[], Any]
 
@@ -67,7 +67,6 @@ def _load_savedmodel(path: str, batch_size: int) -> tuple[Infer, dict[str, str]]
 def _load_builtin(batch_size: int) -> tuple[Infer, dict[str, str]]:
     """The advisor's built-in network, loaded the way its trial child loads it; only the timing
     around ``request()`` is ours."""
-    sys.path.insert(0, str(REPO))
     from advisor.trials.child.workloads import load_workload
 
     loaded = load_workload("builtin", None, "serving_default", batch_size)
@@ -149,7 +148,6 @@ def serve(args: argparse.Namespace) -> int:
 
 def build(args: argparse.Namespace) -> int:
     proto = _protocol_stream()
-    sys.path.insert(0, str(REPO))
     from benchmarks.shapes import build_savedmodel
 
     path = build_savedmodel(args.shape, Path(args.out))

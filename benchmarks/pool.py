@@ -10,6 +10,7 @@ An idle child blocks on stdin and uses no CPU, so only the one measuring spends 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import select
@@ -21,23 +22,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from benchmarks import REPO
 from benchmarks.cgroups import RealCgroup, move
 
-CHILD = Path(__file__).resolve().parent / "harness_child.py"
+#: the measuring child, started as ``python -m`` from the checkout's root
+CHILD = "benchmarks.harness_child"
 START_TIMEOUT_S = 180.0
 THREAD_ENV = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS")
 
 
 @dataclass(frozen=True, order=True)
 class Setting:
-    """A thread setting; both None = TF defaults (nothing set, as a pod without the advice)."""
+    """A thread setting; both None = TF defaults (nothing set, as a pod without the advice).
+
+    ``arm`` 2 is the same setting in a second process of its own, measured in the same rounds:
+    the A/A arm, whose figure against the first arm's is the judge's own noise (benchmarks/arms.py).
+    """
 
     intra: int | None
     inter: int | None
+    arm: int = 1
 
     @property
     def key(self) -> str:
-        return "default" if self.intra is None else f"{self.intra}/{self.inter}"
+        base = "default" if self.intra is None else f"{self.intra}/{self.inter}"
+        return base if self.arm == 1 else f"{base}#{self.arm}"
+
+    def second_arm(self) -> Setting:
+        return dataclasses.replace(self, arm=2)
 
     def env(self, base: dict[str, str]) -> dict[str, str]:
         """The environment a Deployment gets from the advice ConfigMap (or none of it)."""
@@ -98,10 +110,12 @@ class Pool:
         self.close()
 
     def _spawn(self, setting: Setting) -> Child:
-        log = (self.log_dir / f"child-{setting.key.replace('/', '_')}.log").open("a")
-        argv = [sys.executable, str(CHILD), "serve", *self.workload_args]
+        name = setting.key.replace("/", "_").replace("#", "-")
+        log = (self.log_dir / f"child-{name}.log").open("a")
+        argv = [sys.executable, "-m", CHILD, "serve", *self.workload_args]
         proc = subprocess.Popen(
             argv,
+            cwd=REPO,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """How well does the benchmark's grid agree with itself? Two or more full runs, side by side.
 
-    python benchmarks/repeatability.py benchmarks/runs/*.json
+    python -m benchmarks repeatability benchmarks/runs/*.json
 
 Why: "advice within 5% of the grid's best" is only a fair target where the grid repeats to
 better than 5%. The grid is the judge: every setting of every scenario measured in pooled rounds
@@ -25,11 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from benchmarks import report  # noqa: E402
+from benchmarks import report
 
 #: the near-best target's own tolerance: a judge that moves by more cannot referee it
 TOLERANCE = report.GRID_BEST_TOLERANCE
@@ -110,7 +105,9 @@ def summary(runs: Sequence[dict[str, Any]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks repeatability", description=__doc__.split("\n", 1)[0]
+    )
     parser.add_argument("runs", nargs="+", type=Path, help="full-run JSON files (--json)")
     args = parser.parse_args(argv)
     try:

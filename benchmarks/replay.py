@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Replay the advisor's choice on a benchmark run's recorded trials; judge it by that run's grid.
 
-    python benchmarks/replay.py full.json
+    python -m benchmarks replay full.json
 
 Why: a full benchmark run takes about 70 minutes on a 2-core machine, and the rule that turns a
 sweep's windows into advice (``advisor.calibrate.objective``) is pure. Given the trials a run
@@ -21,14 +20,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from advisor.calibrate.objective import aggregate, choose  # noqa: E402
-from advisor.models import TrialResult  # noqa: E402
-from advisor.objectives import named  # noqa: E402
-from benchmarks import report  # noqa: E402
+from advisor.calibrate.objective import aggregate, choose
+from advisor.models import TrialResult
+from advisor.objectives import named
+from benchmarks import report
 
 
 def trials_of(windows: list[list[Any]]) -> list[TrialResult]:
@@ -95,7 +90,9 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks replay", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("report", type=Path, help="a benchmark run's --json output")
     args = parser.parse_args(argv)
     data = json.loads(args.report.read_text())

@@ -1,19 +1,24 @@
 """Figures, targets and the tables: from raw measurements to what goes in docs/benchmark.md.
 
 Pure functions over plain data, so the arithmetic (pooled percentiles, ratio directions, PASS/MISS)
-is tested without running anything. Directions: latency is the p99 in ms, lower is better;
-throughput is completed requests per second, higher is better. A ratio advice/default below 1 is
-a win for latency and a loss for throughput; the tables say which.
+is tested without running anything. What "best" means is the advisor's (``advisor.objectives``):
+latency ranks by the p99 in ms, lower is better; throughput by completed requests per second,
+higher is better. A ratio advice/default below 1 is a win for latency and a loss for throughput;
+the tables say which. A percentile is the advisor's too (``advisor.calibrate.percentile``, nearest
+rank), so the judge's p99 and a trial's are the same statistic.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from advisor.calibrate.objective import coefficient_of_variation
+from advisor.calibrate.percentile import percentile
+from advisor.objectives import Measure, named
 
 #: the issue's targets (measured and reported, never asserted, never tuned toward)
 P99_VS_DEFAULT_MAX = 0.60
@@ -36,13 +41,33 @@ TARGETS = {
     "grid best (no quota, latency)",
 }
 
+__all__ = ["percentile"]  # re-exported: the judge's percentile is the advisor's
 
-def percentile(sorted_values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile (no interpolation: a p99 is a latency someone really saw)."""
-    if not sorted_values:
-        raise ValueError("no samples")
-    rank = max(1, math.ceil(q / 100 * len(sorted_values)))
-    return sorted_values[rank - 1]
+
+@dataclass(frozen=True)
+class Figures:
+    """One setting's pooled figures as the advisor's objectives read them. ``threads`` is 0 for
+    all, so settings an objective ranks equal keep the order they were given in (the grid's:
+    fewer threads first)."""
+
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    throughput_rps: float | None = None
+    threads: int = 0
+
+    @classmethod
+    def of(cls, stats: Mapping[str, Any]) -> Figures:
+        return cls(stats.get("p50_ms"), stats.get("p99_ms"), stats.get("throughput_rps"))
+
+    @classmethod
+    def alone(cls, value: float) -> Figures:
+        """A bare figure, read by whichever measure asks (for comparing two of them)."""
+        return cls(value, value, value)
+
+
+def measure_of(objective: str) -> Measure:
+    """The measure the advisor ranks ``objective``'s settings by (p99 ms, req/s)."""
+    return named(objective).measure()
 
 
 def pool_rounds(samples: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -66,27 +91,25 @@ def pool_rounds(samples: Iterable[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def objective_value(stats: dict[str, Any], objective: str) -> float:
-    return float(stats["p99_ms"] if objective == "latency" else stats["throughput_rps"])
+def objective_value(stats: Mapping[str, Any], objective: str) -> float:
+    return measure_of(objective).value(Figures.of(stats))
 
 
 def lower_is_better(objective: str) -> bool:
-    return objective == "latency"
+    return named(objective).lower_is_better()
 
 
 def ranked(
-    stats_by_key: dict[str, dict[str, Any]], keys: Iterable[str], objective: str
+    stats_by_key: Mapping[str, Mapping[str, Any]], keys: Iterable[str], objective: str
 ) -> list[str]:
-    """``keys`` best first for ``objective``; ties keep their order (fewer threads first)."""
-    return sorted(
-        keys,
-        key=lambda k: objective_value(stats_by_key[k], objective),
-        reverse=not lower_is_better(objective),
-    )
+    """``keys`` best first for ``objective``, by the advisor's measure of it; ties keep their
+    order."""
+    measure = measure_of(objective)
+    return sorted(keys, key=lambda key: measure.key(Figures.of(stats_by_key[key])))
 
 
 def best_of(
-    stats_by_key: dict[str, dict[str, Any]], keys: Iterable[str], objective: str
+    stats_by_key: Mapping[str, Mapping[str, Any]], keys: Iterable[str], objective: str
 ) -> tuple[str, float]:
     """The best of ``keys`` for ``objective``; ties go to the first key (fewer threads first)."""
     key = ranked(stats_by_key, keys, objective)[0]
@@ -111,9 +134,9 @@ def contenders(
 
 
 def within_of_best(advice: float, best: float, objective: str, tolerance: float) -> bool:
-    if lower_is_better(objective):
-        return advice <= best * (1 + tolerance)
-    return advice >= best * (1 - tolerance)
+    """``advice`` on the good side of ``best`` loosened by ``tolerance``, as the objective's
+    measure compares."""
+    return measure_of(objective).within(Figures.alone(advice), best, tolerance)
 
 
 #: standard errors of the difference between two grid figures that count as "told apart"
@@ -282,6 +305,7 @@ def quality_table(results: Sequence[dict[str, Any]]) -> str:
         "grid best",
         "adv/def",
         "adv/best",
+        "A/A",
         "grid noise",
         "first look",
         "held out",
@@ -303,6 +327,7 @@ def quality_table(results: Sequence[dict[str, Any]]) -> str:
                 _ratio(r["ratios"]["advice_vs_default"])
                 + (" (worse)" if worse_than_default(r) else ""),
                 _ratio(r["ratios"]["advice_vs_grid_best"]),
+                _aa_of(r),
                 _grid_noise_of(r),
                 _look_of(r, "first_look"),
                 _look_of(r, "held_out"),
@@ -310,6 +335,42 @@ def quality_table(results: Sequence[dict[str, Any]]) -> str:
             ]
         )
     return markdown_table(headers, rows)
+
+
+def _aa_of(result: dict[str, Any]) -> str:
+    """How far the advice's two arms measured apart; marked where beyond the tolerance."""
+    aa = result.get("aa")
+    if not aa or aa.get("noise") is None:
+        return "-"
+    mark = f" (> {GRID_BEST_TOLERANCE:.0%})" if aa_beyond(result) else ""
+    return f"{aa['noise']:.0%}{mark}"
+
+
+def aa_beyond(result: dict[str, Any]) -> bool:
+    """The advice's A/A noise exceeds the near-best tolerance: the verdict is within the judge's
+    own noise (False where no A/A was measured, as in runs recorded before it)."""
+    aa = result.get("aa") or {}
+    return aa.get("noise") is not None and aa["noise"] > GRID_BEST_TOLERANCE
+
+
+def aa_summary(results: Sequence[dict[str, Any]]) -> str | None:
+    """The line under the table: the A/A noise over the scenarios, and where it exceeds the
+    tolerance (None when no scenario measured one)."""
+    noises = [r["aa"]["noise"] for r in results if (r.get("aa") or {}).get("noise") is not None]
+    if not noises:
+        return None
+    beyond = [r["scenario"] for r in results if aa_beyond(r)]
+    head = (
+        "A/A: the advice measured as two arms (the same setting in two processes, in the same "
+        f"rounds) differed by {statistics.median(noises):.0%} (median), {max(noises):.0%} at most"
+    )
+    if not beyond:
+        return f"{head}; within the {GRID_BEST_TOLERANCE:.0%} tolerance in all {len(noises)}."
+    return (
+        f"{head}. A/A noise exceeds the {GRID_BEST_TOLERANCE:.0%} tolerance in {len(beyond)} of "
+        f"{len(noises)} ({', '.join(beyond)}): there the near-best verdict (marked * under "
+        "Targets) is within the judge's own noise, and this run cannot tell it."
+    )
 
 
 def _look_of(result: dict[str, Any], look: str) -> str:
@@ -442,8 +503,23 @@ def _median_rate(runs: Iterable[dict[str, Any]]) -> str:
 
 def targets_table(results: Sequence[dict[str, Any]]) -> str:
     headers = ["scenario", *TARGETS]
-    rows = [[r["scenario"], *(r["targets"][k] for k in TARGETS)] for r in results]
+    rows = [
+        [
+            r["scenario"],
+            *(
+                # "-": a target added after the run was recorded
+                r["targets"].get(k, "-") + (" *" if k == "near_best" and aa_beyond(r) else "")
+                for k in TARGETS
+            ),
+        ]
+        for r in results
+    ]
     legend = "\n".join(f"- {k}: {text}" for k, text in TARGETS.items())
+    if any(aa_beyond(r) for r in results):
+        legend += (
+            f"\n- *: the advice's A/A noise exceeds the {GRID_BEST_TOLERANCE:.0%} tolerance: "
+            "this near-best verdict is within the judge's own noise"
+        )
     return markdown_table(headers, rows) + "\n\n" + legend
 
 
@@ -482,6 +558,32 @@ def scaling_table(rows: Sequence[dict[str, Any]]) -> str:
     return markdown_table(headers, body)
 
 
+def machine_line(host: Mapping[str, Any]) -> str:
+    """One line naming the machine of a run's ``host`` section (a run recorded before machines
+    were named says so, with the little it has)."""
+    machine = host.get("machine")
+    load = host.get("loadavg_start")
+    at_start = "" if not load else f"; 1-min load average {load[0]:.2f} at start"
+    if not machine:
+        cpus = host.get("affinity")
+        counted = "" if cpus is None else f" ({cpus} CPUs in the affinity mask)"
+        return f"machine: not recorded in this run{counted}{at_start}"
+    cores = machine.get("physical_cores")
+    cgroup = machine.get("cgroup_version")
+    parts = [
+        machine.get("cpu_model") or "CPU model unknown",
+        f"{machine.get('logical_cpus')} logical CPUs, {machine.get('affinity_cpus')} in the "
+        "affinity mask" + ("" if cores is None else f" ({cores} cores)"),
+        f"kernel {machine.get('kernel')}",
+        "cgroup unknown" if cgroup is None else f"cgroup v{cgroup}",
+        f"Python {machine.get('python')}",
+        f"TensorFlow {machine.get('tensorflow') or 'not installed'}",
+    ]
+    if machine.get("commit"):
+        parts.append(f"advisor at {machine['commit']}")
+    return "machine: " + ", ".join(parts) + at_start
+
+
 LATEST_START = "<!-- LATEST -->"
 LATEST_END = "<!-- /LATEST -->"
 
@@ -514,6 +616,7 @@ def render(report: dict[str, Any]) -> str:
     """The whole report as Markdown-compatible text (it is pasted into docs/benchmark.md)."""
     results = report["scenarios"]
     parts = [f"## Advice quality ({report['mode']}, {report['started_utc']})"]
+    parts += ["", machine_line(report.get("host") or {})]
     parts += [f"note: {n}" for n in report["notes"]]
     if results:
         parts += ["", "### Objective per setting", quality_table(results)]
@@ -523,8 +626,12 @@ def render(report: dict[str, Any]) -> str:
             "better). adv/def < 1 wins for latency, > 1 wins for throughput; adv/best is 1.00"
             " at the grid's best. grid noise: two standard errors of the difference between the"
             " advice's and the best's figures, from the spread of their rounds; an adv/best"
-            " within it is not told from 1.00 by this grid. first look: adv/best from the first"
-            " rounds alone (with that look's best where it was another setting); then the advice"
+            " within it is not told from 1.00 by this grid. A/A: the advice's setting measured"
+            " as two arms (two processes, the same rounds), how far apart they came out: the"
+            " judge's own noise on the figure adv/best rests on. TF's default spelled out (intra"
+            " = inter = the affinity count) shares the default's windows. first look: adv/best"
+            " from the first rounds alone (with that look's best where it was another setting);"
+            " then the advice"
             " and the top grid settings were measured more rounds (second look), and the other"
             " columns pool all of them. held out: adv/best from the second look's rounds alone,"
             " so the best is not picked by the rounds that measure it (not a target: a second"
@@ -546,6 +653,9 @@ def render(report: dict[str, Any]) -> str:
             + (f" ({', '.join(worse)})" if worse else "")
             + ".",
         ]
+        aa_line = aa_summary(results)
+        if aa_line is not None:
+            parts += ["", aa_line]
         near, judged = held_out_count(results)
         if judged:
             parts += [

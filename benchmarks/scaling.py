@@ -12,7 +12,7 @@ Two ways to start a trial are simulated: ``spawn``, a fresh process that imports
 time (~3.5 s), and ``fork``, a fork from a server that imported it once (~0.3 s per trial, plus
 ~3 s once, paid by the first trial).
 
-    python benchmarks/scaling.py          # both tables, as docs/benchmark.md shows them
+    python -m benchmarks scaling          # both tables, as docs/benchmark.md shows them
 
 The cost model is the benchmark's own (deliberately not the search tests' one): a request has a
 serial part and a parallel part; intra-op threads split the parallel part over the CPUs that
@@ -26,23 +26,18 @@ import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from advisor.calibrate.candidates import candidate_configs  # noqa: E402
-from advisor.calibrate.spec import TrialSpec  # noqa: E402
-from advisor.models import (  # noqa: E402
+from advisor.calibrate.candidates import candidate_configs
+from advisor.calibrate.spec import TrialSpec
+from advisor.models import (
     CalibrationOptions,
     CgroupInfo,
     NodeProfile,
     Topology,
     TrialResult,
 )
-from advisor.pipeline.calibrate import calibrate  # noqa: E402
+from advisor.pipeline.calibrate import calibrate
 
 PERIOD_MS = 100.0
 
@@ -201,12 +196,16 @@ def simulate(
     return rows
 
 
-def main() -> int:
+def main(argv: Sequence[str] = ()) -> int:
+    """Prints both tables; takes no options."""
     from benchmarks.report import scaling_table
 
+    if argv:
+        print(f"python -m benchmarks scaling takes no arguments (got {' '.join(argv)})")
+        return 2
     print(scaling_table(simulate((2, 4, 8, 16, 32, 64, 128, 256))))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -1,7 +1,7 @@
 """Is the advice boring when nothing changed? N real ``run``s in a row against one ConfigMap.
 
 Each run is the real CLI (real TensorFlow trials, optionally under a real CFS quota) writing to
-the strict fake API server of tests/support/fakeapi over loopback, exactly as the scheduled Job
+the strict fake API server of testkit/fakeapi over loopback, exactly as the scheduled Job
 writes to a cluster. After each run the stored ``data`` and content hash are read back: a change of
 ``data`` is a roll-out of every consumer (Reloader, ``--restart``), so the figure that matters
 is how many times it changed after the first write.
@@ -9,8 +9,8 @@ is how many times it changed after the first write.
 ``--seed-advice 4/2`` first stores a valid advice of ours for this very node (probed inside the
 same quota), to see whether the first run replaces it and what the log says about it.
 
-    python benchmarks/stability.py --runs 5 --budget 30                  # ~3 min
-    python benchmarks/stability.py --runs 1 --quota 1 --seed-advice 4/2  # as root
+    python -m benchmarks stability --runs 5 --budget 30                  # ~3 min
+    python -m benchmarks stability --runs 1 --quota 1 --seed-advice 4/2  # as root
 """
 
 from __future__ import annotations
@@ -27,16 +27,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from advisor import __version__
 from advisor.models import CalibrationResult, Measurement, NodeProfile, WorkloadInfo
 from advisor.pipeline.drift import installed_tf_version
 from advisor.recommend import HASH_ANNOTATION, build_recommendation, render_configmap
-from benchmarks import cgroups
-from tests.support.fakeapi.server import FakeApiServer
+from benchmarks import REPO, cgroups
+from testkit.fakeapi.server import FakeApiServer
 
-REPO = Path(__file__).resolve().parent.parent
 NAME, NS = "tf-thread-advice", "ml"
 
 
@@ -101,7 +98,9 @@ def run_once(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks stability", description=(__doc__ or "").splitlines()[0]
+    )
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--budget", type=float, default=30.0)
     parser.add_argument("--quota", type=float, default=None, help="CPUs (needs root, cgroup v1)")

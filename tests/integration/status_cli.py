@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from advisor.cli import main
+from testkit.fakeapi.rbac import Rule, parse_rules
+from testkit.fakeapi.server import FakeApiServer
 from tests.support import REPO
 from tests.support import k8s_checks as k8s
-from tests.support.fakeapi.rbac import Rule, parse_rules
-from tests.support.fakeapi.server import FakeApiServer
 
 READER = REPO / "deploy" / "examples" / "advice-reader.yaml"
 

@@ -17,9 +17,9 @@ import pytest
 from advisor import errors
 from advisor.cli import main
 from advisor.recommend import render_configmap
-from tests.support.fakeapi.rbac import Rule
-from tests.support.fakeapi.samples import recommendation
-from tests.support.fakeapi.server import FakeApiServer
+from testkit.fakeapi.rbac import Rule
+from testkit.fakeapi.samples import recommendation
+from testkit.fakeapi.server import FakeApiServer
 
 NS = "ml"
 LISTED = ("resnet-thread-advice", "ranker-thread-advice", "foreign-advice", "never-written")

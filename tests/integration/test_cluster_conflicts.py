@@ -14,9 +14,9 @@ from advisor.cluster.cleanup import AdviceDeleter
 from advisor.cluster.retry import Conflict, Deadline, until_no_conflict
 from advisor.errors import ConflictError
 from advisor.recommend import render_configmap
-from tests.support.fakeapi.rbac import Rule
-from tests.support.fakeapi.samples import recommendation
-from tests.support.fakeapi.server import FakeApiServer
+from testkit.fakeapi.rbac import Rule
+from testkit.fakeapi.samples import recommendation
+from testkit.fakeapi.server import FakeApiServer
 
 NS, NAME = "ml", "resnet-thread-advice"
 

@@ -20,10 +20,10 @@ from advisor.cluster.jobs import (
     list_workloads,
 )
 from advisor.errors import ClusterRejectedError, ClusterUnreachableError, ForbiddenError
-from tests.support.fakeapi.apps import workload
-from tests.support.fakeapi.jobs import job
-from tests.support.fakeapi.rbac import role_documents, role_rules
-from tests.support.fakeapi.server import FakeApiServer, refused_port
+from testkit.fakeapi.apps import workload
+from testkit.fakeapi.jobs import job
+from testkit.fakeapi.rbac import role_documents, role_rules
+from testkit.fakeapi.server import FakeApiServer, refused_port
 
 NS = "ml"
 PLANNER = "tf-thread-advisor-planner"

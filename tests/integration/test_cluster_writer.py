@@ -19,9 +19,9 @@ from advisor.errors import (
     UsageError,
 )
 from advisor.recommend import DEFAULT_CONFIGMAP_NAME, render_configmap
-from tests.support.fakeapi.rbac import role_rules, without_verb
-from tests.support.fakeapi.samples import recommendation
-from tests.support.fakeapi.server import FakeApiServer, refused_port
+from testkit.fakeapi.rbac import role_rules, without_verb
+from testkit.fakeapi.samples import recommendation
+from testkit.fakeapi.server import FakeApiServer, refused_port
 
 NAME, NS = "tf-advice", "ml"
 
@@ -296,7 +296,7 @@ def test_the_data_changed_time_stays_while_the_values_do(api: FakeApiServer) -> 
     from datetime import timedelta
 
     from advisor.recommend import DATA_CHANGED_ANNOTATION, build_recommendation
-    from tests.support.fakeapi.samples import FIXED_NOW, calibration_result
+    from testkit.fakeapi.samples import FIXED_NOW, calibration_result
 
     def at(intra: int, hours: int) -> dict[str, Any]:
         rec = build_recommendation(

@@ -18,8 +18,8 @@ from advisor.cluster.http import request
 from advisor.cluster.retry import INTERACTIVE_UNREACHABLE_S, Deadline
 from advisor.pipeline import Instruments
 from advisor.recommend import configmap_yaml, render_configmap
-from tests.support.fakeapi.samples import calibration_result, node_profile, recommendation
-from tests.support.fakeapi.server import FakeApiServer, refused_port
+from testkit.fakeapi.samples import calibration_result, node_profile, recommendation
+from testkit.fakeapi.server import FakeApiServer, refused_port
 from tests.support.search_fakes import tripwire
 
 #: what a person will wait for, with room for a loaded 2-core machine

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from tests.support.fakeapi.apps import workload
-from tests.support.fakeapi.rbac import Rule, load_documents, role_rules
-from tests.support.fakeapi.server import FakeApiServer
+from testkit.fakeapi.apps import workload
+from testkit.fakeapi.rbac import Rule, load_documents, role_rules
+from testkit.fakeapi.server import FakeApiServer
 
 CM = "/api/v1/namespaces/ml/configmaps"
 
@@ -262,7 +262,7 @@ def test_lists_select_by_label_and_all_namespaces_need_a_cluster_role(tmp_path: 
 def test_lists_of_workloads_and_pods_are_as_strict_as_a_real_server(tmp_path: Path) -> None:
     """What ``status`` relies on: field selectors only on the fields the API server supports,
     pages with continue tokens, metadata-only lists, and list rules per resource."""
-    from tests.support.fakeapi.pods import bare_pod
+    from testkit.fakeapi.pods import bare_pod
 
     rules = [
         Rule(("apps",), ("deployments", "daemonsets"), ("list",)),

@@ -15,17 +15,17 @@ import pytest
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
-from tests.support.fakeapi.apps import workload
-from tests.support.fakeapi.jobs import (
+from testkit.fakeapi.apps import workload
+from testkit.fakeapi.jobs import (
     CONTROLLER_UID,
     JOB_NAME,
     ORPHAN_WARNING,
     job,
     owner_reference,
 )
-from tests.support.fakeapi.pods import bare_pod
-from tests.support.fakeapi.rbac import Rule, load_documents, role_documents, role_rules
-from tests.support.fakeapi.server import FakeApiServer
+from testkit.fakeapi.pods import bare_pod
+from testkit.fakeapi.rbac import Rule, load_documents, role_documents, role_rules
+from testkit.fakeapi.server import FakeApiServer
 
 NS = "ml"
 PLANNER = "tf-thread-advisor-planner"

@@ -32,10 +32,10 @@ from advisor.pipeline import Instruments
 from advisor.pipeline.calibrate import calibrate
 from advisor.recommend import render_configmap
 from advisor.trials.launch import TrialPrograms
+from testkit.fakeapi.rbac import role_rules, without_verb
+from testkit.fakeapi.samples import recommendation
+from testkit.fakeapi.server import FakeApiServer
 from tests.support import FAKE_TRIALS
-from tests.support.fakeapi.rbac import role_rules, without_verb
-from tests.support.fakeapi.samples import recommendation
-from tests.support.fakeapi.server import FakeApiServer
 from tests.support.scene import (
     CLUSTER_TIMEOUT_S,
     NAME,

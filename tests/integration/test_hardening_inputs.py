@@ -32,9 +32,9 @@ from advisor.recommend import (
     content_hash,
     render_configmap,
 )
+from testkit.fakeapi.samples import recommendation
+from testkit.fakeapi.server import FakeApiServer
 from tests.support import PROBE_TREES
-from tests.support.fakeapi.samples import recommendation
-from tests.support.fakeapi.server import FakeApiServer
 from tests.support.search_fakes import tripwire
 
 NAME, NS = "tf-advice", "ml"

@@ -22,9 +22,9 @@ from advisor import errors
 from advisor.cli import main
 from advisor.pipeline import Instruments
 from advisor.recommend import configmap_yaml, render_configmap
+from testkit.fakeapi.samples import recommendation
 from tests.integration.test_hardening_faults import DISPATCHER, FAKE_TRIAL
 from tests.support import REPO
-from tests.support.fakeapi.samples import recommendation
 from tests.support.real_parts import missing_real_part
 
 #: the text log line: time, level, message (what ``kubectl logs`` shows)

@@ -29,8 +29,8 @@ from advisor.recommend import (
     build_recommendation,
     render_configmap,
 )
-from tests.support.fakeapi.samples import calibration_result
-from tests.support.fakeapi.server import FakeApiServer
+from testkit.fakeapi.samples import calibration_result
+from testkit.fakeapi.server import FakeApiServer
 from tests.support.search_fakes import FakeClock, FakeTrials
 from tests.support.search_fakes import node as simulated_node
 

@@ -42,9 +42,9 @@ from advisor.pipeline import (
 from advisor.pipeline.calibrate import calibrate
 from advisor.recommend import render_configmap
 from advisor.trials.launch import TrialPrograms, Trials
-from tests.support.fakeapi.rbac import Rule
-from tests.support.fakeapi.samples import recommendation
-from tests.support.fakeapi.server import FakeApiServer
+from testkit.fakeapi.rbac import Rule
+from testkit.fakeapi.samples import recommendation
+from testkit.fakeapi.server import FakeApiServer
 from tests.support.search_fakes import FakeClock, FakeTrials, tripwire
 from tests.support.search_fakes import node as simulated_node
 

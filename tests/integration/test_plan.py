@@ -27,10 +27,10 @@ from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
 from advisor.pipeline import Instruments
 from advisor.pipeline.calibrate import calibrate
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
-from tests.support.fakeapi.apps import workload
-from tests.support.fakeapi.rbac import Rule, fleet_rules
-from tests.support.fakeapi.samples import calibration_result, node_profile
-from tests.support.fakeapi.server import FakeApiServer
+from testkit.fakeapi.apps import workload
+from testkit.fakeapi.rbac import Rule, fleet_rules
+from testkit.fakeapi.samples import calibration_result, node_profile
+from testkit.fakeapi.server import FakeApiServer
 from tests.support.search_fakes import FakeClock, FakeTrials, node, tripwire
 
 NS = "ml"

@@ -20,14 +20,14 @@ from advisor.models import DEFAULT_BUDGET_S
 from advisor.pipeline import Instruments
 from advisor.probe import probe_node
 from advisor.recommend import build_recommendation, configmap_yaml, render_configmap
-from tests.support.fakeapi.rbac import role_rules, without_verb
-from tests.support.fakeapi.samples import (
+from testkit.fakeapi.rbac import role_rules, without_verb
+from testkit.fakeapi.samples import (
     FIXED_NOW,
     calibration_result,
     node_profile,
     recommendation,
 )
-from tests.support.fakeapi.server import FakeApiServer, refused_port
+from testkit.fakeapi.server import FakeApiServer, refused_port
 from tests.support.search_fakes import tripwire
 
 NAME, NS = "tf-advice", "ml"

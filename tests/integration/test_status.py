@@ -17,9 +17,9 @@ from advisor.models import NearBest, NearBestRange, Recommendation
 from advisor.pipeline.status import advice_status, format_age, parse_duration
 from advisor.recommend import PROVENANCE_ANNOTATION, build_recommendation, render_configmap
 from advisor.render.status import status_table
+from testkit.fakeapi.samples import calibration_result
+from testkit.fakeapi.server import FakeApiServer
 from tests.integration.status_cli import json_rows, reader_rules, status
-from tests.support.fakeapi.samples import calibration_result
-from tests.support.fakeapi.server import FakeApiServer
 
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
 

@@ -25,12 +25,12 @@ from advisor.models import ServingTarget
 from advisor.models_status import AdviceStatus, StatusResult
 from advisor.pipeline import Instruments, cluster_status
 from advisor.recommend import HASH_ANNOTATION, build_recommendation, render_configmap
+from testkit.fakeapi.apps import workload
+from testkit.fakeapi.pods import bare_pod, pod_of
+from testkit.fakeapi.rbac import Rule
+from testkit.fakeapi.samples import calibration_result, node_profile
+from testkit.fakeapi.server import FakeApiServer, refused_port
 from tests.integration.status_cli import json_rows, reader_rules, status
-from tests.support.fakeapi.apps import workload
-from tests.support.fakeapi.pods import bare_pod, pod_of
-from tests.support.fakeapi.rbac import Rule
-from tests.support.fakeapi.samples import calibration_result, node_profile
-from tests.support.fakeapi.server import FakeApiServer, refused_port
 from tests.support.search_fakes import tripwire
 
 NOW = datetime.now(timezone.utc).replace(microsecond=0)

@@ -22,7 +22,7 @@ from advisor.cli import main
 from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
 from advisor.pipeline import Instruments
 from advisor.pipeline.calibrate import calibrate
-from tests.support.fakeapi.server import FakeApiServer
+from testkit.fakeapi.server import FakeApiServer
 from tests.support.search_fakes import FakeClock, FakeTrials
 
 NAME, NS = "tf-advice", "ml"

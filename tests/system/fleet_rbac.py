@@ -1,5 +1,5 @@
 """What fleet mode's two identities may do, evaluated as the API server would (the Rule semantics
-of the fake API server, tests/support/fakeapi/rbac.py) over rendered Role and RoleBinding docs: the
+of the fake API server, testkit/fakeapi/rbac.py) over rendered Role and RoleBinding docs: the
 chart's (test_chart_fleet.py) and the kustomize component's (test_manifests_tools.py) must pass the
 same check.
 """
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from testkit.fakeapi.rbac import Rule, parse_rules
 from tests.support import k8s_checks as k8s
-from tests.support.fakeapi.rbac import Rule, parse_rules
 
 #: what the planner's Role must allow (get/list the opted-in workloads, their advice and the Jobs
 #: already there; create Jobs) and the calibration Role (write any advice ConfigMap; restart)

@@ -1,12 +1,14 @@
 """One real ``--smoke`` run of the benchmark: real TF children, a real calibrate, a real quota.
 
 Checks the plumbing, never the numbers (this machine is shared and noisy): the report has every
-figure, the advice it measured is the one calibrate printed, and no cgroup is left behind.
+figure (the machine it ran on and the advice's A/A noise among them), the advice it measured is the
+one calibrate printed, and no cgroup is left behind.
 """
 
 from __future__ import annotations
 
 import json
+import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from benchmarks import scaling
+from testkit.realcgroup import CPU_ROOT, cgroup_unavailable
 from tests.support import REPO
 from tests.support.real_parts import missing_real_part
-from tests.support.realcgroup import CPU_ROOT, cgroup_unavailable
 
 
 @pytest.mark.tf
@@ -27,7 +29,7 @@ def test_smoke_run_reports_every_figure_and_cleans_up(tmp_path: Path) -> None:
         missing_real_part("tensorflow is not installed")
     out = tmp_path / "smoke.json"
     proc = subprocess.Popen(
-        [sys.executable, "benchmarks/advice_quality.py", "--smoke", "--json", str(out)],
+        [sys.executable, "-m", "benchmarks", "quality", "--smoke", "--json", str(out)],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -39,6 +41,13 @@ def test_smoke_run_reports_every_figure_and_cleans_up(tmp_path: Path) -> None:
 
     report = json.loads(out.read_text())
     assert report["mode"] == "smoke"
+    # the run names its machine, in the JSON and in the printed summary
+    machine = report["host"]["machine"]
+    assert machine["kernel"] == platform.release()
+    assert machine["python"] == platform.python_version()
+    assert machine["cgroup_version"] in {1, 2}
+    assert machine["tensorflow"] and machine["logical_cpus"] >= machine["affinity_cpus"] >= 1
+    assert f"kernel {machine['kernel']}, cgroup v{machine['cgroup_version']}" in stdout
     (scenario,) = report["scenarios"]
     expected_quota = 1.0 if cgroup_unavailable() is None else None
     assert scenario["quota_cpus"] == expected_quota
@@ -53,17 +62,30 @@ def test_smoke_run_reports_every_figure_and_cleans_up(tmp_path: Path) -> None:
     settings = scenario["settings"]
     assert scenario["advice"]["setting"] in settings
     assert {"default", "1/1", "2/1"} <= set(settings)
-    # the judge's second look: one more round of the advice and the grid's two settings only
+    # TF's default spelled out (a kept default's advice) is measured by the default's process
+    shared = scenario["shared_windows"]
+    assert set(shared.items()) <= {("2/2", "default")}
+    for key, owner in shared.items():
+        assert settings[key] == settings[owner]
+    advice = shared.get(scenario["advice"]["setting"], scenario["advice"]["setting"])
+    # the advice measured as two arms, in the same rounds: the judge's own noise beside it
+    aa = scenario["aa"]
+    assert aa["arms"] == [advice, f"{advice}#2"]
+    assert aa["rounds"] == [3, 3]
+    assert aa["noise"] >= 0
+    assert aa["beyond_tolerance"] == (aa["noise"] > 0.05)
+    assert "| A/A" in stdout
+    # the judge's second look: one more round of the advice (both arms) and the grid's two
     second = scenario["second_look"]
     assert second["rounds"] == 1
-    assert {scenario["advice"]["setting"], "1/1", "2/1"} == set(second["settings"])
+    assert {advice, f"{advice}#2", "1/1", "2/1"} == set(second["settings"])
     assert scenario["first_look"]["rounds"] == 2
     # the held-out look: the second look's one round alone, the advice measured in it
     held = scenario["held_out"]
     assert held["rounds"] == 1
     assert held["advice_value"] is not None and held["grid_best"]["setting"] in {"1/1", "2/1"}
     for key, stats in settings.items():
-        assert stats["rounds"] == (3 if key in second["settings"] else 2)
+        assert stats["rounds"] == (3 if shared.get(key, key) in second["settings"] else 2)
         assert stats["p99_ms"] >= stats["p50_ms"] > 0
         assert stats["throughput_rps"] > 0
     assert scenario["grid_best"]["setting"] in {"1/1", "2/1"}

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from advisor.models import CalibrationResult
+from testkit.realcgroup import cgroup_unavailable, real_cgroup
 from tests.support import REPO
 from tests.support.real_parts import missing_real_part
-from tests.support.realcgroup import cgroup_unavailable, real_cgroup
 
 BUDGET_S = 30
 #: python start-up, the probe, printing, and killing a trial cut at the budget

@@ -15,11 +15,11 @@ import yaml
 
 from advisor.cli import build_parser, main
 from advisor.recommend import render_configmap
+from testkit.fakeapi.rbac import Rule
+from testkit.fakeapi.samples import recommendation
+from testkit.fakeapi.server import FakeApiServer
 from tests.support import REPO
 from tests.support import k8s_checks as k8s
-from tests.support.fakeapi.rbac import Rule
-from tests.support.fakeapi.samples import recommendation
-from tests.support.fakeapi.server import FakeApiServer
 
 CHART = REPO / "charts" / "tf-thread-advisor"
 CI = CHART / "ci"

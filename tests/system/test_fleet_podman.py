@@ -3,7 +3,7 @@ under podman (the advisor image built from this checkout, a serving image with a
 SavedModel baked in), measures the model under the Deployment's CPU limit as a real CFS quota, and
 writes the advice that the next `plan` finds fitting.
 
-The API server is the strict fake (tests/support/fakeapi) on 127.0.0.1; each step is authorized by
+The API server is the strict fake (testkit/fakeapi) on 127.0.0.1; each step is authorized by
 the Role of the ServiceAccount that runs it in the shipped component (deploy/components/fleet):
 the planner lists and creates the Job, the pod's advisor writes the advice. There is no kubelet
 and no Job controller: the test plays the Job's pod template as a Pod with `podman kube play`
@@ -58,9 +58,9 @@ import yaml
 from advisor.cli import main
 from advisor.fleet.derive import MODEL_MOUNT
 from advisor.recommend import parse_configmap
-from tests.support.fakeapi.apps import workload
-from tests.support.fakeapi.rbac import fleet_rules
-from tests.support.fakeapi.server import FakeApiServer
+from testkit.fakeapi.apps import workload
+from testkit.fakeapi.rbac import fleet_rules
+from testkit.fakeapi.server import FakeApiServer
 from tests.support.images import PODMAN, build_image, podman_env, podman_missing
 from tests.support.real_parts import missing_real_part
 

@@ -27,9 +27,9 @@ import pytest
 
 from advisor.errors import InterruptedRunError
 from advisor.recommend import render_configmap
+from testkit.fakeapi.samples import recommendation
+from testkit.fakeapi.server import FakeApiServer
 from tests.support import REPO
-from tests.support.fakeapi.samples import recommendation
-from tests.support.fakeapi.server import FakeApiServer
 from tests.support.real_parts import missing_real_part
 
 pytestmark = pytest.mark.tf

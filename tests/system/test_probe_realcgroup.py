@@ -1,4 +1,4 @@
-"""The probe inside real cgroup v1 quotas (root; see tests/support/realcgroup.py).
+"""The probe inside real cgroup v1 quotas (root; see testkit/realcgroup.py).
 
 These run ``python -m advisor probe --format json`` as a child placed in a fresh group, which is
 exactly how a user's container sees its quota, so the numbers checked are the issue's contract.
@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
+from testkit.realcgroup import CPU_ROOT, PREFIX, RealCgroup, cgroup_unavailable, real_cgroup
 from tests.support import REPO
 from tests.support.real_parts import missing_real_part
-from tests.support.realcgroup import CPU_ROOT, PREFIX, RealCgroup, cgroup_unavailable, real_cgroup
 
 PROBE = [sys.executable, "-m", "advisor", "probe", "--format", "json"]
 

@@ -18,12 +18,12 @@ import yaml
 from advisor import errors
 from advisor.cluster.workloads import ADVICE_HASH_ANNOTATION
 from advisor.recommend import HASH_ANNOTATION, render_configmap
+from testkit.fakeapi.apps import workload
+from testkit.fakeapi.rbac import Rule, role_rules
+from testkit.fakeapi.samples import recommendation
+from testkit.fakeapi.server import FakeApiServer
 from tests.support import REPO
 from tests.support import k8s_checks as k8s
-from tests.support.fakeapi.apps import workload
-from tests.support.fakeapi.rbac import Rule, role_rules
-from tests.support.fakeapi.samples import recommendation
-from tests.support.fakeapi.server import FakeApiServer
 from tests.support.scene import OLD_ENV, Scene, make_scene
 from tests.support.search_fakes import tripwire
 

@@ -22,9 +22,9 @@ from advisor.errors import ModelError
 from advisor.models import TrialResult
 from advisor.trials.environment import trial_program
 from advisor.trials.runner import inspect_workload, run_trial
+from testkit.realcgroup import cgroup_unavailable, real_cgroup
 from tests.support import REPO
 from tests.support.real_parts import missing_real_part
-from tests.support.realcgroup import cgroup_unavailable, real_cgroup
 
 pytestmark = pytest.mark.tf
 

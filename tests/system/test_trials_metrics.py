@@ -11,8 +11,8 @@ import pytest
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.trials.environment import trial_program
 from advisor.trials.runner import run_trial
+from testkit.realcgroup import cgroup_unavailable, real_cgroup
 from tests.support.real_parts import missing_real_part
-from tests.support.realcgroup import cgroup_unavailable, real_cgroup
 
 #: generous: a TF child needs ~3 s of CPU to import and build; the machine may be busy
 DEADLINE_S = 180.0

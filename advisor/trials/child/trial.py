@@ -34,6 +34,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from advisor.atomic import write_atomically
+from advisor.calibrate.percentile import percentile
 from advisor.errors import first_error, one_line
 from advisor.models import TrialRequest
 from advisor.probe import read_throttling
@@ -176,9 +177,9 @@ def _measure(
         "status": "ok",
         "measure_s": window,
         "requests": len(latencies),
-        "p50_ms": _percentile(latencies, 50) * 1e3,
-        "p90_ms": _percentile(latencies, 90) * 1e3,
-        "p99_ms": _percentile(latencies, 99) * 1e3,
+        "p50_ms": percentile(latencies, 50) * 1e3,
+        "p90_ms": percentile(latencies, 90) * 1e3,
+        "p99_ms": percentile(latencies, 99) * 1e3,
         "max_ms": latencies[-1] * 1e3,
         "throughput_rps": len(latencies) / window,
         "cpu_time_s": max(cpu, 0.0),
@@ -244,14 +245,6 @@ def _run_for(
     if errors:
         raise errors[0]
     return latencies
-
-
-def _percentile(ordered: list[float], q: float) -> float:
-    """Linear interpolation between closest ranks (numpy's default), on sorted data."""
-    position = (len(ordered) - 1) * q / 100
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 def _cpu_seconds(usage: resource.struct_rusage) -> float:

@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from benchmarks import report
+from tests.support import REPO
 
 
 def _round(latencies: list[float], completed: int, window_s: float = 1.0) -> dict[str, Any]:
     return {"latencies_ms": latencies, "completed": completed, "window_s": window_s, "cpu_s": 0.5}
-
-
-def test_percentile_is_nearest_rank() -> None:
-    values = [float(v) for v in range(1, 101)]
-    assert report.percentile(values, 50) == 50.0
-    assert report.percentile(values, 99) == 99.0
-    assert report.percentile([7.0], 99) == 7.0
-    with pytest.raises(ValueError, match="no samples"):
-        report.percentile([], 50)
 
 
 def test_rounds_are_pooled_not_averaged() -> None:
@@ -279,7 +273,7 @@ def test_contenders_are_the_top_grid_settings_then_the_advice_once_each(
 
 def test_latest_section_is_replaced_with_command_load_and_tables() -> None:
     run = {
-        "command": "python benchmarks/advice_quality.py --quick",
+        "command": "python -m benchmarks quality --quick",
         "started_utc": "2026-11-21 09:00 UTC",
         "wall_s": 512.3,
         "host": {"affinity": 2, "loadavg_start": [0.12, 0, 0], "loadavg_end": [1.5, 0, 0]},
@@ -289,7 +283,7 @@ def test_latest_section_is_replaced_with_command_load_and_tables() -> None:
     assert "old table" not in new
     assert new.startswith("# Bench\n\n<!-- LATEST -->\n")
     assert new.endswith("<!-- /LATEST -->\nfooter\n")
-    assert "`python benchmarks/advice_quality.py --quick`" in new
+    assert "`python -m benchmarks quality --quick`" in new
     assert "0.12 at start and 1.50 at end" in new
     assert "| new | table |" in new
     with pytest.raises(ValueError, match="LATEST"):
@@ -386,3 +380,83 @@ def test_an_advice_worse_than_the_default_beyond_the_grids_noise_is_marked_and_c
     worse["settings"] = {"default": {"round_p99_ms": steady}, "2/2": {"round_p99_ms": steady}}
     text = report.render(_report(result, worse))
     assert "beyond the grid's noise of the two (adv/def marked 'worse'): 1 of 2 (" in text
+
+
+def _with_aa(noise: float, name: str = "builtin/1cpu/latency/c1") -> dict[str, Any]:
+    result = _result()
+    result["scenario"] = name
+    result["aa"] = {
+        "setting": "1/1",
+        "arms": ["1/1", "1/1#2"],
+        "values": [11.3, round(11.3 * (1 + noise), 3)],
+        "rounds": [13, 13],
+        "noise": noise,
+        "beyond_tolerance": noise > report.GRID_BEST_TOLERANCE,
+    }
+    return result
+
+
+def test_each_scenario_shows_its_aa_noise_beside_the_verdict_and_says_where_it_exceeds() -> None:
+    quiet, loud = _with_aa(0.02), _with_aa(0.2, name="wide_mlp/noquota/latency/c1")
+    text = report.render(_report(quiet, loud))
+    table = text.split("### Objective per setting\n")[1].split("\n\n")[0]
+    header = [cell.strip() for cell in table.splitlines()[0].strip("|").split("|")]
+    assert header.index("A/A") == header.index("adv/best") + 1
+    rows = {line.split("|")[1].strip(): line for line in table.splitlines()[2:]}
+    assert "| 2%  " in rows[quiet["scenario"]]
+    assert "| 20% (> 5%) |" in rows[loud["scenario"]]
+    assert "differed by 11% (median), 20% at most" in text
+    assert "A/A noise exceeds the 5% tolerance in 1 of 2 (wide_mlp/noquota/latency/c1)" in text
+    targets = text.split("### Targets\n")[1]
+    assert "| PASS *" in targets.split(loud["scenario"])[1].splitlines()[0]
+    assert "*" not in targets.split(quiet["scenario"])[1].splitlines()[0]
+    assert "- *: the advice's A/A noise exceeds the 5% tolerance" in targets
+    # every verdict kept its value: the mark is the table's, not the target's
+    assert loud["targets"]["near_best"] == "PASS"
+
+
+def test_aa_within_the_tolerance_everywhere_is_said_once_and_marks_nothing() -> None:
+    text = report.render(_report(_with_aa(0.01), _with_aa(0.04, name="other")))
+    assert "within the 5% tolerance in all 2." in text
+    assert " *" not in text.split("### Targets\n")[1]
+
+
+def test_the_summary_names_the_machine_and_a_run_from_before_says_it_did_not() -> None:
+    host = {
+        "affinity": 2,
+        "loadavg_start": [1.32, 0, 0],
+        "machine": {
+            "cpu_model": "AMD EPYC",
+            "logical_cpus": 2,
+            "affinity_cpus": 2,
+            "physical_cores": 2,
+            "sockets": 1,
+            "kernel": "6.1.0",
+            "cgroup_version": 1,
+            "python": "3.11.7",
+            "tensorflow": "2.21.0",
+            "commit": "a38a39fa158f",
+        },
+    }
+    line = report.machine_line(host)
+    assert line == (
+        "machine: AMD EPYC, 2 logical CPUs, 2 in the affinity mask (2 cores), kernel 6.1.0, "
+        "cgroup v1, Python 3.11.7, TensorFlow 2.21.0, advisor at a38a39fa158f; "
+        "1-min load average 1.32 at start"
+    )
+    assert line in report.render({**_report(_result()), "host": host})
+    older = {"affinity": 2, "loadavg_start": [0.5, 0, 0]}
+    assert report.machine_line(older) == (
+        "machine: not recorded in this run (2 CPUs in the affinity mask); "
+        "1-min load average 0.50 at start"
+    )
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "benchmarks" / "runs").glob("full-*.json")))
+def test_every_recorded_run_still_renders(path: Path) -> None:
+    run = json.loads(path.read_text())
+    text = report.render(run)
+    assert "machine: not recorded in this run" in text  # recorded before machines were named
+    assert all(r["scenario"] in text for r in run["scenarios"])
+    assert "A/A" in text  # the column, empty: these runs measured no second arm
+    assert report.aa_summary(run["scenarios"]) is None

@@ -75,9 +75,9 @@ def test_a_request_sized_window_is_what_the_real_child_measures() -> None:
     assert scaling.window_s(spec, rps=10.0) == 1.5  # capped
 
 
-def test_the_script_prints_both_start_ups() -> None:
+def test_the_command_prints_both_start_ups() -> None:
     done = subprocess.run(
-        [sys.executable, "benchmarks/scaling.py"],
+        [sys.executable, "-m", "benchmarks", "scaling"],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -13,7 +13,7 @@ from advisor.models import DEFAULT_BUDGET_S, ENV_ONEDNN, CalibrationOptions, Tri
 from advisor.objectives import P99
 from advisor.pipeline.calibrate import calibrate
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
-from tests.support.fakeapi.samples import FIXED_NOW, recommendation
+from testkit.fakeapi.samples import FIXED_NOW, recommendation
 from tests.support.search_fakes import FakeClock, FakeTrials, node
 
 

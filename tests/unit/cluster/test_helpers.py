@@ -35,7 +35,7 @@ from advisor.errors import (
     RestartTargetError,
 )
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
-from tests.support.fakeapi.samples import FIXED_NOW, calibration_result
+from testkit.fakeapi.samples import FIXED_NOW, calibration_result
 
 #: a real client pointed nowhere: nothing in this file sends a request
 CONNECTION = Connection(client.ApiClient(client.Configuration()), "https://k8s.example", "test")

@@ -17,7 +17,7 @@ from advisor.consumers.fit import consumer, cpu_request, missing
 from advisor.consumers.mounts import Mount, mounts, workloads
 from advisor.models import Consumer, CpuFrom, ServingTarget
 from advisor.recommend import ParsedAdvice, build_recommendation, parse_configmap, render_configmap
-from tests.support.fakeapi.samples import FIXED_NOW, calibration_result, node_profile
+from testkit.fakeapi.samples import FIXED_NOW, calibration_result, node_profile
 
 ADVICE = "tf-advice"
 CPU_CODES = {"cpu-limit-differs", "no-cpu-limit", "cpu-request-differs"}

@@ -26,7 +26,7 @@ from advisor.recommend import (
     parse_configmap,
     render_configmap,
 )
-from tests.support.fakeapi.samples import FIXED_NOW, calibration_result, node_profile
+from testkit.fakeapi.samples import FIXED_NOW, calibration_result, node_profile
 
 ADVICE = "tf-advice"
 #: the advice's data changed when it was built (render_configmap's data-changed time)

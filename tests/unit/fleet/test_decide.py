@@ -19,7 +19,7 @@ from advisor.fleet.jobs import PlannedJob, planned_job
 from advisor.fleet.optin import CalibrationAsk, Defaults, read_ask
 from advisor.models import Recommendation
 from advisor.recommend import build_recommendation, render_configmap
-from tests.support.fakeapi.samples import FIXED_NOW, calibration_result, node_profile
+from testkit.fakeapi.samples import FIXED_NOW, calibration_result, node_profile
 
 SETTINGS = JobSettings(image="registry.example.com/tfta:1", service_account="calib")
 DEFAULTS = Defaults()

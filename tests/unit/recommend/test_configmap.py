@@ -32,7 +32,7 @@ from advisor.recommend import (
     provenance_json,
     render_configmap,
 )
-from tests.support.fakeapi.samples import (
+from testkit.fakeapi.samples import (
     FIXED_NOW,
     calibration_result,
     node_profile,

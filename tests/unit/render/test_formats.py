@@ -29,7 +29,7 @@ from advisor.render.plan import PlanView
 from advisor.render.status import StatusView, status_table
 from advisor.render.summaries import CalibrationView, NodeView
 from advisor.render.table import text_summary
-from tests.support.fakeapi.samples import calibration_result, node_profile
+from testkit.fakeapi.samples import calibration_result, node_profile
 
 #: what a name, reason or message from the cluster may hold: markup, Markdown and table syntax
 HOSTILE = '<img src=x onerror="alert(1)"> | *bold* _it_ `code` [l](j:x) &amp; #h ~s~ \\'

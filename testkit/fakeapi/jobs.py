@@ -1,10 +1,10 @@
 """batch/v1 Jobs for the fake API server: what ``plan`` lists and creates (the list itself:
-tests/support/fakeapi/lists.py).
+testkit/fakeapi/lists.py).
 
 As strict as a real server for the requests a planner sends: GET and DELETE on one named Job,
 POST to a namespace's Jobs, authorized by the server's rules (group ``batch``), with
 
-- decoding against the Job's schema (tests/support/fakeapi/schema.py): a wrong type is 400, an
+- decoding against the Job's schema (testkit/fakeapi/schema.py): a wrong type is 400, an
   undeclared field 400 with ``fieldValidation=Strict``, dropped with a ``Warning`` otherwise;
 - the validation a real server does on create (422 ``Invalid``, every cause joined): the name (a
   DNS subdomain, 63 characters at most, as the ``job-name`` label it becomes on the pods must be
@@ -37,8 +37,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from tests.support.fakeapi import meta as meta_checks
-from tests.support.fakeapi import schema
+from testkit.fakeapi import meta as meta_checks
+from testkit.fakeapi import schema
 
 ITEM = re.compile(r"^/apis/batch/v1/namespaces/([^/]+)/jobs/([^/]+)$")
 RESTART_POLICIES = ("OnFailure", "Never")

@@ -1,5 +1,5 @@
 """apps/v1 Deployments, StatefulSets and DaemonSets for the fake API server: what ``run
---restart`` touches and ``status`` lists (the lists themselves: tests/support/fakeapi/lists.py).
+--restart`` touches and ``status`` lists (the lists themselves: testkit/fakeapi/lists.py).
 
 As strict as the ConfigMap side, for the requests a restart sends: GET and PATCH on one named
 workload, authorized by the server's rules (group ``apps``), and DELETE (what takes a planned
@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from tests.support.fakeapi.meta import precondition_failure
+from testkit.fakeapi.meta import precondition_failure
 
 ITEM = re.compile(
     r"^/apis/apps/v1/namespaces/([^/]+)/(deployments|statefulsets|daemonsets)/([^/]+)$"

@@ -21,11 +21,11 @@ where priority-and-fairness would answer 429, authorization, namespace, validati
 - lists of ConfigMaps, Pods, Deployments, StatefulSets and DaemonSets (namespaced, and across
   all namespaces when ``cluster_rules`` from a ClusterRole allow it) with label and field
   selectors, pages and metadata-only answers, as strict as a real server
-  (tests/support/fakeapi/lists.py);
+  (testkit/fakeapi/lists.py);
 - apps/v1 Deployments, StatefulSets and DaemonSets, GET, PATCH and DELETE
-  (tests/support/fakeapi/apps.py); Pods are only listed;
-- batch/v1 Jobs, GET, POST and DELETE (tests/support/fakeapi/jobs.py), and lists of them;
-- the garbage collector (tests/support/fakeapi/garbage.py): a Job whose owner is deleted, or
+  (testkit/fakeapi/apps.py); Pods are only listed;
+- batch/v1 Jobs, GET, POST and DELETE (testkit/fakeapi/jobs.py), and lists of them;
+- the garbage collector (testkit/fakeapi/garbage.py): a Job whose owner is deleted, or
   never existed, goes away as on a real cluster.
 
 Every request is recorded (method, path, query, content type, body) for assertions.
@@ -50,9 +50,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from tests.support.fakeapi import apps, garbage, jobs, lists
-from tests.support.fakeapi import meta as meta_checks
-from tests.support.fakeapi.rbac import SERVICE_ACCOUNT, Rule, role_rules
+from testkit.fakeapi import apps, garbage, jobs, lists
+from testkit.fakeapi import meta as meta_checks
+from testkit.fakeapi.rbac import SERVICE_ACCOUNT, Rule, role_rules
 
 _ITEM = re.compile(r"^/api/v1/namespaces/([^/]+)/configmaps/([^/]+)$")
 _CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")

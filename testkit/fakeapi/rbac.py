@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from tests.support import REPO
+from testkit import REPO
 
 RBAC_FILE = REPO / "deploy" / "rbac.yaml"
 #: fleet mode's two identities, the planner and the calibration Jobs' ServiceAccount
