@@ -826,6 +826,7 @@ ProblemCode = Literal[
     "cpu-request-differs",
     "no-cpu-limit",
     "node-pool-differs",
+    "advice-overridden",
     "resize-restarts-nothing",
     "pods-predate-advice",
     "advice-missing",
@@ -843,7 +844,9 @@ class Problem(StrictModel):
         "a quota and it has none; cpu-request-differs: the advice was measured for a container "
         "without a CPU limit under its CPU request, and its request is not that quota; "
         "node-pool-differs: its nodeSelector and required node affinity "
-        "do not pin it to the Job's recorded nodeSelector; resize-restarts-nothing: no "
+        "do not pin it to the Job's recorded nodeSelector; advice-overridden: an envFrom prefix "
+        "or its own env entry of the same name keeps the advice's values from TensorFlow; "
+        "resize-restarts-nothing: no "
         "resizePolicy restarts it on a CPU resize; pods-predate-advice: running pods started "
         "before the advice's data last changed and neither the built-in restart nor Reloader "
         "replaces them; advice-missing: a required reference to a ConfigMap that does not exist"

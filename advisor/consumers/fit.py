@@ -9,6 +9,8 @@ compares one of those with what the consumer declares or runs with, and says bot
   a container is guaranteed its request on a busy node, which is what its pools should fit;
 - ``node-pool-differs``: the Job's recorded nodeSelector against the consumer's nodeSelector and
   required node affinity (a preferred affinity pins nothing);
+- ``advice-overridden``: an ``envFrom`` prefix, or the container's own ``env`` entry of the
+  same name, keeps the advice's values from TensorFlow;
 - ``resize-restarts-nothing``: an in-place CPU resize without a restart leaves the pools sized
   for the old limit, and the env is not read again;
 - ``pods-predate-advice``: env is read when a container starts, so a container started before
@@ -22,9 +24,9 @@ from datetime import datetime, timezone
 from typing import Any
 
 from advisor.cluster.workloads import ADVICE_HASH_ANNOTATION
-from advisor.consumers.mounts import Mount, Workload
+from advisor.consumers.mounts import ADVICE_KEYS, Mount, Workload
 from advisor.consumers.quantity import cpu_quantity
-from advisor.models import QUOTA_TOLERANCE, Consumer, Problem, Provenance
+from advisor.models import ENV_INTRA_OP, QUOTA_TOLERANCE, Consumer, Problem, Provenance
 from advisor.recommend import ParsedAdvice, content_hash
 
 RELOADER_RELOAD = "configmap.reloader.stakater.com/reload"
@@ -48,6 +50,7 @@ def consumer(advice: ParsedAdvice | None, mount: Mount, *, reloader_match: bool)
         else:
             found += cpu_problems(prov, limit, mount)
         found += node_pool_problems(prov.node_selector, mount.workload.pod_spec)
+    found += shadow_problems(mount.container, mount.configmap)
     found += resize_problems(mount.container)
     if advice is not None:
         found += predate_problems(advice, mount, reloader_match=reloader_match)
@@ -261,6 +264,48 @@ def _pins(term: dict[str, Any], key: str, value: str) -> bool:
         and set(e.get("values") or []) == {value}
         for e in term.get("matchExpressions") or []
     )
+
+
+# --------------------------------------------------------------------------------------------------
+# advice that never reaches TensorFlow
+
+
+def shadow_problems(container: dict[str, Any], configmap: str) -> list[Problem]:
+    """The container reads the advice, but TensorFlow does not see its values: an ``envFrom``
+    prefix renames every key, and an ``env`` entry of the same name wins over ``envFrom``
+    (unless it is itself a key reference to this advice)."""
+    found = []
+    for raw_source in container.get("envFrom") or []:
+        source = _dict(raw_source)
+        ref = _dict(source.get("configMapRef"))
+        prefix = source.get("prefix")
+        if ref.get("name") == configmap and isinstance(prefix, str) and prefix:
+            found.append(
+                Problem(
+                    code="advice-overridden",
+                    message=f"its envFrom adds the prefix {prefix!r} to the advice's keys "
+                    f"({prefix}{ENV_INTRA_OP}, ...): TensorFlow reads none of them",
+                )
+            )
+    own = []
+    for raw_env in container.get("env") or []:
+        env = _dict(raw_env)
+        name = env.get("name")
+        if name not in ADVICE_KEYS:
+            continue
+        ref = _dict(_dict(env.get("valueFrom")).get("configMapKeyRef"))
+        if ref.get("name") == configmap and ref.get("key") == name:
+            continue  # reads the advice's own value
+        own.append(str(name))
+    if own:
+        found.append(
+            Problem(
+                code="advice-overridden",
+                message=f"its env sets {', '.join(own)} itself, which wins over envFrom: the "
+                "advice's value never reaches TensorFlow",
+            )
+        )
+    return found
 
 
 # --------------------------------------------------------------------------------------------------

@@ -537,25 +537,40 @@ def test_a_plain_reader_fits_silently() -> None:
     assert fits_silently(container(limit="2"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a bug: envFrom with a prefix renames every key (X_TF_NUM_INTRAOP_THREADS), so "
-    "TensorFlow reads none of the advice, yet mounts counts the container as a reader and no "
-    "check looks at the prefix",
-)
 def test_an_envfrom_prefix_hides_the_advice_and_is_not_a_silent_fit() -> None:
     box = container(limit="2")
     box["envFrom"] = [{"prefix": "X_", "configMapRef": {"name": ADVICE}}]
     assert not fits_silently(box)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a bug: an env entry with the same name (TF_NUM_INTRAOP_THREADS: '4') takes "
-    "precedence over envFrom in Kubernetes, so the advice's value never reaches TensorFlow, "
-    "yet no check compares the container's own env with the advice's names",
-)
 def test_an_env_value_that_overrides_the_advice_is_not_a_silent_fit() -> None:
     box = container(limit="2")
     box["env"] = [{"name": "TF_NUM_INTRAOP_THREADS", "value": "4"}]
     assert not fits_silently(box)
+
+
+def test_a_key_reference_to_the_advice_itself_is_no_override() -> None:
+    box = container(limit="2")
+    box["env"] = [
+        {
+            "name": "TF_NUM_INTRAOP_THREADS",
+            "valueFrom": {"configMapKeyRef": {"name": ADVICE, "key": "TF_NUM_INTRAOP_THREADS"}},
+        }
+    ]
+    assert fits_silently(box)
+
+
+def test_an_override_names_the_variables_and_the_prefix() -> None:
+    box = container(limit="2")
+    box["envFrom"] = [{"prefix": "X_", "configMapRef": {"name": ADVICE}}]
+    box["env"] = [{"name": "OMP_NUM_THREADS", "value": "8"}, {"name": "OTHER", "value": "1"}]
+    deployment = {
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "ml"},
+        "spec": {"template": {"spec": {"containers": [box]}}},
+    }
+    (mount,) = mounts(workloads([deployment], [])).get(("ml", ADVICE), [])
+    problems = [p for p in row(advice(2.0), mount).problems if p.code == "advice-overridden"]
+    assert len(problems) == 2
+    assert "'X_'" in problems[0].message and "X_TF_NUM_INTRAOP_THREADS" in problems[0].message
+    assert "OMP_NUM_THREADS" in problems[1].message and "OTHER" not in problems[1].message
