@@ -23,11 +23,12 @@ from pydantic import ValidationError
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import ModelError, first_error, one_line
-from advisor.models import TrialRequest, TrialResult, WorkloadInfo, WorkloadKind
+from advisor.models import TrialResult, WorkloadInfo, WorkloadKind
 from advisor.trials.environment import trial_env
 from advisor.trials.modelfile import check_workload, workload_kind
 from advisor.trials.spawn import SpawnLauncher
 from advisor.trials.supervise import Launcher, run_child
+from advisor.trials.wire import TrialRequest
 
 log = logging.getLogger(__name__)
 

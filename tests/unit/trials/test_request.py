@@ -1,5 +1,5 @@
-"""The trial request is a model (advisor.models.TrialRequest): the runner writes it as JSON, the
-child validates it, and one that does not validate is one line and exit code 2, never a
+"""The trial request is a model (advisor.trials.wire.TrialRequest): the runner writes it as JSON,
+the child validates it, and one that does not validate is one line and exit code 2, never a
 traceback. The wire keys stay those the fake trial programs and older children read."""
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from pydantic import ValidationError
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import first_error
-from advisor.models import TrialRequest
 from advisor.trials.runner import run_trial
+from advisor.trials.wire import TrialRequest
 
 #: a trial program that answers with the request it was given, as the child reads it
 ECHO = """
 import json, sys
 from pathlib import Path
-from advisor.models import TrialRequest
+from advisor.trials.wire import TrialRequest
 args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
 request = TrialRequest.model_validate_json(Path(args["--request"]).read_text())
 Path(args["--result"]).write_text(
