@@ -26,7 +26,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from advisor.calibrate.objective import aggregate, choose  # noqa: E402
-from advisor.models import TrialResult  # noqa: E402
+from advisor.models import ThreadSetting, TrialResult  # noqa: E402
 from advisor.objectives import named  # noqa: E402
 from benchmarks import report  # noqa: E402
 
@@ -57,7 +57,7 @@ def replay(scenario: dict[str, Any], affinity: int) -> dict[str, Any] | None:
     if not windows:
         return None
     objective = named(scenario["objective"])
-    choice = choose(aggregate(trials_of(windows), (affinity, affinity)), objective)
+    choice = choose(aggregate(trials_of(windows), ThreadSetting.tf_picks(affinity)), objective)
     chosen = choice.chosen
     # a kept default is advised spelled out (intra = inter = the affinity count), and the run
     # measured it that way too

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import first_error
+from advisor.models import ThreadSetting
 from advisor.trials.runner import run_trial
 from advisor.trials.wire import TrialRequest
 
@@ -31,7 +32,9 @@ Path(args["--result"]).write_text(
 
 
 def test_the_runner_hands_the_child_a_request_that_validates() -> None:
-    spec = TrialSpec(3, 1, warmup_s=0.25, measure_s=1.5, min_requests=200, max_measure_s=4.0)
+    spec = TrialSpec(
+        ThreadSetting(3, 1), warmup_s=0.25, measure_s=1.5, min_requests=200, max_measure_s=4.0
+    )
     workload = WorkloadSpec(None, signature="serving_default", batch_size=8, concurrency=2)
     result = run_trial(spec, workload, deadline_s=30, program=[sys.executable, "-c", ECHO])
     assert result.status == "failed"
