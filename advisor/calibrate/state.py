@@ -17,6 +17,8 @@ BASELINE = ThreadSetting.TF_DEFAULT
 
 @dataclass
 class SearchOutcome:
+    """What the search hands back: every trial, and which settings it raced, dropped or left."""
+
     trials: list[TrialResult] = field(default_factory=list)
     #: distinct rounds run: the screen (round 0) and each race round
     rounds: int = 0
@@ -36,6 +38,9 @@ class SearchOutcome:
 
 @dataclass
 class SearchState:
+    """One search as it runs: the budget it plans in, how it measures and judges, what it has
+    measured (``outcome``) and what it will say before the next trial."""
+
     budget: Budget
     trial_fn: TrialFn
     progress: ProgressFn | None
