@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.calibrate.objective import aggregate, choose
-from advisor.models import TrialResult
+from advisor.models import ThreadSetting, TrialResult
 from advisor.objectives import named
 from benchmarks import report
 
@@ -52,7 +52,7 @@ def replay(scenario: dict[str, Any], affinity: int) -> dict[str, Any] | None:
     if not windows:
         return None
     objective = named(scenario["objective"])
-    choice = choose(aggregate(trials_of(windows), (affinity, affinity)), objective)
+    choice = choose(aggregate(trials_of(windows), ThreadSetting.tf_picks(affinity)), objective)
     chosen = choice.chosen
     # a kept default is advised spelled out (intra = inter = the affinity count), and the run
     # measured it that way too

@@ -131,7 +131,7 @@ def simulate_one(
     def trial_fn(spec: TrialSpec, _deadline_s: float) -> TrialResult:
         nonlocal trials
         trials += 1
-        intra, inter = spec.intra_op_threads, spec.inter_op_threads
+        intra, inter = spec.setting.intra, spec.setting.inter
         if intra is None or inter is None:
             intra, inter = model.default_setting()
         p99 = model.p99_ms(intra, inter)
@@ -140,8 +140,8 @@ def simulate_one(
         start_up = launcher.overhead_s + (launcher.first_s if trials == 1 else 0.0)
         clock.now += start_up + spec.warmup_s + window
         return TrialResult(
-            intra_op_threads=spec.intra_op_threads,
-            inter_op_threads=spec.inter_op_threads,
+            intra_op_threads=spec.setting.intra,
+            inter_op_threads=spec.setting.inter,
             round=spec.round,
             status="ok",
             measure_s=window,

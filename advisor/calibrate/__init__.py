@@ -7,6 +7,6 @@ a host file or imports TensorFlow, so every decision is tested with plain values
 ``advisor.pipeline.calibrate``.
 """
 
-from advisor.calibrate.search import Clock, SearchSettings, TrialFn
+from advisor.calibrate.budget import Clock, SearchSettings, TrialFn
 
 __all__ = ["Clock", "SearchSettings", "TrialFn"]

@@ -14,7 +14,8 @@ useful width is bounded by sockets and by the requests in flight, so it goes fro
 bound tied to those, never past the usable CPUs' reach. Where no quota binds, one wider inter-op
 pool (``spare_inter_op``) is tried too, after the others, as far as ``MAX_CANDIDATES`` allows.
 
-TF's own default (``tf_default``) is never a candidate: the baseline arm already runs exactly those
+TF's own default (``tf_default``: ``ThreadSetting.TF_DEFAULT`` as the node runs it) is never a
+candidate: the baseline arm already runs exactly those
 thread counts, and measuring them twice under two names would let the same setting be compared
 with itself and "win" by noise.
 """
@@ -22,9 +23,8 @@ with itself and "win" by noise.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-from advisor.models import MAX_THREADS, NodeProfile
+from advisor.models import MAX_THREADS, NodeProfile, ThreadSetting
 
 #: inter-op pools wider than this have not paid off on CPU inference servers: the graph rarely has
 #: more independent branches, and each extra pool thread is one more to schedule under a quota.
@@ -36,30 +36,12 @@ MAX_INTER_OP = 8
 MAX_CANDIDATES = 18
 
 
-@dataclass(frozen=True, order=True)
-class Candidate:
-    """One thread setting to try; ``threads`` orders ties (fewer is cheaper to run)."""
-
-    intra_op_threads: int
-    inter_op_threads: int
-
-    @property
-    def threads(self) -> int:
-        return self.intra_op_threads + self.inter_op_threads
-
-    @property
-    def label(self) -> str:
-        return f"{self.intra_op_threads}/{self.inter_op_threads}"
-
-
-def tf_default(node: NodeProfile) -> tuple[int, int]:
-    """(intra, inter) that TensorFlow picks by itself: both pools sized from the affinity mask.
-
-    TF never reads the CFS quota, so this is what the baseline trial (no thread variables set)
-    really runs; an advice that keeps the default spells these numbers out.
-    """
-    n = min(len(node.affinity_cpus), MAX_THREADS)
-    return n, n
+def tf_default(node: NodeProfile) -> ThreadSetting:
+    """The thread counts TensorFlow picks by itself on this node: both pools sized from the
+    affinity mask (``ThreadSetting.tf_picks``). TF never reads the CFS quota, so this is what the
+    baseline trial (no thread variables set) really runs; an advice that keeps the default spells
+    these numbers out."""
+    return ThreadSetting.tf_picks(len(node.affinity_cpus))
 
 
 def intra_op_values(node: NodeProfile) -> list[int]:
@@ -138,7 +120,7 @@ def coverage_order(values: list[int], usable: float) -> list[int]:
 INTER_WEIGHT = 2.0
 
 
-def candidate_configs(node: NodeProfile, concurrency: int = 1) -> list[Candidate]:
+def candidate_configs(node: NodeProfile, concurrency: int = 1) -> list[ThreadSetting]:
     """Every setting worth a trial, in the order the search should take them.
 
     The order matters when the budget cannot fit them all in the first round: the search takes
@@ -152,15 +134,16 @@ def candidate_configs(node: NodeProfile, concurrency: int = 1) -> list[Candidate
     intras = coverage_order(intra_op_values(node), node.effective_cpus)
     inters = inter_op_values(node, concurrency)
 
-    def place(c: Candidate) -> tuple[float, int, int]:
-        rank = intras.index(c.intra_op_threads) + INTER_WEIGHT * inters.index(c.inter_op_threads)
-        return (rank, c.threads, c.intra_op_threads)
+    def place(c: ThreadSetting) -> tuple[float, int, int]:
+        assert c.intra is not None and c.inter is not None  # every candidate sets both
+        rank = intras.index(c.intra) + INTER_WEIGHT * inters.index(c.inter)
+        return (rank, c.intra + c.inter, c.intra)
 
-    default = Candidate(*tf_default(node))
-    settings = (Candidate(i, j) for i in intras for j in inters)
+    default = tf_default(node)
+    settings = (ThreadSetting(i, j) for i in intras for j in inters)
     ordered = sorted((c for c in settings if c != default), key=place)
     spare = spare_inter_op(node, concurrency)
     if spare is not None:
-        extra = [c for c in (Candidate(i, spare) for i in intras) if c != default]
+        extra = [c for c in (ThreadSetting(i, spare) for i in intras) if c != default]
         ordered += extra[: max(0, MAX_CANDIDATES - len(ordered))]
     return ordered

@@ -42,7 +42,7 @@ import statistics
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from advisor.models import Measurement, TrialResult
+from advisor.models import Measurement, ThreadSetting, TrialResult
 from advisor.objectives import Measure, Objective
 
 #: the narrowest noise band: two medians within 5% of each other are a tie even on a quiet node
@@ -70,15 +70,12 @@ STABLE_CV = 0.10
 #: windows, which a raced setting is judged by
 SCREEN_ROUND = 0
 
-Setting = tuple[int | None, int | None]
-
 
 @dataclass(frozen=True)
 class ConfigStats:
     """One setting's numbers: medians over its trusted windows and how much those disagree."""
 
-    intra_op_threads: int | None
-    inter_op_threads: int | None
+    setting: ThreadSetting
     #: judged by race windows (else by screen windows)
     raced: bool
     #: the latest round it was measured in
@@ -100,15 +97,11 @@ class ConfigStats:
 
     @property
     def is_baseline(self) -> bool:
-        return self.intra_op_threads is None and self.inter_op_threads is None
-
-    @property
-    def key(self) -> Setting:
-        return (self.intra_op_threads, self.inter_op_threads)
+        return self.setting.is_default
 
     @property
     def label(self) -> str:
-        return label(self.intra_op_threads, self.inter_op_threads)
+        return self.setting.label
 
     def cv(self, measure: Measure) -> float | None:
         """The CV of ``measure`` over the trusted windows."""
@@ -126,10 +119,6 @@ class ConfigStats:
         return Measurement(
             p50_ms=self.p50_ms, p99_ms=self.p99_ms, throughput_rps=self.throughput_rps
         )
-
-
-def label(intra: int | None, inter: int | None) -> str:
-    return "TF default" if intra is None and inter is None else f"{intra}/{inter}"
 
 
 @dataclass(frozen=True)
@@ -192,30 +181,27 @@ def coefficient_of_variation(values: Sequence[float]) -> float | None:
 
 
 def aggregate(
-    trials: Iterable[TrialResult], default: tuple[int, int] | None = None
+    trials: Iterable[TrialResult], default: ThreadSetting | None = None
 ) -> list[ConfigStats]:
     """Per setting: medians and CVs over its trusted windows (race windows if it has any, else
     screen windows), in the order settings were first measured.
 
     ``default`` is what TF runs for the baseline (``candidates.tf_default``): it costs the
-    baseline's threads when the cheapest setting within noise is picked.
+    baseline's threads when the cheapest setting within noise is picked (0 without it).
     """
-    by_config: dict[Setting, list[TrialResult]] = {}
+    by_config: dict[ThreadSetting, list[TrialResult]] = {}
     for trial in trials:
         if usable(trial):
-            by_config.setdefault((trial.intra_op_threads, trial.inter_op_threads), []).append(trial)
+            by_config.setdefault(trial.setting, []).append(trial)
     result = []
-    for (intra, inter), runs in by_config.items():
+    for setting, runs in by_config.items():
         race = [t for t in runs if t.round > SCREEN_ROUND]
         trusted = race or runs
-        if intra is None or inter is None:
-            threads = sum(default) if default is not None else 0
-        else:
-            threads = intra + inter
+        runs_as = default if setting.is_default else setting
+        threads = runs_as.threads if runs_as is not None and runs_as.threads is not None else 0
         result.append(
             ConfigStats(
-                intra_op_threads=intra,
-                inter_op_threads=inter,
+                setting=setting,
                 raced=bool(race),
                 round=max(t.round for t in runs),
                 p50_ms=statistics.median(t.p50_ms or 0.0 for t in trusted),
@@ -294,8 +280,8 @@ def choose(
     objective: Objective,
     p99_slo_ms: float | None = None,
     *,
-    incumbent: Setting = (None, None),
-    excluded: Collection[Setting] = (),
+    incumbent: ThreadSetting = ThreadSetting.TF_DEFAULT,
+    excluded: Collection[ThreadSetting] = (),
 ) -> Choice:
     """The advice: the incumbent unless settings beat it beyond noise, else the cheapest of those
     within TRADE_OFF of the best; the range (within noise) of the best, and the gain over TF's
@@ -390,19 +376,19 @@ def choose(
 
 
 def _field(
-    stats: Sequence[ConfigStats], incumbent: Setting, excluded: Collection[Setting]
+    stats: Sequence[ConfigStats], incumbent: ThreadSetting, excluded: Collection[ThreadSetting]
 ) -> tuple[ConfigStats, list[ConfigStats], ConfigStats | None]:
     """The baseline, the settings that compete, and the incumbent among them (if measured)."""
     baselines = [s for s in stats if s.is_baseline]
     if not baselines:
         raise ValueError("need a measured baseline (TF default)")
     baseline = baselines[0]
-    candidates = [s for s in stats if not s.is_baseline and s.key not in excluded]
+    candidates = [s for s in stats if not s.is_baseline and s.setting not in excluded]
     if candidates and baseline.threads <= 0:
         raise ValueError("the baseline's thread counts (what TF runs by itself) are needed")
     raced = any(s.raced for s in candidates)
-    field = [s for s in candidates if s.raced == raced or s.key == incumbent] + [baseline]
-    return baseline, field, next((s for s in field if s.key == incumbent), None)
+    field = [s for s in candidates if s.raced == raced or s.setting == incumbent] + [baseline]
+    return baseline, field, next((s for s in field if s.setting == incumbent), None)
 
 
 def _judge_incumbent(
@@ -412,13 +398,13 @@ def _judge_incumbent(
     *,
     measure: Measure,
     notes: list[str],
-    incumbent: Setting,
+    incumbent: ThreadSetting,
 ) -> tuple[float | None, float | None]:
     """(the advice against the incumbent as a ratio, the band it was judged with); a note says
     why an incumbent that is not the best was kept, or that it could not stand."""
     if held is None:
         notes.append(
-            f"the advice in force ({label(*incumbent)}) could not be measured in this run, so it "
+            f"the advice in force ({incumbent.label}) could not be measured in this run, so it "
             "cannot stand"
         )
         return None, None

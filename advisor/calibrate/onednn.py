@@ -16,10 +16,10 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Mapping
 
+from advisor.calibrate.budget import Clock, TrialFn
 from advisor.calibrate.objective import coefficient_of_variation, difference_band, median_error
-from advisor.calibrate.search import Clock, TrialFn
 from advisor.calibrate.spec import TrialSpec
-from advisor.models import ONEDNN_VALUES, OnednnValue, OnednnVerdict, TrialResult
+from advisor.models import ONEDNN_VALUES, OnednnValue, OnednnVerdict, ThreadSetting, TrialResult
 from advisor.objectives import Measure
 
 #: a verdict needs at least this many pairs; fewer and the advice leaves the variable alone
@@ -39,7 +39,7 @@ SAFETY = 1.2
 
 
 def measure_pairs(
-    setting: tuple[int, int],
+    setting: ThreadSetting,
     trial_fns: Mapping[OnednnValue, TrialFn],
     *,
     measure: Measure,
@@ -49,7 +49,6 @@ def measure_pairs(
     say: Callable[[str], None],
 ) -> tuple[list[TrialResult], OnednnVerdict]:
     """Pairs of trials (one per value, alternating order) until the budget ends; the verdict."""
-    intra, inter = setting
     trials: list[TrialResult] = []
     # planned with the usual window (most end there); the deadline allows the longest
     cost = (overhead_s + WARMUP_S + MEASURE_S) * SAFETY
@@ -60,8 +59,7 @@ def measure_pairs(
         order = ONEDNN_VALUES if pairs % 2 == 0 else ONEDNN_VALUES[::-1]
         for onednn in order:
             spec = TrialSpec(
-                intra_op_threads=intra,
-                inter_op_threads=inter,
+                setting=setting,
                 warmup_s=WARMUP_S,
                 measure_s=MEASURE_S,
                 max_measure_s=MAX_MEASURE_S,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from advisor.models import OnednnValue
+from advisor.models import OnednnValue, ThreadSetting
 
 
 @dataclass(frozen=True)
@@ -23,10 +23,9 @@ class WorkloadSpec:
 
 @dataclass(frozen=True)
 class TrialSpec:
-    """One setting to measure; both thread counts None = TF default, the baseline."""
+    """One setting to measure (``ThreadSetting.TF_DEFAULT``: the baseline) and its window."""
 
-    intra_op_threads: int | None
-    inter_op_threads: int | None
+    setting: ThreadSetting
     warmup_s: float
     measure_s: float
     round: int = 0

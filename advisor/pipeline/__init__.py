@@ -7,7 +7,7 @@ behind) lives here, so a Python caller gets the same guarantees as ``tf-thread-a
 What the commands measure with (the node probe, the sweep) is passed in as ``Instruments``.
 """
 
-from advisor.models_status import AdviceStatus
+from advisor.models import AdviceStatus
 from advisor.pipeline.calibrate_only import (
     CalibrateRequest,
     PreparedCalibration,

@@ -25,25 +25,13 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from advisor.calibrate import onednn
-from advisor.calibrate.candidates import Candidate, candidate_configs, tf_default
-from advisor.calibrate.objective import (
-    STABLE_CV,
-    Choice,
-    ConfigStats,
-    Setting,
-    aggregate,
-    choose,
-    label,
-)
-from advisor.calibrate.search import (
-    Clock,
-    SearchOutcome,
-    SearchSettings,
-    SystemClock,
-    TrialFn,
-    race,
-)
+from advisor.calibrate.budget import Clock, SearchSettings, SystemClock, TrialFn
+from advisor.calibrate.candidates import candidate_configs, tf_default
+from advisor.calibrate.objective import STABLE_CV, Choice, ConfigStats, aggregate, choose
+from advisor.calibrate.search import BASELINE, race
 from advisor.calibrate.spec import WorkloadSpec
+from advisor.calibrate.state import SearchOutcome
+from advisor.calibrate.verdicts import judged_settings, near_best
 from advisor.errors import CalibrationError
 from advisor.models import (
     ONEDNN_VALUES,
@@ -51,16 +39,16 @@ from advisor.models import (
     CalibrationResult,
     Incumbent,
     IncumbentOutcome,
-    NearBest,
     NodeProfile,
     OnednnValue,
     OnednnVerdict,
     Progress,
     ProgressFn,
+    ThreadSetting,
     TrialResult,
     WorkloadInfo,
 )
-from advisor.objectives import Measure, named
+from advisor.objectives import Measure, Objective, named
 from advisor.render.words import compare_text, versus_default
 from advisor.trials import supervise
 from advisor.trials.environment import trial_env
@@ -140,7 +128,7 @@ def _overhead_guess(trials: Trials, inspected_s: float) -> float:
 
 def _onednn_phase(
     options: CalibrationOptions,
-    setting: tuple[int, int],
+    setting: ThreadSetting,
     measure: Measure,
     *,
     trials: Trials | None,
@@ -152,7 +140,7 @@ def _onednn_phase(
 ) -> tuple[list[TrialResult], OnednnVerdict]:
     """--sweep-onednn on the advised setting: one trial server per value (TF reads the variable
     at import), or the caller's TrialFn for both (the spec carries the value)."""
-    say(f"oneDNN: TF_ENABLE_ONEDNN_OPTS=0 vs =1 at intra={setting[0]} inter={setting[1]}")
+    say(f"oneDNN: TF_ENABLE_ONEDNN_OPTS=0 vs =1 at intra={setting.intra} inter={setting.inter}")
     servers: dict[OnednnValue, Trials] = {}
     fns: dict[OnednnValue, TrialFn] = dict.fromkeys(ONEDNN_VALUES, trial_fn)
     if trials is not None:
@@ -161,7 +149,7 @@ def _onednn_phase(
                 trials.workload,
                 options.trial_mode,
                 programs=trials.programs,
-                server_env=trial_env(None, None, onednn=value),
+                server_env=trial_env(ThreadSetting.TF_DEFAULT, onednn=value),
             )
             for value in ONEDNN_VALUES
         }
@@ -262,18 +250,10 @@ def calibrate(
         if trials is not None:
             trials.close()
 
-    try:
-        choice = choose(
-            aggregate(outcome.trials, default),
-            objective,
-            options.p99_slo_ms,
-            incumbent=held,
-            excluded=outcome.dropped,
-        )
-    except ValueError as exc:
-        raise CalibrationError(f"nothing to advise on: {exc}") from None
-    intra, inter = default if choice.kept_default else _threads(choice.chosen)
-    notes = list(choice.notes) + _notes(choice, outcome, default, (intra, inter), not candidates)
+    stats, choice = _choose(outcome, objective, options, default, held)
+    affinity = len(node.affinity_cpus)
+    advice = choice.chosen.setting.spelled_out(affinity)
+    notes = list(choice.notes) + _notes(choice, outcome, default, advice, not candidates)
     outcome_of_incumbent = _incumbent_outcome(choice, incumbent, held, default, options)
     verdict: OnednnVerdict | None = None
     onednn_trials: list[TrialResult] = []
@@ -281,7 +261,7 @@ def calibrate(
         searched = settings or SearchSettings()
         onednn_trials, verdict = _onednn_phase(
             options,
-            (intra, inter),
+            advice,
             # judged as the setting was chosen: by p99 under an SLO no setting met
             choice.measure,
             trials=trials,
@@ -296,9 +276,10 @@ def calibrate(
     if trials is not None:
         notes.extend(trials.notes)
     elapsed = clock.monotonic() - started
+    assert advice.intra is not None and advice.inter is not None  # spelled out
     result = CalibrationResult(
-        intra_op_threads=intra,
-        inter_op_threads=inter,
+        intra_op_threads=advice.intra,
+        inter_op_threads=advice.inter,
         objective=options.objective,
         p99_slo_ms=options.p99_slo_ms,
         baseline=choice.baseline.measurement(),
@@ -309,8 +290,8 @@ def calibrate(
         noise_band=choice.band,
         gain_band=choice.gain_band,
         incumbent=outcome_of_incumbent,
-        near_best=[_near_best(s, choice.measure, default) for s in choice.near_best],
-        unstable=[label(*key) for key in outcome.unstable],
+        near_best=[near_best(s, choice.measure, affinity) for s in choice.near_best],
+        unstable=[setting.label for setting in outcome.unstable],
         slo_met=choice.slo_met,
         rounds=outcome.rounds,
         kept_default=choice.kept_default,
@@ -323,6 +304,13 @@ def calibrate(
         trial_mode=None if trials is None else trials.used_overall,
         onednn=verdict,
         onednn_trials=onednn_trials,
+        settings=judged_settings(
+            outcome.trials,
+            objective.rank(stats, options.p99_slo_ms),
+            choice,
+            dropped=outcome.dropped,
+            unstable=outcome.unstable,
+        ),
         node=node,
     )
     say(
@@ -333,56 +321,67 @@ def calibrate(
     return result
 
 
+def _choose(
+    outcome: SearchOutcome,
+    objective: Objective,
+    options: CalibrationOptions,
+    default: ThreadSetting,
+    held: ThreadSetting,
+) -> tuple[list[ConfigStats], Choice]:
+    """Every setting's statistics, and the pick among them."""
+    stats = aggregate(outcome.trials, default)
+    try:
+        choice = choose(
+            stats, objective, options.p99_slo_ms, incumbent=held, excluded=outcome.dropped
+        )
+    except ValueError as exc:
+        raise CalibrationError(f"nothing to advise on: {exc}") from None
+    return stats, choice
+
+
 def _candidates(
     node: NodeProfile,
     options: CalibrationOptions,
-    held: Setting,
-    default: tuple[int, int],
+    held: ThreadSetting,
+    default: ThreadSetting,
     say: Callable[[str], None],
-) -> list[Candidate]:
+) -> list[ThreadSetting]:
     """The node's candidates, the incumbent among them (a stored 4/2 on a 1-CPU pod is not)."""
     candidates = _with_incumbent(candidate_configs(node, options.concurrency), held)
     say(
         f"{len(candidates)} settings for {node.effective_cpus:g} usable CPUs "
         f"({len(node.affinity_cpus)} in the affinity mask) and TF's default "
-        f"({default[0]}/{default[1]}) as the baseline, budget {options.budget_s:g} s"
+        f"({default.label}) as the baseline, budget {options.budget_s:g} s"
     )
     return candidates
 
 
-def _incumbent_key(incumbent: Incumbent | None, default: tuple[int, int]) -> Setting:
-    """The incumbent as the search keys settings: TF's default numbers are the baseline arm
+def _incumbent_key(incumbent: Incumbent | None, default: ThreadSetting) -> ThreadSetting:
+    """The incumbent as the search names settings: TF's default numbers are the baseline arm
     (one setting is never measured under two names)."""
-    if incumbent is None:
-        return (None, None)
-    key = (incumbent.intra_op_threads, incumbent.inter_op_threads)
-    return (None, None) if key == default else key
+    if incumbent is None or incumbent.setting == default:
+        return BASELINE
+    return incumbent.setting
 
 
-def _with_incumbent(candidates: list[Candidate], held: Setting) -> list[Candidate]:
+def _with_incumbent(candidates: list[ThreadSetting], held: ThreadSetting) -> list[ThreadSetting]:
     """The incumbent first (screened right after the baseline), whether or not the list had it:
     a stored advice from another sweep's list is still the reference."""
-    if held == (None, None):
+    if held.is_default:
         return candidates
-    assert held[0] is not None and held[1] is not None
-    first = Candidate(held[0], held[1])
-    return [first, *(c for c in candidates if c != first)]
+    return [held, *(c for c in candidates if c != held)]
 
 
 def _incumbent_outcome(
     choice: Choice,
     incumbent: Incumbent | None,
-    held: Setting,
-    default: tuple[int, int],
+    held: ThreadSetting,
+    default: ThreadSetting,
     options: CalibrationOptions,
 ) -> IncumbentOutcome:
     """How the advice in force fared, in one line a person reads."""
-    intra, inter = (
-        default
-        if incumbent is None or held == (None, None)
-        else (incumbent.intra_op_threads, incumbent.inter_op_threads)
-    )
-    name = "TF's default" if held == (None, None) else f"{intra}/{inter}"
+    stored = default if incumbent is None or held.is_default else incumbent.setting
+    name = "TF's default" if held.is_default else stored.label
     source = incumbent.source if incumbent is not None else "none stored: TF's default"
     measured = choice.incumbent
     if measured is None:
@@ -404,10 +403,11 @@ def _incumbent_outcome(
             if choice.kept
             else f"replaced by {other.label}: {versus}"
         )
+    assert stored.intra is not None and stored.inter is not None  # spelled out
     return IncumbentOutcome(
-        intra=intra,
-        inter=inter,
-        default=held == (None, None),
+        intra=stored.intra,
+        inter=stored.inter,
+        default=held.is_default,
         source=source,
         kept=choice.kept,
         onednn=incumbent.onednn if incumbent is not None else None,
@@ -418,29 +418,11 @@ def _incumbent_outcome(
     )
 
 
-def _threads(stats: ConfigStats) -> tuple[int, int]:
-    assert stats.intra_op_threads is not None and stats.inter_op_threads is not None
-    return stats.intra_op_threads, stats.inter_op_threads
-
-
-def _near_best(stats: ConfigStats, measure: Measure, default: tuple[int, int]) -> NearBest:
-    intra, inter = default if stats.is_baseline else _threads(stats)
-    return NearBest(
-        intra=intra,
-        inter=inter,
-        default=stats.is_baseline,
-        p99_ms=stats.p99_ms,
-        throughput_rps=stats.throughput_rps,
-        cv=stats.cv(measure),
-        windows=stats.windows,
-    )
-
-
 def _notes(
     choice: Choice,
     outcome: SearchOutcome,
-    default: tuple[int, int],
-    advice: tuple[int, int],
+    default: ThreadSetting,
+    advice: ThreadSetting,
     nothing_to_try: bool,
 ) -> list[str]:
     """What a reader should know beyond the choice's own notes: the default kept, the settings
@@ -448,19 +430,17 @@ def _notes(
     notes = []
     if nothing_to_try:
         notes.append(
-            f"TF's default ({default[0]}/{default[1]}) is the only setting for one CPU in the "
+            f"TF's default ({default.label}) is the only setting for one CPU in the "
             "affinity mask; only it was measured"
         )
     if choice.kept_default:
-        notes.append(f"advice keeps TF's default, spelled out: intra = inter = {default[0]}")
-    left = [
-        c.label for c in outcome.unmeasured if (c.intra_op_threads, c.inter_op_threads) != advice
-    ]
+        notes.append(f"advice keeps TF's default, spelled out: intra = inter = {default.intra}")
+    left = [c.label for c in outcome.unmeasured if c != advice]
     if left:
         notes.append(f"not measured for lack of budget (intra/inter): {', '.join(left)}")
     if outcome.unstable:
         notes.append(
             f"unstable (its windows disagree by a CV over {STABLE_CV:.0%}; its numbers are less "
-            "sure than the others'): " + ", ".join(label(*key) for key in outcome.unstable)
+            "sure than the others'): " + ", ".join(s.label for s in outcome.unstable)
         )
     return notes

@@ -27,7 +27,7 @@ from advisor.consumers.mounts import mounts, workloads
 from advisor.errors import ForbiddenError, InvalidAdviceError, Opt, UsageError
 from advisor.fleet.derive import PLANNED_SELECTOR
 from advisor.fleet.jobs import PlannedJob, planned_job
-from advisor.models_status import AdviceStatus, StatusResult
+from advisor.models import AdviceStatus, StatusResult
 from advisor.pipeline.drift import installed_tf_version
 from advisor.pipeline.source import (
     CLUSTER_TIMEOUT_S,

@@ -15,13 +15,8 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from advisor.calibrate.candidates import tf_default
-from advisor.calibrate.objective import ConfigStats, aggregate
-from advisor.models import (
-    CalibrationResult,
-)
+from advisor.models import CalibrationResult, SettingStats, ThreadSetting
 from advisor.objectives import Measure, named
-from advisor.render.table import near_best_keys, setting_key
 from advisor.render.words import near_best_line, number, ranked_by, versus_default
 
 CELL_W = 92
@@ -59,8 +54,8 @@ class _Grid:
 
     intras: list[int]
     inters: list[int]
-    by_cell: dict[tuple[int | None, int | None], ConfigStats]
-    failed: dict[tuple[int | None, int | None], str]
+    by_cell: dict[ThreadSetting, SettingStats]
+    failed: dict[ThreadSetting, str]
     #: what the cells show
     measure: Measure
     worst: float
@@ -68,16 +63,16 @@ class _Grid:
     #: a race ran: cells judged on the screen's short windows alone are tagged
     raced: bool = False
     #: cells within noise of the best
-    near: frozenset[tuple[int | None, int | None]] = frozenset()
+    near: frozenset[ThreadSetting] = frozenset()
     #: the cell of TF's default (the baseline runs these thread counts), if it was measured
-    default_cell: tuple[int, int] | None = None
+    default_cell: ThreadSetting | None = None
     #: the cell of the advice in force before the run, when it was not TF's default
-    incumbent_cell: tuple[int, int] | None = None
+    incumbent_cell: ThreadSetting | None = None
 
-    def value(self, s: ConfigStats) -> float:
+    def value(self, s: SettingStats) -> float:
         return self.measure.value(s)
 
-    def fill(self, s: ConfigStats, cell: tuple[int | None, int | None]) -> str:
+    def fill(self, s: SettingStats, cell: ThreadSetting) -> str:
         if cell in self.near:
             return _colour(1.0)  # within noise of the best: the measurement cannot rank them
         span = (self.worst - self.best) or 1.0
@@ -85,30 +80,32 @@ class _Grid:
 
 
 def _grid(result: CalibrationResult) -> _Grid:
-    default = tf_default(result.node)
-    measured = aggregate(result.trials)
-    stats = [s for s in measured if not s.is_baseline]
-    by_cell = {(s.intra_op_threads, s.inter_op_threads): s for s in stats}
-    baseline = next((s for s in measured if s.is_baseline), None)
+    default = result.tf_default
+    measured = [s for s in result.settings if s.verdict != "failed"]
+    stats = [s for s in measured if not s.setting.is_default]
+    by_cell = {s.setting: s for s in stats}
+    baseline = next((s for s in measured if s.setting.is_default), None)
     default_cell = None
     if baseline is not None and default not in by_cell:
         by_cell[default] = baseline
         default_cell = default
-    near = {default if key == (None, None) else key for key in near_best_keys(result)}
+    near = {
+        s.setting.spelled_out(len(result.node.affinity_cpus)) for s in measured if s.within_noise
+    }
     held = result.incumbent
-    incumbent_cell = None if held is None or held.default else (held.intra, held.inter)
-    failed: dict[tuple[int | None, int | None], str] = {
-        setting_key(t): t.status
-        for t in result.trials
-        if not t.is_baseline and setting_key(t) not in by_cell and t.status != "ok"
+    incumbent_cell = None if held is None or held.setting.is_default else held.setting
+    failed: dict[ThreadSetting, str] = {
+        s.setting: s.status
+        for s in result.settings
+        if s.verdict == "failed" and not s.setting.is_default and s.setting not in by_cell
     }
     cells = [*by_cell, *failed]
     measure = ranked_by(result)
     lower = measure.lower_is_better
     values = [measure.value(s) for s in by_cell.values()] or [0.0]
     return _Grid(
-        intras=sorted({k[0] for k in cells if k[0] is not None}),
-        inters=sorted({k[1] for k in cells if k[1] is not None}),
+        intras=sorted({k.intra for k in cells if k.intra is not None}),
+        inters=sorted({k.inter for k in cells if k.inter is not None}),
         by_cell=by_cell,
         failed=failed,
         measure=measure,
@@ -148,7 +145,7 @@ def _svg_header(result: CalibrationResult, grid: _Grid, width: int, height: int)
 
 def _svg_cells(result: CalibrationResult, grid: _Grid) -> list[str]:
     parts = []
-    chosen: tuple[int | None, int | None] = (result.intra_op_threads, result.inter_op_threads)
+    chosen = result.setting
     objective, bound = named(result.objective), result.p99_slo_ms
     for row_index, intra in enumerate(grid.intras):
         y = TOP + row_index * CELL_H
@@ -157,33 +154,34 @@ def _svg_cells(result: CalibrationResult, grid: _Grid) -> list[str]:
         )
         for col, inter in enumerate(grid.inters):
             x = LEFT + col * CELL_W
-            s = grid.by_cell.get((intra, inter))
+            cell = ThreadSetting(intra, inter)
+            s = grid.by_cell.get(cell)
             if s is not None:
-                fill, label = grid.fill(s, (intra, inter)), number(grid.value(s))
-                if (intra, inter) == grid.default_cell:
+                fill, label = grid.fill(s, cell), number(grid.value(s))
+                if cell == grid.default_cell:
                     label = f"TF default {label}"
                 if bound is not None and not objective.admits(s, bound):
                     label += " !"
                 if grid.raced and not s.raced:
                     label += " (s)"
-                if (intra, inter) in grid.near and (intra, inter) != chosen:
+                if cell in grid.near and cell != chosen:
                     label += " ~"
-            elif (intra, inter) in grid.failed:
-                fill, label = "#bbbbbb", grid.failed[(intra, inter)]
+            elif cell in grid.failed:
+                fill, label = "#bbbbbb", grid.failed[cell]
             else:
                 fill, label = "#f4f4f4", ""
             parts.append(
                 f'<rect x="{x}" y="{y}" width="{CELL_W}" height="{CELL_H}" fill="{fill}" '
                 'stroke="white" stroke-width="2"/>'
             )
-            if (intra, inter) == grid.incumbent_cell:
+            if cell == grid.incumbent_cell:
                 parts.append(
                     f'<rect x="{x + 6}" y="{y + 6}" width="{CELL_W - 12}" height="{CELL_H - 12}" '
                     'fill="none" stroke="#3050c0" stroke-width="2" stroke-dasharray="5 3">'
                     "<title>the advice in force before this run</title></rect>"
                 )
                 label = f"\u25c6 {label}"
-            if (intra, inter) == chosen:
+            if cell == chosen:
                 parts.append(
                     f'<rect x="{x + 2}" y="{y + 2}" width="{CELL_W - 4}" height="{CELL_H - 4}" '
                     'fill="none" stroke="black" stroke-width="4"><title>chosen</title></rect>'

@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-from advisor.models import Consumer
-from advisor.models_status import AdviceStatus, StatusResult
+from advisor.models import AdviceStatus, Consumer, StatusResult
 from advisor.objectives import OBJECTIVES
 from advisor.render.document import (
     RECORDS,

@@ -7,7 +7,6 @@ ratio such as "1.36x" reads as slower for a latency. The same sentences end ``ru
 
 from __future__ import annotations
 
-from advisor.calibrate.candidates import tf_default
 from advisor.models import (
     CalibrationResult,
     Measurement,
@@ -60,8 +59,8 @@ def compare_text(
 
 def _threads_versus_default(result: CalibrationResult) -> str:
     """``fewer threads (2 against 4)``: intra + inter of the advice against TF's default's."""
-    default = tf_default(result.node)
-    mine, theirs = result.intra_op_threads + result.inter_op_threads, sum(default)
+    affinity = len(result.node.affinity_cpus)
+    mine, theirs = result.setting.cost(affinity), result.tf_default.cost(affinity)
     word = "fewer threads than" if mine < theirs else "more threads than"
     if mine == theirs:
         word = "as many threads as"
@@ -90,7 +89,7 @@ def incumbent_line(result: CalibrationResult) -> str | None:
     held = result.incumbent
     if held is None:
         return None
-    name = "TF's default" if held.default else f"{held.intra}/{held.inter}"
+    name = "TF's default" if held.setting.is_default else held.setting.label
     return f"in force before: {name} ({held.source}): {held.reason}"
 
 

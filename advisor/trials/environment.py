@@ -19,6 +19,7 @@ from advisor.models import (
     ENV_OMP,
     ENV_ONEDNN,
     OnednnValue,
+    ThreadSetting,
 )
 
 #: the parent's pid, for the child to check that it was not orphaned before it asked to die with it
@@ -35,8 +36,7 @@ def trial_program() -> tuple[str, ...]:
 
 
 def trial_env(
-    intra_op_threads: int | None,
-    inter_op_threads: int | None,
+    setting: ThreadSetting,
     base: Mapping[str, str] | None = None,
     onednn: OnednnValue | None = None,
 ) -> dict[str, str]:
@@ -48,11 +48,10 @@ def trial_env(
     # the variables the advice sets, exactly: what a consumer's pod gets
     inherited = os.environ if base is None else base
     env = {k: v for k, v in inherited.items() if k not in ADVICE_ENV_NAMES}
-    if intra_op_threads is not None:
-        env[ENV_INTRA_OP] = str(intra_op_threads)
-        env[ENV_OMP] = str(intra_op_threads)
-    if inter_op_threads is not None:
-        env[ENV_INTER_OP] = str(inter_op_threads)
+    if setting.intra is not None and setting.inter is not None:
+        env[ENV_INTRA_OP] = str(setting.intra)
+        env[ENV_OMP] = str(setting.intra)
+        env[ENV_INTER_OP] = str(setting.inter)
     if onednn is not None:
         env[ENV_ONEDNN] = onednn
     for key, value in QUIET_TF_ENV.items():

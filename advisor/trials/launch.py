@@ -26,7 +26,7 @@ from typing import Literal
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import CalibrationError, Opt
-from advisor.models import TrialMode, TrialResult, WorkloadInfo
+from advisor.models import ThreadSetting, TrialMode, TrialResult, WorkloadInfo
 from advisor.trials import runner
 from advisor.trials.environment import trial_env, trial_program
 from advisor.trials.forkclient import ServerError, TrialServer, server_program
@@ -225,7 +225,7 @@ class Trials:
                 )
             return
         self._scratch = tempfile.TemporaryDirectory(prefix="tfta-server-")
-        env = self._server_env or trial_env(None, None)
+        env = self._server_env or trial_env(ThreadSetting.TF_DEFAULT)
         server = TrialServer(env, Path(self._scratch.name) / "server.log", self.programs.server)
         self._server = server
         try:

@@ -23,11 +23,12 @@ from pydantic import ValidationError
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import ModelError, first_error, one_line
-from advisor.models import TrialRequest, TrialResult, WorkloadInfo, WorkloadKind
+from advisor.models import ThreadSetting, TrialResult, WorkloadInfo, WorkloadKind
 from advisor.trials.environment import trial_env
 from advisor.trials.modelfile import check_workload, workload_kind
 from advisor.trials.spawn import SpawnLauncher
 from advisor.trials.supervise import Launcher, run_child
+from advisor.trials.wire import TrialRequest
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +51,8 @@ def run_trial(
     workload within ``load_timeout_s`` (or dies before) raises LaunchFailure.
     """
     identity: dict[str, Any] = {
-        "intra_op_threads": spec.intra_op_threads,
-        "inter_op_threads": spec.inter_op_threads,
+        "intra_op_threads": spec.setting.intra,
+        "inter_op_threads": spec.setting.inter,
         "round": spec.round,
         "onednn": spec.onednn,
     }
@@ -59,7 +60,7 @@ def run_trial(
         request = _request(workload_kind(workload), workload, spec)
     except ModelError as exc:
         return TrialResult(**identity, status="failed", reason=str(exc))
-    env = trial_env(spec.intra_op_threads, spec.inter_op_threads, onednn=spec.onednn)
+    env = trial_env(spec.setting, onednn=spec.onednn)
     outcome = run_child(
         request,
         env=env,
@@ -108,7 +109,7 @@ def inspect_workload(
     kind = check_workload(workload)
     outcome = run_child(
         _request(kind, workload),
-        env=trial_env(None, None),
+        env=trial_env(ThreadSetting.TF_DEFAULT),
         timeout_s=timeout_s,
         launcher=launcher or SpawnLauncher(),
         load_timeout_s=None,
@@ -159,6 +160,6 @@ def _request(
 
 
 def _label(spec: TrialSpec) -> str:
-    if spec.intra_op_threads is None and spec.inter_op_threads is None:
+    if spec.setting.is_default:
         return "baseline (TF default)"
-    return f"intra={spec.intra_op_threads} inter={spec.inter_op_threads} round={spec.round}"
+    return f"intra={spec.setting.intra} inter={spec.setting.inter} round={spec.round}"

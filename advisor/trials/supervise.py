@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from advisor.errors import one_line
-from advisor.models import TrialRequest, TrialStatus
+from advisor.models import TrialStatus
 from advisor.probe.oom import oom_kills
 from advisor.trials.environment import PARENT_PID_ENV
+from advisor.trials.wire import TrialRequest
 
 #: how much of a child's output tail is kept to explain a crash
 _TAIL_BYTES = 4096

@@ -288,7 +288,7 @@ def test_faulty_trials_are_recorded_and_the_sweep_goes_on(
     # them: too few for six faults beside a healthy one. The node is simulated with 8 CPUs (the
     # trial programs do not care); the children, their faults and the deadlines are real.
     node = simulated_node(8)
-    settings = [(c.intra_op_threads, c.inter_op_threads) for c in candidate_configs(node)]
+    settings = [(c.intra, c.inter) for c in candidate_configs(node)]
     faults = {
         "hang": ("timeout", "deadline"),
         "crash": ("crashed", "the model exploded"),

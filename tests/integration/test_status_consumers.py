@@ -21,8 +21,7 @@ import pytest
 from advisor import __version__, errors
 from advisor.cli import main
 from advisor.cluster.workloads import ADVICE_HASH_ANNOTATION
-from advisor.models import ServingTarget
-from advisor.models_status import AdviceStatus, StatusResult
+from advisor.models import AdviceStatus, ServingTarget, StatusResult
 from advisor.pipeline import Instruments, cluster_status
 from advisor.recommend import HASH_ANNOTATION, build_recommendation, render_configmap
 from testkit.fakeapi.apps import workload

@@ -17,7 +17,22 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from advisor.calibrate.spec import TrialSpec
-from advisor.models import CgroupInfo, NodeProfile, Topology, TrialResult, TrialStatus
+from advisor.models import (
+    CgroupInfo,
+    NodeProfile,
+    ThreadSetting,
+    Topology,
+    TrialResult,
+    TrialStatus,
+)
+
+#: a setting as the fakes' tables name it: (intra, inter), (None, None) for TF's default, or a
+#: ThreadSetting
+Key = tuple[int | None, int | None] | ThreadSetting
+
+
+def _pair(key: Key) -> tuple[int | None, int | None]:
+    return (key.intra, key.inter) if isinstance(key, ThreadSetting) else key
 
 
 def tripwire(what: str) -> Callable[..., NoReturn]:
@@ -75,7 +90,7 @@ class FakeTrials:
     noise: float = 0.0
     seed: int = 1
     #: (intra, inter) -> status to return instead of "ok" (None key = the baseline)
-    faults: dict[tuple[int | None, int | None], TrialStatus] = field(default_factory=dict)
+    faults: dict[Key, TrialStatus] = field(default_factory=dict)
     hang: bool = False
     #: scales the baseline's latency (below 1: TF's default is the best setting of all)
     baseline_factor: float = 1.0
@@ -84,13 +99,16 @@ class FakeTrials:
     #: every setting has this p99, the baseline too (times ``baseline_factor``)
     flat_p99: float | None = None
     #: per-setting noise overriding ``noise`` (a setting whose windows do not hold still)
-    noisy: dict[tuple[int | None, int | None], float] = field(default_factory=dict)
+    noisy: dict[Key, float] = field(default_factory=dict)
     #: per-setting p99 overriding the cost model (None key = the baseline): a made-up near tie
-    table: dict[tuple[int | None, int | None], float] = field(default_factory=dict)
+    table: dict[Key, float] = field(default_factory=dict)
     calls: list[tuple[TrialSpec, float, float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
+        self.faults = {_pair(k): v for k, v in self.faults.items()}
+        self.noisy = {_pair(k): v for k, v in self.noisy.items()}
+        self.table = {_pair(k): v for k, v in self.table.items()}
 
     def p99(self, intra: int | None, inter: int | None) -> float:
         if (intra, inter) in self.table:
@@ -104,7 +122,7 @@ class FakeTrials:
     def __call__(self, spec: TrialSpec, deadline_s: float) -> TrialResult:
         started = self.clock.monotonic()
         self.calls.append((spec, deadline_s, started))
-        key = (spec.intra_op_threads, spec.inter_op_threads)
+        key = (spec.setting.intra, spec.setting.inter)
         status = self.faults.get(key)
         if self.hang and status == "timeout":
             self.clock.advance(deadline_s)

@@ -12,7 +12,13 @@ import pytest
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import CalibrationError
-from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile, Progress
+from advisor.models import (
+    CalibrationOptions,
+    CalibrationResult,
+    NodeProfile,
+    Progress,
+    ThreadSetting,
+)
 from advisor.pipeline.calibrate import calibrate
 from advisor.probe import probe_node
 from advisor.trials import forkclient, launch, runner, supervise
@@ -68,8 +74,8 @@ def test_a_forked_child_takes_its_thread_setting_from_its_environment(
 ) -> None:
     trials.inspect(120)
     assert trials.used == "fork"
-    small = trials(TrialSpec(1, 1, warmup_s=0.1, measure_s=0.3), 60)
-    large = trials(TrialSpec(4, 4, warmup_s=0.1, measure_s=0.3), 60)
+    small = trials(TrialSpec(ThreadSetting(1, 1), warmup_s=0.1, measure_s=0.3), 60)
+    large = trials(TrialSpec(ThreadSetting(4, 4), warmup_s=0.1, measure_s=0.3), 60)
     assert small.status == "ok", small.reason
     assert large.status == "ok", large.reason
     assert small.threads is not None and large.threads is not None
@@ -83,7 +89,10 @@ def test_the_server_never_starts_tensorflows_runtime(trials: launch.Trials) -> N
     before = trials.state()
     assert before is not None and before["tf_initialized"] is False
     for intra in (1, 2):
-        assert trials(TrialSpec(intra, 1, warmup_s=0.1, measure_s=0.2), 60).status == "ok"
+        assert (
+            trials(TrialSpec(ThreadSetting(intra, 1), warmup_s=0.1, measure_s=0.2), 60).status
+            == "ok"
+        )
     after = trials.state()
     assert after is not None
     # the model was loaded and run in the children only: the server still has no runtime and
@@ -95,7 +104,7 @@ def test_the_server_never_starts_tensorflows_runtime(trials: launch.Trials) -> N
 
 def test_a_forked_trial_starts_far_faster_than_a_spawned_one(trials: launch.Trials) -> None:
     trials.inspect(120)
-    spec = TrialSpec(1, 1, warmup_s=0.0, measure_s=0.05)
+    spec = TrialSpec(ThreadSetting(1, 1), warmup_s=0.0, measure_s=0.05)
     import time
 
     began = time.monotonic()

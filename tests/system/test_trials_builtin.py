@@ -19,7 +19,7 @@ import pytest
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import ModelError
-from advisor.models import TrialResult
+from advisor.models import ThreadSetting, TrialResult
 from advisor.trials.environment import trial_program
 from advisor.trials.runner import inspect_workload, run_trial
 from testkit.realcgroup import cgroup_unavailable, real_cgroup
@@ -57,8 +57,12 @@ def assert_well_formed(result: TrialResult, measure_s: float) -> None:
 
 def test_thread_settings_reach_tensorflow_through_the_environment() -> None:
     workload = WorkloadSpec(model_path=None)
-    small = run_trial(TrialSpec(1, 1, warmup_s=0.2, measure_s=0.4), workload, deadline_s=DEADLINE_S)
-    large = run_trial(TrialSpec(4, 4, warmup_s=0.2, measure_s=0.4), workload, deadline_s=DEADLINE_S)
+    small = run_trial(
+        TrialSpec(ThreadSetting(1, 1), warmup_s=0.2, measure_s=0.4), workload, deadline_s=DEADLINE_S
+    )
+    large = run_trial(
+        TrialSpec(ThreadSetting(4, 4), warmup_s=0.2, measure_s=0.4), workload, deadline_s=DEADLINE_S
+    )
     assert_well_formed(small, 0.4)
     assert_well_formed(large, 0.4)
     assert (small.intra_op_threads, small.inter_op_threads) == (1, 1)
@@ -71,7 +75,7 @@ def test_thread_settings_reach_tensorflow_through_the_environment() -> None:
 def test_the_baseline_runs_with_concurrent_requests_and_a_batch() -> None:
     workload = WorkloadSpec(model_path=None, batch_size=2, concurrency=2)
     result = run_trial(
-        TrialSpec(None, None, warmup_s=0.2, measure_s=0.4, round=2),
+        TrialSpec(ThreadSetting.TF_DEFAULT, warmup_s=0.2, measure_s=0.4, round=2),
         workload,
         deadline_s=DEADLINE_S,
     )
@@ -103,7 +107,9 @@ def test_a_batch_too_large_to_synthesise_is_a_model_error() -> None:
 def test_a_trial_that_outlives_its_deadline_is_a_timeout() -> None:
     # TF alone needs seconds to import: a 0.5 s deadline cannot be met.
     result = run_trial(
-        TrialSpec(1, 1, warmup_s=0.1, measure_s=0.1), WorkloadSpec(None), deadline_s=0.5
+        TrialSpec(ThreadSetting(1, 1), warmup_s=0.1, measure_s=0.1),
+        WorkloadSpec(None),
+        deadline_s=0.5,
     )
     assert (result.status, result.reason) == (
         "timeout",
@@ -119,7 +125,7 @@ def test_throttling_counters_move_under_a_real_quota() -> None:
     # Two request loops on two TF threads want ~2 CPUs; the quota gives half of one.
     with real_cgroup(0.5) as group:
         result = run_trial(
-            TrialSpec(2, 2, warmup_s=0.2, measure_s=1.0),
+            TrialSpec(ThreadSetting(2, 2), warmup_s=0.2, measure_s=1.0),
             WorkloadSpec(model_path=None, concurrency=2),
             deadline_s=DEADLINE_S,
             program=group.command(trial_program()),
@@ -138,7 +144,7 @@ def test_a_trial_child_started_through_a_forking_wrapper_still_measures() -> Non
     # the child's parent is then the wrapper, not the runner: that is not being orphaned
     wrapper = ["sh", "-c", '"$@"; exit $?', "sh", *trial_program()]
     result = run_trial(
-        TrialSpec(1, 1, warmup_s=0.1, measure_s=0.2),
+        TrialSpec(ThreadSetting(1, 1), warmup_s=0.1, measure_s=0.2),
         WorkloadSpec(None),
         deadline_s=DEADLINE_S,
         program=wrapper,
@@ -149,8 +155,10 @@ def test_a_trial_child_started_through_a_forking_wrapper_still_measures() -> Non
 #: a parent that starts one long real trial and then waits for it
 _PARENT = """
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.models import ThreadSetting
 from advisor.trials.runner import run_trial
-run_trial(TrialSpec(1, 1, warmup_s=0.1, measure_s=600), WorkloadSpec(None), deadline_s=900)
+spec = TrialSpec(ThreadSetting(1, 1), warmup_s=0.1, measure_s=600)
+run_trial(spec, WorkloadSpec(None), deadline_s=900)
 """
 
 

@@ -9,6 +9,7 @@ import importlib.util
 import pytest
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.models import ThreadSetting
 from advisor.trials.environment import trial_program
 from advisor.trials.runner import run_trial
 from testkit.realcgroup import cgroup_unavailable, real_cgroup
@@ -27,7 +28,9 @@ def _tensorflow() -> None:
 def test_a_real_trial_records_both() -> None:
     _tensorflow()
     result = run_trial(
-        TrialSpec(2, 2, warmup_s=0.2, measure_s=0.4), WorkloadSpec(None), deadline_s=DEADLINE_S
+        TrialSpec(ThreadSetting(2, 2), warmup_s=0.2, measure_s=0.4),
+        WorkloadSpec(None),
+        deadline_s=DEADLINE_S,
     )
     assert result.status == "ok", result.reason
     assert result.involuntary_switches_per_request is not None
@@ -51,7 +54,7 @@ def test_under_a_one_cpu_quota_tf_default_is_preempted_far_more_than_1_1() -> No
     for intra, inter in ((None, None), (1, 1)):
         with real_cgroup(1.0) as group:
             result = run_trial(
-                TrialSpec(intra, inter, warmup_s=0.5, measure_s=1.0),
+                TrialSpec(ThreadSetting(intra, inter), warmup_s=0.5, measure_s=1.0),
                 WorkloadSpec(None),
                 deadline_s=DEADLINE_S,
                 program=group.command(trial_program()),

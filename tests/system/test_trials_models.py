@@ -14,6 +14,7 @@ import pytest
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import ModelError
+from advisor.models import ThreadSetting
 from advisor.trials.runner import inspect_workload, run_trial
 
 pytestmark = pytest.mark.tf
@@ -54,12 +55,12 @@ def test_a_multi_input_keras_model_is_described(models: Path) -> None:
 
 def test_real_trials_on_a_savedmodel_and_a_keras_file(models: Path) -> None:
     saved = run_trial(
-        TrialSpec(1, 1, warmup_s=0.1, measure_s=0.3),
+        TrialSpec(ThreadSetting(1, 1), warmup_s=0.1, measure_s=0.3),
         WorkloadSpec(str(models / "sm_good"), "by_ids", batch_size=2),
         deadline_s=DEADLINE_S,
     )
     keras_file = run_trial(
-        TrialSpec(2, 1, warmup_s=0.1, measure_s=0.3),
+        TrialSpec(ThreadSetting(2, 1), warmup_s=0.1, measure_s=0.3),
         WorkloadSpec(str(models / "cnn.keras"), batch_size=2, concurrency=2),
         deadline_s=DEADLINE_S,
     )
@@ -133,7 +134,9 @@ def test_an_unusable_model_is_one_model_error_line(
 def test_a_trial_on_an_unusable_model_fails_with_the_model_error(models: Path) -> None:
     path = models / "sm_string"
     result = run_trial(
-        TrialSpec(1, 1, warmup_s=0.1, measure_s=0.1), WorkloadSpec(str(path)), deadline_s=DEADLINE_S
+        TrialSpec(ThreadSetting(1, 1), warmup_s=0.1, measure_s=0.1),
+        WorkloadSpec(str(path)),
+        deadline_s=DEADLINE_S,
     )
     assert result.status == "failed"
     assert result.reason == (

@@ -4,9 +4,10 @@ One process per setting, because TensorFlow reads TF_NUM_INTRAOP_THREADS/TF_NUM_
 when it starts and never again: the parent (``advisor.trials.runner``) puts the setting in this
 process's environment, exactly as a Deployment's ``envFrom`` would, and never imports TF itself.
 
-The request file holds an ``advisor.models.TrialRequest`` as JSON; one that does not validate is
-one line on stderr and exit code 2, with no answer. The answer goes to the ``--result`` file as
-one JSON object, written atomically, so that TF's log noise on stdout/stderr cannot corrupt it:
+The request file holds an ``advisor.trials.wire.TrialRequest`` as JSON; one that does not
+validate is one line on stderr and exit code 2, with no answer. The answer goes to the
+``--result`` file as one JSON object, written atomically, so that TF's log noise on
+stdout/stderr cannot corrupt it:
 
 - mode ``trial`` -> ``{"status": "ok", "measure_s", "requests", "p50_ms", "p90_ms",
   "p99_ms", "max_ms", "throughput_rps", "cpu_time_s", "threads", "nr_throttled",
@@ -36,10 +37,10 @@ from pydantic import ValidationError
 from advisor.atomic import write_atomically
 from advisor.calibrate.percentile import percentile
 from advisor.errors import first_error, one_line
-from advisor.models import TrialRequest
 from advisor.probe import read_throttling
 from advisor.probe.proc_status import read_peak_rss_mib, read_thread_count
 from advisor.trials.environment import PARENT_PID_ENV, QUIET_TF_ENV
+from advisor.trials.wire import TrialRequest
 
 #: prctl(2) option: the signal this process gets when its parent dies
 _PR_SET_PDEATHSIG = 1

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.models import ThreadSetting
 from advisor.trials.runner import run_trial
 
 FAKE = Path(__file__).resolve().parent / "fake_trial.py"
@@ -20,7 +21,7 @@ FAKE = Path(__file__).resolve().parent / "fake_trial.py"
 def main(group: Path) -> None:
     (group / "tasks").write_text("0\n")  # "0" moves the writing process itself
     result = run_trial(
-        TrialSpec(1, 1, warmup_s=0.1, measure_s=0.1),
+        TrialSpec(ThreadSetting(1, 1), warmup_s=0.1, measure_s=0.1),
         WorkloadSpec(None),
         deadline_s=120,
         program=[sys.executable, str(FAKE), "hog"],

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from advisor.calibrate.search import SearchSettings
-from advisor.models import DEFAULT_BUDGET_S
+from advisor.models import DEFAULT_BUDGET_S, ThreadSetting
 from benchmarks import scaling
 from tests.support import REPO
 
@@ -69,7 +69,9 @@ def test_the_default_budget_is_the_smallest_that_measures_every_setting_on_every
 def test_a_request_sized_window_is_what_the_real_child_measures() -> None:
     from advisor.calibrate.spec import TrialSpec
 
-    spec = TrialSpec(None, None, warmup_s=0.3, measure_s=0.4, min_requests=150, max_measure_s=1.5)
+    spec = TrialSpec(
+        ThreadSetting.TF_DEFAULT, warmup_s=0.3, measure_s=0.4, min_requests=150, max_measure_s=1.5
+    )
     assert scaling.window_s(spec, rps=1000.0) == 0.4  # 150 requests come in 0.15 s
     assert scaling.window_s(spec, rps=200.0) == 0.75
     assert scaling.window_s(spec, rps=10.0) == 1.5  # capped

@@ -16,20 +16,21 @@ from advisor.calibrate.candidates import (
     spare_inter_op,
     tf_default,
 )
+from advisor.models import ThreadSetting
 from tests.support.search_fakes import node
 
 
 def test_one_cpu_quota_on_two_cores_tries_the_small_settings_but_not_the_default() -> None:
     configs = candidate_configs(node(2, quota=1.0))
     # 2/2 is what TF runs by itself on two CPUs: the baseline measures it already
-    assert tf_default(node(2, quota=1.0)) == (2, 2)
-    assert sorted((c.intra_op_threads, c.inter_op_threads) for c in configs) == [
+    assert tf_default(node(2, quota=1.0)) == ThreadSetting(2, 2)
+    assert sorted((c.intra, c.inter) for c in configs) == [
         (1, 1),
         (1, 2),
         (2, 1),
     ]
     # most promising first: intra at the usable CPUs, one inter-op thread
-    assert (configs[0].intra_op_threads, configs[0].inter_op_threads) == (1, 1)
+    assert (configs[0].intra, configs[0].inter) == (1, 1)
 
 
 def test_fractional_quota_brings_floor_and_ceiling() -> None:
@@ -83,9 +84,9 @@ def test_the_spare_width_never_displaces_a_setting_and_stops_at_the_cap(cpus: in
     profile = node(cpus, sockets=2 if cpus >= 32 else 1)
     configs = candidate_configs(profile)
     spare = spare_inter_op(profile)
-    base = [c for c in configs if c.inter_op_threads != spare]
+    base = [c for c in configs if c.inter != spare]
     assert configs[: len(base)] == base  # every spare setting comes after all the others
-    assert {c.inter_op_threads for c in base} == set(inter_op_values(profile))
+    assert {c.inter for c in base} == set(inter_op_values(profile))
     intras = len(intra_op_values(profile))
     if len(base) + intras <= MAX_CANDIDATES:  # room for all of them: one per intra value
         assert len(configs) - len(base) == intras
@@ -110,29 +111,25 @@ def test_candidates_are_distinct_and_within_what_the_node_can_run(
     assert configs or cpus == 1
     assert len(set(configs)) == len(configs)
     default = tf_default(profile)
-    assert all((c.intra_op_threads, c.inter_op_threads) != default for c in configs)
+    assert all(c != default for c in configs)
     usable_ceiling = math.ceil(profile.effective_cpus)
     # one inter-op thread past the CPUs only where no quota binds (and never on a one-CPU mask)
     inter_reach = cpus + 1 if profile.effective_cpus >= cpus > 1 else cpus
     for c in configs:
-        assert 1 <= c.intra_op_threads <= min(cpus, 2 * usable_ceiling)
-        assert 1 <= c.inter_op_threads <= min(inter_reach, MAX_INTER_OP)
+        assert 1 <= c.intra <= min(cpus, 2 * usable_ceiling)
+        assert 1 <= c.inter <= min(inter_reach, MAX_INTER_OP)
         if profile.effective_cpus < cpus:
-            assert c.inter_op_threads <= max(2, usable_ceiling)
+            assert c.inter <= max(2, usable_ceiling)
 
 
 def test_tf_default_is_the_affinity_count_for_both_pools_whatever_the_quota() -> None:
-    assert tf_default(node(64, quota=4.0)) == (64, 64)  # TF never reads the quota
-    assert tf_default(node(1)) == (1, 1)
+    assert tf_default(node(64, quota=4.0)) == ThreadSetting(64, 64)  # TF never reads the quota
+    assert tf_default(node(1)) == ThreadSetting(1, 1)
     assert candidate_configs(node(1)) == []
     # compared by thread counts, not by how they were reached: 8/8 is dropped on an 8-CPU node
     # only because the default is 8/8 there
-    assert (8, 8) not in {
-        (c.intra_op_threads, c.inter_op_threads) for c in candidate_configs(node(8), concurrency=8)
-    }
-    assert (4, 4) in {
-        (c.intra_op_threads, c.inter_op_threads) for c in candidate_configs(node(8), concurrency=8)
-    }
+    assert (8, 8) not in {(c.intra, c.inter) for c in candidate_configs(node(8), concurrency=8)}
+    assert (4, 4) in {(c.intra, c.inter) for c in candidate_configs(node(8), concurrency=8)}
 
 
 def test_count_grows_slowly_from_2_to_256_cpus() -> None:
@@ -149,7 +146,7 @@ def test_count_grows_slowly_from_2_to_256_cpus() -> None:
 
 @pytest.mark.parametrize("cpus", [32, 64, 128, 256])
 def test_a_short_prefix_already_spans_small_and_large_settings(cpus: int) -> None:
-    first = [c.intra_op_threads for c in candidate_configs(node(cpus, sockets=2))[:4]]
+    first = [c.intra for c in candidate_configs(node(cpus, sockets=2))[:4]]
     assert cpus in first  # the usable CPUs themselves
     assert min(first) <= 2  # and the small end, where small models on big nodes often win
     assert any(2 < v < cpus for v in first)  # and the middle

@@ -11,7 +11,13 @@ import pytest
 
 from advisor.calibrate.candidates import candidate_configs, tf_default
 from advisor.calibrate.objective import MAX_BAND, aggregate
-from advisor.models import CalibrationOptions, CalibrationResult, Incumbent, ObjectiveName
+from advisor.models import (
+    CalibrationOptions,
+    CalibrationResult,
+    Incumbent,
+    ObjectiveName,
+    ThreadSetting,
+)
 from advisor.pipeline.calibrate import calibrate
 from advisor.recommend import build_recommendation
 from advisor.render.table import text_summary
@@ -109,7 +115,7 @@ def test_equal_settings_below_a_stored_incumbent_keep_it() -> None:
 def test_a_default_that_measures_best_is_kept_spelled_out_with_gain_exactly_one() -> None:
     result, fake, lines = run(2, None, baseline_factor=0.3)
     assert result.kept_default
-    assert (result.intra_op_threads, result.inter_op_threads) == tf_default(node(2)) == (2, 2)
+    assert result.setting == tf_default(node(2)) == ThreadSetting(2, 2)
     assert result.chosen == result.baseline
     assert result.gain == 1.0
     assert result.gain_within_noise
@@ -118,23 +124,18 @@ def test_a_default_that_measures_best_is_kept_spelled_out_with_gain_exactly_one(
     assert not claims_a_gain(text_summary(result))
     assert any("keeps TF's default" in note for note in result.notes)
     # the default was measured as the baseline arm only, never under its numbers
-    assert (2, 2) not in {
-        (spec.intra_op_threads, spec.inter_op_threads) for spec, _, _ in fake.calls
-    }
+    assert (2, 2) not in {(spec.setting.intra, spec.setting.inter) for spec, _, _ in fake.calls}
 
 
 @pytest.mark.parametrize(("cpus", "quota"), [(2, None), (2, 1.0), (8, None), (8, 4.0), (64, None)])
 def test_the_tf_default_is_never_a_candidate(cpus: int, quota: float | None) -> None:
     result, fake, _ = run(cpus, quota)
     default = tf_default(node(cpus, quota=quota))
-    explicit = {(spec.intra_op_threads, spec.inter_op_threads) for spec, _, _ in fake.calls}
+    explicit = {spec.setting for spec, _, _ in fake.calls}
     assert default not in explicit
-    assert (None, None) in explicit
-    assert all(
-        (c.intra_op_threads, c.inter_op_threads) != default
-        for c in candidate_configs(node(cpus, quota=quota))
-    )
-    if (result.intra_op_threads, result.inter_op_threads) == default:
+    assert ThreadSetting.TF_DEFAULT in explicit
+    assert default not in candidate_configs(node(cpus, quota=quota))
+    if result.setting == default:
         assert result.kept_default  # the only way to advise those numbers
 
 
@@ -143,7 +144,7 @@ def test_a_one_cpu_mask_keeps_the_default_it_has_no_alternative_to() -> None:
     assert result.kept_default
     assert (result.intra_op_threads, result.inter_op_threads) == (1, 1)
     assert result.gain == 1.0
-    assert all(spec.intra_op_threads is None for spec, _, _ in fake.calls)
+    assert all(spec.setting.is_default for spec, _, _ in fake.calls)
     assert any("only setting" in note for note in result.notes)
 
 
@@ -160,15 +161,16 @@ def test_the_range_holds_exactly_the_settings_within_noise_of_the_best() -> None
         assert abs(n.p99_ms - best.p99_ms) <= band * best.p99_ms
     # and every setting that competed (raced, or the baseline) within the band is in the range
     default = tf_default(result.node)
-    inside = {(n.intra, n.inter) for n in result.near_best}
+    inside = {ThreadSetting(n.intra, n.inter) for n in result.near_best}
     for stats in aggregate(result.trials, default):
         if stats.raced or stats.is_baseline:
             close = abs(stats.p99_ms - best.p99_ms) <= band * best.p99_ms
-            setting = default if stats.is_baseline else stats.key
+            setting = stats.setting.spelled_out(len(result.node.affinity_cpus))
             assert close == (setting in inside), stats
-    advised = (result.intra_op_threads, result.inter_op_threads)
-    assert advised in inside
-    assert advised == min(((n.intra, n.inter) for n in result.near_best), key=sum)
+    assert result.setting in inside
+    assert (result.intra_op_threads, result.inter_op_threads) == min(
+        ((n.intra, n.inter) for n in result.near_best), key=sum
+    )
     # and the provenance carries the range, compactly
     rec = build_recommendation(result, advisor_version="test")
     span = rec.provenance.near_best
@@ -201,7 +203,7 @@ def test_unmeasured_settings_are_listed_and_the_advice_never_is() -> None:
         notes = [n for n in result.notes if n.startswith("not measured for lack of budget")]
         assert len(notes) == 1
         listed = notes[0].split(": ", 1)[1].split(", ")
-        tried = {(s.intra_op_threads, s.inter_op_threads) for s, _, _ in fake.calls}
+        tried = {(s.setting.intra, s.setting.inter) for s, _, _ in fake.calls}
         for label in listed:
             intra, inter = (int(x) for x in label.split("/"))
             assert (intra, inter) not in tried

@@ -15,7 +15,13 @@ import pytest
 
 from advisor.calibrate.candidates import candidate_configs
 from advisor.calibrate.objective import aggregate, choose
-from advisor.models import CalibrationOptions, CalibrationResult, Incumbent, ObjectiveName
+from advisor.models import (
+    CalibrationOptions,
+    CalibrationResult,
+    Incumbent,
+    ObjectiveName,
+    ThreadSetting,
+)
 from advisor.objectives import named
 from advisor.pipeline.calibrate import calibrate
 from advisor.recommend import build_recommendation, render_configmap
@@ -24,7 +30,7 @@ from advisor.render.words import summary_lines
 from tests.support.search_fakes import FakeClock, FakeTrials, node
 from tests.unit.calibrate.test_objective import key, trial
 
-DEFAULT = (4, 4)
+DEFAULT = ThreadSetting(4, 4)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -33,7 +39,7 @@ DEFAULT = (4, 4)
 
 def test_a_stored_incumbent_beaten_beyond_noise_is_replaced_with_the_margin() -> None:
     trials = [trial(None, None, 30.0, 30.0), trial(4, 2, 20.0, 50.0), trial(1, 1, 10.0, 90.0)]
-    choice = choose(aggregate(trials, DEFAULT), named("latency"), incumbent=(4, 2))
+    choice = choose(aggregate(trials, DEFAULT), named("latency"), incumbent=ThreadSetting(4, 2))
     assert key(choice.chosen) == (1, 1)
     assert not choice.kept
     assert choice.incumbent is not None and key(choice.incumbent) == (4, 2)
@@ -48,7 +54,7 @@ def test_settings_that_beat_the_incumbent_give_the_cheapest_within_the_trade_off
         trial(2, 1, 10.0, 90.0),
         trial(1, 1, 10.3, 88.0),
     ]
-    choice = choose(aggregate(trials, DEFAULT), named("latency"), incumbent=(4, 4))
+    choice = choose(aggregate(trials, DEFAULT), named("latency"), incumbent=ThreadSetting(4, 4))
     assert key(choice.chosen) == (1, 1)  # 3% behind 2/1, and both beat 4/4 by far
 
 
@@ -61,7 +67,7 @@ def test_the_trade_off_never_goes_below_the_incumbent() -> None:
         trial(4, 1, 10.0, 90.0),
         trial(1, 1, 10.45, 88.0),
     ]
-    choice = choose(aggregate(trials, DEFAULT), named("latency"), incumbent=(2, 2))
+    choice = choose(aggregate(trials, DEFAULT), named("latency"), incumbent=ThreadSetting(2, 2))
     assert key(choice.chosen) == (4, 1)
     assert not choice.kept
 
@@ -77,7 +83,7 @@ def test_tf_default_is_the_incumbent_when_nothing_is_stored(best: float, replace
 
 def test_an_incumbent_that_was_not_measured_cannot_stand() -> None:
     trials = [trial(None, None, 10.0, 50.0), trial(1, 1, 9.9, 60.0)]
-    choice = choose(aggregate(trials, DEFAULT), named("latency"), incumbent=(3, 3))
+    choice = choose(aggregate(trials, DEFAULT), named("latency"), incumbent=ThreadSetting(3, 3))
     assert choice.incumbent is None
     assert not choice.kept
     assert any("could not be measured" in note for note in choice.notes)
@@ -85,14 +91,14 @@ def test_an_incumbent_that_was_not_measured_cannot_stand() -> None:
 
 def test_a_dropped_setting_is_never_advised() -> None:
     trials = [trial(None, None, 30.0, 50.0), trial(1, 1, 9.0, 60.0), trial(2, 1, 10.0, 60.0)]
-    choice = choose(aggregate(trials, DEFAULT), named("latency"), excluded=[(1, 1)])
+    choice = choose(aggregate(trials, DEFAULT), named("latency"), excluded=[ThreadSetting(1, 1)])
     assert key(choice.chosen) == (2, 1)
     assert all(key(s) != (1, 1) for s in choice.near_best)
 
 
 def test_throughput_within_noise_keeps_the_incumbent() -> None:
     trials = [trial(None, None, 10.0, 200.0), trial(2, 1, 10.0, 240.0), trial(1, 2, 10.0, 246.0)]
-    choice = choose(aggregate(trials, DEFAULT), named("throughput"), incumbent=(2, 1))
+    choice = choose(aggregate(trials, DEFAULT), named("throughput"), incumbent=ThreadSetting(2, 1))
     assert key(choice.chosen) == (2, 1)
     assert choice.kept
 
@@ -103,7 +109,7 @@ def test_under_an_slo_meeting_it_beats_an_incumbent_that_misses() -> None:
         trial(2, 1, 12.0, 300.0),  # misses 10 ms
         trial(1, 1, 9.0, 250.0),  # meets it, less throughput
     ]
-    choice = choose(aggregate(trials, DEFAULT), named("slo"), 10.0, incumbent=(2, 1))
+    choice = choose(aggregate(trials, DEFAULT), named("slo"), 10.0, incumbent=ThreadSetting(2, 1))
     assert key(choice.chosen) == (1, 1)
     assert not choice.kept
 
@@ -145,16 +151,13 @@ def sweep(
 
 
 def settings_run(fake: FakeTrials) -> list[tuple[int | None, int | None, int]]:
-    return [(s.intra_op_threads, s.inter_op_threads, s.round) for s, _, _ in fake.calls]
+    return [(s.setting.intra, s.setting.inter, s.round) for s, _, _ in fake.calls]
 
 
 def test_a_stored_4_2_under_a_1_cpu_quota_is_measured_raced_and_replaced() -> None:
     # 4/2 is not even on this node's list (intra is capped at twice the usable CPUs): it is
     # still the reference, screened right after the baseline and raced in every round
-    assert all(
-        (c.intra_op_threads, c.inter_op_threads) != (4, 2)
-        for c in candidate_configs(node(2, quota=1.0))
-    )
+    assert ThreadSetting(4, 2) not in candidate_configs(node(2, quota=1.0))
     result, fake, lines = sweep(2, 1.0, (4, 2))
     calls = settings_run(fake)
     assert calls[0][:2] == (None, None)

@@ -19,11 +19,11 @@ from advisor.calibrate.objective import (
     choose,
     coefficient_of_variation,
 )
-from advisor.models import ObjectiveName, TrialResult
+from advisor.models import ObjectiveName, ThreadSetting, TrialResult
 from advisor.objectives import named
 
 #: what TF runs by itself on the node these trials pretend to come from (8 threads)
-DEFAULT = (4, 4)
+DEFAULT = ThreadSetting(4, 4)
 
 
 def trial(
@@ -49,7 +49,7 @@ def trial(
 
 
 def key(stats: ConfigStats) -> tuple[int | None, int | None]:
-    return (stats.intra_op_threads, stats.inter_op_threads)
+    return (stats.setting.intra, stats.setting.inter)
 
 
 def pick(
@@ -241,7 +241,9 @@ def test_a_cheaper_setting_within_noise_of_a_stored_incumbent_does_not_replace_i
     # the stored advice 2/1 and a cheaper 1/1 measure 2% apart: no evidence, 2/1 stands, and
     # the gain over the default is still judged (within noise here, so 1.0)
     trials = [trial(None, None, 10.1, 50.0), trial(2, 1, 10.0, 60.0), trial(1, 1, 9.8, 60.0)]
-    choice = choose(aggregate(trials, (2, 2)), named("latency"), incumbent=(2, 1))
+    choice = choose(
+        aggregate(trials, ThreadSetting(2, 2)), named("latency"), incumbent=ThreadSetting(2, 1)
+    )
     assert key(choice.chosen) == (2, 1)
     assert choice.kept
     assert key(choice.leader) == (1, 1)
@@ -253,7 +255,7 @@ def test_a_cheaper_setting_within_noise_of_a_stored_incumbent_does_not_replace_i
 def test_the_default_is_kept_when_it_is_the_cheapest_within_noise() -> None:
     # on a one-CPU mask TF runs 1/1 (2 threads): cheaper than 2/1 within noise of it
     trials = [trial(None, None, 10.2, 50.0), trial(2, 1, 10.0, 60.0)]
-    choice = choose(aggregate(trials, (1, 1)), named("latency"))
+    choice = choose(aggregate(trials, ThreadSetting(1, 1)), named("latency"))
     assert choice.kept_default
     assert choice.gain == 1.0
 
@@ -298,6 +300,6 @@ def test_rank_orders_by_objective() -> None:
     stats = aggregate(
         [trial(1, 1, 9.0, 60.0), trial(2, 1, 8.0, 50.0), trial(4, 1, 7.0, 70.0)], DEFAULT
     )
-    assert [s.intra_op_threads for s in named("latency").rank(stats)] == [4, 2, 1]
-    assert [s.intra_op_threads for s in named("throughput").rank(stats)] == [4, 1, 2]
-    assert [s.intra_op_threads for s in named("slo").rank(stats, 8.5)] == [4, 2, 1]
+    assert [s.setting.intra for s in named("latency").rank(stats)] == [4, 2, 1]
+    assert [s.setting.intra for s in named("throughput").rank(stats)] == [4, 1, 2]
+    assert [s.setting.intra for s in named("slo").rank(stats, 8.5)] == [4, 2, 1]

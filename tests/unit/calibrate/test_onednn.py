@@ -73,9 +73,7 @@ def test_pairs_alternate_their_order_on_the_advised_setting_within_the_budget() 
     assert len(pairs) == 2 * result.onednn.pairs  # type: ignore[union-attr]
     firsts = [pairs[i].onednn for i in range(0, len(pairs), 2)]
     assert firsts[:2] == ["0", "1"]
-    assert {(s.intra_op_threads, s.inter_op_threads) for s in pairs} == {
-        (result.intra_op_threads, result.inter_op_threads)
-    }
+    assert {s.setting for s in pairs} == {result.setting}
     assert all(t.onednn is None for t in result.trials)  # the thread sweep's trials stay apart
     assert len(result.onednn_trials) == len(pairs)
     # the pairs keep the search's reserve at the end of the budget too: no deadline reaches it

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from advisor.calibrate import search
+from advisor.calibrate import budget, search
 from advisor.calibrate.candidates import candidate_configs, tf_default
 from advisor.calibrate.objective import STABLE_CV, aggregate, choose
 from advisor.calibrate.search import BASELINE, SearchOutcome, SearchSettings, race
 from advisor.calibrate.spec import TrialSpec
 from advisor.errors import CalibrationError
-from advisor.models import ObjectiveName
+from advisor.models import ObjectiveName, ThreadSetting
 from advisor.objectives import P99, named
 from tests.support.search_fakes import FakeClock, FakeTrials, model_p99, node
 
@@ -55,8 +55,8 @@ def run(
     return trials, clock, outcome
 
 
-def key(spec: TrialSpec) -> tuple[int | None, int | None]:
-    return (spec.intra_op_threads, spec.inter_op_threads)
+def key(spec: TrialSpec) -> ThreadSetting:
+    return spec.setting
 
 
 def race_rounds(fake: FakeTrials) -> dict[int, list[tuple[int | None, int | None]]]:
@@ -104,10 +104,12 @@ def test_no_more_than_a_tenth_of_the_budget_is_left_unused(
 
 def test_a_hung_trial_is_given_a_deadline_inside_the_budget() -> None:
     budget = 60.0
-    _, clock, outcome = run(2, budget, quota=1.0, faults={(2, 1): "timeout"}, hang=True)
+    _, clock, outcome = run(
+        2, budget, quota=1.0, faults={ThreadSetting(2, 1): "timeout"}, hang=True
+    )
     assert clock.monotonic() <= START + budget
-    statuses = {(t.intra_op_threads, t.inter_op_threads): t.status for t in outcome.trials}
-    assert statuses[(2, 1)] == "timeout"
+    statuses = {t.setting: t.status for t in outcome.trials}
+    assert statuses[ThreadSetting(2, 1)] == "timeout"
     assert any(t.status == "ok" and not t.is_baseline for t in outcome.trials)
 
 
@@ -131,7 +133,7 @@ def test_the_search_reads_no_clock_but_the_one_it_is_given(
     def no_real_time() -> float:
         raise AssertionError("the search read the real clock")
 
-    monkeypatch.setattr(search.time, "monotonic", no_real_time)
+    monkeypatch.setattr(budget.time, "monotonic", no_real_time)
     fake, clock, outcome = run(16, 600.0, overhead_s=FORK_S)
     # ten minutes of sweep in no time: every second came from the fake clock
     assert clock.monotonic() - START > 540.0
@@ -145,7 +147,7 @@ def test_the_search_reads_no_clock_but_the_one_it_is_given(
 def test_the_screen_takes_the_baseline_first_then_every_setting_baseline_interleaved() -> None:
     fake, _, outcome = run(64, 60.0, quota=None, overhead_s=FORK_S)
     screen = [key(spec) for spec, _, _ in fake.calls if spec.round == 0]
-    candidates = [(c.intra_op_threads, c.inter_op_threads) for c in candidate_configs(node(64))]
+    candidates = candidate_configs(node(64))
     assert screen[0] == BASELINE
     first_pass = [k for k in screen if k != BASELINE][: len(candidates)]
     assert first_pass == candidates  # in the list's order: most promising first
@@ -171,7 +173,7 @@ def test_every_setting_is_measured_at_the_default_budget_with_fork_start_up(
     candidates = candidate_configs(node(cpus, quota=quota if cpus > 4 else None))
     screened = {key(spec) for spec, _, _ in fake.calls if spec.round == 0}
     assert outcome.unmeasured == []
-    assert {(c.intra_op_threads, c.inter_op_threads) for c in candidates} <= screened
+    assert set(candidates) <= screened
     assert outcome.rounds >= 2  # and a race followed
 
 
@@ -192,7 +194,7 @@ def test_a_second_screening_pass_runs_when_the_screen_share_has_room() -> None:
     assert outcome.screen_passes == 2
     screened = [key(spec) for spec, _, _ in fake.calls if spec.round == 0]
     for c in candidate_configs(node(2, quota=1.0)):
-        assert screened.count((c.intra_op_threads, c.inter_op_threads)) == 2
+        assert screened.count(c) == 2
 
 
 def test_windows_are_sized_by_requests_and_race_windows_are_longer() -> None:
@@ -222,12 +224,10 @@ def test_contenders_are_the_settings_near_the_best_screen_value() -> None:
     screen = [t for t in outcome.trials if t.round == 0 and not t.is_baseline]
     best = min(t.p99_ms or 0.0 for t in screen)
     for setting in outcome.contenders[: len(outcome.contenders)]:
-        mine = [
-            t.p99_ms or 0.0 for t in screen if (t.intra_op_threads, t.inter_op_threads) == setting
-        ]
+        mine = [t.p99_ms or 0.0 for t in screen if t.setting == setting]
         assert min(mine) <= best * (1 + settings.contender_band) * 1.05
     # only contenders and the baseline are raced
-    raced = {(t.intra_op_threads, t.inter_op_threads) for t in outcome.trials if t.round > 0}
+    raced = {t.setting for t in outcome.trials if t.round > 0}
     assert raced <= {*outcome.contenders, BASELINE}
 
 
@@ -253,13 +253,13 @@ def test_a_clearly_worse_contender_is_dropped_after_enough_windows() -> None:
     # 2 CPUs under a 1-CPU quota: 1/1 is best; 2/1 and 1/2 are within 25% in the screen but
     # ~12% behind in the race, beyond twice the 5% band
     fake, _, outcome = run(2, 120.0, quota=1.0, overhead_s=FORK_S, noise=0.01)
-    assert (1, 1) in outcome.contenders
+    assert ThreadSetting(1, 1) in outcome.contenders
     assert outcome.dropped
     settings = SearchSettings()
     for setting in outcome.dropped:
         windows = sum(1 for spec, _, _ in fake.calls if spec.round > 0 and key(spec) == setting)
         assert windows >= settings.drop_after
-        assert setting != (1, 1)
+        assert setting != ThreadSetting(1, 1)
     last = max(race_rounds(fake))
     assert not set(outcome.dropped) & set(race_rounds(fake)[last])
 
@@ -268,19 +268,19 @@ def test_a_noisy_baseline_does_not_shield_a_steady_contender_that_lost() -> None
     # whether 2/1 lost to 1/1 is a matter of those two medians' noise, not of the baseline's
     # windows swinging +-30%: it goes once it has its windows, as with a steady baseline
     _, _, outcome = run(2, 120.0, quota=1.0, overhead_s=FORK_S, noise=0.01, noisy={BASELINE: 0.3})
-    stats = {s.key: s for s in aggregate(outcome.trials)}
+    stats = {s.setting: s for s in aggregate(outcome.trials)}
     baseline_cv = stats[BASELINE].cv(P99)
     assert baseline_cv is not None
     assert baseline_cv > 0.1
     assert outcome.dropped
-    assert (1, 1) not in outcome.dropped
+    assert ThreadSetting(1, 1) not in outcome.dropped
 
 
 def test_the_race_keeps_the_leader_and_the_baseline_until_the_budget_is_spent() -> None:
     fake, clock, outcome = run(2, 120.0, quota=1.0, overhead_s=FORK_S, noise=0.01)
     rounds = race_rounds(fake)
     assert len(rounds) >= 6
-    assert (1, 1) in rounds[max(rounds)] or BASELINE in rounds[max(rounds)]
+    assert ThreadSetting(1, 1) in rounds[max(rounds)] or BASELINE in rounds[max(rounds)]
     assert clock.monotonic() - START >= 0.9 * 120.0
     assert outcome.unstable == []
 
@@ -291,7 +291,12 @@ def test_the_race_keeps_the_leader_and_the_baseline_until_the_budget_is_spent() 
 #: 2 CPUs under a 1.5-CPU quota, with a made-up near tie: 1/2 leads 1/1 (fewer threads) by a few
 #: percent, 2/1 and TF's default (2/2) are clearly behind. Fast requests (about 1 ms), so the race
 #: has the rounds to focus in.
-NEAR_TIE = {(1, 2): 1.0, (1, 1): 1.04, (2, 1): 1.3, BASELINE: 1.4}
+NEAR_TIE = {
+    ThreadSetting(1, 2): 1.0,
+    ThreadSetting(1, 1): 1.04,
+    ThreadSetting(2, 1): 1.3,
+    BASELINE: 1.4,
+}
 
 
 def focused_rounds(lines: list[str]) -> tuple[tuple[Any, ...], dict[int, list[str]]]:
@@ -335,18 +340,27 @@ def test_a_near_tie_gets_the_rest_of_the_race() -> None:
             assert {"1/2", "1/1"} <= set(members)
     with_baseline = [n for n, members in rounds.items() if "TF default" in members]
     assert 0 < len(with_baseline) < len(rounds)  # every second round, not every round
-    windows = dict.fromkeys([(1, 2), (1, 1), (2, 1), BASELINE], 0)
+    windows = dict.fromkeys(
+        [ThreadSetting(1, 2), ThreadSetting(1, 1), ThreadSetting(2, 1), BASELINE], 0
+    )
     for spec, _, _ in fake.calls:
         if spec.round > 0:
             windows[key(spec)] += 1
-    assert min(windows[(1, 2)], windows[(1, 1)]) > windows[(2, 1)]
-    assert min(windows[(1, 2)], windows[(1, 1)]) > windows[BASELINE]
+    assert (
+        min(windows[ThreadSetting(1, 2)], windows[ThreadSetting(1, 1)])
+        > windows[ThreadSetting(2, 1)]
+    )
+    assert min(windows[ThreadSetting(1, 2)], windows[ThreadSetting(1, 1)]) > windows[BASELINE]
 
 
 def test_the_focus_moves_windows_to_the_pair_and_keeps_the_budget() -> None:
     def of_pair(with_default: bool) -> tuple[int, float]:
         fake, took = near_tie(with_default)
-        windows = sum(1 for s, _, _ in fake.calls if s.round > 0 and key(s) in [(1, 2), (1, 1)])
+        windows = sum(
+            1
+            for s, _, _ in fake.calls
+            if s.round > 0 and key(s) in [ThreadSetting(1, 2), ThreadSetting(1, 1)]
+        )
         return windows, took
 
     focused, focused_s = of_pair(True)
@@ -373,15 +387,17 @@ def test_a_clear_winner_races_as_before() -> None:
 
 def test_an_unstable_setting_is_measured_again_first_and_reported() -> None:
     # 1/1 is the best setting but its windows disagree by up to +-40%
-    fake, _, outcome = run(2, 90.0, quota=1.0, overhead_s=FORK_S, noise=0.01, noisy={(1, 1): 0.4})
-    assert (1, 1) in outcome.contenders
+    fake, _, outcome = run(
+        2, 90.0, quota=1.0, overhead_s=FORK_S, noise=0.01, noisy={ThreadSetting(1, 1): 0.4}
+    )
+    assert ThreadSetting(1, 1) in outcome.contenders
     rounds = race_rounds(fake)
-    assert all((1, 1) in order for order in rounds.values() if len(order) > 1)
-    windows = sum(1 for order in rounds.values() for k in order if k == (1, 1))
+    assert all(ThreadSetting(1, 1) in order for order in rounds.values() if len(order) > 1)
+    windows = sum(1 for order in rounds.values() for k in order if k == ThreadSetting(1, 1))
     assert windows >= SearchSettings().unstable_windows
-    assert (1, 1) in outcome.unstable
-    stats = {s.key: s for s in aggregate(outcome.trials)}
-    cv = stats[(1, 1)].cv(P99)
+    assert ThreadSetting(1, 1) in outcome.unstable
+    stats = {s.setting: s for s in aggregate(outcome.trials)}
+    cv = stats[ThreadSetting(1, 1)].cv(P99)
     assert cv is not None
     assert cv > STABLE_CV
 
@@ -395,12 +411,16 @@ def test_an_unstable_contender_is_not_dropped_as_worse_before_five_windows() -> 
             quota=1.0,
             overhead_s=FORK_S,
             noise=0.01,
-            noisy={(2, 1): 0.35},
+            noisy={ThreadSetting(2, 1): 0.35},
             settings=SearchSettings(seed=seed),
             seed=seed,
         )
-        if (2, 1) in outcome.dropped:
-            windows = sum(1 for spec, _, _ in fake.calls if spec.round > 0 and key(spec) == (2, 1))
+        if ThreadSetting(2, 1) in outcome.dropped:
+            windows = sum(
+                1
+                for spec, _, _ in fake.calls
+                if spec.round > 0 and key(spec) == ThreadSetting(2, 1)
+            )
             assert windows >= SearchSettings().unstable_windows
             dropped += 1
     assert dropped  # it is worse, and once measured enough, it goes
@@ -417,10 +437,8 @@ def test_search_finds_the_cost_models_best_setting(cpus: int, quota: float | Non
     choice = choose(aggregate(outcome.trials, tf_default(profile)), named("latency"))
     usable = profile.effective_cpus
     candidates = candidate_configs(profile)
-    best = min(model_p99(c.intra_op_threads, c.inter_op_threads, usable) for c in candidates)
-    chosen = model_p99(
-        choice.chosen.intra_op_threads or 0, choice.chosen.inter_op_threads or 0, usable
-    )
+    best = min(model_p99(c.intra or 0, c.inter or 0, usable) for c in candidates)
+    chosen = model_p99(choice.chosen.setting.intra or 0, choice.chosen.setting.inter or 0, usable)
     assert chosen <= best * 1.10  # within noise of the true best
     assert choice.gain is not None
     assert choice.gain > 1  # the cost model's TF default oversubscribes under a quota
@@ -457,17 +475,19 @@ def test_failing_baseline_is_a_calibration_error() -> None:
 
 def test_every_candidate_failing_is_a_calibration_error() -> None:
     profile = node(2, quota=1.0)
-    faults = {(c.intra_op_threads, c.inter_op_threads): "oom" for c in candidate_configs(profile)}
+    faults = dict.fromkeys(candidate_configs(profile), "oom")
     with pytest.raises(CalibrationError, match="no thread setting could be measured"):
         run(2, 60.0, quota=1.0, faults=faults)
 
 
 def test_failed_candidate_is_recorded_and_not_raced() -> None:
-    fake, _, outcome = run(2, 60.0, quota=1.0, faults={(1, 1): "crashed"}, overhead_s=FORK_S)
+    fake, _, outcome = run(
+        2, 60.0, quota=1.0, faults={ThreadSetting(1, 1): "crashed"}, overhead_s=FORK_S
+    )
     later = [s for s, _, _ in fake.calls if s.round > 0]
     assert later
-    assert all(key(s) != (1, 1) for s in later)
-    one_one = [t for t in outcome.trials if (t.intra_op_threads, t.inter_op_threads) == (1, 1)]
+    assert all(key(s) != ThreadSetting(1, 1) for s in later)
+    one_one = [t for t in outcome.trials if t.setting == ThreadSetting(1, 1)]
     assert {t.status for t in one_one} == {"crashed"}
 
 
@@ -490,7 +510,7 @@ def test_minimum_budget_fits_the_baseline_and_one_setting() -> None:
     settings = SearchSettings()
     budget = settings.min_budget_s(1)
     fake, _, _ = run(2, budget, quota=1.0, overhead_s=settings.overhead_guess_s)
-    assert [key(s) for s, _, _ in fake.calls][:2] == [BASELINE, (1, 1)]
+    assert [key(s) for s, _, _ in fake.calls][:2] == [BASELINE, ThreadSetting(1, 1)]
 
 
 def test_when_a_round_cannot_fit_every_contender_the_unraced_go_first() -> None:

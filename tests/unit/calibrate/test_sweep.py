@@ -239,7 +239,7 @@ def test_a_slow_loading_model_gets_deadlines_sized_from_its_inspection(
         clock=clock,
     )
     first_spec, first_deadline, _ = fake.calls[0]
-    assert first_spec.intra_op_threads is None
+    assert first_spec.setting.is_default
     assert first_deadline >= 20.0 + first_spec.warmup_s + first_spec.measure_s
     assert result.trials[0].status == "ok"
     assert clock.monotonic() - 1000.0 <= 150.0

@@ -15,14 +15,15 @@ import yaml
 
 from advisor import __version__
 from advisor.models import (
+    AdviceStatus,
     Consumer,
     NearBestRange,
     PlanDecision,
     PlanResult,
     Problem,
     ServingTarget,
+    StatusResult,
 )
-from advisor.models_status import AdviceStatus, StatusResult
 from advisor.render import formats
 from advisor.render.document import RECORDS, Capability, Document, Grid, Lines, ModelView, View
 from advisor.render.plan import PlanView

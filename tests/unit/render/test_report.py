@@ -9,40 +9,31 @@ from pathlib import Path
 import pytest
 
 from advisor.errors import OutputError
-from advisor.models import CalibrationOptions, CalibrationResult, TrialStatus
-from advisor.pipeline.calibrate import calibrate
+from advisor.models import CalibrationResult
 from advisor.render.heatmap import heatmap_svg
 from advisor.render.report import report_html, write_report
 from advisor.render.table import text_summary
 from tests.support import run_python
-from tests.support.search_fakes import FakeClock, FakeTrials, node
+from tests.unit.render.samples import DEFAULT, GRID, Row, S
+from tests.unit.render.samples import result as built
 
 SVG = "{http://www.w3.org/2000/svg}"
 
 
-def result_for(
-    objective: str = "latency",
-    p99: float | None = None,
-    crash: tuple[int, int] | None = None,
-    noise: float = 0.03,
-    flat: bool = False,
-) -> CalibrationResult:
-    profile = node(8, quota=4.0)
-    clock = FakeClock()
-    faults: dict[tuple[int | None, int | None], TrialStatus] = {crash: "crashed"} if crash else {}
-    fake = FakeTrials(
-        clock=clock,
-        usable=4.0,
-        affinity=8,
-        faults=faults,
-        noise=noise,
-        flat_p99=10.0 if flat else None,
-        baseline_factor=3.0 if flat else 1.0,
-    )
-    options = CalibrationOptions.model_validate(
-        {"objective": objective, "p99_slo_ms": p99, "budget_s": 120.0}
-    )
-    return calibrate(options, profile, trial_fn=fake, clock=clock)
+def result_for(objective: str = "latency", p99: float | None = None) -> CalibrationResult:
+    """The grid's result (8 CPUs, a 4-CPU quota, one setting crashed) under ``objective``."""
+    return built(GRID, objective=objective, p99_slo_ms=p99)
+
+
+#: every setting as fast as the others, TF's default three times slower: 2/1 advised, the rest
+#: within noise of it
+FLAT = [
+    Row(S(2, 1), "chosen", 10.0, within_noise=True, best=True),
+    Row(DEFAULT, "baseline", 30.0),
+    Row(S(1, 1), "within noise", 10.0, within_noise=True),
+    Row(S(4, 1), "within noise", 10.0, within_noise=True),
+    Row(S(4, 2), "within noise", 10.0, within_noise=True),
+]
 
 
 def cell_texts(svg: str) -> list[str]:
@@ -51,7 +42,7 @@ def cell_texts(svg: str) -> list[str]:
 
 
 def test_heatmap_is_valid_svg_with_values_and_the_chosen_cell_marked() -> None:
-    result = result_for(crash=(1, 1))
+    result = result_for()
     svg = heatmap_svg(result)
     texts = cell_texts(svg)
     chosen = result.chosen.p99_ms
@@ -65,21 +56,12 @@ def test_heatmap_is_valid_svg_with_values_and_the_chosen_cell_marked() -> None:
     assert "inter-op threads" in texts
     assert "intra-op threads" in texts
     # one coloured cell with a value per measured setting
-    measured = {
-        (t.intra_op_threads, t.inter_op_threads)
-        for t in result.trials
-        if t.status == "ok" and not t.is_baseline
-    }
+    measured = [r for r in GRID if r.p99 is not None and not r.setting.is_default]
     value_cells = [label for label, _ in cell_fills(svg) if number(label) is not None]
     assert len(value_cells) == len(measured)
     # cells judged on the screen's short windows alone say so; the raced ones' do not
-    raced = {
-        (t.intra_op_threads, t.inter_op_threads)
-        for t in result.trials
-        if t.round > 0 and not t.is_baseline
-    }
     screened = [label for label in value_cells if "(s)" in label]
-    assert len(screened) == len(measured - raced) > 0
+    assert len(screened) == len([r for r in measured if not r.raced]) == 2
     assert f"{chosen:.1f}" in value_cells
 
 
@@ -119,7 +101,7 @@ def test_best_cell_is_greenest_and_worst_reddest() -> None:
 def test_every_cell_within_noise_of_the_best_has_the_best_colour() -> None:
     """The measurement cannot rank them, so the heatmap does not either; the others keep the
     gradient, and TF's default sits in the cell of the thread counts it runs."""
-    result = result_for(noise=0.0, flat=True)
+    result = built(FLAT)
     svg = heatmap_svg(result)
     cells = cell_fills(svg)
     near = [fill for label, fill in cells if label.endswith(" ~")]
@@ -197,7 +179,7 @@ def test_a_report_that_cannot_be_written_whole_leaves_the_old_one(tmp_path: Path
 
 
 def test_text_table_has_chosen_baseline_and_a_one_line_advice() -> None:
-    result = result_for(crash=(1, 1))
+    result = result_for()
     text = text_summary(result)
     lines = text.splitlines()
     assert lines[0].split() == [
@@ -215,7 +197,7 @@ def test_text_table_has_chosen_baseline_and_a_one_line_advice() -> None:
     assert lines[1].startswith(label)
     assert lines[1].endswith("chosen")
     assert lines[2].startswith("TF default")
-    assert any(line.startswith("1/1") and "crashed: fake crashed" in line for line in lines)
+    assert any(line.startswith("2/2") and line.endswith("crashed: fake crashed") for line in lines)
     advice = [line for line in lines if line.startswith("advice:")]
     assert len(advice) == 1
     assert f"TF_NUM_INTRAOP_THREADS={result.intra_op_threads}" in advice[0]
@@ -231,17 +213,20 @@ def test_text_table_has_chosen_baseline_and_a_one_line_advice() -> None:
 
 def test_report_view_for_people(tmp_path: Path) -> None:
     """Writes both forms next to each other; a person can open them (kept in tmp_path)."""
-    result = result_for(crash=(1, 1))
+    result = result_for()
     html_text = report_html(result)
     assert html_text.count("<svg") == 1
     assert "Every trial" in html_text
 
 
 def test_kept_default_reads_as_such() -> None:
-    profile = node(2)
-    clock = FakeClock()
-    fake = FakeTrials(clock=clock, usable=2.0, affinity=2, baseline_factor=0.3)
-    result = calibrate(CalibrationOptions(budget_s=60.0), profile, trial_fn=fake, clock=clock)
+    rows = [
+        Row(DEFAULT, "chosen", 3.0, best=True),
+        Row(S(1, 1), "raced", 4.0),
+        Row(S(2, 1), "raced", 4.5),
+        Row(S(1, 2), "screened", 5.0, raced=False, windows=1),
+    ]
+    result = built(rows, cpus=2)
     lines = text_summary(result).splitlines()
     assert lines[1].startswith("TF default")
     assert lines[1].endswith("chosen (TF default kept)")
@@ -260,10 +245,12 @@ def test_kept_default_reads_as_such() -> None:
 def test_no_measurable_gain_and_the_range_within_noise_are_shown() -> None:
     """Every setting as fast as the default: nothing beat the incumbent (TF's default), so it is
     kept with no gain claimed; the text, the heatmap and the report show the range."""
-    profile = node(8, quota=4.0)
-    clock = FakeClock()
-    fake = FakeTrials(clock=clock, usable=4.0, affinity=8, flat_p99=10.0, overhead_s=0.3)
-    result = calibrate(CalibrationOptions(budget_s=60.0), profile, trial_fn=fake, clock=clock)
+    rows = [
+        Row(DEFAULT, "chosen", 10.0, within_noise=True, best=True),
+        *(Row(r.setting, "within noise", 10.0, within_noise=True) for r in FLAT[2:]),
+        Row(S(2, 1), "within noise", 10.0, within_noise=True),
+    ]
+    result = built(rows)
     assert result.gain_within_noise
     assert result.kept_default
     text = text_summary(result)
@@ -281,3 +268,41 @@ def test_no_measurable_gain_and_the_range_within_noise_are_shown() -> None:
     assert any(t.endswith(" ~") for t in texts)  # the other cells in the range are marked
     assert any("one colour" in t for t in texts)
     assert html.escape(within) in report_html(result)
+
+
+def test_the_table_says_what_became_of_every_setting_as_the_result_records_it() -> None:
+    lines = text_summary(result_for()).splitlines()
+    rows = lines[1 : 1 + len(GRID)]
+    assert [row.split()[0] for row in rows] == [
+        "4/1",
+        "TF",
+        "2/1",
+        "4/2",
+        "8/1",
+        "1/1",
+        "8/2",
+        "2/2",
+    ]
+    verdict = {row.split()[0]: row for row in rows}
+    assert verdict["4/1"].endswith("  chosen")
+    assert verdict["TF"].endswith("baseline (TF default)")
+    assert verdict["2/1"].endswith("within noise of the best")
+    assert verdict["4/2"].endswith("raced (3 windows)")
+    assert verdict["8/1"].endswith("dropped: clearly worse than the best (3 windows)")
+    assert verdict["1/1"].endswith("screened")
+
+
+def test_the_heatmap_shows_the_medians_the_table_shows() -> None:
+    """Both format the result's statistics: the same setting has the same value in each."""
+    result = result_for()
+    columns = [
+        row.replace("TF default", "TF").split()
+        for row in text_summary(result).splitlines()[1 : 1 + len(GRID)]
+    ]
+    p99 = {cells[0]: float(cells[2]) for cells in columns if cells[2] != "-"}
+    cells = [label for label, _ in cell_fills(heatmap_svg(result))]
+    shown = sorted(v for label in cells if (v := number(label)) is not None)
+    # TF's default sits in its own cell (8/8), labelled as such
+    default = [label for label in cells if label.startswith("TF default ")]
+    assert default == [f"TF default {p99.pop('TF'):.1f}"]
+    assert shown == sorted(p99.values())

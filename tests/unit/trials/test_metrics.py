@@ -11,7 +11,7 @@ import pytest
 
 from advisor.calibrate.objective import aggregate
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
-from advisor.models import CalibrationOptions, CalibrationResult, TrialResult
+from advisor.models import CalibrationOptions, CalibrationResult, ThreadSetting, TrialResult
 from advisor.pipeline.calibrate import calibrate
 from advisor.render.report import report_html
 from advisor.render.table import text_summary
@@ -92,7 +92,7 @@ def test_an_answer_from_an_older_child_still_makes_a_result() -> None:
     # the fake's answer has every field but the two new ones
     fake = FAKE_TRIALS / "fake_trial.py"
     result = run_trial(
-        TrialSpec(2, 1, warmup_s=0.1, measure_s=0.2),
+        TrialSpec(ThreadSetting(2, 1), warmup_s=0.1, measure_s=0.2),
         WorkloadSpec(model_path=None),
         deadline_s=30.0,
         program=[sys.executable, str(fake), "ok"],
@@ -103,36 +103,38 @@ def test_an_answer_from_an_older_child_still_makes_a_result() -> None:
     assert result.peak_rss_mib is None
 
 
-def _calibrated() -> CalibrationResult:
-    clock = FakeClock()
-    fake = FakeTrials(clock=clock, usable=4.0, affinity=8, noise=0.03)
-    options = CalibrationOptions(budget_s=120.0)
-    return calibrate(options, node(8, quota=4.0), trial_fn=fake, clock=clock)
-
-
 def _switches(trial: TrialResult) -> float:
     """A made-up figure per setting and round: settings differ, windows of one setting too."""
     intra = trial.intra_op_threads or 8
     return 10.0 * intra + trial.round
 
 
-def _with_metrics(result: CalibrationResult) -> CalibrationResult:
-    trials = [
-        t.model_copy(
-            update={
-                "involuntary_switches_per_request": _switches(t),
-                "peak_rss_mib": 500.0 + (t.intra_op_threads or 8),
-            }
-        )
-        for t in result.trials
-    ]
-    return result.model_copy(update={"trials": trials})
+def _calibrated(metrics: bool = False) -> CalibrationResult:
+    """A sweep over the cost model; with ``metrics`` every trial reports the two figures, as a
+    child that reads them does."""
+    clock = FakeClock()
+    fake = FakeTrials(clock=clock, usable=4.0, affinity=8, noise=0.03)
+
+    def trial_fn(spec: TrialSpec, deadline_s: float) -> TrialResult:
+        t = fake(spec, deadline_s)
+        if not metrics or t.status != "ok":
+            return t
+        update = {
+            "involuntary_switches_per_request": _switches(t),
+            "peak_rss_mib": 500.0 + (t.intra_op_threads or 8),
+        }
+        return t.model_copy(update=update)
+
+    options = CalibrationOptions(budget_s=120.0)
+    return calibrate(options, node(8, quota=4.0), trial_fn=trial_fn, clock=clock)
 
 
 def test_a_stored_result_without_the_fields_still_loads_and_renders() -> None:
     data = json.loads(_calibrated().model_dump_json())
     for trial in data["trials"]:
         del trial["involuntary_switches_per_request"], trial["peak_rss_mib"]
+    for setting in data["settings"]:
+        del setting["switches_per_request"]
     old = CalibrationResult.model_validate(data)
     assert all(t.involuntary_switches_per_request is None for t in old.trials)
     lines = text_summary(old).splitlines()
@@ -141,8 +143,18 @@ def test_a_stored_result_without_the_fields_still_loads_and_renders() -> None:
     assert chosen[column : column + len("preempt/req")].strip() == "-"
 
 
+def test_a_stored_result_without_per_setting_statistics_still_loads_and_renders() -> None:
+    data = json.loads(_calibrated().model_dump_json())
+    del data["settings"]
+    old = CalibrationResult.model_validate(data)
+    assert old.settings == []
+    lines = text_summary(old).splitlines()
+    assert lines[1] == "(a result of an older version: no per-setting statistics recorded)"
+    assert any(line.startswith("advice: ") for line in lines)
+
+
 def test_the_text_table_shows_the_median_preemptions_beside_throttled() -> None:
-    result = _with_metrics(_calibrated())
+    result = _calibrated(metrics=True)
     lines = text_summary(result).splitlines()
     header = lines[0].split()
     assert header.index("preempt/req") == header.index("throttled") + 1
@@ -183,7 +195,7 @@ def test_the_median_skips_windows_that_did_not_record_it() -> None:
 
 
 def test_the_report_lists_both_for_every_trial() -> None:
-    result = _with_metrics(_calibrated())
+    result = _calibrated(metrics=True)
     page = report_html(result)
     head = page[page.index("<h2>Every trial</h2>") :]
     header_cells = head[: head.index("</tr>")].split("<th>")[1:]

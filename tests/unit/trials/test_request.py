@@ -1,5 +1,5 @@
-"""The trial request is a model (advisor.models.TrialRequest): the runner writes it as JSON, the
-child validates it, and one that does not validate is one line and exit code 2, never a
+"""The trial request is a model (advisor.trials.wire.TrialRequest): the runner writes it as JSON,
+the child validates it, and one that does not validate is one line and exit code 2, never a
 traceback. The wire keys stay those the fake trial programs and older children read."""
 
 from __future__ import annotations
@@ -14,14 +14,15 @@ from pydantic import ValidationError
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import first_error
-from advisor.models import TrialRequest
+from advisor.models import ThreadSetting
 from advisor.trials.runner import run_trial
+from advisor.trials.wire import TrialRequest
 
 #: a trial program that answers with the request it was given, as the child reads it
 ECHO = """
 import json, sys
 from pathlib import Path
-from advisor.models import TrialRequest
+from advisor.trials.wire import TrialRequest
 args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
 request = TrialRequest.model_validate_json(Path(args["--request"]).read_text())
 Path(args["--result"]).write_text(
@@ -31,7 +32,9 @@ Path(args["--result"]).write_text(
 
 
 def test_the_runner_hands_the_child_a_request_that_validates() -> None:
-    spec = TrialSpec(3, 1, warmup_s=0.25, measure_s=1.5, min_requests=200, max_measure_s=4.0)
+    spec = TrialSpec(
+        ThreadSetting(3, 1), warmup_s=0.25, measure_s=1.5, min_requests=200, max_measure_s=4.0
+    )
     workload = WorkloadSpec(None, signature="serving_default", batch_size=8, concurrency=2)
     result = run_trial(spec, workload, deadline_s=30, program=[sys.executable, "-c", ECHO])
     assert result.status == "failed"

@@ -19,7 +19,7 @@ import pytest
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import ModelError
-from advisor.models import ADVICE_ENV_NAMES, TrialResult
+from advisor.models import ADVICE_ENV_NAMES, ThreadSetting, TrialResult
 from advisor.trials.environment import trial_env
 from advisor.trials.modelfile import workload_kind
 from advisor.trials.runner import inspect_workload, run_trial
@@ -28,7 +28,7 @@ from tests.support import FAKE_TRIALS
 
 FAKE = FAKE_TRIALS / "fake_trial.py"
 BUILTIN = WorkloadSpec(model_path=None)
-SETTING = TrialSpec(intra_op_threads=2, inter_op_threads=1, warmup_s=0.1, measure_s=0.2, round=1)
+SETTING = TrialSpec(ThreadSetting(2, 1), warmup_s=0.1, measure_s=0.2, round=1)
 
 
 def fake(mode: str, *extra: str) -> list[str]:
@@ -84,19 +84,23 @@ def test_the_baseline_child_gets_no_thread_variable_even_if_the_parent_has_them(
     # The advisor may run in a pod that already mounts an earlier advice.
     for key in ADVICE_ENV_NAMES:
         monkeypatch.setenv(key, "7")
-    baseline = TrialSpec(None, None, warmup_s=0.1, measure_s=0.1)
+    baseline = TrialSpec(ThreadSetting.TF_DEFAULT, warmup_s=0.1, measure_s=0.1)
     result = run_trial(baseline, BUILTIN, deadline_s=30, program=fake("env"))
     assert json.loads(result.reason or "") == dict.fromkeys(ADVICE_ENV_NAMES)
     assert result.is_baseline
 
 
 def test_trial_env_quiets_tf_and_keeps_a_user_log_level() -> None:
-    env = trial_env(3, None, base={"TF_CPP_MIN_LOG_LEVEL": "3", "OMP_NUM_THREADS": "9", "A": "b"})
+    env = trial_env(
+        ThreadSetting(3, 1), base={"TF_CPP_MIN_LOG_LEVEL": "3", "OMP_NUM_THREADS": "9", "A": "b"}
+    )
     assert env["TF_CPP_MIN_LOG_LEVEL"] == "3"
     assert env["TF_NUM_INTRAOP_THREADS"] == env["OMP_NUM_THREADS"] == "3"
-    assert "TF_NUM_INTEROP_THREADS" not in env
+    assert env["TF_NUM_INTEROP_THREADS"] == "1"
     assert env["A"] == "b"
-    assert trial_env(None, None, base={})["TF_CPP_MIN_LOG_LEVEL"] == "2"
+    default = trial_env(ThreadSetting.TF_DEFAULT, base={"TF_NUM_INTEROP_THREADS": "4"})
+    assert default["TF_CPP_MIN_LOG_LEVEL"] == "2"
+    assert "TF_NUM_INTEROP_THREADS" not in default  # TF's default: inherited values removed
 
 
 def test_a_hung_trial_is_killed_at_its_deadline_with_its_whole_process_group(

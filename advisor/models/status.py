@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from advisor.models import Consumer, NearBestRange, ServingTarget, StrictModel
+from advisor.models.base import StrictModel
+from advisor.models.consumers import Consumer
+from advisor.models.recommendation import NearBestRange, ServingTarget
 
 
 class AdviceStatus(StrictModel):

@@ -1,0 +1,153 @@
+"""The data the advisor measures and publishes, as pydantic v2 models, one module per area.
+
+Limits and field docs live with the models: the probe fills ``NodeProfile`` (``node``), the user
+asks with ``CalibrationOptions`` (``options``), calibration fills ``CalibrationResult``
+(``calibration``; its events are ``progress``), publishing validates a ``Recommendation``
+(``recommendation``) before anything is written anywhere, ``status`` reports ``Consumer``s
+(``consumers``) and ``plan`` a ``PlanResult`` (``plan``). One thread setting is one
+``ThreadSetting`` (``setting``) throughout. All models forbid unknown fields so a typo in a stored
+ConfigMap annotation or a hand-edited file is an error, not a silently ignored value.
+
+Every public name is re-exported here: import them from ``advisor.models``.
+"""
+
+from advisor.models.base import (
+    StrictModel,
+)
+from advisor.models.calibration import (
+    CalibrationResult,
+    Incumbent,
+    IncumbentOutcome,
+    Measurement,
+    NearBest,
+    OnednnVerdict,
+    SettingStats,
+    SettingVerdict,
+    TrialResult,
+    TrialStatus,
+    WorkloadInfo,
+    WorkloadKind,
+)
+from advisor.models.consumers import (
+    Consumer,
+    ConsumerKind,
+    Problem,
+    ProblemCode,
+)
+from advisor.models.node import (
+    CPU_DECIMALS,
+    CgroupInfo,
+    CgroupLevel,
+    DownwardAPI,
+    NodeProfile,
+    QuotaState,
+    Topology,
+)
+from advisor.models.options import (
+    DEFAULT_BUDGET_S,
+    ENV_ONEDNN,
+    MIN_BUDGET_S,
+    ONEDNN_VALUES,
+    QUOTA_TOLERANCE,
+    CalibrationOptions,
+    ObjectiveName,
+    OnednnValue,
+    TrialMode,
+)
+from advisor.models.plan import (
+    PlanDecision,
+    PlanResult,
+    PlanVerdict,
+)
+from advisor.models.progress import (
+    Progress,
+    ProgressFn,
+)
+from advisor.models.recommendation import (
+    ADVICE_ENV_NAMES,
+    ENV_INTER_OP,
+    ENV_INTRA_OP,
+    ENV_NAME_PATTERN,
+    ENV_OMP,
+    MAX_PROVENANCE_TRIALS,
+    MIN_THREAD_CAP,
+    SCHEMA_VERSION,
+    THREAD_VALUE_PATTERN,
+    CpuFrom,
+    NearBestRange,
+    Provenance,
+    Recommendation,
+    ServingTarget,
+    TopologySummary,
+    TrialSummary,
+    over_cap,
+    thread_cap,
+)
+from advisor.models.setting import (
+    MAX_THREADS,
+    ThreadSetting,
+)
+from advisor.models.status import AdviceStatus, StatusResult
+
+__all__ = [
+    "ADVICE_ENV_NAMES",
+    "CPU_DECIMALS",
+    "DEFAULT_BUDGET_S",
+    "ENV_INTER_OP",
+    "ENV_INTRA_OP",
+    "ENV_NAME_PATTERN",
+    "ENV_OMP",
+    "ENV_ONEDNN",
+    "MAX_PROVENANCE_TRIALS",
+    "MAX_THREADS",
+    "MIN_BUDGET_S",
+    "MIN_THREAD_CAP",
+    "ONEDNN_VALUES",
+    "QUOTA_TOLERANCE",
+    "SCHEMA_VERSION",
+    "THREAD_VALUE_PATTERN",
+    "AdviceStatus",
+    "CalibrationOptions",
+    "CalibrationResult",
+    "CgroupInfo",
+    "CgroupLevel",
+    "Consumer",
+    "ConsumerKind",
+    "CpuFrom",
+    "DownwardAPI",
+    "Incumbent",
+    "IncumbentOutcome",
+    "Measurement",
+    "NearBest",
+    "NearBestRange",
+    "NodeProfile",
+    "ObjectiveName",
+    "OnednnValue",
+    "OnednnVerdict",
+    "PlanDecision",
+    "PlanResult",
+    "PlanVerdict",
+    "Problem",
+    "ProblemCode",
+    "Progress",
+    "ProgressFn",
+    "Provenance",
+    "QuotaState",
+    "Recommendation",
+    "ServingTarget",
+    "SettingStats",
+    "SettingVerdict",
+    "StatusResult",
+    "StrictModel",
+    "ThreadSetting",
+    "Topology",
+    "TopologySummary",
+    "TrialMode",
+    "TrialResult",
+    "TrialStatus",
+    "TrialSummary",
+    "WorkloadInfo",
+    "WorkloadKind",
+    "over_cap",
+    "thread_cap",
+]

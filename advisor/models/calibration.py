@@ -1,0 +1,340 @@
+"""What a calibration measured and decided: every trial, the statistics and verdict of every
+setting, the advice, and how it compares with TF's default and the advice in force (filled by
+``advisor.calibrate`` and the sweep; ``advisor.render`` formats it as it is, recomputing nothing).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from advisor.models.base import StrictModel
+from advisor.models.node import NodeProfile
+from advisor.models.options import ObjectiveName, OnednnValue
+from advisor.models.setting import MAX_THREADS, ThreadSetting
+
+#: which loader a model needs (``advisor.trials.modelfile`` decides, the child loads)
+WorkloadKind = Literal["builtin", "savedmodel", "keras"]
+TrialStatus = Literal["ok", "failed", "timeout", "crashed", "oom", "skipped"]
+
+
+class WorkloadInfo(StrictModel):
+    """Which workload was measured, so a ConfigMap says what its numbers are about."""
+
+    kind: WorkloadKind
+    path: str | None = Field(default=None, description="model path as given; null for builtin")
+    signature: str | None = Field(default=None, description="SavedModel signature used")
+    signature_digest: str | None = Field(
+        default=None, description="sha256 of the input/output specs (names, dtypes, shapes)"
+    )
+    inputs: dict[str, str] = Field(
+        default_factory=dict, description="input name -> dtype[shape] as synthesised"
+    )
+    batch_size: int = Field(default=1, ge=1)
+    concurrency: int = Field(default=1, ge=1)
+    tf_version: str | None = Field(default=None, description="TensorFlow that loaded the model")
+
+
+class Measurement(StrictModel):
+    """The headline numbers of one configuration."""
+
+    p50_ms: float | None = Field(default=None, ge=0)
+    p99_ms: float | None = Field(default=None, ge=0)
+    throughput_rps: float | None = Field(default=None, ge=0)
+
+
+class TrialResult(StrictModel):
+    """One trial: one child process with one setting, measured for a fixed time."""
+
+    intra_op_threads: int | None = Field(
+        default=None, ge=1, le=MAX_THREADS, description="null = TF default (the baseline)"
+    )
+    inter_op_threads: int | None = Field(
+        default=None, ge=1, le=MAX_THREADS, description="null = TF default (the baseline)"
+    )
+    round: int = Field(
+        default=0, ge=0, description="0: the screen (short windows); 1, 2, ...: race rounds"
+    )
+    status: TrialStatus
+    reason: str | None = Field(default=None, description="why a trial did not succeed")
+    measure_s: float | None = Field(default=None, ge=0, description="measured window, seconds")
+    requests: int | None = Field(default=None, ge=0, description="requests completed in the window")
+    p50_ms: float | None = Field(default=None, ge=0)
+    p90_ms: float | None = Field(default=None, ge=0)
+    p99_ms: float | None = Field(default=None, ge=0)
+    max_ms: float | None = Field(default=None, ge=0)
+    throughput_rps: float | None = Field(default=None, ge=0)
+    cpu_time_s: float | None = Field(default=None, ge=0, description="user+system CPU of the child")
+    threads: int | None = Field(default=None, ge=0, description="thread count of the child process")
+    nr_throttled: int | None = Field(default=None, ge=0, description="throttled periods in window")
+    throttled_time_ms: float | None = Field(default=None, ge=0)
+    involuntary_switches_per_request: float | None = Field(
+        default=None,
+        ge=0,
+        description="involuntary context switches of the child's threads in the window (all of "
+        "them, getrusage), per request: a thread preempted while it still had work, as when "
+        "more threads are runnable than CPUs or quota allow. A symptom, not a verdict: TF's "
+        "intra-op pool shows them whenever it has 2+ threads, also where it is not slower; "
+        "null: older results",
+    )
+    peak_rss_mib: float | None = Field(
+        default=None,
+        ge=0,
+        description="the child's peak resident memory over its life, model load included, MiB "
+        "(VmHWM). Compare settings of one run: a forked child does not count "
+        "what the trial server faulted in and it did not touch; null: older results",
+    )
+    onednn: OnednnValue | None = Field(
+        default=None, description="TF_ENABLE_ONEDNN_OPTS the trial ran with; null: not set by us"
+    )
+
+    @property
+    def setting(self) -> ThreadSetting:
+        return ThreadSetting(self.intra_op_threads, self.inter_op_threads)
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.setting.is_default
+
+
+class OnednnVerdict(StrictModel):
+    """TF_ENABLE_ONEDNN_OPTS=0 against =1 on the advised thread setting, measured in pairs."""
+
+    value: OnednnValue | None = Field(
+        description="the value that won beyond noise (the advice sets it); null: neither did"
+    )
+    medians: dict[str, float] = Field(
+        default_factory=dict, description="value -> median of the objective over its trials"
+    )
+    pairs: int = Field(ge=0, description="interleaved 0/1 pairs measured")
+    band: float | None = Field(default=None, ge=0, description="the noise band used, relative")
+    reason: str = Field(description="one line: what was measured and why this verdict")
+
+
+class NearBest(StrictModel):
+    """One setting measured within the noise band of the best (the advice is the cheapest)."""
+
+    intra: int = Field(ge=1, le=MAX_THREADS)
+    inter: int = Field(ge=1, le=MAX_THREADS)
+    default: bool = Field(
+        default=False, description="TF's own default (the baseline), its thread counts spelled out"
+    )
+    p99_ms: float | None = Field(default=None, ge=0, description="median over its windows")
+    throughput_rps: float | None = Field(default=None, ge=0, description="median, req/s")
+    cv: float | None = Field(
+        default=None, ge=0, description="stdev/mean of the objective's value over its windows"
+    )
+    windows: int = Field(default=0, ge=0, description="windows behind the medians")
+
+    @property
+    def setting(self) -> ThreadSetting:
+        """As measured: TF's default, or the thread counts."""
+        return ThreadSetting.TF_DEFAULT if self.default else ThreadSetting(self.intra, self.inter)
+
+
+class Incumbent(StrictModel):
+    """The advice in force, which a new measurement must beat beyond noise to replace.
+
+    Read from the stored advice before the sweep (the ConfigMap ``run`` will write, the file it
+    will replace, or ``--incumbent``), and measured in the race as a named arm beside TF's default.
+    Without one, TF's default is the incumbent: a tool that publishes into running pods must be
+    boring when nothing changed.
+    """
+
+    intra_op_threads: int = Field(ge=1, le=MAX_THREADS)
+    inter_op_threads: int = Field(ge=1, le=MAX_THREADS)
+    onednn: OnednnValue | None = Field(
+        default=None, description="TF_ENABLE_ONEDNN_OPTS the stored advice sets, if any"
+    )
+    source: str = Field(min_length=1, description="where it was read, for people")
+
+    @property
+    def setting(self) -> ThreadSetting:
+        return ThreadSetting(self.intra_op_threads, self.inter_op_threads)
+
+
+class IncumbentOutcome(StrictModel):
+    """How the advice in force fared against this run's measurement."""
+
+    intra: int = Field(ge=1, le=MAX_THREADS)
+    inter: int = Field(ge=1, le=MAX_THREADS)
+    default: bool = Field(
+        description="the incumbent is TF's own default (nothing stored, or the stored advice "
+        "spells TF's default out)"
+    )
+    source: str = Field(min_length=1, description="where the incumbent was read")
+    kept: bool = Field(
+        description="confirmed: no setting beat it beyond the noise band of the two (and by at "
+        "least 5%), so its values are published again unchanged"
+    )
+    onednn: OnednnValue | None = Field(default=None, description="its TF_ENABLE_ONEDNN_OPTS")
+    measured: Measurement | None = Field(
+        default=None, description="its medians in this run; null when it could not be measured"
+    )
+    versus: float | None = Field(
+        default=None,
+        description="replaced: the new advice against it as a ratio of medians (>1 = better)",
+    )
+    band: float | None = Field(
+        default=None, ge=0, description="the noise band of the two it was judged with, relative"
+    )
+    reason: str = Field(description="one line: why it was kept or replaced")
+
+    @property
+    def setting(self) -> ThreadSetting:
+        """As measured: TF's default, or the thread counts stored."""
+        return ThreadSetting.TF_DEFAULT if self.default else ThreadSetting(self.intra, self.inter)
+
+
+#: what became of a setting in the sweep. chosen: the advice (TF's default when it was kept);
+#: baseline: TF's default, not chosen; within noise: not told apart from the best; raced: judged
+#: on the race's windows, behind the best beyond noise; dropped: left out of the race as clearly
+#: worse than the best (or failing), never advised; screened: measured in the screen only;
+#: failed: no trial of it produced numbers
+SettingVerdict = Literal[
+    "chosen", "baseline", "within noise", "raced", "dropped", "screened", "failed"
+]
+
+
+class SettingStats(StrictModel):
+    """One setting as the sweep judged it: the medians it was decided on, how much its windows
+    disagree, and its verdict. A renderer shows these as they are."""
+
+    intra: int | None = Field(default=None, ge=1, le=MAX_THREADS, description="null = TF default")
+    inter: int | None = Field(default=None, ge=1, le=MAX_THREADS, description="null = TF default")
+    verdict: SettingVerdict
+    best: bool = Field(default=False, description="the best measured value by the objective")
+    within_noise: bool = Field(
+        default=False, description="within the noise band of the best (it is in near_best)"
+    )
+    unstable: bool = Field(default=False, description="its windows still disagree by a CV over 10%")
+    raced: bool = Field(default=False, description="judged by race windows (else the screen's)")
+    windows: int = Field(default=0, ge=0, description="trusted windows behind the medians")
+    trials: int = Field(default=0, ge=0, description="trials that produced numbers, any phase")
+    threads: int | None = Field(
+        default=None, ge=0, description="intra + inter as run (TF's default: what TF runs)"
+    )
+    p50_ms: float | None = Field(default=None, ge=0, description="median over its windows")
+    p99_ms: float | None = Field(default=None, ge=0, description="median over its windows")
+    throughput_rps: float | None = Field(default=None, ge=0, description="median, req/s")
+    cv: float | None = Field(
+        default=None, ge=0, description="stdev/mean of the value it was ranked by, its windows"
+    )
+    switches_per_request: float | None = Field(
+        default=None, ge=0, description="median involuntary switches per request (null: none)"
+    )
+    nr_throttled: int | None = Field(
+        default=None, ge=0, description="the most throttled periods in one of its windows"
+    )
+    status: TrialStatus = Field(default="ok", description="failed: its last trial's status")
+    reason: str | None = Field(default=None, description="failed: its last trial's reason")
+
+    @property
+    def setting(self) -> ThreadSetting:
+        return ThreadSetting(self.intra, self.inter)
+
+
+class CalibrationResult(StrictModel):
+    """The outcome of a sweep: the advice, the baseline it beat, and every trial behind it."""
+
+    intra_op_threads: int = Field(ge=1, le=MAX_THREADS)
+    inter_op_threads: int = Field(ge=1, le=MAX_THREADS)
+    objective: ObjectiveName
+    p99_slo_ms: float | None = Field(default=None, gt=0)
+    baseline: Measurement
+    chosen: Measurement
+    gain: float | None = Field(
+        default=None,
+        description="objective improvement over the baseline, as a ratio of medians (>1 = "
+        "better); exactly 1.0 when the advice is the default or within noise of it",
+    )
+    gain_within_noise: bool = Field(
+        default=False,
+        description="the advice measured within the noise band of the TF default: no measurable "
+        "gain (the advice may still be cheaper)",
+    )
+    spread: float | None = Field(
+        default=None,
+        ge=0,
+        description="coefficient of variation (stdev/mean) of the chosen setting's objective "
+        "over its windows",
+    )
+    noise_band: float | None = Field(
+        default=None,
+        ge=0,
+        description="relative band within which a setting's median cannot be told from the "
+        "best's: two standard errors of the difference of the best's and the baseline's "
+        "medians, 5-25%",
+    )
+    gain_band: float | None = Field(
+        default=None,
+        ge=0,
+        description="the noise band of the advice and TF's default, relative: the +- of the gain",
+    )
+    incumbent: IncumbentOutcome | None = Field(
+        default=None,
+        description="the advice in force before this run (TF's default when none was stored) "
+        "and whether it was kept",
+    )
+    near_best: list[NearBest] = Field(
+        default_factory=list,
+        description="every setting within the noise band of the best, best first (the advice "
+        "is the cheapest of them within 5% of the best)",
+    )
+    unstable: list[str] = Field(
+        default_factory=list,
+        description="settings (intra/inter) whose windows still disagree by a CV over 10%",
+    )
+    slo_met: bool | None = Field(
+        default=None, description="objective 'slo': whether the chosen setting met the p99 bound"
+    )
+    rounds: int = Field(
+        default=0, ge=0, description="rounds run: the screen (round 0) and each race round"
+    )
+    kept_default: bool = Field(
+        default=False,
+        description="the TF default was the pick (best, or the cheapest within noise and 5% of "
+        "the best); the advice spells it out (intra = inter = the affinity count, what TF picks by "
+        "itself) and its gain is 1.0",
+    )
+    notes: list[str] = Field(
+        default_factory=list,
+        description="what a reader should know: ties broken, SLO missed, settings left unmeasured",
+    )
+    trials: list[TrialResult]
+    workload: WorkloadInfo
+    budget_s: float = Field(gt=0)
+    elapsed_s: float = Field(ge=0)
+    tf_version: str | None = None
+    trial_mode: Literal["fork", "spawn"] | None = Field(
+        default=None, description="how the trials were started (after any fallback)"
+    )
+    onednn: OnednnVerdict | None = Field(
+        default=None, description="with --sweep-onednn: the TF_ENABLE_ONEDNN_OPTS verdict"
+    )
+    onednn_trials: list[TrialResult] = Field(
+        default_factory=list,
+        description="with --sweep-onednn: the 0/1 pairs on the advised setting (not in trials)",
+    )
+    settings: list[SettingStats] = Field(
+        default_factory=list,
+        description="every setting tried, as judged: best first by the objective, failed ones "
+        "last (older results: none)",
+    )
+    node: NodeProfile
+
+    @property
+    def setting(self) -> ThreadSetting:
+        """The advice, spelled out (TF's default as the counts TF runs)."""
+        return ThreadSetting(self.intra_op_threads, self.inter_op_threads)
+
+    @property
+    def chosen_setting(self) -> ThreadSetting:
+        """The setting that was picked: TF's default when it was kept, else the advice."""
+        return ThreadSetting.TF_DEFAULT if self.kept_default else self.setting
+
+    @property
+    def tf_default(self) -> ThreadSetting:
+        """What TF runs by itself on the node measured."""
+        return ThreadSetting.tf_picks(len(self.node.affinity_cpus))

@@ -1,0 +1,36 @@
+"""Fleet mode's plan: every opted-in workload container and what ``plan`` does about its advice
+(filled by ``advisor.pipeline.plan``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from advisor.models.base import StrictModel
+
+#: what ``plan`` decides for one opted-in workload container
+PlanVerdict = Literal["calibrate", "fits", "pending", "failed", "skipped"]
+
+
+class PlanDecision(StrictModel):
+    """One opted-in workload container and what ``plan`` does about its advice."""
+
+    workload: str = Field(min_length=1, description="kubectl's name: deployment/NAME")
+    container: str | None = Field(default=None, description="the serving container")
+    configmap: str | None = Field(default=None, description="the advice ConfigMap it reads")
+    decision: PlanVerdict = Field(
+        description="calibrate: its advice is missing or was measured for another shape; fits: "
+        "the advice matches it; pending: a calibration Job for it has not finished; failed: the "
+        "last calibration Job for this spec failed; skipped: it cannot be calibrated"
+    )
+    reason: str = Field(min_length=1, description="one line: why")
+    job: str | None = Field(
+        default=None, description="the calibration Job created, to create, running or failed"
+    )
+
+
+class PlanResult(StrictModel):
+    """Every opted-in workload container of a namespace with its decision (``plan``)."""
+
+    decisions: list[PlanDecision] = Field(default_factory=list)

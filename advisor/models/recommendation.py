@@ -1,0 +1,271 @@
+"""The advice as published: env values for ``envFrom`` and the provenance that justifies them
+(filled by ``advisor.recommend``), with the rules every write enforces."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from advisor.models.base import StrictModel
+from advisor.models.calibration import (
+    IncumbentOutcome,
+    Measurement,
+    NearBest,
+    OnednnVerdict,
+    TrialStatus,
+    WorkloadInfo,
+)
+from advisor.models.options import ENV_ONEDNN, ONEDNN_VALUES, ObjectiveName
+from advisor.models.setting import MAX_THREADS, ThreadSetting
+
+#: the env names the advice sets; a ConfigMap's ``data`` holds exactly these and nothing else,
+#: so ``envFrom`` injects nothing a consumer did not ask for. OMP_NUM_THREADS follows the intra-op
+#: count: oneDNN/OpenMP kernels in TF CPU builds size their team from it.
+ENV_INTRA_OP = "TF_NUM_INTRAOP_THREADS"
+ENV_INTER_OP = "TF_NUM_INTEROP_THREADS"
+ENV_OMP = "OMP_NUM_THREADS"
+ADVICE_ENV_NAMES: tuple[str, ...] = (ENV_INTRA_OP, ENV_INTER_OP, ENV_OMP)
+
+#: POSIX-portable env var names (what ``envFrom`` turns ConfigMap keys into without a warning).
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+#: thread counts as env values: a plain positive decimal, no sign, no leading zero, no spaces.
+THREAD_VALUE_PATTERN = r"^[1-9][0-9]*$"
+
+#: the smallest thread cap any node gets, so a 1-CPU pod may still be advised 2 inter-op threads
+#: (they mostly wait) without failing validation.
+MIN_THREAD_CAP = 4
+
+#: schema of the Recommendation (and of the provenance annotation); bumped on incompatible change.
+SCHEMA_VERSION: Literal["v1"] = "v1"
+
+#: at most this many trials are kept in the provenance: the annotation must stay far below the
+#: API server's 256 KiB limit for all annotations of an object, whatever the budget was.
+MAX_PROVENANCE_TRIALS = 200
+
+
+def thread_cap(affinity_count: int) -> int:
+    """The largest thread count the advice may carry for a process with this affinity.
+
+    Rule: ``min(MAX_THREADS, max(2 * len(affinity_cpus), MIN_THREAD_CAP))``. TF itself sizes its
+    pools from the affinity mask, so a count above twice that mask is never a measured optimum,
+    only a typo or an advice copied from a bigger node.
+    """
+    return min(MAX_THREADS, max(2 * affinity_count, MIN_THREAD_CAP))
+
+
+def over_cap(value: str, cap: int) -> bool:
+    """A thread value (``THREAD_VALUE_PATTERN``) above ``cap``; longer than the cap's digits is
+    above it without ``int()``, which refuses strings of more than 4300 digits."""
+    return len(value) > len(str(cap)) or int(value) > cap
+
+
+class TrialSummary(StrictModel):
+    """One trial as the provenance keeps it: the setting and its headline numbers, no prose."""
+
+    intra: int | None = Field(default=None, ge=1, le=MAX_THREADS, description="null = TF default")
+    inter: int | None = Field(default=None, ge=1, le=MAX_THREADS, description="null = TF default")
+    round: int = Field(default=0, ge=0)
+    status: TrialStatus
+    p50_ms: float | None = Field(default=None, ge=0)
+    p99_ms: float | None = Field(default=None, ge=0)
+    throughput_rps: float | None = Field(default=None, ge=0)
+    threads: int | None = Field(default=None, ge=0, description="thread count of the child")
+    nr_throttled: int | None = Field(default=None, ge=0)
+
+    @property
+    def setting(self) -> ThreadSetting:
+        return ThreadSetting(self.intra, self.inter)
+
+
+class NearBestRange(StrictModel):
+    """The settings within noise of the best, as bounds (small enough for an annotation)."""
+
+    intra: list[int] = Field(min_length=2, max_length=2, description="[lowest, highest]")
+    inter: list[int] = Field(min_length=2, max_length=2, description="[lowest, highest]")
+    settings: int = Field(ge=1, description="how many settings the range holds")
+    default: bool = Field(default=False, description="TF's default is one of them")
+    band: float | None = Field(default=None, ge=0, description="the noise band, relative")
+
+    @classmethod
+    def of(cls, near: list[NearBest], band: float | None = None) -> NearBestRange | None:
+        """The bounds of ``near`` (None when empty)."""
+        if not near:
+            return None
+        intras, inters = [n.intra for n in near], [n.inter for n in near]
+        return cls(
+            intra=[min(intras), max(intras)],
+            inter=[min(inters), max(inters)],
+            settings=len(near),
+            default=any(n.setting.is_default for n in near),
+            band=band,
+        )
+
+    def describe(self) -> str:
+        """``intra 2-3, inter 1-2 (3 settings)``: what a table shows."""
+        spans = []
+        for pool, (low, high) in (("intra", self.intra), ("inter", self.inter)):
+            spans.append(f"{pool} {low}" + (f"-{high}" if high != low else ""))
+        count = f"{self.settings} setting{'s' if self.settings != 1 else ''}"
+        if self.default:
+            count += ", TF's default among them"
+        return f"{', '.join(spans)} ({count})"
+
+
+class TopologySummary(StrictModel):
+    """The parts of the node's CPU topology that make an advice portable or not."""
+
+    sockets: int | None = Field(default=None, ge=1)
+    physical_cores: int | None = Field(default=None, ge=1)
+    threads_per_core: int | None = Field(default=None, ge=1)
+    smt_active: bool | None = None
+    numa_nodes: int | None = Field(default=None, ge=1)
+    isa_flags: list[str] = Field(default_factory=list)
+
+
+#: what the CPU quota an advice was measured under stands for: the serving container's CPU limit,
+#: or (a workload with requests and no limit) its CPU request, what it is guaranteed on a busy node
+CpuFrom = Literal["limit", "request"]
+
+
+class ServingTarget(StrictModel):
+    """The serving container an advice was measured for. Fleet mode's calibration Jobs record it
+    (``run --for-workload ...``) and ``plan`` compares it with the workload as it is now; advice
+    from a hand-written target carries none."""
+
+    workload: str = Field(min_length=1, description="kubectl's name: deployment/NAME")
+    container: str = Field(min_length=1, description="the serving container's name")
+    image: str | None = Field(default=None, description="the serving container's image")
+    model_path: str | None = Field(
+        default=None, description="the model's path inside the serving container"
+    )
+    cpu_from: CpuFrom = Field(
+        default="limit",
+        description="limit: measured under the container's CPU limit; request: it has no limit, "
+        "so it was measured under a quota equal to its CPU request",
+    )
+    spec_hash: str | None = Field(
+        default=None, description="hash of the derived calibration spec (in the Job's name)"
+    )
+
+
+class Provenance(StrictModel):
+    """Where and how the advice was measured, kept with it so a consumer can check it applies."""
+
+    node_name: str | None = Field(default=None, description="spec.nodeName (Downward API)")
+    node_labels: dict[str, str] = Field(
+        default_factory=dict, description="node labels given with --node-label k=v"
+    )
+    node_selector: dict[str, str] | None = Field(
+        default=None,
+        description="the calibration Job's nodeSelector (--node-selector k=v; the chart passes "
+        "its target's): the node pool a consumer must be pinned to for the advice to hold. "
+        "Null when not given, so advice without one reads as before",
+    )
+    cpu_model: str | None = Field(default=None, description="model name from /proc/cpuinfo")
+    logical_cpus: int = Field(ge=1, description="logical CPUs online on the machine")
+    affinity_cpus: list[int] = Field(min_length=1, description="the advisor's affinity mask")
+    quota_cpus: float | None = Field(default=None, ge=0, description="tightest CFS quota, CPUs")
+    effective_cpus: float = Field(gt=0, description="min(len(affinity), quota)")
+    topology: TopologySummary = Field(default_factory=TopologySummary)
+    tf_version: str | None = Field(default=None, description="TensorFlow version measured with")
+    objective: ObjectiveName
+    p99_slo_ms: float | None = Field(default=None, gt=0)
+    workload: WorkloadInfo
+    baseline: Measurement = Field(description="TF defaults on this node")
+    chosen: Measurement = Field(description="the advised setting on this node")
+    gain: float | None = Field(default=None, description="chosen vs baseline, >1 = better")
+    onednn: OnednnVerdict | None = Field(
+        default=None, description="the TF_ENABLE_ONEDNN_OPTS verdict, when it was swept"
+    )
+    gain_within_noise: bool = Field(
+        default=False, description="chosen and baseline within noise (older advice: false)"
+    )
+    near_best: NearBestRange | None = Field(
+        default=None, description="the settings within noise of the best (older advice: none)"
+    )
+    gain_band: float | None = Field(
+        default=None, ge=0, description="the noise band of the gain, relative (older: none)"
+    )
+    incumbent: IncumbentOutcome | None = Field(
+        default=None,
+        description="the advice in force before this run and whether it was confirmed (older "
+        "advice: none)",
+    )
+    target: ServingTarget | None = Field(
+        default=None,
+        description="the serving container it was measured for (fleet mode; older advice and "
+        "hand-written targets: none)",
+    )
+    trials_total: int = Field(ge=0, description="trials run (the list below may be truncated)")
+    trials: list[TrialSummary] = Field(
+        default_factory=list, max_length=MAX_PROVENANCE_TRIALS, description="compact trial table"
+    )
+    budget_s: float = Field(gt=0, description="the sweep's wall-clock budget")
+    elapsed_s: float = Field(ge=0)
+    advisor_version: str = Field(min_length=1)
+    created_at: datetime = Field(description="when the advice was built (UTC)")
+
+
+class Recommendation(StrictModel):
+    """The advice: env values for ``envFrom`` plus the provenance that justifies them.
+
+    Validation (what ``validate`` and every write enforce):
+    - ``env`` holds exactly TF_NUM_INTRAOP_THREADS, TF_NUM_INTEROP_THREADS and OMP_NUM_THREADS;
+      every name matches ``[A-Za-z_][A-Za-z0-9_]*``;
+    - every value is a positive decimal integer string, at most
+      ``thread_cap(len(provenance.affinity_cpus))`` = max(2 x affinity CPUs, 4), capped at
+      MAX_THREADS (1024);
+    - it may also hold TF_ENABLE_ONEDNN_OPTS (``--sweep-onednn`` found a winner), as 0 or 1.
+    """
+
+    schema_version: Literal["v1"] = SCHEMA_VERSION
+    env: dict[str, str] = Field(description="env var name -> value, exactly ADVICE_ENV_NAMES")
+    provenance: Provenance
+
+    @model_validator(mode="after")
+    def _env_is_sane(self) -> Recommendation:
+        for name in self.env:
+            if not re.fullmatch(ENV_NAME_PATTERN, name):
+                raise ValueError(f"env name {name!r} is not a valid environment variable name")
+        missing = [n for n in ADVICE_ENV_NAMES if n not in self.env]
+        extra = sorted(set(self.env) - {*ADVICE_ENV_NAMES, ENV_ONEDNN})
+        onednn = self.env.get(ENV_ONEDNN)
+        if onednn is not None and onednn not in ONEDNN_VALUES:
+            raise ValueError(f"{ENV_ONEDNN}={onednn!r} must be 0 or 1")
+        if missing or extra:
+            raise ValueError(
+                f"env must hold exactly {', '.join(ADVICE_ENV_NAMES)}"
+                + (f"; missing {', '.join(missing)}" if missing else "")
+                + (f"; unexpected {', '.join(extra)}" if extra else "")
+            )
+        cap = thread_cap(len(self.provenance.affinity_cpus))
+        for name in ADVICE_ENV_NAMES:
+            value = self.env[name]
+            if not re.fullmatch(THREAD_VALUE_PATTERN, value):
+                raise ValueError(f"{name}={value!r} is not a positive integer")
+            if over_cap(value, cap):
+                raise ValueError(
+                    f"{name}={value} exceeds {cap}, the cap for "
+                    f"{len(self.provenance.affinity_cpus)} affinity CPUs (max(2 x CPUs, 4))"
+                )
+        return self
+
+    @property
+    def env_names(self) -> tuple[str, ...]:
+        """The env names this advice sets, in a stable order."""
+        return ADVICE_ENV_NAMES + ((ENV_ONEDNN,) if ENV_ONEDNN in self.env else ())
+
+    @property
+    def setting(self) -> ThreadSetting:
+        return ThreadSetting(self.intra_op_threads, self.inter_op_threads)
+
+    @property
+    def intra_op_threads(self) -> int:
+        return int(self.env[ENV_INTRA_OP])
+
+    @property
+    def inter_op_threads(self) -> int:
+        return int(self.env[ENV_INTER_OP])

@@ -1,0 +1,40 @@
+"""What the parent asks a trial child to do: the request file's one message.
+
+It lives beside the trials, read by the child and written by the runner, so that both import it
+and neither imports the other (the child is started as a program).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from advisor.models import StrictModel, WorkloadKind
+
+
+class TrialRequest(StrictModel):
+    """What the parent asks one trial child to do, in its request file (as JSON).
+
+    ``inspect`` loads the workload and describes it; ``trial`` measures it, and needs the
+    window's lengths. A forked child touches ``loaded_marker`` once the workload is loaded, so
+    the parent can tell a child that failed to start from a trial that failed.
+    """
+
+    mode: Literal["trial", "inspect"]
+    kind: WorkloadKind
+    path: str | None = Field(default=None, description="model path; null for builtin")
+    signature: str = Field(min_length=1)
+    batch_size: int = Field(ge=1)
+    concurrency: int = Field(ge=1)
+    warmup_s: float | None = Field(default=None, ge=0)
+    measure_s: float | None = Field(default=None, ge=0)
+    min_requests: int = Field(default=0, ge=0)
+    max_measure_s: float | None = Field(default=None, ge=0)
+    loaded_marker: str | None = None
+
+    @model_validator(mode="after")
+    def _a_trial_has_its_window(self) -> TrialRequest:
+        if self.mode == "trial" and (self.warmup_s is None or self.measure_s is None):
+            raise ValueError("a trial request needs warmup_s and measure_s")
+        return self
