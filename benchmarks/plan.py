@@ -55,11 +55,11 @@ class Effort:
     #: measured in the same run; "all" scenarios, the "first" of each workload and quota (the
     #: full run: six more minutes instead of 24), or "none"
     compare_spawn: str = "all"
-    #: also calibrate the no-quota latency scenarios with this short budget (issue 10's
-    #: done-when: a 30 s sweep's advice within 5% of the grid's best p99); None: not run
+    #: also calibrate the no-quota latency scenarios with this short budget (the check
+    #: that a 30 s sweep's advice is within 5% of the grid's best p99); None: not run
     short_budget_s: float | None = None
     #: and every other scenario too (``--short-everywhere``): the default budget against a short
-    #: one on all 24 scenarios, judged by the same grid (the issue's "re-derive the default budget")
+    #: one on all 24 scenarios, judged by the same grid (how the default budget is derived)
     short_everywhere: bool = False
     #: then measure the advice and the ``refine_top`` best grid settings this many more rounds
     #: (the judge's second look: after five rounds two settings' figures can differ by 15-30% by

@@ -20,7 +20,7 @@ from advisor.calibrate.objective import coefficient_of_variation
 from advisor.calibrate.percentile import percentile
 from advisor.objectives import Measure, named
 
-#: the issue's targets (measured and reported, never asserted, never tuned toward)
+#: the advice's quality targets (measured and reported, never asserted, never tuned toward)
 P99_VS_DEFAULT_MAX = 0.60
 GRID_BEST_TOLERANCE = 0.05
 CALIBRATE_MAX_S = 60.0

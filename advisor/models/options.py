@@ -24,12 +24,10 @@ ObjectiveName = Annotated[
     WithJsonSchema({"type": "string", "enum": list(OBJECTIVES)}),
 ]
 
-#: The sweep's default budget, in seconds, re-derived in issue 10 as the smallest that gives up
-#: nothing 60 s had. Measured side by side on CI's 2-CPU machine (benchmarks/advice_quality.py
-#: --short-everywhere), 30 s gave advice as near the grid's best as 60 s (15 of 24 each, on the
-#: same grid) at half the cost; the floor is set by bigger nodes: only from 45 s does the simulated
-#: sweep (benchmarks/scaling.py, forked trials) measure every candidate on every node size from 2
-#: to 256 CPUs (42 s misses two of 18 on 256 CPUs).
+#: The sweep's default budget, in seconds: the smallest that gives up nothing a longer one gives.
+#: Bigger nodes set it: below it the simulated sweep (``python -m benchmarks scaling``, forked
+#: trials) leaves candidates unmeasured on the largest node sizes; the measurements behind it are
+#: in docs/benchmark.md, "The default budget".
 DEFAULT_BUDGET_S = 45.0
 
 #: quotas closer than this (in CPUs) are the same quota (CFS rounding)

@@ -2,8 +2,8 @@
 of the subcommand, help text for every flag, a guess for a typo, and a missing cluster config that
 says where one can come from.
 
-Most cases run ``advisor.cli.main`` in-process; the exact commands from issue 13 also run as
-``python3 -m advisor`` so the prefix is counted on the real process's stderr.
+Most cases run ``advisor.cli.main`` in-process; the commands a new user types first also
+run as ``python3 -m advisor`` so the prefix is counted on the real process's stderr.
 """
 
 from __future__ import annotations
@@ -262,7 +262,7 @@ HOW_TO = ("--kubeconfig", "KUBECONFIG", "in-cluster config", "ServiceAccount")
 
 
 def test_run_without_any_kubeconfig_says_how_to_give_one(tmp_path: Path) -> None:
-    # the issue's command, as a new user ran it: no ~/.kube/config, no KUBECONFIG, not in a pod
+    # the command as a new user runs it: no ~/.kube/config, no KUBECONFIG, not in a pod
     proc = run_process(
         "run", "--configmap", "foo", "--namespace", "bar", env={"HOME": str(tmp_path)}
     )

@@ -232,8 +232,8 @@ def test_cleanup_through_the_pipeline(tmp_path: Path, monkeypatch: pytest.Monkey
 # --------------------------------------------------------------------------------------------------
 # progress: events with numbers, drawn by the CLI; the lines stay what they were
 
-#: how the CLI read the search's lines back before they were events (issue 25): the reference
-#: the bar drawn from an event's numbers must still match
+#: the progress line's own format (``[ 12/45 s] text``): the bar drawn from an event's numbers
+#: must read the same
 _OLD_PREFIX = re.compile(r"^\[\s*(\d+)/(\d+) s\]\s*")
 
 

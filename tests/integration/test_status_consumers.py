@@ -113,7 +113,7 @@ def message(found: dict[str, Any], code: str) -> str:
 
 
 # --------------------------------------------------------------------------------------------------
-# the "done when", as one scenario
+# every check at once, as one namespace a platform team has
 
 
 def test_done_when(

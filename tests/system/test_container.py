@@ -36,7 +36,7 @@ from tests.support.real_parts import missing_real_part
 
 pytestmark = pytest.mark.container
 
-#: the issue's goal for the amd64 image, `podman image inspect --format '{{.Size}}'`
+#: the amd64 image's size goal, `podman image inspect --format '{{.Size}}'`
 MAX_IMAGE_BYTES = int(1.25 * 1024**3)
 
 
@@ -184,7 +184,7 @@ def test_image_is_a_base_for_a_baked_in_model(
 
 
 def test_the_tier_builds_in_the_projects_own_store(podman: list[str], image: str) -> None:
-    """Issue 13: a machine-wide store could hand this build layers made with other options."""
+    """A machine-wide store could hand this build layers made with other options."""
     graph_root = podman_out("info", "--format", "{{.Store.GraphRoot}}")
     # resolved: a .tools shared through a symlink is named by its real path
     assert Path(graph_root.strip()) == (REPO / ".tools" / "podman" / "root").resolve()
@@ -199,7 +199,7 @@ def test_amd64_image_is_at_most_one_and_a_quarter_gib(podman: list[str], image: 
 
 
 def test_calibrate_read_only_under_one_cpu(podman: list[str], image: str) -> None:
-    """The issue's acceptance run: the dieted image still imports TF and calibrates."""
+    """The slimmed image still imports TF and calibrates."""
     proc = _run(podman, image, "calibrate", "--budget", "25", "--format", "json", cpus="1")
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout)

@@ -36,7 +36,7 @@ pytestmark = pytest.mark.tf
 
 NAME, NS = "tf-advice", "ml"
 OLD_OUTPUT = b"# the previous advice: a signal must not touch it\n"
-#: the issue's bound from the signal to the exit
+#: the bound from the signal to the exit (a drained pod's grace period is far longer)
 EXIT_WITHIN_S = 5.0
 #: how long a run may take to reach the phase a test interrupts (TF start-up on a busy machine)
 REACH_PHASE_S = 120.0

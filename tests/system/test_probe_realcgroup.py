@@ -1,7 +1,7 @@
 """The probe inside real cgroup v1 quotas (root; see testkit/realcgroup.py).
 
 These run ``python -m advisor probe --format json`` as a child placed in a fresh group, which is
-exactly how a user's container sees its quota, so the numbers checked are the issue's contract.
+exactly how a user's container sees its quota, so the numbers checked are what a user's pod sees.
 """
 
 from __future__ import annotations

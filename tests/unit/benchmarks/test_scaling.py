@@ -55,8 +55,8 @@ def test_with_fork_start_up_every_setting_is_measured_within_the_default_budget(
 
 
 def test_the_default_budget_is_the_smallest_that_measures_every_setting_on_every_size() -> None:
-    # the floor issue 10 derives the default from (the quality half was measured side by side:
-    # 30 s advised as well as 60 s on CI's machine); 5 s less leaves settings unmeasured
+    # the floor the default is derived from (docs/benchmark.md, "The default budget"): 5 s less
+    # leaves settings unmeasured
     def unmeasured(budget_s: float) -> list[tuple[int, float | None]]:
         nodes = [(c, q) for c in SIZES for q in ((None, 4.0) if c >= 8 else (None,))]
         rows = [scaling.simulate_one(c, q, scaling.FORK, budget_s) for c, q in nodes]

@@ -1,4 +1,4 @@
-"""Honest numbers (issue 13.1), end to end through calibrate() with fake trials and a fake clock:
+"""Honest numbers, end to end through calibrate() with fake trials and a fake clock:
 the TF default is the baseline arm and never also a candidate, the advice is concrete numbers,
 a gain inside the noise is not a gain, the range within noise is reported, and nothing the advice
 rests on is called unmeasured."""
