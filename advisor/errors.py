@@ -234,3 +234,16 @@ def first_error(
     message = str(first.get("msg", "")).removeprefix("Value error, ")
     more = f" (and {len(errors) - 1} more)" if count_more and len(errors) > 1 else ""
     return f"{place + ': ' if place else ''}{message}{more}"
+
+
+def usage_error(exc: ValidationError) -> UsageError:
+    """A model's refusal of options as one usage line: its own rule's message (options spelled
+    by the caller, as every error's are), else the field's option and pydantic's words."""
+    error = exc.errors()[0]
+    cause = (error.get("ctx") or {}).get("error")
+    if isinstance(cause, AdvisorError):
+        return UsageError(*cause.parts)
+    message = first_error(exc, where=lambda _: "")
+    if not error["loc"]:
+        return UsageError(message)
+    return UsageError(Opt(str(error["loc"][0])), f": {message}")

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from advisor.cli._parser import Arguments, Parser
-from advisor.errors import AdvisorError, Opt, UsageError, first_error
+from advisor.errors import AdvisorError, UsageError
 
 #: options whose flag is not the Python name with dashes (``env_file`` -> ``--env-file``)
 _FLAGS = {
@@ -35,19 +36,6 @@ def flag(option: str) -> str:
 def spelled(exc: AdvisorError) -> str:
     """The error's message as the command line says it: options named by their flags."""
     return exc.spelled(flag)
-
-
-def usage_error(exc: ValidationError) -> UsageError:
-    """A model's refusal of flag values as one usage line: its own rule's message (options
-    spelled later, as every error's are), else the field's flag and pydantic's words."""
-    error = exc.errors()[0]
-    cause = (error.get("ctx") or {}).get("error")
-    if isinstance(cause, AdvisorError):
-        return UsageError(*cause.parts)
-    message = first_error(exc, where=lambda _: "")
-    if not error["loc"]:
-        return UsageError(message)
-    return UsageError(Opt(str(error["loc"][0])), f": {message}")
 
 
 def default_of(model: type[Any], field: str) -> Any:
@@ -124,3 +112,13 @@ def pairs(items: list[str], flag: str) -> dict[str, str]:
             raise UsageError(f"{flag} {item!r}: must be KEY=VALUE")
         pairs[key] = value
     return pairs
+
+
+def duration(text: str) -> timedelta:
+    """A ``--max-age`` value: ``30d``, ``12h``, ``1d12h``."""
+    from advisor.pipeline.status import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} {exc}") from None

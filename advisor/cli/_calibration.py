@@ -14,8 +14,9 @@ from typing import get_args
 
 from pydantic import ValidationError
 
-from advisor.cli._args import default_of, usage_error
+from advisor.cli._args import default_of
 from advisor.cli._parser import Sections
+from advisor.errors import usage_error
 from advisor.models import MIN_BUDGET_S, CalibrationOptions, TrialMode
 from advisor.objectives import DEFAULT_OBJECTIVE, OBJECTIVES, bounded_names
 

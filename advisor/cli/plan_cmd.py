@@ -4,25 +4,16 @@
 from __future__ import annotations
 
 import argparse
-from datetime import timedelta
 from typing import Any
 
-from advisor.cli._args import add_kubeconfig, default_of, pairs
+from advisor.cli._args import add_kubeconfig, default_of, duration, pairs
 from advisor.cli._calibration import objective_names
 from advisor.cli._output import add_format, emit
 from advisor.pipeline import Instruments
 from advisor.pipeline.plan import PULL_POLICIES, Defaults, PlanRequest, plan
 from advisor.pipeline.source import CLUSTER_TIMEOUT_S
-from advisor.pipeline.status import parse_duration
 from advisor.render import formats
 from advisor.render.plan import PlanView, jobs_yaml
-
-
-def _duration(text: str) -> timedelta:
-    try:
-        return parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} {exc}") from None
 
 
 def register(subparsers: Any) -> None:
@@ -58,7 +49,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--max-age",
         metavar="DURATION",
-        type=_duration,
+        type=duration,
         default=None,
         help="calibrate again advice older than this, e.g. 30d (default: no age limit)",
     )

@@ -10,24 +10,15 @@ uses).
 from __future__ import annotations
 
 import argparse
-from datetime import timedelta
 from typing import Any
 
-from advisor.cli._args import add_kubeconfig
+from advisor.cli._args import add_kubeconfig, duration
 from advisor.cli._output import add_format, emit
 from advisor.errors import ProblemsFoundError
 from advisor.pipeline import Instruments, cluster_status
 from advisor.pipeline.source import CLUSTER_TIMEOUT_S
-from advisor.pipeline.status import parse_duration
 from advisor.render import formats
 from advisor.render.status import StatusView, problems_line
-
-
-def _duration(text: str) -> timedelta:
-    try:
-        return parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} {exc}") from None
 
 
 def register(subparsers: Any) -> None:
@@ -64,7 +55,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--max-age",
         metavar="DURATION",
-        type=_duration,
+        type=duration,
         default=None,
         help="call advice older than this stale, e.g. 30d, 12h, 1d12h (default: no age limit)",
     )

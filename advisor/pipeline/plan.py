@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from advisor import __version__
-from advisor.errors import AdvisorError, ClusterRejectedError, Opt, UsageError, first_error
+from advisor.errors import ClusterRejectedError, Opt, UsageError, usage_error
 from advisor.fleet.decide import Planned, decide, to_create, with_job
 from advisor.fleet.derive import PLANNED_SELECTOR, JobSettings
 from advisor.fleet.jobs import planned_job
@@ -107,13 +107,7 @@ def check_request(request: PlanRequest) -> None:
             budget_s=defaults.budget_s,
         )
     except ValidationError as exc:
-        cause = (exc.errors()[0].get("ctx") or {}).get("error")
-        if isinstance(cause, AdvisorError):
-            raise UsageError(*cause.parts) from None
-        loc = exc.errors()[0]["loc"]
-        raise UsageError(
-            Opt(str(loc[0]) if loc else "defaults"), ": ", first_error(exc, where=lambda _: "")
-        ) from None
+        raise usage_error(exc) from None
 
 
 def run_args(request: PlanRequest) -> tuple[str, ...]:
