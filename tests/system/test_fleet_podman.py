@@ -56,7 +56,7 @@ import pytest
 import yaml
 
 from advisor.cli import main
-from advisor.fleet.derive import MODEL_MOUNT
+from advisor.fleet.naming import MODEL_MOUNT
 from advisor.recommend import parse_configmap
 from testkit.fakeapi.apps import workload
 from testkit.fakeapi.rbac import fleet_rules
