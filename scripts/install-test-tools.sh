@@ -7,7 +7,9 @@
 #   (podman, runc, debootstrap, qemu-user-static + binfmt, .tools/containers.conf, and locally
 #   built docker.io/library/debian:bookworm-slim base images in the project's own podman store,
 #   since no container registry is reachable).
-# Not root: the container tier is left out (its tests skip locally and fail on CI).
+# - as root, for the tools tier: Debian's chromium, which lays out the HTML report headless.
+# Not root: the container tier and chromium are left out (their tests skip locally and fail on
+# CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -53,11 +55,21 @@ EOF
   log "helm and kubectl unpacked into .tools/bin"
 }
 
+install_chromium() {
+  if command -v chromium >/dev/null; then
+    return
+  fi
+  log "installing chromium with apt"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+}
+
 install_helm_kubectl
 if [[ "$(id -u)" == "0" ]]; then
+  install_chromium
   # the container tier builds and runs both architectures: podman, qemu + binfmt for arm64, and
   # a base image per architecture in the project's own store (scripts/image-setup.sh)
   bash scripts/image-setup.sh linux/amd64,linux/arm64
 else
-  log "not root: podman, qemu and the base images are left out (container tier will skip)"
+  log "not root: podman, qemu, the base images and chromium are left out (their tests will skip)"
 fi

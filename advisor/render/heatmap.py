@@ -8,34 +8,49 @@ in the cell of the thread counts it runs, the advice in force before the run is 
 cell is outlined and starred, screened-only cells are tagged; failed settings are grey with their
 status; settings never measured are blank. Hand-written SVG keeps the advisor's dependencies to
 what it needs to run.
+
+SVG neither wraps text nor grows to hold it: what crosses its edge is clipped. So the drawing is
+sized from its own text, estimated by ``textbox``: each cell as wide as the longest label, the
+title and legend wrapped to the drawing's width.
 """
 
 from __future__ import annotations
 
 import html
+import math
 from dataclasses import dataclass
 
 from advisor.models import CalibrationResult, SettingStats, ThreadSetting
 from advisor.objectives import Measure, named
+from advisor.render.textbox import text_width, wrap
 from advisor.render.words import near_best_line, number, ranked_by, versus_default
 
-CELL_W = 92
+#: font sizes (px): body text, the title, a cell's value, a cell's tag line
+FONT, TITLE_FONT, VALUE_FONT, TAG_FONT = 13, 15, 14, 11
 
 
-CELL_H = 44
+#: margin around the drawing; room left of the grid for the intra axis title and row labels
+PAD, LEFT = 16, 96
 
 
-LEFT = 96
+#: a cell: at least this wide, wider when its label needs it; tall enough for two lines
+MIN_CELL_W, CELL_H = 96, 52
 
 
-TOP = 112
+#: room beside a cell's label, past the outlines drawn inside the chosen and the incumbent cell
+CELL_ROOM = 20
 
 
-LEGEND_H = 86
+#: the drawing is at least this wide, so the title and legend keep to a few lines
+MIN_WIDTH = 880
 
 
-#: wide enough for the title and baseline lines whatever the grid size
-MIN_WIDTH = 720
+#: the page shows the drawing as wide as the page allows, up to this many times its own size
+PAGE_SCALE = 1.3
+
+
+#: the colour scale: at least this wide, wider when its end labels need it
+SCALE_W = 260
 
 
 def _colour(fraction: float) -> str:
@@ -118,139 +133,228 @@ def _grid(result: CalibrationResult) -> _Grid:
     )
 
 
-def _svg_header(result: CalibrationResult, grid: _Grid, width: int, height: int) -> list[str]:
-    title, unit, lower = grid.measure.title, grid.measure.unit, grid.measure.lower_is_better
-    base_value = grid.measure.read(result.baseline)
-    slo = f", p99 &lt;= {result.p99_slo_ms:g} ms" if result.p99_slo_ms else ""
-    middle = TOP + CELL_H * len(grid.intras) / 2
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="13">',
-        f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="16" y="24" font-size="15" font-weight="bold">{html.escape(title)} ({unit}, '
-        f"{'lower' if lower else 'higher'} is better) by thread setting</text>",
-        f'<text x="16" y="48">TF default (baseline, {len(result.node.affinity_cpus)} CPUs in '
-        f"affinity): {number(base_value)} {unit}; objective {html.escape(result.objective)}"
-        f"{slo}</text>",
-        f'<text x="{LEFT + CELL_W * len(grid.inters) / 2}" y="{TOP - 34}" '
-        'text-anchor="middle" font-weight="bold">inter-op threads</text>',
-        f'<text x="40" y="{middle}" text-anchor="middle" font-weight="bold" '
-        f'transform="rotate(-90 40 {middle})">intra-op threads</text>',
-    ]
-    for col, inter in enumerate(grid.inters):
-        x = LEFT + col * CELL_W + CELL_W / 2
-        parts.append(f'<text x="{x}" y="{TOP - 10}" text-anchor="middle">{inter}</text>')
-    return parts
+@dataclass(frozen=True)
+class _Cell:
+    """One drawn cell: its colour, its value line (with the marks) and an optional tag line."""
+
+    setting: ThreadSetting
+    fill: str
+    label: str
+    tag: str | None = None
+    chosen: bool = False
+    incumbent: bool = False
 
 
-def _svg_cells(result: CalibrationResult, grid: _Grid) -> list[str]:
-    parts = []
-    chosen = result.setting
+def _cells(result: CalibrationResult, grid: _Grid) -> list[_Cell]:
+    """Every cell of the grid, row by row, with what its labels say."""
+    cells = []
     objective, bound = named(result.objective), result.p99_slo_ms
-    for row_index, intra in enumerate(grid.intras):
-        y = TOP + row_index * CELL_H
-        parts.append(
-            f'<text x="{LEFT - 10}" y="{y + CELL_H / 2 + 5}" text-anchor="end">{intra}</text>'
-        )
-        for col, inter in enumerate(grid.inters):
-            x = LEFT + col * CELL_W
+    for intra in grid.intras:
+        for inter in grid.inters:
             cell = ThreadSetting(intra, inter)
             s = grid.by_cell.get(cell)
+            tag = None
             if s is not None:
                 fill, label = grid.fill(s, cell), number(grid.value(s))
                 if cell == grid.default_cell:
-                    label = f"TF default {label}"
+                    tag = "TF default"
                 if bound is not None and not objective.admits(s, bound):
                     label += " !"
                 if grid.raced and not s.raced:
                     label += " (s)"
-                if cell in grid.near and cell != chosen:
+                if cell in grid.near and cell != result.setting:
                     label += " ~"
             elif cell in grid.failed:
                 fill, label = "#bbbbbb", grid.failed[cell]
             else:
                 fill, label = "#f4f4f4", ""
-            parts.append(
-                f'<rect x="{x}" y="{y}" width="{CELL_W}" height="{CELL_H}" fill="{fill}" '
-                'stroke="white" stroke-width="2"/>'
-            )
-            if cell == grid.incumbent_cell:
-                parts.append(
-                    f'<rect x="{x + 6}" y="{y + 6}" width="{CELL_W - 12}" height="{CELL_H - 12}" '
-                    'fill="none" stroke="#3050c0" stroke-width="2" stroke-dasharray="5 3">'
-                    "<title>the advice in force before this run</title></rect>"
-                )
+            incumbent, chosen = cell == grid.incumbent_cell, cell == result.setting
+            if incumbent:
                 label = f"\u25c6 {label}"
-            if cell == chosen:
-                parts.append(
-                    f'<rect x="{x + 2}" y="{y + 2}" width="{CELL_W - 4}" height="{CELL_H - 4}" '
-                    'fill="none" stroke="black" stroke-width="4"><title>chosen</title></rect>'
-                )
+            if chosen:
                 label = f"\u2605 {label}"
-            parts.append(
-                f'<text x="{x + CELL_W / 2}" y="{y + CELL_H / 2 + 5}" text-anchor="middle">'
-                f"{html.escape(label)}</text>"
+            cells.append(_Cell(cell, fill, label, tag, chosen, incumbent))
+    return cells
+
+
+def _cell_width(cells: list[_Cell]) -> int:
+    """Wide enough for the longest label (the chosen one's in bold) with room to spare."""
+    needed = [text_width(c.label, VALUE_FONT, bold=c.chosen) for c in cells if c.label] + [
+        text_width(c.tag, TAG_FONT) for c in cells if c.tag
+    ]
+    return max([MIN_CELL_W, *(math.ceil(n) + CELL_ROOM for n in needed)])
+
+
+@dataclass
+class _Lines:
+    """Text lines laid out top to bottom at ``x``, each wrapped to the drawing's width."""
+
+    x: float
+    width: float
+    y: float
+    parts: list[str]
+
+    def add(self, text: str, size: int = FONT, *, bold: bool = False, gap: float = 0) -> None:
+        """``text`` (plain, escaped here) as one or more lines below the last."""
+        self.y += gap
+        weight = ' font-weight="bold"' if bold else ""
+        for line in wrap(text, self.width, size, bold=bold):
+            self.y += round(size * 1.4)
+            self.parts.append(
+                f'<text x="{self.x}" y="{self.y}" font-size="{size}"{weight}>'
+                f"{html.escape(line)}</text>"
             )
+
+
+def _header(result: CalibrationResult, grid: _Grid, width: int) -> _Lines:
+    title, unit, lower = grid.measure.title, grid.measure.unit, grid.measure.lower_is_better
+    base_value = grid.measure.read(result.baseline)
+    slo = f", p99 <= {result.p99_slo_ms:g} ms" if result.p99_slo_ms else ""
+    lines = _Lines(PAD, width - 2 * PAD, PAD - 4, [])
+    better = "lower" if lower else "higher"
+    lines.add(f"{title} ({unit}, {better} is better) by thread setting", TITLE_FONT, bold=True)
+    lines.add(
+        f"TF default (baseline, {len(result.node.affinity_cpus)} CPUs in affinity): "
+        f"{number(base_value)} {unit}; objective {result.objective}{slo}"
+    )
+    return lines
+
+
+def _svg_grid(grid: _Grid, cells: list[_Cell], cell_w: int, top: float) -> list[str]:
+    """The axis titles, the row and column labels and the cells, the grid's top at ``top``."""
+    middle = top + CELL_H * len(grid.intras) / 2
+    parts = [
+        f'<text x="{LEFT + cell_w * len(grid.inters) / 2}" y="{top - 34}" '
+        'text-anchor="middle" font-weight="bold">inter-op threads</text>',
+        f'<text x="40" y="{middle}" text-anchor="middle" font-weight="bold" '
+        f'transform="rotate(-90 40 {middle})">intra-op threads</text>',
+    ]
+    for col, inter in enumerate(grid.inters):
+        x = LEFT + col * cell_w + cell_w / 2
+        parts.append(f'<text x="{x}" y="{top - 10}" text-anchor="middle">{inter}</text>')
+    for row, intra in enumerate(grid.intras):
+        y = top + row * CELL_H + CELL_H / 2 + 5
+        parts.append(f'<text x="{LEFT - 10}" y="{y}" text-anchor="end">{intra}</text>')
+    columns = len(grid.inters)
+    for index, cell in enumerate(cells):
+        x, y = LEFT + (index % columns) * cell_w, top + (index // columns) * CELL_H
+        parts.append(f'<g class="cell" data-setting="{cell.setting.label}">')
+        parts.append(
+            f'<rect x="{x}" y="{y}" width="{cell_w}" height="{CELL_H}" fill="{cell.fill}" '
+            'stroke="white" stroke-width="2"/>'
+        )
+        if cell.incumbent:
+            parts.append(
+                f'<rect x="{x + 6}" y="{y + 6}" width="{cell_w - 12}" height="{CELL_H - 12}" '
+                'fill="none" stroke="#3050c0" stroke-width="2" stroke-dasharray="5 3">'
+                "<title>the advice in force before this run</title></rect>"
+            )
+        if cell.chosen:
+            parts.append(
+                f'<rect x="{x + 2}" y="{y + 2}" width="{cell_w - 4}" height="{CELL_H - 4}" '
+                'fill="none" stroke="black" stroke-width="4"><title>chosen</title></rect>'
+            )
+        centre = x + cell_w / 2
+        # one line centred; with a tag, the value above it
+        value_y = y + CELL_H / 2 + 5 if cell.tag is None else y + 22
+        weight = ' font-weight="bold"' if cell.chosen else ""
+        if cell.label:  # a cell never measured stays blank
+            parts.append(
+                f'<text x="{centre}" y="{value_y}" text-anchor="middle" font-size="{VALUE_FONT}"'
+                f"{weight}>{html.escape(cell.label)}</text>"
+            )
+        if cell.tag is not None:
+            parts.append(
+                f'<text x="{centre}" y="{y + 40}" text-anchor="middle" font-size="{TAG_FONT}">'
+                f"{html.escape(cell.tag)}</text>"
+            )
+        parts.append("</g>")
     return parts
 
 
-def _svg_legend(result: CalibrationResult, grid: _Grid) -> list[str]:
-    unit = grid.measure.unit
-    limit = named(result.objective).bounded_by
-    legend_y = TOP + CELL_H * len(grid.intras) + 24
-    steps = 10
-    legend_w = 260
-    parts = []
-    for i in range(steps):
-        x = LEFT + i * legend_w / steps
-        parts.append(
-            f'<rect x="{x}" y="{legend_y}" width="{legend_w / steps + 0.5}" height="14" '
-            f'fill="{_colour(i / (steps - 1))}"/>'
-        )
+def _legend_items(result: CalibrationResult, grid: _Grid) -> list[str]:
+    """What the marks mean, one item per mark that the grid uses."""
     if result.kept_default:
-        chosen_note = (
+        chosen = (
             f"\u2605 chosen: TF's default, spelled out (intra = inter = {result.intra_op_threads})"
         )
     else:
-        chosen_note = (
+        chosen = (
             f"\u2605 chosen: intra {result.intra_op_threads}, inter {result.inter_op_threads} "
             f"({versus_default(result)})"
         )
+    items = [chosen]
     held = result.incumbent
     if grid.incumbent_cell is not None and held is not None:
-        chosen_note += f"; \u25c6 in force before: {'kept' if held.kept else 'replaced'}"
-    chosen_note = (
-        chosen_note
-        + "; grey: failed; blank: not measured"
-        + ("; (s): screened only (short windows)" if grid.raced else "")
-        + (
-            f"; !: {limit.beyond(result.p99_slo_ms)}"
-            if limit is not None and result.p99_slo_ms is not None
-            else ""
+        items.append(
+            f"\u25c6 in force before this run: {held.setting.label}, "
+            f"{'kept' if held.kept else 'replaced'}"
         )
-    )
-    parts += [
-        f'<text x="{LEFT}" y="{legend_y + 30}">{number(grid.worst)} {unit} (worst)</text>',
-        f'<text x="{LEFT + legend_w}" y="{legend_y + 30}" text-anchor="end">'
-        f"{number(grid.best)} {unit} (best)</text>",
-        f'<text x="{LEFT}" y="{legend_y + 52}">{html.escape(chosen_note)}</text>',
-    ]
+    limit = named(result.objective).bounded_by
+    marks = "grey: failed; blank: not measured"
+    if grid.raced:
+        marks += "; (s): screened only (short windows)"
+    if limit is not None and result.p99_slo_ms is not None:
+        marks += f"; !: {limit.beyond(result.p99_slo_ms)}"
+    items.append(marks)
     near = near_best_line(result)
     if near is not None:
+        items.append(f"~ {near}; one colour: the measurement cannot rank them")
+    return items
+
+
+def _svg_legend(result: CalibrationResult, grid: _Grid, width: int, top: float) -> _Lines:
+    """The colour scale with its two ends, then the marks' meanings, from ``top`` down."""
+    unit = grid.measure.unit
+    worst, best = f"{number(grid.worst)} {unit} (worst)", f"{number(grid.best)} {unit} (best)"
+    scale_w = max(SCALE_W, text_width(worst, FONT) + text_width(best, FONT) + 24)
+    steps = 10
+    parts = []
+    for i in range(steps):
+        x = LEFT + i * scale_w / steps
         parts.append(
-            f'<text x="{LEFT}" y="{legend_y + 74}">~ {html.escape(near)} (one colour: the '
-            "measurement cannot rank them)</text>"
+            f'<rect x="{x:g}" y="{top}" width="{scale_w / steps + 0.5:g}" height="14" '
+            f'fill="{_colour(i / (steps - 1))}"/>'
         )
-    return parts
+    parts += [
+        f'<text x="{LEFT}" y="{top + 30}">{html.escape(worst)}</text>',
+        f'<text x="{LEFT + scale_w:g}" y="{top + 30}" text-anchor="end">{html.escape(best)}</text>',
+    ]
+    lines = _Lines(LEFT, width - LEFT - PAD, top + 32, parts)
+    for item in _legend_items(result, grid):
+        lines.add(item, gap=4)
+    return lines
 
 
-def heatmap_svg(result: CalibrationResult) -> str:
-    """The intra x inter grid of the objective's value, as a standalone SVG document."""
+def heatmap_svg(result: CalibrationResult, *, page: bool = False) -> str:
+    """The intra x inter grid of the objective's value, as a standalone SVG document.
+
+    Sized from its content: cells as wide as their longest label, the title and legend wrapped
+    to the drawing's width. With ``page``, for inline use in an HTML page: as wide as the page,
+    up to ``PAGE_SCALE`` times its own size, its text scaling with it.
+    """
     grid = _grid(result)
-    width = max(MIN_WIDTH, LEFT + CELL_W * max(1, len(grid.inters)) + 24)
-    height = TOP + CELL_H * max(1, len(grid.intras)) + LEGEND_H + 40
-    parts = _svg_header(result, grid, width, height)
-    parts += _svg_cells(result, grid)
-    parts += _svg_legend(result, grid)
-    parts.append("</svg>")
-    return "\n".join(parts)
+    cells = _cells(result, grid)
+    cell_w = _cell_width(cells)
+    width = max(MIN_WIDTH, LEFT + cell_w * max(1, len(grid.inters)) + PAD)
+    header = _header(result, grid, width)
+    top = header.y + 64
+    body = _svg_grid(grid, cells, cell_w, top)
+    legend = _svg_legend(result, grid, width, top + CELL_H * max(1, len(grid.intras)) + 24)
+    height = round(legend.y + PAD)
+    size = (
+        f'width="100%" style="max-width: {round(width * PAGE_SCALE)}px; height: auto"'
+        if page
+        else f'width="{width}" height="{height}"'
+    )
+    return "\n".join(
+        [
+            f'<svg xmlns="http://www.w3.org/2000/svg" {size} viewBox="0 0 {width} {height}" '
+            f'font-family="sans-serif" font-size="{FONT}">',
+            f'<rect width="{width}" height="{height}" fill="white"/>',
+            *header.parts,
+            *body,
+            *legend.parts,
+            "</svg>",
+        ]
+    )

@@ -64,6 +64,9 @@ def report_html(result: CalibrationResult) -> str:
     }</title>
 <style>
 body {{ font-family: sans-serif; margin: 24px; color: #222; }}
+figure.heatmap {{ margin: 16px 0 8px; }}
+figure.heatmap svg {{ display: block; }}
+.wide {{ overflow-x: auto; }}
 table {{ border-collapse: collapse; font-size: 13px; }}
 th, td {{ border: 1px solid #ccc; padding: 3px 7px; text-align: right; }}
 th {{ background: #eee; }}
@@ -76,13 +79,15 @@ TF_NUM_INTEROP_THREADS={result.inter_op_threads}</h1>
 concurrency {workload.concurrency}). Objective: {e(result.objective)}.
 Node: {result.node.effective_cpus:g} usable CPUs, {len(result.node.affinity_cpus)} in the
 affinity mask, quota {e(str(result.node.quota_cpus or "none"))}.</p>
-{heatmap_svg(result)}
+<figure class="heatmap">
+{heatmap_svg(result, page=True)}
+</figure>
 <h2>Summary</h2>
 <pre>{summary}</pre>
 <h2>Every trial</h2>
-<table><tr>{head}</tr>
+<div class="wide"><table><tr>{head}</tr>
 {chr(10).join(trial_rows)}
-</table>
+</table></div>
 </body></html>
 """
 

@@ -167,3 +167,58 @@ GRID = [
     Row(S(8, 2), "screened", 11.0, raced=False, windows=1),
     Row(S(2, 2), "failed", status="crashed"),
 ]
+
+
+def _held(result_: CalibrationResult, setting: ThreadSetting, *, kept: bool) -> CalibrationResult:
+    """``result_`` with ``setting`` as the advice in force before the run, read from a long
+    ConfigMap name."""
+    assert setting.intra is not None and setting.inter is not None
+    held = IncumbentOutcome(
+        intra=setting.intra,
+        inter=setting.inter,
+        default=False,
+        source="configmaps/tf-thread-advice-for-the-recommendation-service in namespace "
+        "ml-serving-production",
+        kept=kept,
+        reason="kept: nothing beat it beyond noise" if kept else "replaced by the advice",
+    )
+    return result_.model_copy(update={"incumbent": held})
+
+
+def long_labels_default_chosen() -> CalibrationResult:
+    """Labels as long as they get with TF's default chosen: 16 CPUs, objective slo with a bound
+    most settings miss, requests/s in the ten thousands, every verdict (within noise, raced,
+    dropped, screened, failed three ways) and the advice in force before marked in its cell."""
+    rows = [
+        Row(DEFAULT, "chosen", 0.081, within_noise=True, best=True),
+        Row(S(8, 2), "within noise", 0.084, within_noise=True),
+        Row(S(16, 1), "within noise", 0.0815, within_noise=True),
+        Row(S(8, 1), "raced", 0.1),
+        Row(S(16, 2), "dropped", 0.2),
+        Row(S(4, 1), "screened", 0.5, raced=False, windows=1),
+        Row(S(2, 1), "screened", 0.9, raced=False, windows=1),
+        Row(S(1, 1), "screened", 9.5, raced=False, windows=1),
+        Row(S(4, 2), "failed", status="timeout"),
+        Row(S(2, 2), "failed", status="skipped"),
+        Row(S(1, 2), "failed", status="crashed"),
+    ]
+    built = result(rows, cpus=16, objective="slo", p99_slo_ms=0.082, noise_band=0.25)
+    return _held(built, S(8, 2), kept=False)
+
+
+def long_labels_held_and_chosen() -> CalibrationResult:
+    """The advice in force before kept as the advice (both marks in one cell), p99s in the
+    thousands of milliseconds, a wide range within noise and a long comparison with TF's
+    default."""
+    rows = [
+        Row(S(3, 2), "chosen", 1234.5, within_noise=True, best=True),
+        Row(DEFAULT, "baseline", 9876.5),
+        Row(S(1, 1), "within noise", 1239.9, within_noise=True),
+        Row(S(6, 1), "within noise", 1250.1, within_noise=True),
+        Row(S(6, 3), "within noise", 1260.2, within_noise=True),
+        Row(S(2, 3), "raced", 2345.6),
+        Row(S(1, 3), "dropped", 8765.4),
+        Row(S(2, 1), "screened", 7654.3, raced=False, windows=1),
+        Row(S(3, 1), "failed", status="oom"),
+    ]
+    return _held(result(rows, cpus=6, gain_band=0.25), S(3, 2), kept=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,13 @@ def cell_texts(svg: str) -> list[str]:
     return ["".join(t.itertext()) for t in root.iter(f"{SVG}text")]
 
 
+def legend(svg: str) -> str:
+    """The text outside the cells, its lines joined (a long line is wrapped at spaces)."""
+    root = ET.fromstring(svg)
+    in_cells = {id(t) for g in root.iter(f"{SVG}g") for t in g.iter(f"{SVG}text")}
+    return " ".join("".join(t.itertext()) for t in root.iter(f"{SVG}text") if id(t) not in in_cells)
+
+
 def test_heatmap_is_valid_svg_with_values_and_the_chosen_cell_marked() -> None:
     result = result_for()
     svg = heatmap_svg(result)
@@ -65,17 +73,39 @@ def test_heatmap_is_valid_svg_with_values_and_the_chosen_cell_marked() -> None:
     assert f"{chosen:.1f}" in value_cells
 
 
-def cell_fills(svg: str) -> list[tuple[str, str]]:
-    """(cell label, fill colour of its rectangle) per cell (cells are drawn rect, then label)."""
-    cells: list[tuple[str, str]] = []
-    fill = None
-    for element in ET.fromstring(svg):
-        if element.tag == f"{SVG}rect" and element.get("width") == "92":
-            fill = element.get("fill")
-        elif element.tag == f"{SVG}text" and fill is not None:
-            cells.append(("".join(element.itertext()).replace("\u2605 ", ""), fill))
-            fill = None
+@dataclass(frozen=True)
+class Drawn:
+    """One cell as drawn: its value line, its tag line, its fill, whether it is outlined."""
+
+    value: str
+    tag: str | None
+    fill: str
+    width: float
+
+
+def drawn_cells(svg: str) -> list[Drawn]:
+    """Every cell of the grid (a ``<g class="cell">``: its rectangle first, then its lines)."""
+    cells = []
+    for group in ET.fromstring(svg).iter(f"{SVG}g"):
+        if group.get("class") != "cell":
+            continue
+        rect = group.find(f"{SVG}rect")
+        assert rect is not None
+        lines = ["".join(t.itertext()) for t in group.iter(f"{SVG}text")]
+        assert len(lines) <= 2
+        value = lines[0] if lines else ""  # a cell never measured has no line
+        tag = lines[1] if len(lines) == 2 else None
+        cells.append(Drawn(value, tag, rect.get("fill", ""), float(rect.get("width", "0"))))
     return cells
+
+
+def cell_fills(svg: str) -> list[tuple[str, str]]:
+    """(cell label, fill colour of its rectangle) per cell: the value line without the chosen
+    cell's star, after its tag ("TF default 12.0") when it has one."""
+    return [
+        (" ".join(filter(None, (c.tag, c.value.replace("\u2605 ", "")))), c.fill)
+        for c in drawn_cells(svg)
+    ]
 
 
 def number(label: str) -> float | None:
@@ -234,12 +264,13 @@ def test_kept_default_reads_as_such() -> None:
     assert any(line.startswith("advice: keep TF's default, spelled out:") for line in lines)
     assert any("the advice is TF's default" in line and "no gain claimed" in line for line in lines)
     assert not any("% lower" in line for line in lines if line.startswith("against"))
-    texts = cell_texts(heatmap_svg(result))
+    svg = heatmap_svg(result)
     # TF's default has its cell (2/2 on two CPUs), and it is the starred one
-    assert [t for t in texts if t.startswith("\u2605 ") and "chosen" not in t] == [
-        f"\u2605 TF default {result.baseline.p99_ms:.1f}"
+    starred = [c for c in drawn_cells(svg) if c.value.startswith("\u2605 ")]
+    assert [(c.value, c.tag) for c in starred] == [
+        (f"\u2605 {result.baseline.p99_ms:.1f}", "TF default")
     ]
-    assert any("chosen: TF's default, spelled out" in t for t in texts)
+    assert "chosen: TF's default, spelled out" in legend(svg)
 
 
 def test_no_measurable_gain_and_the_range_within_noise_are_shown() -> None:
@@ -263,10 +294,10 @@ def test_no_measurable_gain_and_the_range_within_noise_are_shown() -> None:
     within = next(line for line in text.splitlines() if line.startswith("within noise"))
     assert f"({len(result.near_best)} settings, TF's default among them)" in within
     assert "within noise of the best" in text  # the verdict of the others in the range
-    texts = cell_texts(heatmap_svg(result))
-    assert any(t.startswith("~ within noise") for t in texts)
-    assert any(t.endswith(" ~") for t in texts)  # the other cells in the range are marked
-    assert any("one colour" in t for t in texts)
+    svg = heatmap_svg(result)
+    assert "~ within noise" in legend(svg)
+    assert any(c.value.endswith(" ~") for c in drawn_cells(svg))  # the others in the range
+    assert "one colour: the measurement cannot rank them" in legend(svg)
     assert html.escape(within) in report_html(result)
 
 
