@@ -39,7 +39,7 @@ from advisor.pipeline import (
     cleanup,
     run_advisor,
 )
-from advisor.pipeline.calibrate import calibrate
+from advisor.pipeline.sweep import sweep
 from advisor.recommend import render_configmap
 from advisor.trials.launch import TrialPrograms, Trials
 from testkit.fakeapi.rbac import Rule
@@ -55,14 +55,16 @@ NS = "ml"
 def cost_model(seen: list[dict[str, Any]] | None = None) -> Instruments:
     """NODE and the real sweep over the cost model (no TF); ``seen`` gets each sweep's keywords."""
 
-    def sweep(options: CalibrationOptions, node: NodeProfile, **kwargs: Any) -> CalibrationResult:
+    def simulated_sweep(
+        options: CalibrationOptions, node: NodeProfile, **kwargs: Any
+    ) -> CalibrationResult:
         if seen is not None:
             seen.append(kwargs)
         clock = FakeClock()
         trials = FakeTrials(clock=clock, usable=node.effective_cpus, affinity=4)
-        return calibrate(options, node, trial_fn=trials, clock=clock, **kwargs)
+        return sweep(options, node, trial_fn=trials, clock=clock, **kwargs)
 
-    return Instruments(probe=lambda _root: NODE, sweep=sweep)
+    return Instruments(probe=lambda _root: NODE, sweep=simulated_sweep)
 
 
 def rule_of(exc: ValidationError) -> errors.AdvisorError:

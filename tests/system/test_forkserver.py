@@ -19,7 +19,7 @@ from advisor.models import (
     Progress,
     ThreadSetting,
 )
-from advisor.pipeline.calibrate import calibrate
+from advisor.pipeline.sweep import sweep
 from advisor.probe import probe_node
 from advisor.trials import forkclient, launch, runner, supervise
 from advisor.trials.launch import TrialPrograms
@@ -123,7 +123,7 @@ def _sweep(
     node: NodeProfile, mode: str = "auto", budget: float = 40, **kw: object
 ) -> CalibrationResult:
     options = CalibrationOptions(budget_s=budget, trial_mode=mode)  # type: ignore[arg-type]
-    return calibrate(options, node, **kw)  # type: ignore[arg-type]
+    return sweep(options, node, **kw)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("fault", ["hang", "crash"])
@@ -188,7 +188,7 @@ def test_spawn_mode_starts_no_server(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_sweep_onednn_runs_each_value_in_a_server_of_its_own() -> None:
     options = CalibrationOptions(budget_s=50, sweep_onednn=True)
-    result = calibrate(options, _node())
+    result = sweep(options, _node())
     assert result.onednn is not None
     values = [t.onednn for t in result.onednn_trials]
     assert set(values) == {"0", "1"}, values

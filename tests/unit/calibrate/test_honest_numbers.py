@@ -1,4 +1,4 @@
-"""Honest numbers (issue 13.1), end to end through calibrate() with fake trials and a fake clock:
+"""Honest numbers (issue 13.1), end to end through sweep() with fake trials and a fake clock:
 the TF default is the baseline arm and never also a candidate, the advice is concrete numbers,
 a gain inside the noise is not a gain, the range within noise is reported, and nothing the advice
 rests on is called unmeasured."""
@@ -18,7 +18,7 @@ from advisor.models import (
     ObjectiveName,
     ThreadSetting,
 )
-from advisor.pipeline.calibrate import calibrate
+from advisor.pipeline.sweep import sweep
 from advisor.recommend import build_recommendation
 from advisor.render.table import text_summary
 from tests.support.search_fakes import FakeClock, FakeTrials, node
@@ -47,7 +47,7 @@ def run(
             intra_op_threads=incumbent[0], inter_op_threads=incumbent[1], source="a test"
         )
     )
-    result = calibrate(
+    result = sweep(
         options,
         profile,
         progress=lambda event: lines.append(event.line),

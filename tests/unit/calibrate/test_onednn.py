@@ -11,7 +11,7 @@ from advisor.calibrate.spec import TrialSpec
 from advisor.errors import InvalidAdviceError
 from advisor.models import DEFAULT_BUDGET_S, ENV_ONEDNN, CalibrationOptions, TrialResult
 from advisor.objectives import P99
-from advisor.pipeline.calibrate import calibrate
+from advisor.pipeline.sweep import sweep
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
 from testkit.fakeapi.samples import FIXED_NOW, recommendation
 from tests.support.search_fakes import FakeClock, FakeTrials, node
@@ -36,7 +36,7 @@ def _calibrate(factor_for_0: float, budget: float = 60.0, noise: float = 0.02):
     clock = FakeClock()
     fake = FakeTrials(clock=clock, usable=2.0, affinity=2, overhead_s=0.3, noise=noise)
     options = CalibrationOptions(budget_s=budget, sweep_onednn=True)
-    result = calibrate(options, node(2), trial_fn=_with_onednn(fake, factor_for_0), clock=clock)
+    result = sweep(options, node(2), trial_fn=_with_onednn(fake, factor_for_0), clock=clock)
     return result, fake, clock
 
 

@@ -1,4 +1,4 @@
-"""``calibrate()``: inspect the workload, run the budgeted search, pick the advice.
+"""``sweep()``: inspect the workload, run the budgeted search, pick the advice.
 
 The advice is always concrete numbers: when TF's default is the pick, they are what TF runs by
 itself (``tf_default``), its gain is exactly 1.0 and nothing claims it beat the default.
@@ -7,7 +7,7 @@ The advice in force (``incumbent``; TF's default when none is given) is measured
 stays the advice unless a setting beats it beyond noise (``objective.choose``), so a run on an
 unchanged node republishes the same values and rolls no consumer.
 
-The budget starts when ``calibrate`` is called, so inspecting the model (a child process that pays
+The budget starts when ``sweep`` is called, so inspecting the model (a child process that pays
 TensorFlow's start-up too) counts against it: ``--budget 60`` means the command is done in 60 s.
 A caller may pass its own ``trial_fn`` (the benchmark's synthetic cost model, tests); then no
 child is started for inspection either, and the workload is described from the options alone.
@@ -180,7 +180,7 @@ def _onednn_phase(
             server.close()
 
 
-def calibrate(
+def sweep(
     options: CalibrationOptions,
     node: NodeProfile,
     *,
