@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.calibrate.objective import coefficient_of_variation
+from advisor.calibrate.choice import coefficient_of_variation
 from advisor.calibrate.percentile import percentile
 from advisor.objectives import Measure, named
 

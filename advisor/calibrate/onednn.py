@@ -17,7 +17,7 @@ import statistics
 from collections.abc import Callable, Mapping
 
 from advisor.calibrate.budget import Clock, TrialFn
-from advisor.calibrate.objective import coefficient_of_variation, difference_band, median_error
+from advisor.calibrate.choice import coefficient_of_variation, difference_band, median_error
 from advisor.calibrate.spec import TrialSpec
 from advisor.models import ONEDNN_VALUES, OnednnValue, OnednnVerdict, ThreadSetting, TrialResult
 from advisor.objectives import Measure

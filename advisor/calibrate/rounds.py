@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from advisor.calibrate.objective import MIN_BAND, STABLE_CV, Choice, ConfigStats, noise_band
+from advisor.calibrate.choice import MIN_BAND, STABLE_CV, Choice, ConfigStats, noise_band
 from advisor.calibrate.state import BASELINE, SearchState
 from advisor.models import ThreadSetting
 from advisor.objectives import Measure

@@ -44,7 +44,7 @@ import random
 from collections.abc import Sequence
 
 from advisor.calibrate.budget import Budget, Clock, SearchSettings, SystemClock, TrialFn, Window
-from advisor.calibrate.objective import SCREEN_ROUND, aggregate
+from advisor.calibrate.choice import SCREEN_ROUND, aggregate
 from advisor.calibrate.rounds import contenders, drop, focus, measure_of, round_members, unstable
 from advisor.calibrate.state import BASELINE, SearchOutcome, SearchState
 from advisor.errors import CalibrationError, Opt

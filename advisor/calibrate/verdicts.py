@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from advisor.calibrate.objective import SCREEN_ROUND, Choice, ConfigStats
+from advisor.calibrate.choice import SCREEN_ROUND, Choice, ConfigStats
 from advisor.models import NearBest, SettingStats, SettingVerdict, ThreadSetting, TrialResult
 from advisor.objectives import Measure
 

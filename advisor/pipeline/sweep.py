@@ -4,7 +4,7 @@ The advice is always concrete numbers: when TF's default is the pick, they are w
 itself (``tf_default``), its gain is exactly 1.0 and nothing claims it beat the default.
 
 The advice in force (``incumbent``; TF's default when none is given) is measured as a named arm and
-stays the advice unless a setting beats it beyond noise (``objective.choose``), so a run on an
+stays the advice unless a setting beats it beyond noise (``choice.choose``), so a run on an
 unchanged node republishes the same values and rolls no consumer.
 
 The budget starts when ``sweep`` is called, so inspecting the model (a child process that pays
@@ -27,7 +27,7 @@ from dataclasses import replace
 from advisor.calibrate import onednn
 from advisor.calibrate.budget import Clock, SearchSettings, SystemClock, TrialFn
 from advisor.calibrate.candidates import candidate_configs, tf_default
-from advisor.calibrate.objective import STABLE_CV, Choice, ConfigStats, aggregate, choose
+from advisor.calibrate.choice import STABLE_CV, Choice, ConfigStats, aggregate, choose
 from advisor.calibrate.search import BASELINE, race
 from advisor.calibrate.spec import WorkloadSpec
 from advisor.calibrate.state import SearchOutcome

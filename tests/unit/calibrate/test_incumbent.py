@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from advisor.calibrate.candidates import candidate_configs
-from advisor.calibrate.objective import aggregate, choose
+from advisor.calibrate.choice import aggregate, choose
 from advisor.models import (
     CalibrationOptions,
     CalibrationResult,
@@ -28,7 +28,7 @@ from advisor.recommend import build_recommendation, render_configmap
 from advisor.render.table import text_summary
 from advisor.render.words import summary_lines
 from tests.support.search_fakes import FakeClock, FakeTrials, node
-from tests.unit.calibrate.test_objective import key, trial
+from tests.unit.calibrate.test_choice import key, trial
 
 DEFAULT = ThreadSetting(4, 4)
 

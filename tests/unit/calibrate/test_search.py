@@ -9,7 +9,7 @@ import pytest
 
 from advisor.calibrate import budget, search
 from advisor.calibrate.candidates import candidate_configs, tf_default
-from advisor.calibrate.objective import STABLE_CV, aggregate, choose
+from advisor.calibrate.choice import STABLE_CV, aggregate, choose
 from advisor.calibrate.search import BASELINE, SearchOutcome, SearchSettings, race
 from advisor.calibrate.spec import TrialSpec
 from advisor.errors import CalibrationError

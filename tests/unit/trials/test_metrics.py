@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from advisor.calibrate.objective import aggregate
+from advisor.calibrate.choice import aggregate
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.models import CalibrationOptions, CalibrationResult, ThreadSetting, TrialResult
 from advisor.pipeline.sweep import sweep

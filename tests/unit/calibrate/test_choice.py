@@ -9,7 +9,7 @@ import statistics
 
 import pytest
 
-from advisor.calibrate.objective import (
+from advisor.calibrate.choice import (
     MAX_BAND,
     MIN_BAND,
     TRADE_OFF,
