@@ -20,7 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from advisor.calibrate.choice import aggregate, choose
+from advisor.calibrate.choice import choose
+from advisor.calibrate.statistics import aggregate
 from advisor.models import ThreadSetting, TrialResult
 from advisor.objectives import named
 from benchmarks import report

@@ -74,10 +74,11 @@ class SearchSettings:
     #: screen windows: 100 requests tell a good setting from a clearly bad one; capped so that
     #: every setting fits in the screen
     screen: Window = Window(warmup_s=0.2, measure_s=0.3, min_requests=100, max_measure_s=1.2)
-    #: race windows: twice the requests (a p99 on 200 is its 2nd-largest sample, not the
-    #: maximum), and the advice rests on the median of several of them, interleaved with the
-    #: baseline; longer windows would buy fewer repeats (measured: 300-request windows gave 20
-    #: trials a minute under a 1-CPU quota, 200 give about 30)
+    #: race windows: twice the requests (a nearest-rank p99 of 200 is their 198th, the
+    #: third-largest: two requests were slower, so it is not the maximum), and the advice rests
+    #: on the median of several of them, interleaved with the baseline; longer windows would buy
+    #: fewer repeats (measured: 300-request windows gave 20 trials a minute under a 1-CPU quota,
+    #: 200 give about 30)
     race: Window = Window(warmup_s=0.3, measure_s=0.6, min_requests=200, max_measure_s=3.0)
     #: per-trial start-up (process start or fork, model load) before the first trial showed it
     overhead_guess_s: float = 3.5
@@ -93,8 +94,8 @@ class SearchSettings:
     race_min_share: float = 0.25
     #: the baseline is screened again after this many candidates (drift shows in the reference)
     baseline_every: int = 5
-    #: contenders: within this of the best screen value
-    contender_band: float = 0.25
+    #: contenders: within this of the best screen value (a cut of the screen, not a noise band)
+    contender_margin: float = 0.25
     min_contenders: int = 2
     max_contenders: int = 5
     #: race windows a contender needs before it may be dropped as clearly worse

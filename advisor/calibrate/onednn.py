@@ -17,8 +17,12 @@ import statistics
 from collections.abc import Callable, Mapping
 
 from advisor.calibrate.budget import Clock, TrialFn
-from advisor.calibrate.choice import coefficient_of_variation, difference_band, median_error
 from advisor.calibrate.spec import TrialSpec
+from advisor.calibrate.statistics import (
+    coefficient_of_variation,
+    median_error,
+    noise_band_of_errors,
+)
 from advisor.models import ONEDNN_VALUES, OnednnValue, OnednnVerdict, ThreadSetting, TrialResult
 from advisor.objectives import Measure
 
@@ -100,7 +104,7 @@ def verdict(trials: list[TrialResult], measure: Measure, pairs: int) -> OnednnVe
             "(raise --budget)",
         )
     medians = {k: statistics.median(v) for k, v in by_value.items()}
-    band = difference_band(*(_error(v) for v in by_value.values()))
+    band = noise_band_of_errors(*(_error(v) for v in by_value.values()))
     lower = measure.lower_is_better
     best = min(medians, key=medians.__getitem__) if lower else max(medians, key=medians.__getitem__)
     other = "1" if best == "0" else "0"

@@ -27,10 +27,11 @@ from dataclasses import replace
 from advisor.calibrate import onednn
 from advisor.calibrate.budget import Clock, SearchSettings, SystemClock, TrialFn
 from advisor.calibrate.candidates import candidate_configs, tf_default
-from advisor.calibrate.choice import STABLE_CV, Choice, ConfigStats, aggregate, choose
+from advisor.calibrate.choice import Choice, choose
 from advisor.calibrate.search import BASELINE, race
 from advisor.calibrate.spec import WorkloadSpec
 from advisor.calibrate.state import SearchOutcome
+from advisor.calibrate.statistics import STABLE_CV, ConfigStats, aggregate
 from advisor.calibrate.verdicts import judged_settings, near_best
 from advisor.errors import CalibrationError
 from advisor.models import (

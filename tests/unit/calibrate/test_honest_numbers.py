@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from advisor.calibrate.candidates import candidate_configs, tf_default
-from advisor.calibrate.choice import MAX_BAND, aggregate
+from advisor.calibrate.statistics import MAX_BAND, aggregate
 from advisor.models import (
     CalibrationOptions,
     CalibrationResult,

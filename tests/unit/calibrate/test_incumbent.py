@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from advisor.calibrate.candidates import candidate_configs
-from advisor.calibrate.choice import aggregate, choose
+from advisor.calibrate.choice import choose
+from advisor.calibrate.statistics import aggregate
 from advisor.models import (
     CalibrationOptions,
     CalibrationResult,

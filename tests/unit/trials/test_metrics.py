@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from advisor.calibrate.choice import aggregate
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.calibrate.statistics import aggregate
 from advisor.models import CalibrationOptions, CalibrationResult, ThreadSetting, TrialResult
 from advisor.pipeline.sweep import sweep
 from advisor.render.report import report_html
