@@ -53,7 +53,7 @@ from advisor.objectives import Measure, Objective, named
 from advisor.render.words import compare_text, versus_default
 from advisor.trials import supervise
 from advisor.trials.environment import trial_env
-from advisor.trials.launch import TrialPrograms, Trials
+from advisor.trials.launch import Launcher, TrialPrograms
 from advisor.trials.modelfile import is_keras_file
 
 log = logging.getLogger("advisor.calibrate")
@@ -88,7 +88,7 @@ def _log_progress(event: Progress) -> None:
 
 def _real_trials(
     options: CalibrationOptions, programs: TrialPrograms | None, say: Callable[[str], None]
-) -> tuple[Trials, WorkloadInfo]:
+) -> tuple[Launcher, WorkloadInfo]:
     """Start the trial server (unless spawning), inspect the model in a child (ModelError before
     any trial); the trials then run as its children (or spawned ones)."""
     workload = WorkloadSpec(
@@ -98,7 +98,7 @@ def _real_trials(
         concurrency=options.concurrency,
     )
     say(f"inspecting the workload ({options.model_path or 'built-in'})")
-    trials = Trials(workload, options.trial_mode, programs=programs)
+    trials = Launcher(workload, options.trial_mode, programs=programs)
     try:
         info = trials.inspect(min(MAX_INSPECT_S, options.budget_s))
     except BaseException:
@@ -108,14 +108,17 @@ def _real_trials(
 
 
 def _with_overhead(
-    settings: SearchSettings | None, trials: Trials, inspected_s: float, say: Callable[[str], None]
+    settings: SearchSettings | None,
+    trials: Launcher,
+    inspected_s: float,
+    say: Callable[[str], None],
 ) -> SearchSettings:
     guess = _overhead_guess(trials, inspected_s)
     say(f"trials start by {trials.used} (~{guess:.1f} s each before measuring)")
     return replace(settings or SearchSettings(), overhead_guess_s=guess)
 
 
-def _overhead_guess(trials: Trials, inspected_s: float) -> float:
+def _overhead_guess(trials: Launcher, inspected_s: float) -> float:
     """A trial's start-up before it measures, guessed from what inspection paid.
 
     Inspection did what a trial does before measuring (start, load the model, one request). A
@@ -132,7 +135,7 @@ def _onednn_phase(
     setting: ThreadSetting,
     measure: Measure,
     *,
-    trials: Trials | None,
+    trials: Launcher | None,
     trial_fn: TrialFn,
     clock: Clock,
     until: float,
@@ -142,11 +145,11 @@ def _onednn_phase(
     """--sweep-onednn on the advised setting: one trial server per value (TF reads the variable
     at import), or the caller's TrialFn for both (the spec carries the value)."""
     say(f"oneDNN: TF_ENABLE_ONEDNN_OPTS=0 vs =1 at intra={setting.intra} inter={setting.inter}")
-    servers: dict[OnednnValue, Trials] = {}
+    servers: dict[OnednnValue, Launcher] = {}
     fns: dict[OnednnValue, TrialFn] = dict.fromkeys(ONEDNN_VALUES, trial_fn)
     if trials is not None:
         servers = {
-            value: Trials(
+            value: Launcher(
                 trials.workload,
                 options.trial_mode,
                 programs=trials.programs,
@@ -209,7 +212,7 @@ def sweep(
         emit(Progress(text=text))
 
     terminate: Callable[[], None] | None = None
-    trials: Trials | None = None
+    trials: Launcher | None = None
     default = tf_default(node)
     objective = named(options.objective)
 

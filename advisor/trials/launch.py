@@ -10,7 +10,7 @@ workload, the trial is run again as a spawned process, every later trial is spaw
 note says so once. ``fork`` makes that an error instead; ``spawn`` never starts a server.
 
 Only the real trial child can be forked (the server forks itself into it), so whoever builds the
-Trials decides whether forking is possible by the programs it gives (``TrialPrograms``): a
+Launcher decides whether forking is possible by the programs it gives (``TrialPrograms``): a
 program of the caller's own (the tests' fake trials) is spawned, with no server.
 """
 
@@ -31,7 +31,7 @@ from advisor.trials import runner
 from advisor.trials.environment import trial_env, trial_program
 from advisor.trials.forkclient import ServerError, TrialServer, server_program
 from advisor.trials.modelfile import check_workload
-from advisor.trials.spawn import SpawnLauncher
+from advisor.trials.spawn import SpawnStarter
 from advisor.trials.supervise import Child, LaunchFailure
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,7 @@ class _ForkChild:
 
 
 @dataclass
-class ForkLauncher:
+class ForkStarter:
     """Children forked by ``server``; a server that fails is a LaunchFailure."""
 
     server: TrialServer
@@ -93,7 +93,7 @@ class ForkLauncher:
         return _ForkChild(self.server, pid)
 
 
-class Trials:
+class Launcher:
     """The sweep's TrialFn: runs each trial forked while that works, spawned otherwise.
 
     ``inspect`` comes first (it starts the server and loads the model once in a forked child);
@@ -112,7 +112,7 @@ class Trials:
         self.workload = workload
         self.mode = mode
         self.programs = programs or TrialPrograms()
-        self._spawn = SpawnLauncher(self.programs.child)
+        self._spawn = SpawnStarter(self.programs.child)
         self.notes: list[str] = []
         self.fell_back = False
         self._server_env = server_env
@@ -146,7 +146,7 @@ class Trials:
                 left = max(1.0, timeout_s - (time.monotonic() - began))
                 started = time.monotonic()
                 info = runner.inspect_workload(
-                    self.workload, timeout_s=left, launcher=ForkLauncher(self._server)
+                    self.workload, timeout_s=left, starter=ForkStarter(self._server)
                 )
                 self.inspect_s = time.monotonic() - started
             except LaunchFailure as exc:
@@ -154,14 +154,14 @@ class Trials:
         if info is None:
             started = time.monotonic()
             left = max(1.0, timeout_s - (started - began))
-            info = runner.inspect_workload(self.workload, timeout_s=left, launcher=self._spawn)
+            info = runner.inspect_workload(self.workload, timeout_s=left, starter=self._spawn)
             self.inspect_s = time.monotonic() - started
         self._load_timeout_s = max(MIN_LOAD_TIMEOUT_S, 4 * (self.inspect_s or 0.0))
         return info
 
     def launch(self, load_timeout_s: float) -> None:
         """Start the server without inspecting the workload (another import-time setting of a
-        workload an earlier Trials inspected) and without waiting for it: ``ready`` does."""
+        workload an earlier Launcher inspected) and without waiting for it: ``ready`` does."""
         self._load_timeout_s = load_timeout_s
         if self.mode != "spawn":
             self._launch_server()
@@ -189,15 +189,13 @@ class Trials:
                     spec,
                     self.workload,
                     deadline_s=deadline_s,
-                    launcher=ForkLauncher(self._server),
+                    starter=ForkStarter(self._server),
                     load_timeout_s=self._load_timeout_s,
                 )
             except LaunchFailure as exc:
                 self._fall_back(str(exc))
         left = deadline_s - (time.monotonic() - began)
-        return runner.run_trial(
-            spec, self.workload, deadline_s=max(left, 0.0), launcher=self._spawn
-        )
+        return runner.run_trial(spec, self.workload, deadline_s=max(left, 0.0), starter=self._spawn)
 
     def state(self) -> dict[str, object] | None:
         """The server's own report (threads, tf_initialized), or None without a server."""

@@ -80,8 +80,8 @@ class PopenChild:
             return None
 
 
-class Launcher(Protocol):
-    """Starts trial children; ``forked`` says whether a failure to load is the launcher's."""
+class Starter(Protocol):
+    """Starts trial children; ``forked`` says whether a failure to load is the starter's."""
 
     @property
     def forked(self) -> bool: ...
@@ -110,7 +110,7 @@ def run_child(
     *,
     env: dict[str, str],
     timeout_s: float,
-    launcher: Launcher,
+    starter: Starter,
     load_timeout_s: float | None,
 ) -> _Outcome:
     try:
@@ -119,13 +119,13 @@ def run_child(
             result_file = Path(scratch) / "result.json"
             output_file = Path(scratch) / "output.log"
             marker = Path(scratch) / "loaded"
-            if launcher.forked and request.mode == "trial":
+            if starter.forked and request.mode == "trial":
                 request = request.model_copy(update={"loaded_marker": str(marker)})
             request_file.write_text(request.model_dump_json(), encoding="utf-8")
             output_file.touch()  # there to read even if the child dies before it writes a byte
             oom_before = oom_kills()
             try:
-                child = launcher.start(
+                child = starter.start(
                     request_file=request_file,
                     result_file=result_file,
                     output_file=output_file,
@@ -133,7 +133,7 @@ def run_child(
                 )
             except OSError as exc:
                 return _Outcome(None, "failed", one_line(str(exc)))
-            forked_marker = marker if launcher.forked else None
+            forked_marker = marker if starter.forked else None
             struck = _supervise(child, timeout_s, forked_marker, load_timeout_s)
             tail = last_line(output_file)
             if child.pid in _TERMINATED:
@@ -148,7 +148,7 @@ def run_child(
                 result_file=result_file,
                 tail=tail,
             )
-            if launcher.forked and outcome.answer is None and not marker.exists():
+            if starter.forked and outcome.answer is None and not marker.exists():
                 raise LaunchFailure(f"a forked trial child {outcome.reason}")
             return outcome
     except OSError as exc:  # no scratch space (a full or read-only TMPDIR), or no program

@@ -41,7 +41,7 @@ from advisor.pipeline import (
 )
 from advisor.pipeline.sweep import sweep
 from advisor.recommend import render_configmap
-from advisor.trials.launch import TrialPrograms, Trials
+from advisor.trials.launch import Launcher, TrialPrograms
 from testkit.fakeapi.rbac import Rule
 from testkit.fakeapi.samples import recommendation
 from testkit.fakeapi.server import FakeApiServer
@@ -176,11 +176,11 @@ def test_the_pipeline_names_options_and_the_cli_their_flags(
 def test_a_trial_program_of_the_callers_is_spawned_never_forked() -> None:
     fake = TrialPrograms.spawned(["/bin/false"])
     assert fake.server is None and TrialPrograms().server is not None
-    forced = Trials(WorkloadSpec(None), "fork", programs=fake)
+    forced = Launcher(WorkloadSpec(None), "fork", programs=fake)
     with pytest.raises(errors.CalibrationError) as caught:
         forced.launch(1.0)  # refused before any process starts
     assert str(caught.value) == "trial_mode fork: the trial program cannot be forked"
-    auto = Trials(WorkloadSpec(None), "auto", programs=fake)
+    auto = Launcher(WorkloadSpec(None), "auto", programs=fake)
     auto.launch(1.0)
     assert auto.used == "spawn" and auto.state() is None
 

@@ -39,8 +39,8 @@ def _need_tensorflow() -> None:
 
 
 @pytest.fixture
-def trials() -> Iterator[launch.Trials]:
-    made = launch.Trials(WorkloadSpec(model_path=None), "fork")
+def trials() -> Iterator[launch.Launcher]:
+    made = launch.Launcher(WorkloadSpec(model_path=None), "fork")
     try:
         yield made
     finally:
@@ -70,7 +70,7 @@ def _no_leftovers() -> None:
 
 
 def test_a_forked_child_takes_its_thread_setting_from_its_environment(
-    trials: launch.Trials,
+    trials: launch.Launcher,
 ) -> None:
     trials.inspect(120)
     assert trials.used == "fork"
@@ -84,7 +84,7 @@ def test_a_forked_child_takes_its_thread_setting_from_its_environment(
     assert trials.used == "fork" and not trials.notes
 
 
-def test_the_server_never_starts_tensorflows_runtime(trials: launch.Trials) -> None:
+def test_the_server_never_starts_tensorflows_runtime(trials: launch.Launcher) -> None:
     trials.inspect(120)
     before = trials.state()
     assert before is not None and before["tf_initialized"] is False
@@ -102,7 +102,7 @@ def test_the_server_never_starts_tensorflows_runtime(trials: launch.Trials) -> N
     assert isinstance(after["threads"], int) and after["threads"] <= 4
 
 
-def test_a_forked_trial_starts_far_faster_than_a_spawned_one(trials: launch.Trials) -> None:
+def test_a_forked_trial_starts_far_faster_than_a_spawned_one(trials: launch.Launcher) -> None:
     trials.inspect(120)
     spec = TrialSpec(ThreadSetting(1, 1), warmup_s=0.0, measure_s=0.05)
     import time
