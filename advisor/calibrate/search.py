@@ -43,7 +43,15 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from advisor.calibrate.budget import Budget, Clock, SearchSettings, SystemClock, TrialFn, Window
+from advisor.calibrate.budget import (
+    Budget,
+    Clock,
+    SearchSettings,
+    SystemClock,
+    TrialFn,
+    Window,
+    result_text,
+)
 from advisor.calibrate.rounds import contenders, drop, focus, measure_of, round_members, unstable
 from advisor.calibrate.state import BASELINE, SearchOutcome, SearchState
 from advisor.calibrate.statistics import SCREEN_ROUND, aggregate
@@ -84,13 +92,7 @@ def _trial(
     state.budget.ran(spec, result, took)
     if result.status == "ok":
         state.outcome.overhead_s = state.budget.overhead()
-        detail = (
-            f"p50 {result.p50_ms or 0:.1f} ms, p99 {result.p99_ms or 0:.1f} ms, "
-            f"{result.throughput_rps or 0:.1f} req/s"
-        )
-    else:
-        detail = f"{result.status}: {result.reason or 'no reason given'}"
-    state.say(f"round {round_}: {setting.label} -> {detail}")
+    state.say(f"round {round_}: {setting.label} -> {result_text(result)}")
     state.outcome.trials.append(result)
     state.outcome.rounds = max(state.outcome.rounds, round_ + 1)
     return result

@@ -22,17 +22,18 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import Literal
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import CalibrationError, Opt
 from advisor.models import ThreadSetting, TrialMode, TrialResult, WorkloadInfo
-from advisor.trials import runner
+from advisor.trials import runner, supervise
 from advisor.trials.environment import trial_env, trial_program
 from advisor.trials.forkclient import ServerError, TrialServer, server_program
 from advisor.trials.modelfile import check_workload
 from advisor.trials.spawn import SpawnStarter
-from advisor.trials.supervise import Child, LaunchFailure
+from advisor.trials.supervise import Child, LaunchFailure, Starter
 
 log = logging.getLogger(__name__)
 
@@ -93,12 +94,38 @@ class ForkStarter:
         return _ForkChild(self.server, pid)
 
 
+@dataclass
+class _Owned:
+    """``starter``, noting the process group of every child it starts in ``started``."""
+
+    starter: Starter
+    started: set[int]
+
+    @property
+    def forked(self) -> bool:
+        return self.starter.forked
+
+    def start(
+        self, *, request_file: Path, result_file: Path, output_file: Path, env: dict[str, str]
+    ) -> Child:
+        child = self.starter.start(
+            request_file=request_file, result_file=result_file, output_file=output_file, env=env
+        )
+        self.started.add(child.pid)  # each child leads its own group
+        return child
+
+
 class Launcher:
     """The sweep's TrialFn: runs each trial forked while that works, spawned otherwise.
 
     ``inspect`` comes first (it starts the server and loads the model once in a forked child);
     ``close`` stops the server. ``notes`` holds the one line a fallback adds to the result.
     ``programs`` are what runs (the real child and server by default).
+
+    Used as a context manager it owns its processes: leaving the block closes it, and leaving it
+    by an exception (SIGTERM, Ctrl-C, a failure) first kills every child it started that still
+    runs and its server, so none outlives the sweep. It kills only its own: another launcher's
+    trials (a oneDNN server beside the sweep's) are that launcher's to end.
     """
 
     def __init__(
@@ -123,6 +150,29 @@ class Launcher:
         self.import_s: float | None = None
         #: seconds inspection took (a forked child's, when forking works: start-up per trial)
         self.inspect_s: float | None = None
+        #: the process group of every child it started (``terminate`` kills those still running)
+        self._started: set[int] = set()
+
+    def __enter__(self) -> Launcher:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if error is not None:
+            self.terminate()
+        self.close()
+
+    def terminate(self) -> None:
+        """Kill its children that still run and its server, now (interrupted: nothing of it may
+        outlive the run); ``close`` then cleans up."""
+        own = set(self._started)
+        if self._server is not None and self._server.pid is not None:
+            own.add(self._server.pid)
+        supervise.terminate(own)
 
     @property
     def used(self) -> Literal["fork", "spawn"]:
@@ -146,7 +196,7 @@ class Launcher:
                 left = max(1.0, timeout_s - (time.monotonic() - began))
                 started = time.monotonic()
                 info = runner.inspect_workload(
-                    self.workload, timeout_s=left, starter=ForkStarter(self._server)
+                    self.workload, timeout_s=left, starter=self._owned(ForkStarter(self._server))
                 )
                 self.inspect_s = time.monotonic() - started
             except LaunchFailure as exc:
@@ -154,7 +204,9 @@ class Launcher:
         if info is None:
             started = time.monotonic()
             left = max(1.0, timeout_s - (started - began))
-            info = runner.inspect_workload(self.workload, timeout_s=left, starter=self._spawn)
+            info = runner.inspect_workload(
+                self.workload, timeout_s=left, starter=self._owned(self._spawn)
+            )
             self.inspect_s = time.monotonic() - started
         self._load_timeout_s = max(MIN_LOAD_TIMEOUT_S, 4 * (self.inspect_s or 0.0))
         return info
@@ -189,13 +241,15 @@ class Launcher:
                     spec,
                     self.workload,
                     deadline_s=deadline_s,
-                    starter=ForkStarter(self._server),
+                    starter=self._owned(ForkStarter(self._server)),
                     load_timeout_s=self._load_timeout_s,
                 )
             except LaunchFailure as exc:
                 self._fall_back(str(exc))
         left = deadline_s - (time.monotonic() - began)
-        return runner.run_trial(spec, self.workload, deadline_s=max(left, 0.0), starter=self._spawn)
+        return runner.run_trial(
+            spec, self.workload, deadline_s=max(left, 0.0), starter=self._owned(self._spawn)
+        )
 
     def state(self) -> dict[str, object] | None:
         """The server's own report (threads, tf_initialized), or None without a server."""
@@ -208,6 +262,9 @@ class Launcher:
         if self._scratch is not None:
             self._scratch.cleanup()
             self._scratch = None
+
+    def _owned(self, starter: Starter) -> Starter:
+        return _Owned(starter, self._started)
 
     def _start_server(self, timeout_s: float) -> None:
         self._launch_server()

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -98,11 +99,19 @@ class LaunchFailure(Exception):
 def terminate_all_trials() -> None:
     """Kill every live child's process group, and every trial server's, now; safe to call from a
     signal handler."""
+    terminate(set(_LIVE) | SERVERS)
+
+
+def terminate(pgids: Collection[int]) -> None:
+    """Kill those of ``pgids`` that are a live child's or a trial server's process group, now. A
+    group that already ended is left alone: its number may be reused by a stranger's process."""
     for pgid in list(_LIVE):
-        _TERMINATED.add(pgid)
-        kill_group(pgid)
+        if pgid in pgids:
+            _TERMINATED.add(pgid)
+            kill_group(pgid)
     for pgid in list(SERVERS):
-        kill_group(pgid)
+        if pgid in pgids:
+            kill_group(pgid)
 
 
 def run_child(

@@ -13,7 +13,6 @@ from advisor.calibrate.spec import TrialSpec
 from advisor.errors import CalibrationError
 from advisor.models import CalibrationOptions, CalibrationResult, TrialResult
 from advisor.pipeline.sweep import sweep
-from advisor.trials import supervise
 from tests.support.search_fakes import FakeClock, FakeTrials, node
 
 
@@ -154,10 +153,12 @@ def test_default_best_is_kept_and_spelled_out() -> None:
 def test_interruption_terminates_every_child_and_propagates(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """With the real runner wiring (its functions replaced: no TF), SIGTERM mid-sweep kills all."""
+    """With the real runner wiring (its functions replaced: no TF), SIGTERM mid-sweep has the
+    launcher kill what it started, once, on the way out."""
     from advisor.errors import InterruptedRunError
     from advisor.models import WorkloadInfo
     from advisor.trials import runner
+    from advisor.trials.launch import Launcher
 
     clock = FakeClock()
     fake = FakeTrials(clock=clock, usable=1.0, affinity=2)
@@ -174,7 +175,13 @@ def test_interruption_terminates_every_child_and_propagates(
         runner, "inspect_workload", lambda workload, **_: WorkloadInfo(kind="builtin")
     )
     monkeypatch.setattr(runner, "run_trial", interrupted_on_third)
-    monkeypatch.setattr(supervise, "terminate_all_trials", lambda: terminated.append(True))
+    terminate = Launcher.terminate
+
+    def recorded(launcher: Launcher) -> None:
+        terminated.append(True)
+        terminate(launcher)
+
+    monkeypatch.setattr(Launcher, "terminate", recorded)
     with pytest.raises(InterruptedRunError):
         sweep(
             CalibrationOptions(budget_s=60.0, trial_mode="spawn"), node(2, quota=1.0), clock=clock
