@@ -40,11 +40,12 @@ REAP_TIMEOUT_S = 10.0
 _LIVE: dict[int, Child] = {}
 
 
-#: trial servers' process groups: killed with the children by terminate_all_trials
+#: trial servers' process groups: killed with the children by terminate (a launcher's own) or
+#: terminate_all_trials
 SERVERS: set[int] = set()
 
 
-#: groups killed by terminate_all_trials: their SIGKILL is ours, not the OOM killer's
+#: groups killed by terminate or terminate_all_trials: their SIGKILL is ours, not the OOM killer's
 _TERMINATED: set[int] = set()
 
 
