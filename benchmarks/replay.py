@@ -3,7 +3,7 @@
     python -m benchmarks replay full.json
 
 Why: a full benchmark run takes about 70 minutes on a 2-core machine, and the rule that turns a
-sweep's windows into advice (``advisor.calibrate.objective``) is pure. Given the trials a run
+sweep's windows into advice (``advisor.calibrate.choice``) is pure. Given the trials a run
 recorded (``calibrate.windows``), the current rule's advice can be compared with what the run
 advised and with the grid's best, in a second. It checks the choice alone: which settings were
 raced, and how often, depended on the rule that ran, so a replay never replaces a full run.
@@ -20,7 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from advisor.calibrate.objective import aggregate, choose
+from advisor.calibrate.choice import choose
+from advisor.calibrate.statistics import aggregate
 from advisor.models import ThreadSetting, TrialResult
 from advisor.objectives import named
 from benchmarks import report

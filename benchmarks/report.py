@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.calibrate.objective import coefficient_of_variation
 from advisor.calibrate.percentile import percentile
+from advisor.calibrate.statistics import coefficient_of_variation
 from advisor.objectives import Measure, named
 
 #: the advice's quality targets (measured and reported, never asserted, never tuned toward)

@@ -37,7 +37,7 @@ from advisor.models import (
     Topology,
     TrialResult,
 )
-from advisor.pipeline.calibrate import calibrate
+from advisor.pipeline.sweep import sweep
 
 PERIOD_MS = 100.0
 
@@ -154,7 +154,7 @@ def simulate_one(
         )
 
     options = CalibrationOptions() if budget_s is None else CalibrationOptions(budget_s=budget_s)
-    result = calibrate(
+    result = sweep(
         options,
         node,
         trial_fn=trial_fn,

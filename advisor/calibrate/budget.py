@@ -1,5 +1,5 @@
-"""The search's budget plan: how a trial measures (``Window``), the knobs of the plan
-(``SearchSettings``), and what is left and what a trial costs (``Budget``).
+"""The budget plan of the search and of the oneDNN pairs: how a trial measures (``Window``), the
+knobs of the plan (``SearchSettings``), and what is left and what a trial costs (``Budget``).
 
 The budget is a hard wall-clock limit. Every trial pays a start-up (a fork from a warm server,
 about 0.3 s; a fresh process that imports TensorFlow, about 3.5 s) before it measures anything, so
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from advisor.calibrate.spec import TrialSpec
-from advisor.models import ThreadSetting, TrialResult
+from advisor.models import OnednnValue, ThreadSetting, TrialResult
 
 
 class Clock(Protocol):
@@ -56,7 +56,9 @@ class Window:
     def longest_s(self) -> float:
         return max(self.measure_s, self.max_measure_s)
 
-    def spec(self, setting: ThreadSetting, round_: int) -> TrialSpec:
+    def spec(
+        self, setting: ThreadSetting, round_: int, onednn: OnednnValue | None = None
+    ) -> TrialSpec:
         return TrialSpec(
             setting=setting,
             warmup_s=self.warmup_s,
@@ -64,6 +66,7 @@ class Window:
             round=round_,
             min_requests=self.min_requests,
             max_measure_s=self.max_measure_s,
+            onednn=onednn,
         )
 
 
@@ -74,10 +77,11 @@ class SearchSettings:
     #: screen windows: 100 requests tell a good setting from a clearly bad one; capped so that
     #: every setting fits in the screen
     screen: Window = Window(warmup_s=0.2, measure_s=0.3, min_requests=100, max_measure_s=1.2)
-    #: race windows: twice the requests (a p99 on 200 is its 2nd-largest sample, not the
-    #: maximum), and the advice rests on the median of several of them, interleaved with the
-    #: baseline; longer windows would buy fewer repeats (measured: 300-request windows gave 20
-    #: trials a minute under a 1-CPU quota, 200 give about 30)
+    #: race windows: twice the requests (a nearest-rank p99 of 200 is their 198th, the
+    #: third-largest: two requests were slower, so it is not the maximum), and the advice rests
+    #: on the median of several of them, interleaved with the baseline; longer windows would buy
+    #: fewer repeats (measured: 300-request windows gave 20 trials a minute under a 1-CPU quota,
+    #: 200 give about 30)
     race: Window = Window(warmup_s=0.3, measure_s=0.6, min_requests=200, max_measure_s=3.0)
     #: per-trial start-up (process start or fork, model load) before the first trial showed it
     overhead_guess_s: float = 3.5
@@ -93,8 +97,8 @@ class SearchSettings:
     race_min_share: float = 0.25
     #: the baseline is screened again after this many candidates (drift shows in the reference)
     baseline_every: int = 5
-    #: contenders: within this of the best screen value
-    contender_band: float = 0.25
+    #: contenders: within this of the best screen value (a cut of the screen, not a noise band)
+    contender_margin: float = 0.25
     min_contenders: int = 2
     max_contenders: int = 5
     #: race windows a contender needs before it may be dropped as clearly worse
@@ -154,7 +158,13 @@ class Budget:
         return self.settings.overhead_guess_s
 
     def cost(self, window: Window) -> float:
+        """What a trial of ``window`` is planned at: start-up, warm-up and its longest window,
+        times ``safety``."""
         return (self.overhead() + window.warmup_s + window.longest_s) * self.settings.safety
+
+    def usual_cost(self, window: Window) -> float:
+        """What a trial of ``window`` costs when it ends at its ``measure_s``, as most do."""
+        return (self.overhead() + window.warmup_s + window.measure_s) * self.settings.safety
 
     def deadline(self, window: Window) -> float:
         """What a trial of ``window`` may take: generous for a slow start, but never past the
@@ -183,3 +193,13 @@ class Budget:
         if result.status == "ok":
             measured = result.measure_s if result.measure_s is not None else spec.measure_s
             self.overheads.append(max(0.0, took - spec.warmup_s - measured))
+
+
+def result_text(result: TrialResult) -> str:
+    """A finished trial in a progress line: its numbers, or its status and why."""
+    if result.status != "ok":
+        return f"{result.status}: {result.reason or 'no reason given'}"
+    return (
+        f"p50 {result.p50_ms or 0:.1f} ms, p99 {result.p99_ms or 0:.1f} ms, "
+        f"{result.throughput_rps or 0:.1f} req/s"
+    )

@@ -8,7 +8,8 @@ key that changes nothing measurable is one more thing to wonder about. The two a
 the thread setting was chosen by (``Choice.measure``): under an SLO no setting met, that is p99,
 not the objective's throughput.
 
-Pure: time from a Clock, trials from TrialFns, like the search.
+Planned as the search is, by its ``Budget`` (``advisor.calibrate.budget``). Pure: time from the
+budget's Clock, trials from TrialFns, like the search.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Mapping
 
-from advisor.calibrate.budget import Clock, TrialFn
-from advisor.calibrate.objective import coefficient_of_variation, difference_band, median_error
-from advisor.calibrate.spec import TrialSpec
+from advisor.calibrate.budget import Budget, TrialFn, Window, result_text
+from advisor.calibrate.statistics import (
+    coefficient_of_variation,
+    median_error,
+    noise_band_of_errors,
+)
 from advisor.models import ONEDNN_VALUES, OnednnValue, OnednnVerdict, ThreadSetting, TrialResult
 from advisor.objectives import Measure
 
@@ -31,11 +35,7 @@ MIN_PAIRS = 3
 BUDGET_SHARE = 1 / 3
 
 #: shorter windows than the race's: the verdict rests on the median over pairs, not on one window
-WARMUP_S = 0.3
-MEASURE_S = 0.5
-MAX_MEASURE_S = 2.0
-MIN_REQUESTS = 200
-SAFETY = 1.2
+WINDOW = Window(warmup_s=0.3, measure_s=0.5, min_requests=200, max_measure_s=2.0)
 
 
 def measure_pairs(
@@ -43,44 +43,33 @@ def measure_pairs(
     trial_fns: Mapping[OnednnValue, TrialFn],
     *,
     measure: Measure,
-    clock: Clock,
-    until: float,
-    overhead_s: float,
+    budget: Budget,
     say: Callable[[str], None],
 ) -> tuple[list[TrialResult], OnednnVerdict]:
-    """Pairs of trials (one per value, alternating order) until the budget ends; the verdict."""
+    """Pairs of trials (one per value, alternating order) while ``budget`` (the search's plan:
+    its safety, its reserve at the end, its deadlines) fits another pair; the verdict."""
     trials: list[TrialResult] = []
-    # planned with the usual window (most end there); the deadline allows the longest
-    cost = (overhead_s + WARMUP_S + MEASURE_S) * SAFETY
-    longest = (overhead_s + WARMUP_S + MAX_MEASURE_S) * SAFETY
     pairs = 0
     took: list[float] = []
-    while until - clock.monotonic() >= 2 * _planned(cost, took):
+    while budget.remaining() >= 2 * _planned(budget, took):
         order = ONEDNN_VALUES if pairs % 2 == 0 else ONEDNN_VALUES[::-1]
         for onednn in order:
-            spec = TrialSpec(
-                setting=setting,
-                warmup_s=WARMUP_S,
-                measure_s=MEASURE_S,
-                max_measure_s=MAX_MEASURE_S,
-                min_requests=MIN_REQUESTS,
-                round=pairs,
-                onednn=onednn,
-            )
-            deadline = min(until - clock.monotonic(), max(2 * longest, longest + 10.0))
-            began = clock.monotonic()
+            spec = WINDOW.spec(setting, pairs, onednn=onednn)
+            # planned with the usual window (most end there); the deadline allows the longest
+            deadline = budget.deadline(WINDOW)
+            began = budget.now()
             result = trial_fns[onednn](spec, deadline)
-            took.append(clock.monotonic() - began)
-            say(f"oneDNN pair {pairs + 1}: TF_ENABLE_ONEDNN_OPTS={onednn} -> {_detail(result)}")
+            took.append(budget.now() - began)
+            say(f"oneDNN pair {pairs + 1}: TF_ENABLE_ONEDNN_OPTS={onednn} -> {result_text(result)}")
             trials.append(result)
         pairs += 1
     return trials, verdict(trials, measure, pairs)
 
 
-def _planned(cost: float, took: list[float]) -> float:
-    """A trial's planned cost: the guess, or what the slowest of the last two really took (a
-    slow model's windows run to their request count, far past the planned seconds)."""
-    return max([cost, *took[-2:]])
+def _planned(budget: Budget, took: list[float]) -> float:
+    """A trial's planned cost: the usual window's, or what the slowest of the last two really
+    took (a slow model's windows run to their request count, far past the planned seconds)."""
+    return max([budget.usual_cost(WINDOW), *took[-2:]])
 
 
 def verdict(trials: list[TrialResult], measure: Measure, pairs: int) -> OnednnVerdict:
@@ -100,7 +89,7 @@ def verdict(trials: list[TrialResult], measure: Measure, pairs: int) -> OnednnVe
             "(raise --budget)",
         )
     medians = {k: statistics.median(v) for k, v in by_value.items()}
-    band = difference_band(*(_error(v) for v in by_value.values()))
+    band = noise_band_of_errors(*(_error(v) for v in by_value.values()))
     lower = measure.lower_is_better
     best = min(medians, key=medians.__getitem__) if lower else max(medians, key=medians.__getitem__)
     other = "1" if best == "0" else "0"
@@ -134,9 +123,3 @@ def verdict(trials: list[TrialResult], measure: Measure, pairs: int) -> OnednnVe
 def _error(values: list[float]) -> float:
     """The relative standard error of the median of ``values``."""
     return median_error(coefficient_of_variation(values) or 0.0, len(values))
-
-
-def _detail(result: TrialResult) -> str:
-    if result.status != "ok":
-        return f"{result.status}: {result.reason or 'no reason given'}"
-    return f"p99 {result.p99_ms or 0:.1f} ms, {result.throughput_rps or 0:.1f} req/s"

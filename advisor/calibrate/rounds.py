@@ -7,8 +7,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from advisor.calibrate.objective import MIN_BAND, STABLE_CV, Choice, ConfigStats, noise_band
+from advisor.calibrate.choice import Choice
 from advisor.calibrate.state import BASELINE, SearchState
+from advisor.calibrate.statistics import MIN_BAND, STABLE_CV, ConfigStats, noise_band
 from advisor.models import ThreadSetting
 from advisor.objectives import Measure
 
@@ -24,13 +25,13 @@ def measure_of(state: SearchState, stats: Sequence[ConfigStats]) -> Measure:
     return state.objective.measure(state.objective.met(stats, state.p99_slo_ms))
 
 
-def _behind(mine: float, lead: float, band: float, lower: bool) -> bool:
-    """``mine`` is more than ``band`` (relative to ``lead``) on the worse side of ``lead``."""
-    return mine > lead * (1 + band) if lower else mine < lead * (1 - band)
+def _behind(mine: float, lead: float, by: float, lower: bool) -> bool:
+    """``mine`` is more than ``by`` (relative to ``lead``) on the worse side of ``lead``."""
+    return mine > lead * (1 + by) if lower else mine < lead * (1 - by)
 
 
 def contenders(state: SearchState) -> list[ThreadSetting]:
-    """The settings within ``contender_band`` of the best screen value (2..5 of them).
+    """The settings within ``contender_margin`` of the best screen value (2..5 of them).
 
     An unstable setting is judged by its value one CV better: it may well be near the best, and
     it must not be dropped as worse on a measurement that does not hold still.
@@ -44,15 +45,15 @@ def contenders(state: SearchState) -> list[ThreadSetting]:
     measure = state.objective.measure(met)
     lower = measure.lower_is_better
     lead = measure.value(ordered[0])
-    band = settings.contender_band
+    margin = settings.contender_margin
 
     def near(s: ConfigStats) -> bool:
-        if met and not state.objective.admits(s, state.p99_slo_ms, slack=band):
-            return False  # beyond the bound by more than the band: no contender, however fast
+        if met and not state.objective.admits(s, state.p99_slo_ms, slack=margin):
+            return False  # beyond the bound by more than the margin: no contender, however fast
         cv = (s.cv(measure) or 0.0) if unstable(s, measure) else 0.0
         mine = measure.value(s)
         optimistic = mine * (1 - cv) if lower else mine * (1 + cv)
-        return not _behind(optimistic, lead, band, lower)
+        return not _behind(optimistic, lead, margin, lower)
 
     chosen = [s for s in ordered if near(s)]
     chosen += [s for s in ordered if s not in chosen][

@@ -11,8 +11,8 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
   is measured unless that would leave the race less than ``race_min_share``: a setting never
   measured cannot be advised, however good. A second pass (best first) runs if the screen share
   still has room for it.
-- **Race** (rounds 1, 2, ...): the contenders are the settings within ``contender_band`` of the best
-  screen value (an unstable one counts by its value one CV better), 2 to 5 of them. Each round
+- **Race** (rounds 1, 2, ...): the contenders are the settings within ``contender_margin`` of the
+  best screen value (an unstable one counts by its value one CV better), 2 to 5 of them. Each round
   measures them and the baseline once, with longer windows, in an order shuffled per round (seeded:
   reproducible, but no setting is always first or always right after the baseline). A contender
   clearly worse than the leader (beyond the noise of the two medians, and at least 10%) after
@@ -43,10 +43,18 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from advisor.calibrate.budget import Budget, Clock, SearchSettings, SystemClock, TrialFn, Window
-from advisor.calibrate.objective import SCREEN_ROUND, aggregate
+from advisor.calibrate.budget import (
+    Budget,
+    Clock,
+    SearchSettings,
+    SystemClock,
+    TrialFn,
+    Window,
+    result_text,
+)
 from advisor.calibrate.rounds import contenders, drop, focus, measure_of, round_members, unstable
 from advisor.calibrate.state import BASELINE, SearchOutcome, SearchState
+from advisor.calibrate.statistics import SCREEN_ROUND, aggregate
 from advisor.errors import CalibrationError, Opt
 from advisor.models import ProgressFn, ThreadSetting, TrialResult
 from advisor.objectives import Objective
@@ -84,13 +92,7 @@ def _trial(
     state.budget.ran(spec, result, took)
     if result.status == "ok":
         state.outcome.overhead_s = state.budget.overhead()
-        detail = (
-            f"p50 {result.p50_ms or 0:.1f} ms, p99 {result.p99_ms or 0:.1f} ms, "
-            f"{result.throughput_rps or 0:.1f} req/s"
-        )
-    else:
-        detail = f"{result.status}: {result.reason or 'no reason given'}"
-    state.say(f"round {round_}: {setting.label} -> {detail}")
+    state.say(f"round {round_}: {setting.label} -> {result_text(result)}")
     state.outcome.trials.append(result)
     state.outcome.rounds = max(state.outcome.rounds, round_ + 1)
     return result

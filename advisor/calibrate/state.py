@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from advisor.calibrate.budget import Budget, SearchSettings, TrialFn
-from advisor.calibrate.objective import Choice, ConfigStats, aggregate, choose
+from advisor.calibrate.choice import Choice, choose
+from advisor.calibrate.statistics import ConfigStats, aggregate
 from advisor.models import Progress, ProgressFn, ThreadSetting, TrialResult
 from advisor.objectives import Objective
 

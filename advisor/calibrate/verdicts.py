@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from advisor.calibrate.objective import SCREEN_ROUND, Choice, ConfigStats
+from advisor.calibrate.choice import Choice
+from advisor.calibrate.statistics import SCREEN_ROUND, ConfigStats
 from advisor.models import NearBest, SettingStats, SettingVerdict, ThreadSetting, TrialResult
 from advisor.objectives import Measure
 

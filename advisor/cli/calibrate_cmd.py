@@ -3,7 +3,7 @@
 Flags are checked before anything starts (no probe, no TensorFlow child): a budget that cannot
 measure anything or an SLO objective without its bound is a usage error in milliseconds, not after
 a minute of trials (the rules are ``CalibrationOptions``'; the stages are
-``advisor.pipeline.calibrate_only``).
+``advisor.pipeline.calibration``).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from advisor.cli._args import add_host_root
-from advisor.cli._calibration import add_calibration_arguments, options_from_args
 from advisor.cli._output import add_format, emit
 from advisor.cli._progress import log_summary, progress_reporter
+from advisor.cli._sweep_flags import add_sweep_flags, options_from_args
 from advisor.pipeline import CalibrateRequest, Instruments, prepare_calibration
 from advisor.render import formats
 from advisor.render.summaries import CalibrationView
@@ -29,7 +29,7 @@ def register(subparsers: Any) -> None:
         "TF_NUM_INTEROP_THREADS on the model (each trial its own process, the TF default "
         "measured as the baseline) and print the setting that serves the objective best.",
     )
-    add_calibration_arguments(parser)
+    add_sweep_flags(parser)
     parser.add_argument(
         "--incumbent",
         metavar="FILE",

@@ -7,8 +7,8 @@ import argparse
 from typing import Any
 
 from advisor.cli._args import add_kubeconfig, default_of, duration, pairs
-from advisor.cli._calibration import objective_names
 from advisor.cli._output import add_format, emit
+from advisor.cli._sweep_flags import objective_names
 from advisor.pipeline import Instruments
 from advisor.pipeline.plan import PULL_POLICIES, Defaults, PlanRequest, plan
 from advisor.pipeline.source import CLUSTER_TIMEOUT_S

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any, get_args
 
 from advisor.cli._args import add_host_root, add_kubeconfig, default_of, pairs
-from advisor.cli._calibration import add_calibration_arguments, options_from_args
 from advisor.cli._output import emit
 from advisor.cli._parser import Sections
 from advisor.cli._progress import log_summary, progress_reporter
+from advisor.cli._sweep_flags import add_sweep_flags, options_from_args
 from advisor.models import CpuFrom, ServingTarget
 from advisor.pipeline import (
     POD_NAMESPACE_ENV,
@@ -37,7 +37,7 @@ def register(subparsers: Any) -> None:
         "Names, output paths and cluster access are checked before the sweep. An existing advice "
         "measured with a bigger --budget is kept (exit 13) unless --force.",
     )
-    add_calibration_arguments(parser)
+    add_sweep_flags(parser)
     publish = parser.add_argument_group("publishing")
     publish.add_argument("--configmap", metavar="NAME", help="write the advice to this ConfigMap")
     publish.add_argument(

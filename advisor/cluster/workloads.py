@@ -27,7 +27,8 @@ from advisor.errors import (
     RestartFailedError,
     RestartTargetError,
 )
-from advisor.recommend import ANNOTATION_PREFIX, dns1123_subdomain_problem
+from advisor.kubenames import dns1123_subdomain_problem
+from advisor.recommend import ANNOTATION_PREFIX
 
 #: the pod-template annotation a restart sets (to the ConfigMap's content hash)
 ADVICE_HASH_ANNOTATION = ANNOTATION_PREFIX + "advice-hash"

@@ -16,8 +16,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from advisor.errors import InvalidOptionsError, first_error
+from advisor.kubenames import dns1123_subdomain_problem
 from advisor.models import CalibrationOptions
-from advisor.recommend import ANNOTATION_PREFIX, dns1123_subdomain_problem
+from advisor.recommend import ANNOTATION_PREFIX
 
 #: the label that opts a workload in (a server-side label selector finds them all)
 LABEL_CALIBRATE = ANNOTATION_PREFIX + "calibrate"

@@ -108,6 +108,7 @@ class OnednnVerdict(StrictModel):
         default_factory=dict, description="value -> median of the objective over its trials"
     )
     pairs: int = Field(ge=0, description="interleaved 0/1 pairs measured")
+    #: the one noise band (``advisor.calibrate.statistics``), of the two values' medians
     band: float | None = Field(default=None, ge=0, description="the noise band used, relative")
     reason: str = Field(description="one line: what was measured and why this verdict")
 
@@ -176,6 +177,7 @@ class IncumbentOutcome(StrictModel):
         default=None,
         description="replaced: the new advice against it as a ratio of medians (>1 = better)",
     )
+    #: the one noise band (``advisor.calibrate.statistics``): ``Choice.incumbent_band``
     band: float | None = Field(
         default=None, ge=0, description="the noise band of the two it was judged with, relative"
     )
@@ -260,6 +262,8 @@ class CalibrationResult(StrictModel):
         description="coefficient of variation (stdev/mean) of the chosen setting's objective "
         "over its windows",
     )
+    #: the one noise band (``advisor.calibrate.statistics``) of the best and the baseline:
+    #: ``Choice.band``; the stored name stays ``noise_band``
     noise_band: float | None = Field(
         default=None,
         ge=0,
@@ -267,6 +271,8 @@ class CalibrationResult(StrictModel):
         "best's: two standard errors of the difference of the best's and the baseline's "
         "medians, 5-25%",
     )
+    #: the one noise band (``advisor.calibrate.statistics``) of the advice and the baseline:
+    #: ``Choice.gain_band``
     gain_band: float | None = Field(
         default=None,
         ge=0,

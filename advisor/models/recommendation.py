@@ -87,6 +87,7 @@ class NearBestRange(StrictModel):
     inter: list[int] = Field(min_length=2, max_length=2, description="[lowest, highest]")
     settings: int = Field(ge=1, description="how many settings the range holds")
     default: bool = Field(default=False, description="TF's default is one of them")
+    #: the one noise band (``advisor.calibrate.statistics``): the result's ``noise_band``
     band: float | None = Field(default=None, ge=0, description="the noise band, relative")
 
     @classmethod
@@ -186,6 +187,7 @@ class Provenance(StrictModel):
     near_best: NearBestRange | None = Field(
         default=None, description="the settings within noise of the best (older advice: none)"
     )
+    #: the one noise band (``advisor.calibrate.statistics``): the result's ``gain_band``
     gain_band: float | None = Field(
         default=None, ge=0, description="the noise band of the gain, relative (older: none)"
     )

@@ -8,7 +8,7 @@ What the commands measure with (the node probe, the sweep) is passed in as ``Ins
 """
 
 from advisor.models import AdviceStatus
-from advisor.pipeline.calibrate_only import (
+from advisor.pipeline.calibration import (
     CalibrateRequest,
     PreparedCalibration,
     calibrate_only,

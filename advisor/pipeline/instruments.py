@@ -3,7 +3,7 @@
 Every pipeline function that probes or measures takes an ``Instruments`` (the real probe and sweep
 when none is given), and the CLI's ``main`` passes on the one it was given. A caller that wants
 other ones says so where it calls: the tests' tripwires ("the sweep must not start"), a fixture
-node, the real sweep over fake trial programs (``partial(calibrate, programs=...)``), an
+node, the real sweep over fake trial programs (``partial(sweep, programs=...)``), an
 embedder's own sweep. Nothing in the package is replaced behind its back.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from advisor.models import CalibrationOptions, CalibrationResult, Incumbent, NodeProfile, ProgressFn
-from advisor.pipeline.calibrate import calibrate
+from advisor.pipeline.sweep import sweep
 from advisor.probe import probe_node
 
 
@@ -25,7 +25,7 @@ class Probe(Protocol):
 
 
 class Sweep(Protocol):
-    """Measures thread settings on ``node`` and picks the advice (``pipeline.calibrate``)."""
+    """Measures thread settings on ``node`` and picks the advice (``advisor.pipeline.sweep``)."""
 
     def __call__(
         self,
@@ -43,4 +43,4 @@ class Instruments:
     """The probe and the sweep a command uses (the real ones by default)."""
 
     probe: Probe = probe_node
-    sweep: Sweep = calibrate
+    sweep: Sweep = sweep

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from advisor import __version__
 from advisor.errors import InterruptedRunError, InvalidAdviceError, Opt, UsageError
+from advisor.kubenames import label_problem
 from advisor.models import (
     CalibrationOptions,
     CalibrationResult,
@@ -66,7 +67,6 @@ from advisor.recommend import (
     configmap_yaml,
     env_file_text,
     keep_data_changed_at,
-    node_label_problem,
     parse_configmap,
     render_configmap,
 )
@@ -146,7 +146,7 @@ def check_request(request: RunRequest) -> None:
         ("node_selector", request.node_selector),
     ):
         for key, value in pairs.items():
-            problem = node_label_problem(key, value)
+            problem = label_problem(key, value)
             if problem:
                 raise UsageError(Opt(option), f" {f'{key}={value}'!r}: {problem}")
     for key in request.annotations:

@@ -13,14 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from advisor.errors import ClusterRejectedError, InvalidAdviceError, Opt, UsageError
-from advisor.recommend import (
-    ParsedAdvice,
-    describe,
-    dns1123_label_problem,
-    dns1123_subdomain_problem,
-    load_configmap_yaml,
-    parse_configmap,
-)
+from advisor.kubenames import dns1123_label_problem, dns1123_subdomain_problem
+from advisor.recommend import ParsedAdvice, describe, load_configmap_yaml, parse_configmap
 
 #: the Downward API env the Job sets (metadata.namespace); the default namespace of every command
 POD_NAMESPACE_ENV = "TFTA_POD_NAMESPACE"

@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping
 from typing import get_args
 
 from advisor.errors import Opt, UsageError
+from advisor.kubenames import dns1123_label_problem, label_value_problem
 from advisor.models import QUOTA_TOLERANCE, CpuFrom, NodeProfile, ServingTarget
-from advisor.recommend import dns1123_label_problem, label_value_problem
 
 log = logging.getLogger("advisor.publish")
 

@@ -3,7 +3,8 @@
 The server is started like any trial child (its own session, its output in a file, dying with
 this process) and spoken to over a socketpair in JSON lines. Everything that can go wrong with
 it (it does not start, it does not answer in time, it exits) is a ``ServerError`` naming what
-happened, which the launcher turns into a fallback to spawned trials.
+happened, which the launcher (``advisor.trials.launch.Launcher``) turns into a fallback to spawned
+trials.
 """
 
 from __future__ import annotations

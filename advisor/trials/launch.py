@@ -10,7 +10,7 @@ workload, the trial is run again as a spawned process, every later trial is spaw
 note says so once. ``fork`` makes that an error instead; ``spawn`` never starts a server.
 
 Only the real trial child can be forked (the server forks itself into it), so whoever builds the
-Trials decides whether forking is possible by the programs it gives (``TrialPrograms``): a
+Launcher decides whether forking is possible by the programs it gives (``TrialPrograms``): a
 program of the caller's own (the tests' fake trials) is spawned, with no server.
 """
 
@@ -22,17 +22,18 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import Literal
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import CalibrationError, Opt
 from advisor.models import ThreadSetting, TrialMode, TrialResult, WorkloadInfo
-from advisor.trials import runner
+from advisor.trials import runner, supervise
 from advisor.trials.environment import trial_env, trial_program
 from advisor.trials.forkclient import ServerError, TrialServer, server_program
 from advisor.trials.modelfile import check_workload
-from advisor.trials.spawn import SpawnLauncher
-from advisor.trials.supervise import Child, LaunchFailure
+from advisor.trials.spawn import SpawnStarter
+from advisor.trials.supervise import Child, LaunchFailure, Starter
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +76,7 @@ class _ForkChild:
 
 
 @dataclass
-class ForkLauncher:
+class ForkStarter:
     """Children forked by ``server``; a server that fails is a LaunchFailure."""
 
     server: TrialServer
@@ -93,12 +94,38 @@ class ForkLauncher:
         return _ForkChild(self.server, pid)
 
 
-class Trials:
+@dataclass
+class _Owned:
+    """``starter``, noting the process group of every child it starts in ``started``."""
+
+    starter: Starter
+    started: set[int]
+
+    @property
+    def forked(self) -> bool:
+        return self.starter.forked
+
+    def start(
+        self, *, request_file: Path, result_file: Path, output_file: Path, env: dict[str, str]
+    ) -> Child:
+        child = self.starter.start(
+            request_file=request_file, result_file=result_file, output_file=output_file, env=env
+        )
+        self.started.add(child.pid)  # each child leads its own group
+        return child
+
+
+class Launcher:
     """The sweep's TrialFn: runs each trial forked while that works, spawned otherwise.
 
     ``inspect`` comes first (it starts the server and loads the model once in a forked child);
     ``close`` stops the server. ``notes`` holds the one line a fallback adds to the result.
     ``programs`` are what runs (the real child and server by default).
+
+    Used as a context manager it owns its processes: leaving the block closes it, and leaving it
+    by an exception (SIGTERM, Ctrl-C, a failure) first kills every child it started that still
+    runs and its server, so none outlives the sweep. It kills only its own: another launcher's
+    trials (a oneDNN server beside the sweep's) are that launcher's to end.
     """
 
     def __init__(
@@ -112,7 +139,7 @@ class Trials:
         self.workload = workload
         self.mode = mode
         self.programs = programs or TrialPrograms()
-        self._spawn = SpawnLauncher(self.programs.child)
+        self._spawn = SpawnStarter(self.programs.child)
         self.notes: list[str] = []
         self.fell_back = False
         self._server_env = server_env
@@ -123,6 +150,29 @@ class Trials:
         self.import_s: float | None = None
         #: seconds inspection took (a forked child's, when forking works: start-up per trial)
         self.inspect_s: float | None = None
+        #: the process group of every child it started (``terminate`` kills those still running)
+        self._started: set[int] = set()
+
+    def __enter__(self) -> Launcher:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if error is not None:
+            self.terminate()
+        self.close()
+
+    def terminate(self) -> None:
+        """Kill its children that still run and its server, now (interrupted: nothing of it may
+        outlive the run); ``close`` then cleans up."""
+        own = set(self._started)
+        if self._server is not None and self._server.pid is not None:
+            own.add(self._server.pid)
+        supervise.terminate(own)
 
     @property
     def used(self) -> Literal["fork", "spawn"]:
@@ -146,7 +196,7 @@ class Trials:
                 left = max(1.0, timeout_s - (time.monotonic() - began))
                 started = time.monotonic()
                 info = runner.inspect_workload(
-                    self.workload, timeout_s=left, launcher=ForkLauncher(self._server)
+                    self.workload, timeout_s=left, starter=self._owned(ForkStarter(self._server))
                 )
                 self.inspect_s = time.monotonic() - started
             except LaunchFailure as exc:
@@ -154,14 +204,16 @@ class Trials:
         if info is None:
             started = time.monotonic()
             left = max(1.0, timeout_s - (started - began))
-            info = runner.inspect_workload(self.workload, timeout_s=left, launcher=self._spawn)
+            info = runner.inspect_workload(
+                self.workload, timeout_s=left, starter=self._owned(self._spawn)
+            )
             self.inspect_s = time.monotonic() - started
         self._load_timeout_s = max(MIN_LOAD_TIMEOUT_S, 4 * (self.inspect_s or 0.0))
         return info
 
     def launch(self, load_timeout_s: float) -> None:
         """Start the server without inspecting the workload (another import-time setting of a
-        workload an earlier Trials inspected) and without waiting for it: ``ready`` does."""
+        workload an earlier Launcher inspected) and without waiting for it: ``ready`` does."""
         self._load_timeout_s = load_timeout_s
         if self.mode != "spawn":
             self._launch_server()
@@ -189,14 +241,14 @@ class Trials:
                     spec,
                     self.workload,
                     deadline_s=deadline_s,
-                    launcher=ForkLauncher(self._server),
+                    starter=self._owned(ForkStarter(self._server)),
                     load_timeout_s=self._load_timeout_s,
                 )
             except LaunchFailure as exc:
                 self._fall_back(str(exc))
         left = deadline_s - (time.monotonic() - began)
         return runner.run_trial(
-            spec, self.workload, deadline_s=max(left, 0.0), launcher=self._spawn
+            spec, self.workload, deadline_s=max(left, 0.0), starter=self._owned(self._spawn)
         )
 
     def state(self) -> dict[str, object] | None:
@@ -210,6 +262,9 @@ class Trials:
         if self._scratch is not None:
             self._scratch.cleanup()
             self._scratch = None
+
+    def _owned(self, starter: Starter) -> Starter:
+        return _Owned(starter, self._started)
 
     def _start_server(self, timeout_s: float) -> None:
         self._launch_server()

@@ -7,8 +7,8 @@ contract checks it). A child answers with one JSON object in a result file (prot
 there. Trial faults never raise: they become a TrialResult with a status (failed, crashed, oom,
 timeout) and a one-line reason, and the sweep goes on.
 
-How a child comes to exist is a ``Launcher``'s business: ``SpawnLauncher`` starts a fresh
-interpreter; the fork launcher in ``advisor.trials.launch`` asks a trial server that has
+How a child comes to exist is a ``Starter``'s business: ``SpawnStarter`` starts a fresh
+interpreter; the fork starter in ``advisor.trials.launch`` asks a trial server that has
 TensorFlow imported already. A forked child that fails before it has loaded the workload raises
 ``LaunchFailure``, and the caller runs the trial again as a spawned process.
 """
@@ -26,8 +26,8 @@ from advisor.errors import ModelError, first_error, one_line
 from advisor.models import ThreadSetting, TrialResult, WorkloadInfo, WorkloadKind
 from advisor.trials.environment import trial_env
 from advisor.trials.modelfile import check_workload, workload_kind
-from advisor.trials.spawn import SpawnLauncher
-from advisor.trials.supervise import Launcher, run_child
+from advisor.trials.spawn import SpawnStarter
+from advisor.trials.supervise import Starter, run_child
 from advisor.trials.wire import TrialRequest
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ def run_trial(
     *,
     deadline_s: float,
     program: Sequence[str] | None = None,
-    launcher: Launcher | None = None,
+    starter: Starter | None = None,
     load_timeout_s: float | None = None,
 ) -> TrialResult:
     """Measure one setting in a fresh child; never raises for anything the trial does.
@@ -47,7 +47,7 @@ def run_trial(
     ``deadline_s`` is the wall-clock time the child may take from its start (TF import and model
     load included); past it the whole process group is killed and the result is a timeout.
     ``program`` replaces the child command (tests use fake trial programs); the runner appends
-    ``--request FILE --result FILE``. With a forking ``launcher``, a child that has not loaded the
+    ``--request FILE --result FILE``. With a forking ``starter``, a child that has not loaded the
     workload within ``load_timeout_s`` (or dies before) raises LaunchFailure.
     """
     identity: dict[str, Any] = {
@@ -65,7 +65,7 @@ def run_trial(
         request,
         env=env,
         timeout_s=deadline_s,
-        launcher=launcher or (SpawnLauncher() if program is None else SpawnLauncher(program)),
+        starter=starter or (SpawnStarter() if program is None else SpawnStarter(program)),
         load_timeout_s=load_timeout_s,
     )
     label = _label(spec)
@@ -98,7 +98,7 @@ def run_trial(
 
 
 def inspect_workload(
-    workload: WorkloadSpec, *, timeout_s: float = 120, launcher: Launcher | None = None
+    workload: WorkloadSpec, *, timeout_s: float = 120, starter: Starter | None = None
 ) -> WorkloadInfo:
     """Load the model once in a child and describe it; anything wrong is a one-line ModelError.
 
@@ -111,7 +111,7 @@ def inspect_workload(
         _request(kind, workload),
         env=trial_env(ThreadSetting.TF_DEFAULT),
         timeout_s=timeout_s,
-        launcher=launcher or SpawnLauncher(),
+        starter=starter or SpawnStarter(),
         load_timeout_s=None,
     )
     if outcome.answer is None:

@@ -1,4 +1,4 @@
-"""Starting a trial child as a fresh interpreter: the launcher used when forking is not possible."""
+"""Starting a trial child as a fresh interpreter: the starter used when forking is not possible."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from advisor.trials.supervise import Child, PopenChild
 
 
 @dataclass(frozen=True)
-class SpawnLauncher:
+class SpawnStarter:
     """A fresh interpreter per trial: ``program`` (default: the real trial child; the tests pass
     fake ones) plus ``--request FILE --result FILE``."""
 

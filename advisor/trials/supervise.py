@@ -17,6 +17,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,11 +40,12 @@ REAP_TIMEOUT_S = 10.0
 _LIVE: dict[int, Child] = {}
 
 
-#: trial servers' process groups: killed with the children by terminate_all_trials
+#: trial servers' process groups: killed with the children by terminate (a launcher's own) or
+#: terminate_all_trials
 SERVERS: set[int] = set()
 
 
-#: groups killed by terminate_all_trials: their SIGKILL is ours, not the OOM killer's
+#: groups killed by terminate or terminate_all_trials: their SIGKILL is ours, not the OOM killer's
 _TERMINATED: set[int] = set()
 
 
@@ -80,8 +82,8 @@ class PopenChild:
             return None
 
 
-class Launcher(Protocol):
-    """Starts trial children; ``forked`` says whether a failure to load is the launcher's."""
+class Starter(Protocol):
+    """Starts trial children; ``forked`` says whether a failure to load is the starter's."""
 
     @property
     def forked(self) -> bool: ...
@@ -98,11 +100,19 @@ class LaunchFailure(Exception):
 def terminate_all_trials() -> None:
     """Kill every live child's process group, and every trial server's, now; safe to call from a
     signal handler."""
+    terminate(set(_LIVE) | SERVERS)
+
+
+def terminate(pgids: Collection[int]) -> None:
+    """Kill those of ``pgids`` that are a live child's or a trial server's process group, now. A
+    group that already ended is left alone: its number may be reused by a stranger's process."""
     for pgid in list(_LIVE):
-        _TERMINATED.add(pgid)
-        kill_group(pgid)
+        if pgid in pgids:
+            _TERMINATED.add(pgid)
+            kill_group(pgid)
     for pgid in list(SERVERS):
-        kill_group(pgid)
+        if pgid in pgids:
+            kill_group(pgid)
 
 
 def run_child(
@@ -110,7 +120,7 @@ def run_child(
     *,
     env: dict[str, str],
     timeout_s: float,
-    launcher: Launcher,
+    starter: Starter,
     load_timeout_s: float | None,
 ) -> _Outcome:
     try:
@@ -119,13 +129,13 @@ def run_child(
             result_file = Path(scratch) / "result.json"
             output_file = Path(scratch) / "output.log"
             marker = Path(scratch) / "loaded"
-            if launcher.forked and request.mode == "trial":
+            if starter.forked and request.mode == "trial":
                 request = request.model_copy(update={"loaded_marker": str(marker)})
             request_file.write_text(request.model_dump_json(), encoding="utf-8")
             output_file.touch()  # there to read even if the child dies before it writes a byte
             oom_before = oom_kills()
             try:
-                child = launcher.start(
+                child = starter.start(
                     request_file=request_file,
                     result_file=result_file,
                     output_file=output_file,
@@ -133,7 +143,7 @@ def run_child(
                 )
             except OSError as exc:
                 return _Outcome(None, "failed", one_line(str(exc)))
-            forked_marker = marker if launcher.forked else None
+            forked_marker = marker if starter.forked else None
             struck = _supervise(child, timeout_s, forked_marker, load_timeout_s)
             tail = last_line(output_file)
             if child.pid in _TERMINATED:
@@ -148,7 +158,7 @@ def run_child(
                 result_file=result_file,
                 tail=tail,
             )
-            if launcher.forked and outcome.answer is None and not marker.exists():
+            if starter.forked and outcome.answer is None and not marker.exists():
                 raise LaunchFailure(f"a forked trial child {outcome.reason}")
             return outcome
     except OSError as exc:  # no scratch space (a full or read-only TMPDIR), or no program

@@ -29,7 +29,7 @@ from advisor import errors
 from advisor.calibrate.candidates import candidate_configs
 from advisor.cli import main
 from advisor.pipeline import Instruments
-from advisor.pipeline.calibrate import calibrate
+from advisor.pipeline.sweep import sweep
 from advisor.recommend import render_configmap
 from advisor.trials.launch import TrialPrograms
 from testkit.fakeapi.rbac import role_rules, without_verb
@@ -278,7 +278,7 @@ def use_trial_programs(tmp: Path, modes: dict[str, list[str]]) -> Instruments:
     script = tmp / "dispatch_trial.py"
     script.write_text(DISPATCHER.format(modes=json.dumps(modes), fake=str(FAKE_TRIAL)))
     programs = TrialPrograms.spawned([sys.executable, str(script)])
-    return Instruments(sweep=partial(calibrate, programs=programs))
+    return Instruments(sweep=partial(sweep, programs=programs))
 
 
 def test_faulty_trials_are_recorded_and_the_sweep_goes_on(

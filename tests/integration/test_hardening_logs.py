@@ -37,10 +37,10 @@ from functools import partial
 from advisor.cli import main
 from advisor.pipeline import Instruments
 from advisor.pipeline import Instruments
-from advisor.pipeline.calibrate import calibrate
+from advisor.pipeline.sweep import sweep
 from advisor.trials.launch import TrialPrograms
 programs = TrialPrograms.spawned([sys.executable, sys.argv[1]])
-fake_trials = Instruments(sweep=partial(calibrate, programs=programs))
+fake_trials = Instruments(sweep=partial(sweep, programs=programs))
 raise SystemExit(main(sys.argv[2:], instruments=fake_trials))
 """
 

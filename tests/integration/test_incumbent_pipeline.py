@@ -18,9 +18,9 @@ import yaml
 from advisor.cli import main
 from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
 from advisor.pipeline import Instruments
-from advisor.pipeline.calibrate import calibrate
 from advisor.pipeline.drift import installed_tf_version
 from advisor.pipeline.incumbent import from_configmap, from_env_file
+from advisor.pipeline.sweep import sweep
 from advisor.recommend import (
     DATA_CHANGED_ANNOTATION,
     HASH_ANNOTATION,
@@ -131,7 +131,9 @@ def simulated() -> Simulated:
     """``run``/``calibrate`` on NODE (8 CPUs under a 4-CPU quota) where every setting measures
     10 ms give or take 3% and TF's default 30 ms: nothing can beat a stored advice beyond noise."""
 
-    def sweep(options: CalibrationOptions, node: NodeProfile, **kwargs: Any) -> CalibrationResult:
+    def simulated_sweep(
+        options: CalibrationOptions, node: NodeProfile, **kwargs: Any
+    ) -> CalibrationResult:
         held = kwargs.get("incumbent")
         given.append({"incumbent": held})
         clock = FakeClock()
@@ -145,9 +147,9 @@ def simulated() -> Simulated:
             overhead_s=0.3,
             seed=len(given),
         )
-        return calibrate(options, node, trial_fn=trials, clock=clock, **kwargs)
+        return sweep(options, node, trial_fn=trials, clock=clock, **kwargs)
 
-    given = Simulated(Instruments(probe=lambda _root: NODE, sweep=sweep))
+    given = Simulated(Instruments(probe=lambda _root: NODE, sweep=simulated_sweep))
     return given  # filled by the sweeps as they run
 
 

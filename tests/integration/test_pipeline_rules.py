@@ -39,9 +39,9 @@ from advisor.pipeline import (
     cleanup,
     run_advisor,
 )
-from advisor.pipeline.calibrate import calibrate
+from advisor.pipeline.sweep import sweep
 from advisor.recommend import render_configmap
-from advisor.trials.launch import TrialPrograms, Trials
+from advisor.trials.launch import Launcher, TrialPrograms
 from testkit.fakeapi.rbac import Rule
 from testkit.fakeapi.samples import recommendation
 from testkit.fakeapi.server import FakeApiServer
@@ -55,14 +55,16 @@ NS = "ml"
 def cost_model(seen: list[dict[str, Any]] | None = None) -> Instruments:
     """NODE and the real sweep over the cost model (no TF); ``seen`` gets each sweep's keywords."""
 
-    def sweep(options: CalibrationOptions, node: NodeProfile, **kwargs: Any) -> CalibrationResult:
+    def simulated_sweep(
+        options: CalibrationOptions, node: NodeProfile, **kwargs: Any
+    ) -> CalibrationResult:
         if seen is not None:
             seen.append(kwargs)
         clock = FakeClock()
         trials = FakeTrials(clock=clock, usable=node.effective_cpus, affinity=4)
-        return calibrate(options, node, trial_fn=trials, clock=clock, **kwargs)
+        return sweep(options, node, trial_fn=trials, clock=clock, **kwargs)
 
-    return Instruments(probe=lambda _root: NODE, sweep=sweep)
+    return Instruments(probe=lambda _root: NODE, sweep=simulated_sweep)
 
 
 def rule_of(exc: ValidationError) -> errors.AdvisorError:
@@ -174,11 +176,11 @@ def test_the_pipeline_names_options_and_the_cli_their_flags(
 def test_a_trial_program_of_the_callers_is_spawned_never_forked() -> None:
     fake = TrialPrograms.spawned(["/bin/false"])
     assert fake.server is None and TrialPrograms().server is not None
-    forced = Trials(WorkloadSpec(None), "fork", programs=fake)
+    forced = Launcher(WorkloadSpec(None), "fork", programs=fake)
     with pytest.raises(errors.CalibrationError) as caught:
         forced.launch(1.0)  # refused before any process starts
     assert str(caught.value) == "trial_mode fork: the trial program cannot be forked"
-    auto = Trials(WorkloadSpec(None), "auto", programs=fake)
+    auto = Launcher(WorkloadSpec(None), "auto", programs=fake)
     auto.launch(1.0)
     assert auto.used == "spawn" and auto.state() is None
 

@@ -25,7 +25,7 @@ from advisor.fleet.derive import JobSettings, derive_job
 from advisor.fleet.optin import Defaults, read_ask
 from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
 from advisor.pipeline import Instruments
-from advisor.pipeline.calibrate import calibrate
+from advisor.pipeline.sweep import sweep
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
 from testkit.fakeapi.apps import workload
 from testkit.fakeapi.rbac import Rule, fleet_rules
@@ -253,7 +253,7 @@ def test_the_jobs_command_writes_the_advice_and_the_next_plan_says_fits(
     # what the probe reads in a pod with b's limit (tests/system/test_fleet_podman.py runs it)
     quota = 1.5
 
-    def sweep(
+    def simulated_sweep(
         options: CalibrationOptions, profile: NodeProfile, **kwargs: Any
     ) -> CalibrationResult:
         clock = FakeClock()
@@ -267,13 +267,14 @@ def test_the_jobs_command_writes_the_advice_and_the_next_plan_says_fits(
             overhead_s=0.3,
             seed=1,
         )
-        return calibrate(options, profile, trial_fn=trials, clock=clock, **kwargs)
+        return sweep(options, profile, trial_fn=trials, clock=clock, **kwargs)
 
     api.rules = CALIBRATION  # the Job's advisor runs as the calibration ServiceAccount
     monkeypatch.setenv("KUBECONFIG", str(api.kubeconfig))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     code = main(
-        argv, instruments=Instruments(probe=lambda _root: node(2, quota=quota), sweep=sweep)
+        argv,
+        instruments=Instruments(probe=lambda _root: node(2, quota=quota), sweep=simulated_sweep),
     )
     _, err = capsys.readouterr()
     assert code == 0, err

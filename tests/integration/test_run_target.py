@@ -23,7 +23,7 @@ from advisor.models import (
     ServingTarget,
 )
 from advisor.pipeline import Instruments, RunRequest, check_request, serving_target
-from advisor.pipeline.calibrate import calibrate
+from advisor.pipeline.sweep import sweep
 from advisor.recommend import PROVENANCE_ANNOTATION, load_configmap_yaml, parse_configmap
 from tests.support.search_fakes import FakeClock, FakeTrials, tripwire
 from tests.support.search_fakes import node as simulated_node
@@ -53,16 +53,18 @@ def on(node: NodeProfile, seen: list[dict[str, Any]] | None = None) -> Instrumen
     """``node`` as the probe's answer and the real sweep over the cost model; ``seen`` gets each
     sweep's keywords (the incumbent among them)."""
 
-    def sweep(options: CalibrationOptions, probed: NodeProfile, **kwargs: Any) -> CalibrationResult:
+    def simulated_sweep(
+        options: CalibrationOptions, probed: NodeProfile, **kwargs: Any
+    ) -> CalibrationResult:
         if seen is not None:
             seen.append(kwargs)
         clock = FakeClock()
         trials = FakeTrials(
             clock=clock, usable=probed.effective_cpus, affinity=len(probed.affinity_cpus)
         )
-        return calibrate(options, probed, trial_fn=trials, clock=clock, **kwargs)
+        return sweep(options, probed, trial_fn=trials, clock=clock, **kwargs)
 
-    return Instruments(probe=lambda _root: node, sweep=sweep)
+    return Instruments(probe=lambda _root: node, sweep=simulated_sweep)
 
 
 def with_downward(node: NodeProfile, **values: float) -> NodeProfile:

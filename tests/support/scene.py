@@ -21,7 +21,7 @@ import yaml
 from advisor.cli import main
 from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
 from advisor.pipeline import Instruments
-from advisor.pipeline.calibrate import calibrate
+from advisor.pipeline.sweep import sweep
 from testkit.fakeapi.server import FakeApiServer
 from tests.support.search_fakes import FakeClock, FakeTrials
 
@@ -78,7 +78,7 @@ class Scene:
         ) -> CalibrationResult:
             clock = FakeClock()
             trials = FakeTrials(clock, usable=node.effective_cpus, affinity=len(node.affinity_cpus))
-            result = calibrate(options, node, trial_fn=trials, clock=clock, **kwargs)
+            result = sweep(options, node, trial_fn=trials, clock=clock, **kwargs)
             if at_publish is not None:
                 at_publish(self)
             return result

@@ -19,7 +19,7 @@ from advisor.models import (
     Progress,
     ThreadSetting,
 )
-from advisor.pipeline.calibrate import calibrate
+from advisor.pipeline.sweep import sweep
 from advisor.probe import probe_node
 from advisor.trials import forkclient, launch, runner, supervise
 from advisor.trials.launch import TrialPrograms
@@ -39,8 +39,8 @@ def _need_tensorflow() -> None:
 
 
 @pytest.fixture
-def trials() -> Iterator[launch.Trials]:
-    made = launch.Trials(WorkloadSpec(model_path=None), "fork")
+def trials() -> Iterator[launch.Launcher]:
+    made = launch.Launcher(WorkloadSpec(model_path=None), "fork")
     try:
         yield made
     finally:
@@ -70,7 +70,7 @@ def _no_leftovers() -> None:
 
 
 def test_a_forked_child_takes_its_thread_setting_from_its_environment(
-    trials: launch.Trials,
+    trials: launch.Launcher,
 ) -> None:
     trials.inspect(120)
     assert trials.used == "fork"
@@ -84,7 +84,7 @@ def test_a_forked_child_takes_its_thread_setting_from_its_environment(
     assert trials.used == "fork" and not trials.notes
 
 
-def test_the_server_never_starts_tensorflows_runtime(trials: launch.Trials) -> None:
+def test_the_server_never_starts_tensorflows_runtime(trials: launch.Launcher) -> None:
     trials.inspect(120)
     before = trials.state()
     assert before is not None and before["tf_initialized"] is False
@@ -102,7 +102,7 @@ def test_the_server_never_starts_tensorflows_runtime(trials: launch.Trials) -> N
     assert isinstance(after["threads"], int) and after["threads"] <= 4
 
 
-def test_a_forked_trial_starts_far_faster_than_a_spawned_one(trials: launch.Trials) -> None:
+def test_a_forked_trial_starts_far_faster_than_a_spawned_one(trials: launch.Launcher) -> None:
     trials.inspect(120)
     spec = TrialSpec(ThreadSetting(1, 1), warmup_s=0.0, measure_s=0.05)
     import time
@@ -123,7 +123,7 @@ def _sweep(
     node: NodeProfile, mode: str = "auto", budget: float = 40, **kw: object
 ) -> CalibrationResult:
     options = CalibrationOptions(budget_s=budget, trial_mode=mode)  # type: ignore[arg-type]
-    return calibrate(options, node, **kw)  # type: ignore[arg-type]
+    return sweep(options, node, **kw)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("fault", ["hang", "crash"])
@@ -188,7 +188,7 @@ def test_spawn_mode_starts_no_server(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_sweep_onednn_runs_each_value_in_a_server_of_its_own() -> None:
     options = CalibrationOptions(budget_s=50, sweep_onednn=True)
-    result = calibrate(options, _node())
+    result = sweep(options, _node())
     assert result.onednn is not None
     values = [t.onednn for t in result.onednn_trials]
     assert set(values) == {"0", "1"}, values

@@ -1,4 +1,4 @@
-"""Honest numbers, end to end through calibrate() with fake trials and a fake clock:
+"""Honest numbers, end to end through sweep() with fake trials and a fake clock:
 the TF default is the baseline arm and never also a candidate, the advice is concrete numbers,
 a gain inside the noise is not a gain, the range within noise is reported, and nothing the advice
 rests on is called unmeasured."""
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from advisor.calibrate.candidates import candidate_configs, tf_default
-from advisor.calibrate.objective import MAX_BAND, aggregate
+from advisor.calibrate.statistics import MAX_BAND, aggregate
 from advisor.models import (
     CalibrationOptions,
     CalibrationResult,
@@ -18,7 +18,7 @@ from advisor.models import (
     ObjectiveName,
     ThreadSetting,
 )
-from advisor.pipeline.calibrate import calibrate
+from advisor.pipeline.sweep import sweep
 from advisor.recommend import build_recommendation
 from advisor.render.table import text_summary
 from tests.support.search_fakes import FakeClock, FakeTrials, node
@@ -47,7 +47,7 @@ def run(
             intra_op_threads=incumbent[0], inter_op_threads=incumbent[1], source="a test"
         )
     )
-    result = calibrate(
+    result = sweep(
         options,
         profile,
         progress=lambda event: lines.append(event.line),

@@ -2,7 +2,7 @@
 until a setting beats it beyond the noise band of the two, and the log, the result and the
 report tell one story about it.
 
-The rule is checked on hand-made medians (``choose``) and end to end through ``calibrate`` with
+The rule is checked on hand-made medians (``choose``) and end to end through ``sweep`` with
 the fake trials and clock of ``search_fakes``.
 """
 
@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from advisor.calibrate.candidates import candidate_configs
-from advisor.calibrate.objective import aggregate, choose
+from advisor.calibrate.choice import choose
+from advisor.calibrate.statistics import aggregate
 from advisor.models import (
     CalibrationOptions,
     CalibrationResult,
@@ -23,12 +24,12 @@ from advisor.models import (
     ThreadSetting,
 )
 from advisor.objectives import named
-from advisor.pipeline.calibrate import calibrate
+from advisor.pipeline.sweep import sweep
 from advisor.recommend import build_recommendation, render_configmap
 from advisor.render.table import text_summary
 from advisor.render.words import summary_lines
 from tests.support.search_fakes import FakeClock, FakeTrials, node
-from tests.unit.calibrate.test_objective import key, trial
+from tests.unit.calibrate.test_choice import key, trial
 
 DEFAULT = ThreadSetting(4, 4)
 
@@ -115,10 +116,10 @@ def test_under_an_slo_meeting_it_beats_an_incumbent_that_misses() -> None:
 
 
 # --------------------------------------------------------------------------------------------------
-# end to end through calibrate, fake trials
+# end to end through the sweep, fake trials
 
 
-def sweep(
+def simulated(
     cpus: int,
     quota: float | None,
     incumbent: tuple[int, int] | None,
@@ -139,7 +140,7 @@ def sweep(
         )
     )
     lines: list[str] = []
-    result = calibrate(
+    result = sweep(
         CalibrationOptions(objective=objective, budget_s=budget),
         profile,
         progress=lambda event: lines.append(event.line),
@@ -158,7 +159,7 @@ def test_a_stored_4_2_under_a_1_cpu_quota_is_measured_raced_and_replaced() -> No
     # 4/2 is not even on this node's list (intra is capped at twice the usable CPUs): it is
     # still the reference, screened right after the baseline and raced in every round
     assert ThreadSetting(4, 2) not in candidate_configs(node(2, quota=1.0))
-    result, fake, lines = sweep(2, 1.0, (4, 2))
+    result, fake, lines = simulated(2, 1.0, (4, 2))
     calls = settings_run(fake)
     assert calls[0][:2] == (None, None)
     assert calls[1][:2] == (4, 2)
@@ -180,7 +181,7 @@ def test_a_stored_4_2_under_a_1_cpu_quota_is_measured_raced_and_replaced() -> No
 def test_a_stored_incumbent_in_a_near_tie_is_kept_and_the_focus_asks_about_it() -> None:
     # 2 CPUs under 1.5: 1/2 and 1/1 within 3% of each other; the store holds 1/1
     table = {(1, 2): 10.0, (1, 1): 10.3, (None, None): 14.0}
-    result, _, lines = sweep(2, 1.5, (1, 1), table=table, noise=0.08, flat_p99=16.0)
+    result, _, lines = simulated(2, 1.5, (1, 1), table=table, noise=0.08, flat_p99=16.0)
     assert (result.intra_op_threads, result.inter_op_threads) == (1, 1)
     assert result.incumbent is not None and result.incumbent.kept
     assert any(re.search(r"focus on (1/2 against 1/1|1/1 against 1/2)", line) for line in lines)
@@ -191,7 +192,7 @@ def test_a_stored_incumbent_in_a_near_tie_is_kept_and_the_focus_asks_about_it() 
 def test_one_story_nothing_dropped_is_advised_and_nothing_is_said_after_the_last_trial(
     seed: int, cpus: int, quota: float | None
 ) -> None:
-    result, _, lines = sweep(cpus, quota, None, budget=30.0, noise=0.15, seed=seed)
+    result, _, lines = simulated(cpus, quota, None, budget=30.0, noise=0.15, seed=seed)
     advised = f"{result.intra_op_threads}/{result.inter_op_threads}"
     assert not any(
         line.endswith(f"race: {advised} dropped (clearly worse than the best)") for line in lines
@@ -213,7 +214,7 @@ def test_a_focus_whose_round_never_runs_is_never_logged(seed: int, budget: int) 
     often, sometimes right when no trial fits any more (with the focus line said when asked,
     18 of these 66 sweeps logged a focus after their last trial)."""
     table = {(1, 2): 10.0, (1, 1): 10.3, (2, 1): 10.5, (None, None): 14.0}
-    _, _, lines = sweep(
+    _, _, lines = simulated(
         2, 1.5, None, budget=budget, noise=0.2, seed=seed, table=table, flat_p99=16.0
     )
     assert_nothing_said_after_the_last_trial(lines)
@@ -222,9 +223,9 @@ def test_a_focus_whose_round_never_runs_is_never_logged(seed: int, budget: int) 
 def test_kept_advice_renders_the_same_data_as_the_stored_one() -> None:
     # a first sweep writes its advice; a second with it as the incumbent on a flat node (nothing
     # can beat it) renders byte-identical data and content hash
-    first, _, _ = sweep(8, 4.0, None, flat_p99=10.0, baseline_factor=3.0, seed=1)
+    first, _, _ = simulated(8, 4.0, None, flat_p99=10.0, baseline_factor=3.0, seed=1)
     stored = render_configmap(build_recommendation(first, advisor_version="t"), "advice")
-    second, _, _ = sweep(
+    second, _, _ = simulated(
         8,
         4.0,
         (first.intra_op_threads, first.inter_op_threads),
@@ -241,7 +242,7 @@ def test_kept_advice_renders_the_same_data_as_the_stored_one() -> None:
 
 
 def test_the_summary_tells_the_incumbent_the_range_and_the_gain_in_the_objectives_terms() -> None:
-    result, _, _ = sweep(2, 1.0, (4, 2))
+    result, _, _ = simulated(2, 1.0, (4, 2))
     lines = summary_lines(result)
     assert lines[0].startswith("advice: TF_NUM_INTRAOP_THREADS=")
     assert lines[1].startswith("in force before: 4/2 (the test's store): replaced by")
@@ -258,7 +259,7 @@ def test_the_summary_tells_the_incumbent_the_range_and_the_gain_in_the_objective
 def test_fewer_threads_is_said_only_of_fewer_threads() -> None:
     # 1/3 has as many threads as TF's default 2/2 on two CPUs: it is not "fewer"
     table = {(1, 3): 5.0, (None, None): 10.0}
-    result, _, _ = sweep(2, None, None, flat_p99=10.0, table=table)
+    result, _, _ = simulated(2, None, None, flat_p99=10.0, table=table)
     assert (result.intra_op_threads, result.inter_op_threads) == (1, 3)
     against = summary_lines(result)[-1]
     assert "as many threads as TF's default (4 against 4, intra + inter)" in against

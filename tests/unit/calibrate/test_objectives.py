@@ -32,7 +32,7 @@ from advisor.objectives import (
     named,
     register,
 )
-from advisor.pipeline.calibrate import calibrate
+from advisor.pipeline.sweep import sweep
 from advisor.render.words import compare_text, figure_text
 from tests.support.search_fakes import FakeClock, FakeTrials, node
 
@@ -279,7 +279,7 @@ def _onednn_sweep(p99_slo_ms: float) -> CalibrationResult:
     options = CalibrationOptions(
         objective="slo", p99_slo_ms=p99_slo_ms, budget_s=60.0, sweep_onednn=True
     )
-    return calibrate(options, node(2), trial_fn=trial, clock=clock)
+    return sweep(options, node(2), trial_fn=trial, clock=clock)
 
 
 def test_under_an_slo_nobody_meets_the_onednn_verdict_judges_by_p99_as_the_threads_were() -> None:

@@ -3,15 +3,25 @@ carries the variable only when one value wins beyond noise (fake clock, fake tri
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from advisor.calibrate import onednn
+from advisor.calibrate.budget import Budget
 from advisor.calibrate.search import SearchSettings
 from advisor.calibrate.spec import TrialSpec
 from advisor.errors import InvalidAdviceError
-from advisor.models import DEFAULT_BUDGET_S, ENV_ONEDNN, CalibrationOptions, TrialResult
+from advisor.models import (
+    DEFAULT_BUDGET_S,
+    ENV_ONEDNN,
+    ONEDNN_VALUES,
+    CalibrationOptions,
+    ThreadSetting,
+    TrialResult,
+)
 from advisor.objectives import P99
-from advisor.pipeline.calibrate import calibrate
+from advisor.pipeline.sweep import sweep
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
 from testkit.fakeapi.samples import FIXED_NOW, recommendation
 from tests.support.search_fakes import FakeClock, FakeTrials, node
@@ -36,7 +46,7 @@ def _calibrate(factor_for_0: float, budget: float = 60.0, noise: float = 0.02):
     clock = FakeClock()
     fake = FakeTrials(clock=clock, usable=2.0, affinity=2, overhead_s=0.3, noise=noise)
     options = CalibrationOptions(budget_s=budget, sweep_onednn=True)
-    result = calibrate(options, node(2), trial_fn=_with_onednn(fake, factor_for_0), clock=clock)
+    result = sweep(options, node(2), trial_fn=_with_onednn(fake, factor_for_0), clock=clock)
     return result, fake, clock
 
 
@@ -80,6 +90,38 @@ def test_pairs_alternate_their_order_on_the_advised_setting_within_the_budget() 
     end = 1000.0 + 60.0 - SearchSettings().reserve_s
     assert all(started + deadline <= end + 1e-9 for spec, deadline, started in fake.calls)
     assert clock.monotonic() <= end
+
+
+@pytest.mark.parametrize("safety", [1.2, 2.0])
+def test_the_pairs_are_planned_by_the_search_budget(safety: float) -> None:
+    """Its safety, reserve and deadlines are the search's: a pair starts only while two usual
+    trials fit before the reserve, and no deadline reaches into it."""
+    clock = FakeClock()
+    settings = SearchSettings(overhead_guess_s=1.0, safety=safety, reserve_s=1.5)
+    budget = Budget(until=clock.monotonic() + 20.0, clock=clock, settings=settings, budget_s=20.0)
+    deadlines: list[float] = []
+
+    def trial(spec: TrialSpec, deadline_s: float) -> TrialResult:
+        deadlines.append(deadline_s)
+        clock.advance(1.0)  # faster than planned: only the plan limits the pairs
+        return TrialResult(
+            intra_op_threads=2, inter_op_threads=1, status="ok", p99_ms=5.0, onednn=spec.onednn
+        )
+
+    trials, verdict = onednn.measure_pairs(
+        ThreadSetting(2, 1),
+        dict.fromkeys(ONEDNN_VALUES, trial),
+        measure=P99,
+        budget=budget,
+        say=lambda _line: None,
+    )
+    usual = (1.0 + onednn.WINDOW.warmup_s + onednn.WINDOW.measure_s) * safety
+    # each pair starts with two usual trials left before the reserve, and takes 2 s here
+    assert verdict.pairs == math.floor((20.0 - 1.5 - 2 * usual) / 2.0) + 1
+    assert len(trials) == 2 * verdict.pairs
+    longest = (1.0 + onednn.WINDOW.warmup_s + onednn.WINDOW.longest_s) * safety
+    assert deadlines[0] == pytest.approx(max(2 * longest, longest + 10.0))
+    assert all(d <= 20.0 - 1.5 - i * 1.0 + 1e-9 for i, d in enumerate(deadlines))
 
 
 def test_too_few_pairs_for_a_verdict_leaves_the_variable_out() -> None:

@@ -9,9 +9,10 @@ import pytest
 
 from advisor.calibrate import budget, search
 from advisor.calibrate.candidates import candidate_configs, tf_default
-from advisor.calibrate.objective import STABLE_CV, aggregate, choose
+from advisor.calibrate.choice import choose
 from advisor.calibrate.search import BASELINE, SearchOutcome, SearchSettings, race
 from advisor.calibrate.spec import TrialSpec
+from advisor.calibrate.statistics import STABLE_CV, aggregate
 from advisor.errors import CalibrationError
 from advisor.models import ObjectiveName, ThreadSetting
 from advisor.objectives import P99, named
@@ -225,7 +226,7 @@ def test_contenders_are_the_settings_near_the_best_screen_value() -> None:
     best = min(t.p99_ms or 0.0 for t in screen)
     for setting in outcome.contenders[: len(outcome.contenders)]:
         mine = [t.p99_ms or 0.0 for t in screen if t.setting == setting]
-        assert min(mine) <= best * (1 + settings.contender_band) * 1.05
+        assert min(mine) <= best * (1 + settings.contender_margin) * 1.05
     # only contenders and the baseline are raced
     raced = {t.setting for t in outcome.trials if t.round > 0}
     assert raced <= {*outcome.contenders, BASELINE}

@@ -1,4 +1,4 @@
-"""calibrate(): the orchestration with a synthetic trial function and a fake clock (no TF)."""
+"""sweep(): the orchestration with a synthetic trial function and a fake clock (no TF)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from pydantic import ValidationError
 from advisor.calibrate.spec import TrialSpec
 from advisor.errors import CalibrationError
 from advisor.models import CalibrationOptions, CalibrationResult, TrialResult
-from advisor.pipeline.calibrate import calibrate
-from advisor.trials import supervise
+from advisor.pipeline.sweep import sweep
 from tests.support.search_fakes import FakeClock, FakeTrials, node
 
 
@@ -32,7 +31,7 @@ def run(
     options = CalibrationOptions.model_validate(
         {"objective": objective, "p99_slo_ms": p99, "budget_s": budget}
     )
-    result = calibrate(
+    result = sweep(
         options,
         profile,
         progress=lambda event: lines.append(event.line),
@@ -102,7 +101,7 @@ def test_slo_missed_is_said_in_the_result() -> None:
 
 
 def test_an_slo_objective_needs_its_bound_in_the_options_themselves() -> None:
-    # not only on the command line: calibrate() could not rank an SLO without its bound
+    # not only on the command line: sweep() could not rank an SLO without its bound
     with pytest.raises(ValidationError, match="objective slo needs p99_slo_ms"):
         CalibrationOptions(objective="slo")
 
@@ -136,7 +135,7 @@ def test_savedmodel_and_keras_paths_are_described_without_a_child() -> None:
         clock = FakeClock()
         fake = FakeTrials(clock=clock, usable=1.0, affinity=2)
         options = CalibrationOptions(model_path=path, budget_s=40.0)
-        result = calibrate(options, profile, trial_fn=fake, clock=clock)
+        result = sweep(options, profile, trial_fn=fake, clock=clock)
         assert result.workload.kind == kind
         assert result.workload.path == path
 
@@ -154,10 +153,12 @@ def test_default_best_is_kept_and_spelled_out() -> None:
 def test_interruption_terminates_every_child_and_propagates(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """With the real runner wiring (its functions replaced: no TF), SIGTERM mid-sweep kills all."""
+    """With the real runner wiring (its functions replaced: no TF), SIGTERM mid-sweep has the
+    launcher kill what it started, once, on the way out."""
     from advisor.errors import InterruptedRunError
     from advisor.models import WorkloadInfo
     from advisor.trials import runner
+    from advisor.trials.launch import Launcher
 
     clock = FakeClock()
     fake = FakeTrials(clock=clock, usable=1.0, affinity=2)
@@ -174,9 +175,15 @@ def test_interruption_terminates_every_child_and_propagates(
         runner, "inspect_workload", lambda workload, **_: WorkloadInfo(kind="builtin")
     )
     monkeypatch.setattr(runner, "run_trial", interrupted_on_third)
-    monkeypatch.setattr(supervise, "terminate_all_trials", lambda: terminated.append(True))
+    terminate = Launcher.terminate
+
+    def recorded(launcher: Launcher) -> None:
+        terminated.append(True)
+        terminate(launcher)
+
+    monkeypatch.setattr(Launcher, "terminate", recorded)
     with pytest.raises(InterruptedRunError):
-        calibrate(
+        sweep(
             CalibrationOptions(budget_s=60.0, trial_mode="spawn"), node(2, quota=1.0), clock=clock
         )
     assert terminated == [True]
@@ -200,7 +207,7 @@ def test_model_error_from_inspection_comes_before_any_trial(
     monkeypatch.setattr(runner, "inspect_workload", broken)
     monkeypatch.setattr(runner, "run_trial", lambda *a, **k: calls.append(a))
     with pytest.raises(ModelError, match="not a SavedModel"):
-        calibrate(
+        sweep(
             CalibrationOptions(model_path=str(model), budget_s=60.0, trial_mode="spawn"),
             node(2),
             clock=FakeClock(),
@@ -233,7 +240,7 @@ def test_a_slow_loading_model_gets_deadlines_sized_from_its_inspection(
     (big / "saved_model.pb").write_bytes(b"a big model")
     monkeypatch.setattr(runner, "inspect_workload", slow_inspect)
     monkeypatch.setattr(runner, "run_trial", trial)
-    result = calibrate(
+    result = sweep(
         CalibrationOptions(model_path=str(big), budget_s=150.0, trial_mode="spawn"),
         node(2, quota=1.0),
         clock=clock,

@@ -11,8 +11,8 @@ import pytest
 
 from advisor.calibrate.search import SearchSettings
 from advisor.cli import main
-from advisor.cli._calibration import add_calibration_arguments, options_from_args
 from advisor.cli._progress import bar_line, progress_reporter
+from advisor.cli._sweep_flags import add_sweep_flags, options_from_args
 from advisor.errors import ModelError, UsageError
 from advisor.models import DEFAULT_BUDGET_S, MIN_BUDGET_S, Progress
 
@@ -88,7 +88,7 @@ def test_minimum_budget_covers_the_search_plan_plus_inspection() -> None:
 
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    add_calibration_arguments(parser)
+    add_sweep_flags(parser)
     return parser.parse_args(argv)
 
 

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from advisor.errors import InvalidAdviceError
+from advisor.kubenames import dns1123_label_problem, dns1123_subdomain_problem, label_problem
 from advisor.models import (
     ADVICE_ENV_NAMES,
     MAX_PROVENANCE_TRIALS,
@@ -23,11 +24,8 @@ from advisor.recommend import (
     build_recommendation,
     configmap_yaml,
     content_hash,
-    dns1123_label_problem,
-    dns1123_subdomain_problem,
     env_file_text,
     load_configmap_yaml,
-    node_label_problem,
     parse_configmap,
     provenance_json,
     render_configmap,
@@ -263,10 +261,10 @@ def test_render_refuses_bad_names() -> None:
 
 
 def test_node_label_rules() -> None:
-    assert node_label_problem("topology.kubernetes.io/zone", "eu-west-1a") is None
-    assert node_label_problem("pool", "") is None
-    assert node_label_problem("pool", "a b") is not None
-    assert node_label_problem("Bad_Prefix/x", "y") is not None
+    assert label_problem("topology.kubernetes.io/zone", "eu-west-1a") is None
+    assert label_problem("pool", "") is None
+    assert label_problem("pool", "a b") is not None
+    assert label_problem("Bad_Prefix/x", "y") is not None
 
 
 def test_many_trials_are_truncated_and_the_annotation_stays_small() -> None:

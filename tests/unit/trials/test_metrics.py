@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from advisor.calibrate.objective import aggregate
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.calibrate.statistics import aggregate
 from advisor.models import CalibrationOptions, CalibrationResult, ThreadSetting, TrialResult
-from advisor.pipeline.calibrate import calibrate
+from advisor.pipeline.sweep import sweep
 from advisor.render.report import report_html
 from advisor.render.table import text_summary
 from advisor.trials.runner import run_trial
@@ -126,7 +126,7 @@ def _calibrated(metrics: bool = False) -> CalibrationResult:
         return t.model_copy(update=update)
 
     options = CalibrationOptions(budget_s=120.0)
-    return calibrate(options, node(8, quota=4.0), trial_fn=trial_fn, clock=clock)
+    return sweep(options, node(8, quota=4.0), trial_fn=trial_fn, clock=clock)
 
 
 def test_a_stored_result_without_the_fields_still_loads_and_renders() -> None:

@@ -1,4 +1,4 @@
-"""The flags that describe a calibration, shared by ``calibrate`` and ``run``.
+"""The flags that describe a sweep (``CalibrationOptions``), shared by ``calibrate`` and ``run``.
 
 Their defaults and choices are read from ``CalibrationOptions``, and every rule about their
 values (the budget floor, the SLO bound) is the model's: a flag here only parses a word. What the
@@ -56,8 +56,8 @@ def _positive_float(name: str, unit: str) -> Callable[[str], float]:
     return parse
 
 
-def add_calibration_arguments(parser: Sections) -> None:
-    """The flags that describe a calibration (``calibrate`` and ``run`` share them)."""
+def add_sweep_flags(parser: Sections) -> None:
+    """The flags that describe a sweep (``calibrate`` and ``run`` share them)."""
 
     def default(field: str) -> object:
         return default_of(CalibrationOptions, field)

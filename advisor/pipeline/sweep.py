@@ -1,13 +1,13 @@
-"""``calibrate()``: inspect the workload, run the budgeted search, pick the advice.
+"""``sweep()``: inspect the workload, run the budgeted search, pick the advice.
 
 The advice is always concrete numbers: when TF's default is the pick, they are what TF runs by
 itself (``tf_default``), its gain is exactly 1.0 and nothing claims it beat the default.
 
 The advice in force (``incumbent``; TF's default when none is given) is measured as a named arm and
-stays the advice unless a setting beats it beyond noise (``objective.choose``), so a run on an
+stays the advice unless a setting beats it beyond noise (``choice.choose``), so a run on an
 unchanged node republishes the same values and rolls no consumer.
 
-The budget starts when ``calibrate`` is called, so inspecting the model (a child process that pays
+The budget starts when ``sweep`` is called, so inspecting the model (a child process that pays
 TensorFlow's start-up too) counts against it: ``--budget 60`` means the command is done in 60 s.
 A caller may pass its own ``trial_fn`` (the benchmark's synthetic cost model, tests); then no
 child is started for inspection either, and the workload is described from the options alone.
@@ -22,15 +22,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import replace
 
 from advisor.calibrate import onednn
-from advisor.calibrate.budget import Clock, SearchSettings, SystemClock, TrialFn
+from advisor.calibrate.budget import Budget, Clock, SearchSettings, SystemClock, TrialFn
 from advisor.calibrate.candidates import candidate_configs, tf_default
-from advisor.calibrate.objective import STABLE_CV, Choice, ConfigStats, aggregate, choose
+from advisor.calibrate.choice import Choice, choose
 from advisor.calibrate.search import BASELINE, race
 from advisor.calibrate.spec import WorkloadSpec
 from advisor.calibrate.state import SearchOutcome
+from advisor.calibrate.statistics import STABLE_CV, ConfigStats, aggregate
 from advisor.calibrate.verdicts import judged_settings, near_best
 from advisor.errors import CalibrationError
 from advisor.models import (
@@ -50,9 +52,8 @@ from advisor.models import (
 )
 from advisor.objectives import Measure, Objective, named
 from advisor.render.words import compare_text, versus_default
-from advisor.trials import supervise
 from advisor.trials.environment import trial_env
-from advisor.trials.launch import TrialPrograms, Trials
+from advisor.trials.launch import Launcher, TrialPrograms
 from advisor.trials.modelfile import is_keras_file
 
 log = logging.getLogger("advisor.calibrate")
@@ -85,11 +86,11 @@ def _log_progress(event: Progress) -> None:
     log.info("%s", event.line)
 
 
-def _real_trials(
+def _launcher(
     options: CalibrationOptions, programs: TrialPrograms | None, say: Callable[[str], None]
-) -> tuple[Trials, WorkloadInfo]:
-    """Start the trial server (unless spawning), inspect the model in a child (ModelError before
-    any trial); the trials then run as its children (or spawned ones)."""
+) -> Launcher:
+    """What runs the trials: forked from a trial server (unless spawning), or spawned. It kills
+    its own children when the sweep is left by an exception (used as a context manager)."""
     workload = WorkloadSpec(
         model_path=options.model_path,
         signature=options.signature,
@@ -97,32 +98,29 @@ def _real_trials(
         concurrency=options.concurrency,
     )
     say(f"inspecting the workload ({options.model_path or 'built-in'})")
-    trials = Trials(workload, options.trial_mode, programs=programs)
-    try:
-        info = trials.inspect(min(MAX_INSPECT_S, options.budget_s))
-    except BaseException:
-        trials.close()
-        raise
-    return trials, info
+    return Launcher(workload, options.trial_mode, programs=programs)
 
 
 def _with_overhead(
-    settings: SearchSettings | None, trials: Trials, inspected_s: float, say: Callable[[str], None]
+    settings: SearchSettings | None,
+    launcher: Launcher,
+    inspected_s: float,
+    say: Callable[[str], None],
 ) -> SearchSettings:
-    guess = _overhead_guess(trials, inspected_s)
-    say(f"trials start by {trials.used} (~{guess:.1f} s each before measuring)")
+    guess = _overhead_guess(launcher, inspected_s)
+    say(f"trials start by {launcher.used} (~{guess:.1f} s each before measuring)")
     return replace(settings or SearchSettings(), overhead_guess_s=guess)
 
 
-def _overhead_guess(trials: Trials, inspected_s: float) -> float:
+def _overhead_guess(launcher: Launcher, inspected_s: float) -> float:
     """A trial's start-up before it measures, guessed from what inspection paid.
 
     Inspection did what a trial does before measuring (start, load the model, one request). A
     forked inspection child paid no TF import; a spawned one did, and a spawned trial never costs
     less than the 3.5 s it takes here.
     """
-    if trials.used == "fork":
-        return max(0.3, trials.inspect_s or inspected_s)
+    if launcher.used == "fork":
+        return max(0.3, launcher.inspect_s or inspected_s)
     return max(SearchSettings().overhead_guess_s, inspected_s)
 
 
@@ -131,56 +129,45 @@ def _onednn_phase(
     setting: ThreadSetting,
     measure: Measure,
     *,
-    trials: Trials | None,
+    launcher: Launcher | None,
     trial_fn: TrialFn,
-    clock: Clock,
-    until: float,
-    overhead_s: float,
+    budget: Budget,
     say: Callable[[str], None],
 ) -> tuple[list[TrialResult], OnednnVerdict]:
     """--sweep-onednn on the advised setting: one trial server per value (TF reads the variable
     at import), or the caller's TrialFn for both (the spec carries the value)."""
     say(f"oneDNN: TF_ENABLE_ONEDNN_OPTS=0 vs =1 at intra={setting.intra} inter={setting.inter}")
-    servers: dict[OnednnValue, Trials] = {}
+    servers: dict[OnednnValue, Launcher] = {}
     fns: dict[OnednnValue, TrialFn] = dict.fromkeys(ONEDNN_VALUES, trial_fn)
-    if trials is not None:
-        servers = {
-            value: Trials(
-                trials.workload,
-                options.trial_mode,
-                programs=trials.programs,
-                server_env=trial_env(ThreadSetting.TF_DEFAULT, onednn=value),
-            )
-            for value in ONEDNN_VALUES
-        }
-        fns = dict(servers)
     try:
-        # both import TensorFlow at once (a core each on two cores), then the pairs start
-        for server in servers.values():
-            server.launch(trials.load_timeout_s if trials is not None else 0.0)
-        for server in servers.values():
-            server.ready(max(1.0, until - clock.monotonic()))
-        return onednn.measure_pairs(
-            setting,
-            fns,
-            measure=measure,
-            clock=clock,
-            until=until,
-            overhead_s=overhead_s,
-            say=say,
-        )
-    except BaseException:
-        if servers:
-            supervise.terminate_all_trials()  # interrupted: no child or server may outlive us
-        raise
+        # interrupted: each server's launcher kills its children and itself on the way out
+        with ExitStack() as owned:
+            if launcher is not None:
+                servers = {
+                    value: owned.enter_context(
+                        Launcher(
+                            launcher.workload,
+                            options.trial_mode,
+                            programs=launcher.programs,
+                            server_env=trial_env(ThreadSetting.TF_DEFAULT, onednn=value),
+                        )
+                    )
+                    for value in ONEDNN_VALUES
+                }
+                fns = dict(servers)
+            # both import TensorFlow at once (a core each on two cores), then the pairs start
+            for server in servers.values():
+                server.launch(launcher.load_timeout_s if launcher is not None else 0.0)
+            for server in servers.values():
+                server.ready(max(1.0, budget.remaining()))
+            return onednn.measure_pairs(setting, fns, measure=measure, budget=budget, say=say)
     finally:
-        notes = trials.notes if trials is not None else []
+        notes = launcher.notes if launcher is not None else []
         for server in servers.values():
             notes.extend(n for n in server.notes if n not in notes)
-            server.close()
 
 
-def calibrate(
+def sweep(
     options: CalibrationOptions,
     node: NodeProfile,
     *,
@@ -207,20 +194,23 @@ def calibrate(
     def say(text: str) -> None:
         emit(Progress(text=text))
 
-    terminate: Callable[[], None] | None = None
-    trials: Trials | None = None
+    launcher: Launcher | None = None
     default = tf_default(node)
     objective = named(options.objective)
 
-    try:
+    # Interrupted (SIGTERM/SIGINT) or failed: the launcher kills every child it started
+    # (inspection or trial) and its server on the way out, so none outlives the sweep.
+    with ExitStack() as owned:
         if trial_fn is None:
-            terminate = supervise.terminate_all_trials
-            trials, info = _real_trials(options, programs, say)
-            trial_fn = trials
+            launcher = owned.enter_context(_launcher(options, programs, say))
+            # the trial server starts, then the model is inspected in a child (ModelError before
+            # any trial); the trials then run as its children (or spawned ones)
+            info = launcher.inspect(min(MAX_INSPECT_S, options.budget_s))
+            trial_fn = launcher
             # Inspection paid what every trial pays before it measures (start, load the model,
             # one request): a far better first guess than a constant for a big model, whose
             # trials would otherwise get deadlines sized for a small one.
-            settings = _with_overhead(settings, trials, clock.monotonic() - started, say)
+            settings = _with_overhead(settings, launcher, clock.monotonic() - started, say)
         else:
             info = _workload_from_options(options)
 
@@ -241,14 +231,6 @@ def calibrate(
             default=default,
             incumbent=held,
         )
-    except BaseException:
-        # Interrupted (SIGTERM/SIGINT) or failed: no child (inspection or trial) may outlive us.
-        if terminate is not None:
-            terminate()
-        raise
-    finally:
-        if trials is not None:
-            trials.close()
 
     stats, choice = _choose(outcome, objective, options, default, held)
     affinity = len(node.affinity_cpus)
@@ -264,17 +246,24 @@ def calibrate(
             advice,
             # judged as the setting was chosen: by p99 under an SLO no setting met
             choice.measure,
-            trials=trials,
+            launcher=launcher,
             trial_fn=trial_fn,
-            clock=clock,
-            # the same reserve the search keeps: the process's start and exit, the result
-            until=until - searched.reserve_s,
-            overhead_s=outcome.overhead_s or searched.overhead_guess_s,
+            # the search's plan over the whole budget: its safety, its deadlines, and its reserve
+            # at the end (the process's start and exit, the result); each trial's start-up as
+            # the search's trials showed it
+            budget=Budget(
+                until=until,
+                clock=clock,
+                settings=replace(
+                    searched, overhead_guess_s=outcome.overhead_s or searched.overhead_guess_s
+                ),
+                budget_s=options.budget_s,
+            ),
             say=say,
         )
         notes.append(f"oneDNN: {verdict.reason}")
-    if trials is not None:
-        notes.extend(trials.notes)
+    if launcher is not None:
+        notes.extend(launcher.notes)
     elapsed = clock.monotonic() - started
     assert advice.intra is not None and advice.inter is not None  # spelled out
     result = CalibrationResult(
@@ -301,7 +290,7 @@ def calibrate(
         budget_s=options.budget_s,
         elapsed_s=max(0.0, elapsed),
         tf_version=info.tf_version,
-        trial_mode=None if trials is None else trials.used_overall,
+        trial_mode=None if launcher is None else launcher.used_overall,
         onednn=verdict,
         onednn_trials=onednn_trials,
         settings=judged_settings(

@@ -1,6 +1,6 @@
-"""Objectives: medians over trusted windows, the noise band of two medians, the cheapest setting
-within noise and within the trade-off of the best, SLOs, and a gain over TF's default that claims
-no more than was measured."""
+"""The statistics and the choice rule: medians over trusted windows, the noise band of two
+medians, the cheapest setting within noise and within the trade-off of the best, SLOs, and a gain
+over TF's default that claims no more than was measured."""
 
 from __future__ import annotations
 
@@ -9,14 +9,12 @@ import statistics
 
 import pytest
 
-from advisor.calibrate.objective import (
+from advisor.calibrate.choice import TRADE_OFF, Choice, choose
+from advisor.calibrate.statistics import (
     MAX_BAND,
     MIN_BAND,
-    TRADE_OFF,
-    Choice,
     ConfigStats,
     aggregate,
-    choose,
     coefficient_of_variation,
 )
 from advisor.models import ObjectiveName, ThreadSetting, TrialResult

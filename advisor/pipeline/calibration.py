@@ -1,4 +1,5 @@
-"""``calibrate``: measure thread settings here and return the advice, publishing nothing.
+"""The ``calibrate`` command's pipeline: measure thread settings here and return the advice,
+publishing nothing.
 
 The same checks before the sweep as ``run`` where they apply (the options, by the model; the
 report path, tried for real), the same probe, and the advice in force raced as the incumbent

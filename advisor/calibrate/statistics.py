@@ -1,0 +1,205 @@
+"""How sure the sweep can be of what it measured: each setting's statistics and the noise band
+that tells two settings apart (what "best" means for each objective is ``advisor.objectives``; the
+advice taken from these numbers is ``advisor.calibrate.choice``).
+
+Trials are noisy (a shared node, a CFS period that lands mid-request, a short window whose p99 is
+nearly its maximum), so one number per setting is not a ranking. A setting is judged by the median
+of its trusted windows: the race's longer windows if it was raced, else the screen's. How much its
+windows disagree is their coefficient of variation (CV = stdev / mean of the objective's value).
+
+How far apart two medians must be to be told apart is not one window's spread: each median rests
+on several windows, so its own uncertainty is its standard error, ``sqrt(pi/2) * CV / sqrt(n)``
+for ``n`` windows (the standard error of a median). Two medians are a tie when they differ by less
+than ``Z`` (2) standard errors of their difference, ``Z * sqrt(e1**2 + e2**2)``: the noise band
+(``band`` wherever the code holds one), at least ``MIN_BAND`` and at most ``MAX_BAND``.
+
+A percentile of one window's latencies is ``advisor.calibrate.percentile``, apart from these: it
+imports nothing, so the trial child and the benchmark share it without the models.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from advisor.models import Measurement, ThreadSetting, TrialResult
+from advisor.objectives import Measure
+
+#: the narrowest noise band: two medians within 5% of each other are a tie even on a quiet node
+MIN_BAND = 0.05
+
+#: the widest: a leader whose windows disagree by more must not make every setting a "tie" and
+#: hand the win to the fewest threads regardless of the numbers
+MAX_BAND = 0.25
+
+#: standard errors of the difference between two medians that make them different (about 95%)
+Z = 2.0
+
+#: the standard error of a median is this times stdev / sqrt(n) (sqrt(pi/2), normal windows)
+MEDIAN_ERROR = 1.2533
+
+#: a setting whose windows' CV is above this is unstable (perf_analyzer's stability criterion):
+#: the search measures it again rather than trust or drop it
+STABLE_CV = 0.10
+
+#: trials of this round are screen windows (short, one or two per setting); later rounds are race
+#: windows, which a raced setting is judged by
+SCREEN_ROUND = 0
+
+
+@dataclass(frozen=True)
+class ConfigStats:
+    """One setting's numbers: medians over its trusted windows and how much those disagree."""
+
+    setting: ThreadSetting
+    #: judged by race windows (else by screen windows)
+    raced: bool
+    #: the latest round it was measured in
+    round: int
+    p50_ms: float
+    p99_ms: float
+    throughput_rps: float
+    #: trusted windows behind the medians
+    windows: int
+    #: successful trials of any phase
+    trials: int
+    #: intra + inter; for the baseline what TF runs (0 when the caller did not say)
+    threads: int
+    #: the trusted windows themselves, for the spread of whatever measure is asked
+    trusted: tuple[TrialResult, ...] = dataclasses.field(repr=False)
+    #: median over the trusted windows that recorded it; None when none did (older results).
+    #: Shown, never ranked by: it tells why a setting is slow, the objective says whether it is
+    switches_per_request: float | None = None
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.setting.is_default
+
+    @property
+    def label(self) -> str:
+        return self.setting.label
+
+    def cv(self, measure: Measure) -> float | None:
+        """The CV of ``measure`` over the trusted windows."""
+        return coefficient_of_variation([measure.read(t) or 0.0 for t in self.trusted])
+
+    def error(self, measure: Measure) -> float | None:
+        """The relative standard error of the median of ``measure``; None with fewer than two
+        windows (no spread to judge by)."""
+        cv = self.cv(measure)
+        if cv is None or self.windows < 2:
+            return None
+        return median_error(cv, self.windows)
+
+    def measurement(self) -> Measurement:
+        return Measurement(
+            p50_ms=self.p50_ms, p99_ms=self.p99_ms, throughput_rps=self.throughput_rps
+        )
+
+
+def usable(trial: TrialResult) -> bool:
+    """A trial that produced every number the objectives need."""
+    return (
+        trial.status == "ok"
+        and trial.p50_ms is not None
+        and trial.p99_ms is not None
+        and trial.throughput_rps is not None
+    )
+
+
+def coefficient_of_variation(values: Sequence[float]) -> float | None:
+    """stdev / mean (sample stdev); None with fewer than two values or a mean of zero."""
+    if len(values) < 2:
+        return None
+    mean = statistics.fmean(values)
+    if mean <= 0:
+        return None
+    return statistics.stdev(values) / mean
+
+
+def aggregate(
+    trials: Iterable[TrialResult], default: ThreadSetting | None = None
+) -> list[ConfigStats]:
+    """Per setting: medians and CVs over its trusted windows (race windows if it has any, else
+    screen windows), in the order settings were first measured.
+
+    ``default`` is what TF runs for the baseline (``candidates.tf_default``): it costs the
+    baseline's threads when the cheapest setting within noise is picked (0 without it).
+    """
+    by_config: dict[ThreadSetting, list[TrialResult]] = {}
+    for trial in trials:
+        if usable(trial):
+            by_config.setdefault(trial.setting, []).append(trial)
+    result = []
+    for setting, runs in by_config.items():
+        race = [t for t in runs if t.round > SCREEN_ROUND]
+        trusted = race or runs
+        runs_as = default if setting.is_default else setting
+        threads = runs_as.threads if runs_as is not None and runs_as.threads is not None else 0
+        result.append(
+            ConfigStats(
+                setting=setting,
+                raced=bool(race),
+                round=max(t.round for t in runs),
+                p50_ms=statistics.median(t.p50_ms or 0.0 for t in trusted),
+                p99_ms=statistics.median(t.p99_ms or 0.0 for t in trusted),
+                throughput_rps=statistics.median(t.throughput_rps or 0.0 for t in trusted),
+                windows=len(trusted),
+                trials=len(runs),
+                threads=threads,
+                trusted=tuple(trusted),
+                switches_per_request=_median_of(
+                    t.involuntary_switches_per_request for t in trusted
+                ),
+            )
+        )
+    return result
+
+
+def _median_of(values: Iterable[float | None]) -> float | None:
+    """The median of the values that are known, None when none is."""
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
+def within(a: float, b: float, tolerance: float) -> bool:
+    """a is within ``tolerance`` (relative to b) of b."""
+    if b == 0:
+        return a == 0
+    return abs(a - b) <= tolerance * abs(b)
+
+
+def noise_band(one: ConfigStats, other: ConfigStats, measure: Measure) -> float:
+    """The band within which ``one``'s and ``other``'s medians are a tie: ``Z`` standard errors of
+    their difference, between MIN_BAND and MAX_BAND.
+
+    A setting with a single window has no error of its own; it is taken to be as noisy as the
+    other (two single windows: MIN_BAND, as a quiet node would give).
+    """
+    errors = [one.error(measure), other.error(measure)]
+    known = [e for e in errors if e is not None]
+    if not known:
+        return MIN_BAND
+    mine, theirs = (e if e is not None else known[0] for e in errors)
+    return noise_band_of_errors(mine, theirs)
+
+
+def median_error(cv: float, windows: int) -> float:
+    """The relative standard error of a median over ``windows`` windows whose spread is ``cv``."""
+    return MEDIAN_ERROR * cv / math.sqrt(windows)
+
+
+def noise_band_of_errors(*errors: float) -> float:
+    """``Z * sqrt(sum of squared relative errors)``, between MIN_BAND and MAX_BAND."""
+    return min(MAX_BAND, max(MIN_BAND, Z * math.sqrt(sum(e * e for e in errors))))
+
+
+def ratio(mine: ConfigStats, theirs: ConfigStats, measure: Measure) -> float | None:
+    """How much better ``mine`` is than ``theirs`` as a ratio of medians (>1 = better)."""
+    a, b = measure.value(mine), measure.value(theirs)
+    if measure.lower_is_better:
+        return b / a if a > 0 else None
+    return a / b if b > 0 else None
