@@ -25,12 +25,12 @@ import pytest
 from advisor.models import CalibrationResult
 from advisor.render.report import report_html
 from tests.support.real_parts import missing_real_part
-from tests.unit.render.samples import (
+from tests.support.render_samples import (
     GRID,
     long_labels_default_chosen,
     long_labels_held_and_chosen,
 )
-from tests.unit.render.samples import result as built
+from tests.support.render_samples import result as built
 
 WIDTH, HEIGHT = 1400, 2000
 

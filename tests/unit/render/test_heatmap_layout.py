@@ -16,7 +16,7 @@ from advisor.models import CalibrationResult, WorkloadInfo
 from advisor.render.heatmap import CELL_H, MIN_WIDTH, PAD, TAG_FONT, VALUE_FONT, heatmap_svg
 from advisor.render.report import report_html
 from advisor.render.textbox import text_width, wrap
-from tests.unit.render.samples import (
+from tests.support.render_samples import (
     GRID,
     long_labels_default_chosen,
     long_labels_held_and_chosen,

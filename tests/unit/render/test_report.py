@@ -15,8 +15,8 @@ from advisor.render.heatmap import heatmap_svg
 from advisor.render.report import report_html, write_report
 from advisor.render.table import text_summary
 from tests.support import run_python
-from tests.unit.render.samples import DEFAULT, GRID, Row, S
-from tests.unit.render.samples import result as built
+from tests.support.render_samples import DEFAULT, GRID, Row, S
+from tests.support.render_samples import result as built
 
 SVG = "{http://www.w3.org/2000/svg}"
 
