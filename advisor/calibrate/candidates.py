@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 
-from advisor.models import MAX_THREADS, NodeProfile, ThreadSetting
+from advisor.models import MAX_THREADS, Incumbent, NodeProfile, ThreadSetting
 
 #: inter-op pools wider than this have not paid off on CPU inference servers: the graph rarely has
 #: more independent branches, and each extra pool thread is one more to schedule under a quota.
@@ -147,3 +147,19 @@ def candidate_configs(node: NodeProfile, concurrency: int = 1) -> list[ThreadSet
         extra = [c for c in (ThreadSetting(i, spare) for i in intras) if c != default]
         ordered += extra[: max(0, MAX_CANDIDATES - len(ordered))]
     return ordered
+
+
+def incumbent_key(incumbent: Incumbent | None, default: ThreadSetting) -> ThreadSetting:
+    """The incumbent as the search names settings: TF's default numbers are the baseline arm
+    (one setting is never measured under two names)."""
+    if incumbent is None or incumbent.setting == default:
+        return ThreadSetting.TF_DEFAULT
+    return incumbent.setting
+
+
+def with_incumbent(candidates: list[ThreadSetting], held: ThreadSetting) -> list[ThreadSetting]:
+    """The incumbent first (screened right after the baseline), whether or not the list had it:
+    a stored advice from another sweep's list is still the reference."""
+    if held.is_default:
+        return candidates
+    return [held, *(c for c in candidates if c != held)]

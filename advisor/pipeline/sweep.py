@@ -27,9 +27,14 @@ from dataclasses import replace
 
 from advisor.calibrate import onednn
 from advisor.calibrate.budget import Budget, Clock, SearchSettings, SystemClock, TrialFn
-from advisor.calibrate.candidates import candidate_configs, tf_default
+from advisor.calibrate.candidates import (
+    candidate_configs,
+    incumbent_key,
+    tf_default,
+    with_incumbent,
+)
 from advisor.calibrate.choice import Choice, choose
-from advisor.calibrate.search import BASELINE, race
+from advisor.calibrate.search import race
 from advisor.calibrate.spec import WorkloadSpec
 from advisor.calibrate.state import SearchOutcome
 from advisor.calibrate.statistics import STABLE_CV, ConfigStats, aggregate
@@ -214,7 +219,7 @@ def sweep(
         else:
             info = _workload_from_options(options)
 
-        held = _incumbent_key(incumbent, default)
+        held = incumbent_key(incumbent, default)
         candidates = _candidates(node, options, held, default, say)
         # --sweep-onednn keeps the end of the budget for its pairs on the advised setting
         reserved = onednn.BUDGET_SHARE * options.budget_s if options.sweep_onednn else 0.0
@@ -336,29 +341,13 @@ def _candidates(
     say: Callable[[str], None],
 ) -> list[ThreadSetting]:
     """The node's candidates, the incumbent among them (a stored 4/2 on a 1-CPU pod is not)."""
-    candidates = _with_incumbent(candidate_configs(node, options.concurrency), held)
+    candidates = with_incumbent(candidate_configs(node, options.concurrency), held)
     say(
         f"{len(candidates)} settings for {node.effective_cpus:g} usable CPUs "
         f"({len(node.affinity_cpus)} in the affinity mask) and TF's default "
         f"({default.label}) as the baseline, budget {options.budget_s:g} s"
     )
     return candidates
-
-
-def _incumbent_key(incumbent: Incumbent | None, default: ThreadSetting) -> ThreadSetting:
-    """The incumbent as the search names settings: TF's default numbers are the baseline arm
-    (one setting is never measured under two names)."""
-    if incumbent is None or incumbent.setting == default:
-        return BASELINE
-    return incumbent.setting
-
-
-def _with_incumbent(candidates: list[ThreadSetting], held: ThreadSetting) -> list[ThreadSetting]:
-    """The incumbent first (screened right after the baseline), whether or not the list had it:
-    a stored advice from another sweep's list is still the reference."""
-    if held.is_default:
-        return candidates
-    return [held, *(c for c in candidates if c != held)]
 
 
 def _incumbent_outcome(
