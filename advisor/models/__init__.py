@@ -4,7 +4,8 @@ Limits and field docs live with the models: the probe fills ``NodeProfile`` (``n
 asks with ``CalibrationOptions`` (``options``), calibration fills ``CalibrationResult``
 (``calibration``; its events are ``progress``), publishing validates a ``Recommendation``
 (``recommendation``) before anything is written anywhere, ``status`` reports ``Consumer``s
-(``consumers``) and ``plan`` a ``PlanResult`` (``plan``). One thread setting is one
+(``consumers``) in its ``AdviceStatus`` rows (``status``) and ``plan`` a ``PlanResult``
+(``plan``). One thread setting is one
 ``ThreadSetting`` (``setting``) throughout. All models forbid unknown fields so a typo in a stored
 ConfigMap annotation or a hand-edited file is an error, not a silently ignored value.
 
