@@ -26,6 +26,7 @@ from typing import Any
 from advisor.cluster.workloads import ADVICE_HASH_ANNOTATION
 from advisor.consumers.mounts import ADVICE_KEYS, Mount, Workload
 from advisor.consumers.quantity import cpu_quantity
+from advisor.consumers.timestamps import kube_time
 from advisor.models import ENV_INTRA_OP, QUOTA_TOLERANCE, Consumer, Problem, Provenance
 from advisor.recommend import ParsedAdvice, content_hash
 
@@ -404,18 +405,8 @@ def _container_started(pod: dict[str, Any], container: str) -> datetime | None:
     for entry in status.get("containerStatuses") or []:
         if isinstance(entry, dict) and entry.get("name") == container:
             running = (entry.get("state") or {}).get("running") or {}
-            return _time(running.get("startedAt"))
+            return kube_time(running.get("startedAt"))
     return None
-
-
-def _time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
 
 
 def _dict(value: Any) -> dict[str, Any]:

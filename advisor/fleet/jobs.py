@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from advisor.consumers.timestamps import kube_time
 from advisor.errors import EXIT_CODES, one_line
 from advisor.fleet.naming import (
     ANN_CONFIGMAP,
@@ -59,7 +60,7 @@ def planned_job(obj: Mapping[str, Any]) -> PlannedJob:
         pool_hash=str(labels.get(LABEL_POOL_HASH, "")),
         state=state,
         reason=reason,
-        created=_time(meta.get("creationTimestamp")),
+        created=kube_time(meta.get("creationTimestamp")),
     )
 
 
@@ -90,15 +91,6 @@ def _failure(condition: Mapping[str, Any]) -> str:
     if match and (kind := _EXIT_KINDS.get(int(match.group(1)))):
         text += f" (exit {match.group(1)}: {kind}; the Job's logs say more)"
     return one_line(text)
-
-
-def _time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def _dict(value: Any) -> dict[str, Any]:

@@ -1,0 +1,27 @@
+"""The API server's times, read once for status's consumers and plan's Jobs."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from advisor.consumers.timestamps import kube_time
+from advisor.fleet.jobs import planned_job
+
+
+def test_zulu_offset_and_zoneless_times_are_aware_utc() -> None:
+    want = datetime(2026, 11, 25, 10, 0, tzinfo=timezone.utc)
+    assert kube_time("2026-11-25T10:00:00Z") == want
+    assert kube_time("2026-11-25T11:00:00+01:00") == want
+    assert kube_time("2026-11-25T10:00:00") == want
+
+
+def test_anything_else_is_none() -> None:
+    for value in (None, 17, "", "yesterday", "2026-13-40T00:00:00Z"):
+        assert kube_time(value) is None
+
+
+def test_a_jobs_creation_time_compares_with_an_aware_one() -> None:
+    # status orders a ConfigMap's Jobs by creation time against an aware floor
+    job = planned_job({"metadata": {"name": "j", "creationTimestamp": "2026-11-25T10:00:00"}})
+    assert job.created is not None
+    assert job.created > datetime.min.replace(tzinfo=timezone.utc)
