@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, get_args
 
 from advisor.cli._args import add_kubeconfig, default_of, duration, pairs
 from advisor.cli._output import add_format, emit
 from advisor.cli._sweep_flags import objective_names
+from advisor.models import TrialMode
 from advisor.pipeline import Instruments
 from advisor.pipeline.plan import PULL_POLICIES, Defaults, PlanRequest, plan
 from advisor.pipeline.source import CLUSTER_TIMEOUT_S
@@ -83,7 +84,7 @@ def register(subparsers: Any) -> None:
     )
     jobs.add_argument(
         "--trial-mode",
-        choices=("auto", "fork", "spawn"),
+        choices=get_args(TrialMode),
         default=default_of(PlanRequest, "trial_mode"),
         help="how the Jobs start their trials (run --trial-mode; default %(default)s)",
     )
