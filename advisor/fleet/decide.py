@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from advisor.consumers.fit import node_pool_problems
-from advisor.consumers.mounts import ADVICE_KEYS
+from advisor.consumers.mounts import references
 from advisor.errors import InvalidAdviceError, one_line
 from advisor.fleet.derive import (
     DerivedJob,
@@ -139,21 +139,14 @@ def advice_configmap(
     DeriveError when it reads none, or several that could be."""
     if ask.configmap:
         return ask.configmap
+    # every ConfigMap it reads with envFrom, or by a key reference to one of the advice's keys
     names, others = [], []
-    for source in container.get("envFrom") or []:
-        ref = _dict(_dict(source).get("configMapRef"))
-        name = ref.get("name")
-        if isinstance(name, str) and name not in names:
-            stored = configmaps.get(name)
-            if stored is None or _labels(stored).get(LABEL_MANAGED_BY) == APP_NAME:
-                names.append(name)
-            else:
-                others.append(name)
-    for env in container.get("env") or []:
-        ref = _dict(_dict(_dict(env).get("valueFrom")).get("configMapKeyRef"))
-        name = ref.get("name")
-        if ref.get("key") in ADVICE_KEYS and isinstance(name, str) and name not in names:
+    for name in references(dict(container)):
+        stored = configmaps.get(name)
+        if stored is None or _labels(stored).get(LABEL_MANAGED_BY) == APP_NAME:
             names.append(name)
+        else:
+            others.append(name)
     if len(names) == 1:
         return names[0]
     if not names:

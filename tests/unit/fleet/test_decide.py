@@ -388,3 +388,19 @@ def test_defaults_are_what_annotations_leave_unsaid() -> None:
         now=NOW,
     )[0]
     assert one.verdict == "calibrate" and "concurrency was 1, is now 4" in one.decision.reason
+
+
+def test_a_key_reference_to_an_advice_key_names_the_configmap_and_others_do_not() -> None:
+    web = deployment(limits={"cpu": "1"}, configmap=None)
+    server = web["spec"]["template"]["spec"]["containers"][0]
+    server["env"] = [
+        {"name": "X", "valueFrom": {"configMapKeyRef": {"name": "app-config", "key": "X"}}},
+        {
+            "name": "TF_NUM_INTRAOP_THREADS",
+            "valueFrom": {
+                "configMapKeyRef": {"name": "advice-keys", "key": "TF_NUM_INTRAOP_THREADS"}
+            },
+        },
+    ]
+    one = only(plan([web]))
+    assert (one.verdict, one.decision.configmap) == ("calibrate", "advice-keys")
