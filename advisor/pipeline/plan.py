@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -35,6 +35,9 @@ from advisor.pipeline.source import (
     namespace_or_env,
 )
 from advisor.recommend import annotation_key_problem
+
+if TYPE_CHECKING:
+    from advisor.cluster import Connection, RetryPolicy
 
 #: the advisor image the Jobs run unless told: this version's local build (as kustomize's base)
 DEFAULT_IMAGE = f"tf-thread-advisor:{__version__}"
@@ -125,7 +128,7 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
     """Decide for every opted-in workload container of the namespace; with ``apply``, create the
     Jobs it may start now."""
     from advisor.cluster import RetryPolicy, connect
-    from advisor.cluster.jobs import create_job, list_configmaps, list_jobs, list_workloads
+    from advisor.cluster.jobs import list_configmaps, list_jobs, list_workloads
     from advisor.cluster.listing import default_namespace
 
     check_request(request)
@@ -158,15 +161,10 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
     )
     start, decided = to_create(decided, jobs, max_running=request.max_running)
     if request.apply:
-        applied = {
-            id(item): _create(item, connection, namespace, policy, create_job) for item in start
-        }
+        applied = {id(item): _create(item, connection, namespace, policy) for item in start}
         decided = [applied.get(id(item), item) for item in decided]
-        created = [
-            p.job.manifest for p in applied.values() if p.job is not None and _was_created(p)
-        ]
-    else:
-        created = [item.job.manifest for item in start if item.job is not None]
+        start = [item for item in applied.values() if item.verdict == "calibrate"]
+    created = [item.job.manifest for item in start if item.job is not None]
     return Plan(
         namespace=namespace,
         result=PlanResult(decisions=[item.decision for item in decided]),
@@ -175,12 +173,12 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
     )
 
 
-def _create(
-    item: Planned, connection: Any, namespace: str, policy: Any, create_job: Any
-) -> Planned:
+def _create(item: Planned, connection: Connection, namespace: str, policy: RetryPolicy) -> Planned:
     """One Job created: calibrate (created), pending (it exists already: another plan was
     first) or failed (the API server refused it; the others go on). A 403 stops the plan: the
     planner's Role lacks the rule, and no other Job would be created either."""
+    from advisor.cluster.jobs import create_job
+
     assert item.job is not None
     name = item.job.name
     try:
@@ -194,7 +192,3 @@ def _create(
             verdict="pending",
         )
     return with_job(item, reason=f"{item.decision.reason}; created Job {name}")
-
-
-def _was_created(item: Planned) -> bool:
-    return item.verdict == "calibrate" and item.job is not None
