@@ -32,7 +32,7 @@ from advisor.pipeline.source import (
     CLUSTER_TIMEOUT_S,
     check_cluster_timeout,
     check_names,
-    namespace_or_env,
+    namespace_to_list,
 )
 from advisor.recommend import annotation_key_problem
 
@@ -129,14 +129,10 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
     Jobs it may start now."""
     from advisor.cluster import RetryPolicy, connect
     from advisor.cluster.jobs import list_configmaps, list_jobs, list_workloads
-    from advisor.cluster.listing import default_namespace
 
     check_request(request)
     connection = connect(request.kubeconfig)
-    namespace = (
-        namespace_or_env(request.namespace) or default_namespace(request.kubeconfig) or "default"
-    )
-    check_names(namespace=namespace)
+    namespace = namespace_to_list(request.namespace, request.kubeconfig)
     policy = RetryPolicy.interactive(request.cluster_timeout_s)
     workloads = list_workloads(connection, namespace, OPT_IN_SELECTOR, policy)
     configmaps = {

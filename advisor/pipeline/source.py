@@ -29,6 +29,16 @@ def namespace_or_env(namespace: str | None, env: Mapping[str, str] | None = None
     return namespace or env.get(POD_NAMESPACE_ENV) or None
 
 
+def namespace_to_list(namespace: str | None, kubeconfig: Path | None) -> str:
+    """Where a command that reads a namespace looks: ``namespace``, else the pod's own, else the
+    kubeconfig context's, else ``default``; UsageError when it is not a valid name."""
+    from advisor.cluster.listing import default_namespace
+
+    where = namespace_or_env(namespace) or default_namespace(kubeconfig) or "default"
+    check_names(namespace=where)
+    return where
+
+
 def namespace_needed() -> UsageError:
     """A ConfigMap target without a namespace (none given, none in the pod's env)."""
     return UsageError(Opt("configmap"), " needs ", Opt("namespace"), f" (or ${POD_NAMESPACE_ENV})")

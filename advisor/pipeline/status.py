@@ -32,8 +32,7 @@ from advisor.pipeline.drift import installed_tf_version
 from advisor.pipeline.source import (
     CLUSTER_TIMEOUT_S,
     check_cluster_timeout,
-    check_names,
-    namespace_or_env,
+    namespace_to_list,
 )
 from advisor.recommend import ParsedAdvice, parse_configmap
 
@@ -242,7 +241,7 @@ def cluster_status(
     from advisor.cluster import RetryPolicy, connect
     from advisor.cluster.inventory import list_inventory
     from advisor.cluster.jobs import list_jobs
-    from advisor.cluster.listing import default_namespace, list_advice
+    from advisor.cluster.listing import list_advice
 
     if all_namespaces and namespace:
         raise UsageError(Opt("namespace"), " and ", Opt("all_namespaces"), " exclude each other")
@@ -250,8 +249,7 @@ def cluster_status(
     connection = connect(kubeconfig)
     where: str | None = None
     if not all_namespaces:
-        where = namespace_or_env(namespace) or default_namespace(kubeconfig) or "default"
-        check_names(namespace=where)
+        where = namespace_to_list(namespace, kubeconfig)
     policy = RetryPolicy.interactive(cluster_timeout_s)
     objects = list_advice(connection, where, policy)
     inventory = list_inventory(connection, where, policy) if consumers else None
