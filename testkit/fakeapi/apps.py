@@ -28,6 +28,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from testkit.fakeapi.errors import ApiError
 from testkit.fakeapi.meta import precondition_failure
 
 ITEM = re.compile(
@@ -38,14 +39,6 @@ STRATEGIC = "application/strategic-merge-patch+json"
 MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 PATCH_TYPES = (STRATEGIC, MERGE, JSON_PATCH)
-
-
-class WorkloadError(Exception):
-    """Raised as the server's ApiError (kept apart to avoid an import cycle)."""
-
-    def __init__(self, code: int, reason: str, message: str, details: dict[str, Any] | None = None):
-        super().__init__(message)
-        self.code, self.reason, self.message, self.details = code, reason, message, details or {}
 
 
 def workload(
@@ -125,7 +118,7 @@ class Workloads:
         body = request.body if isinstance(request.body, dict) else {}
         policy = request.query.get("propagationPolicy") or body.get("propagationPolicy")
         if policy not in (None, "Orphan", "Background", "Foreground"):
-            raise WorkloadError(
+            raise ApiError(
                 400,
                 "BadRequest",
                 f'propagationPolicy: Unsupported value: "{policy}": supported values: '
@@ -134,7 +127,7 @@ class Workloads:
         current = self._stored(resource, namespace, name)
         failure = precondition_failure(request.body, current, f'{resource}.apps "{name}"')
         if failure is not None:
-            raise WorkloadError(409, "Conflict", failure)
+            raise ApiError(409, "Conflict", failure)
         removed = None
         if request.query.get("dryRun") != "All":
             removed = self.remove(resource, namespace, name)
@@ -169,9 +162,9 @@ class Workloads:
             authorize("get", namespace, name, "apps", resource)
             return 200, self._stored(resource, namespace, name), {}
         if method != "PATCH":
-            raise WorkloadError(405, "MethodNotAllowed", f"the fake does not serve {method} here")
+            raise ApiError(405, "MethodNotAllowed", f"the fake does not serve {method} here")
         if content_type not in PATCH_TYPES:
-            raise WorkloadError(
+            raise ApiError(
                 415,
                 "UnsupportedMediaType",
                 f"the body of the request was in an unknown format - accepted media types "
@@ -183,9 +176,9 @@ class Workloads:
             patched = _json_patch(current, body)
         else:
             if not isinstance(body, dict):
-                raise WorkloadError(400, "BadRequest", "a merge patch must be a JSON object")
+                raise ApiError(400, "BadRequest", "a merge patch must be a JSON object")
             if content_type == STRATEGIC and _has_list(body):
-                raise WorkloadError(
+                raise ApiError(
                     400, "BadRequest", "the fake merges maps only: a strategic patch with a list"
                 )
             patched = _merge(current, body)
@@ -204,7 +197,7 @@ class Workloads:
     def _stored(self, resource: str, namespace: str, name: str) -> dict[str, Any]:
         found = self.get(resource, namespace, name)
         if found is None:
-            raise WorkloadError(
+            raise ApiError(
                 404,
                 "NotFound",
                 f'{resource}.apps "{name}" not found',
@@ -235,30 +228,30 @@ def _has_list(value: Any) -> bool:
 def _json_patch(target: dict[str, Any], ops: Any) -> dict[str, Any]:
     """RFC 6902 add/replace/remove/test on objects (array indices are not needed here: 422)."""
     if not isinstance(ops, list):
-        raise WorkloadError(400, "BadRequest", "a JSON patch must be a list of operations")
+        raise ApiError(400, "BadRequest", "a JSON patch must be a list of operations")
     result = copy.deepcopy(target)
     for op in ops:
         if not isinstance(op, dict) or op.get("op") not in ("add", "replace", "remove", "test"):
-            raise WorkloadError(400, "BadRequest", f"unsupported JSON patch operation: {op!r}")
+            raise ApiError(400, "BadRequest", f"unsupported JSON patch operation: {op!r}")
         parts = [
             p.replace("~1", "/").replace("~0", "~") for p in str(op.get("path", "")).split("/")[1:]
         ]
         if not parts:
-            raise WorkloadError(422, "Invalid", "a JSON patch path must not be the root")
+            raise ApiError(422, "Invalid", "a JSON patch path must not be the root")
         parent: Any = result
         for part in parts[:-1]:
             parent = parent.get(part) if isinstance(parent, dict) else None
             if parent is None:
-                raise WorkloadError(422, "Invalid", f"path {op['path']} does not exist")
+                raise ApiError(422, "Invalid", f"path {op['path']} does not exist")
         if not isinstance(parent, dict):
-            raise WorkloadError(422, "Invalid", f"path {op['path']} is not in an object")
+            raise ApiError(422, "Invalid", f"path {op['path']} is not in an object")
         last, value = parts[-1], copy.deepcopy(op.get("value"))
         if op["op"] == "test":
             if parent.get(last) != value:
-                raise WorkloadError(422, "Invalid", f"test failed at {op['path']}")
+                raise ApiError(422, "Invalid", f"test failed at {op['path']}")
             continue
         if op["op"] in ("replace", "remove") and last not in parent:
-            raise WorkloadError(422, "Invalid", f"path {op['path']} does not exist")
+            raise ApiError(422, "Invalid", f"path {op['path']} does not exist")
         if op["op"] == "remove":
             del parent[last]
         else:
@@ -293,7 +286,7 @@ def _validate(obj: dict[str, Any], old: dict[str, Any], resource: str, name: str
     if any(labels.get(k) != v for k, v in selector.items()):
         causes.append("spec.template.metadata.labels: `selector` does not match template `labels`")
     if causes:
-        raise WorkloadError(
+        raise ApiError(
             422,
             "Invalid",
             f'{KINDS[resource]}.apps "{name}" is invalid: {"; ".join(causes)}',

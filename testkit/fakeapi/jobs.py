@@ -39,6 +39,7 @@ from typing import Any
 
 from testkit.fakeapi import meta as meta_checks
 from testkit.fakeapi import schema
+from testkit.fakeapi.errors import ApiError
 
 ITEM = re.compile(r"^/apis/batch/v1/namespaces/([^/]+)/jobs/([^/]+)$")
 RESTART_POLICIES = ("OnFailure", "Never")
@@ -62,22 +63,6 @@ _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 #: what a create may be sent as; none at all is JSON, the server's first media type (the client
 #: sends no Content-Type with a create)
 _CONTENT_TYPES = (None, "application/json", "application/yaml")
-
-
-class JobError(Exception):
-    """Raised as the server's ApiError (kept apart to avoid an import cycle)."""
-
-    def __init__(
-        self,
-        code: int,
-        reason: str,
-        message: str,
-        details: dict[str, Any] | None = None,
-        headers: dict[str, str] | None = None,
-    ):
-        super().__init__(message)
-        self.code, self.reason, self.message, self.details = code, reason, message, details or {}
-        self.headers = headers or {}
 
 
 def owner_reference(owner: dict[str, Any], *, controller: bool = True) -> dict[str, Any]:
@@ -152,7 +137,7 @@ class Jobs:
 
     def put(self, body: dict[str, Any]) -> dict[str, Any]:
         """Store ``body`` as created by someone else: decoded, defaulted and validated as a POST
-        is (JobError when the seed itself is not a valid Job)."""
+        is (ApiError when the seed itself is not a valid Job)."""
         namespace = body["metadata"]["namespace"]
         obj, _ = self.create(body, namespace, {})
         return obj
@@ -234,9 +219,9 @@ class Jobs:
         method = request.method
         if name is None:
             if method != "POST":
-                raise JobError(405, "MethodNotAllowed", f"{method} is not allowed")
+                raise ApiError(405, "MethodNotAllowed", f"{method} is not allowed")
             if request.content_type not in _CONTENT_TYPES:
-                raise JobError(
+                raise ApiError(
                     415,
                     "UnsupportedMediaType",
                     f"the body of the request was in an unknown format - accepted media types "
@@ -252,13 +237,13 @@ class Jobs:
             authorize("get", namespace, name, "batch", "jobs")
             return 200, self._stored(namespace, name), {}
         if method != "DELETE":
-            raise JobError(405, "MethodNotAllowed", f"the fake does not serve {method} here")
+            raise ApiError(405, "MethodNotAllowed", f"the fake does not serve {method} here")
         authorize("delete", namespace, name, "batch", "jobs")
         policy = _propagation(request)
         current = self._stored(namespace, name)
         failure = meta_checks.precondition_failure(request.body, current, f'jobs.batch "{name}"')
         if failure is not None:
-            raise JobError(409, "Conflict", failure)
+            raise ApiError(409, "Conflict", failure)
         headers = {"Warning": ORPHAN_WARNING} if policy is None else {}
         if request.query.get("dryRun") != "All":
             del self.store[(namespace, name)]
@@ -273,14 +258,14 @@ class Jobs:
         obj = self._decode(body, query, headers)
         meta = obj.setdefault("metadata", {})
         if meta.get("namespace") not in (None, namespace):
-            raise JobError(
+            raise ApiError(
                 400,
                 "BadRequest",
                 "the namespace of the provided object does not match the namespace sent on the "
                 "request",
             )
         if meta.get("resourceVersion"):
-            raise JobError(
+            raise ApiError(
                 400, "BadRequest", "resourceVersion should not be set on objects to be created"
             )
         meta["namespace"] = namespace
@@ -294,14 +279,14 @@ class Jobs:
         _default(obj)
         causes = _invalid_causes(obj)
         if causes:
-            raise JobError(
+            raise ApiError(
                 422,
                 "Invalid",
                 f'Job.batch "{name}" is invalid: {"; ".join(causes)}',
                 {"name": name, "group": "batch", "kind": "Job"},
             )
         if (namespace, name) in self.store:
-            raise JobError(
+            raise ApiError(
                 409,
                 "AlreadyExists",
                 f'jobs.batch "{name}" already exists',
@@ -317,9 +302,9 @@ class Jobs:
 
     def _decode(self, body: Any, query: dict[str, str], headers: dict[str, str]) -> dict[str, Any]:
         if not isinstance(body, dict):
-            raise JobError(400, "BadRequest", "the request body is not an object")
+            raise ApiError(400, "BadRequest", "the request body is not an object")
         if body.get("apiVersion") != "batch/v1" or body.get("kind") != "Job":
-            raise JobError(
+            raise ApiError(
                 400,
                 "BadRequest",
                 f"the API version in the data ({body.get('apiVersion')}) and kind "
@@ -327,7 +312,7 @@ class Jobs:
             )
         validation = query.get("fieldValidation", "Warn")
         if validation not in schema.FIELD_VALIDATION:
-            raise JobError(
+            raise ApiError(
                 400,
                 "BadRequest",
                 f'fieldValidation: Unsupported value: "{validation}": supported values: '
@@ -336,10 +321,10 @@ class Jobs:
         try:
             decoded = schema.decode(body, "V1Job", "Job")
         except schema.DecodeError as exc:
-            raise JobError(400, "BadRequest", str(exc)) from None
+            raise ApiError(400, "BadRequest", str(exc)) from None
         if decoded.unknown and validation == "Strict":
             unknown = ", ".join(f'unknown field "{path}"' for path in decoded.unknown)
-            raise JobError(400, "BadRequest", f"strict decoding error: {unknown}")
+            raise ApiError(400, "BadRequest", f"strict decoding error: {unknown}")
         if decoded.unknown and validation == "Warn":
             headers["Warning"] = ", ".join(
                 f'299 - "unknown field \\"{path}\\""' for path in decoded.unknown
@@ -351,7 +336,7 @@ class Jobs:
     def _stored(self, namespace: str, name: str) -> dict[str, Any]:
         found = self.store.get((namespace, name))
         if found is None:
-            raise JobError(
+            raise ApiError(
                 404,
                 "NotFound",
                 f'jobs.batch "{name}" not found',
@@ -557,7 +542,7 @@ def _propagation(request: Any) -> str | None:
     body = request.body if isinstance(request.body, dict) else {}
     policy = request.query.get("propagationPolicy") or body.get("propagationPolicy")
     if policy is not None and policy not in PROPAGATION:
-        raise JobError(
+        raise ApiError(
             400,
             "BadRequest",
             f'propagationPolicy: Unsupported value: "{policy}": supported values: '

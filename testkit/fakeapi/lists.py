@@ -26,6 +26,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from testkit.fakeapi.errors import ApiError
+
 COLLECTION = re.compile(
     r"^/(?P<prefix>api/v1|apis/apps/v1|apis/batch/v1)"
     r"(?:/namespaces/(?P<namespace>[^/]+))?/(?P<resource>[a-z]+)$"
@@ -55,14 +57,6 @@ _POD_FIELDS = (
 #: what else the API server can select per resource (pkg/registry/*/strategy.go)
 _RESOURCE_FIELDS = {"pods": _POD_FIELDS, "jobs": ("status.successful",)}
 METADATA_LIST = ("as=partialobjectmetadatalist", "g=meta.k8s.io", "v=v1")
-
-
-class ListError(Exception):
-    """Raised as the server's ApiError (kept apart to avoid an import cycle)."""
-
-    def __init__(self, code: int, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.code, self.reason, self.message = code, reason, message
 
 
 def collection(path: str) -> tuple[str, str, str | None] | None:
@@ -134,7 +128,7 @@ def selector(text: str) -> list[Callable[[dict[str, str]], bool]]:
     terms: list[Callable[[dict[str, str]], bool]] = []
     for raw in filter(None, (t.strip() for t in text.split(","))):
         if re.search(r"\s(in|notin)\s", raw) or "(" in raw:
-            raise ListError(400, "BadRequest", f"the fake supports equality selectors only: {raw}")
+            raise ApiError(400, "BadRequest", f"the fake supports equality selectors only: {raw}")
         if "!=" in raw:
             key, value = raw.split("!=", 1)
             terms.append(lambda labels, k=key, v=value: labels.get(k) != v)
@@ -155,9 +149,9 @@ def _field_selector(text: str, resource: str) -> list[Callable[[dict[str, Any]],
         negate = "!=" in raw
         name, sep, value = raw.replace("!=", "=").replace("==", "=").partition("=")
         if not sep:
-            raise ListError(400, "BadRequest", f"invalid field selector: {raw!r}")
+            raise ApiError(400, "BadRequest", f"invalid field selector: {raw!r}")
         if name not in allowed:
-            raise ListError(400, "BadRequest", f'field label not supported: "{name}"')
+            raise ApiError(400, "BadRequest", f'field label not supported: "{name}"')
         terms.append(lambda obj, n=name, v=value, neg=negate: (_field(obj, n) == v) != neg)
     return terms
 
@@ -181,7 +175,7 @@ def _metadata_only(accept: str | None) -> bool:
             continue
         if all(p in params for p in METADATA_LIST):
             return True
-        raise ListError(406, "NotAcceptable", f"only PartialObjectMetadataList, not {media!r}")
+        raise ApiError(406, "NotAcceptable", f"only PartialObjectMetadataList, not {media!r}")
     return False
 
 
@@ -189,7 +183,7 @@ def _limit(text: str | None) -> int:
     if text is None:
         return 0
     if not text.isdigit():
-        raise ListError(400, "BadRequest", f"limit: invalid value {text!r}")
+        raise ApiError(400, "BadRequest", f"limit: invalid value {text!r}")
     return int(text)
 
 
@@ -208,5 +202,5 @@ def _after(objects: list[dict[str, Any]], token: str | None) -> list[dict[str, A
     try:
         after = tuple(json.loads(base64.urlsafe_b64decode(token.encode()))["after"])
     except (ValueError, KeyError, TypeError):
-        raise ListError(400, "BadRequest", "continue key is not valid") from None
+        raise ApiError(400, "BadRequest", "continue key is not valid") from None
     return [obj for obj in objects if _key(obj) > after]

@@ -52,6 +52,7 @@ import yaml
 
 from testkit.fakeapi import apps, garbage, jobs, lists
 from testkit.fakeapi import meta as meta_checks
+from testkit.fakeapi.errors import ApiError
 from testkit.fakeapi.rbac import SERVICE_ACCOUNT, Rule, role_rules
 
 _ITEM = re.compile(r"^/api/v1/namespaces/([^/]+)/configmaps/([^/]+)$")
@@ -90,21 +91,6 @@ class Fault:
     times: int
     retry_after: str | None = None
     method: str | None = None
-
-
-class ApiError(Exception):
-    def __init__(
-        self,
-        code: int,
-        reason: str,
-        message: str,
-        details: dict[str, Any] | None = None,
-        headers: dict[str, str] | None = None,
-    ):
-        super().__init__(message)
-        self.code, self.reason, self.message, self.details = code, reason, message, details or {}
-        #: sent with the Status (a Warning)
-        self.headers = headers or {}
 
 
 @dataclass
@@ -259,7 +245,7 @@ class FakeApiServer:
         with self._lock:
             try:
                 return self._jobs.put(obj)
-            except jobs.JobError as exc:
+            except ApiError as exc:
                 raise ValueError(f"not a valid Job: {exc.message}") from None
 
     def job(self, namespace: str, name: str) -> dict[str, Any] | None:
@@ -372,17 +358,14 @@ class FakeApiServer:
     ) -> tuple[int, dict[str, Any], dict[str, str]]:
         """A request for one Deployment, StatefulSet or DaemonSet."""
         with self._lock:
-            try:
-                if request.method == "DELETE":
-                    removed, policy, response = self.workloads.delete(
-                        request, workload, self._authorize
-                    )
-                    if removed is not None:
-                        self._deleted(removed, policy)
-                    return 200, response, {}
-                return self.workloads.handle(request, workload, self._authorize)
-            except apps.WorkloadError as exc:
-                raise ApiError(exc.code, exc.reason, exc.message, exc.details) from None
+            if request.method == "DELETE":
+                removed, policy, response = self.workloads.delete(
+                    request, workload, self._authorize
+                )
+                if removed is not None:
+                    self._deleted(removed, policy)
+                return 200, response, {}
+            return self.workloads.handle(request, workload, self._authorize)
 
     def _handle_job(
         self, request: Recorded, namespace: str | None, name: str | None
@@ -391,19 +374,14 @@ class FakeApiServer:
         if namespace is None:
             raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed")
         with self._lock:
-            try:
-                return self._jobs.handle(
-                    request,
-                    namespace,
-                    name,
-                    authorize=self._authorize,
-                    namespace_exists=self._namespace_exists,
-                    deleted=self._deleted,
-                )
-            except jobs.JobError as exc:
-                raise ApiError(
-                    exc.code, exc.reason, exc.message, exc.details, exc.headers
-                ) from None
+            return self._jobs.handle(
+                request,
+                namespace,
+                name,
+                authorize=self._authorize,
+                namespace_exists=self._namespace_exists,
+                deleted=self._deleted,
+            )
 
     def _deleted(self, obj: dict[str, Any], propagation: str) -> None:
         """After ``obj`` was removed: its dependents go (Background, Foreground) or lose the
@@ -495,18 +473,15 @@ class FakeApiServer:
                 objects = self._jobs.all()
             else:
                 objects = self.workloads.all(resource)
-            try:
-                body = lists.serve(
-                    objects,
-                    group=group,
-                    resource=resource,
-                    namespace=namespace,
-                    query=request.query,
-                    accept=request.accept,
-                    resource_version=str(next(self._rv)),
-                )
-            except lists.ListError as exc:
-                raise ApiError(exc.code, exc.reason, exc.message) from None
+            body = lists.serve(
+                objects,
+                group=group,
+                resource=resource,
+                namespace=namespace,
+                query=request.query,
+                accept=request.accept,
+                resource_version=str(next(self._rv)),
+            )
         return 200, body, {}
 
     def _delete(self, request: Recorded, namespace: str, name: str) -> Any:
