@@ -321,14 +321,11 @@ def _pool_difference(prov: Provenance, pod_spec: Mapping[str, Any]) -> list[str]
 
 
 def _fits(parsed: ParsedAdvice | None, found: _Candidate) -> str:
-    assert parsed is not None
-    rec = parsed.recommendation
-    prov = rec.provenance
-    pool = found.job.pool
-    cpu_from = found.job.cpu_from
+    assert parsed is not None  # no differences: there is an advice
+    rec, job = parsed.recommendation, found.job
     return (
         f"advice {rec.intra_op_threads}/{rec.inter_op_threads} in {found.configmap} was measured "
-        f"for it: CPU {cpu_from} {found.job.cpu:g}, {pool}, {prov.objective}"
+        f"for it: CPU {job.cpu_from} {job.cpu:g}, {job.pool}, {rec.provenance.objective}"
     )
 
 
@@ -379,7 +376,7 @@ def _days(age: timedelta) -> str:
     return f"{days:.1f} days" if days >= 1 else f"{age.total_seconds() / 3600:.1f} hours"
 
 
-def with_job(planned: Planned, *, reason: str, verdict: PlanVerdict | None = None) -> Planned:
+def with_reason(planned: Planned, *, reason: str, verdict: PlanVerdict | None = None) -> Planned:
     """``planned`` with a new reason (and verdict): what applying it did."""
     decision = planned.decision.model_copy(
         update={"reason": one_line(reason, 500), "decision": verdict or planned.verdict}
@@ -408,7 +405,7 @@ def to_create(
         busy = running.get(pool, 0)
         if busy >= max_running:
             out.append(
-                with_job(
+                with_reason(
                     item,
                     reason=f"{item.decision.reason}; waits: {busy} calibration(s) already "
                     f"running on node pool {item.job.pool} (max running {max_running})",

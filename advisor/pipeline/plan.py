@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from advisor import __version__
 from advisor.errors import ClusterRejectedError, Opt, UsageError, usage_error
-from advisor.fleet.decide import Planned, decide, to_create, with_job
+from advisor.fleet.decide import Planned, decide, to_create, with_reason
 from advisor.fleet.derive import PLANNED_SELECTOR, JobSettings
 from advisor.fleet.jobs import planned_job
 from advisor.fleet.optin import OPT_IN_SELECTOR, Defaults
@@ -180,11 +180,13 @@ def _create(item: Planned, connection: Connection, namespace: str, policy: Retry
     try:
         outcome = create_job(connection, namespace, item.job.manifest, policy=policy)
     except ClusterRejectedError as exc:
-        return with_job(item, reason=f"the API server refused Job {name}: {exc}", verdict="failed")
+        return with_reason(
+            item, reason=f"the API server refused Job {name}: {exc}", verdict="failed"
+        )
     if outcome.already_exists:
-        return with_job(
+        return with_reason(
             item,
             reason=f"Job {name} exists already (created by an earlier plan)",
             verdict="pending",
         )
-    return with_job(item, reason=f"{item.decision.reason}; created Job {name}")
+    return with_reason(item, reason=f"{item.decision.reason}; created Job {name}")
