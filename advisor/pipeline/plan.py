@@ -17,17 +17,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
 from advisor import __version__
-from advisor.errors import ClusterRejectedError, Opt, UsageError, usage_error
+from advisor.errors import ClusterRejectedError, ForbiddenError, Opt, UsageError, usage_error
 from advisor.fleet.decide import Planned, decide, to_create, with_reason
 from advisor.fleet.derive import PLANNED_SELECTOR, JobSettings
-from advisor.fleet.jobs import planned_job
+from advisor.fleet.jobs import PlannedJob, planned_job
 from advisor.fleet.optin import OPT_IN_SELECTOR, Defaults
+from advisor.fleet.retry import retry_failed
 from advisor.models import CalibrationOptions, PlanResult, TrialMode
+from advisor.pipeline.plan_events import applied_events, failed_calibrations, record_events
 from advisor.pipeline.source import (
     CLUSTER_TIMEOUT_S,
     check_cluster_timeout,
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
 DEFAULT_IMAGE = f"tf-thread-advisor:{__version__}"
 __all__ = [
     "DEFAULT_IMAGE",
+    "DRY_RUNS",
     "PULL_POLICIES",
     "Defaults",
     "Plan",
@@ -53,6 +56,10 @@ __all__ = [
 
 DEFAULT_SERVICE_ACCOUNT = "tf-thread-advisor-calibration"
 PULL_POLICIES = ("Always", "IfNotPresent", "Never")
+#: kubectl's --dry-run: none (with --apply: create), client (the plan alone, what plan without
+#: --apply is), server (each Job sent with dryRun=All: quotas, webhooks, Pod Security answer)
+DryRun = Literal["none", "client", "server"]
+DRY_RUNS: tuple[DryRun, ...] = ("none", "client", "server")
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,12 @@ class PlanRequest:
     configmap_annotations: Mapping[str, str] = field(default_factory=dict)
     kubeconfig: Path | None = None
     cluster_timeout_s: float = CLUSTER_TIMEOUT_S
+    dry_run: DryRun = "none"
+    #: a failed calibration of the current spec is deleted and calibrated again now, not after
+    #: the failed Job's TTL (with ``apply``; needs delete on jobs)
+    retry_failed: bool = False
+    #: with ``apply``, Events on the workloads it acted on (needs create on events)
+    events: bool = True
 
 
 @dataclass(frozen=True)
@@ -85,6 +98,18 @@ class Plan:
     #: the manifests of the Jobs created, or to create without ``apply``
     jobs: list[dict[str, Any]]
     applied: bool
+    #: the missing rule that stopped ``apply`` midway: the decisions and the Jobs created
+    #: before it stand, the rest were not tried
+    stopped: ForbiddenError | None = None
+
+    @property
+    def failed(self) -> list[str]:
+        """The workloads (with their container) whose decision is ``failed``."""
+        return [
+            d.workload + (f" ({d.container})" if d.container else "")
+            for d in self.result.decisions
+            if d.decision == "failed"
+        ]
 
 
 def check_request(request: PlanRequest) -> None:
@@ -100,6 +125,12 @@ def check_request(request: PlanRequest) -> None:
         if problem := annotation_key_problem(key):
             raise UsageError(Opt("configmap_annotations"), f" {key!r}: {problem}")
     check_cluster_timeout(request.cluster_timeout_s)
+    if request.dry_run not in DRY_RUNS:
+        raise UsageError(Opt("dry_run"), f" must be one of {', '.join(DRY_RUNS)}")
+    if request.apply and request.dry_run != "none":
+        raise UsageError(
+            Opt("dry_run"), f"={request.dry_run} previews what ", Opt("apply"), " does: not both"
+        )
     defaults = request.defaults
     try:  # the defaults obey a calibration's rules, as every annotation does
         CalibrationOptions(
@@ -155,10 +186,36 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         now=now or datetime.now(timezone.utc),
         max_age=request.max_age,
     )
+    failed_jobs = failed_calibrations(decided, jobs)
+    retried: dict[str, PlannedJob] = {}
+    if request.retry_failed:
+        decided, retried = retry_failed(decided, jobs)
     start, decided = to_create(decided, jobs, max_running=request.max_running)
-    if request.apply:
-        applied = {id(item): _create(item, connection, namespace, policy) for item in start}
-        decided = [applied.get(id(item), item) for item in decided]
+    stopped: ForbiddenError | None = None
+    if request.apply or request.dry_run == "server":
+        applied: dict[int, Planned] = {}
+        dry_run = request.dry_run == "server"
+        for item in start:
+            try:
+                applied[id(item)] = _create(
+                    item, connection, namespace, policy, dry_run=dry_run, retried=retried
+                )
+            except ForbiddenError as exc:  # the Role lacks a rule: no other Job would pass
+                stopped = exc
+                break
+        if request.apply and request.events:
+            events = applied_events(applied.values(), failed_jobs)
+            record_events(connection, events, now=now or datetime.now(timezone.utc), policy=policy)
+        untried = {
+            id(item): with_reason(
+                item,
+                reason=f"{item.decision.reason}; not tried: the plan stopped at a rule its Role "
+                "lacks (the error line names it)",
+            )
+            for item in start
+            if id(item) not in applied
+        }
+        decided = [applied.get(id(item), untried.get(id(item), item)) for item in decided]
         start = [item for item in applied.values() if item.verdict == "calibrate"]
     created = [item.job.manifest for item in start if item.job is not None]
     return Plan(
@@ -166,27 +223,50 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         result=PlanResult(decisions=[item.decision for item in decided]),
         jobs=created,
         applied=request.apply,
+        stopped=stopped,
     )
 
 
-def _create(item: Planned, connection: Connection, namespace: str, policy: RetryPolicy) -> Planned:
-    """One Job created: calibrate (created), pending (it exists already: another plan was
-    first) or failed (the API server refused it; the others go on). A 403 stops the plan: the
-    planner's Role lacks the rule, and no other Job would be created either."""
-    from advisor.cluster.jobs import create_job
+def _create(
+    item: Planned,
+    connection: Connection,
+    namespace: str,
+    policy: RetryPolicy,
+    *,
+    dry_run: bool = False,
+    retried: Mapping[str, PlannedJob],
+) -> Planned:
+    """One Job created (``dry_run``: sent with dryRun=All, stored by no one): calibrate
+    (created, or the server would), pending (it exists already: another plan was first) or
+    failed (the API server refused it: a ResourceQuota, an admission webhook, an invalid Job;
+    the others go on). A retried failed Job is deleted first. The authorizer's 403
+    (ForbiddenError) stops the plan: the planner's Role lacks the rule, and no other Job would
+    be created either.
+
+    The Job goes to its own namespace (its manifest's), the plan's when it names none."""
+    from advisor.cluster.jobs import create_job, delete_job
 
     assert item.job is not None
     name = item.job.name
+    where = str((item.job.manifest.get("metadata") or {}).get("namespace") or namespace)
     try:
-        outcome = create_job(connection, namespace, item.job.manifest, policy=policy)
+        if name in retried and not dry_run:
+            delete_job(connection, retried[name].namespace or where, name, policy=policy)
+        outcome = create_job(connection, where, item.job.manifest, dry_run=dry_run, policy=policy)
     except ClusterRejectedError as exc:
-        return with_reason(
-            item, reason=f"the API server refused Job {name}: {exc}", verdict="failed"
-        )
+        return with_reason(item, reason=str(exc), verdict="failed")
+    warns = "".join(f"; the API server warns: {text}" for text in outcome.warnings)
     if outcome.already_exists:
+        if name in retried:  # a dry run: the failed Job is still there
+            return with_reason(
+                item,
+                reason=f"{item.decision.reason}; the server checks the new Job only once the "
+                f"failed one is deleted (--apply){warns}",
+            )
         return with_reason(
             item,
-            reason=f"Job {name} exists already (created by an earlier plan)",
+            reason=f"Job {name} exists already (created by an earlier plan){warns}",
             verdict="pending",
         )
-    return with_reason(item, reason=f"{item.decision.reason}; created Job {name}")
+    did = "the API server would create" if dry_run else "created"
+    return with_reason(item, reason=f"{item.decision.reason}; {did} Job {name}{warns}")
