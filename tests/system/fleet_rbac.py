@@ -12,7 +12,8 @@ from testkit.fakeapi.rbac import Rule, parse_rules
 from tests.support import k8s_checks as k8s
 
 #: what the planner's Role must allow (get/list the opted-in workloads, their advice and the Jobs
-#: already there; create Jobs) and the calibration Role (write any advice ConfigMap; restart)
+#: already there; create Jobs) and the calibration Role (write any advice ConfigMap); each
+#: feature's rights below, allowed only where the feature is on
 PLANNER_MAY = [
     ("get", "apps", "deployments", "web"),
     ("list", "apps", "deployments", None),
@@ -33,8 +34,9 @@ PLANNER_MAY_NOT = [
     ("patch", "apps", "deployments", "web"),
     ("update", "apps", "deployments", "web"),
     ("patch", "apps", "statefulsets", "db"),
-    ("delete", "batch", "jobs", "web-calibrate-1a2b3c"),
     ("patch", "batch", "jobs", "web-calibrate-1a2b3c"),
+    ("patch", "", "events", "web.1"),
+    ("delete", "", "events", "web.1"),
     ("create", "", "pods", None),
     ("get", "", "secrets", "anything"),
     ("list", "", "secrets", None),
@@ -45,10 +47,6 @@ CALIBRATION_MAY = [
     ("get", "", "configmaps", "any-name-at-all"),
     ("create", "", "configmaps", "any-name-at-all"),
     ("patch", "", "configmaps", "web-thread-advice"),
-    ("get", "apps", "deployments", "web"),
-    ("patch", "apps", "deployments", "web"),
-    ("get", "apps", "statefulsets", "db"),
-    ("patch", "apps", "statefulsets", "db"),
 ]
 CALIBRATION_MAY_NOT = [
     ("create", "batch", "jobs", None),
@@ -60,7 +58,19 @@ CALIBRATION_MAY_NOT = [
     ("list", "apps", "deployments", None),
     ("create", "", "pods", None),
     ("get", "", "secrets", "anything"),
+    ("create", "", "events", None),
 ]
+#: (identity, feature) -> the rights that feature adds, and only it
+FEATURES: dict[tuple[str, str], list[tuple[str, str, str, str | None]]] = {
+    ("planner", "events"): [("create", "", "events", None)],
+    ("planner", "retry_failed"): [("delete", "batch", "jobs", "web-calibrate-1a2b3c")],
+    ("calibration", "restart"): [
+        ("get", "apps", "deployments", "web"),
+        ("patch", "apps", "deployments", "web"),
+        ("get", "apps", "statefulsets", "db"),
+        ("patch", "apps", "statefulsets", "db"),
+    ],
+}
 
 
 def granted(docs: list[dict[str, Any]], account: str) -> list[Rule]:
@@ -78,10 +88,27 @@ def allowed(rules: list[Rule], verb: str, group: str, resource: str, name: str |
     return any(rule.allows(verb, group, resource, name) for rule in rules)
 
 
-def assert_fleet_rbac(docs: list[dict[str, Any]], planner: str, calibration: str) -> None:
-    """What each identity may do, as the API server would evaluate the rendered Roles."""
+def assert_fleet_rbac(
+    docs: list[dict[str, Any]],
+    planner: str,
+    calibration: str,
+    *,
+    events: bool = True,
+    retry_failed: bool = False,
+    restart: bool = False,
+) -> None:
+    """What each identity may do, as the API server would evaluate the rendered Roles, with the
+    features on that are (each feature's rights allowed exactly when it is)."""
     planner_rules = granted(docs, planner)
     calibration_rules = granted(docs, calibration)
+    on = {"events": events, "retry_failed": retry_failed, "restart": restart}
+    rules = {"planner": planner_rules, "calibration": calibration_rules}
+    for (who, feature), requests in FEATURES.items():
+        for request in requests:
+            assert allowed(rules[who], *request) == on[feature], (
+                f"{who} {'may not' if on[feature] else 'may'} {request} with {feature} "
+                f"{'on' if on[feature] else 'off'}"
+            )
     assert planner_rules and calibration_rules
     for request in PLANNER_MAY:
         assert allowed(planner_rules, *request), f"planner may not {request}"
