@@ -209,8 +209,8 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         untried = {
             id(item): with_reason(
                 item,
-                reason=f"{item.decision.reason}; not tried: the plan stopped at a rule its Role "
-                "lacks (the error line names it)",
+                reason=f"{item.decision.reason}; not created: the plan stopped at a rule its "
+                "Role lacks (the error line names it)",
             )
             for item in start
             if id(item) not in applied

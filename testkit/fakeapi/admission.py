@@ -7,6 +7,9 @@ validated (422 comes first) and before storage (409 AlreadyExists comes last), d
 - admission webhooks: a denial a test configures (the webhook's name, the code it answers, often
   403 or 400, its reason and message), as the API server wraps it: ``admission webhook "NAME"
   denied the request: MESSAGE``, a code below 400 made 400;
+- ValidatingAdmissionPolicy (CEL, in the API server): a denial a test configures, as the server
+  words it (``ValidatingAdmissionPolicy 'P' with binding 'B' denied request: MESSAGE``), 422
+  ``Invalid`` unless the policy's validation names another reason;
 - ResourceQuota on ``count/jobs.batch``: a create past the hard limit is 403 ``exceeded quota``,
   counted against the Jobs of the namespace; a dry run is checked the same way and, like every
   dry run, changes no usage.
@@ -44,11 +47,41 @@ class WebhookDenial:
     reason: str = ""
     applies: Callable[[dict[str, Any]], bool] = lambda _job: True
 
+    def error(self, headers: dict[str, str]) -> ApiError:
+        return ApiError(
+            max(self.code, 400),
+            self.reason,
+            f'admission webhook "{self.webhook}" denied the request: {self.message}',
+            headers=headers,
+        )
+
+
+@dataclass(frozen=True)
+class PolicyDenial:
+    """What a ValidatingAdmissionPolicy bound with ``validationActions: [Deny]`` answers for the
+    Jobs ``applies`` to."""
+
+    policy: str
+    binding: str
+    message: str
+    code: int = 422
+    reason: str = "Invalid"
+    applies: Callable[[dict[str, Any]], bool] = lambda _job: True
+
+    def error(self, headers: dict[str, str]) -> ApiError:
+        return ApiError(
+            self.code,
+            self.reason,
+            f"ValidatingAdmissionPolicy '{self.policy}' with binding '{self.binding}' denied "
+            f"request: {self.message}",
+            headers=headers,
+        )
+
 
 @dataclass
 class Admission:
     quotas: list[JobQuota] = field(default_factory=list)
-    denials: list[WebhookDenial] = field(default_factory=list)
+    denials: list[WebhookDenial | PolicyDenial] = field(default_factory=list)
     #: (namespace, the warning's text) for every Job created there
     pod_security_warnings: list[tuple[str, str]] = field(default_factory=list)
 
@@ -61,12 +94,7 @@ class Admission:
         headers = {"Warning": ", ".join(warning(t) for t in texts)} if texts else {}
         for denial in self.denials:
             if denial.applies(obj):
-                raise ApiError(
-                    max(denial.code, 400),
-                    denial.reason,
-                    f'admission webhook "{denial.webhook}" denied the request: {denial.message}',
-                    headers=headers,
-                )
+                raise denial.error(headers)
         for quota in self.quotas:
             if quota.namespace == namespace and used + 1 > quota.jobs:
                 raise ApiError(

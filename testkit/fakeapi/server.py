@@ -55,7 +55,7 @@ import yaml
 
 from testkit.fakeapi import apps, events, garbage, jobs, lists
 from testkit.fakeapi import meta as meta_checks
-from testkit.fakeapi.admission import JobQuota, WebhookDenial
+from testkit.fakeapi.admission import JobQuota, PolicyDenial, WebhookDenial
 from testkit.fakeapi.errors import ApiError
 from testkit.fakeapi.rbac import SERVICE_ACCOUNT, Rule, role_rules
 
@@ -288,8 +288,9 @@ class FakeApiServer:
         with self._lock:
             self._jobs.admission.quotas.append(JobQuota(name, namespace, jobs))
 
-    def deny_jobs(self, denial: WebhookDenial) -> None:
-        """A validating admission webhook that denies the Job creates ``denial`` applies to."""
+    def deny_jobs(self, denial: WebhookDenial | PolicyDenial) -> None:
+        """A validating admission webhook, or a ValidatingAdmissionPolicy, that denies the Job
+        creates ``denial`` applies to."""
         with self._lock:
             self._jobs.admission.denials.append(denial)
 
