@@ -7,6 +7,13 @@ pool at once. Nothing is written without ``apply``, and a Job is created only fo
 validated whole (derived, named, hashed). Creating is idempotent: a Job's name carries the hash
 of its derived spec, so a second ``apply`` finds it (409) and reports it pending.
 
+What the API server refuses about one Job (a ResourceQuota, an admission webhook or policy, an
+invalid Job) is that workload's ``failed`` decision, with the server's message, and the plan goes
+on; only the authorizer's 403 (a rule the planner's Role lacks, which no other Job would pass
+either) stops it, and the decisions and Jobs created until then are still returned (``stopped``).
+``dry_run="server"`` asks the same of the server with ``dryRun=All`` and creates nothing. With
+``apply``, each workload acted on gets an Event (``plan_events``).
+
 Kubernetes is the engine: the Jobs are scheduled on each workload's node pool with its resources,
 and the next scheduled plan continues where this one stopped.
 """
