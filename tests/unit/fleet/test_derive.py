@@ -334,7 +334,11 @@ def test_a_pod_level_limit_alone_is_the_quota() -> None:
     assert job.cpu == 6.0
     assert job.cpu_from == "limit"
     assert "cpu" not in advisor(job)["resources"].get("limits", {})
-    assert pod(job)["resources"] == {"limits": {"cpu": "6", "memory": "8Gi"}}
+    # the requests the API server would default for the serving pod, stated
+    assert pod(job)["resources"] == {
+        "requests": {"cpu": "6", "memory": "1Gi"},
+        "limits": {"cpu": "6", "memory": "8Gi"},
+    }
 
 
 def test_without_a_limit_the_request_becomes_the_quota() -> None:
@@ -880,9 +884,10 @@ def test_the_copy_is_hardened_and_reads_as_the_server() -> None:
         "runAsGroup": 1002,
         "runAsNonRoot": True,
     }
+    # a Guaranteed serving pod: requests equal to limits
     assert copier(job)["resources"] == {
-        "requests": {"cpu": "100m", "memory": "128Mi"},
-        "limits": {"cpu": "1", "memory": "512Mi"},
+        "requests": {"cpu": "500m", "memory": "512Mi"},
+        "limits": {"cpu": "500m", "memory": "512Mi"},
     }
     security = pod(job)["securityContext"]
     assert security["fsGroup"] == 2000
