@@ -195,7 +195,12 @@ def copy_container(
     container: dict[str, Any] = {"name": COPY_CONTAINER, "image": serving["image"]}
     if serving.get("imagePullPolicy"):
         container["imagePullPolicy"] = serving["imagePullPolicy"]
-    container["command"] = ["cp", "-R", model_path, MODEL_MOUNT + "/"]
+    # -L: a model directory reached through symlinks (a ConfigMap volume's ..data, a "current"
+    # link to a version) is copied as the files it points to; without it the copy holds links
+    # into a volume the advisor does not mount. busybox's cp and coreutils' both take -RL
+    container["command"] = ["cp", "-RL", model_path, MODEL_MOUNT + "/"]
+    # a failing cp's last lines become the container's termination message (kubectl describe)
+    container["terminationMessagePolicy"] = "FallbackToLogsOnError"
     if env:
         container["env"] = env
     container["resources"] = _copy_resources(serving, pod)

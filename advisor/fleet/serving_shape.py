@@ -43,9 +43,20 @@ def pod_spec(pod: Mapping[str, Any], settings: JobSettings) -> dict[str, Any]:
         "automountServiceAccountToken": False,
         "securityContext": security,
     }
-    for key in ("nodeSelector", "tolerations", "runtimeClassName", "imagePullSecrets"):
+    for key in ("nodeSelector", "tolerations", "runtimeClassName"):
         if pod.get(key):
             spec[key] = copy.deepcopy(pod[key])
+    # the serving pod's pull the serving image (the copy), plan's the advisor image: the
+    # ServiceAccount's are added by the API server only to a pod that names none
+    serving_secrets = [_dict(ref).get("name") for ref in _list(pod.get("imagePullSecrets"))]
+    pull_secrets = [
+        *(name for name in serving_secrets if isinstance(name, str) and name),
+        *settings.image_pull_secrets,
+    ]
+    if pull_secrets:
+        spec["imagePullSecrets"] = [{"name": name} for name in dict.fromkeys(pull_secrets)]
+    if settings.priority_class:
+        spec["priorityClassName"] = settings.priority_class
     node_affinity = _dict(_dict(pod.get("affinity")).get("nodeAffinity"))
     if node_affinity:
         spec["affinity"] = {"nodeAffinity": copy.deepcopy(node_affinity)}
