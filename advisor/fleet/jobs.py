@@ -95,10 +95,10 @@ def _failure(condition: Mapping[str, Any], job: str) -> str:
     text = f"{reason}: {message}" if message else reason
     match = _CONTAINER_EXIT.search(message)
     if match and match["container"] == COPY_CONTAINER:
+        # the controller's message says no more than the exit code: cp's own words are its log
         return one_line(
-            f"model copy failed: {COPY_CONTAINER} (the serving image's cp of the model) exited "
-            f"with code {match['code']}; kubectl logs job/{job} -c {COPY_CONTAINER} says why "
-            f"({text})"
+            f"model copy failed: the serving image's cp exited with code {match['code']} "
+            f"(kubectl logs job/{job} -c {COPY_CONTAINER} says why)"
         )
     if match and match["container"] == ADVISOR_CONTAINER:
         code = int(match["code"])
