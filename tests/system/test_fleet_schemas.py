@@ -6,6 +6,7 @@ newest supported Kubernetes (kubernetes-validate) and checkov, as the shipped ma
 from __future__ import annotations
 
 import copy
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +42,22 @@ CALIBRATION_NETWORK_POLICY: dict[str, Any] = {
 }
 
 
+#: every knob of plan that shapes the Job turned: pull secrets, a priority class, the allowance
+FULL_SETTINGS = dataclasses.replace(
+    SETTINGS,
+    image_pull_secrets=("mirror-creds",),
+    priority_class="batch-low",
+    startup_allowance_s=1800,
+)
+
+
 def _derive(kind: Any, workload: dict[str, Any]) -> DerivedJob:
     return derive_job(
         kind,
         workload,
         read_ask(workload["metadata"]["annotations"]),
         configmap="resnet-thread-advice",
-        settings=SETTINGS,
+        settings=FULL_SETTINGS,
     )
 
 
