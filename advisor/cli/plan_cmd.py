@@ -44,7 +44,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--print-jobs",
         action="store_true",
-        help="print the Jobs it would create (with --apply: created) as YAML, not the decisions",
+        help="print the Jobs it would create (with --apply: created) as YAML, not the decisions, "
+        "with the reasoned checkov skip annotations a lint of them needs (the Jobs created carry "
+        "none)",
     )
     parser.add_argument(
         "--apply", action="store_true", help="create the calibration Jobs it decided on"

@@ -1,7 +1,8 @@
 """What the calibration Job brings of its own, whatever the workload: the advisor container
 (its ``run`` arguments, the Downward API env, the projected token mounted into it alone), the
-volumes it needs, the Job-level settings (the exit-code policy, the deadline, the TTL) and the
-security-lint exceptions the derived pod needs.
+volumes it needs, the Job-level settings (the exit-code policy, the deadline, the TTL), the
+service meshes' opt-outs of sidecar injection and the security-lint exceptions the derived pod
+needs (printed, never on the live Job).
 
 These are the settings of the shipped Job (deploy/job.yaml, the chart's ``tfta.jobSpecSettings``).
 """
