@@ -3,8 +3,11 @@ skipped, each with a one-line reason.
 
 The advice fits when it was measured for this container (the workload and container it records)
 in the shape the container has now: the same CPU quota (its limit, or its request where it has no
-limit), node pool, model path, serving image, objective, concurrency and batch, and it is younger
-than ``max_age``. Any difference is named in the reason. A calibration Job for the same derived
+limit), node pool, model path, serving image, objective, concurrency and batch, the same fields of
+the calibration spec it records (``advisor.fleet.spec``: node affinity, tolerations, runtime
+class, memory and the other resources, the model volume, the budget, run's flags), and it is
+younger than ``max_age``. Any difference is named in the reason. Advice an older advisor wrote
+records no spec and is judged by the rest alone. A calibration Job for the same derived
 spec that has not finished is ``pending``; one that failed is ``failed`` with the Job's own
 reason, and stays so until the Job is gone (its TTL): a broken spec is not retried every night.
 While an earlier spec's calibration of the same container runs, the new one waits for it, so two
@@ -35,7 +38,8 @@ from advisor.fleet.derive import (
 )
 from advisor.fleet.jobs import PlannedJob
 from advisor.fleet.optin import ANN_CONFIGMAP, CalibrationAsk, Defaults, OptInError, read_ask
-from advisor.models import QUOTA_TOLERANCE, PlanDecision, PlanVerdict, Provenance
+from advisor.fleet.spec import CPU_KEYS, NODE_SELECTOR, spec_changes
+from advisor.models import QUOTA_TOLERANCE, PlanDecision, PlanVerdict, Provenance, ServingTarget
 from advisor.recommend import APP_NAME, LABEL_MANAGED_BY, ParsedAdvice, parse_configmap
 
 _KINDS: dict[str, WorkloadKind] = {"Deployment": "Deployment", "StatefulSet": "StatefulSet"}
@@ -261,8 +265,9 @@ def differences_from(
     out = []
     if not shared and (target.workload, target.container) != (found.ref, found.container):
         out.append(f"the advice was measured for {target.workload} container {target.container}")
-    out += _cpu_difference(prov, found.job)
-    out += _pool_difference(prov, found.pod_spec)
+    cpu = _cpu_difference(prov, found.job)
+    pool = _pool_difference(prov, found.pod_spec)
+    out += cpu + pool
     for what, was, now_value in (
         ("model path", target.model_path, now_target.model_path),
         ("serving image", target.image, now_target.image),
@@ -279,10 +284,26 @@ def differences_from(
     ):
         if was_value != is_value:
             out.append(f"{what} was {_show(was_value)}, is now {_show(is_value)}")
+    out += _spec_difference(target, now_target, cpu=bool(cpu), pool=bool(pool))
     age = now - prov.created_at
     if max_age is not None and age > max_age:
         out.append(f"older than the maximum age ({_days(age)} old)")
     return out
+
+
+def _spec_difference(
+    target: ServingTarget, now_target: ServingTarget, *, cpu: bool, pool: bool
+) -> list[str]:
+    """The fields of the recorded calibration spec that changed, where the comparisons above
+    have not named them already. Advice without the record (an older advisor's) is judged by
+    those comparisons alone: an upgrade does not calibrate the whole fleet again."""
+    if target.spec is None or now_target.spec is None:
+        return []
+    return [
+        reason
+        for key, reason in spec_changes(target.spec, now_target.spec)
+        if not (cpu and key in CPU_KEYS) and not (pool and key == NODE_SELECTOR)
+    ]
 
 
 def _cpu_difference(prov: Provenance, job: DerivedJob) -> list[str]:

@@ -286,6 +286,19 @@ def test_the_jobs_command_writes_the_advice_and_the_next_plan_says_fits(
     rows = decisions(capsys, api)
     assert rows["deployment/b"]["decision"] == "fits", rows["deployment/b"]["reason"]
     assert rows["deployment/c"]["decision"] == "fits"
+    # the advice records the spec it was measured for, so the next plan names what changed
+    assert target.spec is not None
+    assert target.spec["limits.memory"] == "1Gi"
+    assert target.spec["tolerations"].startswith("#")
+    b = copy.deepcopy(api.workload("deployments", NS, "b"))
+    assert b is not None
+    b["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["memory"] = "2Gi"
+    b["spec"]["replicas"] = 5
+    api.put_workload({**b, "apiVersion": "apps/v1", "kind": "Deployment"})
+    rows = decisions(capsys, api)
+    assert rows["deployment/b"]["decision"] == "calibrate"
+    assert rows["deployment/b"]["reason"] == "memory limit changed (1Gi -> 2Gi)"
+    assert rows["deployment/b"]["job"] != job["metadata"]["name"]
 
 
 def test_status_shows_each_advices_newest_calibration_job_and_its_state(
