@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from advisor.consumers.fit import node_pool_problems
+from advisor.consumers.fit import node_pool_problems, shadow_problems
 from advisor.consumers.mounts import references
 from advisor.errors import InvalidAdviceError, one_line
 from advisor.fleet.derive import (
@@ -37,7 +37,14 @@ from advisor.fleet.derive import (
     serving_container,
 )
 from advisor.fleet.jobs import PlannedJob
-from advisor.fleet.optin import ANN_CONFIGMAP, CalibrationAsk, Defaults, OptInError, read_ask
+from advisor.fleet.optin import (
+    ANN_CONFIGMAP,
+    CalibrationAsk,
+    Defaults,
+    OptInError,
+    opted_in,
+    read_ask,
+)
 from advisor.fleet.spec import CPU_KEYS, NODE_SELECTOR, spec_changes
 from advisor.models import QUOTA_TOLERANCE, PlanDecision, PlanVerdict, Provenance, ServingTarget
 from advisor.recommend import APP_NAME, LABEL_MANAGED_BY, ParsedAdvice, parse_configmap
@@ -85,6 +92,12 @@ def decide(
     out: list[Planned] = []
     owners: dict[str, _Candidate] = {}
     for obj in sorted(workloads, key=_ref):
+        try:
+            if not opted_in(obj):
+                continue
+        except OptInError as exc:
+            out.append(_planned(_ref(obj), None, None, "skipped", str(exc)))
+            continue
         found = _candidate(obj, configmaps, defaults, settings)
         if isinstance(found, Planned):
             out.append(found)
@@ -116,21 +129,30 @@ def _candidate(
         configmap = advice_configmap(container, ask, configmaps)
     except DeriveError as exc:
         return _planned(ref, name, None, "skipped", str(exc))
-    stored = configmaps.get(configmap)
-    if stored is not None and _labels(stored).get(LABEL_MANAGED_BY) != APP_NAME:
-        return _planned(
-            ref,
-            name,
-            configmap,
-            "skipped",
-            f"ConfigMap {configmap} was not written by tf-thread-advisor and is never replaced: "
-            f"name a new one with annotation {ANN_CONFIGMAP}",
-        )
+    unusable = _unusable(container, configmap, configmaps.get(configmap))
+    if unusable:
+        return _planned(ref, name, configmap, "skipped", unusable)
     try:
         job = derive_job(kind, obj, ask, configmap=configmap, settings=settings)
     except DeriveError as exc:
         return _planned(ref, name, configmap, "skipped", str(exc))
     return _Candidate(ref, ask, name, configmap, job, pod_spec)
+
+
+def _unusable(
+    container: Mapping[str, Any], configmap: str, stored: Mapping[str, Any] | None
+) -> str | None:
+    """Why calibrating for ``configmap`` would be waste or harm: it is someone else's, or the
+    container keeps the advice's values from TensorFlow (nobody would use what is measured)."""
+    if stored is not None and _labels(stored).get(LABEL_MANAGED_BY) != APP_NAME:
+        return (
+            f"ConfigMap {configmap} was not written by tf-thread-advisor and is never replaced: "
+            f"name a new one with annotation {ANN_CONFIGMAP}"
+        )
+    overridden = shadow_problems(dict(container), configmap)
+    if overridden:
+        return "the advice would be overridden: " + "; ".join(p.message for p in overridden)
+    return None
 
 
 def advice_configmap(

@@ -427,3 +427,18 @@ def test_a_workload_deleted_mid_plan_leaves_no_job_behind(
     # the API server took b's Job, and its garbage collector removed it with its owner gone
     remaining = {j["metadata"]["annotations"]["tf-thread-advisor.io/workload"] for j in api.jobs()}
     assert remaining == {"deployment/a"}
+
+
+def test_the_labels_value_is_read_true_false_or_named(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name, value in (("e", "True"), ("f", "false")):
+        obj = opted_in(name, server(name, "1"), **{"tf-thread-advisor.io/model": "/models/x"})
+        obj["metadata"]["labels"] = {"tf-thread-advisor.io/calibrate": value}
+        api.put_workload(obj)
+    rows = decisions(capsys, api)
+    assert "deployment/f" not in rows
+    assert rows["deployment/e"]["decision"] == "skipped"
+    assert rows["deployment/e"]["reason"] == (
+        'label tf-thread-advisor.io/calibrate=\'True\' must be "true" or "false"'
+    )
