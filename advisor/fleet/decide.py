@@ -366,9 +366,11 @@ def _pool_difference(prov: Provenance, pod_spec: Mapping[str, Any]) -> list[str]
 def _fits(parsed: ParsedAdvice | None, found: _Candidate) -> str:
     assert parsed is not None  # no differences: there is an advice
     rec, job = parsed.recommendation, found.job
+    exclusive = ", exclusive CPUs" if rec.provenance.cpus_exclusive else ""
     return (
         f"advice {rec.intra_op_threads}/{rec.inter_op_threads} in {found.configmap} was measured "
-        f"for it: CPU {job.cpu_from} {job.cpu:g}, {job.pool}, {rec.provenance.objective}"
+        f"for it: CPU {job.cpu_from} {job.cpu:g}{exclusive}, {job.pool}, "
+        f"{rec.provenance.objective}"
     )
 
 

@@ -179,6 +179,12 @@ class Provenance(StrictModel):
     affinity_cpus: list[int] = Field(min_length=1, description="the advisor's affinity mask")
     quota_cpus: float | None = Field(default=None, ge=0, description="tightest CFS quota, CPUs")
     effective_cpus: float = Field(gt=0, description="min(len(affinity), quota)")
+    cpus_exclusive: bool | None = Field(
+        default=None,
+        description="the run had CPUs of its own (the static CPU manager's exclusive cores): "
+        "its affinity mask held as many CPUs as its whole-CPU quota, fewer than the node's. "
+        "Null: no quota to tell by (older advice: none)",
+    )
     topology: TopologySummary = Field(default_factory=TopologySummary)
     tf_version: str | None = Field(default=None, description="TensorFlow version measured with")
     objective: ObjectiveName

@@ -256,3 +256,12 @@ def test_a_change_reads_as_the_field_and_its_values() -> None:
     assert spec_changes({"budget": "300"}, {"budget": "300"}) == []
     assert label_of("pod.requests.cpu") == "pod-level CPU request"
     assert label_of("limits.nvidia.com/gpu") == "nvidia.com/gpu limit"
+
+
+def test_fits_says_when_the_advice_was_measured_on_cpus_of_its_own() -> None:
+    workload = web()
+    own = only(plan([workload], [measured_for(workload, cpus_exclusive=True)]))
+    assert own.verdict == "fits"
+    assert "CPU limit 2, exclusive CPUs, pool=a" in own.decision.reason
+    shared = only(plan([workload], [measured_for(workload, cpus_exclusive=False)]))
+    assert "exclusive" not in shared.decision.reason
