@@ -85,9 +85,11 @@ def decide(
     settings: JobSettings,
     now: datetime,
     max_age: timedelta | None = None,
+    claims: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[Planned]:
     """A decision per opted-in container of ``workloads`` (each with its ``kind``), given the
-    namespace's ConfigMaps by name and the planner's Jobs there. Sorted by workload."""
+    namespace's ConfigMaps (and PersistentVolumeClaims) by name and the planner's Jobs there.
+    Sorted by workload."""
     jobs = list(jobs)
     out: list[Planned] = []
     owners: dict[str, _Candidate] = {}
@@ -98,7 +100,7 @@ def decide(
         except OptInError as exc:
             out.append(_planned(_ref(obj), None, None, "skipped", str(exc)))
             continue
-        found = _candidate(obj, configmaps, defaults, settings)
+        found = _candidate(obj, configmaps, defaults, settings, claims)
         if isinstance(found, Planned):
             out.append(found)
             continue
@@ -112,6 +114,7 @@ def _candidate(
     configmaps: Mapping[str, Mapping[str, Any]],
     defaults: Defaults,
     settings: JobSettings,
+    claims: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> _Candidate | Planned:
     ref = _ref(obj)
     meta = _dict(obj.get("metadata"))
@@ -133,7 +136,7 @@ def _candidate(
     if unusable:
         return _planned(ref, name, configmap, "skipped", unusable)
     try:
-        job = derive_job(kind, obj, ask, configmap=configmap, settings=settings)
+        job = derive_job(kind, obj, ask, configmap=configmap, settings=settings, claims=claims)
     except DeriveError as exc:
         return _planned(ref, name, configmap, "skipped", str(exc))
     return _Candidate(ref, ask, name, configmap, job, pod_spec)

@@ -133,8 +133,10 @@ def derive_job(
     *,
     configmap: str,
     settings: JobSettings,
+    claims: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> DerivedJob:
-    """The Job that measures ``workload``'s serving container in its own pod shape."""
+    """The Job that measures ``workload``'s serving container in its own pod shape (``claims``:
+    the namespace's PersistentVolumeClaims by name, to check the model's; None: not read)."""
     metadata = _dict(workload.get("metadata"))
     name = str(metadata.get("name") or "")
     namespace = str(metadata.get("namespace") or "")
@@ -161,7 +163,9 @@ def derive_job(
     pool, pool_hash = node_pool(pod)
     ref = f"{kind.lower()}/{name}"
 
-    copy_mounts, source_volumes, copy_env = model_source(kind, workload, pod, container, model_path)
+    copy_mounts, source_volumes, copy_env = model_source(
+        kind, workload, pod, container, model_path, claims=claims
+    )
     spec = pod_spec(pod, settings)
     spec["initContainers"] = [
         copy_container(container, pod, model_path=model_path, mounts=copy_mounts, env=copy_env)

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from advisor.errors import InvalidOptionsError, first_error
+from advisor.fleet.storage import object_storage_problem
 from advisor.kubenames import dns1123_subdomain_problem
 from advisor.models import CalibrationOptions
 from advisor.recommend import ANNOTATION_PREFIX
@@ -103,6 +104,8 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
     model = _text(annotations, ANN_MODEL)
     if model is None:
         raise OptInError(f"annotation {ANN_MODEL} is required: the model's path in the container")
+    if problem := object_storage_problem(model, f"annotation {ANN_MODEL}"):
+        raise OptInError(problem)
     if not posixpath.isabs(model) or ".." in model.split("/"):
         raise OptInError(
             f"annotation {ANN_MODEL}={model!r} must be an absolute path without '..' "

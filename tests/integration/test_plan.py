@@ -28,6 +28,7 @@ from advisor.pipeline import Instruments
 from advisor.pipeline.sweep import sweep
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
 from testkit.fakeapi.apps import workload
+from testkit.fakeapi.claims import claim
 from testkit.fakeapi.rbac import Rule, fleet_rules
 from testkit.fakeapi.samples import calibration_result, node_profile
 from testkit.fakeapi.server import FakeApiServer
@@ -117,6 +118,7 @@ def api(tmp_path: Path) -> Iterator[FakeApiServer]:
     with FakeApiServer(tmp_path, namespaces=(NS,), rules=PLANNER) as fake:
         for obj in scene().values():
             fake.put_workload(obj)
+        fake.put_claim(claim(NS, "models-a", ["ReadWriteMany"], bound_modes=["ReadWriteMany"]))
         fake.put(advice_fitting(fake, "c"), manager="tf-thread-advisor")
         yield fake
 
