@@ -24,6 +24,7 @@ _FLAGS = {
     "startup_allowance_s": "--startup-allowance",
     "node_labels": "--node-label",
     "annotations": "--configmap-annotation",
+    "spec_fields": "--spec-field",
     "force=True": "--force",
     "consumers=False": "--no-consumers",
     "file": "FILE|-",

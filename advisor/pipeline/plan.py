@@ -146,6 +146,7 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
     """Decide for every opted-in workload container of the namespace; with ``apply``, create the
     Jobs it may start now."""
     from advisor.cluster import RetryPolicy, connect
+    from advisor.cluster.claims import list_claims
     from advisor.cluster.jobs import list_configmaps, list_jobs, list_workloads
 
     check_request(request)
@@ -158,6 +159,10 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         for obj in list_configmaps(connection, namespace, policy)
     }
     jobs = [planned_job(obj) for obj in list_jobs(connection, namespace, PLANNED_SELECTOR, policy)]
+    claims = {
+        str((obj.get("metadata") or {}).get("name")): obj
+        for obj in list_claims(connection, namespace, policy)
+    }
     settings = JobSettings(
         image=request.image,
         service_account=request.service_account,
@@ -175,6 +180,7 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         settings=settings,
         now=now or datetime.now(timezone.utc),
         max_age=request.max_age,
+        claims=claims,
     )
     start, decided = to_create(decided, jobs, max_running=request.max_running)
     if request.apply:

@@ -1,6 +1,6 @@
 """Lists as the API server serves them, for the fake: every collection ``status`` reads.
 
-- routes: ``/api/v1[/namespaces/NS]/{configmaps,pods}``,
+- routes: ``/api/v1[/namespaces/NS]/{configmaps,pods,persistentvolumeclaims}``,
   ``/apis/apps/v1[/namespaces/NS]/{deployments,statefulsets,daemonsets}`` and
   ``/apis/batch/v1[/namespaces/NS]/jobs``; a resource under the wrong group is 404, as on a real
   server;
@@ -33,7 +33,11 @@ COLLECTION = re.compile(
     r"(?:/namespaces/(?P<namespace>[^/]+))?/(?P<resource>[a-z]+)$"
 )
 RESOURCES = {
-    "api/v1": {"configmaps": "ConfigMap", "pods": "Pod"},
+    "api/v1": {
+        "configmaps": "ConfigMap",
+        "pods": "Pod",
+        "persistentvolumeclaims": "PersistentVolumeClaim",
+    },
     "apis/apps/v1": {
         "deployments": "Deployment",
         "statefulsets": "StatefulSet",
