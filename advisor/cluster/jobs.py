@@ -135,8 +135,13 @@ def list_configmaps(
 ) -> list[dict[str, Any]]:
     """Every ConfigMap of ``namespace`` as a full object (the planner reads the advice in
     them, and needs to see a name taken by a ConfigMap that is not advice)."""
-    return listing.list_configmaps(
-        connection, namespace, policy, rule=rule("list", "configmaps", ""), page_size=page_size
+    return listing.list_core(
+        connection,
+        "ConfigMap",
+        namespace,
+        policy,
+        rule=rule("list", "configmaps", ""),
+        page_size=page_size,
     )
 
 

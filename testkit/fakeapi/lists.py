@@ -1,6 +1,6 @@
 """Lists as the API server serves them, for the fake: every collection ``status`` reads.
 
-- routes: ``/api/v1[/namespaces/NS]/{configmaps,pods,events}``,
+- routes: ``/api/v1[/namespaces/NS]/{configmaps,pods,persistentvolumeclaims,events}``,
   ``/apis/apps/v1[/namespaces/NS]/{deployments,statefulsets,daemonsets}`` and
   ``/apis/batch/v1[/namespaces/NS]/jobs``; a resource under the wrong group is 404, as on a real
   server;
@@ -33,7 +33,12 @@ COLLECTION = re.compile(
     r"(?:/namespaces/(?P<namespace>[^/]+))?/(?P<resource>[a-z]+)$"
 )
 RESOURCES = {
-    "api/v1": {"configmaps": "ConfigMap", "pods": "Pod", "events": "Event"},
+    "api/v1": {
+        "configmaps": "ConfigMap",
+        "pods": "Pod",
+        "persistentvolumeclaims": "PersistentVolumeClaim",
+        "events": "Event",
+    },
     "apis/apps/v1": {
         "deployments": "Deployment",
         "statefulsets": "StatefulSet",

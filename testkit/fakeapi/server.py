@@ -28,6 +28,7 @@ where priority-and-fairness would answer 429, authorization, namespace, validati
   validating admission on create as a test sets it up (testkit/fakeapi/admission.py: a
   ResourceQuota on count/jobs.batch, an admission webhook's denial, Pod Security warnings);
 - core/v1 Events, POST and lists (testkit/fakeapi/events.py);
+- v1 PersistentVolumeClaims, GET (testkit/fakeapi/claims.py), and lists of them;
 - the garbage collector (testkit/fakeapi/garbage.py): a Job whose owner is deleted, or
   never existed, goes away as on a real cluster.
 
@@ -53,7 +54,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from testkit.fakeapi import apps, events, garbage, jobs, lists
+from testkit.fakeapi import apps, claims, events, garbage, jobs, lists
 from testkit.fakeapi import meta as meta_checks
 from testkit.fakeapi.admission import JobQuota, PolicyDenial, WebhookDenial
 from testkit.fakeapi.errors import ApiError
@@ -137,6 +138,7 @@ class FakeApiServer:
         self.workloads = apps.Workloads(lambda: str(next(self._rv)))
         self.pods: dict[tuple[str, str], dict[str, Any]] = {}
         self._jobs = jobs.Jobs(lambda: str(next(self._rv)))
+        self.claims = claims.Claims(lambda: str(next(self._rv)))
         self._events = events.Events(lambda: str(next(self._rv)))
         self._lock = threading.RLock()
         self._stopping = threading.Event()
@@ -253,6 +255,14 @@ class FakeApiServer:
             except ApiError as exc:
                 raise ValueError(f"not a valid Job: {exc.message}") from None
 
+    def put_claim(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Store a PersistentVolumeClaim (``claims.claim(...)``), validated as a create is."""
+        with self._lock:
+            try:
+                return self.claims.put(obj)
+            except ApiError as exc:
+                raise ValueError(f"not a valid PersistentVolumeClaim: {exc.message}") from None
+
     def job(self, namespace: str, name: str) -> dict[str, Any] | None:
         with self._lock:
             return self._jobs.get(namespace, name)
@@ -327,7 +337,8 @@ class FakeApiServer:
         item, listing = _ITEM.match(request.path), lists.collection(request.path)
         workload = apps.ITEM.match(request.path)
         job = jobs.ITEM.match(request.path)
-        if not item and not listing and not workload and not job:
+        claim = claims.ITEM.match(request.path)
+        if not item and not listing and not workload and not job and not claim:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         _check_query(request)
         if request.method != "GET" and self.before_write is not None:
@@ -336,10 +347,11 @@ class FakeApiServer:
             return self._handle_workload(request, workload)
         if job:
             return self._handle_job(request, job.group(1), job.group(2))
-        if listing is not None and listing[1] == "jobs" and request.method == "POST":
-            return self._handle_job(request, listing[2], None)
-        if listing is not None and listing[1] == "events" and request.method == "POST":
-            return self._create_event(request, listing[2])
+        if claim:
+            with self._lock:
+                return self.claims.handle(request, claim, self._authorize)
+        if listing is not None and listing[1] in ("jobs", "events") and request.method == "POST":
+            return self._create_in(request, listing[1], listing[2])
         if listing is not None and request.method != "POST":
             if request.method != "GET":
                 raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed")
@@ -412,9 +424,12 @@ class FakeApiServer:
                 deleted=self._deleted,
             )
 
-    def _create_event(
-        self, request: Recorded, namespace: str | None
+    def _create_in(
+        self, request: Recorded, resource: str, namespace: str | None
     ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """A POST to a namespace's Jobs or Events (never to all namespaces')."""
+        if resource == "jobs":
+            return self._handle_job(request, namespace, None)
         if namespace is None:
             raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed")
         _require_json(request)
@@ -513,6 +528,8 @@ class FakeApiServer:
                 objects = self._jobs.all()
             elif resource == "events":
                 objects = self._events.all()
+            elif resource == claims.RESOURCE:
+                objects = self.claims.all()
             else:
                 objects = self.workloads.all(resource)
             body = lists.serve(

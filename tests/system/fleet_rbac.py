@@ -24,6 +24,9 @@ PLANNER_MAY = [
     ("get", "batch", "jobs", "web-calibrate-1a2b3c"),
     ("list", "batch", "jobs", None),
     ("create", "batch", "jobs", None),
+    # the access modes of the claim a model is on
+    ("get", "", "persistentvolumeclaims", "models"),
+    ("list", "", "persistentvolumeclaims", None),
 ]
 PLANNER_MAY_NOT = [
     ("create", "", "configmaps", None),
@@ -41,6 +44,8 @@ PLANNER_MAY_NOT = [
     ("get", "", "secrets", "anything"),
     ("list", "", "secrets", None),
     ("create", "batch", "cronjobs", None),
+    ("create", "", "persistentvolumeclaims", None),
+    ("delete", "", "persistentvolumeclaims", "models"),
 ]
 CALIBRATION_MAY = [
     # any name: fleet mode's ConfigMap names come from the workloads
@@ -59,6 +64,7 @@ CALIBRATION_MAY_NOT = [
     ("create", "", "pods", None),
     ("get", "", "secrets", "anything"),
     ("create", "", "events", None),
+    ("list", "", "persistentvolumeclaims", None),
 ]
 #: (identity, feature) -> the rights that feature adds, and only it
 FEATURES: dict[tuple[str, str], list[tuple[str, str, str, str | None]]] = {
