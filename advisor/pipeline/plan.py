@@ -10,7 +10,8 @@ of its derived spec, so a second ``apply`` finds it (409) and reports it pending
 What the API server refuses about one Job (a ResourceQuota, an admission webhook or policy, an
 invalid Job) is that workload's ``failed`` decision, with the server's message, and the plan goes
 on; only the authorizer's 403 (a rule the planner's Role lacks, which no other Job would pass
-either) stops it, and the decisions and Jobs created until then are still returned (``stopped``).
+either), or an API server that cannot be reached, stops it, and the decisions and Jobs created
+until then are still returned (``stopped``).
 ``dry_run="server"`` asks the same of the server with ``dryRun=All`` and creates nothing. With
 ``apply``, each workload acted on gets an Event (``plan_events``).
 
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import ValidationError
 
 from advisor import __version__
-from advisor.errors import ClusterRejectedError, ForbiddenError, Opt, UsageError, usage_error
+from advisor.errors import AdvisorError, ClusterRejectedError, Opt, UsageError, usage_error
 from advisor.fleet.advisor_pod import DEFAULT_STARTUP_ALLOWANCE_S
 from advisor.fleet.decide import Planned, decide, to_create, with_reason
 from advisor.fleet.derive import PLANNED_SELECTOR, JobSettings
@@ -114,9 +115,9 @@ class Plan:
     #: lint annotations the created Jobs do not carry)
     jobs: list[dict[str, Any]]
     applied: bool
-    #: the missing rule that stopped ``apply`` midway: the decisions and the Jobs created
-    #: before it stand, the rest were not tried
-    stopped: ForbiddenError | None = None
+    #: what stopped ``apply`` midway (a rule the Role lacks, an API server gone): the decisions
+    #: and the Jobs created before it stand, the rest were not tried
+    stopped: AdvisorError | None = None
 
     @property
     def failed(self) -> list[str]:
@@ -225,7 +226,7 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
     if request.retry_failed:
         decided, retried = retry_failed(decided, jobs)
     start, decided = to_create(decided, jobs, max_running=request.max_running)
-    stopped: ForbiddenError | None = None
+    stopped: AdvisorError | None = None
     if request.apply or request.dry_run == "server":
         applied: dict[int, Planned] = {}
         dry_run = request.dry_run == "server"
@@ -234,7 +235,7 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
                 applied[id(item)] = _create(
                     item, connection, namespace, policy, dry_run=dry_run, retried=retried
                 )
-            except ForbiddenError as exc:  # the Role lacks a rule: no other Job would pass
+            except AdvisorError as exc:  # a rule the Role lacks, or no API server: none would pass
                 stopped = exc
                 break
         if request.apply and request.events:
@@ -243,8 +244,8 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         untried = {
             id(item): with_reason(
                 item,
-                reason=f"{item.decision.reason}; not created: the plan stopped at a rule its "
-                "Role lacks (the error line names it)",
+                reason=f"{item.decision.reason}; not created: the plan stopped (the error line "
+                "says why)",
             )
             for item in start
             if id(item) not in applied
@@ -273,9 +274,9 @@ def _create(
     """One Job created (``dry_run``: sent with dryRun=All, stored by no one): calibrate
     (created, or the server would), pending (it exists already: another plan was first) or
     failed (the API server refused it: a ResourceQuota, an admission webhook, an invalid Job;
-    the others go on). A retried failed Job is deleted first. The authorizer's 403
-    (ForbiddenError) stops the plan: the planner's Role lacks the rule, and no other Job would
-    be created either.
+    the others go on). A retried failed Job is deleted first. Any other error stops the plan:
+    the authorizer's 403 (ForbiddenError: the planner's Role lacks the rule, and no other Job
+    would be created either), an API server that cannot be reached.
 
     The Job goes to its own namespace (its manifest's), the plan's when it names none."""
     from advisor.cluster.jobs import create_job, delete_job

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from advisor.errors import AdvisorError, ForbiddenError
+from advisor.errors import AdvisorError, ClusterUnreachableError, ForbiddenError
 from advisor.fleet.decide import Planned
 from advisor.fleet.jobs import PlannedJob
 
@@ -64,13 +64,13 @@ def record_events(
     connection: Connection, events: list[WorkloadEvent], *, now: datetime, policy: RetryPolicy
 ) -> None:
     """Create each Event; one that cannot be written is a warning line (and when the Role may
-    not create events, the rest are not tried)."""
+    not create events, or the API server cannot be reached, the rest are not tried)."""
     from advisor.cluster.events import record_event
 
     for event in events:
         try:
             record_event(connection, event, now=now, policy=policy)
-        except ForbiddenError as exc:
+        except (ForbiddenError, ClusterUnreachableError) as exc:
             log.warning("no Events recorded: %s", exc)
             return
         except AdvisorError as exc:

@@ -186,6 +186,25 @@ def test_a_rule_the_role_lacks_midway_stops_with_8_and_the_jobs_created_are_repo
     assert [e["reason"] for e in api.events()] == ["CalibrationStarted"]
 
 
+def test_an_api_server_gone_midway_stops_with_7_and_the_jobs_created_are_reported(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    writes: list[str] = []
+
+    def unavailable_after_the_first_job(server: FakeApiServer) -> None:
+        writes.append("write")
+        if len(writes) == 1:
+            server.inject(503, times=10_000)  # every request after this one
+
+    api.before_write = unavailable_after_the_first_job
+    code, rows, err = run(capsys, api, "--apply", "--cluster-timeout", "1")
+    assert code == 7, err
+    assert "created Job" in rows["deployment/a"]["reason"]
+    assert "not created: the plan stopped" in rows["deployment/b"]["reason"]
+    assert stored_jobs(api) == {"deployment/a"}
+    assert err.count("no Events recorded") == 1  # one try, not one per Event
+
+
 def test_print_jobs_prints_the_jobs_created_before_the_stop(
     api: FakeApiServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
