@@ -325,11 +325,16 @@ def test_calibration_pods_get_the_releases_network_policy(fleet_only: list[dict[
     assert k8s.by_kind(without, "NetworkPolicy") == []
 
 
-def test_notes_say_how_to_watch_the_planner() -> None:
+def notes_of(values: Path) -> str:
+    """The NOTES a ``helm install`` with ``values`` prints."""
     proc = helm(
-        "install", "rel", str(CHART), "-n", NAMESPACE, "--dry-run=client", "-f", str(FLEET_ONLY)
+        "install", "rel", str(CHART), "-n", NAMESPACE, "--dry-run=client", "-f", str(values)
     )
-    notes = proc.stdout.split("NOTES:", 1)[1]
+    return str(proc.stdout.split("NOTES:", 1)[1])
+
+
+def test_notes_say_how_to_watch_the_planner() -> None:
+    notes = notes_of(FLEET_ONLY)
     for needle in (
         "fleet mode only",
         'tf-thread-advisor.io/calibrate: "true"',
@@ -453,10 +458,7 @@ def test_the_calibration_identity_is_rendered_in_every_listed_namespace(
 
 
 def test_notes_say_how_to_opt_a_namespace_in() -> None:
-    proc = helm(
-        "install", "rel", str(CHART), "-n", NAMESPACE, "--dry-run=client", "-f", str(FLEET_CLUSTER)
-    )
-    notes = proc.stdout.split("NOTES:", 1)[1]
+    notes = notes_of(FLEET_CLUSTER)
     for needle in (
         "plan --apply --all-namespaces",
         "kubectl label namespace NAME tf-thread-advisor.io/calibrate=true",
