@@ -22,6 +22,7 @@ _FLAGS = {
     "cluster_timeout_s": "--cluster-timeout",
     "node_labels": "--node-label",
     "annotations": "--configmap-annotation",
+    "spec_fields": "--spec-field",
     "force=True": "--force",
     "consumers=False": "--no-consumers",
     "file": "FILE|-",

@@ -151,8 +151,9 @@ def list_configmaps(
     """Every ConfigMap of ``namespace`` as a full object (the planner reads the advice in
     them, and needs to see a name taken by a ConfigMap that is not advice); ``cluster``: asked
     by ``plan --all-namespaces``, whose ClusterRole allows it."""
-    return listing.list_configmaps(
+    return listing.list_core(
         connection,
+        "ConfigMap",
         namespace,
         policy,
         rule=rule("list", "configmaps", "", cluster=cluster),

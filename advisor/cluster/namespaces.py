@@ -25,12 +25,11 @@ _LIST_METHODS = {
 
 def list_namespaces(
     connection: Connection, selector: str, policy: RetryPolicy | None = None
-) -> list[str]:
-    """The names of the Namespaces matching the label ``selector``, sorted."""
-    items = _list_everywhere(
+) -> list[dict[str, Any]]:
+    """The Namespaces matching the label ``selector``, as the list gives them."""
+    return _list_everywhere(
         connection, "namespaces", f"labelled {selector}", policy, label_selector=selector
     )
-    return sorted(str(meta["name"]) for meta in _metadata(items) if meta.get("name"))
 
 
 def namespaces_with_service_account(

@@ -48,12 +48,12 @@ from advisor.fleet.naming import (
     MANAGED_BY,
     PLANNED_SELECTOR,
     WorkloadKind,
-    hash_of,
     job_name,
 )
 from advisor.fleet.optin import ANN_CONTAINER as ANN_ASK_CONTAINER
 from advisor.fleet.optin import CalibrationAsk
 from advisor.fleet.serving_shape import advisor_resources, node_pool, pod_spec
+from advisor.fleet.spec import calibration_spec, spec_hash, spec_record
 from advisor.models import CpuFrom, ServingTarget
 from advisor.recommend import APP_NAME
 
@@ -133,8 +133,10 @@ def derive_job(
     *,
     configmap: str,
     settings: JobSettings,
+    claims: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> DerivedJob:
-    """The Job that measures ``workload``'s serving container in its own pod shape."""
+    """The Job that measures ``workload``'s serving container in its own pod shape (``claims``:
+    the namespace's PersistentVolumeClaims by name, to check the model's; None: not read)."""
     metadata = _dict(workload.get("metadata"))
     name = str(metadata.get("name") or "")
     namespace = str(metadata.get("namespace") or "")
@@ -161,7 +163,9 @@ def derive_job(
     pool, pool_hash = node_pool(pod)
     ref = f"{kind.lower()}/{name}"
 
-    copy_mounts, source_volumes, copy_env = model_source(kind, workload, pod, container, model_path)
+    copy_mounts, source_volumes, copy_env = model_source(
+        kind, workload, pod, container, model_path, claims=claims
+    )
     spec = pod_spec(pod, settings)
     spec["initContainers"] = [
         copy_container(container, pod, model_path=model_path, mounts=copy_mounts, env=copy_env)
@@ -181,11 +185,26 @@ def derive_job(
     spec["volumes"] = [*own_volumes(), *source_volumes]
 
     job_spec = job_spec_settings(ask, settings)
-    spec_hash = hash_of({"template": spec, "job": job_spec})
-    # the spec names the hash computed on it without it, after --cpu-from as run's flags go
-    args.insert(args.index(f"--cpu-from={cpu_from}") + 1, f"--spec-hash={spec_hash}")
+    # named by what it measures, not by every byte of the derived pod
+    measured = calibration_spec(
+        pod=pod,
+        container=container,
+        ask=ask,
+        model_path=model_path,
+        model_volume=(
+            {"volumes": source_volumes, "mounts": copy_mounts, "env": copy_env}
+            if source_volumes
+            else None
+        ),
+        extra_args=settings.extra_args,
+    )
+    hashed = spec_hash(measured, workload=ref, container=container_name, configmap=configmap)
+    record = spec_record(measured)
+    # the advice records the spec it was measured for, after --cpu-from as run's flags go
+    at = args.index(f"--cpu-from={cpu_from}") + 1
+    args[at:at] = [f"--spec-hash={hashed}", *(f"--spec-field={k}={v}" for k, v in record.items())]
 
-    calibration_name = job_name(name, container_name, spec_hash)
+    calibration_name = job_name(name, container_name, hashed)
     manifest: dict[str, Any] = {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -196,7 +215,7 @@ def derive_job(
                 LABEL_NAME: APP_NAME,
                 LABEL_COMPONENT: COMPONENT,
                 LABEL_MANAGED_BY: MANAGED_BY,
-                LABEL_SPEC_HASH: spec_hash,
+                LABEL_SPEC_HASH: hashed,
                 LABEL_POOL_HASH: pool_hash,
             },
             "annotations": {
@@ -226,7 +245,7 @@ def derive_job(
                     "labels": {
                         LABEL_NAME: APP_NAME,
                         LABEL_COMPONENT: COMPONENT,
-                        LABEL_SPEC_HASH: spec_hash,
+                        LABEL_SPEC_HASH: hashed,
                     }
                 },
                 "spec": spec,
@@ -239,11 +258,12 @@ def derive_job(
         image=image,
         model_path=model_path,
         cpu_from=cpu_from,
-        spec_hash=spec_hash,
+        spec_hash=hashed,
+        spec=record,
     )
     return DerivedJob(
         name=calibration_name,
-        spec_hash=spec_hash,
+        spec_hash=hashed,
         pool=pool,
         pool_hash=pool_hash,
         cpu=quota,

@@ -26,6 +26,7 @@ from advisor.fleet.naming import (
     TOKEN_VOLUME,
     WorkloadKind,
 )
+from advisor.fleet.storage import claim_problem, serving_model_problem
 
 #: the copy's own resources (a cp, not a measurement)
 COPY_RESOURCES = {
@@ -66,10 +67,16 @@ def model_source(
     pod: Mapping[str, Any],
     container: Mapping[str, Any],
     model_path: str,
+    *,
+    claims: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """The serving container's volumeMount the model lives under (the longest mountPath that
     covers it), the volume it mounts and the env its subPathExpr reads; nothing when the model
-    is in the image."""
+    is in the image. DeriveError when the server reads its model from object storage, or from
+    a claim the calibration pod cannot mount (``claims``: the namespace's PersistentVolumeClaims
+    by name; None: not read, a pod volume's claim is then not checked)."""
+    if problem := serving_model_problem(container):
+        raise DeriveError(problem)
     covering = [
         (depth, mount)
         for mount in _list(container.get("volumeMounts"))
@@ -79,7 +86,7 @@ def model_source(
     if not covering:
         return [], [], []
     _, mount = max(covering, key=lambda item: item[0])
-    volume = _source_volume(kind, workload, pod, str(mount.get("name")))
+    volume = _source_volume(kind, workload, pod, str(mount.get("name")), claims)
     own = {MODEL_VOLUME, TMP_VOLUME, TOKEN_VOLUME}
     if volume["name"] in own:
         volume["name"] = f"serving-{volume['name']}"
@@ -96,9 +103,14 @@ def model_source(
 
 
 def _source_volume(
-    kind: WorkloadKind, workload: Mapping[str, Any], pod: Mapping[str, Any], name: str
+    kind: WorkloadKind,
+    workload: Mapping[str, Any],
+    pod: Mapping[str, Any],
+    name: str,
+    claims: Mapping[str, Mapping[str, Any]] | None,
 ) -> dict[str, Any]:
-    """The volume ``name`` as the calibration pod can mount it, read-only where it says so."""
+    """The volume ``name`` as the calibration pod can mount it, read-only where it says so; a
+    claim only when any node may mount it (fleet.storage)."""
     spec = _dict(workload.get("spec"))
     if kind == "StatefulSet":
         # the StatefulSet controller gives each replica its claim, over a pod volume of the
@@ -107,12 +119,16 @@ def _source_volume(
             if _dict(_dict(claim_template).get("metadata")).get("name") == name:
                 sts = _dict(workload.get("metadata")).get("name")
                 first = _dict(spec.get("ordinals")).get("start") or 0
+                claim_name = f"{name}-{sts}-{first}"
+                modes = _list(_dict(_dict(claim_template).get("spec")).get("accessModes"))
+                problem = claim_problem(
+                    name, claim_name, claims, template_modes=modes, template=name
+                )
+                if problem:
+                    raise DeriveError(problem)
                 return {
                     "name": name,
-                    "persistentVolumeClaim": {
-                        "claimName": f"{name}-{sts}-{first}",
-                        "readOnly": True,
-                    },
+                    "persistentVolumeClaim": {"claimName": claim_name, "readOnly": True},
                 }
     for volume in _list(pod.get("volumes")):
         if not isinstance(volume, dict) or volume.get("name") != name:
@@ -132,6 +148,9 @@ def _source_volume(
                 "each pod gets a new empty one, filled at run time"
             )
         if "persistentVolumeClaim" in result:
+            claim_name = str(_dict(result["persistentVolumeClaim"]).get("claimName"))
+            if problem := claim_problem(name, claim_name, claims):
+                raise DeriveError(problem)
             result["persistentVolumeClaim"]["readOnly"] = True
         if "projected" in result:
             # the copy runs the serving image's code: it gets no API credentials, and a model is

@@ -15,14 +15,33 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from advisor.fleet.decide import Planned, with_reason
-from advisor.fleet.optin import LABEL_CALIBRATE
+from advisor.fleet.optin import OPT_IN_SELECTOR, OptInError, opted_in
 
-#: the label (and value) that opts a Namespace in to ``plan --all-namespaces``
-NAMESPACE_SELECTOR = f"{LABEL_CALIBRATE}=true"
+#: the Namespaces ``plan --all-namespaces`` lists: the workloads' opt-in label, selected by its
+#: key, so a value that is neither "true" nor "false" is named rather than silently left out
+NAMESPACE_SELECTOR = OPT_IN_SELECTOR
 #: what to install in a namespace so that its calibration Jobs can run
 CALIBRATION_RBAC_HINT = (
     "list the namespace in the chart's planner.namespaces, or apply deploy/components/fleet there"
 )
+
+
+def opted_in_namespaces(objects: Iterable[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
+    """(the names of the Namespaces among ``objects`` whose label says "true", sorted; a
+    sentence for each whose label says neither "true" nor "false", which is not planned)."""
+    names: list[str] = []
+    problems: list[str] = []
+    for obj in objects:
+        metadata = obj.get("metadata")
+        name = metadata.get("name") if isinstance(metadata, dict) else None
+        if not isinstance(name, str) or not name:
+            continue
+        try:
+            if opted_in(obj):
+                names.append(name)
+        except OptInError as exc:
+            problems.append(f"namespace {name} is not planned: {exc}")
+    return sorted(names), sorted(problems)
 
 
 def by_namespace(

@@ -18,6 +18,7 @@ and the next scheduled plan continues where this one stopped.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -32,7 +33,12 @@ from advisor.fleet.decide import Planned, decide, to_create, with_reason
 from advisor.fleet.derive import PLANNED_SELECTOR, JobSettings
 from advisor.fleet.jobs import PlannedJob, planned_job
 from advisor.fleet.optin import OPT_IN_SELECTOR, Defaults
-from advisor.fleet.scope import NAMESPACE_SELECTOR, by_namespace, without_service_account
+from advisor.fleet.scope import (
+    NAMESPACE_SELECTOR,
+    by_namespace,
+    opted_in_namespaces,
+    without_service_account,
+)
 from advisor.models import CalibrationOptions, PlanResult, TrialMode
 from advisor.pipeline.source import (
     CLUSTER_TIMEOUT_S,
@@ -44,6 +50,8 @@ from advisor.recommend import annotation_key_problem
 
 if TYPE_CHECKING:
     from advisor.cluster import Connection, RetryPolicy
+
+log = logging.getLogger(__name__)
 
 #: the advisor image the Jobs run unless told: this version's local build (as kustomize's base)
 DEFAULT_IMAGE = f"tf-thread-advisor:{__version__}"
@@ -176,13 +184,14 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
 
 @dataclass(frozen=True)
 class _Listed:
-    """What a plan read: per namespace planned (sorted), its opted-in workloads and its
-    ConfigMaps by name; the planner's Jobs; the namespaces holding the calibration
-    ServiceAccount (None: not asked, one namespace's planner runs beside it)."""
+    """What a plan read: per namespace planned (sorted), its opted-in workloads, its ConfigMaps
+    and its PersistentVolumeClaims by name; the planner's Jobs; the namespaces holding the
+    calibration ServiceAccount (None: not asked, one namespace's planner runs beside it)."""
 
     workloads: dict[str, list[Mapping[str, Any]]]
     configmaps: dict[str, dict[str, Mapping[str, Any]]]
     jobs: list[PlannedJob]
+    claims: dict[str, dict[str, Mapping[str, Any]]]
     accounts: set[str] | None = None
 
 
@@ -190,7 +199,9 @@ def _list(
     connection: Connection, namespace: str | None, service_account: str, policy: RetryPolicy
 ) -> _Listed:
     """One namespace's lists, or (``namespace`` None) the cluster's: the opted-in Namespaces,
-    then each kind once across all of them; ConfigMaps only where a workload opted in."""
+    then each kind once across all of them; ConfigMaps and claims only where a workload opted
+    in."""
+    from advisor.cluster.claims import list_claims
     from advisor.cluster.jobs import list_configmaps, list_jobs, list_workloads
     from advisor.cluster.namespaces import list_namespaces, namespaces_with_service_account
 
@@ -201,23 +212,33 @@ def _list(
     if namespace is not None:
         workloads = list_workloads(connection, namespace, OPT_IN_SELECTOR, policy)
         configmaps = {namespace: _by_name(list_configmaps(connection, namespace, policy))}
-        return _Listed({namespace: list(workloads)}, configmaps, planned_jobs())
-    opted_in = list_namespaces(connection, NAMESPACE_SELECTOR, policy)
+        jobs = planned_jobs()
+        claims = {namespace: _by_name(list_claims(connection, namespace, policy))}
+        return _Listed({namespace: list(workloads)}, configmaps, jobs, claims)
+    opted_in, problems = opted_in_namespaces(
+        list_namespaces(connection, NAMESPACE_SELECTOR, policy)
+    )
+    for problem in problems:  # no workload to hang a decision on: said once per run
+        log.warning("%s", problem)
     grouped = by_namespace(list_workloads(connection, None, OPT_IN_SELECTOR, policy), opted_in)
+    planned_in = [where for where, workloads in grouped.items() if workloads]
     configmaps = {
         where: _by_name(list_configmaps(connection, where, policy, cluster=True))
-        for where, workloads in grouped.items()
-        if workloads
+        for where in planned_in
+    }
+    claims = {
+        where: _by_name(list_claims(connection, where, policy, cluster=True))
+        for where in planned_in
     }
     accounts = namespaces_with_service_account(connection, service_account, policy)
-    return _Listed(grouped, configmaps, planned_jobs(), accounts)
+    return _Listed(grouped, configmaps, planned_jobs(), claims, accounts)
 
 
 def _decide(
     listed: _Listed, request: PlanRequest, settings: JobSettings, now: datetime
 ) -> list[Planned]:
     """The decisions of each namespace planned, in namespace order, each decided with that
-    namespace's ConfigMaps and Jobs."""
+    namespace's ConfigMaps, claims and Jobs."""
     jobs_in: dict[str, list[PlannedJob]] = {}
     for job in listed.jobs:
         jobs_in.setdefault(job.namespace, []).append(job)
@@ -231,6 +252,7 @@ def _decide(
             settings=settings,
             now=now,
             max_age=request.max_age,
+            claims=listed.claims.get(where, {}),
         )
         if listed.accounts is not None and where not in listed.accounts:
             here = [without_service_account(i, where, request.service_account) for i in here]
@@ -238,8 +260,8 @@ def _decide(
     return decided
 
 
-def _by_name(configmaps: list[dict[str, Any]]) -> dict[str, Mapping[str, Any]]:
-    return {str((obj.get("metadata") or {}).get("name")): obj for obj in configmaps}
+def _by_name(objects: list[dict[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    return {str((obj.get("metadata") or {}).get("name")): obj for obj in objects}
 
 
 def _job_namespace(item: Planned) -> str:

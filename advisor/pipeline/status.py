@@ -116,6 +116,7 @@ def advice_status(
         cpu_model=prov.cpu_model,
         effective_cpus=prov.effective_cpus,
         quota_cpus=prov.quota_cpus,
+        cpus_exclusive=prov.cpus_exclusive,
         within_noise=within,
         range=None if within is None else within.describe(),
         objective=prov.objective,

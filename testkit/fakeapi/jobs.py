@@ -39,7 +39,7 @@ from typing import Any
 
 from testkit.fakeapi import meta as meta_checks
 from testkit.fakeapi import schema
-from testkit.fakeapi.errors import ApiError
+from testkit.fakeapi.errors import ApiError, not_found
 
 ITEM = re.compile(r"^/apis/batch/v1/namespaces/([^/]+)/jobs/([^/]+)$")
 RESTART_POLICIES = ("OnFailure", "Never")
@@ -336,12 +336,7 @@ class Jobs:
     def _stored(self, namespace: str, name: str) -> dict[str, Any]:
         found = self.store.get((namespace, name))
         if found is None:
-            raise ApiError(
-                404,
-                "NotFound",
-                f'jobs.batch "{name}" not found',
-                {"name": name, "group": "batch", "kind": "jobs"},
-            )
+            raise not_found("jobs", name, "batch")
         return found
 
 

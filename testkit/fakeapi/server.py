@@ -25,6 +25,7 @@ where priority-and-fairness would answer 429, authorization, namespace, validati
 - apps/v1 Deployments, StatefulSets and DaemonSets, GET, PATCH and DELETE
   (testkit/fakeapi/apps.py); Pods are only listed;
 - batch/v1 Jobs, GET, POST and DELETE (testkit/fakeapi/jobs.py), and lists of them;
+- v1 PersistentVolumeClaims, GET (testkit/fakeapi/claims.py), and lists of them;
 - the garbage collector (testkit/fakeapi/garbage.py): a Job whose owner is deleted, or
   never existed, goes away as on a real cluster.
 
@@ -50,7 +51,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from testkit.fakeapi import apps, garbage, jobs, lists, scope
+from testkit.fakeapi import apps, claims, garbage, jobs, lists, scope
 from testkit.fakeapi import meta as meta_checks
 from testkit.fakeapi.errors import ApiError
 from testkit.fakeapi.rbac import SERVICE_ACCOUNT, Rule, role_rules
@@ -133,6 +134,7 @@ class FakeApiServer:
         self.workloads = apps.Workloads(lambda: str(next(self._rv)))
         self.pods: dict[tuple[str, str], dict[str, Any]] = {}
         self._jobs = jobs.Jobs(lambda: str(next(self._rv)))
+        self.claims = claims.Claims(lambda: str(next(self._rv)))
         #: the Namespaces' labels and the ServiceAccounts (testkit/fakeapi/scope.py)
         self.scope = scope.Scope(lambda: str(next(self._rv)))
         self._lock = threading.RLock()
@@ -260,6 +262,14 @@ class FakeApiServer:
             except ApiError as exc:
                 raise ValueError(f"not a valid Job: {exc.message}") from None
 
+    def put_claim(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Store a PersistentVolumeClaim (``claims.claim(...)``), validated as a create is."""
+        with self._lock:
+            try:
+                return self.claims.put(obj)
+            except ApiError as exc:
+                raise ValueError(f"not a valid PersistentVolumeClaim: {exc.message}") from None
+
     def job(self, namespace: str, name: str) -> dict[str, Any] | None:
         with self._lock:
             return self._jobs.get(namespace, name)
@@ -312,7 +322,8 @@ class FakeApiServer:
         item, listing = _ITEM.match(request.path), lists.collection(request.path)
         workload = apps.ITEM.match(request.path)
         job = jobs.ITEM.match(request.path)
-        if not item and not listing and not workload and not job:
+        claim = claims.ITEM.match(request.path)
+        if not item and not listing and not workload and not job and not claim:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         _check_query(request)
         if request.method != "GET" and self.before_write is not None:
@@ -321,6 +332,9 @@ class FakeApiServer:
             return self._handle_workload(request, workload)
         if job:
             return self._handle_job(request, job.group(1), job.group(2))
+        if claim:
+            with self._lock:
+                return self.claims.handle(request, claim, self._authorize)
         if listing is not None and listing[1] == "jobs" and request.method == "POST":
             return self._handle_job(request, listing[2], None)
         if listing is not None and request.method != "POST":
@@ -483,6 +497,8 @@ class FakeApiServer:
                 objects = list(self.pods.values())
             elif resource == "jobs":
                 objects = self._jobs.all()
+            elif resource == claims.RESOURCE:
+                objects = self.claims.all()
             elif resource in scope.RESOURCES:
                 objects = self.scope.objects(resource, self.namespaces)
             else:

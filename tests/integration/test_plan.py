@@ -28,6 +28,7 @@ from advisor.pipeline import Instruments
 from advisor.pipeline.sweep import sweep
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
 from testkit.fakeapi.apps import workload
+from testkit.fakeapi.claims import claim
 from testkit.fakeapi.rbac import Rule, fleet_rules
 from testkit.fakeapi.samples import calibration_result, node_profile
 from testkit.fakeapi.server import FakeApiServer
@@ -117,6 +118,7 @@ def api(tmp_path: Path) -> Iterator[FakeApiServer]:
     with FakeApiServer(tmp_path, namespaces=(NS,), rules=PLANNER) as fake:
         for obj in scene().values():
             fake.put_workload(obj)
+        fake.put_claim(claim(NS, "models-a", ["ReadWriteMany"], bound_modes=["ReadWriteMany"]))
         fake.put(advice_fitting(fake, "c"), manager="tf-thread-advisor")
         yield fake
 
@@ -288,6 +290,19 @@ def test_the_jobs_command_writes_the_advice_and_the_next_plan_says_fits(
     rows = decisions(capsys, api)
     assert rows["deployment/b"]["decision"] == "fits", rows["deployment/b"]["reason"]
     assert rows["deployment/c"]["decision"] == "fits"
+    # the advice records the spec it was measured for, so the next plan names what changed
+    assert target.spec is not None
+    assert target.spec["limits.memory"] == "1Gi"
+    assert target.spec["tolerations"].startswith("#")
+    b = copy.deepcopy(api.workload("deployments", NS, "b"))
+    assert b is not None
+    b["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["memory"] = "2Gi"
+    b["spec"]["replicas"] = 5
+    api.put_workload({**b, "apiVersion": "apps/v1", "kind": "Deployment"})
+    rows = decisions(capsys, api)
+    assert rows["deployment/b"]["decision"] == "calibrate"
+    assert rows["deployment/b"]["reason"] == "memory limit changed (1Gi -> 2Gi)"
+    assert rows["deployment/b"]["job"] != job["metadata"]["name"]
 
 
 def test_status_shows_each_advices_newest_calibration_job_and_its_state(
@@ -416,3 +431,18 @@ def test_a_workload_deleted_mid_plan_leaves_no_job_behind(
     # the API server took b's Job, and its garbage collector removed it with its owner gone
     remaining = {j["metadata"]["annotations"]["tf-thread-advisor.io/workload"] for j in api.jobs()}
     assert remaining == {"deployment/a"}
+
+
+def test_the_labels_value_is_read_true_false_or_named(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name, value in (("e", "True"), ("f", "false")):
+        obj = opted_in(name, server(name, "1"), **{"tf-thread-advisor.io/model": "/models/x"})
+        obj["metadata"]["labels"] = {"tf-thread-advisor.io/calibrate": value}
+        api.put_workload(obj)
+    rows = decisions(capsys, api)
+    assert "deployment/f" not in rows
+    assert rows["deployment/e"]["decision"] == "skipped"
+    assert rows["deployment/e"]["reason"] == (
+        'label tf-thread-advisor.io/calibrate=\'True\' must be "true" or "false"'
+    )

@@ -23,6 +23,7 @@ from advisor.errors import ForbiddenError
 from advisor.pipeline.plan import DEFAULT_SERVICE_ACCOUNT
 from advisor.recommend import build_recommendation, render_configmap
 from testkit.fakeapi.apps import workload
+from testkit.fakeapi.claims import claim
 from testkit.fakeapi.rbac import Rule, cluster_role_rules, load_documents
 from testkit.fakeapi.samples import calibration_result
 from testkit.fakeapi.server import FakeApiServer
@@ -131,15 +132,19 @@ def test_one_planner_plans_the_opted_in_namespaces_with_one_budget_per_pool(
     assert listed == [
         "/api/v1/namespaces",
         "/api/v1/namespaces/team-a/configmaps",
+        "/api/v1/namespaces/team-a/persistentvolumeclaims",
         "/api/v1/namespaces/team-b/configmaps",
+        "/api/v1/namespaces/team-b/persistentvolumeclaims",
         "/api/v1/namespaces/team-c/configmaps",
+        "/api/v1/namespaces/team-c/persistentvolumeclaims",
         "/api/v1/serviceaccounts",
         "/apis/apps/v1/deployments",
         "/apis/apps/v1/statefulsets",
         "/apis/batch/v1/jobs",
     ]
     queries = {r.path: r.query for r in api.requests}
-    assert queries["/api/v1/namespaces"]["labelSelector"] == "tf-thread-advisor.io/calibrate=true"
+    # the label's key: a value neither "true" nor "false" is named, not silently left out
+    assert queries["/api/v1/namespaces"]["labelSelector"] == "tf-thread-advisor.io/calibrate"
     assert queries["/api/v1/serviceaccounts"]["fieldSelector"] == (
         f"metadata.name={DEFAULT_SERVICE_ACCOUNT}"
     )
@@ -162,6 +167,25 @@ def test_apply_creates_each_job_in_its_workloads_namespace_and_counts_every_name
     decisions(capsys, api, "--apply")
     assert created(api) == ["team-a", "team-b"]
     assert {j["metadata"]["namespace"] for j in api.jobs()} == {"team-a", "team-b"}
+
+
+def test_each_namespace_is_judged_by_its_own_claims(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two claims of one name in two namespaces: each workload's model is on its own."""
+    for namespace, name in (("team-a", "web"), ("team-b", "api")):
+        obj = opted_in(namespace, name)
+        pod = obj["spec"]["template"]["spec"]
+        pod["volumes"] = [{"name": "models", "persistentVolumeClaim": {"claimName": "models"}}]
+        pod["containers"][0]["volumeMounts"] = [{"name": "models", "mountPath": "/models"}]
+        obj["metadata"]["annotations"]["tf-thread-advisor.io/model"] = f"/models/{name}"
+        api.put_workload(obj)
+    api.put_claim(claim("team-a", "models", ["ReadWriteOnce"], bound_modes=["ReadWriteOnce"]))
+    api.put_claim(claim("team-b", "models", ["ReadOnlyMany"], bound_modes=["ReadOnlyMany"]))
+    rows = decisions(capsys, api)
+    web, served = rows[("team-a", "deployment/web")], rows[("team-b", "deployment/api")]
+    assert web["decision"] == "skipped" and "ReadWriteOnce" in web["reason"]
+    assert served["decision"] == "calibrate", served["reason"]
 
 
 def test_the_table_names_the_namespace_only_across_namespaces(
@@ -190,9 +214,15 @@ def test_nothing_opted_in_says_how_to_opt_in(
     api.put_namespace("team-b", {})
     api.put_namespace("team-c", {"tf-thread-advisor.io/calibrate": "false"})
     code, out, err = plan(capsys, api, "-A")
-    assert code == 0, err
+    assert (code, err) == (0, "")
     assert "no namespace is labelled tf-thread-advisor.io/calibrate=true" in out
-    assert [r.path for r in api.requests if "configmaps" in r.path] == []
+    assert [r.path for r in api.requests if "/namespaces/" in r.path] == []
+    # a value that is neither "true" nor "false": not planned, and said so
+    api.put_namespace("team-c", {"tf-thread-advisor.io/calibrate": "True"})
+    code, out, err = plan(capsys, api, "-A")
+    assert code == 0 and "no namespace is labelled" in out
+    (line,) = err.splitlines()
+    assert "namespace team-c is not planned" in line and "'True'" in line
 
 
 def test_a_namespaced_role_with_all_namespaces_is_exit_8_naming_the_rule(

@@ -23,6 +23,9 @@ PLANNER_MAY = [
     ("get", "batch", "jobs", "web-calibrate-1a2b3c"),
     ("list", "batch", "jobs", None),
     ("create", "batch", "jobs", None),
+    # the access modes of the claim a model is on
+    ("get", "", "persistentvolumeclaims", "models"),
+    ("list", "", "persistentvolumeclaims", None),
 ]
 PLANNER_MAY_NOT = [
     ("create", "", "configmaps", None),
@@ -39,6 +42,8 @@ PLANNER_MAY_NOT = [
     ("get", "", "secrets", "anything"),
     ("list", "", "secrets", None),
     ("create", "batch", "cronjobs", None),
+    ("create", "", "persistentvolumeclaims", None),
+    ("delete", "", "persistentvolumeclaims", "models"),
 ]
 CALIBRATION_MAY = [
     # any name: fleet mode's ConfigMap names come from the workloads
@@ -60,6 +65,7 @@ CALIBRATION_MAY_NOT = [
     ("list", "apps", "deployments", None),
     ("create", "", "pods", None),
     ("get", "", "secrets", "anything"),
+    ("list", "", "persistentvolumeclaims", None),
 ]
 
 

@@ -38,7 +38,8 @@ passes as defaults must be a valid calibration.
 
 {{/*
 The planner's rules, in a Role (scope namespace) or a ClusterRole (scope cluster): read the
-opted-in workloads, their advice ConfigMaps and the calibration Jobs already there; create Jobs.
+opted-in workloads, their advice ConfigMaps, the claims their models live on and the calibration
+Jobs already there; create Jobs.
 In cluster scope also list the Namespaces that opted in and where the calibration ServiceAccount
 exists.
 */}}
@@ -52,6 +53,10 @@ exists.
 - apiGroups: ["batch"]
   resources: ["jobs"]
   verbs: ["get", "list", "create"]
+# the access modes of the claim a model lives on: one only a node may mount is not calibrated
+- apiGroups: [""]
+  resources: ["persistentvolumeclaims"]
+  verbs: ["get", "list"]
 {{- if include "tfta.plannerCluster" . }}
 # plan --all-namespaces: the Namespaces labelled tf-thread-advisor.io/calibrate=true, and the
 # namespaces holding the calibration ServiceAccount (names only: no token is stored in one)

@@ -30,6 +30,7 @@ from advisor.fleet.naming import (
     LABEL_POOL_HASH,
     LABEL_SPEC_HASH,
     MODEL_MOUNT,
+    hash_of,
 )
 from advisor.fleet.optin import (
     ANN_BATCH_SIZE,
@@ -254,6 +255,12 @@ def test_the_advisor_runs_with_exactly_the_documented_arguments() -> None:
         extra_args=("--configmap-annotation=team=ml",),
     )
     job = derive(workload, the_ask, settings=settings, configmap="resnet-advice")
+    # the volume the copy reads the model from, as the calibration pod mounts it
+    copied_from = {
+        "volumes": [volumes(job)["models"]],
+        "mounts": [mounts(copier(job))["models"]],
+        "env": [],
+    }
     assert advisor(job)["args"] == [
         "run",
         "--configmap=resnet-advice",
@@ -272,6 +279,17 @@ def test_the_advisor_runs_with_exactly_the_documented_arguments() -> None:
         "--serving-model-path=/models/resnet/1",
         "--cpu-from=limit",
         f"--spec-hash={job.spec_hash}",
+        # the spec it measures, field by field: the provenance has the image, the model path
+        # and the options already; a long value goes as its hash
+        "--spec-field=node-selector=pool=cpu,zone=b",
+        "--spec-field=requests.cpu=4",
+        "--spec-field=requests.memory=4Gi",
+        "--spec-field=limits.cpu=4",
+        "--spec-field=limits.memory=4Gi",
+        f"--spec-field=model-volume=#{hash_of(copied_from)}",
+        "--spec-field=budget=450",
+        "--spec-field=trial-mode=auto",
+        "--spec-field=sweep-onednn=off",
         "--restart=deployment/resnet",
         "--configmap-annotation=team=ml",
     ]
@@ -1037,6 +1055,27 @@ def test_the_spec_hash_ignores_what_the_job_does_not_copy() -> None:
     assert derive(workload).spec_hash == base.spec_hash
 
 
+def test_the_spec_hash_ignores_what_does_not_change_the_measurement() -> None:
+    """Replicas, labels, the restart annotation, the advice ConfigMap's extra annotations and
+    the advisor's own image and Job settings measure nothing: the same Job name."""
+    base = derive(pvc_deployment())
+    workload = pvc_deployment()
+    workload["spec"]["replicas"] = 7
+    workload["metadata"]["labels"]["team"] = "ml"
+    workload["metadata"]["annotations"]["deploy.example.com/revision"] = "42"
+    settings = _settings(
+        image="registry.example.com/tfta:2",
+        image_pull_policy="Always",
+        backoff_limit=5,
+        ttl_s=60,
+        extra_args=("--configmap-annotation=reloader.stakater.com/match=true",),
+    )
+    changed = derive(workload, ask(**{ANN_RESTART: "true"}), settings=settings)
+    assert changed.spec_hash == base.spec_hash
+    assert changed.name == base.name
+    assert changed.target.spec == base.target.spec
+
+
 def _serving(workload: dict[str, Any]) -> dict[str, Any]:
     spec: dict[str, Any] = workload["spec"]["template"]["spec"]
     serving: dict[str, Any] = spec["containers"][0]
@@ -1075,8 +1114,25 @@ CHANGES: dict[str, tuple[Callable[[dict[str, Any]], None] | None, CalibrationAsk
     "concurrency": (None, ask(**{ANN_CONCURRENCY: "4"}), SETTINGS),
     "objective": (None, ask(**{ANN_OBJECTIVE: "throughput"}), SETTINGS),
     "budget": (None, ask(**{ANN_BUDGET: "301"}), SETTINGS),
-    "advisor-image": (None, ask(), _settings(image="other:1")),
-    "backoff": (None, ask(), _settings(backoff_limit=5)),
+    "tolerations": (
+        lambda w: _pod_of(w).update(tolerations=[{"key": "gpu", "operator": "Exists"}]),
+        ask(),
+        SETTINGS,
+    ),
+    "memory-request": (
+        lambda w: _serving(w)["resources"]["requests"].update(memory="1Gi"),
+        ask(),
+        SETTINGS,
+    ),
+    "pod-resources": (
+        lambda w: _pod_of(w).update(resources={"limits": {"memory": "16Gi"}}),
+        ask(),
+        SETTINGS,
+    ),
+    "batch": (None, ask(**{ANN_BATCH_SIZE: "8"}), SETTINGS),
+    "p99": (None, ask(**{ANN_OBJECTIVE: "slo", ANN_P99_MS: "30"}), SETTINGS),
+    "trial-mode": (None, ask(), _settings(extra_args=("--trial-mode=fork",))),
+    "onednn": (None, ask(), _settings(extra_args=("--sweep-onednn",))),
 }
 
 

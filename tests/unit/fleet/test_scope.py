@@ -9,7 +9,12 @@ from typing import Any
 
 from advisor.fleet.decide import Planned, to_create
 from advisor.fleet.jobs import planned_job
-from advisor.fleet.scope import NAMESPACE_SELECTOR, by_namespace, without_service_account
+from advisor.fleet.scope import (
+    NAMESPACE_SELECTOR,
+    by_namespace,
+    opted_in_namespaces,
+    without_service_account,
+)
 from tests.unit.fleet.test_decide import deployment, measured_for, plan
 
 POOL = {"nodeSelector": {"pool": "shared"}}
@@ -22,7 +27,24 @@ def in_namespace(namespace: str, name: str, **kw: Any) -> dict[str, Any]:
 
 
 def test_namespaces_opt_in_with_the_workloads_label_set_to_true() -> None:
-    assert NAMESPACE_SELECTOR == "tf-thread-advisor.io/calibrate=true"
+    assert NAMESPACE_SELECTOR == "tf-thread-advisor.io/calibrate"  # listed by key
+
+    def namespace(name: str, value: str | None) -> dict[str, Any]:
+        labels = {} if value is None else {"tf-thread-advisor.io/calibrate": value}
+        return {"metadata": {"name": name, "labels": labels}}
+
+    listed = [
+        namespace("b", "true"),
+        namespace("a", "true"),
+        namespace("off", "false"),
+        namespace("unlabelled", None),
+        namespace("typo", "True"),
+        {"metadata": {}},
+    ]
+    names, problems = opted_in_namespaces(listed)
+    assert names == ["a", "b"]
+    (problem,) = problems
+    assert problem.startswith("namespace typo is not planned: ") and "'True'" in problem
 
 
 def test_only_the_opted_in_namespaces_workloads_are_kept_each_under_its_namespace() -> None:

@@ -48,6 +48,7 @@ STATUS_KEYS = [
     "cpu_model",
     "effective_cpus",
     "quota_cpus",
+    "cpus_exclusive",
     "within_noise",
     "range",
     "objective",
@@ -522,3 +523,17 @@ def test_a_markdown_list_item_starts_no_nested_list_or_heading() -> None:
 
     text = formats.render(Said(), "markdown")
     assert text.splitlines()[2:] == ["- \\- a", "- 12\\. b", "- \\# c", "- plain - d"]
+
+
+def test_exclusive_cpus_show_by_the_quota_and_in_csv_and_json() -> None:
+    rows = [advice("own", cpus_exclusive=True), advice("shared", cpus_exclusive=False)]
+    view = StatusView(StatusResult(rows=rows))
+    lines = {line.split()[1]: line for line in formats.render(view, "table").splitlines()[1:]}
+    assert " 4 excl " in lines["own"]
+    assert "excl" not in lines["shared"]
+    records = list(csv.DictReader(io.StringIO(formats.render(view, "csv"))))
+    assert [(r["quota_cpus"], r["cpus_exclusive"]) for r in records] == [
+        ("4.0", "true"),
+        ("4.0", "false"),
+    ]
+    assert [r["cpus_exclusive"] for r in json.loads(formats.render(view, "json"))] == [True, False]
