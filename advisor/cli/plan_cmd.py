@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from datetime import timedelta
 from typing import Any, get_args
 
 from advisor.cli._args import add_kubeconfig, default_of, duration, pairs
@@ -13,6 +14,7 @@ from advisor.models import TrialMode
 from advisor.pipeline import Instruments
 from advisor.pipeline.plan import PULL_POLICIES, Defaults, PlanRequest, plan
 from advisor.pipeline.source import CLUSTER_TIMEOUT_S
+from advisor.pipeline.status import format_age
 from advisor.render import formats
 from advisor.render.plan import PlanView, jobs_yaml
 
@@ -55,7 +57,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--print-jobs",
         action="store_true",
-        help="print the Jobs it would create (with --apply: created) as YAML, not the decisions",
+        help="print the Jobs it would create (with --apply: created) as YAML, not the decisions, "
+        "with the reasoned checkov skip annotations a lint of them needs (the Jobs created carry "
+        "none)",
     )
     parser.add_argument(
         "--apply", action="store_true", help="create the calibration Jobs it decided on"
@@ -94,6 +98,30 @@ def register(subparsers: Any) -> None:
         default=default_of(PlanRequest, "service_account"),
         help="the ServiceAccount the Jobs' advisor runs as: it writes the advice ConfigMaps "
         "(default %(default)s)",
+    )
+    jobs.add_argument(
+        "--image-pull-secret",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="a Secret the Jobs pull the advisor image with (repeatable), beside the serving "
+        "pod's own imagePullSecrets, which each Job keeps for the serving image",
+    )
+    allowance = timedelta(seconds=default_of(PlanRequest, "startup_allowance_s"))
+    jobs.add_argument(
+        "--startup-allowance",
+        metavar="DURATION",
+        type=duration,
+        default=allowance,
+        help="what each Job's deadline allows beyond its budget for scheduling, a node "
+        "scale-up, cold image pulls, the model copy and TensorFlow's start-up, e.g. 30m "
+        f"(default {format_age(allowance)})",
+    )
+    jobs.add_argument(
+        "--priority-class",
+        metavar="NAME",
+        default=None,
+        help="the Jobs' pods' priorityClassName (default: the cluster's default priority)",
     )
     jobs.add_argument(
         "--trial-mode",
@@ -178,6 +206,9 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
         image=args.image,
         image_pull_policy=args.image_pull_policy,
         service_account=args.service_account,
+        image_pull_secrets=tuple(args.image_pull_secret),
+        startup_allowance_s=args.startup_allowance.total_seconds(),
+        priority_class=args.priority_class,
         defaults=Defaults(
             objective=args.objective,
             concurrency=args.concurrency,

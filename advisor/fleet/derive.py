@@ -20,11 +20,14 @@ parts.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.fleet.advisor_pod import (
+    MESH_OPT_OUT_ANNOTATIONS,
+    MESH_OPT_OUT_LABELS,
     JobSettings,
     advisor_container,
     checkov_skips,
@@ -82,7 +85,19 @@ class DerivedJob:
     cpu: float
     cpu_from: CpuFrom
     target: ServingTarget
+    #: the Job as it is created
     manifest: dict[str, Any] = field(default_factory=dict)
+    #: the checkov skips a lint of the manifest needs, each with its reason
+    lint_annotations: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def printed(self) -> dict[str, Any]:
+        """The manifest as ``plan --print-jobs`` prints it, for a reader or a linter: with the
+        lint annotations. The Job created carries none: on a live object they would only say
+        that a check was skipped to whoever reads it."""
+        manifest = copy.deepcopy(self.manifest)
+        manifest["metadata"]["annotations"].update(self.lint_annotations)
+        return manifest
 
 
 # --------------------------------------------------------------------------------------------------
@@ -104,13 +119,13 @@ def serving_container(pod_spec: Mapping[str, Any], ask: CalibrationAsk) -> dict[
             str(c.get("name")) for c in _list(pod_spec.get("initContainers")) if isinstance(c, dict)
         }
         why = (
-            " is an init container (or a native sidecar), never the serving one;"
+            "names an init container (or a native sidecar), never the serving one"
             if ask.container in init
-            else " is not"
+            else "names no container of its pod"
         )
         raise DeriveError(
-            f"annotation {ANN_ASK_CONTAINER}={ask.container!r}{why} its containers are: "
-            + ", ".join(names)
+            f"annotation {ANN_ASK_CONTAINER}={ask.container!r} {why} "
+            f"(containers: {', '.join(names) or 'none'})"
         )
     if len(containers) == 1:
         return containers[0]
@@ -223,7 +238,6 @@ def derive_job(
                 ANN_CONTAINER: container_name,
                 ANN_CONFIGMAP: configmap,
                 ANN_POOL: pool,
-                **checkov_skips(spec),
             },
             # not the controller: the workload's controller must not adopt or count the Job;
             # deleting the workload still garbage-collects it
@@ -246,7 +260,9 @@ def derive_job(
                         LABEL_NAME: APP_NAME,
                         LABEL_COMPONENT: COMPONENT,
                         LABEL_SPEC_HASH: hashed,
-                    }
+                        **MESH_OPT_OUT_LABELS,
+                    },
+                    "annotations": dict(MESH_OPT_OUT_ANNOTATIONS),
                 },
                 "spec": spec,
             },
@@ -270,6 +286,7 @@ def derive_job(
         cpu_from=cpu_from,
         target=target,
         manifest=manifest,
+        lint_annotations=checkov_skips(spec),
     )
 
 

@@ -26,12 +26,16 @@ from advisor.fleet.naming import (
     TOKEN_VOLUME,
     WorkloadKind,
 )
+from advisor.fleet.serving_shape import pod_level_resources, qos_class
 from advisor.fleet.storage import claim_problem, serving_model_problem
 
-#: the copy's own resources (a cp, not a measurement)
+#: the copy's own resources (a cp, not a measurement). Its CPU limit is a fraction: on a Guaranteed
+#: pod an integer would take exclusive cores from the static CPU manager (and, with its
+#: full-pcpus-only option, be refused as an odd number of hyperthreads), a fraction runs in the
+#: shared pool whatever the node's policy
 COPY_RESOURCES = {
     "requests": {"cpu": "100m", "memory": "128Mi"},
-    "limits": {"cpu": "1", "memory": "512Mi"},
+    "limits": {"cpu": "500m", "memory": "512Mi"},
 }
 #: an env var a subPathExpr reads: $(NAME)
 _ENV_REFERENCE = re.compile(r"\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)")
@@ -210,10 +214,15 @@ def copy_container(
     container: dict[str, Any] = {"name": COPY_CONTAINER, "image": serving["image"]}
     if serving.get("imagePullPolicy"):
         container["imagePullPolicy"] = serving["imagePullPolicy"]
-    container["command"] = ["cp", "-R", model_path, MODEL_MOUNT + "/"]
+    # -L: a model directory reached through symlinks (a ConfigMap volume's ..data, a "current"
+    # link to a version) is copied as the files it points to; without it the copy holds links
+    # into a volume the advisor does not mount. busybox's cp and coreutils' both take -RL
+    container["command"] = ["cp", "-RL", model_path, MODEL_MOUNT + "/"]
+    # a failing cp's last lines become the container's termination message (kubectl describe)
+    container["terminationMessagePolicy"] = "FallbackToLogsOnError"
     if env:
         container["env"] = env
-    container["resources"] = _copy_resources(_dict(pod.get("resources")))
+    container["resources"] = _copy_resources(serving, pod)
     container["securityContext"] = {
         "allowPrivilegeEscalation": False,
         "readOnlyRootFilesystem": True,
@@ -249,19 +258,33 @@ def _copy_identity(serving: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[s
     return identity
 
 
-def _copy_resources(pod_resources: Mapping[str, Any]) -> dict[str, Any]:
-    """COPY_RESOURCES, within a pod-level budget when the pod declares one (no container may
-    ask for more than the pod)."""
-    result = copy.deepcopy(COPY_RESOURCES)
-    for kind in ("requests", "limits"):
-        pod_side = _dict(pod_resources.get(kind))
-        for name, ours in list(result[kind].items()):
-            theirs = pod_side.get(name)
+def _copy_resources(serving: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, Any]:
+    """COPY_RESOURCES, within the serving pod's budget (no container may ask for more than a
+    pod-level limit or request). In a Guaranteed pod the copy asks for what it may use, as every
+    container of such a pod does, and for no more than the serving container: the calibration
+    pod keeps the serving pod's QoS class and asks the scheduler for what a replica asks."""
+    pod_resources = pod_level_resources(pod)
+    if qos_class(pod) == "Guaranteed":
+        bounds = [
+            _dict(pod_resources.get("requests")),
+            _dict(pod_resources.get("limits")),
+            _dict(_dict(serving.get("resources")).get("limits")),
+        ]
+        size = _within(COPY_RESOURCES["limits"], *bounds)
+        return {"requests": size, "limits": copy.deepcopy(size)}
+    limits = _within(COPY_RESOURCES["limits"], _dict(pod_resources.get("limits")))
+    requests = _within(COPY_RESOURCES["requests"], _dict(pod_resources.get("requests")), limits)
+    return {"requests": requests, "limits": limits}
+
+
+def _within(amounts: Mapping[str, Any], *bounds: Mapping[str, Any]) -> dict[str, Any]:
+    """``amounts``, each cut to the smallest bound that names it."""
+    result = dict(amounts)
+    for bound in bounds:
+        for name, ours in result.items():
+            theirs = bound.get(name)
             if theirs is not None and _quantity(theirs) < _quantity(ours):
-                result[kind][name] = copy.deepcopy(theirs)
-    for name, limit in result["limits"].items():
-        if _quantity(result["requests"][name]) > _quantity(limit):
-            result["requests"][name] = limit
+                result[name] = copy.deepcopy(theirs)
     return result
 
 

@@ -19,6 +19,7 @@ and the next scheduled plan continues where this one stopped.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -29,6 +30,7 @@ from pydantic import ValidationError
 
 from advisor import __version__
 from advisor.errors import ClusterRejectedError, Opt, UsageError, usage_error
+from advisor.fleet.advisor_pod import DEFAULT_STARTUP_ALLOWANCE_S
 from advisor.fleet.decide import Planned, decide, to_create, with_reason
 from advisor.fleet.derive import PLANNED_SELECTOR, JobSettings
 from advisor.fleet.jobs import PlannedJob, planned_job
@@ -82,6 +84,12 @@ class PlanRequest:
     image: str = DEFAULT_IMAGE
     image_pull_policy: str = "IfNotPresent"
     service_account: str = DEFAULT_SERVICE_ACCOUNT
+    #: Secrets the Jobs pull the advisor image with, beside each serving pod's own
+    image_pull_secrets: tuple[str, ...] = ()
+    #: what each Job's deadline allows beyond its budget: scheduling, node scale-up, pulls
+    startup_allowance_s: float = DEFAULT_STARTUP_ALLOWANCE_S
+    #: the Jobs' pods' priorityClassName (None: the cluster's default)
+    priority_class: str | None = None
     defaults: Defaults = field(default_factory=Defaults)
     #: passed on to every Job's ``run``: how trials start, the oneDNN sweep, extra annotations
     #: on the advice ConfigMaps (Reloader's search-mode match)
@@ -99,7 +107,8 @@ class Plan:
     #: the namespace planned (None: every opted-in namespace, ``namespaces``)
     namespace: str | None
     result: PlanResult
-    #: the manifests of the Jobs created, or to create without ``apply``
+    #: the manifests of the Jobs created, or to create without ``apply``, as printed (with the
+    #: lint annotations the created Jobs do not carry)
     jobs: list[dict[str, Any]]
     applied: bool
     #: the namespaces planned
@@ -117,6 +126,15 @@ def check_request(request: PlanRequest) -> None:
     if request.image_pull_policy not in PULL_POLICIES:
         raise UsageError(Opt("image_pull_policy"), f" must be one of {', '.join(PULL_POLICIES)}")
     check_names(service_account=request.service_account)
+    for secret in request.image_pull_secrets:
+        check_names(image_pull_secrets=secret)
+    if request.priority_class is not None:
+        check_names(priority_class=request.priority_class)
+    if not 0 < request.startup_allowance_s < math.inf:
+        raise UsageError(
+            Opt("startup_allowance_s"),
+            f" must be longer than zero, got {request.startup_allowance_s}",
+        )
     for key in request.configmap_annotations:
         if problem := annotation_key_problem(key):
             raise UsageError(Opt("configmap_annotations"), f" {key!r}: {problem}")
@@ -162,6 +180,9 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         service_account=request.service_account,
         image_pull_policy=request.image_pull_policy,
         extra_args=run_args(request),
+        image_pull_secrets=request.image_pull_secrets,
+        startup_allowance_s=math.ceil(request.startup_allowance_s),
+        priority_class=request.priority_class,
     )
     decided = _decide(listed, request, settings, now or datetime.now(timezone.utc))
     # the Jobs of every namespace listed count against their node pool's budget
@@ -172,7 +193,7 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         }
         decided = [applied.get(id(item), item) for item in decided]
         start = [item for item in applied.values() if item.verdict == "calibrate"]
-    created = [item.job.manifest for item in start if item.job is not None]
+    created = [item.job.printed for item in start if item.job is not None]
     return Plan(
         namespace=namespace,
         result=PlanResult(decisions=[item.decision for item in decided]),

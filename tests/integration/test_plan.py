@@ -386,6 +386,10 @@ def test_print_jobs_shows_what_apply_would_create_and_the_run_flags_pass_through
         (["--objective", "slo"], "--objective slo needs --p99-ms"),
         (["--budget", "5"], "--budget 5 s is too small"),
         (["--max-age", "soon"], "--max-age"),
+        (["--image-pull-secret", "Mirror_Creds"], "--image-pull-secret 'Mirror_Creds' must be"),
+        (["--priority-class", "Low Priority"], "--priority-class 'Low Priority' must be"),
+        (["--startup-allowance", "soon"], "--startup-allowance: 'soon' must be a duration"),
+        (["--startup-allowance", "0m"], "--startup-allowance: '0m' must be longer than zero"),
     ],
 )
 def test_bad_flags_are_one_line_and_exit_2_before_the_cluster_is_asked(
@@ -431,6 +435,81 @@ def test_a_workload_deleted_mid_plan_leaves_no_job_behind(
     # the API server took b's Job, and its garbage collector removed it with its owner gone
     remaining = {j["metadata"]["annotations"]["tf-thread-advisor.io/workload"] for j in api.jobs()}
     assert remaining == {"deployment/a"}
+
+
+def test_pull_secrets_deadline_and_priority_reach_the_jobs_and_no_lint_annotation_the_live_ones(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    b = api.workload("deployments", NS, "b")
+    assert b is not None
+    b = copy.deepcopy(b)
+    b["spec"]["template"]["spec"]["imagePullSecrets"] = [{"name": "serving-creds"}]
+    api.put_workload({**b, "apiVersion": "apps/v1", "kind": "Deployment"})
+    flags = [
+        "--image-pull-secret",
+        "mirror-creds",
+        "--image-pull-secret",
+        "serving-creds",
+        "--startup-allowance",
+        "30m",
+        "--priority-class",
+        "batch-low",
+    ]
+    code, out, err = plan(capsys, api, "--print-jobs", *flags)
+    assert code == 0, err
+    printed = {
+        j["metadata"]["annotations"]["tf-thread-advisor.io/workload"]: j
+        for j in yaml.safe_load_all(out)
+        if j
+    }
+    # printed for a reader or a linter: with the reasoned checkov skips
+    for job in printed.values():
+        assert any(k.startswith("checkov.io/skip") for k in job["metadata"]["annotations"])
+    code, _, err = plan(capsys, api, "--apply", *flags)
+    assert code == 0, err
+    created = {
+        j["metadata"]["annotations"]["tf-thread-advisor.io/workload"]: j for j in created_jobs(api)
+    }
+    assert set(created) == set(printed) == {"deployment/a", "deployment/b"}
+    for owner, job in created.items():
+        assert not [k for k in job["metadata"]["annotations"] if k.startswith("checkov.io")]
+        pod = job["spec"]["template"]["spec"]
+        assert pod["priorityClassName"] == "batch-low"
+        budget = 300  # plan's default budget
+        assert job["spec"]["activeDeadlineSeconds"] == budget + 30 * 60
+        secrets = [s["name"] for s in pod["imagePullSecrets"]]
+        if owner == "deployment/b":  # its own first, then plan's, each once
+            assert secrets == ["serving-creds", "mirror-creds"]
+        else:
+            assert secrets == ["mirror-creds", "serving-creds"]
+        annotations = job["spec"]["template"]["metadata"]["annotations"]
+        assert annotations["sidecar.istio.io/inject"] == "false"
+        assert annotations["linkerd.io/inject"] == "disabled"
+
+
+def test_a_failed_model_copy_is_the_decisions_reason(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert plan(capsys, api, "--apply")[0] == 0
+    job_a = next(
+        j["metadata"]["name"]
+        for j in created_jobs(api)
+        if j["metadata"]["annotations"]["tf-thread-advisor.io/workload"] == "deployment/a"
+    )
+    api.set_job_condition(
+        NS,
+        job_a,
+        type="Failed",
+        reason="PodFailurePolicy",
+        message=f"Container copy-model for pod {NS}/{job_a}-x7k2p failed with exit code 1 "
+        "matching FailJob rule at index 3",
+    )
+    row = decisions(capsys, api)["deployment/a"]
+    assert row["decision"] == "failed"
+    assert row["reason"] == (
+        f"calibration Job {job_a} failed: model copy failed: the serving image's cp exited with "
+        f"code 1 (kubectl logs job/{job_a} -c copy-model says why)"
+    )
 
 
 def test_the_labels_value_is_read_true_false_or_named(

@@ -165,6 +165,17 @@ def test_planner_cronjob_runs_plan_apply_with_the_charts_settings(values: Path) 
         f"--image={image}",
         f"--image-pull-policy={settings['image']['pullPolicy']}",
         "--service-account=rel-tf-thread-advisor-calibration",
+        *[f"--image-pull-secret={secret['name']}" for secret in settings["imagePullSecrets"]],
+        *(
+            [f"--startup-allowance={planner['startupAllowance']}"]
+            if planner["startupAllowance"]
+            else []
+        ),
+        *(
+            [f"--priority-class={planner['priorityClassName']}"]
+            if planner["priorityClassName"]
+            else []
+        ),
         f"--max-running={planner['maxRunning']}",
         *([f"--max-age={planner['maxAge']}"] if planner["maxAge"] else []),
         f"--objective={defaults['objective']}",
@@ -189,10 +200,13 @@ def test_fleet_only_passes_every_default_and_the_defaults_values_pass_none(
     chart's defaults leave all three out (the CLI's own defaults then hold)."""
     args = planner_container(k8s.one(fleet_only, "CronJob"))["args"]
     assert "--max-age=30d" in args and "--restart" in args and "--p99-ms=50" in args
+    assert "--image-pull-secret=mirror-pull" in args
+    assert "--startup-allowance=30m" in args and "--priority-class=batch-low" in args
     default_args = planner_container(
         k8s.one(component(render(*IMAGE_SET, *PLANNER_ON), "planner"), "CronJob")
     )["args"]
-    assert not [a for a in default_args if a.startswith(("--max-age", "--restart", "--p99-ms"))]
+    left_out = ("--max-age", "--restart", "--p99-ms", "--image-pull-secret", "--startup-allowance")
+    assert not [a for a in default_args if a.startswith((*left_out, "--priority-class"))]
     assert "--max-running=1" in default_args
 
 
@@ -482,6 +496,8 @@ def test_notes_say_how_to_opt_a_namespace_in() -> None:
         ("planner.maxRunning=0", "maxRunning"),
         ("planner.maxAge=30x", "maxAge"),
         ("planner.restart=yes", "restart"),
+        ("planner.startupAllowance=soon", "startupAllowance"),
+        ("planner.priorityClassName=Batch_Low", "priorityClassName"),
         ("planner.scope=clustr", "scope"),
         ("planner.scpe=cluster", "scpe"),
         ("planner.namespaces={Bad_NS}", "namespaces"),

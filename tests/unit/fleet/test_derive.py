@@ -127,10 +127,12 @@ def test_the_job_carries_the_shipped_jobs_settings() -> None:
     spec = job.manifest["spec"]
     assert job.manifest["apiVersion"] == "batch/v1"
     assert job.manifest["kind"] == "Job"
-    assert spec["podFailurePolicy"] == SHIPPED_JOB["spec"]["podFailurePolicy"]
+    # the shipped Job's rules, then the copy's own (test_advisor_pod.py)
+    shipped_rules = SHIPPED_JOB["spec"]["podFailurePolicy"]["rules"]
+    assert spec["podFailurePolicy"]["rules"][: len(shipped_rules)] == shipped_rules
     assert spec["backoffLimit"] == 3
     assert spec["ttlSecondsAfterFinished"] == 86400
-    assert spec["activeDeadlineSeconds"] == 900  # the 600 s sweep + 300 s
+    assert spec["activeDeadlineSeconds"] == 1500  # the 600 s sweep + the 900 s start-up allowance
     shipped_pod = SHIPPED_JOB["spec"]["template"]["spec"]
     (shipped,) = shipped_pod["containers"]
     assert pod(job)["restartPolicy"] == "Never"
@@ -179,6 +181,9 @@ def test_labels_and_annotations_say_what_the_job_calibrates() -> None:
         "app.kubernetes.io/name": "tf-thread-advisor",
         "app.kubernetes.io/component": "calibration",
         LABEL_SPEC_HASH: job.spec_hash,
+        # the meshes' opt-outs (test_advisor_pod.py)
+        "sidecar.istio.io/inject": "false",
+        "kuma.io/sidecar-injection": "disabled",
     }
     # the planner's list selector finds the Job and its pods
     for labels in (metadata["labels"], job.manifest["spec"]["template"]["metadata"]["labels"]):
@@ -314,7 +319,7 @@ def test_a_statefulset_is_named_and_restarted_as_kubectl_names_it() -> None:
 def test_a_fractional_budget_gets_a_whole_second_deadline() -> None:
     job = derive(deployment(), ask(**{ANN_BUDGET: "90.5"}))
     assert arg(job, "--budget") == ["90.5"]
-    assert job.manifest["spec"]["activeDeadlineSeconds"] == 391
+    assert job.manifest["spec"]["activeDeadlineSeconds"] == 91 + 900
 
 
 # --------------------------------------------------------------------------------------------------
@@ -352,7 +357,11 @@ def test_a_pod_level_limit_alone_is_the_quota() -> None:
     assert job.cpu == 6.0
     assert job.cpu_from == "limit"
     assert "cpu" not in advisor(job)["resources"].get("limits", {})
-    assert pod(job)["resources"] == {"limits": {"cpu": "6", "memory": "8Gi"}}
+    # the requests the API server would default for the serving pod, stated
+    assert pod(job)["resources"] == {
+        "requests": {"cpu": "6", "memory": "1Gi"},
+        "limits": {"cpu": "6", "memory": "8Gi"},
+    }
 
 
 def test_without_a_limit_the_request_becomes_the_quota() -> None:
@@ -622,9 +631,21 @@ def test_several_containers_without_the_annotation_are_refused_by_name() -> None
 
 
 def test_an_annotation_naming_no_container_lists_them() -> None:
-    workload = deployment(container("metrics"), container("tf"))
-    with pytest.raises(DeriveError, match="metrics, tf"):
+    workload = deployment(
+        container("metrics"), container("tf"), initContainers=[container("fetch")]
+    )
+    with pytest.raises(DeriveError) as caught:
         derive(workload, ask(**{ANN_ASK_CONTAINER: "serving"}))
+    assert str(caught.value) == (
+        "annotation tf-thread-advisor.io/container='serving' names no container of its pod "
+        "(containers: metrics, tf)"
+    )
+    with pytest.raises(DeriveError) as caught:
+        derive(workload, ask(**{ANN_ASK_CONTAINER: "fetch"}))
+    assert str(caught.value) == (
+        "annotation tf-thread-advisor.io/container='fetch' names an init container (or a "
+        "native sidecar), never the serving one (containers: metrics, tf)"
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -651,7 +672,7 @@ def test_a_model_on_a_pvc_is_copied_from_a_read_only_claim() -> None:
     copy_model = copier(job)
     assert copy_model["image"] == SERVING_IMAGE
     assert copy_model["imagePullPolicy"] == "IfNotPresent"
-    assert copy_model["command"] == ["cp", "-R", "/models/resnet/1", "/tfta-model/"]
+    assert copy_model["command"] == ["cp", "-RL", "/models/resnet/1", "/tfta-model/"]
     # only the model's volume reaches the copy, read-only, where the server has it
     assert copy_model["volumeMounts"] == [
         {"name": "model", "mountPath": MODEL_MOUNT},
@@ -687,7 +708,7 @@ def test_a_sub_path_is_mounted_as_the_server_mounts_it() -> None:
         "subPath": "resnet/v7",
         "readOnly": True,
     }
-    assert copier(job)["command"] == ["cp", "-R", "/models/resnet", "/tfta-model/"]
+    assert copier(job)["command"] == ["cp", "-RL", "/models/resnet", "/tfta-model/"]
     assert arg(job, "--model") == ["/tfta-model/resnet"]
 
 
@@ -898,9 +919,10 @@ def test_the_copy_is_hardened_and_reads_as_the_server() -> None:
         "runAsGroup": 1002,
         "runAsNonRoot": True,
     }
+    # a Guaranteed serving pod: requests equal to limits
     assert copier(job)["resources"] == {
-        "requests": {"cpu": "100m", "memory": "128Mi"},
-        "limits": {"cpu": "1", "memory": "512Mi"},
+        "requests": {"cpu": "500m", "memory": "512Mi"},
+        "limits": {"cpu": "500m", "memory": "512Mi"},
     }
     security = pod(job)["securityContext"]
     assert security["fsGroup"] == 2000
