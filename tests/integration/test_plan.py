@@ -142,7 +142,9 @@ def decisions(
     doc = json.loads(out)
     assert list(doc) == ["decisions"]
     for row in doc["decisions"]:
-        assert set(row) == {"workload", "container", "configmap", "decision", "reason", "job"}
+        keys = {"workload", "container", "configmap", "decision", "reason", "job", "namespace"}
+        assert set(row) == keys
+        assert row["namespace"] == NS  # each decision names its workload's namespace
     return {row["workload"]: row for row in doc["decisions"]}
 
 
