@@ -41,10 +41,21 @@ def register(subparsers: Any) -> None:
         "all. Needs get/list on deployments, statefulsets, configmaps and jobs, and create on "
         "jobs (and events) with --apply.",
     )
-    parser.add_argument(
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument(
         "--namespace",
         metavar="NS",
         help="namespace to plan (default: $TFTA_POD_NAMESPACE, then the kubeconfig context's)",
+    )
+    scope.add_argument(
+        "-A",
+        "--all-namespaces",
+        action="store_true",
+        help="plan every namespace labelled tf-thread-advisor.io/calibrate=true (its workloads "
+        "still opt in one by one); each Job runs in its workload's namespace as the "
+        "--service-account there, --max-running counts every namespace's Jobs. Needs a "
+        "ClusterRole: get/list on deployments, statefulsets, configmaps and jobs, list on "
+        "namespaces and serviceaccounts, create on jobs with --apply",
     )
     add_format(parser, PlanView, "table")
     parser.add_argument(
@@ -215,6 +226,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace, _instruments: Instruments) -> int:
     request = PlanRequest(
         namespace=args.namespace,
+        all_namespaces=args.all_namespaces,
         apply=args.apply,
         max_age=args.max_age,
         max_running=args.max_running,
@@ -245,7 +257,12 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
     if args.print_jobs:
         emit(jobs_yaml(result.jobs))
     else:
-        view = PlanView(result.result, namespace=result.namespace, applied=result.applied)
+        view = PlanView(
+            result.result,
+            namespace=result.namespace,
+            applied=result.applied,
+            namespaces=result.namespaces,
+        )
         emit(formats.render(view, args.format))
     if result.stopped is not None:
         raise result.stopped

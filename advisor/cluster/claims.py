@@ -23,13 +23,15 @@ def list_claims(
     policy: RetryPolicy | None = None,
     *,
     page_size: int = PAGE_SIZE,
+    cluster: bool = False,
 ) -> list[dict[str, Any]]:
-    """Every PersistentVolumeClaim of ``namespace``, with apiVersion and kind."""
+    """Every PersistentVolumeClaim of ``namespace``, with apiVersion and kind (``cluster``:
+    asked by ``plan --all-namespaces``, whose ClusterRole allows it)."""
     return listing.list_core(
         connection,
         "PersistentVolumeClaim",
         namespace,
         policy,
-        rule=rule("list", "persistentvolumeclaims", ""),
+        rule=rule("list", "persistentvolumeclaims", "", cluster=cluster),
         page_size=page_size,
     )

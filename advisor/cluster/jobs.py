@@ -10,6 +10,8 @@ is idempotent by name: a 409 AlreadyExists is an outcome, not an error, so a sec
 Needs in the namespace (deploy/components/fleet binds such a Role to the ServiceAccount
 tf-thread-advisor-planner): get, list on deployments and statefulsets (apps); get, list on
 configmaps; get, list, create on jobs (batch); delete on jobs to retry a failed calibration.
+``plan --all-namespaces`` lists the workloads and Jobs of every namespace at once (a namespace of
+None), which only a ClusterRole allows.
 """
 
 from __future__ import annotations
@@ -59,34 +61,49 @@ class CreateOutcome:
         return self.action == "exists"
 
 
-def rule(verbs: str, resource: str, group: str) -> str:
-    """What a 403 tells the user to grant: ``create jobs (batch)`` and where the Role is."""
+def rule(verbs: str, resource: str, group: str, *, cluster: bool = False) -> str:
+    """What a 403 tells the user to grant: ``create jobs (batch)`` and where the Role is (with
+    ``cluster``: the ClusterRole ``plan --all-namespaces`` needs)."""
+    if cluster:
+        return (
+            f"plan --all-namespaces needs a ClusterRole (bound with a ClusterRoleBinding) "
+            f"allowing {verbs} {resource} ({group or 'core'}); the chart's planner.scope=cluster "
+            "grants one to its planner"
+        )
     return (
         f"plan needs a Role allowing {verbs} {resource} ({group or 'core'}); {PLANNER_RBAC} "
         f"binds one to the ServiceAccount {PLANNER_SERVICE_ACCOUNT}"
     )
 
 
+def _where(namespace: str | None) -> str:
+    return f"namespace {namespace}" if namespace else "all namespaces"
+
+
 def list_jobs(
     connection: Connection,
-    namespace: str,
+    namespace: str | None,
     selector: str,
     policy: RetryPolicy | None = None,
     *,
     page_size: int = PAGE_SIZE,
 ) -> list[dict[str, Any]]:
-    """The Jobs of ``namespace`` matching the label ``selector``, with apiVersion and kind."""
+    """The Jobs of ``namespace`` (None: of every namespace) matching the label ``selector``,
+    with apiVersion and kind."""
     from kubernetes import client
 
     policy = policy or RetryPolicy()
+    everywhere = namespace is None
     items = list_all(
         connection,
         policy,
         Deadline(policy),
-        f"list jobs in namespace {namespace}",
-        list_method(client.BatchV1Api(connection.api_client), "Job"),
-        namespace,
-        target=Target("jobs", namespace, rule("list", "jobs", "batch")),
+        f"list jobs in {_where(namespace)}",
+        list_method(client.BatchV1Api(connection.api_client), "Job", everywhere),
+        *((namespace,) if namespace else ()),
+        target=Target(
+            "jobs", namespace or "(all)", rule("list", "jobs", "batch", cluster=everywhere)
+        ),
         page_size=page_size,
         label_selector=selector,
     )
@@ -95,30 +112,35 @@ def list_jobs(
 
 def list_workloads(
     connection: Connection,
-    namespace: str,
+    namespace: str | None,
     selector: str,
     policy: RetryPolicy | None = None,
     *,
     page_size: int = PAGE_SIZE,
 ) -> list[dict[str, Any]]:
-    """The Deployments, then the StatefulSets, of ``namespace`` matching the label
-    ``selector``, each with apiVersion and kind (a list's items have neither), within one
-    deadline."""
+    """The Deployments, then the StatefulSets, of ``namespace`` (None: of every namespace, one
+    paged list each) matching the label ``selector``, each with apiVersion and kind (a list's
+    items have neither), within one deadline."""
     from kubernetes import client
 
     policy = policy or RetryPolicy()
     deadline = Deadline(policy)
     apps = client.AppsV1Api(connection.api_client)
     found: list[dict[str, Any]] = []
+    everywhere = namespace is None
     for kind, (group, resource) in PLANNED_KINDS.items():
         items = list_all(
             connection,
             policy,
             deadline,
-            f"list {resource} in namespace {namespace}",
-            list_method(apps, kind),
-            namespace,
-            target=Target(f"{resource}.{group}", namespace, rule("list", resource, group)),
+            f"list {resource} in {_where(namespace)}",
+            list_method(apps, kind, everywhere),
+            *((namespace,) if namespace else ()),
+            target=Target(
+                f"{resource}.{group}",
+                namespace or "(all)",
+                rule("list", resource, group, cluster=everywhere),
+            ),
             page_size=page_size,
             label_selector=selector,
         )
@@ -132,15 +154,17 @@ def list_configmaps(
     policy: RetryPolicy | None = None,
     *,
     page_size: int = PAGE_SIZE,
+    cluster: bool = False,
 ) -> list[dict[str, Any]]:
     """Every ConfigMap of ``namespace`` as a full object (the planner reads the advice in
-    them, and needs to see a name taken by a ConfigMap that is not advice)."""
+    them, and needs to see a name taken by a ConfigMap that is not advice); ``cluster``: asked
+    by ``plan --all-namespaces``, whose ClusterRole allows it."""
     return listing.list_core(
         connection,
         "ConfigMap",
         namespace,
         policy,
-        rule=rule("list", "configmaps", ""),
+        rule=rule("list", "configmaps", "", cluster=cluster),
         page_size=page_size,
     )
 

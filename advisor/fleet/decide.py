@@ -98,15 +98,25 @@ def decide(
             if not opted_in(obj):
                 continue
         except OptInError as exc:
-            out.append(_planned(_ref(obj), None, None, "skipped", str(exc)))
+            out.append(_in_namespace(_planned(_ref(obj), None, None, "skipped", str(exc)), obj))
             continue
         found = _candidate(obj, configmaps, defaults, settings, claims)
         if isinstance(found, Planned):
-            out.append(found)
+            out.append(_in_namespace(found, obj))
             continue
         owner = owners.setdefault(found.configmap, found)
-        out.append(_decide_one(found, owner, configmaps, jobs, now=now, max_age=max_age))
+        decided = _decide_one(found, owner, configmaps, jobs, now=now, max_age=max_age)
+        out.append(_in_namespace(decided, obj))
     return out
+
+
+def _in_namespace(planned: Planned, obj: Mapping[str, Any]) -> Planned:
+    """The decision naming its workload's namespace (where its Job would run)."""
+    namespace = _dict(obj.get("metadata")).get("namespace")
+    if not isinstance(namespace, str) or not namespace:
+        return planned
+    decision = planned.decision.model_copy(update={"namespace": namespace})
+    return replace(planned, decision=decision)
 
 
 def _candidate(

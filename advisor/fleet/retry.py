@@ -13,27 +13,40 @@ from collections.abc import Iterable, Sequence
 from advisor.fleet.decide import Planned, with_reason
 from advisor.fleet.jobs import PlannedJob
 
+#: a calibration Job as a decision names it: namespace, workload, container, Job name
+JobKey = tuple[str, str, str, str]
+
+
+def job_key(job: PlannedJob) -> JobKey:
+    return (job.namespace, job.workload, job.container, job.name)
+
+
+def decision_key(item: Planned) -> JobKey | None:
+    """The key of the Job of ``item``'s current spec (None: it has none)."""
+    if item.job is None:
+        return None
+    decision = item.decision
+    namespace = decision.namespace or str(item.job.manifest["metadata"]["namespace"])
+    return (namespace, decision.workload, decision.container or "", item.job.name)
+
 
 def retry_failed(
     planned: Sequence[Planned], jobs: Iterable[PlannedJob]
-) -> tuple[list[Planned], dict[str, PlannedJob]]:
+) -> tuple[list[Planned], dict[tuple[str, str], PlannedJob]]:
     """(the decisions, each failed calibration of the current spec turned ``calibrate``; the
-    failed Jobs to delete first, by name). A failure that is not a finished Job of the current
-    spec (a refusal, a skipped workload) is left as it is."""
-    finished = {
-        (job.workload, job.container, job.name): job for job in jobs if job.state != "running"
-    }
+    failed Jobs to delete first, by namespace and name). A failure that is not a finished Job of
+    the current spec (a refusal, a skipped workload) is left as it is."""
+    finished = {job_key(job): job for job in jobs if job.state != "running"}
     out: list[Planned] = []
-    to_delete: dict[str, PlannedJob] = {}
+    to_delete: dict[tuple[str, str], PlannedJob] = {}
     for item in planned:
         decision = item.decision
-        failed = None
-        if item.verdict == "failed" and item.job is not None:
-            failed = finished.get((decision.workload, decision.container or "", item.job.name))
+        key = decision_key(item) if item.verdict == "failed" else None
+        failed = finished.get(key) if key is not None else None
         if failed is None:
             out.append(item)
             continue
-        to_delete[failed.name] = failed
+        to_delete[(failed.namespace, failed.name)] = failed
         out.append(
             with_reason(
                 item,

@@ -7,13 +7,18 @@ pool at once. Nothing is written without ``apply``, and a Job is created only fo
 validated whole (derived, named, hashed). Creating is idempotent: a Job's name carries the hash
 of its derived spec, so a second ``apply`` finds it (409) and reports it pending.
 
+With ``all_namespaces`` one planner plans every namespace labelled to opt in
+(``advisor.fleet.scope``): each kind is listed once for the whole cluster (the ConfigMaps once per
+namespace with opted-in workloads), each Job is created in its workload's namespace, and a node
+pool's budget counts the Jobs of every namespace.
+
 What the API server refuses about one Job (a ResourceQuota, an admission webhook or policy, an
 invalid Job) is that workload's ``failed`` decision, with the server's message, and the plan goes
 on; only the authorizer's 403 (a rule the planner's Role lacks, which no other Job would pass
 either), or an API server that cannot be reached, stops it, and the decisions and Jobs created
-until then are still returned (``stopped``).
-``dry_run="server"`` asks the same of the server with ``dryRun=All`` and creates nothing. With
-``apply``, each workload acted on gets an Event (``plan_events``).
+until then are still returned (``stopped``). ``dry_run="server"`` asks the same of the server
+with ``dryRun=All`` and creates nothing. With ``apply``, each workload acted on gets an Event
+(``plan_events``).
 
 Kubernetes is the engine: the Jobs are scheduled on each workload's node pool with its resources,
 and the next scheduled plan continues where this one stopped.
@@ -21,6 +26,7 @@ and the next scheduled plan continues where this one stopped.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -38,6 +44,12 @@ from advisor.fleet.derive import PLANNED_SELECTOR, JobSettings
 from advisor.fleet.jobs import PlannedJob, planned_job
 from advisor.fleet.optin import OPT_IN_SELECTOR, Defaults
 from advisor.fleet.retry import retry_failed
+from advisor.fleet.scope import (
+    NAMESPACE_SELECTOR,
+    by_namespace,
+    opted_in_namespaces,
+    without_service_account,
+)
 from advisor.models import CalibrationOptions, PlanResult, TrialMode
 from advisor.pipeline.plan_events import applied_events, failed_calibrations, record_events
 from advisor.pipeline.source import (
@@ -50,6 +62,8 @@ from advisor.recommend import annotation_key_problem
 
 if TYPE_CHECKING:
     from advisor.cluster import Connection, RetryPolicy
+
+log = logging.getLogger(__name__)
 
 #: the advisor image the Jobs run unless told: this version's local build (as kustomize's base)
 DEFAULT_IMAGE = f"tf-thread-advisor:{__version__}"
@@ -77,6 +91,8 @@ class PlanRequest:
     """What ``plan`` looks at and may do (its flags)."""
 
     namespace: str | None = None
+    #: every namespace labelled tf-thread-advisor.io/calibrate=true, not one
+    all_namespaces: bool = False
     apply: bool = False
     max_age: timedelta | None = None
     max_running: int = 1
@@ -109,21 +125,27 @@ class PlanRequest:
 class Plan:
     """The decisions, and the Jobs created (with ``apply``) or that would be."""
 
-    namespace: str
+    #: the namespace planned (None: every opted-in namespace, ``namespaces``)
+    namespace: str | None
     result: PlanResult
     #: the manifests of the Jobs created, or to create without ``apply``, as printed (with the
     #: lint annotations the created Jobs do not carry)
     jobs: list[dict[str, Any]]
     applied: bool
+    #: the namespaces planned
+    namespaces: tuple[str, ...] = ()
     #: what stopped ``apply`` midway (a rule the Role lacks, an API server gone): the decisions
     #: and the Jobs created before it stand, the rest were not tried
     stopped: AdvisorError | None = None
 
     @property
     def failed(self) -> list[str]:
-        """The workloads (with their container) whose decision is ``failed``."""
+        """The workloads (NAMESPACE/kind/NAME when the plan spans namespaces, with their
+        container) whose decision is ``failed``."""
         return [
-            d.workload + (f" ({d.container})" if d.container else "")
+            (f"{d.namespace}/" if self.namespace is None and d.namespace else "")
+            + d.workload
+            + (f" ({d.container})" if d.container else "")
             for d in self.result.decisions
             if d.decision == "failed"
         ]
@@ -131,6 +153,8 @@ class Plan:
 
 def check_request(request: PlanRequest) -> None:
     """Every flag's rule, before the cluster is asked anything."""
+    if request.all_namespaces and request.namespace:
+        raise UsageError(Opt("namespace"), " and ", Opt("all_namespaces"), " exclude each other")
     if request.max_running < 1:
         raise UsageError(Opt("max_running"), f" must be 1 or more, got {request.max_running}")
     if not request.image.strip() or any(c.isspace() for c in request.image):
@@ -182,26 +206,17 @@ def run_args(request: PlanRequest) -> tuple[str, ...]:
 
 
 def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
-    """Decide for every opted-in workload container of the namespace; with ``apply``, create the
-    Jobs it may start now."""
+    """Decide for every opted-in workload container of the namespace (or of every opted-in
+    namespace); with ``apply``, create the Jobs it may start now."""
     from advisor.cluster import RetryPolicy, connect
-    from advisor.cluster.claims import list_claims
-    from advisor.cluster.jobs import list_configmaps, list_jobs, list_workloads
 
     check_request(request)
     connection = connect(request.kubeconfig)
-    namespace = namespace_to_list(request.namespace, request.kubeconfig)
+    namespace = (
+        None if request.all_namespaces else namespace_to_list(request.namespace, request.kubeconfig)
+    )
     policy = RetryPolicy.interactive(request.cluster_timeout_s)
-    workloads = list_workloads(connection, namespace, OPT_IN_SELECTOR, policy)
-    configmaps = {
-        str((obj.get("metadata") or {}).get("name")): obj
-        for obj in list_configmaps(connection, namespace, policy)
-    }
-    jobs = [planned_job(obj) for obj in list_jobs(connection, namespace, PLANNED_SELECTOR, policy)]
-    claims = {
-        str((obj.get("metadata") or {}).get("name")): obj
-        for obj in list_claims(connection, namespace, policy)
-    }
+    listed = _list(connection, namespace, request.service_account, policy)
     settings = JobSettings(
         image=request.image,
         service_account=request.service_account,
@@ -211,21 +226,13 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         startup_allowance_s=math.ceil(request.startup_allowance_s),
         priority_class=request.priority_class,
     )
-    decided = decide(
-        workloads,
-        configmaps,
-        jobs,
-        defaults=request.defaults,
-        settings=settings,
-        now=now or datetime.now(timezone.utc),
-        max_age=request.max_age,
-        claims=claims,
-    )
-    failed_jobs = failed_calibrations(decided, jobs)
-    retried: dict[str, PlannedJob] = {}
+    decided = _decide(listed, request, settings, now or datetime.now(timezone.utc))
+    # the Jobs of every namespace listed count against their node pool's budget
+    failed_jobs = failed_calibrations(decided, listed.jobs)
+    retried: dict[tuple[str, str], PlannedJob] = {}
     if request.retry_failed:
-        decided, retried = retry_failed(decided, jobs)
-    start, decided = to_create(decided, jobs, max_running=request.max_running)
+        decided, retried = retry_failed(decided, listed.jobs)
+    start, decided = to_create(decided, listed.jobs, max_running=request.max_running)
     stopped: AdvisorError | None = None
     if request.apply or request.dry_run == "server":
         applied: dict[int, Planned] = {}
@@ -233,7 +240,7 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         for item in start:
             try:
                 applied[id(item)] = _create(
-                    item, connection, namespace, policy, dry_run=dry_run, retried=retried
+                    item, connection, _job_namespace(item), policy, dry_run=dry_run, retried=retried
                 )
             except AdvisorError as exc:  # a rule the Role lacks, or no API server: none would pass
                 stopped = exc
@@ -258,8 +265,97 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         result=PlanResult(decisions=[item.decision for item in decided]),
         jobs=created,
         applied=request.apply,
+        namespaces=tuple(listed.workloads),
         stopped=stopped,
     )
+
+
+@dataclass(frozen=True)
+class _Listed:
+    """What a plan read: per namespace planned (sorted), its opted-in workloads, its ConfigMaps
+    and its PersistentVolumeClaims by name; the planner's Jobs; the namespaces holding the
+    calibration ServiceAccount (None: not asked, one namespace's planner runs beside it)."""
+
+    workloads: dict[str, list[Mapping[str, Any]]]
+    configmaps: dict[str, dict[str, Mapping[str, Any]]]
+    jobs: list[PlannedJob]
+    claims: dict[str, dict[str, Mapping[str, Any]]]
+    accounts: set[str] | None = None
+
+
+def _list(
+    connection: Connection, namespace: str | None, service_account: str, policy: RetryPolicy
+) -> _Listed:
+    """One namespace's lists, or (``namespace`` None) the cluster's: the opted-in Namespaces,
+    then each kind once across all of them; ConfigMaps and claims only where a workload opted
+    in."""
+    from advisor.cluster.claims import list_claims
+    from advisor.cluster.jobs import list_configmaps, list_jobs, list_workloads
+    from advisor.cluster.namespaces import list_namespaces, namespaces_with_service_account
+
+    def planned_jobs() -> list[PlannedJob]:
+        listed = list_jobs(connection, namespace, PLANNED_SELECTOR, policy)
+        return [planned_job(obj) for obj in listed]
+
+    if namespace is not None:
+        workloads = list_workloads(connection, namespace, OPT_IN_SELECTOR, policy)
+        configmaps = {namespace: _by_name(list_configmaps(connection, namespace, policy))}
+        jobs = planned_jobs()
+        claims = {namespace: _by_name(list_claims(connection, namespace, policy))}
+        return _Listed({namespace: list(workloads)}, configmaps, jobs, claims)
+    opted_in, problems = opted_in_namespaces(
+        list_namespaces(connection, NAMESPACE_SELECTOR, policy)
+    )
+    for problem in problems:  # no workload to hang a decision on: said once per run
+        log.warning("%s", problem)
+    grouped = by_namespace(list_workloads(connection, None, OPT_IN_SELECTOR, policy), opted_in)
+    planned_in = [where for where, workloads in grouped.items() if workloads]
+    configmaps = {
+        where: _by_name(list_configmaps(connection, where, policy, cluster=True))
+        for where in planned_in
+    }
+    claims = {
+        where: _by_name(list_claims(connection, where, policy, cluster=True))
+        for where in planned_in
+    }
+    accounts = namespaces_with_service_account(connection, service_account, policy)
+    return _Listed(grouped, configmaps, planned_jobs(), claims, accounts)
+
+
+def _decide(
+    listed: _Listed, request: PlanRequest, settings: JobSettings, now: datetime
+) -> list[Planned]:
+    """The decisions of each namespace planned, in namespace order, each decided with that
+    namespace's ConfigMaps, claims and Jobs."""
+    jobs_in: dict[str, list[PlannedJob]] = {}
+    for job in listed.jobs:
+        jobs_in.setdefault(job.namespace, []).append(job)
+    decided: list[Planned] = []
+    for where, workloads in listed.workloads.items():
+        here = decide(
+            workloads,
+            listed.configmaps.get(where, {}),
+            jobs_in.get(where, []),
+            defaults=request.defaults,
+            settings=settings,
+            now=now,
+            max_age=request.max_age,
+            claims=listed.claims.get(where, {}),
+        )
+        if listed.accounts is not None and where not in listed.accounts:
+            here = [without_service_account(i, where, request.service_account) for i in here]
+        decided += here
+    return decided
+
+
+def _by_name(objects: list[dict[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    return {str((obj.get("metadata") or {}).get("name")): obj for obj in objects}
+
+
+def _job_namespace(item: Planned) -> str:
+    """Where a Job is created: its manifest's namespace, its workload's."""
+    assert item.job is not None
+    return str(item.job.manifest["metadata"]["namespace"])
 
 
 def _create(
@@ -269,30 +365,30 @@ def _create(
     policy: RetryPolicy,
     *,
     dry_run: bool = False,
-    retried: Mapping[str, PlannedJob],
+    retried: Mapping[tuple[str, str], PlannedJob],
 ) -> Planned:
     """One Job created (``dry_run``: sent with dryRun=All, stored by no one): calibrate
     (created, or the server would), pending (it exists already: another plan was first) or
     failed (the API server refused it: a ResourceQuota, an admission webhook, an invalid Job;
     the others go on). A retried failed Job is deleted first. Any other error stops the plan:
     the authorizer's 403 (ForbiddenError: the planner's Role lacks the rule, and no other Job
-    would be created either), an API server that cannot be reached.
-
-    The Job goes to its own namespace (its manifest's), the plan's when it names none."""
+    would be created either), an API server that cannot be reached."""
     from advisor.cluster.jobs import create_job, delete_job
 
     assert item.job is not None
     name = item.job.name
-    where = str((item.job.manifest.get("metadata") or {}).get("namespace") or namespace)
+    retry = retried.get((namespace, name))
     try:
-        if name in retried and not dry_run:
-            delete_job(connection, retried[name].namespace or where, name, policy=policy)
-        outcome = create_job(connection, where, item.job.manifest, dry_run=dry_run, policy=policy)
+        if retry is not None and not dry_run:
+            delete_job(connection, namespace, name, policy=policy)
+        outcome = create_job(
+            connection, namespace, item.job.manifest, dry_run=dry_run, policy=policy
+        )
     except ClusterRejectedError as exc:
         return with_reason(item, reason=str(exc), verdict="failed")
     warns = "".join(f"; the API server warns: {text}" for text in outcome.warnings)
     if outcome.already_exists:
-        if name in retried:  # a dry run: the failed Job is still there
+        if retry is not None:  # a dry run: the failed Job is still there
             return with_reason(
                 item,
                 reason=f"{item.decision.reason}; the server checks the new Job only once the "

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from advisor.errors import AdvisorError, ClusterUnreachableError, ForbiddenError
 from advisor.fleet.decide import Planned
 from advisor.fleet.jobs import PlannedJob
+from advisor.fleet.retry import decision_key, job_key
 
 if TYPE_CHECKING:
     from advisor.cluster import Connection, RetryPolicy
@@ -50,14 +51,8 @@ def applied_events(
 
 def failed_calibrations(planned: Iterable[Planned], jobs: Iterable[PlannedJob]) -> list[Planned]:
     """The decisions ``failed`` because the Job of their current spec failed."""
-    failed = {(job.workload, job.container, job.name) for job in jobs if job.state == "failed"}
-    return [
-        item
-        for item in planned
-        if item.verdict == "failed"
-        and item.job is not None
-        and (item.decision.workload, item.decision.container, item.job.name) in failed
-    ]
+    failed = {job_key(job) for job in jobs if job.state == "failed"}
+    return [item for item in planned if item.verdict == "failed" and decision_key(item) in failed]
 
 
 def record_events(

@@ -18,10 +18,10 @@ where priority-and-fairness would answer 429, authorization, namespace, validati
   parameters 400;
 - faults: a status (429 with Retry-After, 500/503, ...) for the next N requests, a never-answering
   mode, and a hook that runs between two requests to simulate a concurrent writer;
-- lists of ConfigMaps, Pods, Deployments, StatefulSets and DaemonSets (namespaced, and across
-  all namespaces when ``cluster_rules`` from a ClusterRole allow it) with label and field
-  selectors, pages and metadata-only answers, as strict as a real server
-  (testkit/fakeapi/lists.py);
+- lists of ConfigMaps, Pods, ServiceAccounts, Deployments, StatefulSets and DaemonSets
+  (namespaced, and across all namespaces when ``cluster_rules`` from a ClusterRole allow it) and
+  of Namespaces (testkit/fakeapi/scope.py) with label and field selectors, pages and
+  metadata-only answers, as strict as a real server (testkit/fakeapi/lists.py);
 - apps/v1 Deployments, StatefulSets and DaemonSets, GET, PATCH and DELETE
   (testkit/fakeapi/apps.py); Pods are only listed;
 - batch/v1 Jobs, GET, POST and DELETE (testkit/fakeapi/jobs.py), and lists of them, with
@@ -54,7 +54,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from testkit.fakeapi import apps, claims, events, garbage, jobs, lists
+from testkit.fakeapi import apps, claims, events, garbage, jobs, lists, scope
 from testkit.fakeapi import meta as meta_checks
 from testkit.fakeapi.admission import JobQuota, PolicyDenial, WebhookDenial
 from testkit.fakeapi.errors import ApiError
@@ -140,6 +140,8 @@ class FakeApiServer:
         self._jobs = jobs.Jobs(lambda: str(next(self._rv)))
         self.claims = claims.Claims(lambda: str(next(self._rv)))
         self._events = events.Events(lambda: str(next(self._rv)))
+        #: the Namespaces' labels and the ServiceAccounts (testkit/fakeapi/scope.py)
+        self.scope = scope.Scope(lambda: str(next(self._rv)))
         self._lock = threading.RLock()
         self._stopping = threading.Event()
         self._tmp = tmp_path
@@ -215,6 +217,16 @@ class FakeApiServer:
             owners = {(path, k): manager for path in _OWNED_MAPS for k in _get_map(new, path)}
             self._store[key] = _Stored(new, owners)
             return copy.deepcopy(new)
+
+    def put_namespace(self, name: str, labels: dict[str, str] | None = None) -> None:
+        """A Namespace that exists (requests in it are accepted), with ``labels``."""
+        with self._lock:
+            self.namespaces.add(name)
+            self.scope.label(name, labels or {})
+
+    def put_service_account(self, namespace: str, name: str) -> dict[str, Any]:
+        with self._lock:
+            return self.scope.put_service_account(namespace, name)
 
     def put_workload(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Store a Deployment/StatefulSet (``apps.workload(...)``) as created by someone else."""
@@ -530,6 +542,8 @@ class FakeApiServer:
                 objects = self._events.all()
             elif resource == claims.RESOURCE:
                 objects = self.claims.all()
+            elif resource in scope.RESOURCES:
+                objects = self.scope.objects(resource, self.namespaces)
             else:
                 objects = self.workloads.all(resource)
             body = lists.serve(

@@ -186,7 +186,7 @@ def test_reloader_example_reloads_the_configmap_it_mounts() -> None:
 
 def test_the_advice_reader_can_only_read() -> None:
     """What `status` needs and no more: get and list on configmaps (the advice), list on the
-    workloads and pods that may consume it (and, per namespace, on fleet mode's Jobs), in a Role
+    workloads and pods that may consume it (and on fleet mode's Jobs), in a Role
     for one namespace and a ClusterRole for --all-namespaces, each bound by its own kind of
     binding."""
     docs = k8s.load_file_docs(ADVICE_READER)
@@ -200,12 +200,9 @@ def test_the_advice_reader_can_only_read() -> None:
                 "verbs": ["list"],
             },
             {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
-        ] + (
-            # fleet mode's calibration Jobs, listed per namespace only (status -A skips them)
-            [{"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["list"]}]
-            if role_kind == "Role"
-            else []
-        )
+            # fleet mode's calibration Jobs (status shows them where this is allowed)
+            {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["list"]},
+        ]
         binding = k8s.one(docs, binding_kind)
         assert binding["roleRef"] == {
             "apiGroup": "rbac.authorization.k8s.io",

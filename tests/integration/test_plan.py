@@ -141,7 +141,9 @@ def decisions(
     doc = json.loads(out)
     assert list(doc) == ["decisions"]
     for row in doc["decisions"]:
-        assert set(row) == {"workload", "container", "configmap", "decision", "reason", "job"}
+        keys = {"workload", "container", "configmap", "decision", "reason", "job", "namespace"}
+        assert set(row) == keys
+        assert row["namespace"] == NS  # each decision names its workload's namespace
     # any failed decision is plan's own exit code, after every decision is printed
     failed = any(row["decision"] == "failed" for row in doc["decisions"])
     assert code == (17 if failed else 0), err

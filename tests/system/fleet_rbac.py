@@ -79,13 +79,48 @@ FEATURES: dict[tuple[str, str], list[tuple[str, str, str, str | None]]] = {
 }
 
 
-def granted(docs: list[dict[str, Any]], account: str) -> list[Rule]:
-    """The rules every RoleBinding in ``docs`` grants ServiceAccount ``account``."""
-    roles = {r["metadata"]["name"]: r for r in k8s.by_kind(docs, "Role")}
+#: what the planner's ClusterRole (planner.scope cluster) allows beyond its Role's rules: the
+#: opted-in Namespaces and where the calibration ServiceAccount exists, names only
+PLANNER_CLUSTER_MAY = [
+    ("list", "", "namespaces", None),
+    ("list", "", "serviceaccounts", None),
+]
+PLANNER_CLUSTER_MAY_NOT = [
+    ("get", "", "namespaces", "team-a"),
+    ("patch", "", "namespaces", "team-a"),
+    ("get", "", "serviceaccounts", "default"),
+    ("create", "", "serviceaccounts", None),
+    # a token for any ServiceAccount would be a shortcut past the Jobs
+    ("create", "", "serviceaccounts/token", "default"),
+    ("create", "rbac.authorization.k8s.io", "rolebindings", None),
+]
+
+
+def granted(docs: list[dict[str, Any]], account: str, namespace: str | None = None) -> list[Rule]:
+    """The rules every RoleBinding in ``docs`` (in ``namespace``, if given) grants
+    ServiceAccount ``account``."""
+    roles = {
+        (r["metadata"].get("namespace"), r["metadata"]["name"]): r
+        for r in k8s.by_kind(docs, "Role")
+    }
     rules: list[Rule] = []
     for binding in k8s.by_kind(docs, "RoleBinding"):
+        where = binding["metadata"].get("namespace")
+        if namespace is not None and where != namespace:
+            continue
         if any(s["kind"] == "ServiceAccount" and s["name"] == account for s in binding["subjects"]):
             assert binding["roleRef"]["kind"] == "Role"
+            rules += parse_rules(roles[(where, binding["roleRef"]["name"])]["rules"])
+    return rules
+
+
+def granted_everywhere(docs: list[dict[str, Any]], account: str) -> list[Rule]:
+    """The rules every ClusterRoleBinding in ``docs`` grants ServiceAccount ``account``."""
+    roles = {r["metadata"]["name"]: r for r in k8s.by_kind(docs, "ClusterRole")}
+    rules: list[Rule] = []
+    for binding in k8s.by_kind(docs, "ClusterRoleBinding"):
+        if any(s["kind"] == "ServiceAccount" and s["name"] == account for s in binding["subjects"]):
+            assert binding["roleRef"]["kind"] == "ClusterRole"
             rules += parse_rules(roles[binding["roleRef"]["name"]]["rules"])
     return rules
 
@@ -99,14 +134,21 @@ def assert_fleet_rbac(
     planner: str,
     calibration: str,
     *,
+    cluster: bool = False,
+    namespace: str | None = None,
     events: bool = True,
     retry_failed: bool = False,
     restart: bool = False,
 ) -> None:
-    """What each identity may do, as the API server would evaluate the rendered Roles, with the
-    features on that are (each feature's rights allowed exactly when it is)."""
-    planner_rules = granted(docs, planner)
-    calibration_rules = granted(docs, calibration)
+    """What each identity may do, as the API server would evaluate the rendered Roles (the
+    planner's ClusterRole with ``cluster``; the calibration Role in ``namespace``, if given),
+    with the features on that are (each feature's rights allowed exactly when it is)."""
+    planner_rules = granted_everywhere(docs, planner) if cluster else granted(docs, planner)
+    calibration_rules = granted(docs, calibration, namespace)
+    for request in PLANNER_CLUSTER_MAY:  # scope namespace: the release namespace's rules only
+        assert allowed(planner_rules, *request) == cluster, f"planner {cluster=} and {request}"
+    for request in PLANNER_CLUSTER_MAY_NOT:
+        assert not allowed(planner_rules, *request), f"planner may {request}"
     on = {"events": events, "retry_failed": retry_failed, "restart": restart}
     rules = {"planner": planner_rules, "calibration": calibration_rules}
     for (who, feature), requests in FEATURES.items():

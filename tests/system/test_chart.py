@@ -282,13 +282,22 @@ def test_a_values_file_restarts_and_turns_reloader_on(renders: dict[str, Any]) -
 
 
 def test_every_object_has_the_standard_labels_and_namespace(renders: dict[str, Any]) -> None:
+    """In the release namespace, but the cluster-scoped objects of planner.scope cluster (in
+    none) and the calibration identity rendered in each of planner.namespaces."""
     for name, docs in renders.items():
+        values = _values(None if name == "defaults" else CHART / "ci" / name)
+        elsewhere = set(values["planner"].get("namespaces", []))
         for doc in docs:
             labels = doc["metadata"].get("labels", {})
             missing = [label for label in STANDARD_LABELS if label not in labels]
             assert not missing, f"{name}: {doc['kind']}/{doc['metadata']['name']} lacks {missing}"
             assert labels["app.kubernetes.io/instance"] == "rel"
-            assert doc["metadata"]["namespace"] == NAMESPACE
+            if doc["kind"] in ("ClusterRole", "ClusterRoleBinding"):
+                assert "namespace" not in doc["metadata"]
+            elif labels.get("app.kubernetes.io/component") == "calibration":
+                assert doc["metadata"]["namespace"] in {NAMESPACE, *elsewhere}
+            else:
+                assert doc["metadata"]["namespace"] == NAMESPACE
 
 
 def test_helm_test_hook_validates_each_configmap(renders: dict[str, Any]) -> None:

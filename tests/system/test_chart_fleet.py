@@ -21,16 +21,18 @@ import yaml
 from advisor.cli import build_parser
 from tests.support import REPO
 from tests.support import k8s_checks as k8s
-from tests.system.fleet_rbac import allowed, assert_fleet_rbac, granted
+from tests.system.fleet_rbac import allowed, assert_fleet_rbac, granted, granted_everywhere
 
 CHART = REPO / "charts" / "tf-thread-advisor"
 CI = CHART / "ci"
 FLEET_ONLY = CI / "fleet-only.yaml"
 FLEET_BESIDE = CI / "fleet-beside-targets.yaml"
+FLEET_CLUSTER = CI / "fleet-cluster.yaml"
 NAMESPACE = "ml-serving"
 REPOSITORY = "registry.example.com/mirror/tf-thread-advisor"
 IMAGE_SET = ("--set", f"image.repository={REPOSITORY}")
 PLANNER_ON = ("--set", "planner.enabled=true")
+IDENTITIES = ("rel-tf-thread-advisor-planner", "rel-tf-thread-advisor-calibration")
 pytestmark = pytest.mark.tools
 
 
@@ -391,11 +393,16 @@ def test_calibration_pods_get_the_releases_network_policy(fleet_only: list[dict[
     assert k8s.by_kind(without, "NetworkPolicy") == []
 
 
-def test_notes_say_how_to_watch_the_planner() -> None:
+def notes_of(values: Path) -> str:
+    """The NOTES a ``helm install`` with ``values`` prints."""
     proc = helm(
-        "install", "rel", str(CHART), "-n", NAMESPACE, "--dry-run=client", "-f", str(FLEET_ONLY)
+        "install", "rel", str(CHART), "-n", NAMESPACE, "--dry-run=client", "-f", str(values)
     )
-    notes = proc.stdout.split("NOTES:", 1)[1]
+    return str(proc.stdout.split("NOTES:", 1)[1])
+
+
+def test_notes_say_how_to_watch_the_planner() -> None:
+    notes = notes_of(FLEET_ONLY)
     for needle in (
         "fleet mode only",
         'tf-thread-advisor.io/calibrate: "true"',
@@ -413,6 +420,124 @@ def test_notes_say_how_to_watch_the_planner() -> None:
 
 
 # --------------------------------------------------------------------------------------------------
+# planner.scope cluster: one planner for every opted-in namespace
+
+
+@pytest.fixture(scope="module")
+def fleet_cluster() -> list[dict[str, Any]]:
+    return render("-f", str(FLEET_CLUSTER))
+
+
+def test_cluster_scope_binds_a_cluster_role_and_no_planner_role(
+    fleet_cluster: list[dict[str, Any]],
+) -> None:
+    planner = component(fleet_cluster, "planner")
+    kinds = sorted(f"{d['kind']}/{d['metadata'].get('namespace', '-')}" for d in planner)
+    assert kinds == [
+        "ClusterRole/-",
+        "ClusterRoleBinding/-",
+        f"CronJob/{NAMESPACE}",
+        f"ServiceAccount/{NAMESPACE}",
+    ]
+    binding = k8s.one(planner, "ClusterRoleBinding")
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "rel-tf-thread-advisor-planner",
+    }
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "rel-tf-thread-advisor-planner", "namespace": NAMESPACE}
+    ]
+    # the planner's rules, everywhere, and the two lists plan --all-namespaces adds
+    assert_fleet_rbac(
+        fleet_cluster,
+        "rel-tf-thread-advisor-planner",
+        "rel-tf-thread-advisor-calibration",
+        cluster=True,
+    )
+    assert granted(fleet_cluster, "rel-tf-thread-advisor-planner") == []
+    # the same rules as the kustomize example for cluster scope
+    example = k8s.load_file_docs(REPO / "deploy" / "examples" / "planner-cluster.yaml")
+    assert k8s.role_rules(k8s.one(planner, "ClusterRole"), drop_names=False) == k8s.role_rules(
+        k8s.one(example, "ClusterRole"), drop_names=False
+    )
+
+
+def test_the_cluster_scope_check_can_fail(fleet_cluster: list[dict[str, Any]]) -> None:
+    """A ClusterRole that may also read Secrets, or a namespace-scope planner given the cluster
+    lists, is caught."""
+    docs = copy.deepcopy(fleet_cluster)
+    k8s.one(docs, "ClusterRole")["rules"].append(
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]}
+    )
+    with pytest.raises(AssertionError, match="may"):
+        assert_fleet_rbac(
+            docs, "rel-tf-thread-advisor-planner", "rel-tf-thread-advisor-calibration", cluster=True
+        )
+    docs = render("-f", str(FLEET_ONLY))
+    (role,) = [r for r in k8s.by_kind(docs, "Role") if r["metadata"]["name"].endswith("planner")]
+    role["rules"].append({"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["list"]})
+    with pytest.raises(AssertionError, match="planner"):
+        assert_fleet_rbac(docs, *IDENTITIES)
+
+
+def test_cluster_scope_runs_plan_all_namespaces(fleet_cluster: list[dict[str, Any]]) -> None:
+    args = planner_container(k8s.one(fleet_cluster, "CronJob"))["args"]
+    assert args[:3] == ["plan", "--apply", "--all-namespaces"]
+    assert not [a for a in args if a.startswith("--namespace")]
+    parsed = build_parser().parse_args(args)
+    assert (parsed.command, parsed.all_namespaces, parsed.namespace) == ("plan", True, None)
+    assert parsed.service_account == "rel-tf-thread-advisor-calibration"
+
+
+def test_the_calibration_identity_is_rendered_in_every_listed_namespace(
+    fleet_cluster: list[dict[str, Any]],
+) -> None:
+    listed = values_of(FLEET_CLUSTER)["planner"]["namespaces"]
+    calibration = component(fleet_cluster, "calibration")
+    for kind in ("ServiceAccount", "Role", "RoleBinding", "NetworkPolicy"):
+        found = sorted(d["metadata"]["namespace"] for d in k8s.by_kind(calibration, kind))
+        assert found == sorted([NAMESPACE, *listed]), kind
+    for namespace in (NAMESPACE, *listed):
+        assert_fleet_rbac(
+            fleet_cluster,
+            "rel-tf-thread-advisor-planner",
+            "rel-tf-thread-advisor-calibration",
+            cluster=True,
+            namespace=namespace,
+        )
+        (binding,) = [
+            b
+            for b in k8s.by_kind(calibration, "RoleBinding")
+            if b["metadata"]["namespace"] == namespace
+        ]
+        assert binding["subjects"] == [
+            {
+                "kind": "ServiceAccount",
+                "name": "rel-tf-thread-advisor-calibration",
+                "namespace": namespace,
+            }
+        ]
+    # the calibration identity gets nothing cluster-wide
+    assert granted_everywhere(fleet_cluster, "rel-tf-thread-advisor-calibration") == []
+    # the release namespace listed again is rendered once
+    again = render("-f", str(FLEET_CLUSTER), "--set", f"planner.namespaces={{{NAMESPACE}}}")
+    assert len(k8s.by_kind(component(again, "calibration"), "ServiceAccount")) == 1
+
+
+def test_notes_say_how_to_opt_a_namespace_in() -> None:
+    notes = notes_of(FLEET_CLUSTER)
+    for needle in (
+        "plan --apply --all-namespaces",
+        "kubectl label namespace NAME tf-thread-advisor.io/calibrate=true",
+        f"{NAMESPACE}, serving-a, serving-b",
+        "tf-thread-advisor status --all-namespaces",
+        "ClusterRole may create Jobs in every namespace",
+    ):
+        assert needle in notes, needle
+
+
+# --------------------------------------------------------------------------------------------------
 # values the chart refuses
 
 
@@ -427,6 +552,10 @@ def test_notes_say_how_to_watch_the_planner() -> None:
         ("planner.restart=yes", "restart"),
         ("planner.startupAllowance=soon", "startupAllowance"),
         ("planner.priorityClassName=Batch_Low", "priorityClassName"),
+        ("planner.scope=clustr", "scope"),
+        ("planner.scpe=cluster", "scpe"),
+        ("planner.namespaces={Bad_NS}", "namespaces"),
+        ("planner.namespaces={a,a}", "namespaces"),
     ],
 )
 def test_schema_rejects_unknown_or_bad_planner_keys(set_arg: str, needle: str) -> None:
@@ -444,6 +573,8 @@ def test_schema_rejects_unknown_or_bad_planner_keys(set_arg: str, needle: str) -
         ({"cleanup": {"enabled": True}}, "cleanup.enabled"),
         # the planner's default objective needs its bound (values.yaml sets no p99Ms)
         ({"defaults": {"objective": "slo"}}, "defaults.p99Ms"),
+        # namespaces to give the calibration identity only mean something in cluster scope
+        ({"planner": {"enabled": True, "namespaces": ["team-a"]}}, "planner.scope=cluster"),
     ],
 )
 def test_fleet_alone_refuses_values_that_cannot_work(

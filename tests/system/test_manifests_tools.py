@@ -60,6 +60,7 @@ def test_kustomize_renders_rbac_job_and_policy(kustomized: list[dict[str, Any]])
 def test_kustomize_output_and_examples_validate_strictly(kustomized: list[dict[str, Any]]) -> None:
     docs = kustomized + k8s.load_file_docs(TF_SERVING) + k8s.load_file_docs(KERAS_SERVER)
     docs += k8s.load_file_docs(ADVICE_READER)
+    docs += k8s.load_file_docs(EXAMPLES / "planner-cluster.yaml")
     k8s.validate_k8s(docs)
 
 

@@ -26,7 +26,7 @@ def test_a_failed_job_of_the_current_spec_is_calibrated_again_after_its_deletion
     assert item.job is not None and item.job.name == failed_job.name
     assert "DeadlineExceeded" in item.decision.reason  # why it failed stays said
     assert f"retried: Job {failed_job.name} is deleted and created again" in item.decision.reason
-    assert to_delete == {failed_job.name: failed_job}
+    assert to_delete == {(failed_job.namespace, failed_job.name): failed_job}
 
 
 def test_a_completed_job_whose_advice_does_not_fit_is_retried_too() -> None:
@@ -35,7 +35,7 @@ def test_a_completed_job_whose_advice_does_not_fit_is_retried_too() -> None:
     decided = plan([deployment(limits={"cpu": "1"})], jobs=[done])
     assert only(decided).verdict == "failed"
     out, to_delete = retry_failed(decided, [done])
-    assert only(out).verdict == "calibrate" and set(to_delete) == {done.name}
+    assert only(out).verdict == "calibrate" and set(to_delete) == {(done.namespace, done.name)}
 
 
 def test_running_jobs_other_specs_and_other_decisions_are_left_alone() -> None:

@@ -397,6 +397,35 @@ def test_plan_in_every_format() -> None:
     assert formats.render(empty, "table").startswith("no opted-in workloads in namespace ml")
 
 
+def test_plan_across_namespaces_names_each_decisions_namespace() -> None:
+    one = plan_view()
+    decisions = [
+        d.model_copy(update={"namespace": ns})
+        for d, ns in zip(one.result.decisions, ("team-a", "team-b"), strict=True)
+    ]
+    view = PlanView(PlanResult(decisions=decisions), namespace=None, applied=True)
+    table, reasons = formats.render(view, "table").rstrip("\n").split("\n\n")
+    assert table.splitlines()[0].split()[:2] == ["NAMESPACE", "WORKLOAD"]
+    assert table.splitlines()[2].split() == ["team-b", "deployment/z", "-", "-", "skipped", "-"]
+    assert reasons.splitlines()[0] == "team-a/deployment/a (server): no advice yet"
+    records = list(csv.DictReader(io.StringIO(formats.render(view, "csv"))))
+    assert [r["namespace"] for r in records] == ["team-a", "team-b"]
+    assert [d["namespace"] for d in json.loads(formats.render(view, "json"))["decisions"]] == [
+        "team-a",
+        "team-b",
+    ]
+    # one namespace: no NAMESPACE column, the machine formats still carry it
+    single = PlanView(PlanResult(decisions=decisions), namespace="team-a", applied=True)
+    assert formats.render(single, "table").split()[0] == "WORKLOAD"
+    assert "NAMESPACE" not in formats.render(single, "table")
+    nothing = PlanView(PlanResult(), namespace=None, applied=False)
+    assert "no namespace is labelled tf-thread-advisor.io/calibrate=true" in formats.render(
+        nothing, "table"
+    )
+    quiet = PlanView(PlanResult(), namespace=None, applied=False, namespaces=["a", "b"])
+    assert "no opted-in workloads in namespaces a, b" in formats.render(quiet, "table")
+
+
 # --------------------------------------------------------------------------------------------------
 # calibrate and probe: a summary, in a report too
 
