@@ -168,7 +168,7 @@ def test_model_sources_reach_the_advisor(renders: dict[str, Any]) -> None:
     copy = k8s.pod_spec(jobs["ranker-amd"])
     (init,) = copy["initContainers"]
     assert init["image"].startswith("registry.example.com/ml/ranker-serving@")
-    assert init["command"] == ["cp", "-R", "/models/ranker", "/model/"]
+    assert init["command"] == ["cp", "-RL", "/models/ranker", "/model/"]
     assert k8s.arg_value(k8s.advisor_container(jobs["ranker-amd"])["args"], "--model") == (
         "/model/ranker"
     )
