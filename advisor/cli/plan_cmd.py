@@ -10,9 +10,10 @@ from typing import Any, get_args
 from advisor.cli._args import add_kubeconfig, default_of, duration, pairs
 from advisor.cli._output import add_format, emit
 from advisor.cli._sweep_flags import objective_names
+from advisor.errors import DecisionsFailedError
 from advisor.models import TrialMode
 from advisor.pipeline import Instruments
-from advisor.pipeline.plan import PULL_POLICIES, Defaults, PlanRequest, plan
+from advisor.pipeline.plan import DRY_RUNS, PULL_POLICIES, Defaults, PlanRequest, plan
 from advisor.pipeline.source import CLUSTER_TIMEOUT_S
 from advisor.pipeline.status import format_age
 from advisor.render import formats
@@ -34,8 +35,11 @@ def register(subparsers: Any) -> None:
         "calibration Job is derived from the workload's pod template: its resources, node pool "
         "and tolerations, the model copied out of the serving image. Nothing is written without "
         "--apply. The flags below are the defaults a workload's tf-thread-advisor.io/* "
-        "annotations override. Needs get/list on deployments, statefulsets, configmaps and jobs, "
-        "and create on jobs with --apply.",
+        "annotations override. A Job the API server refuses (a quota, an admission webhook, an "
+        "invalid Job) is that workload's failed decision and the plan goes on; only a rule its "
+        "Role lacks stops it (exit 8). Any failed decision makes it exit 17 after printing them "
+        "all. Needs get/list on deployments, statefulsets, configmaps and jobs, and create on "
+        "jobs (and events) with --apply.",
     )
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument(
@@ -63,6 +67,29 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--apply", action="store_true", help="create the calibration Jobs it decided on"
+    )
+    parser.add_argument(
+        "--dry-run",
+        choices=DRY_RUNS,
+        default=default_of(PlanRequest, "dry_run"),
+        help="server: send each Job to create as a server-side dry run (dryRun=All), so "
+        "quotas, admission webhooks and Pod Security admission answer (and warn) before "
+        "anything is created; client: the plan alone, as without --apply (default %(default)s; "
+        "not with --apply)",
+    )
+    parser.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="with --apply, delete the failed calibration Job of a workload's current spec and "
+        "create it again now, instead of waiting for the failed Job's TTL (a day); needs delete "
+        "on jobs",
+    )
+    parser.add_argument(
+        "--no-events",
+        dest="events",
+        action="store_false",
+        help="with --apply, record no Events on the workloads (by default each gets one when "
+        "its Job is created or refused, or its calibration failed; needs create on events)",
     )
     parser.add_argument(
         "--max-age",
@@ -222,6 +249,9 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
         configmap_annotations=pairs(args.configmap_annotation, "--configmap-annotation"),
         kubeconfig=args.kubeconfig,
         cluster_timeout_s=args.cluster_timeout,
+        dry_run=args.dry_run,
+        retry_failed=args.retry_failed,
+        events=args.events,
     )
     result = plan(request)
     if args.print_jobs:
@@ -234,4 +264,10 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
             namespaces=result.namespaces,
         )
         emit(formats.render(view, args.format))
+    if result.stopped is not None:
+        raise result.stopped
+    if failed := result.failed:
+        raise DecisionsFailedError(
+            f"{len(failed)} decision(s) failed: {', '.join(failed)} (the reasons above say why)"
+        )
     return 0

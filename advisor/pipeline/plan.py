@@ -12,6 +12,14 @@ With ``all_namespaces`` one planner plans every namespace labelled to opt in
 namespace with opted-in workloads), each Job is created in its workload's namespace, and a node
 pool's budget counts the Jobs of every namespace.
 
+What the API server refuses about one Job (a ResourceQuota, an admission webhook or policy, an
+invalid Job) is that workload's ``failed`` decision, with the server's message, and the plan goes
+on; only the authorizer's 403 (a rule the planner's Role lacks, which no other Job would pass
+either), or an API server that cannot be reached, stops it, and the decisions and Jobs created
+until then are still returned (``stopped``). ``dry_run="server"`` asks the same of the server
+with ``dryRun=All`` and creates nothing. With ``apply``, each workload acted on gets an Event
+(``plan_events``).
+
 Kubernetes is the engine: the Jobs are scheduled on each workload's node pool with its resources,
 and the next scheduled plan continues where this one stopped.
 """
@@ -24,17 +32,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
 from advisor import __version__
-from advisor.errors import ClusterRejectedError, Opt, UsageError, usage_error
+from advisor.errors import AdvisorError, ClusterRejectedError, Opt, UsageError, usage_error
 from advisor.fleet.advisor_pod import DEFAULT_STARTUP_ALLOWANCE_S
 from advisor.fleet.decide import Planned, decide, to_create, with_reason
 from advisor.fleet.derive import PLANNED_SELECTOR, JobSettings
 from advisor.fleet.jobs import PlannedJob, planned_job
 from advisor.fleet.optin import OPT_IN_SELECTOR, Defaults
+from advisor.fleet.retry import retry_failed
 from advisor.fleet.scope import (
     NAMESPACE_SELECTOR,
     by_namespace,
@@ -42,6 +51,7 @@ from advisor.fleet.scope import (
     without_service_account,
 )
 from advisor.models import CalibrationOptions, PlanResult, TrialMode
+from advisor.pipeline.plan_events import applied_events, failed_calibrations, record_events
 from advisor.pipeline.source import (
     CLUSTER_TIMEOUT_S,
     check_cluster_timeout,
@@ -59,6 +69,7 @@ log = logging.getLogger(__name__)
 DEFAULT_IMAGE = f"tf-thread-advisor:{__version__}"
 __all__ = [
     "DEFAULT_IMAGE",
+    "DRY_RUNS",
     "PULL_POLICIES",
     "Defaults",
     "Plan",
@@ -69,6 +80,10 @@ __all__ = [
 
 DEFAULT_SERVICE_ACCOUNT = "tf-thread-advisor-calibration"
 PULL_POLICIES = ("Always", "IfNotPresent", "Never")
+#: kubectl's --dry-run: none (with --apply: create), client (the plan alone, what plan without
+#: --apply is), server (each Job sent with dryRun=All: quotas, webhooks, Pod Security answer)
+DryRun = Literal["none", "client", "server"]
+DRY_RUNS: tuple[DryRun, ...] = ("none", "client", "server")
 
 
 @dataclass(frozen=True)
@@ -98,6 +113,12 @@ class PlanRequest:
     configmap_annotations: Mapping[str, str] = field(default_factory=dict)
     kubeconfig: Path | None = None
     cluster_timeout_s: float = CLUSTER_TIMEOUT_S
+    dry_run: DryRun = "none"
+    #: a failed calibration of the current spec is deleted and calibrated again now, not after
+    #: the failed Job's TTL (with ``apply``; needs delete on jobs)
+    retry_failed: bool = False
+    #: with ``apply``, Events on the workloads it acted on (needs create on events)
+    events: bool = True
 
 
 @dataclass(frozen=True)
@@ -113,6 +134,21 @@ class Plan:
     applied: bool
     #: the namespaces planned
     namespaces: tuple[str, ...] = ()
+    #: what stopped ``apply`` midway (a rule the Role lacks, an API server gone): the decisions
+    #: and the Jobs created before it stand, the rest were not tried
+    stopped: AdvisorError | None = None
+
+    @property
+    def failed(self) -> list[str]:
+        """The workloads (NAMESPACE/kind/NAME when the plan spans namespaces, with their
+        container) whose decision is ``failed``."""
+        return [
+            (f"{d.namespace}/" if self.namespace is None and d.namespace else "")
+            + d.workload
+            + (f" ({d.container})" if d.container else "")
+            for d in self.result.decisions
+            if d.decision == "failed"
+        ]
 
 
 def check_request(request: PlanRequest) -> None:
@@ -139,6 +175,12 @@ def check_request(request: PlanRequest) -> None:
         if problem := annotation_key_problem(key):
             raise UsageError(Opt("configmap_annotations"), f" {key!r}: {problem}")
     check_cluster_timeout(request.cluster_timeout_s)
+    if request.dry_run not in DRY_RUNS:
+        raise UsageError(Opt("dry_run"), f" must be one of {', '.join(DRY_RUNS)}")
+    if request.apply and request.dry_run != "none":
+        raise UsageError(
+            Opt("dry_run"), f"={request.dry_run} previews what ", Opt("apply"), " does: not both"
+        )
     defaults = request.defaults
     try:  # the defaults obey a calibration's rules, as every annotation does
         CalibrationOptions(
@@ -186,12 +228,36 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
     )
     decided = _decide(listed, request, settings, now or datetime.now(timezone.utc))
     # the Jobs of every namespace listed count against their node pool's budget
+    failed_jobs = failed_calibrations(decided, listed.jobs)
+    retried: dict[tuple[str, str], PlannedJob] = {}
+    if request.retry_failed:
+        decided, retried = retry_failed(decided, listed.jobs)
     start, decided = to_create(decided, listed.jobs, max_running=request.max_running)
-    if request.apply:
-        applied = {
-            id(item): _create(item, connection, _job_namespace(item), policy) for item in start
+    stopped: AdvisorError | None = None
+    if request.apply or request.dry_run == "server":
+        applied: dict[int, Planned] = {}
+        dry_run = request.dry_run == "server"
+        for item in start:
+            try:
+                applied[id(item)] = _create(
+                    item, connection, _job_namespace(item), policy, dry_run=dry_run, retried=retried
+                )
+            except AdvisorError as exc:  # a rule the Role lacks, or no API server: none would pass
+                stopped = exc
+                break
+        if request.apply and request.events:
+            events = applied_events(applied.values(), failed_jobs)
+            record_events(connection, events, now=now or datetime.now(timezone.utc), policy=policy)
+        untried = {
+            id(item): with_reason(
+                item,
+                reason=f"{item.decision.reason}; not created: the plan stopped (the error line "
+                "says why)",
+            )
+            for item in start
+            if id(item) not in applied
         }
-        decided = [applied.get(id(item), item) for item in decided]
+        decided = [applied.get(id(item), untried.get(id(item), item)) for item in decided]
         start = [item for item in applied.values() if item.verdict == "calibrate"]
     created = [item.job.printed for item in start if item.job is not None]
     return Plan(
@@ -200,6 +266,7 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         jobs=created,
         applied=request.apply,
         namespaces=tuple(listed.workloads),
+        stopped=stopped,
     )
 
 
@@ -291,24 +358,46 @@ def _job_namespace(item: Planned) -> str:
     return str(item.job.manifest["metadata"]["namespace"])
 
 
-def _create(item: Planned, connection: Connection, namespace: str, policy: RetryPolicy) -> Planned:
-    """One Job created: calibrate (created), pending (it exists already: another plan was
-    first) or failed (the API server refused it; the others go on). A 403 stops the plan: the
-    planner's Role lacks the rule, and no other Job would be created either."""
-    from advisor.cluster.jobs import create_job
+def _create(
+    item: Planned,
+    connection: Connection,
+    namespace: str,
+    policy: RetryPolicy,
+    *,
+    dry_run: bool = False,
+    retried: Mapping[tuple[str, str], PlannedJob],
+) -> Planned:
+    """One Job created (``dry_run``: sent with dryRun=All, stored by no one): calibrate
+    (created, or the server would), pending (it exists already: another plan was first) or
+    failed (the API server refused it: a ResourceQuota, an admission webhook, an invalid Job;
+    the others go on). A retried failed Job is deleted first. Any other error stops the plan:
+    the authorizer's 403 (ForbiddenError: the planner's Role lacks the rule, and no other Job
+    would be created either), an API server that cannot be reached."""
+    from advisor.cluster.jobs import create_job, delete_job
 
     assert item.job is not None
     name = item.job.name
+    retry = retried.get((namespace, name))
     try:
-        outcome = create_job(connection, namespace, item.job.manifest, policy=policy)
-    except ClusterRejectedError as exc:
-        return with_reason(
-            item, reason=f"the API server refused Job {name}: {exc}", verdict="failed"
+        if retry is not None and not dry_run:
+            delete_job(connection, namespace, name, policy=policy)
+        outcome = create_job(
+            connection, namespace, item.job.manifest, dry_run=dry_run, policy=policy
         )
+    except ClusterRejectedError as exc:
+        return with_reason(item, reason=str(exc), verdict="failed")
+    warns = "".join(f"; the API server warns: {text}" for text in outcome.warnings)
     if outcome.already_exists:
+        if retry is not None:  # a dry run: the failed Job is still there
+            return with_reason(
+                item,
+                reason=f"{item.decision.reason}; the server checks the new Job only once the "
+                f"failed one is deleted (--apply){warns}",
+            )
         return with_reason(
             item,
-            reason=f"Job {name} exists already (created by an earlier plan)",
+            reason=f"Job {name} exists already (created by an earlier plan){warns}",
             verdict="pending",
         )
-    return with_reason(item, reason=f"{item.decision.reason}; created Job {name}")
+    did = "the API server would create" if dry_run else "created"
+    return with_reason(item, reason=f"{item.decision.reason}; {did} Job {name}{warns}")

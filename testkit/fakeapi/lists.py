@@ -1,7 +1,7 @@
 """Lists as the API server serves them, for the fake: every collection ``status`` reads.
 
-- routes: ``/api/v1[/namespaces/NS]/{configmaps,pods,persistentvolumeclaims,serviceaccounts}``,
-  ``/api/v1/namespaces`` (cluster-scoped: no namespaced path),
+- routes: ``/api/v1[/namespaces/NS]/{configmaps,pods,persistentvolumeclaims,serviceaccounts,
+  events}``, ``/api/v1/namespaces`` (cluster-scoped: no namespaced path),
   ``/apis/apps/v1[/namespaces/NS]/{deployments,statefulsets,daemonsets}`` and
   ``/apis/batch/v1[/namespaces/NS]/jobs``; a resource under the wrong group is 404, as on a real
   server;
@@ -40,6 +40,7 @@ RESOURCES = {
         "persistentvolumeclaims": "PersistentVolumeClaim",
         "namespaces": "Namespace",
         "serviceaccounts": "ServiceAccount",
+        "events": "Event",
     },
     "apis/apps/v1": {
         "deployments": "Deployment",

@@ -24,7 +24,10 @@ where priority-and-fairness would answer 429, authorization, namespace, validati
   metadata-only answers, as strict as a real server (testkit/fakeapi/lists.py);
 - apps/v1 Deployments, StatefulSets and DaemonSets, GET, PATCH and DELETE
   (testkit/fakeapi/apps.py); Pods are only listed;
-- batch/v1 Jobs, GET, POST and DELETE (testkit/fakeapi/jobs.py), and lists of them;
+- batch/v1 Jobs, GET, POST and DELETE (testkit/fakeapi/jobs.py), and lists of them, with
+  validating admission on create as a test sets it up (testkit/fakeapi/admission.py: a
+  ResourceQuota on count/jobs.batch, an admission webhook's denial, Pod Security warnings);
+- core/v1 Events, POST and lists (testkit/fakeapi/events.py);
 - v1 PersistentVolumeClaims, GET (testkit/fakeapi/claims.py), and lists of them;
 - the garbage collector (testkit/fakeapi/garbage.py): a Job whose owner is deleted, or
   never existed, goes away as on a real cluster.
@@ -51,8 +54,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from testkit.fakeapi import apps, claims, garbage, jobs, lists, scope
+from testkit.fakeapi import apps, claims, events, garbage, jobs, lists, scope
 from testkit.fakeapi import meta as meta_checks
+from testkit.fakeapi.admission import JobQuota, PolicyDenial, WebhookDenial
 from testkit.fakeapi.errors import ApiError
 from testkit.fakeapi.rbac import SERVICE_ACCOUNT, Rule, role_rules
 
@@ -135,6 +139,7 @@ class FakeApiServer:
         self.pods: dict[tuple[str, str], dict[str, Any]] = {}
         self._jobs = jobs.Jobs(lambda: str(next(self._rv)))
         self.claims = claims.Claims(lambda: str(next(self._rv)))
+        self._events = events.Events(lambda: str(next(self._rv)))
         #: the Namespaces' labels and the ServiceAccounts (testkit/fakeapi/scope.py)
         self.scope = scope.Scope(lambda: str(next(self._rv)))
         self._lock = threading.RLock()
@@ -300,6 +305,28 @@ class FakeApiServer:
                 namespace, name, type, reason=reason, message=message, failed=failed
             )
 
+    def add_job_quota(self, namespace: str, jobs: int, name: str = "jobs") -> None:
+        """A ResourceQuota ``name`` with ``hard: {count/jobs.batch: jobs}`` in ``namespace``."""
+        with self._lock:
+            self._jobs.admission.quotas.append(JobQuota(name, namespace, jobs))
+
+    def deny_jobs(self, denial: WebhookDenial | PolicyDenial) -> None:
+        """A validating admission webhook, or a ValidatingAdmissionPolicy, that denies the Job
+        creates ``denial`` applies to."""
+        with self._lock:
+            self._jobs.admission.denials.append(denial)
+
+    def warn_pod_security(self, namespace: str, text: str) -> None:
+        """Pod Security admission's warning on every Job created in ``namespace`` (the real
+        plugin's text, e.g. ``would violate PodSecurity "restricted:latest": ...``)."""
+        with self._lock:
+            self._jobs.admission.pod_security_warnings.append((namespace, text))
+
+    def events(self) -> list[dict[str, Any]]:
+        """Every stored Event, in (namespace, name) order."""
+        with self._lock:
+            return copy.deepcopy(self._events.all())
+
     def collect_garbage(self) -> list[dict[str, Any]]:
         """Run the garbage collector now (it also runs before every request); what it deleted."""
         with self._lock:
@@ -335,8 +362,8 @@ class FakeApiServer:
         if claim:
             with self._lock:
                 return self.claims.handle(request, claim, self._authorize)
-        if listing is not None and listing[1] == "jobs" and request.method == "POST":
-            return self._handle_job(request, listing[2], None)
+        if listing is not None and listing[1] in ("jobs", "events") and request.method == "POST":
+            return self._create_in(request, listing[1], listing[2])
         if listing is not None and request.method != "POST":
             if request.method != "GET":
                 raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed")
@@ -408,6 +435,20 @@ class FakeApiServer:
                 namespace_exists=self._namespace_exists,
                 deleted=self._deleted,
             )
+
+    def _create_in(
+        self, request: Recorded, resource: str, namespace: str | None
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """A POST to a namespace's Jobs or Events (never to all namespaces')."""
+        if resource == "jobs":
+            return self._handle_job(request, namespace, None)
+        if namespace is None:
+            raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed")
+        _require_json(request)
+        with self._lock:
+            self._authorize("create", namespace, None, "", "events")
+            self._namespace_exists(namespace)
+            return self._events.create(request, namespace)
 
     def _deleted(self, obj: dict[str, Any], propagation: str) -> None:
         """After ``obj`` was removed: its dependents go (Background, Foreground) or lose the
@@ -497,6 +538,8 @@ class FakeApiServer:
                 objects = list(self.pods.values())
             elif resource == "jobs":
                 objects = self._jobs.all()
+            elif resource == "events":
+                objects = self._events.all()
             elif resource == claims.RESOURCE:
                 objects = self.claims.all()
             elif resource in scope.RESOURCES:
@@ -804,9 +847,10 @@ def _status(code: int, reason: str, message: str, details: dict[str, Any]) -> di
         "metadata": {},
         "status": "Failure",
         "message": message,
-        "reason": reason,
         "code": code,
     }
+    if reason:  # omitted when empty, as a webhook that gives none leaves it
+        body["reason"] = reason
     if details:
         body["details"] = details
     return body

@@ -71,7 +71,11 @@ def test_a_read_write_once_claim_template_is_skipped_a_read_write_many_claim_cal
     for said in ("models-db-0", "ReadWriteOnce", "ReadOnlyMany or ReadWriteMany", "image"):
         assert said in db["reason"], db["reason"]
     assert decided["deployment/shared"]["decision"] == "calibrate"
-    created = [r.body for r in api.requests if r.method == "POST" and r.status == 201]
+    created = [
+        r.body
+        for r in api.requests
+        if r.method == "POST" and r.path.endswith("/jobs") and r.status == 201
+    ]
     assert [j["metadata"]["annotations"]["tf-thread-advisor.io/workload"] for j in created] == [
         "deployment/shared"
     ]

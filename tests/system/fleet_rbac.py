@@ -12,7 +12,8 @@ from testkit.fakeapi.rbac import Rule, parse_rules
 from tests.support import k8s_checks as k8s
 
 #: what the planner's Role must allow (get/list the opted-in workloads, their advice and the Jobs
-#: already there; create Jobs) and the calibration Role (write any advice ConfigMap; restart)
+#: already there; create Jobs) and the calibration Role (write any advice ConfigMap); each
+#: feature's rights below, allowed only where the feature is on
 PLANNER_MAY = [
     ("get", "apps", "deployments", "web"),
     ("list", "apps", "deployments", None),
@@ -36,8 +37,9 @@ PLANNER_MAY_NOT = [
     ("patch", "apps", "deployments", "web"),
     ("update", "apps", "deployments", "web"),
     ("patch", "apps", "statefulsets", "db"),
-    ("delete", "batch", "jobs", "web-calibrate-1a2b3c"),
     ("patch", "batch", "jobs", "web-calibrate-1a2b3c"),
+    ("patch", "", "events", "web.1"),
+    ("delete", "", "events", "web.1"),
     ("create", "", "pods", None),
     ("get", "", "secrets", "anything"),
     ("list", "", "secrets", None),
@@ -50,10 +52,6 @@ CALIBRATION_MAY = [
     ("get", "", "configmaps", "any-name-at-all"),
     ("create", "", "configmaps", "any-name-at-all"),
     ("patch", "", "configmaps", "web-thread-advice"),
-    ("get", "apps", "deployments", "web"),
-    ("patch", "apps", "deployments", "web"),
-    ("get", "apps", "statefulsets", "db"),
-    ("patch", "apps", "statefulsets", "db"),
 ]
 CALIBRATION_MAY_NOT = [
     ("create", "batch", "jobs", None),
@@ -65,8 +63,20 @@ CALIBRATION_MAY_NOT = [
     ("list", "apps", "deployments", None),
     ("create", "", "pods", None),
     ("get", "", "secrets", "anything"),
+    ("create", "", "events", None),
     ("list", "", "persistentvolumeclaims", None),
 ]
+#: (identity, feature) -> the rights that feature adds, and only it
+FEATURES: dict[tuple[str, str], list[tuple[str, str, str, str | None]]] = {
+    ("planner", "events"): [("create", "", "events", None)],
+    ("planner", "retry_failed"): [("delete", "batch", "jobs", "web-calibrate-1a2b3c")],
+    ("calibration", "restart"): [
+        ("get", "apps", "deployments", "web"),
+        ("patch", "apps", "deployments", "web"),
+        ("get", "apps", "statefulsets", "db"),
+        ("patch", "apps", "statefulsets", "db"),
+    ],
+}
 
 
 #: what the planner's ClusterRole (planner.scope cluster) allows beyond its Role's rules: the
@@ -126,15 +136,27 @@ def assert_fleet_rbac(
     *,
     cluster: bool = False,
     namespace: str | None = None,
+    events: bool = True,
+    retry_failed: bool = False,
+    restart: bool = False,
 ) -> None:
     """What each identity may do, as the API server would evaluate the rendered Roles (the
-    planner's ClusterRole with ``cluster``; the calibration Role in ``namespace``, if given)."""
+    planner's ClusterRole with ``cluster``; the calibration Role in ``namespace``, if given),
+    with the features on that are (each feature's rights allowed exactly when it is)."""
     planner_rules = granted_everywhere(docs, planner) if cluster else granted(docs, planner)
     calibration_rules = granted(docs, calibration, namespace)
     for request in PLANNER_CLUSTER_MAY:  # scope namespace: the release namespace's rules only
         assert allowed(planner_rules, *request) == cluster, f"planner {cluster=} and {request}"
     for request in PLANNER_CLUSTER_MAY_NOT:
         assert not allowed(planner_rules, *request), f"planner may {request}"
+    on = {"events": events, "retry_failed": retry_failed, "restart": restart}
+    rules = {"planner": planner_rules, "calibration": calibration_rules}
+    for (who, feature), requests in FEATURES.items():
+        for request in requests:
+            assert allowed(rules[who], *request) == on[feature], (
+                f"{who} {'may not' if on[feature] else 'may'} {request} with {feature} "
+                f"{'on' if on[feature] else 'off'}"
+            )
     assert planner_rules and calibration_rules
     for request in PLANNER_MAY:
         assert allowed(planner_rules, *request), f"planner may not {request}"

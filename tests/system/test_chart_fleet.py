@@ -184,6 +184,8 @@ def test_planner_cronjob_runs_plan_apply_with_the_charts_settings(values: Path) 
         f"--batch-size={defaults['batchSize']}",
         f"--budget={defaults['budget']}",
         *(["--restart"] if planner["restart"] else []),
+        *([] if planner["events"] else ["--no-events"]),
+        *(["--retry-failed"] if planner["retryFailed"] else []),
     ]
     assert container["args"] == expected
     env = {e["name"]: e for e in container["env"]}
@@ -223,25 +225,71 @@ def test_planner_args_parse_with_the_real_cli(fleet_only: list[dict[str, Any]]) 
     assert parsed.command == "plan"
 
 
-def test_the_charts_fleet_roles_are_the_kustomize_components(
-    fleet_only: list[dict[str, Any]],
-) -> None:
-    """One set of rules, two packagings (the names differ by the release prefix)."""
+def test_the_charts_fleet_roles_are_the_kustomize_components() -> None:
+    """One set of rules, two packagings (the names differ by the release prefix): the chart
+    without restarting is deploy/components/fleet; with it, the calibration identity also gets
+    deploy/components/fleet-restart's rule."""
     component_docs = k8s.load_file_docs(REPO / "deploy" / "components" / "fleet" / "rbac.yaml")
-    for suffix in ("planner", "calibration"):
-        (chart_role,) = [
-            r
-            for r in k8s.by_kind(fleet_only, "Role")
-            if r["metadata"]["name"] == f"rel-tf-thread-advisor-{suffix}"
-        ]
-        (kustomize_role,) = [
-            r
-            for r in k8s.by_kind(component_docs, "Role")
-            if r["metadata"]["name"] == f"tf-thread-advisor-{suffix}"
-        ]
-        assert k8s.role_rules(chart_role, drop_names=False) == k8s.role_rules(
-            kustomize_role, drop_names=False
-        ), suffix
+    restart_docs = k8s.load_file_docs(
+        REPO / "deploy" / "components" / "fleet-restart" / "rbac.yaml"
+    )
+    (restart_role,) = k8s.by_kind(restart_docs, "Role")
+    (restart_binding,) = k8s.by_kind(restart_docs, "RoleBinding")
+    assert restart_binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "tf-thread-advisor-calibration"}
+    ]
+    for restart in (False, True):
+        docs = render("-f", str(FLEET_ONLY), "--set", f"planner.restart={str(restart).lower()}")
+        for suffix in ("planner", "calibration"):
+            (chart_role,) = [
+                r
+                for r in k8s.by_kind(docs, "Role")
+                if r["metadata"]["name"] == f"rel-tf-thread-advisor-{suffix}"
+            ]
+            (kustomize_role,) = [
+                r
+                for r in k8s.by_kind(component_docs, "Role")
+                if r["metadata"]["name"] == f"tf-thread-advisor-{suffix}"
+            ]
+            expected = k8s.role_rules(kustomize_role, drop_names=False)
+            if restart and suffix == "calibration":
+                expected += k8s.role_rules(restart_role, drop_names=False)
+            assert k8s.role_rules(chart_role, drop_names=False) == expected, (suffix, restart)
+
+
+@pytest.mark.parametrize(
+    ("events", "retry_failed", "restart"),
+    [(True, False, False), (False, True, True), (False, False, False), (True, True, True)],
+)
+def test_each_right_is_granted_only_with_its_feature(
+    events: bool, retry_failed: bool, restart: bool
+) -> None:
+    """planner.events (create events), planner.retryFailed (delete jobs), planner.restart (patch
+    workloads): each right is in the Roles exactly when its feature is on, and the planner's
+    flags say the same."""
+    docs = render(
+        "-f",
+        str(FLEET_ONLY),
+        "--set",
+        f"planner.events={str(events).lower()},planner.retryFailed={str(retry_failed).lower()},"
+        f"planner.restart={str(restart).lower()}",
+    )
+    assert_fleet_rbac(
+        docs,
+        "rel-tf-thread-advisor-planner",
+        "rel-tf-thread-advisor-calibration",
+        events=events,
+        retry_failed=retry_failed,
+        restart=restart,
+    )
+    args = planner_container(k8s.one(docs, "CronJob"))["args"]
+    assert ("--no-events" in args) is not events
+    assert ("--retry-failed" in args) is retry_failed
+    assert ("--restart" in args) is restart
+    parsed = build_parser().parse_args(
+        [a.replace("$(TFTA_POD_NAMESPACE)", NAMESPACE) for a in args]
+    )
+    assert (parsed.events, parsed.retry_failed, parsed.restart) == (events, retry_failed, restart)
 
 
 def test_planner_pod_is_hardened_and_keeps_only_its_own_token(
@@ -280,7 +328,10 @@ def test_service_accounts_of_fleet_mode(fleet_only: list[dict[str, Any]]) -> Non
 
 def test_fleet_rbac_is_least_privilege(fleet_only: list[dict[str, Any]]) -> None:
     assert_fleet_rbac(
-        fleet_only, "rel-tf-thread-advisor-planner", "rel-tf-thread-advisor-calibration"
+        fleet_only,
+        "rel-tf-thread-advisor-planner",
+        "rel-tf-thread-advisor-calibration",
+        restart=True,
     )
     # each Role is bound to its own ServiceAccount only
     for name in ("rel-tf-thread-advisor-planner", "rel-tf-thread-advisor-calibration"):
@@ -315,7 +366,10 @@ def test_the_rbac_check_can_fail(fleet_only: list[dict[str, Any]]) -> None:
         role["rules"].append(rule)
         with pytest.raises(AssertionError, match="may"):
             assert_fleet_rbac(
-                docs, "rel-tf-thread-advisor-planner", "rel-tf-thread-advisor-calibration"
+                docs,
+                "rel-tf-thread-advisor-planner",
+                "rel-tf-thread-advisor-calibration",
+                restart=True,
             )
 
 

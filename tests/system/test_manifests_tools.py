@@ -238,6 +238,36 @@ def test_fleet_component_adds_to_the_base(tmp_path: Path) -> None:
 
 
 @pytest.mark.tools
+def test_fleet_restart_component_adds_the_restart_and_its_one_right(tmp_path: Path) -> None:
+    """deploy/components/fleet-restart after fleet: the planner passes --restart and the
+    calibration identity may patch workloads; without it, it may not (fleet's own test)."""
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "namespace": "ml-serving",
+                "components": [
+                    os.path.relpath(FLEET_COMPONENT, overlay),
+                    os.path.relpath(DEPLOY / "components" / "fleet-restart", overlay),
+                ],
+            }
+        )
+    )
+    docs = _kustomize(overlay)
+    k8s.validate_k8s(docs)
+    assert_fleet_rbac(
+        docs, "tf-thread-advisor-planner", "tf-thread-advisor-calibration", restart=True
+    )
+    (container,) = k8s.pod_spec(k8s.one(docs, "CronJob"))["containers"]
+    assert container["args"][-1] == "--restart"
+    args = [a.replace("$(TFTA_POD_NAMESPACE)", "ml-serving") for a in container["args"]]
+    assert build_parser().parse_args(args).restart is True
+
+
+@pytest.mark.tools
 def test_strict_validation_can_fail(kustomized: list[dict[str, Any]]) -> None:
     """The validator really is strict: a misspelt field in the Job is rejected."""
     job = k8s.one(kustomized, "Job")

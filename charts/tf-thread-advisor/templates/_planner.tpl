@@ -52,7 +52,12 @@ exists.
   verbs: ["get", "list"]
 - apiGroups: ["batch"]
   resources: ["jobs"]
-  verbs: ["get", "list", "create"]
+  verbs: ["get", "list", "create"{{ if .Values.planner.retryFailed }}, "delete"{{ end }}]
+{{- if .Values.planner.events }}
+- apiGroups: [""]
+  resources: ["events"]
+  verbs: ["create"]
+{{- end }}
 # the access modes of the claim a model lives on: one only a node may mount is not calibrated
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
