@@ -211,6 +211,12 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help='tf-thread-advisor.io/restart: restart a workload on new advice (default: "false")',
     )
+    defaults.add_argument(
+        "--restart-forbidden",
+        action="store_true",
+        help="the calibration ServiceAccount may not patch workloads: a workload annotated "
+        'tf-thread-advisor.io/restart: "true" is skipped, saying so',
+    )
     add_kubeconfig(parser)
     parser.add_argument(
         "--cluster-timeout",
@@ -243,6 +249,7 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
             p99_ms=args.p99_ms,
             budget_s=args.budget,
             restart=args.restart,
+            restart_forbidden=args.restart_forbidden,
         ),
         trial_mode=args.trial_mode,
         sweep_onednn=args.sweep_onednn,

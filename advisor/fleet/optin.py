@@ -67,6 +67,9 @@ class Defaults:
     p99_ms: float | None = None
     budget_s: float = 300.0
     restart: bool = False
+    #: the calibration ServiceAccount may not patch workloads: a workload that asks for a restart
+    #: is refused here, not given a Job that measures for minutes and then fails on the restart
+    restart_forbidden: bool = False
 
 
 @dataclass(frozen=True)
@@ -129,12 +132,19 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
         options = CalibrationOptions(**raw)
     except ValidationError as exc:
         raise OptInError(_problem(exc)) from None
+    restart = _flag(annotations, ANN_RESTART, defaults.restart)
+    if restart and defaults.restart_forbidden:
+        raise OptInError(
+            f'annotation {ANN_RESTART}="true" asks for a restart, but the planner runs with '
+            "--restart-forbidden: the calibration ServiceAccount may not patch workloads (the "
+            "chart's planner.restart, kustomize's deploy/components/fleet-restart grant it)"
+        )
     return CalibrationAsk(
         model_path=model,
         options=options,
         container=_name(annotations, ANN_CONTAINER),
         configmap=_name(annotations, ANN_CONFIGMAP),
-        restart=_flag(annotations, ANN_RESTART, defaults.restart),
+        restart=restart,
     )
 
 

@@ -155,22 +155,11 @@ def check_request(request: PlanRequest) -> None:
     """Every flag's rule, before the cluster is asked anything."""
     if request.all_namespaces and request.namespace:
         raise UsageError(Opt("namespace"), " and ", Opt("all_namespaces"), " exclude each other")
+    if request.defaults.restart and request.defaults.restart_forbidden:
+        raise UsageError(Opt("restart"), " and ", Opt("restart_forbidden"), " exclude each other")
     if request.max_running < 1:
         raise UsageError(Opt("max_running"), f" must be 1 or more, got {request.max_running}")
-    if not request.image.strip() or any(c.isspace() for c in request.image):
-        raise UsageError(Opt("image"), f" {request.image!r} is not an image reference")
-    if request.image_pull_policy not in PULL_POLICIES:
-        raise UsageError(Opt("image_pull_policy"), f" must be one of {', '.join(PULL_POLICIES)}")
-    check_names(service_account=request.service_account)
-    for secret in request.image_pull_secrets:
-        check_names(image_pull_secrets=secret)
-    if request.priority_class is not None:
-        check_names(priority_class=request.priority_class)
-    if not 0 < request.startup_allowance_s < math.inf:
-        raise UsageError(
-            Opt("startup_allowance_s"),
-            f" must be longer than zero, got {request.startup_allowance_s}",
-        )
+    _check_job_settings(request)
     for key in request.configmap_annotations:
         if problem := annotation_key_problem(key):
             raise UsageError(Opt("configmap_annotations"), f" {key!r}: {problem}")
@@ -192,6 +181,24 @@ def check_request(request: PlanRequest) -> None:
         )
     except ValidationError as exc:
         raise usage_error(exc) from None
+
+
+def _check_job_settings(request: PlanRequest) -> None:
+    """The flags that shape every Job: its image, pulls, identity, priority and deadline."""
+    if not request.image.strip() or any(c.isspace() for c in request.image):
+        raise UsageError(Opt("image"), f" {request.image!r} is not an image reference")
+    if request.image_pull_policy not in PULL_POLICIES:
+        raise UsageError(Opt("image_pull_policy"), f" must be one of {', '.join(PULL_POLICIES)}")
+    check_names(service_account=request.service_account)
+    for secret in request.image_pull_secrets:
+        check_names(image_pull_secrets=secret)
+    if request.priority_class is not None:
+        check_names(priority_class=request.priority_class)
+    if not 0 < request.startup_allowance_s < math.inf:
+        raise UsageError(
+            Opt("startup_allowance_s"),
+            f" must be longer than zero, got {request.startup_allowance_s}",
+        )
 
 
 def run_args(request: PlanRequest) -> tuple[str, ...]:

@@ -392,6 +392,7 @@ def test_print_jobs_shows_what_apply_would_create_and_the_run_flags_pass_through
         (["--priority-class", "Low Priority"], "--priority-class 'Low Priority' must be"),
         (["--startup-allowance", "soon"], "--startup-allowance: 'soon' must be a duration"),
         (["--startup-allowance", "0m"], "--startup-allowance: '0m' must be longer than zero"),
+        (["--restart", "--restart-forbidden"], "--restart and --restart-forbidden exclude"),
     ],
 )
 def test_bad_flags_are_one_line_and_exit_2_before_the_cluster_is_asked(
@@ -527,3 +528,19 @@ def test_the_labels_value_is_read_true_false_or_named(
     assert rows["deployment/e"]["reason"] == (
         'label tf-thread-advisor.io/calibrate=\'True\' must be "true" or "false"'
     )
+
+
+def test_a_restart_the_planner_may_not_make_is_skipped_and_gets_no_job(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    b = api.workload("deployments", NS, "b")
+    assert b is not None
+    b["metadata"]["annotations"]["tf-thread-advisor.io/restart"] = "true"
+    api.put_workload({**b, "kind": "Deployment"})
+    rows = decisions(capsys, api, "--restart-forbidden", "--apply")
+    assert rows["deployment/b"]["decision"] == "skipped"
+    assert "--restart-forbidden" in rows["deployment/b"]["reason"]
+    assert rows["deployment/a"]["decision"] == "calibrate"  # the others go on
+    assert [
+        j["metadata"]["annotations"]["tf-thread-advisor.io/workload"] for j in created_jobs(api)
+    ] == ["deployment/a"]

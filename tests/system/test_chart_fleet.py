@@ -183,7 +183,7 @@ def test_planner_cronjob_runs_plan_apply_with_the_charts_settings(values: Path) 
         f"--concurrency={defaults['concurrency']}",
         f"--batch-size={defaults['batchSize']}",
         f"--budget={defaults['budget']}",
-        *(["--restart"] if planner["restart"] else []),
+        "--restart" if planner["restart"] else "--restart-forbidden",
         *([] if planner["events"] else ["--no-events"]),
         *(["--retry-failed"] if planner["retryFailed"] else []),
     ]
@@ -207,8 +207,10 @@ def test_fleet_only_passes_every_default_and_the_defaults_values_pass_none(
     default_args = planner_container(
         k8s.one(component(render(*IMAGE_SET, *PLANNER_ON), "planner"), "CronJob")
     )["args"]
-    left_out = ("--max-age", "--restart", "--p99-ms", "--image-pull-secret", "--startup-allowance")
+    left_out = ("--max-age", "--p99-ms", "--image-pull-secret", "--startup-allowance")
     assert not [a for a in default_args if a.startswith((*left_out, "--priority-class"))]
+    # restart is off by default, and the calibration Role may not patch: the planner says so
+    assert "--restart" not in default_args and "--restart-forbidden" in default_args
     assert "--max-running=1" in default_args
 
 
@@ -290,6 +292,8 @@ def test_each_right_is_granted_only_with_its_feature(
         [a.replace("$(TFTA_POD_NAMESPACE)", NAMESPACE) for a in args]
     )
     assert (parsed.events, parsed.retry_failed, parsed.restart) == (events, retry_failed, restart)
+    # without the right to patch, a workload asking for a restart is skipped, not failed later
+    assert parsed.restart_forbidden is not restart
 
 
 def test_planner_pod_is_hardened_and_keeps_only_its_own_token(

@@ -235,6 +235,9 @@ def test_fleet_component_adds_to_the_base(tmp_path: Path) -> None:
     assert_fleet_rbac(docs, "tf-thread-advisor-planner", "tf-thread-advisor-calibration")
     for doc in docs:
         assert doc["metadata"]["labels"]["app.kubernetes.io/part-of"] == "tf-thread-advisor"
+    # no right to patch workloads, so the planner skips a workload that asks for a restart
+    (container,) = k8s.pod_spec(k8s.one(docs, "CronJob"))["containers"]
+    assert container["args"][-1] == "--restart-forbidden"
 
 
 @pytest.mark.tools
@@ -264,7 +267,8 @@ def test_fleet_restart_component_adds_the_restart_and_its_one_right(tmp_path: Pa
     (container,) = k8s.pod_spec(k8s.one(docs, "CronJob"))["containers"]
     assert container["args"][-1] == "--restart"
     args = [a.replace("$(TFTA_POD_NAMESPACE)", "ml-serving") for a in container["args"]]
-    assert build_parser().parse_args(args).restart is True
+    parsed = build_parser().parse_args(args)
+    assert parsed.restart is True and parsed.restart_forbidden is False
 
 
 @pytest.mark.tools

@@ -195,3 +195,12 @@ def test_a_number_that_is_not_finite_is_named_as_such(annotation: str, text: str
     with pytest.raises(OptInError) as caught:
         read_ask(_ask_of(**annotations))
     assert str(caught.value) == f"annotation {annotation}={text!r} must be a finite number"
+
+
+def test_a_restart_the_planner_may_not_make_is_refused_naming_the_annotation() -> None:
+    forbidden = Defaults(restart_forbidden=True)
+    with pytest.raises(OptInError, match=r'restart="true" asks for a restart.*--restart-forbidden'):
+        read_ask(_ask_of(**{ANN_RESTART: "true"}), forbidden)
+    # no restart asked, or one declined: nothing to refuse
+    assert read_ask(_ask_of(), forbidden).restart is False
+    assert read_ask(_ask_of(**{ANN_RESTART: "false"}), forbidden).restart is False
