@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.cluster.config import Connection
-from advisor.cluster.retry import Deadline, RetryPolicy, retry_after_seconds
+from advisor.retry import Deadline, RetryPolicy, retry_after_seconds
 from advisor.errors import (
     AdvisorError,
     ClusterRejectedError,

@@ -22,7 +22,7 @@ from typing import Any
 from advisor.cluster.config import Connection
 from advisor.cluster.http import PAGE_SIZE, Target, list_all, list_method
 from advisor.cluster.listing import READER_HINT
-from advisor.cluster.retry import Deadline, RetryPolicy
+from advisor.retry import Deadline, RetryPolicy
 from advisor.errors import Opt
 
 #: kind -> (API group, resource): the pod-owning workloads a consumer can be

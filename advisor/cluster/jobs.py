@@ -23,7 +23,7 @@ from typing import Any, Literal
 from advisor.cluster import listing
 from advisor.cluster.config import Connection
 from advisor.cluster.http import PAGE_SIZE, Target, final_error, list_all, list_method, request
-from advisor.cluster.retry import Deadline, RetryPolicy
+from advisor.retry import Deadline, RetryPolicy
 
 PLANNER_SERVICE_ACCOUNT = "tf-thread-advisor-planner"
 PLANNER_RBAC = "deploy/components/fleet"

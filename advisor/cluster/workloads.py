@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from advisor.cluster.config import Connection
 from advisor.cluster.http import Response, Target, final_error, namespace_missing, request
-from advisor.cluster.retry import Deadline, RetryPolicy
+from advisor.retry import Deadline, RetryPolicy
 from advisor.errors import (
     AdvisorError,
     InterruptedRunError,

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from advisor.cluster.config import Connection
 from advisor.cluster.http import Response, Target, final_error, request
-from advisor.cluster.retry import Conflict, Deadline, RetryPolicy, until_no_conflict
+from advisor.retry import Conflict, Deadline, RetryPolicy, until_no_conflict
 from advisor.errors import (
     AdviceKeptError,
     AdvisorError,

@@ -15,7 +15,7 @@ from advisor import errors
 from advisor.cli import main
 from advisor.cluster import RetryPolicy, connect
 from advisor.cluster.http import request
-from advisor.cluster.retry import INTERACTIVE_UNREACHABLE_S, Deadline
+from advisor.retry import INTERACTIVE_UNREACHABLE_S, Deadline
 from advisor.pipeline import Instruments
 from advisor.recommend import configmap_yaml, render_configmap
 from testkit.fakeapi.samples import calibration_result, node_profile, recommendation

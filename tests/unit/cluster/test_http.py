@@ -26,7 +26,7 @@ from advisor.cluster.http import (
     parse_json,
     request,
 )
-from advisor.cluster.retry import Deadline, RetryPolicy
+from advisor.retry import Deadline, RetryPolicy
 from advisor.errors import (
     ClusterRejectedError,
     ClusterUnreachableError,
