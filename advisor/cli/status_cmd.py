@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from advisor.cli._args import add_kubeconfig, duration
+from advisor.cli._args import add_kubeconfig, add_prometheus, duration, prometheus_settings
 from advisor.cli._output import add_format, emit
 from advisor.errors import ProblemsFoundError
 from advisor.pipeline import Instruments, cluster_status
@@ -79,6 +79,7 @@ def register(subparsers: Any) -> None:
         help=f"bound on all API retries of the listing, seconds (default {CLUSTER_TIMEOUT_S:g}); "
         "an API server that cannot be connected to is given up after about 3 s",
     )
+    add_prometheus(parser)
     parser.set_defaults(func=run)
 
 
@@ -90,6 +91,8 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
         max_age=args.max_age,
         cluster_timeout_s=args.cluster_timeout,
         consumers=not args.no_consumers,
+        prometheus=prometheus_settings(args),
+        window=args.window,
     )
     emit(formats.render(StatusView(found), args.format))
     if args.fail_on_problems and found.problems:

@@ -15,7 +15,6 @@ from typing import Any, Literal
 
 from advisor.cluster.config import Connection
 from advisor.cluster.http import Response, Target, final_error, request
-from advisor.retry import Conflict, Deadline, RetryPolicy, until_no_conflict
 from advisor.errors import (
     AdviceKeptError,
     AdvisorError,
@@ -29,6 +28,7 @@ from advisor.recommend import (
     keep_data_changed_at,
     parse_configmap,
 )
+from advisor.retry import Conflict, Deadline, RetryPolicy, until_no_conflict
 
 FIELD_MANAGER = "tf-thread-advisor"
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"

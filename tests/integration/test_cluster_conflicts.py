@@ -11,9 +11,9 @@ import pytest
 
 from advisor.cluster import RetryPolicy, connect
 from advisor.cluster.cleanup import AdviceDeleter
-from advisor.retry import Conflict, Deadline, until_no_conflict
 from advisor.errors import ConflictError
 from advisor.recommend import render_configmap
+from advisor.retry import Conflict, Deadline, until_no_conflict
 from testkit.fakeapi.rbac import Rule
 from testkit.fakeapi.samples import recommendation
 from testkit.fakeapi.server import FakeApiServer

@@ -50,8 +50,7 @@ def test_literal_regex_matches_only_the_values() -> None:
 
 def test_selector_escapes_every_value_in_order() -> None:
     assert (
-        promql.selector("m", namespace="ml", container='c"')
-        == 'm{namespace="ml",container="c\\""}'
+        promql.selector("m", namespace="ml", container='c"') == 'm{namespace="ml",container="c\\""}'
     )
 
 
