@@ -28,6 +28,7 @@ from advisor.recommend import (
     keep_data_changed_at,
     parse_configmap,
 )
+from advisor.recommend.previous import keep_previous
 from advisor.retry import Conflict, Deadline, RetryPolicy, until_no_conflict
 
 FIELD_MANAGER = "tf-thread-advisor"
@@ -119,13 +120,14 @@ class ConfigMapWriter:
         """Apply ``configmap`` (already validated) with optimistic concurrency: the apply carries
         the resourceVersion just read, so a concurrent change gives 409 and a re-read, bounded by
         ``policy.max_conflicts`` and ``policy.total_s``. Unchanged data keeps the stored
-        data-changed time (``keep_data_changed_at``)."""
+        data-changed time (``keep_data_changed_at``); changed data keeps the replaced advice
+        (``keep_previous``)."""
         deadline = Deadline(self.policy)
 
         def attempt(conflicts: int) -> PublishOutcome | Conflict:
             existing = self.read(deadline)
             self._guard(existing, budget_s=budget_s, force=force)
-            body = keep_data_changed_at(configmap, existing)
+            body = keep_previous(keep_data_changed_at(configmap, existing), existing)
             metadata = body.setdefault("metadata", {})
             metadata["namespace"] = self.namespace
             old_rv = None
