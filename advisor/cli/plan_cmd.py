@@ -6,7 +6,14 @@ from __future__ import annotations
 import argparse
 from typing import Any, get_args
 
-from advisor.cli._args import add_kubeconfig, default_of, duration, pairs
+from advisor.cli._args import (
+    add_kubeconfig,
+    add_prometheus,
+    default_of,
+    duration,
+    pairs,
+    prometheus_settings,
+)
 from advisor.cli._output import add_format, emit
 from advisor.cli._sweep_flags import objective_names
 from advisor.models import TrialMode
@@ -152,7 +159,24 @@ def register(subparsers: Any) -> None:
         help=f"bound on all API retries of one cluster operation, seconds "
         f"(default {CLUSTER_TIMEOUT_S:g})",
     )
+    add_prometheus(parser)
+    parser.add_argument(
+        "--suggest-throttled",
+        metavar="PCT",
+        type=_percent,
+        default=25.0,
+        help="with --prometheus-url: list the containers not opted in whose pods were throttled "
+        "in more than PCT%% of their CFS periods over --window as suggested (default 25, "
+        "kube-prometheus' CPUThrottlingHigh level)",
+    )
     parser.set_defaults(func=run)
+
+
+def _percent(text: str) -> float:
+    try:
+        return float(text.strip().rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage") from None
 
 
 def run(args: argparse.Namespace, _instruments: Instruments) -> int:
@@ -177,6 +201,9 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
         configmap_annotations=pairs(args.configmap_annotation, "--configmap-annotation"),
         kubeconfig=args.kubeconfig,
         cluster_timeout_s=args.cluster_timeout,
+        prometheus=prometheus_settings(args),
+        window=args.window,
+        suggest_throttled=args.suggest_throttled / 100,
     )
     result = plan(request)
     if args.print_jobs:

@@ -38,6 +38,7 @@ from advisor.recommend import annotation_key_problem
 
 if TYPE_CHECKING:
     from advisor.cluster import Connection, RetryPolicy
+    from advisor.prometheus import Settings
 
 #: the advisor image the Jobs run unless told: this version's local build (as kustomize's base)
 DEFAULT_IMAGE = f"tf-thread-advisor:{__version__}"
@@ -74,6 +75,11 @@ class PlanRequest:
     configmap_annotations: Mapping[str, str] = field(default_factory=dict)
     kubeconfig: Path | None = None
     cluster_timeout_s: float = CLUSTER_TIMEOUT_S
+    #: production verdicts (revert, suggested): where Prometheus is, its windows, the
+    #: throttled share that makes a container not opted in ``suggested``
+    prometheus: Settings | None = None
+    window: timedelta | None = None
+    suggest_throttled: float = 0.25
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,8 @@ def check_request(request: PlanRequest) -> None:
         if problem := annotation_key_problem(key):
             raise UsageError(Opt("configmap_annotations"), f" {key!r}: {problem}")
     check_cluster_timeout(request.cluster_timeout_s)
+    if not 0 < request.suggest_throttled <= 1:
+        raise UsageError(Opt("suggest_throttled"), " must be above 0% and at most 100%")
     defaults = request.defaults
     try:  # the defaults obey a calibration's rules, as every annotation does
         CalibrationOptions(
@@ -161,9 +169,18 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         decided = [applied.get(id(item), item) for item in decided]
         start = [item for item in applied.values() if item.verdict == "calibrate"]
     created = [item.job.manifest for item in start if item.job is not None]
+    decisions = [item.decision for item in decided]
+    if request.prometheus is not None:
+        from advisor.pipeline.production import judged_plan
+
+        decisions = judged_plan(
+            request.prometheus, decisions, configmaps, connection=connection,
+            namespace=namespace, policy=policy, apply=request.apply, window=request.window,
+            suggest_throttled=request.suggest_throttled, now=now or datetime.now(timezone.utc),
+        )  # fmt: skip
     return Plan(
         namespace=namespace,
-        result=PlanResult(decisions=[item.decision for item in decided]),
+        result=PlanResult(decisions=decisions),
         jobs=created,
         applied=request.apply,
     )

@@ -16,16 +16,18 @@ that workload's verdict alone ``unknown``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.consumers.mounts import Mount
-from advisor.consumers.production import Window, judge, unknown
-from advisor.errors import Opt, UsageError
-from advisor.models import Production
+from advisor.consumers.mounts import workloads as mounted_workloads
+from advisor.consumers.production import MIN_PERIODS, Window, judge, unknown
+from advisor.errors import InvalidAdviceError, Opt, UsageError
+from advisor.fleet.production import Throttled, revert, suggestions
+from advisor.models import PlanDecision, Production
 from advisor.prometheus import (
     PrometheusClient,
     PrometheusError,
@@ -34,8 +36,14 @@ from advisor.prometheus import (
     Settings,
     queries,
 )
-from advisor.recommend import ParsedAdvice
+from advisor.recommend import ParsedAdvice, parse_configmap
 from advisor.recommend.metadata import ANNOTATION_PREFIX, parse_timestamp
+from advisor.recommend.previous import previous_advice, reverted_configmap
+
+if TYPE_CHECKING:
+    from advisor.cluster import Connection
+    from advisor.cluster.inventory import Inventory
+    from advisor.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 #: the workload annotation naming its latency query (PromQL, the p99 in seconds)
@@ -199,3 +207,166 @@ def _started(pod: dict[str, Any]) -> datetime | None:
 
 def _hours(span: timedelta) -> str:
     return f"{span.total_seconds() / 3600:.1f} h"
+
+
+@dataclass(frozen=True)
+class PlanProduction:
+    """What ``plan`` asks of production: the reader, and the throttled share above which a
+    container that is not opted in is suggested."""
+
+    reader: ProductionReader
+    suggest_throttled: float
+
+
+def plan_production(
+    wanted: PlanProduction,
+    decisions: list[PlanDecision],
+    configmaps: Mapping[str, Mapping[str, Any]],
+    *,
+    namespace: str,
+    inventory: Inventory | None,
+    apply: bool,
+    write: Callable[[dict[str, Any]], bool],
+) -> list[PlanDecision]:
+    """``decisions`` with each fitting advice judged in production (``revert`` where it
+    regressed and a previous advice is kept; with ``apply`` written back through ``write``,
+    which answers False when the ConfigMap changed since it was read), then the ``suggested``
+    containers. ``inventory`` None: the workloads and pods could not be listed, so nothing is
+    judged and nothing suggested."""
+    reader = wanted.reader
+    if inventory is None:
+        return decisions
+    found = {(m.workload.ref, m.container_name): m for m in _mounts(inventory)}
+    out = []
+    for decision in decisions:
+        obj = configmaps.get(decision.configmap or "")
+        mount = found.get((decision.workload, decision.container or ""))
+        if decision.decision != "fits" or obj is None or mount is None:
+            out.append(decision)
+            continue
+        try:
+            parsed: ParsedAdvice | None = parse_configmap(dict(obj), "ConfigMap")
+        except InvalidAdviceError:
+            parsed = None
+        judged = revert(decision, reader.judge(parsed, mount), previous_advice(obj))
+        if judged.decision == "revert" and apply:
+            judged = _write_back(judged, dict(obj), reader.now, write)
+        out.append(judged)
+    opted_in = {decision.workload for decision in decisions}
+    return out + _suggested(wanted, namespace, inventory, opted_in)
+
+
+def _write_back(
+    decision: PlanDecision,
+    obj: dict[str, Any],
+    now: datetime,
+    write: Callable[[dict[str, Any]], bool],
+) -> PlanDecision:
+    previous = previous_advice(obj)
+    assert previous is not None
+    back = reverted_configmap(obj, previous, now=now, reason=decision.reason)
+    if write(back):
+        return decision.model_copy(update={"reason": f"{decision.reason}; written back"})
+    return decision.model_copy(
+        update={
+            "decision": "fits",
+            "reason": f"{decision.reason}; not written: the ConfigMap changed since it was "
+            "read (the next plan judges the new advice)",
+        }
+    )
+
+
+def _mounts(inventory: Inventory) -> list[Mount]:
+    """Every container of the inventory's workloads, whatever it reads (a revert judges the
+    container the plan decided for; the ConfigMap is the decision's)."""
+    return [
+        Mount(workload, container, "", optional=False)
+        for workload in mounted_workloads(inventory.workloads, inventory.pods)
+        for container in workload.pod_spec.get("containers") or []
+        if isinstance(container, dict)
+    ]
+
+
+def _suggested(
+    wanted: PlanProduction, namespace: str, inventory: Inventory, opted_in: set[str]
+) -> list[PlanDecision]:
+    """The containers not opted in whose pods were throttled above the threshold over the last
+    window (pods the API server lists now, matched by name)."""
+    reader = wanted.reader
+    if reader.unavailable is not None:
+        return []
+    seconds = reader.window.total_seconds()
+    try:
+        throttled = reader.client.query(
+            queries.namespace_by_pod(queries.THROTTLED, namespace, seconds), reader.now
+        )
+        periods = reader.client.query(
+            queries.namespace_by_pod(queries.PERIODS, namespace, seconds), reader.now
+        )
+    except PrometheusError as exc:
+        reader.unavailable = f"Prometheus unavailable: {exc}"
+        return []
+    owner = {
+        str((pod.get("metadata") or {}).get("name")): workload
+        for workload in mounted_workloads(inventory.workloads, inventory.pods)
+        if workload.kind != "Pod" and workload.ref not in opted_in
+        for pod in workload.pods
+    }
+    totals: dict[tuple[str, str], list[float]] = {}
+    for samples, index in ((throttled, 0), (periods, 1)):
+        for sample in samples:
+            workload = owner.get(sample.labels.get("pod", ""))
+            if workload is None or sample.value != sample.value:
+                continue
+            key = (workload.ref, sample.labels.get("container", ""))
+            totals.setdefault(key, [0.0, 0.0])[index] += sample.value
+    found = [
+        Throttled(ref, container, share[0] / share[1])
+        for (ref, container), share in totals.items()
+        if share[1] >= MIN_PERIODS
+    ]
+    return suggestions(found, threshold=wanted.suggest_throttled, window=_span(reader.window))
+
+
+def _span(window: timedelta) -> str:
+    hours = window.total_seconds() / 3600
+    return f"{hours:g}h"
+
+
+def judged_plan(
+    settings: Settings,
+    decisions: list[PlanDecision],
+    configmaps: Mapping[str, Mapping[str, Any]],
+    *,
+    connection: Connection,
+    namespace: str,
+    policy: RetryPolicy,
+    apply: bool,
+    window: timedelta | None,
+    suggest_throttled: float,
+    now: datetime,
+) -> list[PlanDecision]:
+    """``plan_production`` against the cluster: the namespace's workloads and pods listed (a
+    Role without them costs the verdicts, with one warning, never the plan), reverts written
+    with ``apply``, and one warning line for Prometheus trouble."""
+    from advisor.cluster.inventory import list_inventory
+    from advisor.cluster.revert import replace_configmap
+    from advisor.errors import AdvisorError
+
+    reader = ProductionReader(PrometheusClient(settings), window=window or DEFAULT_WINDOW, now=now)
+    try:
+        inventory: Inventory | None = list_inventory(connection, namespace, policy)
+    except AdvisorError as exc:
+        log.warning("production not judged: the workloads and pods could not be listed: %s", exc)
+        inventory = None
+    judged = plan_production(
+        PlanProduction(reader, suggest_throttled),
+        decisions,
+        configmaps,
+        namespace=namespace,
+        inventory=inventory,
+        apply=apply,
+        write=lambda obj: replace_configmap(connection, namespace, obj, policy),
+    )
+    reader.warn()
+    return judged

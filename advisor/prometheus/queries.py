@@ -109,3 +109,10 @@ def latency(template: str, target: Container) -> str:
     }
     # one pass: a value that itself holds "$workload" is not replaced again
     return _PLACEHOLDER.sub(lambda found: inside_string(values[found.group(1)]), template)
+
+
+def namespace_by_pod(metric: str, namespace: str, seconds: float) -> str:
+    """``metric``'s increase over the window for every container of the namespace, by pod and
+    container (the pod-level cgroup, ``container=""``, left out): for the suggestions."""
+    own = selector(metric, namespace=namespace)[:-1] + ',container!=""}'
+    return f"sum by (pod, container) (increase({own}[{duration(seconds)}]))"
