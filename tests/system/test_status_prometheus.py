@@ -7,6 +7,8 @@ strict fake API server; the PromQL the advisor runs is evaluated by Prometheus i
 Four workloads: one throttled 40% before the advice and 2% after (improved), one 5% then 40%
 (regressed), one 20% then 21% (unchanged), one with no series at all (unknown); and one whose own
 latency query rose beyond its before-window spread while its throttling stayed flat (regressed).
+For ``plan``, an opted-in workload that regressed: its advice is reverted through the fake API
+server, and the one not opted in that is throttled 40% is suggested.
 """
 
 from __future__ import annotations
@@ -28,11 +30,16 @@ from advisor import __version__
 from advisor.cli import main
 from advisor.pipeline.production import LATENCY_QUERY_ANNOTATION
 from advisor.recommend import build_recommendation, render_configmap
+from advisor.recommend.metadata import DATA_CHANGED_ANNOTATION, timestamp
+from advisor.recommend.previous import PREVIOUS_ANNOTATION, keep_previous, rejected_settings
 from testkit.fakeapi.apps import workload
 from testkit.fakeapi.pods import TEMPLATE_HASH, pod_of
+from testkit.fakeapi.rbac import fleet_rules
 from testkit.fakeapi.samples import calibration_result, node_profile
 from testkit.fakeapi.server import FakeApiServer
 from tests.integration.status_cli import reader_rules
+from tests.integration.test_plan import NO_MEASURING, advice_fitting, opted_in, server
+from tests.integration.test_plan_production import PRODUCTION
 from tests.support.real_parts import missing_real_part
 
 pytestmark = pytest.mark.tools
@@ -51,6 +58,8 @@ SERIES = {
     "web-worse": ((0.05, 2.0), (0.40, 3.9)),
     "web-same": ((0.20, 3.0), (0.21, 3.0)),
     "web-slow": ((0.10, 3.0), (0.10, 3.0)),
+    # opted in, for plan: regressed, with the advice it replaced kept
+    "plan-worse": ((0.05, 2.0), (0.40, 2.0)),
 }
 LATENCY = 'max(p99_seconds{namespace="$namespace",deployment="$workload"})'
 WINDOW = "3h"
@@ -228,3 +237,56 @@ def test_verdicts_from_a_real_prometheus(
     assert (code, err) == (0, "")
     assert "throttled 40% -> 2%: improved" in table
     assert "throttled 10% -> 10%, p99" in table and "ms: regressed" in table
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Iterator[FakeApiServer]:
+    """The namespace as the planner sees it: plan-worse opted in, its advice (which replaced an
+    older one) changed when the history says; the status workloads beside it, not opted in."""
+    rules = [*fleet_rules("-planner"), *PRODUCTION]
+    with FakeApiServer(tmp_path, namespaces=("ml",), rules=rules) as server_:
+        obj = opted_in("plan-worse", server("plan-worse", "2"), **{
+            "tf-thread-advisor.io/model": "/models/m"})  # fmt: skip
+        server_.put_workload(obj)
+        server_.put_pod(pod_of(obj, "a1", started=ROLLED))
+        current = advice_fitting(server_, "plan-worse")
+        current["metadata"]["annotations"][DATA_CHANGED_ANNOTATION] = timestamp(CHANGED)
+        old = build_recommendation(
+            calibration_result(4, 2, node=node_profile(quota=2.0)),
+            advisor_version=__version__,
+            now=CHANGED - timedelta(days=7),
+        )
+        server_.put(
+            keep_previous(current, render_configmap(old, "advice-plan-worse", "ml")),
+            manager="tf-thread-advisor",
+        )
+        for name in ("web-better", "web-worse", "web-same"):
+            deployment(server_, name)
+        yield server_
+
+
+def test_plan_reverts_and_suggests_from_a_real_prometheus(
+    prometheus: str, fleet: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    regressed = fleet.get("ml", "advice-plan-worse")
+    assert regressed is not None
+    code = main(
+        ["plan", "--kubeconfig", str(fleet.kubeconfig), "--namespace", "ml", "--apply",
+         "--image", "registry.example.com/tf-thread-advisor:1", "--format", "json",
+         "--prometheus-url", prometheus, "--window", WINDOW],
+        instruments=NO_MEASURING,
+    )  # fmt: skip
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, "")
+    found = {d["workload"]: d for d in json.loads(out)["decisions"]}
+    worse = found["deployment/plan-worse"]
+    assert worse["decision"] == "revert", worse
+    assert "throttling 5% -> 40%" in worse["reason"] and worse["reason"].endswith("written back")
+    assert {w: d["decision"] for w, d in found.items() if d["decision"] == "suggested"} == {
+        "deployment/web-worse": "suggested"  # 40% over the last 3h; web-same's 21% is below 25%
+    }
+    back = fleet.get("ml", "advice-plan-worse")
+    assert back is not None
+    assert back["data"]["TF_NUM_INTRAOP_THREADS"] == "4"
+    assert PREVIOUS_ANNOTATION not in back["metadata"]["annotations"]
+    assert [r["env"] for r in rejected_settings(back)] == [regressed["data"]]
