@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from advisor.models import ENV_INTER_OP, ENV_INTRA_OP, ServingTarget, ThreadSetting
 from advisor.recommend.configmap import content_hash
 from advisor.recommend.metadata import (
     ANNOTATION_PREFIX,
@@ -67,8 +68,8 @@ def summary(obj: Mapping[str, Any]) -> str:
         prov = {}
     prov = prov if isinstance(prov, dict) else {}
     return (
-        f"intra={data.get('TF_NUM_INTRAOP_THREADS', '?')} "
-        f"inter={data.get('TF_NUM_INTEROP_THREADS', '?')}, objective "
+        f"intra={data.get(ENV_INTRA_OP, '?')} "
+        f"inter={data.get(ENV_INTER_OP, '?')}, objective "
         f"{prov.get('objective', '?')}, built {prov.get('created_at', '?')} by "
         f"{prov.get('advisor_version', '?')}"
     )
@@ -136,6 +137,28 @@ def rejected_settings(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
     except ValueError:
         return []
     return [item for item in found if isinstance(item, dict)] if isinstance(found, list) else []
+
+
+def rejected_for(
+    obj: Mapping[str, Any] | None, target: ServingTarget | None
+) -> tuple[ThreadSetting, ...]:
+    """The thread settings undone in production for ``target`` (its provenance's record, field
+    for field: another shape of the workload is another target, measured afresh)."""
+    if obj is None:
+        return ()
+    wanted = None if target is None else target.model_dump(mode="json", exclude_none=True)
+    found: list[ThreadSetting] = []
+    for entry in rejected_settings(obj):
+        env = entry.get("env")
+        if entry.get("target") != wanted or not isinstance(env, dict):
+            continue
+        try:
+            setting = ThreadSetting(int(env[ENV_INTRA_OP]), int(env[ENV_INTER_OP]))
+        except (KeyError, TypeError, ValueError):
+            continue
+        if setting not in found:
+            found.append(setting)
+    return tuple(found)
 
 
 def reverted_configmap(

@@ -84,3 +84,22 @@ def test_revert_writes_the_previous_back_and_records_the_rejected_setting() -> N
     # a later advice carries the rejected settings along
     later = keep_previous(advice(3, 1, at + timedelta(days=1)), back)
     assert rejected_settings(later) == [rejected]
+
+
+def test_rejected_settings_apply_to_their_own_target_only() -> None:
+    from advisor.models import ServingTarget, ThreadSetting
+    from advisor.recommend.previous import rejected_for
+
+    web = ServingTarget(workload="deployment/web", container="server")
+    other = ServingTarget(workload="deployment/web", container="sidecar")
+    old = advice(4, 2, OLD)
+    result = calibration_result(2, 1, node=node_profile(affinity=8, quota=4.0))
+    rec = build_recommendation(result, advisor_version=__version__, now=NEW, target=web)
+    current = keep_previous(render_configmap(rec, "tf-advice", "ml"), old)
+    kept = previous_advice(current)
+    assert kept is not None
+    back = reverted_configmap(current, kept, now=NEW + timedelta(days=1), reason="regressed")
+    assert rejected_for(back, web) == (ThreadSetting(2, 1),)
+    assert rejected_for(back, other) == ()
+    assert rejected_for(back, None) == ()
+    assert rejected_for(None, web) == ()
