@@ -72,6 +72,17 @@ _CSV_CONSUMER_KEYS = (
     "cpu_request",
     "problems",
 )
+#: with Prometheus: each consumer's production figures (``production_verdict``: its verdict)
+_CSV_PRODUCTION_KEYS = (
+    "production_verdict",
+    "throttled_before",
+    "throttled_after",
+    "cpu_before",
+    "cpu_after",
+    "p99_before_ms",
+    "p99_after_ms",
+    "production_reason",
+)
 CPU_MODEL_WIDTH = 28
 #: consumers named in the one line of a failing status (``problems_line``)
 NAMED_IN_ERROR = 3
@@ -139,12 +150,17 @@ class StatusView(View):
         """The table's columns and a few more, values unformatted; one line per consumer (an
         advice without any: one line with the consumer's columns empty), so a spreadsheet can
         filter on a problem."""
+        judged = _judged(self.result.rows)
+        production = _CSV_PRODUCTION_KEYS if judged else ()
         lines: list[list[str]] = []
         for row in self.result.rows:
             cells = [_raw(row, key) for key in _CSV_KEYS]
             readers: list[Consumer | None] = [*row.consumers] if row.consumers else [None]
-            lines.extend(cells + _consumer_cells(consumer) for consumer in readers)
-        return grid((*_CSV_KEYS, *_CSV_CONSUMER_KEYS), lines)
+            lines.extend(
+                cells + _consumer_cells(consumer) + _production_cells(consumer, production)
+                for consumer in readers
+            )
+        return grid((*_CSV_KEYS, *_CSV_CONSUMER_KEYS, *production), lines)
 
 
 def status_table(rows: Sequence[AdviceStatus]) -> str:
@@ -329,3 +345,13 @@ def _consumer_cells(consumer: Consumer | None) -> list[str]:
         "" if request is None else str(request),
         "; ".join(f"{p.code}: {p.message}" for p in consumer.problems),
     ]
+
+
+def _production_cells(consumer: Consumer | None, keys: tuple[str, ...]) -> list[str]:
+    """The production figures as the CSV holds them, unformatted ("" where not known)."""
+    production = consumer.production if consumer is not None else None
+    if production is None:
+        return [""] * len(keys)
+    values = production.model_dump()
+    names = {"production_verdict": "verdict", "production_reason": "reason"}
+    return ["" if (v := values[names.get(key, key)]) is None else str(v) for key in keys]

@@ -230,3 +230,26 @@ def test_bad_prometheus_flags_are_usage_errors(
     assert code == 2 and "--prometheus-token-file" in err and "no such file" in err
     code, _, err = status(capsys, api, "--prometheus-header", "X-Scope-OrgID=a")
     assert code == 2 and "need --prometheus-url" in err
+
+
+def test_csv_gains_the_production_figures_only_with_prometheus(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import csv
+    import io
+
+    _, without, _ = status(capsys, api, "--namespace", "ml", "--format", "csv")
+    assert "production_verdict" not in without
+    with FakePrometheus(recorded) as prom:
+        code, out, _ = status(
+            capsys, api, "--namespace", "ml", "--format", "csv", "--prometheus-url", prom.url
+        )
+    assert code == 0
+    lines = {r["consumer_name"]: r for r in csv.DictReader(io.StringIO(out))}
+    assert lines["web-better"]["production_verdict"] == "improved"
+    assert (lines["web-better"]["throttled_before"], lines["web-better"]["throttled_after"]) == (
+        "0.41",
+        "0.03",
+    )
+    assert lines["web-better"]["p99_before_ms"] == ""
+    assert lines["web-slow"]["p99_after_ms"] == "190.0"
