@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 import math
+import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -75,6 +77,8 @@ class FakePrometheus:
 
     answer: Answerer
     delay_s: float = 0.0
+    #: (certificate file, key file): serve https with them
+    tls: tuple[Path, Path] | None = None
     requests: list[Request] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -116,12 +120,16 @@ class FakePrometheus:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
+        if self.tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*self.tls)
+            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"{'https' if self.tls else 'http'}://{host!s}:{port}"
 
     def __enter__(self) -> FakePrometheus:
         self._thread.start()

@@ -241,6 +241,12 @@ class _Urllib:
             raise OSError(f"{exc.__class__.__name__}: {exc}") from None
         except urllib.error.URLError as exc:
             reason = exc.reason
+            if isinstance(reason, ssl.SSLCertVerificationError):
+                # a certificate that does not verify will not verify on a retry either
+                raise PrometheusUnavailable(
+                    f"Prometheus at {request.full_url.split('/api/v1/')[0]}: TLS certificate "
+                    f"not trusted ({reason.verify_message}; --prometheus-ca-file names the CA)"
+                ) from None
             if isinstance(reason, (TimeoutError, socket.timeout)):
                 raise TimeoutError(str(reason)) from None
             if isinstance(reason, OSError):

@@ -3,6 +3,8 @@ sends, what it reads, and every fault ending in the error the callers tell apart
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import time
 from collections.abc import Mapping
 from datetime import datetime, timezone
@@ -123,3 +125,29 @@ def test_an_unreadable_token_file_is_unavailable(tmp_path: Path) -> None:
         with pytest.raises(PrometheusUnavailable, match="cannot read the Prometheus token file"):
             client(prom.url, token_file=tmp_path / "nope").query("q", AT)
     assert prom.requests == []
+
+
+def self_signed(tmp_path: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1, its own CA (openssl, as every Debian has it)."""
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.fail("openssl is missing: it ships with every Debian the tests run on")
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return cert, key
+
+
+def test_https_is_trusted_through_the_ca_file_and_refused_without_it(tmp_path: Path) -> None:
+    cert, key = self_signed(tmp_path)
+    with FakePrometheus(lambda endpoint, form: vector(({}, 2.0)), tls=(cert, key)) as prom:
+        assert prom.url.startswith("https://")
+        assert [s.value for s in client(prom.url, ca_file=cert).query("q", AT)] == [2.0]
+        assert len(prom.requests) == 1
+        with pytest.raises(PrometheusUnavailable, match="TLS certificate not trusted"):
+            client(prom.url).query("q", AT)
+    assert len(prom.requests) == 1  # the untrusted one never got as far as a request, once
