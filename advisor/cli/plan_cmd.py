@@ -38,7 +38,10 @@ def register(subparsers: Any) -> None:
         "and tolerations, the model copied out of the serving image. Nothing is written without "
         "--apply. The flags below are the defaults a workload's tf-thread-advisor.io/* "
         "annotations override. Needs get/list on deployments, statefulsets, configmaps and jobs, "
-        "and create on jobs with --apply.",
+        "and create on jobs with --apply. With --prometheus-url, an advice that fits but made its "
+        "serving pods worse in production is revert (--apply writes the advice it replaced "
+        "back; needs list on pods and daemonsets and update on configmaps), and containers not "
+        "opted in that are throttled above --suggest-throttled are suggested.",
     )
     parser.add_argument(
         "--namespace",

@@ -37,7 +37,10 @@ def register(subparsers: Any) -> None:
         "is unused; and the newest "
         "calibration Job plan created for each advice, with its state. Needs get/list on "
         "configmaps and list on deployments, statefulsets, daemonsets and pods (and list on "
-        "jobs for the calibration Jobs).",
+        "jobs for the calibration Jobs). With --prometheus-url, each consumer's production "
+        "verdict (improved, unchanged, regressed or unknown) from its serving pods' throttling, "
+        "CPU and, where its workload names a latency query, p99, before the advice's data "
+        "changed and after its pods started with it.",
     )
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument(
