@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -125,14 +125,17 @@ class ProductionReader:
         template = workload.annotations.get(LATENCY_QUERY_ANNOTATION)
         latency = str(template) if template else None
         try:
-            before = self._window(target, changed - self.window, changed, latency)
-            after = self._window(target, begun, end, latency)
+            before = self._window(target, changed - self.window, changed)
+            after = self._window(target, begun, end)
+            if latency is not None:
+                before = self._with_p99(before, latency, target, changed - self.window, changed)
+                after = self._with_p99(after, latency, target, begun, end)
         except PrometheusUnavailable as exc:
             self.unavailable = f"Prometheus unavailable: {exc}"
             return unknown(self.unavailable)
         except _LatencyRefused as exc:
             self.refused.append(f"{workload.namespace}/{workload.ref}: {exc}")
-            return judge(exc.before, Window(), latency_problem=f"the latency query failed: {exc}")
+            return judge(before, after, latency_problem=f"the latency query failed: {exc}")
         except QueryRefused as exc:
             return unknown(f"Prometheus refused a query: {exc}")
         return judge(before, after)
@@ -146,10 +149,11 @@ class ProductionReader:
         changed = parsed.data_changed_at
         if changed is None:
             return "the advice records no data-changed-at (written by an older advisor)"
-        starts = [_started(pod) for pod in mount.workload.pods]
-        if any(start is None or start < changed for start in starts):
+        # a pod without a start time has not started: it runs nothing yet
+        starts = [s for s in map(_started, mount.workload.pods) if s is not None]
+        if any(start < changed for start in starts):
             return "its running pods predate the advice's data (no after-window yet)"
-        begun = max([changed, *(s for s in starts if s is not None)]) + WARM_UP
+        begun = max([changed, *starts]) + WARM_UP
         end = min(begun + self.window, self.now)
         needed = min(MIN_AFTER, self.window)
         if end - begun < needed:
@@ -167,24 +171,31 @@ class ProductionReader:
         for line in self.refused:
             log.warning("latency query of %s", line)
 
-    def _window(
-        self, target: queries.Container, start: datetime, end: datetime, latency: str | None
-    ) -> Window:
+    def _window(self, target: queries.Container, start: datetime, end: datetime) -> Window:
+        """The CFS and CPU figures of one window, read at its end over its length."""
         seconds = (end - start).total_seconds()
-        figures = Window(
+        return Window(
             throttled_periods=self._scalar(queries.throttled_periods(target, seconds), end),
             periods=self._scalar(queries.periods(target, seconds), end),
             cpu=self._scalar(queries.cpu_per_pod(target, seconds), end),
         )
-        if latency is None:
-            return figures
-        step = max(60.0, seconds / LATENCY_POINTS)
+
+    def _with_p99(
+        self,
+        figures: Window,
+        latency: str,
+        target: queries.Container,
+        start: datetime,
+        end: datetime,
+    ) -> Window:
+        """``figures`` with the workload's latency query over the window (LATENCY_POINTS)."""
+        step = max(60.0, (end - start).total_seconds() / LATENCY_POINTS)
         try:
             series = self.client.query_range(queries.latency(latency, target), start, end, step)
         except QueryRefused as exc:
-            raise _LatencyRefused(str(exc), figures) from None
+            raise _LatencyRefused(str(exc)) from None
         points = [value for one in series for value in one.values]
-        return Window(figures.throttled_periods, figures.periods, figures.cpu, points)
+        return replace(figures, p99=points)
 
     def _scalar(self, expr: str, at: datetime) -> float | None:
         samples = [s.value for s in self.client.query(expr, at) if s.value == s.value]
@@ -192,11 +203,7 @@ class ProductionReader:
 
 
 class _LatencyRefused(PrometheusError):
-    """A workload's own latency query was refused; the figures read so far go with it."""
-
-    def __init__(self, message: str, figures: Window) -> None:
-        super().__init__(message)
-        self.before = figures
+    """A workload's own latency query was refused (its verdict alone is unknown)."""
 
 
 def _started(pod: dict[str, Any]) -> datetime | None:

@@ -201,6 +201,11 @@ def test_a_refused_latency_query_affects_its_workload_alone(
     assert re.search(
         r"the latency query failed: .*HTTP 400.*unexpected identifier", found["web-slow"]["reason"]
     )
+    # what was read is still shown: the throttling of both windows
+    assert (found["web-slow"]["throttled_before"], found["web-slow"]["throttled_after"]) == (
+        0.1,
+        0.1,
+    )
     assert [found[n]["verdict"] for n in THROTTLING] == ["improved", "regressed", "unchanged"]
     assert "deployment/web-slow" in err and len(err.strip().splitlines()) == 1
 
