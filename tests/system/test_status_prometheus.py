@@ -4,11 +4,12 @@ series, as OpenMetrics loaded with ``promtool tsdb create-blocks-from openmetric
 REAL-PARTS.md, "Prometheus with loaded history"). The workloads and their live pods are on the
 strict fake API server; the PromQL the advisor runs is evaluated by Prometheus itself.
 
-Four workloads: one throttled 40% before the advice and 2% after (improved), one 5% then 40%
-(regressed), one 20% then 21% (unchanged), one with no series at all (unknown); and one whose own
-latency query rose beyond its before-window spread while its throttling stayed flat (regressed).
-For ``plan``, an opted-in workload that regressed: its advice is reverted through the fake API
-server, and the one not opted in that is throttled 40% is suggested.
+Six workloads: one throttled 40% before the advice and 2% after (improved), one 5% then 40%
+(regressed), one 20% then 21% (unchanged), one with no series at all (unknown), one whose own
+latency query rose beyond its before-window spread while its throttling stayed flat (regressed),
+and a StatefulSet whose one pod name spans the rollout (improved). For ``plan``, an opted-in
+workload that regressed: its advice is reverted through the fake API server, and the one not
+opted in that is throttled 40% is suggested.
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ SERIES = {
     # opted in, for plan: regressed, with the advice it replaced kept
     "plan-worse": ((0.05, 2.0), (0.40, 2.0)),
 }
+#: the same for StatefulSets (kube_pod_owner names them directly)
+STATEFUL = {"db-better": ((0.40, 3.0), (0.02, 2.0))}
 LATENCY = 'max(p99_seconds{namespace="$namespace",deployment="$workload"})'
 WINDOW = "3h"
 
@@ -73,31 +76,41 @@ def openmetrics() -> str:
     """The series: each workload's old pod (gone: only kube-state-metrics knows it was the
     workload's) until ten minutes after the change, its new pod from then on."""
     periods, throttled, usage, pod_owner, rs_owner, p99 = ([] for _ in range(6))
+
+    def pod_series(pod: str, owner: str, span: tuple[datetime, datetime],
+                   figures: tuple[float, float]) -> None:  # fmt: skip
+        """One pod's series over ``span``: (throttled share, cores) as ``figures``."""
+        (start, end), (share, cpu) = span, figures
+        cadvisor = f'namespace="ml",pod="{pod}",container="server"'
+        for i, t in enumerate(minutes(start, end)):
+            pod_owner.append(f'kube_pod_owner{{namespace="ml",pod="{pod}",{owner}}} 1 {t}')
+            periods.append(
+                f"container_cpu_cfs_periods_total{{{cadvisor}}} {i * PERIODS_PER_STEP} {t}"
+            )
+            throttled.append(
+                f"container_cpu_cfs_throttled_periods_total{{{cadvisor}}} "
+                f"{round(i * PERIODS_PER_STEP * share)} {t}"
+            )
+            usage.append(f"container_cpu_usage_seconds_total{{{cadvisor}}} {i * STEP_S * cpu} {t}")
+
     for name, ((share_before, cpu_before), (share_after, cpu_after)) in SERIES.items():
         old_rs, new_rs = f"{name}-0ld", f"{name}-{TEMPLATE_HASH}"
-        pods = ((f"{old_rs}-x1", HISTORY_FROM, ROLLED, share_before, cpu_before),
-                (f"{new_rs}-a1", ROLLED, NOW, share_after, cpu_after))  # fmt: skip
         for rs in (old_rs, new_rs):
             labels = f'namespace="ml",replicaset="{rs}",owner_kind="Deployment",owner_name="{name}"'
             rs_owner += [
                 f"kube_replicaset_owner{{{labels}}} 1 {t}" for t in minutes(HISTORY_FROM, NOW)
             ]
-        for pod, start, end, share, cpu in pods:
-            rs = pod.rsplit("-", 1)[0]
-            own = f'namespace="ml",pod="{pod}",owner_kind="ReplicaSet",owner_name="{rs}"'
-            cadvisor = f'namespace="ml",pod="{pod}",container="server"'
-            for i, t in enumerate(minutes(start, end)):
-                pod_owner.append(f"kube_pod_owner{{{own}}} 1 {t}")
-                periods.append(
-                    f"container_cpu_cfs_periods_total{{{cadvisor}}} {i * PERIODS_PER_STEP} {t}"
-                )
-                throttled.append(
-                    f"container_cpu_cfs_throttled_periods_total{{{cadvisor}}} "
-                    f"{round(i * PERIODS_PER_STEP * share)} {t}"
-                )
-                usage.append(
-                    f"container_cpu_usage_seconds_total{{{cadvisor}}} {i * STEP_S * cpu} {t}"
-                )
+        for rs, suffix, span, figures in (
+            (old_rs, "x1", (HISTORY_FROM, ROLLED), (share_before, cpu_before)),
+            (new_rs, "a1", (ROLLED, NOW), (share_after, cpu_after)),
+        ):
+            owner = f'owner_kind="ReplicaSet",owner_name="{rs}"'
+            pod_series(f"{rs}-{suffix}", owner, span, figures)
+    # a StatefulSet's pod keeps its name across the rollout: its counters restart at zero
+    for name, (before, after) in STATEFUL.items():
+        owner = f'owner_kind="StatefulSet",owner_name="{name}"'
+        pod_series(f"{name}-0", owner, (HISTORY_FROM, ROLLED), before)
+        pod_series(f"{name}-0", owner, (ROLLED, NOW), after)
     for i, t in enumerate(minutes(HISTORY_FROM, NOW)):
         # 100-122 ms before, wobbling; 180-190 ms after the rollout
         value = 0.100 + 0.011 * (i % 3) if t < ROLLED.timestamp() else 0.180 + 0.005 * (i % 3)
@@ -171,9 +184,11 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
-def deployment(api: FakeApiServer, name: str, **annotations: str) -> None:
+def deployment(
+    api: FakeApiServer, name: str, kind: str = "deployments", **annotations: str
+) -> None:
     obj = workload(
-        "deployments",
+        kind,
         "ml",
         name,
         container={"envFrom": [{"configMapRef": {"name": "tf-advice"}}],
@@ -181,7 +196,7 @@ def deployment(api: FakeApiServer, name: str, **annotations: str) -> None:
         metadata={"annotations": annotations},
     )  # fmt: skip
     api.put_workload(obj)
-    api.put_pod(pod_of(obj, "a1", started=ROLLED))
+    api.put_pod(pod_of(obj, "a1" if kind == "deployments" else "0", started=ROLLED))
 
 
 @pytest.fixture
@@ -195,6 +210,7 @@ def api(tmp_path: Path) -> Iterator[FakeApiServer]:
         for name in ("web-better", "web-worse", "web-same", "web-nodata"):
             deployment(server, name)
         deployment(server, "web-slow", **{LATENCY_QUERY_ANNOTATION: LATENCY})
+        deployment(server, "db-better", kind="statefulsets")
         yield server
 
 
@@ -221,6 +237,7 @@ def test_verdicts_from_a_real_prometheus(
         "web-same": "unchanged",
         "web-nodata": "unknown",
         "web-slow": "regressed",
+        "db-better": "improved",
     }, found
     better = found["web-better"]
     assert better["throttled_before"] == pytest.approx(0.40, abs=0.01)
@@ -228,6 +245,10 @@ def test_verdicts_from_a_real_prometheus(
     assert better["cpu_before"] == pytest.approx(3.9, abs=0.1)
     assert better["cpu_after"] == pytest.approx(2.1, abs=0.1)
     assert "too little data before" in found["web-nodata"]["reason"]
+    db = found["db-better"]  # one pod name before and after, its counters reset at the rollout
+    assert db["throttled_before"] == pytest.approx(0.40, abs=0.01)
+    assert db["throttled_after"] == pytest.approx(0.02, abs=0.01)
+    assert db["cpu_after"] == pytest.approx(2.0, abs=0.1)
     slow = found["web-slow"]
     assert slow["p99_before_ms"] == pytest.approx(111, abs=12)
     assert slow["p99_after_ms"] == pytest.approx(185, abs=6)
