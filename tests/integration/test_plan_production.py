@@ -197,3 +197,15 @@ def test_without_the_production_role_plan_goes_on_with_one_warning(
         assert found["deployment/c"]["decision"] == "fits"
         assert len(err.strip().splitlines()) == 1 and "production not judged" in err
         assert prom.requests == []
+
+
+@pytest.mark.parametrize("value", ["0", "101", "lots"])
+def test_a_bad_suggest_threshold_is_a_usage_error(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    code, _, err = plan(
+        capsys, api, "--prometheus-url", "http://127.0.0.1:9", "--suggest-throttled", value
+    )
+    assert code == 2
+    assert "--suggest-throttled" in err and len(err.strip().splitlines()) == 1
+    assert api.requests == []  # refused before the cluster is asked anything

@@ -258,3 +258,15 @@ def test_csv_gains_the_production_figures_only_with_prometheus(
     )
     assert lines["web-better"]["p99_before_ms"] == ""
     assert lines["web-slow"]["p99_after_ms"] == "190.0"
+
+
+def test_the_environment_names_prometheus_when_the_flags_do_not(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakePrometheus(recorded) as prom:
+        monkeypatch.setenv("TFTA_PROMETHEUS_URL", prom.url)
+        monkeypatch.setenv("TFTA_PROMETHEUS_HEADERS", "X-Scope-OrgID=team-a,X-Extra=1")
+        found = productions(json_rows(capsys, api, "--namespace", "ml"))
+    assert found["web-better"]["verdict"] == "improved"
+    assert {r.headers["x-scope-orgid"] for r in prom.requests} == {"team-a"}
+    assert {r.headers["x-extra"] for r in prom.requests} == {"1"}
