@@ -131,6 +131,11 @@ def test_a_regressed_advice_is_reverted_and_throttled_containers_suggested(
     assert "throttled in 50% of its CFS periods over the last 24h" in d["reason"]
     assert [row["decision"] for row in found.values()].count("suggested") == 1  # not c, not gone
     assert puts(api) == []  # nothing written without --apply
+    with FakePrometheus(recorded(changed_at(api))) as prom:
+        code, table, _ = plan(capsys, api, "--prometheus-url", prom.url)
+    assert code == 0
+    assert "nothing was reverted: run again with --apply" in table
+    assert re.search(r"deployment/d\s+server\s+-\s+suggested", table)
 
 
 def test_apply_writes_the_previous_advice_back_once(
