@@ -272,6 +272,11 @@ def cluster_status(
     if all_namespaces and namespace:
         raise UsageError(Opt("namespace"), " and ", Opt("all_namespaces"), " exclude each other")
     check_cluster_timeout(cluster_timeout_s)
+    if prometheus is not None and not consumers:
+        # production is judged per consumer: without them there is nothing to judge
+        raise UsageError(
+            Opt("consumers=False"), " and ", Opt("prometheus_url"), " exclude each other"
+        )
     connection = connect(kubeconfig)
     where: str | None = None
     if not all_namespaces:

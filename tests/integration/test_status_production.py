@@ -235,6 +235,8 @@ def test_bad_prometheus_flags_are_usage_errors(
     assert code == 2 and "--prometheus-token-file" in err and "no such file" in err
     code, _, err = status(capsys, api, "--prometheus-header", "X-Scope-OrgID=a")
     assert code == 2 and "need --prometheus-url" in err
+    code, _, err = status(capsys, api, "--no-consumers", "--prometheus-url", "http://p:9090")
+    assert code == 2 and "--no-consumers and --prometheus-url exclude each other" in err
 
 
 def test_csv_gains_the_production_figures_only_with_prometheus(
