@@ -169,6 +169,15 @@ class ProblemsFoundError(AdvisorError):
     kind = "problems"
 
 
+class DecisionsFailedError(AdvisorError):
+    """``plan``: a decision is ``failed`` (a calibration Job failed, or the API server refused to
+    create one: a quota, an admission webhook, an invalid Job). stdout lists every decision
+    first; the code is the plan's own, so a CronJob shows it. Never the Job's ``run``."""
+
+    exit_code = 17
+    kind = "failed"
+
+
 class InterruptedRunError(AdvisorError):
     """SIGINT/SIGTERM arrived; the run stopped and published nothing."""
 
@@ -200,6 +209,7 @@ EXIT_CODES: dict[str, int] = {
             RestartTargetError,
             RestartFailedError,
             ProblemsFoundError,
+            DecisionsFailedError,
             InterruptedRunError,
         )
     },

@@ -21,8 +21,11 @@ _FLAGS = {
     "budget_s": "--budget",
     "p99_slo_ms": "--p99-ms",
     "cluster_timeout_s": "--cluster-timeout",
+    "image_pull_secrets": "--image-pull-secret",
+    "startup_allowance_s": "--startup-allowance",
     "node_labels": "--node-label",
     "annotations": "--configmap-annotation",
+    "spec_fields": "--spec-field",
     "force=True": "--force",
     "consumers=False": "--no-consumers",
     "file": "FILE|-",
@@ -116,7 +119,7 @@ def pairs(items: list[str], flag: str) -> dict[str, str]:
 
 
 def duration(text: str) -> timedelta:
-    """A ``--max-age`` value: ``30d``, ``12h``, ``1d12h``."""
+    """A ``--max-age`` or ``--startup-allowance`` value: ``30d``, ``12h``, ``15m``, ``1d12h``."""
     from advisor.pipeline.status import parse_duration
 
     try:

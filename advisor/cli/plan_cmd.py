@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from datetime import timedelta
 from typing import Any, get_args
 
 from advisor.cli._args import (
@@ -16,10 +17,12 @@ from advisor.cli._args import (
 )
 from advisor.cli._output import add_format, emit
 from advisor.cli._sweep_flags import objective_names
+from advisor.errors import DecisionsFailedError
 from advisor.models import TrialMode
 from advisor.pipeline import Instruments
-from advisor.pipeline.plan import PULL_POLICIES, Defaults, PlanRequest, plan
+from advisor.pipeline.plan import DRY_RUNS, PULL_POLICIES, Defaults, PlanRequest, plan
 from advisor.pipeline.source import CLUSTER_TIMEOUT_S
+from advisor.pipeline.status import format_age
 from advisor.render import formats
 from advisor.render.plan import PlanView, jobs_yaml
 
@@ -32,30 +35,71 @@ def register(subparsers: Any) -> None:
         "tf-thread-advisor.io/calibrate=true in a namespace and decide for each serving "
         "container, with a one-line reason: calibrate (no advice, or it was measured for another "
         "CPU limit or request, node pool, model path, serving image, objective, concurrency or "
-        "batch, or is older than --max-age), fits, pending (its calibration Job has not "
-        "finished), failed (the last one failed) or skipped (it cannot be calibrated). Each "
+        "batch, or another calibration spec: node affinity, tolerations, runtime class, "
+        "resources, budget, trial mode; or is older than --max-age), fits, pending (its "
+        "calibration Job has not finished), failed (the last one failed) or skipped (it cannot "
+        "be calibrated). Each "
         "calibration Job is derived from the workload's pod template: its resources, node pool "
         "and tolerations, the model copied out of the serving image. Nothing is written without "
         "--apply. The flags below are the defaults a workload's tf-thread-advisor.io/* "
-        "annotations override. Needs get/list on deployments, statefulsets, configmaps and jobs, "
-        "and create on jobs with --apply. With --prometheus-url, an advice that fits but made its "
+        "annotations override. A Job the API server refuses (a quota, an admission webhook, an "
+        "invalid Job) is that workload's failed decision and the plan goes on; only a rule its "
+        "Role lacks stops it (exit 8). Any failed decision makes it exit 17 after printing them "
+        "all. Needs get/list on deployments, statefulsets, configmaps and jobs, and create on "
+        "jobs (and events) with --apply. With --prometheus-url, an advice that fits but made its "
         "serving pods worse in production is revert (--apply writes the advice it replaced "
         "back; needs list on pods and daemonsets and update on configmaps), and containers not "
         "opted in that are throttled above --suggest-throttled are suggested.",
     )
-    parser.add_argument(
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument(
         "--namespace",
         metavar="NS",
         help="namespace to plan (default: $TFTA_POD_NAMESPACE, then the kubeconfig context's)",
+    )
+    scope.add_argument(
+        "-A",
+        "--all-namespaces",
+        action="store_true",
+        help="plan every namespace labelled tf-thread-advisor.io/calibrate=true (its workloads "
+        "still opt in one by one); each Job runs in its workload's namespace as the "
+        "--service-account there, --max-running counts every namespace's Jobs. Needs a "
+        "ClusterRole: get/list on deployments, statefulsets, configmaps and jobs, list on "
+        "namespaces and serviceaccounts, create on jobs with --apply",
     )
     add_format(parser, PlanView, "table")
     parser.add_argument(
         "--print-jobs",
         action="store_true",
-        help="print the Jobs it would create (with --apply: created) as YAML, not the decisions",
+        help="print the Jobs it would create (with --apply: created) as YAML, not the decisions, "
+        "with the reasoned checkov skip annotations a lint of them needs (the Jobs created carry "
+        "none)",
     )
     parser.add_argument(
         "--apply", action="store_true", help="create the calibration Jobs it decided on"
+    )
+    parser.add_argument(
+        "--dry-run",
+        choices=DRY_RUNS,
+        default=default_of(PlanRequest, "dry_run"),
+        help="server: send each Job to create as a server-side dry run (dryRun=All), so "
+        "quotas, admission webhooks and Pod Security admission answer (and warn) before "
+        "anything is created; client: the plan alone, as without --apply (default %(default)s; "
+        "not with --apply)",
+    )
+    parser.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="with --apply, delete the failed calibration Job of a workload's current spec and "
+        "create it again now, instead of waiting for the failed Job's TTL (a day); needs delete "
+        "on jobs",
+    )
+    parser.add_argument(
+        "--no-events",
+        dest="events",
+        action="store_false",
+        help="with --apply, record no Events on the workloads (by default each gets one when "
+        "its Job is created or refused, or its calibration failed; needs create on events)",
     )
     parser.add_argument(
         "--max-age",
@@ -91,6 +135,30 @@ def register(subparsers: Any) -> None:
         default=default_of(PlanRequest, "service_account"),
         help="the ServiceAccount the Jobs' advisor runs as: it writes the advice ConfigMaps "
         "(default %(default)s)",
+    )
+    jobs.add_argument(
+        "--image-pull-secret",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="a Secret the Jobs pull the advisor image with (repeatable), beside the serving "
+        "pod's own imagePullSecrets, which each Job keeps for the serving image",
+    )
+    allowance = timedelta(seconds=default_of(PlanRequest, "startup_allowance_s"))
+    jobs.add_argument(
+        "--startup-allowance",
+        metavar="DURATION",
+        type=duration,
+        default=allowance,
+        help="what each Job's deadline allows beyond its budget for scheduling, a node "
+        "scale-up, cold image pulls, the model copy and TensorFlow's start-up, e.g. 30m "
+        f"(default {format_age(allowance)})",
+    )
+    jobs.add_argument(
+        "--priority-class",
+        metavar="NAME",
+        default=None,
+        help="the Jobs' pods' priorityClassName (default: the cluster's default priority)",
     )
     jobs.add_argument(
         "--trial-mode",
@@ -185,12 +253,16 @@ def _percent(text: str) -> float:
 def run(args: argparse.Namespace, _instruments: Instruments) -> int:
     request = PlanRequest(
         namespace=args.namespace,
+        all_namespaces=args.all_namespaces,
         apply=args.apply,
         max_age=args.max_age,
         max_running=args.max_running,
         image=args.image,
         image_pull_policy=args.image_pull_policy,
         service_account=args.service_account,
+        image_pull_secrets=tuple(args.image_pull_secret),
+        startup_allowance_s=args.startup_allowance.total_seconds(),
+        priority_class=args.priority_class,
         defaults=Defaults(
             objective=args.objective,
             concurrency=args.concurrency,
@@ -204,6 +276,9 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
         configmap_annotations=pairs(args.configmap_annotation, "--configmap-annotation"),
         kubeconfig=args.kubeconfig,
         cluster_timeout_s=args.cluster_timeout,
+        dry_run=args.dry_run,
+        retry_failed=args.retry_failed,
+        events=args.events,
         prometheus=prometheus_settings(args),
         window=args.window,
         suggest_throttled=args.suggest_throttled / 100,
@@ -212,6 +287,17 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
     if args.print_jobs:
         emit(jobs_yaml(result.jobs))
     else:
-        view = PlanView(result.result, namespace=result.namespace, applied=result.applied)
+        view = PlanView(
+            result.result,
+            namespace=result.namespace,
+            applied=result.applied,
+            namespaces=result.namespaces,
+        )
         emit(formats.render(view, args.format))
+    if result.stopped is not None:
+        raise result.stopped
+    if failed := result.failed:
+        raise DecisionsFailedError(
+            f"{len(failed)} decision(s) failed: {', '.join(failed)} (the reasons above say why)"
+        )
     return 0

@@ -142,6 +142,14 @@ def _add_target_arguments(parser: Sections) -> None:
         metavar="HASH",
         help="hash of the calibration spec the Job was derived from (plan compares it)",
     )
+    target.add_argument(
+        "--spec-field",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="one field of that calibration spec, recorded with the advice so plan can name "
+        "what changed since (repeatable; plan's Jobs pass them)",
+    )
 
 
 def _workload(text: str) -> Any:
@@ -173,6 +181,7 @@ def run(args: argparse.Namespace, instruments: Instruments) -> int:
             serving_model_path=args.serving_model_path,
             cpu_from=args.cpu_from,
             spec_hash=args.spec_hash,
+            spec_fields=pairs(args.spec_field, "--spec-field"),
         ),
         force=args.force,
         kubeconfig=args.kubeconfig,

@@ -8,6 +8,7 @@ because only the caller knows what a 404 or a 409 means for its object.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -28,6 +29,12 @@ from advisor.retry import Deadline, RetryPolicy, retry_after_seconds
 MIN_ATTEMPT_FRACTION = 0.25
 #: kubectl's page size
 PAGE_SIZE = 500
+#: how the authorizer words its denial (the API server's forbiddenMessage): a 403 without it is
+#: not about the Role but about the object (a ResourceQuota, an admission webhook's denial)
+_AUTHORIZER_DENIAL = re.compile(r'User "[^"]*" cannot [^ ]+ (resource|path) "')
+#: one warning of a ``Warning`` header (RFC 7234: code, agent, quoted text), as the API server
+#: sends them; several arrive as several headers, which the client joins with ", "
+_WARNING = re.compile(r'\d{3} [^ ]+ "((?:[^"\\]|\\.)*)"')
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +56,22 @@ class Response:
         if self.body and isinstance(self.body.get("reason"), str):
             return str(self.body["reason"])
         return ""
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The texts of the API server's ``Warning`` headers (Pod Security admission warns on a
+        Job it would refuse as a pod; a dropped unknown field; a deprecated API)."""
+        header = self.headers.get("Warning") or ""
+        return tuple(re.sub(r"\\(.)", r"\1", match.group(1)) for match in _WARNING.finditer(header))
+
+    @property
+    def authorizer_denied(self) -> bool:
+        """A 403 of the authorizer (RBAC: the Role lacks a rule), not of admission. A 403
+        without a Status body came from before the API server's handlers (a proxy): the
+        credentials', too."""
+        if self.status != 403:
+            return False
+        return self.body is None or bool(_AUTHORIZER_DENIAL.search(self.message))
 
 
 def parse_json(data: bytes | str | None) -> dict[str, Any] | None:
@@ -136,14 +159,16 @@ def final_error(
     resp: Response, verb: str, attempt: str, connection: Connection, target: Target
 ) -> AdvisorError:
     """The typed error for a final (non-retryable) answer to ``attempt`` ("patch ... (dry
-    run)"): 401 and 403 are ForbiddenError (the credentials; the Role, with the rule it lacks),
-    a missing namespace and everything else ClusterRejectedError."""
+    run)"): 401 and the authorizer's 403 are ForbiddenError (the credentials; the Role, with
+    the rule it lacks); a missing namespace and everything else ClusterRejectedError, with the
+    server's own message: a 403 of admission (an exceeded ResourceQuota, an admission webhook's
+    denial) is the object's refusal, which no Role rule would change."""
     if resp.status == 401:
         return ForbiddenError(
             f"{attempt}: the API server at {connection.host} rejected the credentials "
             f"(401 Unauthorized; from {connection.source})"
         )
-    if resp.status == 403:
+    if resp.authorizer_denied:
         match = re.search(r"cannot (\w+) resource", resp.message)
         denied = match.group(1) if match else verb
         rule = (target.rule,) if isinstance(target.rule, str) else target.rule
@@ -203,6 +228,44 @@ def list_method(api: Any, kind: str, everywhere: bool = False) -> Callable[..., 
     name = f"list_{snake}_for_all_namespaces" if everywhere else f"list_namespaced_{snake}"
     method: Callable[..., Any] = getattr(api, name)
     return method
+
+
+def create(
+    connection: Connection,
+    policy: RetryPolicy,
+    attempt: str,
+    method: tuple[Any, str],
+    *,
+    namespace: str,
+    body: dict[str, Any],
+    **params: Any,
+) -> Response:
+    """POST ``body`` to ``namespace`` through ``method``, a client API and its method's name
+    (``create_namespaced_job``), unchecked by the client, retried within one deadline; the
+    answer for the caller to judge."""
+    call = unchecked(*method)
+    return request(
+        connection,
+        policy,
+        Deadline(policy),
+        attempt,
+        lambda timeout: call(
+            namespace, body, _preload_content=False, _request_timeout=timeout, **params
+        ),
+    )
+
+
+def unchecked(api: Any, method: str) -> Callable[..., Any]:
+    """The client's ``method`` (``create_namespaced_job``) without its own check of the body:
+    recent clients validate a dict against their generated models before sending it, and refuse
+    what their models do not know (a field added in a newer Kubernetes than the client, copied
+    from the workload's pod template). The API server is the judge of an object: its 422 names
+    the field."""
+    bound: Callable[..., Any] = getattr(api, method)
+    plain = getattr(getattr(type(api), method), "__wrapped__", None)
+    if plain is None:  # an older client sends a dict as it is
+        return bound
+    return functools.partial(plain, api)
 
 
 def namespace_missing(resp: Response) -> bool:

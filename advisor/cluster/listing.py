@@ -33,11 +33,14 @@ def list_advice(
         "configmaps"
     )
     rule = f"status needs {scope} ({READER_HINT})"
-    return list_configmaps(connection, namespace, policy, selector=ADVICE_SELECTOR, rule=rule)
+    return list_core(
+        connection, "ConfigMap", namespace, policy, selector=ADVICE_SELECTOR, rule=rule
+    )
 
 
-def list_configmaps(
+def list_core(
     connection: Connection,
+    kind: str,
     namespace: str | None,
     policy: RetryPolicy | None = None,
     *,
@@ -45,26 +48,28 @@ def list_configmaps(
     rule: str | tuple[str, ...],
     page_size: int = PAGE_SIZE,
 ) -> list[dict[str, Any]]:
-    """The ConfigMaps of ``namespace`` (None: all namespaces) matching the label ``selector``,
-    paged, as full objects: a list's items carry no apiVersion/kind, so they are put back for
-    ``parse_configmap``. A 403 names ``rule``, what the caller's Role must allow."""
+    """The objects of the core (v1) ``kind`` (``ConfigMap``) in ``namespace`` (None: all
+    namespaces) matching the label ``selector``, paged, as full objects: a list's items carry no
+    apiVersion/kind, so they are put back (for ``parse_configmap``). A 403 names ``rule``, what
+    the caller's Role must allow."""
     from kubernetes import client
 
     core = client.CoreV1Api(connection.api_client)
     policy = policy or RetryPolicy()
     where = f"namespace {namespace}" if namespace else "all namespaces"
+    resource = f"{kind.lower()}s"
     items = list_all(
         connection,
         policy,
         Deadline(policy),
-        f"list configmaps in {where}",
-        list_method(core, "ConfigMap", everywhere=namespace is None),
+        f"list {resource} in {where}",
+        list_method(core, kind, everywhere=namespace is None),
         *((namespace,) if namespace else ()),
-        target=Target("configmaps", namespace or "(all)", rule),
+        target=Target(resource, namespace or "(all)", rule),
         page_size=page_size,
         label_selector=selector,
     )
-    return [{"apiVersion": "v1", "kind": "ConfigMap", **item} for item in items]
+    return [{"apiVersion": "v1", "kind": kind, **item} for item in items]
 
 
 def default_namespace(kubeconfig: Path | None = None) -> str | None:

@@ -9,8 +9,9 @@ compares one of those with what the consumer declares or runs with, and says bot
   a container is guaranteed its request on a busy node, which is what its pools should fit;
 - ``node-pool-differs``: the Job's recorded nodeSelector against the consumer's nodeSelector and
   required node affinity (a preferred affinity pins nothing);
-- ``advice-overridden``: an ``envFrom`` prefix, or the container's own ``env`` entry of the
-  same name, keeps the advice's values from TensorFlow;
+- ``advice-overridden``: an ``envFrom`` prefix, the container's own ``env`` entry of the
+  same name, or TF Serving's own ``--tensorflow_intra_op_parallelism=N`` (inter-op too) on its
+  command line keeps the advice's values from TensorFlow;
 - ``resize-restarts-nothing``: an in-place CPU resize without a restart leaves the pools sized
   for the old limit, and the env is not read again;
 - ``pods-predate-advice``: env is read when a container starts, so a container started before
@@ -20,6 +21,7 @@ compares one of those with what the consumer declares or runs with, and says bot
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from typing import Any
 
@@ -306,6 +308,38 @@ def shadow_problems(container: dict[str, Any], configmap: str) -> list[Problem]:
                 "advice's value never reaches TensorFlow",
             )
         )
+    flags = serving_thread_flags(container)
+    if flags:
+        found.append(
+            Problem(
+                code="advice-overridden",
+                message=f"its command line sets {', '.join(flags)} itself, which wins over the "
+                "advice's env: pass $(TF_NUM_INTRAOP_THREADS) and $(TF_NUM_INTEROP_THREADS) "
+                "instead",
+            )
+        )
+    return found
+
+
+#: TF Serving's flags that size the pools themselves; 0 (the default) leaves it to the env
+_SERVING_THREAD_FLAG = re.compile(
+    r"--?(tensorflow_(?:intra|inter)_op_parallelism)=(?P<value>[^\s'\"]+)"
+)
+
+
+def serving_thread_flags(container: dict[str, Any]) -> list[str]:
+    """TF Serving's thread flags the container's command or args set to a number of its own
+    (``--tensorflow_intra_op_parallelism=2``), a shell command line's too; a value read from the
+    env (``$(TF_NUM_INTRAOP_THREADS)``) or 0 leaves the advice in force."""
+    words = [
+        w for key in ("command", "args") for w in container.get(key) or [] if isinstance(w, str)
+    ]
+    found = []
+    for word in words:
+        for match in _SERVING_THREAD_FLAG.finditer(word):
+            value = match.group("value")
+            if "$" not in value and value.strip("0") != "":
+                found.append(match.group(0))
     return found
 
 

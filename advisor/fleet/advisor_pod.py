@@ -1,7 +1,8 @@
 """What the calibration Job brings of its own, whatever the workload: the advisor container
 (its ``run`` arguments, the Downward API env, the projected token mounted into it alone), the
-volumes it needs, the Job-level settings (the exit-code policy, the deadline, the TTL) and the
-security-lint exceptions the derived pod needs.
+volumes it needs, the Job-level settings (the exit-code policy, the deadline, the TTL), the
+service meshes' opt-outs of sidecar injection and the security-lint exceptions the derived pod
+needs (printed, never on the live Job).
 
 These are the settings of the shipped Job (deploy/job.yaml, the chart's ``tfta.jobSpecSettings``).
 """
@@ -33,6 +34,7 @@ from advisor.errors import (
 )
 from advisor.fleet.naming import (
     ADVISOR_CONTAINER,
+    COPY_CONTAINER,
     MODEL_MOUNT,
     MODEL_VOLUME,
     TMP_VOLUME,
@@ -47,10 +49,29 @@ TOKEN_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 TOKEN_EXPIRATION_S = 3607
 #: the advisor image's user (the shipped manifests' runAsUser)
 ADVISOR_UID = 65532
-#: what the Job's deadline adds to the budget: image pulls, the model copy, TF start-up, publishing
-DEADLINE_MARGIN_S = 300
+#: what the Job's deadline (activeDeadlineSeconds, counted from the Job's start, pending pods
+#: included) allows beyond the budget unless plan is told (--startup-allowance): up to 300 s for
+#: scheduling and a node scale-up (a cluster autoscaler or Karpenter adds a node in 1-5 min), up
+#: to 300 s for cold pulls of the 1.1 GB advisor image and a serving image as large (the kubelet
+#: pulls one after the other by default: 2.2 GB at ~10 MB/s from a mirror, extraction included),
+#: and 300 s for the model copy, TensorFlow's start-up and the publish
+DEFAULT_STARTUP_ALLOWANCE_S = 900
 #: the writable /tmp of the advisor (Python, Keras and the trial children write there)
 TMP_SIZE_LIMIT = "1Gi"
+
+#: the service meshes' opt-outs of sidecar injection, which a namespace may turn on for every pod:
+#: a proxy sidecar never exits, so the Job would never complete, and the calibration pod serves
+#: nothing and talks only to the API server. Istio reads the label (newer) or the annotation
+#: (older), Kuma the label (the annotation before 2.x), Linkerd and Consul the annotation
+MESH_OPT_OUT_LABELS = {
+    "sidecar.istio.io/inject": "false",
+    "kuma.io/sidecar-injection": "disabled",
+}
+MESH_OPT_OUT_ANNOTATIONS = {
+    **MESH_OPT_OUT_LABELS,
+    "linkerd.io/inject": "disabled",
+    "consul.hashicorp.com/connect-inject": "false",
+}
 
 #: exit codes a retry cannot fix: the Job fails at once (README, "Exit codes", retry no)
 FAIL_JOB_EXIT_CODES = sorted(
@@ -76,6 +97,14 @@ COUNT_EXIT_CODES = sorted(
     e.exit_code for e in (CalibrationError, ClusterUnreachableError, ConflictError)
 )
 
+#: a copy that fails (a missing model path, unreadable files, a full emptyDir) fails the same way
+#: on a retry: the Job fails at once, and plan reads the rule's message as "model copy failed".
+#: After the DisruptionTarget rule, so a copy killed by a drain is retried like the advisor
+COPY_FAILED_RULE = {
+    "action": "FailJob",
+    "onExitCodes": {"containerName": COPY_CONTAINER, "operator": "NotIn", "values": [0]},
+}
+
 #: checkov's resource checks on a container: (check, requests|limits, resource)
 _RESOURCE_CHECKS = (
     ("CKV_K8S_10", "requests", "cpu"),
@@ -96,6 +125,13 @@ class JobSettings:
     backoff_limit: int = 3
     #: appended to the advisor's ``run`` arguments (e.g. a --configmap-annotation)
     extra_args: tuple[str, ...] = ()
+    #: Secrets to pull the advisor image with, beside the serving pod's own (which pull the
+    #: serving image the copy runs)
+    image_pull_secrets: tuple[str, ...] = ()
+    #: what the deadline allows beyond the budget (DEFAULT_STARTUP_ALLOWANCE_S)
+    startup_allowance_s: int = DEFAULT_STARTUP_ALLOWANCE_S
+    #: the calibration pods' priorityClassName (None: the cluster's default)
+    priority_class: str | None = None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -106,9 +142,9 @@ def job_spec_settings(ask: CalibrationAsk, settings: JobSettings) -> dict[str, A
     """The Job-level settings of the shipped Job (the chart's ``tfta.jobSpecSettings``)."""
     return {
         "backoffLimit": settings.backoff_limit,
-        # the sweep's budget plus image pulls, the copy, TF start-up and the publish: a deadline
-        # at the budget would kill a run before it writes anything
-        "activeDeadlineSeconds": math.ceil(ask.options.budget_s) + DEADLINE_MARGIN_S,
+        # the sweep's budget plus scheduling, image pulls, the copy, TF start-up and the publish:
+        # a deadline at the budget would kill a run before it writes anything
+        "activeDeadlineSeconds": math.ceil(ask.options.budget_s) + settings.startup_allowance_s,
         "ttlSecondsAfterFinished": settings.ttl_s,
         "podFailurePolicy": {
             "rules": [
@@ -133,6 +169,7 @@ def job_spec_settings(ask: CalibrationAsk, settings: JobSettings) -> dict[str, A
                     "action": "Ignore",
                     "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
                 },
+                COPY_FAILED_RULE,
             ]
         },
     }

@@ -3,8 +3,11 @@ skipped, each with a one-line reason.
 
 The advice fits when it was measured for this container (the workload and container it records)
 in the shape the container has now: the same CPU quota (its limit, or its request where it has no
-limit), node pool, model path, serving image, objective, concurrency and batch, and it is younger
-than ``max_age``. Any difference is named in the reason. A calibration Job for the same derived
+limit), node pool, model path, serving image, objective, concurrency and batch, the same fields of
+the calibration spec it records (``advisor.fleet.spec``: node affinity, tolerations, runtime
+class, memory and the other resources, the model volume, the budget, run's flags), and it is
+younger than ``max_age``. Any difference is named in the reason. Advice an older advisor wrote
+records no spec and is judged by the rest alone. A calibration Job for the same derived
 spec that has not finished is ``pending``; one that failed is ``failed`` with the Job's own
 reason, and stays so until the Job is gone (its TTL): a broken spec is not retried every night.
 While an earlier spec's calibration of the same container runs, the new one waits for it, so two
@@ -22,7 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from advisor.consumers.fit import node_pool_problems
+from advisor.consumers.fit import node_pool_problems, shadow_problems
 from advisor.consumers.mounts import references
 from advisor.errors import InvalidAdviceError, one_line
 from advisor.fleet.derive import (
@@ -34,8 +37,16 @@ from advisor.fleet.derive import (
     serving_container,
 )
 from advisor.fleet.jobs import PlannedJob
-from advisor.fleet.optin import ANN_CONFIGMAP, CalibrationAsk, Defaults, OptInError, read_ask
-from advisor.models import QUOTA_TOLERANCE, PlanDecision, PlanVerdict, Provenance
+from advisor.fleet.optin import (
+    ANN_CONFIGMAP,
+    CalibrationAsk,
+    Defaults,
+    OptInError,
+    opted_in,
+    read_ask,
+)
+from advisor.fleet.spec import CPU_KEYS, NODE_SELECTOR, spec_changes
+from advisor.models import QUOTA_TOLERANCE, PlanDecision, PlanVerdict, Provenance, ServingTarget
 from advisor.recommend import APP_NAME, LABEL_MANAGED_BY, ParsedAdvice, parse_configmap
 
 _KINDS: dict[str, WorkloadKind] = {"Deployment": "Deployment", "StatefulSet": "StatefulSet"}
@@ -74,20 +85,38 @@ def decide(
     settings: JobSettings,
     now: datetime,
     max_age: timedelta | None = None,
+    claims: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[Planned]:
     """A decision per opted-in container of ``workloads`` (each with its ``kind``), given the
-    namespace's ConfigMaps by name and the planner's Jobs there. Sorted by workload."""
+    namespace's ConfigMaps (and PersistentVolumeClaims) by name and the planner's Jobs there.
+    Sorted by workload."""
     jobs = list(jobs)
     out: list[Planned] = []
     owners: dict[str, _Candidate] = {}
     for obj in sorted(workloads, key=_ref):
-        found = _candidate(obj, configmaps, defaults, settings)
+        try:
+            if not opted_in(obj):
+                continue
+        except OptInError as exc:
+            out.append(_in_namespace(_planned(_ref(obj), None, None, "skipped", str(exc)), obj))
+            continue
+        found = _candidate(obj, configmaps, defaults, settings, claims)
         if isinstance(found, Planned):
-            out.append(found)
+            out.append(_in_namespace(found, obj))
             continue
         owner = owners.setdefault(found.configmap, found)
-        out.append(_decide_one(found, owner, configmaps, jobs, now=now, max_age=max_age))
+        decided = _decide_one(found, owner, configmaps, jobs, now=now, max_age=max_age)
+        out.append(_in_namespace(decided, obj))
     return out
+
+
+def _in_namespace(planned: Planned, obj: Mapping[str, Any]) -> Planned:
+    """The decision naming its workload's namespace (where its Job would run)."""
+    namespace = _dict(obj.get("metadata")).get("namespace")
+    if not isinstance(namespace, str) or not namespace:
+        return planned
+    decision = planned.decision.model_copy(update={"namespace": namespace})
+    return replace(planned, decision=decision)
 
 
 def _candidate(
@@ -95,6 +124,7 @@ def _candidate(
     configmaps: Mapping[str, Mapping[str, Any]],
     defaults: Defaults,
     settings: JobSettings,
+    claims: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> _Candidate | Planned:
     ref = _ref(obj)
     meta = _dict(obj.get("metadata"))
@@ -112,21 +142,30 @@ def _candidate(
         configmap = advice_configmap(container, ask, configmaps)
     except DeriveError as exc:
         return _planned(ref, name, None, "skipped", str(exc))
-    stored = configmaps.get(configmap)
-    if stored is not None and _labels(stored).get(LABEL_MANAGED_BY) != APP_NAME:
-        return _planned(
-            ref,
-            name,
-            configmap,
-            "skipped",
-            f"ConfigMap {configmap} was not written by tf-thread-advisor and is never replaced: "
-            f"name a new one with annotation {ANN_CONFIGMAP}",
-        )
+    unusable = _unusable(container, configmap, configmaps.get(configmap))
+    if unusable:
+        return _planned(ref, name, configmap, "skipped", unusable)
     try:
-        job = derive_job(kind, obj, ask, configmap=configmap, settings=settings)
+        job = derive_job(kind, obj, ask, configmap=configmap, settings=settings, claims=claims)
     except DeriveError as exc:
         return _planned(ref, name, configmap, "skipped", str(exc))
     return _Candidate(ref, ask, name, configmap, job, pod_spec)
+
+
+def _unusable(
+    container: Mapping[str, Any], configmap: str, stored: Mapping[str, Any] | None
+) -> str | None:
+    """Why calibrating for ``configmap`` would be waste or harm: it is someone else's, or the
+    container keeps the advice's values from TensorFlow (nobody would use what is measured)."""
+    if stored is not None and _labels(stored).get(LABEL_MANAGED_BY) != APP_NAME:
+        return (
+            f"ConfigMap {configmap} was not written by tf-thread-advisor and is never replaced: "
+            f"name a new one with annotation {ANN_CONFIGMAP}"
+        )
+    overridden = shadow_problems(dict(container), configmap)
+    if overridden:
+        return "the advice would be overridden: " + "; ".join(p.message for p in overridden)
+    return None
 
 
 def advice_configmap(
@@ -261,8 +300,9 @@ def differences_from(
     out = []
     if not shared and (target.workload, target.container) != (found.ref, found.container):
         out.append(f"the advice was measured for {target.workload} container {target.container}")
-    out += _cpu_difference(prov, found.job)
-    out += _pool_difference(prov, found.pod_spec)
+    cpu = _cpu_difference(prov, found.job)
+    pool = _pool_difference(prov, found.pod_spec)
+    out += cpu + pool
     for what, was, now_value in (
         ("model path", target.model_path, now_target.model_path),
         ("serving image", target.image, now_target.image),
@@ -279,10 +319,26 @@ def differences_from(
     ):
         if was_value != is_value:
             out.append(f"{what} was {_show(was_value)}, is now {_show(is_value)}")
+    out += _spec_difference(target, now_target, cpu=bool(cpu), pool=bool(pool))
     age = now - prov.created_at
     if max_age is not None and age > max_age:
         out.append(f"older than the maximum age ({_days(age)} old)")
     return out
+
+
+def _spec_difference(
+    target: ServingTarget, now_target: ServingTarget, *, cpu: bool, pool: bool
+) -> list[str]:
+    """The fields of the recorded calibration spec that changed, where the comparisons above
+    have not named them already. Advice without the record (an older advisor's) is judged by
+    those comparisons alone: an upgrade does not calibrate the whole fleet again."""
+    if target.spec is None or now_target.spec is None:
+        return []
+    return [
+        reason
+        for key, reason in spec_changes(target.spec, now_target.spec)
+        if not (cpu and key in CPU_KEYS) and not (pool and key == NODE_SELECTOR)
+    ]
 
 
 def _cpu_difference(prov: Provenance, job: DerivedJob) -> list[str]:
@@ -323,9 +379,11 @@ def _pool_difference(prov: Provenance, pod_spec: Mapping[str, Any]) -> list[str]
 def _fits(parsed: ParsedAdvice | None, found: _Candidate) -> str:
     assert parsed is not None  # no differences: there is an advice
     rec, job = parsed.recommendation, found.job
+    exclusive = ", exclusive CPUs" if rec.provenance.cpus_exclusive else ""
     return (
         f"advice {rec.intra_op_threads}/{rec.inter_op_threads} in {found.configmap} was measured "
-        f"for it: CPU {job.cpu_from} {job.cpu:g}, {job.pool}, {rec.provenance.objective}"
+        f"for it: CPU {job.cpu_from} {job.cpu:g}{exclusive}, {job.pool}, "
+        f"{rec.provenance.objective}"
     )
 
 

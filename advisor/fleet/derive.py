@@ -20,11 +20,14 @@ parts.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.fleet.advisor_pod import (
+    MESH_OPT_OUT_ANNOTATIONS,
+    MESH_OPT_OUT_LABELS,
     JobSettings,
     advisor_container,
     checkov_skips,
@@ -48,12 +51,12 @@ from advisor.fleet.naming import (
     MANAGED_BY,
     PLANNED_SELECTOR,
     WorkloadKind,
-    hash_of,
     job_name,
 )
 from advisor.fleet.optin import ANN_CONTAINER as ANN_ASK_CONTAINER
 from advisor.fleet.optin import CalibrationAsk
 from advisor.fleet.serving_shape import advisor_resources, node_pool, pod_spec
+from advisor.fleet.spec import calibration_spec, spec_hash, spec_record
 from advisor.models import CpuFrom, ServingTarget
 from advisor.recommend import APP_NAME
 
@@ -82,7 +85,19 @@ class DerivedJob:
     cpu: float
     cpu_from: CpuFrom
     target: ServingTarget
+    #: the Job as it is created
     manifest: dict[str, Any] = field(default_factory=dict)
+    #: the checkov skips a lint of the manifest needs, each with its reason
+    lint_annotations: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def printed(self) -> dict[str, Any]:
+        """The manifest as ``plan --print-jobs`` prints it, for a reader or a linter: with the
+        lint annotations. The Job created carries none: on a live object they would only say
+        that a check was skipped to whoever reads it."""
+        manifest = copy.deepcopy(self.manifest)
+        manifest["metadata"]["annotations"].update(self.lint_annotations)
+        return manifest
 
 
 # --------------------------------------------------------------------------------------------------
@@ -104,13 +119,13 @@ def serving_container(pod_spec: Mapping[str, Any], ask: CalibrationAsk) -> dict[
             str(c.get("name")) for c in _list(pod_spec.get("initContainers")) if isinstance(c, dict)
         }
         why = (
-            " is an init container (or a native sidecar), never the serving one;"
+            "names an init container (or a native sidecar), never the serving one"
             if ask.container in init
-            else " is not"
+            else "names no container of its pod"
         )
         raise DeriveError(
-            f"annotation {ANN_ASK_CONTAINER}={ask.container!r}{why} its containers are: "
-            + ", ".join(names)
+            f"annotation {ANN_ASK_CONTAINER}={ask.container!r} {why} "
+            f"(containers: {', '.join(names) or 'none'})"
         )
     if len(containers) == 1:
         return containers[0]
@@ -133,8 +148,10 @@ def derive_job(
     *,
     configmap: str,
     settings: JobSettings,
+    claims: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> DerivedJob:
-    """The Job that measures ``workload``'s serving container in its own pod shape."""
+    """The Job that measures ``workload``'s serving container in its own pod shape (``claims``:
+    the namespace's PersistentVolumeClaims by name, to check the model's; None: not read)."""
     metadata = _dict(workload.get("metadata"))
     name = str(metadata.get("name") or "")
     namespace = str(metadata.get("namespace") or "")
@@ -161,7 +178,9 @@ def derive_job(
     pool, pool_hash = node_pool(pod)
     ref = f"{kind.lower()}/{name}"
 
-    copy_mounts, source_volumes, copy_env = model_source(kind, workload, pod, container, model_path)
+    copy_mounts, source_volumes, copy_env = model_source(
+        kind, workload, pod, container, model_path, claims=claims
+    )
     spec = pod_spec(pod, settings)
     spec["initContainers"] = [
         copy_container(container, pod, model_path=model_path, mounts=copy_mounts, env=copy_env)
@@ -181,11 +200,26 @@ def derive_job(
     spec["volumes"] = [*own_volumes(), *source_volumes]
 
     job_spec = job_spec_settings(ask, settings)
-    spec_hash = hash_of({"template": spec, "job": job_spec})
-    # the spec names the hash computed on it without it, after --cpu-from as run's flags go
-    args.insert(args.index(f"--cpu-from={cpu_from}") + 1, f"--spec-hash={spec_hash}")
+    # named by what it measures, not by every byte of the derived pod
+    measured = calibration_spec(
+        pod=pod,
+        container=container,
+        ask=ask,
+        model_path=model_path,
+        model_volume=(
+            {"volumes": source_volumes, "mounts": copy_mounts, "env": copy_env}
+            if source_volumes
+            else None
+        ),
+        extra_args=settings.extra_args,
+    )
+    hashed = spec_hash(measured, workload=ref, container=container_name, configmap=configmap)
+    record = spec_record(measured)
+    # the advice records the spec it was measured for, after --cpu-from as run's flags go
+    at = args.index(f"--cpu-from={cpu_from}") + 1
+    args[at:at] = [f"--spec-hash={hashed}", *(f"--spec-field={k}={v}" for k, v in record.items())]
 
-    calibration_name = job_name(name, container_name, spec_hash)
+    calibration_name = job_name(name, container_name, hashed)
     manifest: dict[str, Any] = {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -196,7 +230,7 @@ def derive_job(
                 LABEL_NAME: APP_NAME,
                 LABEL_COMPONENT: COMPONENT,
                 LABEL_MANAGED_BY: MANAGED_BY,
-                LABEL_SPEC_HASH: spec_hash,
+                LABEL_SPEC_HASH: hashed,
                 LABEL_POOL_HASH: pool_hash,
             },
             "annotations": {
@@ -204,7 +238,6 @@ def derive_job(
                 ANN_CONTAINER: container_name,
                 ANN_CONFIGMAP: configmap,
                 ANN_POOL: pool,
-                **checkov_skips(spec),
             },
             # not the controller: the workload's controller must not adopt or count the Job;
             # deleting the workload still garbage-collects it
@@ -226,8 +259,10 @@ def derive_job(
                     "labels": {
                         LABEL_NAME: APP_NAME,
                         LABEL_COMPONENT: COMPONENT,
-                        LABEL_SPEC_HASH: spec_hash,
-                    }
+                        LABEL_SPEC_HASH: hashed,
+                        **MESH_OPT_OUT_LABELS,
+                    },
+                    "annotations": dict(MESH_OPT_OUT_ANNOTATIONS),
                 },
                 "spec": spec,
             },
@@ -239,17 +274,19 @@ def derive_job(
         image=image,
         model_path=model_path,
         cpu_from=cpu_from,
-        spec_hash=spec_hash,
+        spec_hash=hashed,
+        spec=record,
     )
     return DerivedJob(
         name=calibration_name,
-        spec_hash=spec_hash,
+        spec_hash=hashed,
         pool=pool,
         pool_hash=pool_hash,
         cpu=quota,
         cpu_from=cpu_from,
         target=target,
         manifest=manifest,
+        lint_annotations=checkov_skips(spec),
     )
 
 

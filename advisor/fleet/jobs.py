@@ -11,18 +11,23 @@ from typing import Any, Literal
 from advisor.consumers.timestamps import kube_time
 from advisor.errors import EXIT_CODES, one_line
 from advisor.fleet.naming import (
+    ADVISOR_CONTAINER,
     ANN_CONFIGMAP,
     ANN_CONTAINER,
     ANN_POOL,
     ANN_WORKLOAD,
+    COPY_CONTAINER,
     LABEL_POOL_HASH,
     LABEL_SPEC_HASH,
 )
 
 JobState = Literal["running", "complete", "failed"]
 
-#: the Job controller's podFailurePolicy message names the container's exit code
-_EXIT_CODE = re.compile(r"exit code (\d+)")
+#: the Job controller's podFailurePolicy message names the container and its exit code:
+#: "Container advisor for pod ml/x-abcde failed with exit code 4 matching FailJob rule at index 0"
+_CONTAINER_EXIT = re.compile(
+    r"Container (?P<container>\S+) for pod \S+ failed with exit code (?P<code>\d+)"
+)
 _EXIT_KINDS = {code: kind for kind, code in EXIT_CODES.items()}
 
 
@@ -79,17 +84,26 @@ def job_state(obj: Mapping[str, Any]) -> tuple[JobState, str]:
         if kind in ("Complete", "SuccessCriteriaMet"):
             return "complete", ""
         if kind in ("Failed", "FailureTarget"):
-            return "failed", _failure(condition)
+            name = str(_dict(obj.get("metadata")).get("name", "?"))
+            return "failed", _failure(condition, name)
     return "running", ""
 
 
-def _failure(condition: Mapping[str, Any]) -> str:
+def _failure(condition: Mapping[str, Any], job: str) -> str:
     reason = str(condition.get("reason") or "Failed")
     message = str(condition.get("message") or "")
     text = f"{reason}: {message}" if message else reason
-    match = _EXIT_CODE.search(message)
-    if match and (kind := _EXIT_KINDS.get(int(match.group(1)))):
-        text += f" (exit {match.group(1)}: {kind}; the Job's logs say more)"
+    match = _CONTAINER_EXIT.search(message)
+    if match and match["container"] == COPY_CONTAINER:
+        # the controller's message says no more than the exit code: cp's own words are its log
+        return one_line(
+            f"model copy failed: the serving image's cp exited with code {match['code']} "
+            f"(kubectl logs job/{job} -c {COPY_CONTAINER} says why)"
+        )
+    if match and match["container"] == ADVISOR_CONTAINER:
+        code = int(match["code"])
+        if kind := _EXIT_KINDS.get(code):
+            text += f" (exit {code}: {kind}; the Job's logs say more)"
     return one_line(text)
 
 

@@ -26,11 +26,16 @@ from advisor.fleet.naming import (
     TOKEN_VOLUME,
     WorkloadKind,
 )
+from advisor.fleet.serving_shape import pod_level_resources, qos_class
+from advisor.fleet.storage import claim_problem, serving_model_problem
 
-#: the copy's own resources (a cp, not a measurement)
+#: the copy's own resources (a cp, not a measurement). Its CPU limit is a fraction: on a Guaranteed
+#: pod an integer would take exclusive cores from the static CPU manager (and, with its
+#: full-pcpus-only option, be refused as an odd number of hyperthreads), a fraction runs in the
+#: shared pool whatever the node's policy
 COPY_RESOURCES = {
     "requests": {"cpu": "100m", "memory": "128Mi"},
-    "limits": {"cpu": "1", "memory": "512Mi"},
+    "limits": {"cpu": "500m", "memory": "512Mi"},
 }
 #: an env var a subPathExpr reads: $(NAME)
 _ENV_REFERENCE = re.compile(r"\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)")
@@ -66,10 +71,16 @@ def model_source(
     pod: Mapping[str, Any],
     container: Mapping[str, Any],
     model_path: str,
+    *,
+    claims: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """The serving container's volumeMount the model lives under (the longest mountPath that
     covers it), the volume it mounts and the env its subPathExpr reads; nothing when the model
-    is in the image."""
+    is in the image. DeriveError when the server reads its model from object storage, or from
+    a claim the calibration pod cannot mount (``claims``: the namespace's PersistentVolumeClaims
+    by name; None: not read, a pod volume's claim is then not checked)."""
+    if problem := serving_model_problem(container):
+        raise DeriveError(problem)
     covering = [
         (depth, mount)
         for mount in _list(container.get("volumeMounts"))
@@ -79,7 +90,7 @@ def model_source(
     if not covering:
         return [], [], []
     _, mount = max(covering, key=lambda item: item[0])
-    volume = _source_volume(kind, workload, pod, str(mount.get("name")))
+    volume = _source_volume(kind, workload, pod, str(mount.get("name")), claims)
     own = {MODEL_VOLUME, TMP_VOLUME, TOKEN_VOLUME}
     if volume["name"] in own:
         volume["name"] = f"serving-{volume['name']}"
@@ -96,9 +107,14 @@ def model_source(
 
 
 def _source_volume(
-    kind: WorkloadKind, workload: Mapping[str, Any], pod: Mapping[str, Any], name: str
+    kind: WorkloadKind,
+    workload: Mapping[str, Any],
+    pod: Mapping[str, Any],
+    name: str,
+    claims: Mapping[str, Mapping[str, Any]] | None,
 ) -> dict[str, Any]:
-    """The volume ``name`` as the calibration pod can mount it, read-only where it says so."""
+    """The volume ``name`` as the calibration pod can mount it, read-only where it says so; a
+    claim only when any node may mount it (fleet.storage)."""
     spec = _dict(workload.get("spec"))
     if kind == "StatefulSet":
         # the StatefulSet controller gives each replica its claim, over a pod volume of the
@@ -107,12 +123,16 @@ def _source_volume(
             if _dict(_dict(claim_template).get("metadata")).get("name") == name:
                 sts = _dict(workload.get("metadata")).get("name")
                 first = _dict(spec.get("ordinals")).get("start") or 0
+                claim_name = f"{name}-{sts}-{first}"
+                modes = _list(_dict(_dict(claim_template).get("spec")).get("accessModes"))
+                problem = claim_problem(
+                    name, claim_name, claims, template_modes=modes, template=name
+                )
+                if problem:
+                    raise DeriveError(problem)
                 return {
                     "name": name,
-                    "persistentVolumeClaim": {
-                        "claimName": f"{name}-{sts}-{first}",
-                        "readOnly": True,
-                    },
+                    "persistentVolumeClaim": {"claimName": claim_name, "readOnly": True},
                 }
     for volume in _list(pod.get("volumes")):
         if not isinstance(volume, dict) or volume.get("name") != name:
@@ -132,6 +152,9 @@ def _source_volume(
                 "each pod gets a new empty one, filled at run time"
             )
         if "persistentVolumeClaim" in result:
+            claim_name = str(_dict(result["persistentVolumeClaim"]).get("claimName"))
+            if problem := claim_problem(name, claim_name, claims):
+                raise DeriveError(problem)
             result["persistentVolumeClaim"]["readOnly"] = True
         if "projected" in result:
             # the copy runs the serving image's code: it gets no API credentials, and a model is
@@ -191,10 +214,15 @@ def copy_container(
     container: dict[str, Any] = {"name": COPY_CONTAINER, "image": serving["image"]}
     if serving.get("imagePullPolicy"):
         container["imagePullPolicy"] = serving["imagePullPolicy"]
-    container["command"] = ["cp", "-R", model_path, MODEL_MOUNT + "/"]
+    # -L: a model directory reached through symlinks (a ConfigMap volume's ..data, a "current"
+    # link to a version) is copied as the files it points to; without it the copy holds links
+    # into a volume the advisor does not mount. busybox's cp and coreutils' both take -RL
+    container["command"] = ["cp", "-RL", model_path, MODEL_MOUNT + "/"]
+    # a failing cp's last lines become the container's termination message (kubectl describe)
+    container["terminationMessagePolicy"] = "FallbackToLogsOnError"
     if env:
         container["env"] = env
-    container["resources"] = _copy_resources(_dict(pod.get("resources")))
+    container["resources"] = _copy_resources(serving, pod)
     container["securityContext"] = {
         "allowPrivilegeEscalation": False,
         "readOnlyRootFilesystem": True,
@@ -230,19 +258,33 @@ def _copy_identity(serving: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[s
     return identity
 
 
-def _copy_resources(pod_resources: Mapping[str, Any]) -> dict[str, Any]:
-    """COPY_RESOURCES, within a pod-level budget when the pod declares one (no container may
-    ask for more than the pod)."""
-    result = copy.deepcopy(COPY_RESOURCES)
-    for kind in ("requests", "limits"):
-        pod_side = _dict(pod_resources.get(kind))
-        for name, ours in list(result[kind].items()):
-            theirs = pod_side.get(name)
+def _copy_resources(serving: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, Any]:
+    """COPY_RESOURCES, within the serving pod's budget (no container may ask for more than a
+    pod-level limit or request). In a Guaranteed pod the copy asks for what it may use, as every
+    container of such a pod does, and for no more than the serving container: the calibration
+    pod keeps the serving pod's QoS class and asks the scheduler for what a replica asks."""
+    pod_resources = pod_level_resources(pod)
+    if qos_class(pod) == "Guaranteed":
+        bounds = [
+            _dict(pod_resources.get("requests")),
+            _dict(pod_resources.get("limits")),
+            _dict(_dict(serving.get("resources")).get("limits")),
+        ]
+        size = _within(COPY_RESOURCES["limits"], *bounds)
+        return {"requests": size, "limits": copy.deepcopy(size)}
+    limits = _within(COPY_RESOURCES["limits"], _dict(pod_resources.get("limits")))
+    requests = _within(COPY_RESOURCES["requests"], _dict(pod_resources.get("requests")), limits)
+    return {"requests": requests, "limits": limits}
+
+
+def _within(amounts: Mapping[str, Any], *bounds: Mapping[str, Any]) -> dict[str, Any]:
+    """``amounts``, each cut to the smallest bound that names it."""
+    result = dict(amounts)
+    for bound in bounds:
+        for name, ours in result.items():
+            theirs = bound.get(name)
             if theirs is not None and _quantity(theirs) < _quantity(ours):
-                result[kind][name] = copy.deepcopy(theirs)
-    for name, limit in result["limits"].items():
-        if _quantity(result["requests"][name]) > _quantity(limit):
-            result["requests"][name] = limit
+                result[name] = copy.deepcopy(theirs)
     return result
 
 

@@ -8,6 +8,7 @@ naming the annotation, never a Job that fails after its image pull.
 
 from __future__ import annotations
 
+import math
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,13 +17,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from advisor.errors import InvalidOptionsError, first_error
+from advisor.fleet.storage import object_storage_problem
 from advisor.kubenames import dns1123_subdomain_problem
 from advisor.models import CalibrationOptions
 from advisor.recommend import ANNOTATION_PREFIX
 
-#: the label that opts a workload in (a server-side label selector finds them all)
+#: the label that opts a workload in: "true" in, "false" out. The list selects the label's key,
+#: whatever its value, so a value that is neither ("True", "yes") is a decision naming it rather
+#: than a workload silently left out
 LABEL_CALIBRATE = ANNOTATION_PREFIX + "calibrate"
-OPT_IN_SELECTOR = f"{LABEL_CALIBRATE}=true"
+OPT_IN_SELECTOR = LABEL_CALIBRATE
 
 ANN_MODEL = ANNOTATION_PREFIX + "model"
 ANN_OBJECTIVE = ANNOTATION_PREFIX + "objective"
@@ -81,9 +85,16 @@ class CalibrationAsk:
 
 
 def opted_in(obj: Mapping[str, Any]) -> bool:
-    """The workload carries the opt-in label (the list's selector already asked for it)."""
+    """The workload's opt-in label says "true" (in) or "false" or nothing (out); OptInError for
+    any other value. Exactly these two spellings, as a label selector compares values: one rule
+    for every reader of the label."""
     labels = (obj.get("metadata") or {}).get("labels") or {}
-    return str(labels.get(LABEL_CALIBRATE, "")).lower() == "true"
+    value = labels.get(LABEL_CALIBRATE)
+    if value is None or value == "false":
+        return False
+    if value == "true":
+        return True
+    raise OptInError(f'label {LABEL_CALIBRATE}={str(value)!r} must be "true" or "false"')
 
 
 def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -> CalibrationAsk:
@@ -93,6 +104,8 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
     model = _text(annotations, ANN_MODEL)
     if model is None:
         raise OptInError(f"annotation {ANN_MODEL} is required: the model's path in the container")
+    if problem := object_storage_problem(model, f"annotation {ANN_MODEL}"):
+        raise OptInError(problem)
     if not posixpath.isabs(model) or ".." in model.split("/"):
         raise OptInError(
             f"annotation {ANN_MODEL}={model!r} must be an absolute path without '..' "
@@ -158,10 +171,13 @@ def _number(annotations: Mapping[str, Any], key: str, kind: type[int] | type[flo
     if text is None:
         return None
     try:
-        return kind(text)
+        value = kind(text)
     except ValueError:
         what = "a whole number" if kind is int else "a number"
         raise OptInError(f"annotation {key}={text!r} must be {what}") from None
+    if not math.isfinite(value):
+        raise OptInError(f"annotation {key}={text!r} must be a finite number")
+    return value
 
 
 def _name(annotations: Mapping[str, Any], key: str) -> str | None:

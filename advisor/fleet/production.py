@@ -50,7 +50,9 @@ class Throttled:
     throttled: float
 
 
-def suggestions(found: Iterable[Throttled], *, threshold: float, window: str) -> list[PlanDecision]:
+def suggestions(
+    found: Iterable[Throttled], *, threshold: float, window: str, namespace: str | None = None
+) -> list[PlanDecision]:
     """A ``suggested`` decision for each container above ``threshold``, most throttled first."""
     above = sorted(
         (t for t in found if t.throttled > threshold),
@@ -61,6 +63,7 @@ def suggestions(found: Iterable[Throttled], *, threshold: float, window: str) ->
             workload=t.workload,
             container=t.container,
             decision="suggested",
+            namespace=namespace,
             reason=f"throttled in {t.throttled:.0%} of its CFS periods over the last {window} "
             f"(above {threshold:.0%}); {OPT_IN_HINT}",
         )

@@ -1,6 +1,6 @@
 """What the calibration Job copies of the serving pod's shape: the CPU quota it measures under
-(and the resources that give it), the nodes it may run on, and the pod-level settings that go
-with them.
+(and the resources that give it), its QoS class, the nodes it may run on, and the pod-level
+settings that go with them.
 
 The rest of the serving pod is left out (see ``derive``): it would place or empower a serving
 replica, not measure one.
@@ -9,8 +9,9 @@ replica, not measure one.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from advisor.consumers.quantity import cpu_quantity
 from advisor.fleet.advisor_pod import ADVISOR_UID, JobSettings
@@ -42,13 +43,24 @@ def pod_spec(pod: Mapping[str, Any], settings: JobSettings) -> dict[str, Any]:
         "automountServiceAccountToken": False,
         "securityContext": security,
     }
-    for key in ("nodeSelector", "tolerations", "runtimeClassName", "imagePullSecrets"):
+    for key in ("nodeSelector", "tolerations", "runtimeClassName"):
         if pod.get(key):
             spec[key] = copy.deepcopy(pod[key])
+    # the serving pod's pull the serving image (the copy), plan's the advisor image: the
+    # ServiceAccount's are added by the API server only to a pod that names none
+    serving_secrets = [_dict(ref).get("name") for ref in _list(pod.get("imagePullSecrets"))]
+    pull_secrets = [
+        *(name for name in serving_secrets if isinstance(name, str) and name),
+        *settings.image_pull_secrets,
+    ]
+    if pull_secrets:
+        spec["imagePullSecrets"] = [{"name": name} for name in dict.fromkeys(pull_secrets)]
+    if settings.priority_class:
+        spec["priorityClassName"] = settings.priority_class
     node_affinity = _dict(_dict(pod.get("affinity")).get("nodeAffinity"))
     if node_affinity:
         spec["affinity"] = {"nodeAffinity": copy.deepcopy(node_affinity)}
-    pod_resources = _requests_limits(pod.get("resources"))
+    pod_resources = pod_level_resources(pod)
     if pod_resources:
         spec["resources"] = pod_resources
     return spec
@@ -88,6 +100,118 @@ def advisor_resources(
         f"container {container.get('name')} declares neither a CPU limit nor a CPU request: "
         "nothing to measure for (its threads may run on any share of any node)"
     )
+
+
+# --------------------------------------------------------------------------------------------------
+# QoS class
+#
+# The kubelet sizes a pod's cgroups by its QoS class, and the static CPU manager gives exclusive
+# cores only to the integer-CPU containers of a Guaranteed pod: the calibration pod must have the
+# serving pod's class, or the advice is measured in another CPU setup than the one it is for.
+
+QosClass = Literal["Guaranteed", "Burstable", "BestEffort"]
+#: the resources the QoS class is computed from
+QOS_RESOURCES = ("cpu", "memory")
+
+
+def qos_class(pod: Mapping[str, Any]) -> QosClass:
+    """The class the kubelet gives a pod of this spec, as the API server defaults it: from its
+    pod-level resources when it declares some, else from every container (init ones too)."""
+    pod_resources = pod_level_resources(pod)
+    if pod_resources:
+        shapes = [pod_resources]
+    else:
+        shapes = [_defaulted(c) for c in _containers(pod, with_init=True)]
+    declared = [
+        _positive(_dict(shape.get(key))) for shape in shapes for key in ("requests", "limits")
+    ]
+    if not any(declared):
+        return "BestEffort"
+    for shape in shapes:
+        requests = _positive(_dict(shape.get("requests")))
+        limits = _positive(_dict(shape.get("limits")))
+        if set(limits) != set(QOS_RESOURCES) or requests != limits:
+            return "Burstable"
+    return "Guaranteed"
+
+
+def pod_level_resources(pod: Mapping[str, Any]) -> dict[str, Any]:
+    """The pod-level ``requests`` and ``limits`` as the API server defaults them: a request left
+    out where there is a limit is the containers' requests added up, else the limit. Stated in
+    full on the calibration pod, whose containers differ from the serving pod's."""
+    resources = _requests_limits(pod.get("resources"))
+    limits = _dict(resources.get("limits"))
+    if not limits:
+        return resources
+    requests = resources.setdefault("requests", {})
+    for name in QOS_RESOURCES:
+        if name in requests:
+            continue
+        if (asked := _containers_request(pod, name)) is not None:
+            requests[name] = _quantity_text(asked, name)
+        elif name in limits:
+            requests[name] = copy.deepcopy(limits[name])
+    return resources
+
+
+def _containers_request(pod: Mapping[str, Any], name: str) -> float | None:
+    """What the pod's containers request of ``name`` together, as the scheduler adds it up: the
+    main containers and native sidecars run side by side, each init container with the sidecars
+    started before it; None when none requests it."""
+    asked = False
+    sidecars = 0.0
+    init_peak = 0.0
+    for container in _list(pod.get("initContainers")):
+        value = _dict(_defaulted(_dict(container)).get("requests")).get(name)
+        asked = asked or value is not None
+        if _dict(container).get("restartPolicy") == "Always":
+            sidecars += _number(value)
+        else:
+            init_peak = max(init_peak, sidecars + _number(value))
+    main = 0.0
+    for container in _containers(pod, with_init=False):
+        value = _dict(_defaulted(container).get("requests")).get(name)
+        asked = asked or value is not None
+        main += _number(value)
+    return max(main + sidecars, init_peak) if asked else None
+
+
+def _containers(pod: Mapping[str, Any], *, with_init: bool) -> list[dict[str, Any]]:
+    """The pod's containers (then its init containers, native sidecars among them)."""
+    keys = ("containers", "initContainers") if with_init else ("containers",)
+    return [c for key in keys for c in _list(pod.get(key)) if isinstance(c, dict)]
+
+
+def _defaulted(container: Mapping[str, Any]) -> dict[str, Any]:
+    """A container's requests and limits as the API server stores them: a request left out is
+    its limit."""
+    resources = _requests_limits(container.get("resources"))
+    limits = _dict(resources.get("limits"))
+    if limits:
+        resources["requests"] = {**limits, **_dict(resources.get("requests"))}
+    return resources
+
+
+def _positive(amounts: Mapping[str, Any]) -> dict[str, float]:
+    """The QoS resources of a requests or limits block that are above zero, as numbers."""
+    return {name: number for name in QOS_RESOURCES if (number := _number(amounts.get(name))) > 0}
+
+
+def _number(value: Any) -> float:
+    return cpu_quantity(value) or 0.0
+
+
+def _quantity_text(value: float, name: str) -> str:
+    """A quantity as the API server reads it, rounded up so the pod's request is never below its
+    containers': CPUs whole or in milli-units, memory in the largest binary unit that divides
+    it."""
+    if name == "cpu":
+        return str(int(value)) if float(value).is_integer() else f"{math.ceil(value * 1000)}m"
+    amount = math.ceil(value)
+    for power, suffix in reversed(list(enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"), 1))):
+        if amount and amount % 1024**power == 0:
+            return f"{amount // 1024**power}{suffix}"
+    return str(amount)
 
 
 def _requests_limits(value: Any) -> dict[str, Any]:

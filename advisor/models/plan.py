@@ -31,9 +31,13 @@ class PlanDecision(StrictModel):
     job: str | None = Field(
         default=None, description="the calibration Job created, to create, running or failed"
     )
+    namespace: str | None = Field(
+        default=None, description="the workload's namespace (where its calibration Job runs)"
+    )
 
 
 class PlanResult(StrictModel):
-    """Every opted-in workload container of a namespace with its decision (``plan``)."""
+    """Every opted-in workload container of a namespace (or of every opted-in namespace) with its
+    decision (``plan``)."""
 
     decisions: list[PlanDecision] = Field(default_factory=list)

@@ -44,6 +44,8 @@ SCHEMA_VERSION: Literal["v1"] = "v1"
 #: at most this many trials are kept in the provenance: the annotation must stay far below the
 #: API server's 256 KiB limit for all annotations of an object, whatever the budget was.
 MAX_PROVENANCE_TRIALS = 200
+#: at most this many fields of a calibration spec are recorded (``ServingTarget.spec``)
+MAX_SPEC_FIELDS = 64
 
 
 def thread_cap(affinity_count: int) -> int:
@@ -150,6 +152,13 @@ class ServingTarget(StrictModel):
     spec_hash: str | None = Field(
         default=None, description="hash of the derived calibration spec (in the Job's name)"
     )
+    spec: dict[str, str] | None = Field(
+        default=None,
+        max_length=MAX_SPEC_FIELDS,
+        description="the calibration spec it was measured for, field by field: a short value "
+        "as it is, a long one as # and its hash (plan names the fields that changed; older "
+        "advice: none)",
+    )
 
 
 class Provenance(StrictModel):
@@ -170,6 +179,12 @@ class Provenance(StrictModel):
     affinity_cpus: list[int] = Field(min_length=1, description="the advisor's affinity mask")
     quota_cpus: float | None = Field(default=None, ge=0, description="tightest CFS quota, CPUs")
     effective_cpus: float = Field(gt=0, description="min(len(affinity), quota)")
+    cpus_exclusive: bool | None = Field(
+        default=None,
+        description="the run had CPUs of its own (the static CPU manager's exclusive cores): "
+        "its affinity mask held as many CPUs as its whole-CPU quota, fewer than the node's. "
+        "Null: no quota to tell by (older advice: none)",
+    )
     topology: TopologySummary = Field(default_factory=TopologySummary)
     tf_version: str | None = Field(default=None, description="TensorFlow version measured with")
     objective: ObjectiveName

@@ -35,6 +35,11 @@ class AdviceStatus(StrictModel):
     cpu_model: str | None = None
     effective_cpus: float | None = None
     quota_cpus: float | None = None
+    cpus_exclusive: bool | None = Field(
+        default=None,
+        description="it was measured on CPUs of its own (the static CPU manager's exclusive "
+        "cores; null: not known)",
+    )
     within_noise: NearBestRange | None = Field(
         default=None, description="the settings measured within noise of the best (newer advice)"
     )

@@ -7,27 +7,52 @@ pool at once. Nothing is written without ``apply``, and a Job is created only fo
 validated whole (derived, named, hashed). Creating is idempotent: a Job's name carries the hash
 of its derived spec, so a second ``apply`` finds it (409) and reports it pending.
 
+With ``all_namespaces`` one planner plans every namespace labelled to opt in
+(``advisor.fleet.scope``): each kind is listed once for the whole cluster (the ConfigMaps once per
+namespace with opted-in workloads), each Job is created in its workload's namespace, and a node
+pool's budget counts the Jobs of every namespace.
+
+What the API server refuses about one Job (a ResourceQuota, an admission webhook or policy, an
+invalid Job) is that workload's ``failed`` decision, with the server's message, and the plan goes
+on; only the authorizer's 403 (a rule the planner's Role lacks, which no other Job would pass
+either), or an API server that cannot be reached, stops it, and the decisions and Jobs created
+until then are still returned (``stopped``). ``dry_run="server"`` asks the same of the server
+with ``dryRun=All`` and creates nothing. With ``apply``, each workload acted on gets an Event
+(``plan_events``).
+
 Kubernetes is the engine: the Jobs are scheduled on each workload's node pool with its resources,
 and the next scheduled plan continues where this one stopped.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
 from advisor import __version__
-from advisor.errors import ClusterRejectedError, Opt, UsageError, usage_error
+from advisor.errors import AdvisorError, ClusterRejectedError, Opt, UsageError, usage_error
+from advisor.fleet.advisor_pod import DEFAULT_STARTUP_ALLOWANCE_S
 from advisor.fleet.decide import Planned, decide, to_create, with_reason
 from advisor.fleet.derive import PLANNED_SELECTOR, JobSettings
-from advisor.fleet.jobs import planned_job
+from advisor.fleet.jobs import PlannedJob, planned_job
 from advisor.fleet.optin import OPT_IN_SELECTOR, Defaults
+from advisor.fleet.retry import retry_failed
+from advisor.fleet.scope import (
+    NAMESPACE_SELECTOR,
+    by_namespace,
+    opted_in_namespaces,
+    without_service_account,
+)
 from advisor.models import CalibrationOptions, PlanResult, TrialMode
+from advisor.pipeline.plan_events import applied_events, failed_calibrations, record_events
+from advisor.pipeline.production import check_suggest_throttled
 from advisor.pipeline.source import (
     CLUSTER_TIMEOUT_S,
     check_cluster_timeout,
@@ -40,10 +65,13 @@ if TYPE_CHECKING:
     from advisor.cluster import Connection, RetryPolicy
     from advisor.prometheus import Settings
 
+log = logging.getLogger(__name__)
+
 #: the advisor image the Jobs run unless told: this version's local build (as kustomize's base)
 DEFAULT_IMAGE = f"tf-thread-advisor:{__version__}"
 __all__ = [
     "DEFAULT_IMAGE",
+    "DRY_RUNS",
     "PULL_POLICIES",
     "Defaults",
     "Plan",
@@ -54,6 +82,10 @@ __all__ = [
 
 DEFAULT_SERVICE_ACCOUNT = "tf-thread-advisor-calibration"
 PULL_POLICIES = ("Always", "IfNotPresent", "Never")
+#: kubectl's --dry-run: none (with --apply: create), client (the plan alone, what plan without
+#: --apply is), server (each Job sent with dryRun=All: quotas, webhooks, Pod Security answer)
+DryRun = Literal["none", "client", "server"]
+DRY_RUNS: tuple[DryRun, ...] = ("none", "client", "server")
 
 
 @dataclass(frozen=True)
@@ -61,12 +93,20 @@ class PlanRequest:
     """What ``plan`` looks at and may do (its flags)."""
 
     namespace: str | None = None
+    #: every namespace labelled tf-thread-advisor.io/calibrate=true, not one
+    all_namespaces: bool = False
     apply: bool = False
     max_age: timedelta | None = None
     max_running: int = 1
     image: str = DEFAULT_IMAGE
     image_pull_policy: str = "IfNotPresent"
     service_account: str = DEFAULT_SERVICE_ACCOUNT
+    #: Secrets the Jobs pull the advisor image with, beside each serving pod's own
+    image_pull_secrets: tuple[str, ...] = ()
+    #: what each Job's deadline allows beyond its budget: scheduling, node scale-up, pulls
+    startup_allowance_s: float = DEFAULT_STARTUP_ALLOWANCE_S
+    #: the Jobs' pods' priorityClassName (None: the cluster's default)
+    priority_class: str | None = None
     defaults: Defaults = field(default_factory=Defaults)
     #: passed on to every Job's ``run``: how trials start, the oneDNN sweep, extra annotations
     #: on the advice ConfigMaps (Reloader's search-mode match)
@@ -75,6 +115,12 @@ class PlanRequest:
     configmap_annotations: Mapping[str, str] = field(default_factory=dict)
     kubeconfig: Path | None = None
     cluster_timeout_s: float = CLUSTER_TIMEOUT_S
+    dry_run: DryRun = "none"
+    #: a failed calibration of the current spec is deleted and calibrated again now, not after
+    #: the failed Job's TTL (with ``apply``; needs delete on jobs)
+    retry_failed: bool = False
+    #: with ``apply``, Events on the workloads it acted on (needs create on events)
+    events: bool = True
     #: production verdicts (revert, suggested): where Prometheus is, its windows, the
     #: throttled share that makes a container not opted in ``suggested``
     prometheus: Settings | None = None
@@ -86,15 +132,36 @@ class PlanRequest:
 class Plan:
     """The decisions, and the Jobs created (with ``apply``) or that would be."""
 
-    namespace: str
+    #: the namespace planned (None: every opted-in namespace, ``namespaces``)
+    namespace: str | None
     result: PlanResult
-    #: the manifests of the Jobs created, or to create without ``apply``
+    #: the manifests of the Jobs created, or to create without ``apply``, as printed (with the
+    #: lint annotations the created Jobs do not carry)
     jobs: list[dict[str, Any]]
     applied: bool
+    #: the namespaces planned
+    namespaces: tuple[str, ...] = ()
+    #: what stopped ``apply`` midway (a rule the Role lacks, an API server gone): the decisions
+    #: and the Jobs created before it stand, the rest were not tried
+    stopped: AdvisorError | None = None
+
+    @property
+    def failed(self) -> list[str]:
+        """The workloads (NAMESPACE/kind/NAME when the plan spans namespaces, with their
+        container) whose decision is ``failed``."""
+        return [
+            (f"{d.namespace}/" if self.namespace is None and d.namespace else "")
+            + d.workload
+            + (f" ({d.container})" if d.container else "")
+            for d in self.result.decisions
+            if d.decision == "failed"
+        ]
 
 
 def check_request(request: PlanRequest) -> None:
     """Every flag's rule, before the cluster is asked anything."""
+    if request.all_namespaces and request.namespace:
+        raise UsageError(Opt("namespace"), " and ", Opt("all_namespaces"), " exclude each other")
     if request.max_running < 1:
         raise UsageError(Opt("max_running"), f" must be 1 or more, got {request.max_running}")
     if not request.image.strip() or any(c.isspace() for c in request.image):
@@ -102,12 +169,26 @@ def check_request(request: PlanRequest) -> None:
     if request.image_pull_policy not in PULL_POLICIES:
         raise UsageError(Opt("image_pull_policy"), f" must be one of {', '.join(PULL_POLICIES)}")
     check_names(service_account=request.service_account)
+    for secret in request.image_pull_secrets:
+        check_names(image_pull_secrets=secret)
+    if request.priority_class is not None:
+        check_names(priority_class=request.priority_class)
+    if not 0 < request.startup_allowance_s < math.inf:
+        raise UsageError(
+            Opt("startup_allowance_s"),
+            f" must be longer than zero, got {request.startup_allowance_s}",
+        )
     for key in request.configmap_annotations:
         if problem := annotation_key_problem(key):
             raise UsageError(Opt("configmap_annotations"), f" {key!r}: {problem}")
     check_cluster_timeout(request.cluster_timeout_s)
-    if not 0 < request.suggest_throttled <= 1:
-        raise UsageError(Opt("suggest_throttled"), " must be above 0% and at most 100%")
+    check_suggest_throttled(request.suggest_throttled)
+    if request.dry_run not in DRY_RUNS:
+        raise UsageError(Opt("dry_run"), f" must be one of {', '.join(DRY_RUNS)}")
+    if request.apply and request.dry_run != "none":
+        raise UsageError(
+            Opt("dry_run"), f"={request.dry_run} previews what ", Opt("apply"), " does: not both"
+        )
     defaults = request.defaults
     try:  # the defaults obey a calibration's rules, as every annotation does
         CalibrationOptions(
@@ -133,49 +214,67 @@ def run_args(request: PlanRequest) -> tuple[str, ...]:
 
 
 def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
-    """Decide for every opted-in workload container of the namespace; with ``apply``, create the
-    Jobs it may start now."""
+    """Decide for every opted-in workload container of the namespace (or of every opted-in
+    namespace); with ``apply``, create the Jobs it may start now."""
     from advisor.cluster import RetryPolicy, connect
-    from advisor.cluster.jobs import list_configmaps, list_jobs, list_workloads
 
     check_request(request)
     connection = connect(request.kubeconfig)
-    namespace = namespace_to_list(request.namespace, request.kubeconfig)
+    namespace = (
+        None if request.all_namespaces else namespace_to_list(request.namespace, request.kubeconfig)
+    )
     policy = RetryPolicy.interactive(request.cluster_timeout_s)
-    workloads = list_workloads(connection, namespace, OPT_IN_SELECTOR, policy)
-    configmaps = {
-        str((obj.get("metadata") or {}).get("name")): obj
-        for obj in list_configmaps(connection, namespace, policy)
-    }
-    jobs = [planned_job(obj) for obj in list_jobs(connection, namespace, PLANNED_SELECTOR, policy)]
+    listed = _list(connection, namespace, request.service_account, policy)
     settings = JobSettings(
         image=request.image,
         service_account=request.service_account,
         image_pull_policy=request.image_pull_policy,
         extra_args=run_args(request),
+        image_pull_secrets=request.image_pull_secrets,
+        startup_allowance_s=math.ceil(request.startup_allowance_s),
+        priority_class=request.priority_class,
     )
-    decided = decide(
-        workloads,
-        configmaps,
-        jobs,
-        defaults=request.defaults,
-        settings=settings,
-        now=now or datetime.now(timezone.utc),
-        max_age=request.max_age,
-    )
-    start, decided = to_create(decided, jobs, max_running=request.max_running)
-    if request.apply:
-        applied = {id(item): _create(item, connection, namespace, policy) for item in start}
-        decided = [applied.get(id(item), item) for item in decided]
+    decided = _decide(listed, request, settings, now or datetime.now(timezone.utc))
+    # the Jobs of every namespace listed count against their node pool's budget
+    failed_jobs = failed_calibrations(decided, listed.jobs)
+    retried: dict[tuple[str, str], PlannedJob] = {}
+    if request.retry_failed:
+        decided, retried = retry_failed(decided, listed.jobs)
+    start, decided = to_create(decided, listed.jobs, max_running=request.max_running)
+    stopped: AdvisorError | None = None
+    if request.apply or request.dry_run == "server":
+        applied: dict[int, Planned] = {}
+        dry_run = request.dry_run == "server"
+        for item in start:
+            try:
+                applied[id(item)] = _create(
+                    item, connection, _job_namespace(item), policy, dry_run=dry_run, retried=retried
+                )
+            except AdvisorError as exc:  # a rule the Role lacks, or no API server: none would pass
+                stopped = exc
+                break
+        if request.apply and request.events:
+            events = applied_events(applied.values(), failed_jobs)
+            record_events(connection, events, now=now or datetime.now(timezone.utc), policy=policy)
+        untried = {
+            id(item): with_reason(
+                item,
+                reason=f"{item.decision.reason}; not created: the plan stopped (the error line "
+                "says why)",
+            )
+            for item in start
+            if id(item) not in applied
+        }
+        decided = [applied.get(id(item), untried.get(id(item), item)) for item in decided]
         start = [item for item in applied.values() if item.verdict == "calibrate"]
-    created = [item.job.manifest for item in start if item.job is not None]
+    created = [item.job.printed for item in start if item.job is not None]
     decisions = [item.decision for item in decided]
-    if request.prometheus is not None:
-        from advisor.pipeline.production import judged_plan
+    if request.prometheus is not None and stopped is None:
+        from advisor.pipeline.production import judged_plans
 
-        decisions = judged_plan(
-            request.prometheus, decisions, configmaps, connection=connection,
-            namespace=namespace, policy=policy, apply=request.apply, window=request.window,
+        decisions = judged_plans(
+            request.prometheus, decisions, listed.configmaps, namespace=namespace,
+            connection=connection, policy=policy, apply=request.apply, window=request.window,
             suggest_throttled=request.suggest_throttled, now=now or datetime.now(timezone.utc),
         )  # fmt: skip
     return Plan(
@@ -183,27 +282,139 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         result=PlanResult(decisions=decisions),
         jobs=created,
         applied=request.apply,
+        namespaces=tuple(listed.workloads),
+        stopped=stopped,
     )
 
 
-def _create(item: Planned, connection: Connection, namespace: str, policy: RetryPolicy) -> Planned:
-    """One Job created: calibrate (created), pending (it exists already: another plan was
-    first) or failed (the API server refused it; the others go on). A 403 stops the plan: the
-    planner's Role lacks the rule, and no other Job would be created either."""
-    from advisor.cluster.jobs import create_job
+@dataclass(frozen=True)
+class _Listed:
+    """What a plan read: per namespace planned (sorted), its opted-in workloads, its ConfigMaps
+    and its PersistentVolumeClaims by name; the planner's Jobs; the namespaces holding the
+    calibration ServiceAccount (None: not asked, one namespace's planner runs beside it)."""
+
+    workloads: dict[str, list[Mapping[str, Any]]]
+    configmaps: dict[str, dict[str, Mapping[str, Any]]]
+    jobs: list[PlannedJob]
+    claims: dict[str, dict[str, Mapping[str, Any]]]
+    accounts: set[str] | None = None
+
+
+def _list(
+    connection: Connection, namespace: str | None, service_account: str, policy: RetryPolicy
+) -> _Listed:
+    """One namespace's lists, or (``namespace`` None) the cluster's: the opted-in Namespaces,
+    then each kind once across all of them; ConfigMaps and claims only where a workload opted
+    in."""
+    from advisor.cluster.claims import list_claims
+    from advisor.cluster.jobs import list_configmaps, list_jobs, list_workloads
+    from advisor.cluster.namespaces import list_namespaces, namespaces_with_service_account
+
+    def planned_jobs() -> list[PlannedJob]:
+        listed = list_jobs(connection, namespace, PLANNED_SELECTOR, policy)
+        return [planned_job(obj) for obj in listed]
+
+    if namespace is not None:
+        workloads = list_workloads(connection, namespace, OPT_IN_SELECTOR, policy)
+        configmaps = {namespace: _by_name(list_configmaps(connection, namespace, policy))}
+        jobs = planned_jobs()
+        claims = {namespace: _by_name(list_claims(connection, namespace, policy))}
+        return _Listed({namespace: list(workloads)}, configmaps, jobs, claims)
+    opted_in, problems = opted_in_namespaces(
+        list_namespaces(connection, NAMESPACE_SELECTOR, policy)
+    )
+    for problem in problems:  # no workload to hang a decision on: said once per run
+        log.warning("%s", problem)
+    grouped = by_namespace(list_workloads(connection, None, OPT_IN_SELECTOR, policy), opted_in)
+    planned_in = [where for where, workloads in grouped.items() if workloads]
+    configmaps = {
+        where: _by_name(list_configmaps(connection, where, policy, cluster=True))
+        for where in planned_in
+    }
+    claims = {
+        where: _by_name(list_claims(connection, where, policy, cluster=True))
+        for where in planned_in
+    }
+    accounts = namespaces_with_service_account(connection, service_account, policy)
+    return _Listed(grouped, configmaps, planned_jobs(), claims, accounts)
+
+
+def _decide(
+    listed: _Listed, request: PlanRequest, settings: JobSettings, now: datetime
+) -> list[Planned]:
+    """The decisions of each namespace planned, in namespace order, each decided with that
+    namespace's ConfigMaps, claims and Jobs."""
+    jobs_in: dict[str, list[PlannedJob]] = {}
+    for job in listed.jobs:
+        jobs_in.setdefault(job.namespace, []).append(job)
+    decided: list[Planned] = []
+    for where, workloads in listed.workloads.items():
+        here = decide(
+            workloads,
+            listed.configmaps.get(where, {}),
+            jobs_in.get(where, []),
+            defaults=request.defaults,
+            settings=settings,
+            now=now,
+            max_age=request.max_age,
+            claims=listed.claims.get(where, {}),
+        )
+        if listed.accounts is not None and where not in listed.accounts:
+            here = [without_service_account(i, where, request.service_account) for i in here]
+        decided += here
+    return decided
+
+
+def _by_name(objects: list[dict[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    return {str((obj.get("metadata") or {}).get("name")): obj for obj in objects}
+
+
+def _job_namespace(item: Planned) -> str:
+    """Where a Job is created: its manifest's namespace, its workload's."""
+    assert item.job is not None
+    return str(item.job.manifest["metadata"]["namespace"])
+
+
+def _create(
+    item: Planned,
+    connection: Connection,
+    namespace: str,
+    policy: RetryPolicy,
+    *,
+    dry_run: bool = False,
+    retried: Mapping[tuple[str, str], PlannedJob],
+) -> Planned:
+    """One Job created (``dry_run``: sent with dryRun=All, stored by no one): calibrate
+    (created, or the server would), pending (it exists already: another plan was first) or
+    failed (the API server refused it: a ResourceQuota, an admission webhook, an invalid Job;
+    the others go on). A retried failed Job is deleted first. Any other error stops the plan:
+    the authorizer's 403 (ForbiddenError: the planner's Role lacks the rule, and no other Job
+    would be created either), an API server that cannot be reached."""
+    from advisor.cluster.jobs import create_job, delete_job
 
     assert item.job is not None
     name = item.job.name
+    retry = retried.get((namespace, name))
     try:
-        outcome = create_job(connection, namespace, item.job.manifest, policy=policy)
-    except ClusterRejectedError as exc:
-        return with_reason(
-            item, reason=f"the API server refused Job {name}: {exc}", verdict="failed"
+        if retry is not None and not dry_run:
+            delete_job(connection, namespace, name, policy=policy)
+        outcome = create_job(
+            connection, namespace, item.job.manifest, dry_run=dry_run, policy=policy
         )
+    except ClusterRejectedError as exc:
+        return with_reason(item, reason=str(exc), verdict="failed")
+    warns = "".join(f"; the API server warns: {text}" for text in outcome.warnings)
     if outcome.already_exists:
+        if retry is not None:  # a dry run: the failed Job is still there
+            return with_reason(
+                item,
+                reason=f"{item.decision.reason}; the server checks the new Job only once the "
+                f"failed one is deleted (--apply){warns}",
+            )
         return with_reason(
             item,
-            reason=f"Job {name} exists already (created by an earlier plan)",
+            reason=f"Job {name} exists already (created by an earlier plan){warns}",
             verdict="pending",
         )
-    return with_reason(item, reason=f"{item.decision.reason}; created Job {name}")
+    did = "the API server would create" if dry_run else "created"
+    return with_reason(item, reason=f"{item.decision.reason}; {did} Job {name}{warns}")

@@ -94,6 +94,12 @@ def prometheus_settings(
     )
 
 
+def check_suggest_throttled(share: float) -> None:
+    """The throttled share above which a container not opted in is suggested: (0, 1]."""
+    if not 0 < share <= 1:
+        raise UsageError(Opt("suggest_throttled"), " must be above 0% and at most 100%")
+
+
 @dataclass
 class ProductionReader:
     """Verdicts for consuming containers, one Prometheus behind them."""
@@ -332,7 +338,9 @@ def _suggested(
         for (ref, container), share in totals.items()
         if share[1] >= MIN_PERIODS
     ]
-    return suggestions(found, threshold=wanted.suggest_throttled, window=_span(reader.window))
+    return suggestions(
+        found, threshold=wanted.suggest_throttled, window=_span(reader.window), namespace=namespace
+    )
 
 
 def _span(window: timedelta) -> str:
@@ -340,40 +348,53 @@ def _span(window: timedelta) -> str:
     return f"{hours:g}h"
 
 
-def judged_plan(
+def judged_plans(
     settings: Settings,
     decisions: list[PlanDecision],
-    configmaps: Mapping[str, Mapping[str, Any]],
+    configmaps: Mapping[str, Mapping[str, Mapping[str, Any]]],
     *,
+    namespace: str | None,
     connection: Connection,
-    namespace: str,
     policy: RetryPolicy,
     apply: bool,
     window: timedelta | None,
     suggest_throttled: float,
     now: datetime,
 ) -> list[PlanDecision]:
-    """``plan_production`` against the cluster: the namespace's workloads and pods listed (a
-    Role without them costs the verdicts, with one warning, never the plan), reverts written
-    with ``apply``, and one warning line for Prometheus trouble."""
+    """``plan_production`` against the cluster, for each namespace planned (``configmaps`` by
+    namespace, then by name; ``namespace`` None: the decisions name theirs), in the decisions'
+    order: each namespace's workloads and pods listed (a Role without them costs the verdicts,
+    with one warning, never the plan), reverts written with ``apply``, and one warning line for
+    Prometheus trouble, whatever the number of namespaces."""
     from advisor.cluster.inventory import list_inventory
     from advisor.cluster.revert import replace_configmap
     from advisor.errors import AdvisorError
 
     reader = ProductionReader(PrometheusClient(settings), window=window or DEFAULT_WINDOW, now=now)
-    try:
-        inventory: Inventory | None = list_inventory(connection, namespace, policy)
-    except AdvisorError as exc:
-        log.warning("production not judged: the workloads and pods could not be listed: %s", exc)
-        inventory = None
-    judged = plan_production(
-        PlanProduction(reader, suggest_throttled),
-        decisions,
-        configmaps,
-        namespace=namespace,
-        inventory=inventory,
-        apply=apply,
-        write=lambda obj: replace_configmap(connection, namespace, obj, policy),
-    )
+    wanted = PlanProduction(reader, suggest_throttled)
+    by_namespace: dict[str, list[PlanDecision]] = {}
+    for decision in decisions:
+        by_namespace.setdefault(decision.namespace or namespace or "", []).append(decision)
+    out: list[PlanDecision] = []
+    for where in dict.fromkeys([*by_namespace, *configmaps]):
+        try:
+            inventory: Inventory | None = list_inventory(connection, where, policy)
+        except AdvisorError as exc:
+            log.warning("production not judged in %s: the workloads and pods could not be "
+                        "listed: %s", where, exc)  # fmt: skip
+            inventory = None
+
+        def write(obj: dict[str, Any], where: str = where) -> bool:
+            return replace_configmap(connection, where, obj, policy)
+
+        out += plan_production(
+            wanted,
+            by_namespace.get(where, []),
+            configmaps.get(where, {}),
+            namespace=where,
+            inventory=inventory,
+            apply=apply,
+            write=write,
+        )
     reader.warn()
-    return judged
+    return out

@@ -118,6 +118,7 @@ def advice_status(
         cpu_model=prov.cpu_model,
         effective_cpus=prov.effective_cpus,
         quota_cpus=prov.quota_cpus,
+        cpus_exclusive=prov.cpus_exclusive,
         within_noise=within,
         range=None if within is None else within.describe(),
         objective=prov.objective,
@@ -267,7 +268,7 @@ def cluster_status(
     from advisor.cluster import RetryPolicy, connect
     from advisor.cluster.inventory import list_inventory
     from advisor.cluster.jobs import list_jobs
-    from advisor.cluster.listing import list_advice
+    from advisor.cluster.listing import READER_HINT, list_advice
 
     if all_namespaces and namespace:
         raise UsageError(Opt("namespace"), " and ", Opt("all_namespaces"), " exclude each other")
@@ -288,13 +289,18 @@ def cluster_status(
     rows = statuses(objects, max_age=max_age, inventory=inventory, production=reader)
     if reader is not None:
         reader.warn()
-    if not consumers or where is None:
-        # across namespaces, Jobs would need a ClusterRole on jobs: the per-namespace view has them
+    if not consumers:
         return StatusResult(rows=rows)
-    try:
+    try:  # across namespaces: one list of every namespace's Jobs, which a ClusterRole allows
         planned = list_jobs(connection, where, PLANNED_SELECTOR, policy)
     except ForbiddenError as exc:
         # fleet mode is optional: a reader's Role without jobs still gets every advice
         log.debug("calibration Jobs not listed: %s", exc)
+        if where is None:  # asked for the cluster, so say what is left out
+            log.info(
+                "calibration Jobs not shown: the ClusterRole does not allow list jobs (batch) in "
+                "all namespaces (the ClusterRole of %s does)",
+                READER_HINT,
+            )
         return StatusResult(rows=rows)
     return StatusResult(rows=with_calibrations(rows, [planned_job(obj) for obj in planned]))

@@ -14,12 +14,19 @@ measured something true of its own pod.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping
-from typing import get_args
+from typing import Any, get_args
 
 from advisor.errors import Opt, UsageError
 from advisor.kubenames import dns1123_label_problem, label_value_problem
-from advisor.models import QUOTA_TOLERANCE, CpuFrom, NodeProfile, ServingTarget
+from advisor.models import (
+    MAX_SPEC_FIELDS,
+    QUOTA_TOLERANCE,
+    CpuFrom,
+    NodeProfile,
+    ServingTarget,
+)
 
 log = logging.getLogger("advisor.publish")
 
@@ -31,9 +38,13 @@ FIELD_OPTIONS: Mapping[str, str] = {
     "model_path": "serving_model_path",
     "cpu_from": "cpu_from",
     "spec_hash": "spec_hash",
+    "spec": "spec_fields",
 }
 #: the fields that describe the container further, and so need the two that name it
-_DETAILS = ("image", "model_path", "cpu_from", "spec_hash")
+_DETAILS = ("image", "model_path", "cpu_from", "spec_hash", "spec")
+#: a recorded spec field: a key as plan writes them (resource names too), a short value
+_SPEC_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
+MAX_SPEC_VALUE = 64
 
 Namer = Callable[[str], str]
 
@@ -46,6 +57,7 @@ def serving_target(
     serving_model_path: str | None = None,
     cpu_from: str | None = None,
     spec_hash: str | None = None,
+    spec_fields: Mapping[str, str] | None = None,
 ) -> ServingTarget | None:
     """The target these options describe (None: none given); UsageError naming the option when
     they do not go together or a value is not one. ``for_workload`` takes kubectl's names
@@ -58,6 +70,7 @@ def serving_target(
         "model_path": serving_model_path,
         "cpu_from": cpu_from,
         "spec_hash": spec_hash,
+        "spec": dict(spec_fields) if spec_fields else None,
     }
     return _target(values, lambda name: Opt(FIELD_OPTIONS[name]))
 
@@ -73,7 +86,7 @@ def check_target(target: ServingTarget) -> None:
         )
 
 
-def _target(values: Mapping[str, str | None], name: Namer) -> ServingTarget | None:
+def _target(values: Mapping[str, Any], name: Namer) -> ServingTarget | None:
     workload, container = values["workload"], values["container"]
     if workload is None and container is None:
         details = [field for field in _DETAILS if values[field] is not None]
@@ -117,7 +130,7 @@ def _target(values: Mapping[str, str | None], name: Namer) -> ServingTarget | No
     )
 
 
-def _check_details(values: Mapping[str, str | None], name: Namer) -> None:
+def _check_details(values: Mapping[str, Any], name: Namer) -> None:
     image, model_path = values["image"], values["model_path"]
     cpu_from, spec_hash = values["cpu_from"], values["spec_hash"]
     if image is not None and (not image or any(ch.isspace() for ch in image)):
@@ -131,6 +144,16 @@ def _check_details(values: Mapping[str, str | None], name: Namer) -> None:
         problem = label_value_problem(spec_hash) if spec_hash else "must not be empty"
         if problem:
             raise UsageError(name("spec_hash"), f": {problem} (it labels the Job)")
+    spec = values["spec"] or {}
+    if len(spec) > MAX_SPEC_FIELDS:
+        raise UsageError(name("spec"), f": {len(spec)} fields, at most {MAX_SPEC_FIELDS}")
+    for key, value in spec.items():
+        if not _SPEC_KEY.fullmatch(key):
+            raise UsageError(name("spec"), f" {key!r} is not a spec field's name")
+        if not value or len(value) > MAX_SPEC_VALUE:
+            raise UsageError(
+                name("spec"), f" {key}: the value must hold 1 to {MAX_SPEC_VALUE} characters"
+            )
 
 
 def warn_on_probe(target: ServingTarget | None, node: NodeProfile) -> None:

@@ -16,9 +16,11 @@ from advisor.models import (
     ENV_OMP,
     ENV_ONEDNN,
     MAX_PROVENANCE_TRIALS,
+    QUOTA_TOLERANCE,
     CalibrationResult,
     Measurement,
     NearBestRange,
+    NodeProfile,
     Provenance,
     Recommendation,
     ServingTarget,
@@ -61,6 +63,18 @@ def _kept_trials(trials: list[TrialResult]) -> list[TrialResult]:
     return baselines + rest[-(MAX_PROVENANCE_TRIALS - len(baselines)) :]
 
 
+def cpus_exclusive(node: NodeProfile) -> bool | None:
+    """Whether the run had CPUs of its own: the kubelet's static CPU manager gives a Guaranteed
+    container with a whole-CPU limit exactly that many CPUs in its affinity mask, where a shared
+    pod's mask is every CPU of the node. None without a quota to compare with."""
+    quota = node.quota_cpus
+    if quota is None:
+        return None
+    count = len(node.affinity_cpus)
+    whole = abs(quota - round(quota)) <= QUOTA_TOLERANCE
+    return whole and count == round(quota) and count < node.logical_cpus
+
+
 def build_recommendation(
     result: CalibrationResult,
     *,
@@ -99,6 +113,7 @@ def build_recommendation(
             affinity_cpus=list(node.affinity_cpus),
             quota_cpus=node.quota_cpus,
             effective_cpus=node.effective_cpus,
+            cpus_exclusive=cpus_exclusive(node),
             topology=TopologySummary(
                 sockets=topo.sockets,
                 physical_cores=topo.physical_cores,

@@ -23,47 +23,54 @@ from advisor.render.document import (
 )
 
 _COLUMNS = ("WORKLOAD", "CONTAINER", "CONFIGMAP", "DECISION", "JOB")
-_RECORD_KEYS = ("workload", "container", "configmap", "decision", "reason", "job")
+_RECORD_KEYS = ("workload", "container", "configmap", "decision", "reason", "job", "namespace")
 
 
 class PlanView(View):
-    """The decisions of one ``plan`` in ``namespace``; ``applied``: the Jobs were created."""
+    """The decisions of one ``plan`` in ``namespace`` (None: in every opted-in namespace,
+    ``namespaces``, each decision naming its own); ``applied``: the Jobs were created."""
 
     provides: ClassVar[frozenset[Capability]] = frozenset({TABLES, RECORDS})
 
-    def __init__(self, result: PlanResult, *, namespace: str, applied: bool) -> None:
+    def __init__(
+        self,
+        result: PlanResult,
+        *,
+        namespace: str | None,
+        applied: bool,
+        namespaces: Sequence[str] = (),
+    ) -> None:
         self.result = result
         self.namespace = namespace
         self.applied = applied
+        self.namespaces = tuple(namespaces)
 
     def data(self) -> Any:
         return self.result.model_dump(mode="json")
 
     def document(self) -> Document:
         """One line per container, then each decision's reason (too long for a column)."""
-        title = f"tf-thread-advisor plan: {self.namespace}"
+        everywhere = self.namespace is None
+        title = f"tf-thread-advisor plan: {self.namespace or 'all namespaces'}"
         decisions = self.result.decisions
         if not decisions:
-            return Document(
-                title,
-                (
-                    Lines(
-                        (
-                            f"no opted-in workloads in namespace {self.namespace} (label a "
-                            "Deployment or StatefulSet tf-thread-advisor.io/calibrate=true)",
-                        )
-                    ),
-                ),
-            )
+            return Document(title, (Lines((self._nothing(),)),))
         rows = [
             [d.workload, d.container or "-", d.configmap or "-", d.decision, d.job or "-"]
             for d in decisions
         ]
+        columns: tuple[str, ...] = _COLUMNS
+        if everywhere:
+            columns = ("NAMESPACE", *_COLUMNS)
+            rows = [[d.namespace or "-", *row] for d, row in zip(decisions, rows, strict=True)]
         reasons = tuple(
-            f"{d.workload}" + (f" ({d.container})" if d.container else "") + f": {d.reason}"
+            (f"{d.namespace}/" if everywhere and d.namespace else "")
+            + f"{d.workload}"
+            + (f" ({d.container})" if d.container else "")
+            + f": {d.reason}"
             for d in decisions
         )
-        blocks: list[Block] = [grid(_COLUMNS, rows, "decisions"), Lines(reasons, "reasons")]
+        blocks: list[Block] = [grid(columns, rows, "decisions"), Lines(reasons, "reasons")]
         if not self.applied and any(d.decision == "calibrate" for d in decisions):
             blocks.append(
                 Lines(("nothing was created: run again with --apply to start the calibrations",))
@@ -74,6 +81,18 @@ class PlanView(View):
                        "back",))
             )  # fmt: skip
         return Document(title, tuple(blocks))
+
+    def _nothing(self) -> str:
+        """Why there is no decision at all."""
+        workloads = "label a Deployment or StatefulSet tf-thread-advisor.io/calibrate=true"
+        if self.namespace is not None:
+            return f"no opted-in workloads in namespace {self.namespace} ({workloads})"
+        if not self.namespaces:
+            return (
+                "no namespace is labelled tf-thread-advisor.io/calibrate=true: label each "
+                "namespace to plan, then its workloads"
+            )
+        return f"no opted-in workloads in namespaces {', '.join(self.namespaces)} ({workloads})"
 
     def records(self) -> Grid:
         """One line per decision, its reason beside it; nothing is "" (not "-")."""

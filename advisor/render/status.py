@@ -32,7 +32,7 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
     ("POOL", "pool"),
     ("CPU", "cpu_model"),
     ("CPUS", "effective_cpus"),
-    ("QUOTA", "quota_cpus"),
+    ("QUOTA", "quota"),
     ("INTRA", "intra_op_threads"),
     ("INTER", "inter_op_threads"),
     ("WITHIN NOISE", "range"),
@@ -48,7 +48,9 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
 _CONSUMER_COLUMNS = ("NAMESPACE", "ADVICE", "CONSUMER", "CONTAINER", "CPU LIMIT", "PROBLEMS")
 #: CSV: the table's columns and a few more, then the consumer's
 _CSV_KEYS = (
-    *(key for _, key in _COLUMNS if key not in ("stale", "consumers")),
+    *(key for _, key in _COLUMNS if key not in ("quota", "stale", "consumers")),
+    "quota_cpus",
+    "cpus_exclusive",
     "stale",
     "stale_reasons",
     "age_s",
@@ -240,6 +242,13 @@ def problems_line(rows: Sequence[AdviceStatus]) -> str:
     )
 
 
+def _quota_cell(row: AdviceStatus) -> str:
+    """The quota, and ``excl`` where the CPUs were the run's own (the static CPU manager)."""
+    if row.quota_cpus is None:
+        return ""
+    return f"{row.quota_cpus:g}" + (" excl" if row.cpus_exclusive else "")
+
+
 def _pool(row: AdviceStatus) -> str:
     return ",".join(f"{k}={v}" for k, v in row.node_labels.items()) or row.node or ""
 
@@ -311,6 +320,7 @@ def _consumers_cell(row: AdviceStatus) -> str:
 #: cells made from several of a row's values
 _DERIVED_CELLS: dict[str, Callable[[AdviceStatus], str]] = {
     "pool": _pool,
+    "quota": _quota_cell,
     "stale": _stale_cell,
     "consumers": _consumers_cell,
 }

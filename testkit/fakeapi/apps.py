@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from testkit.fakeapi.errors import ApiError
+from testkit.fakeapi.errors import ApiError, not_found
 from testkit.fakeapi.meta import precondition_failure
 
 ITEM = re.compile(
@@ -197,12 +197,7 @@ class Workloads:
     def _stored(self, resource: str, namespace: str, name: str) -> dict[str, Any]:
         found = self.get(resource, namespace, name)
         if found is None:
-            raise ApiError(
-                404,
-                "NotFound",
-                f'{resource}.apps "{name}" not found',
-                {"name": name, "group": "apps", "kind": resource},
-            )
+            raise not_found(resource, name, "apps")
         return found
 
 

@@ -19,3 +19,11 @@ class ApiError(Exception):
         self.code, self.reason, self.message, self.details = code, reason, message, details or {}
         #: sent with the Status (a Warning)
         self.headers = headers or {}
+
+
+def not_found(resource: str, name: str, group: str = "") -> ApiError:
+    """The 404 a real server gives for an object that is not there: ``jobs.batch "x" not
+    found``, with the details naming it."""
+    qualified = f"{resource}.{group}" if group else resource
+    details = {"name": name, **({"group": group} if group else {}), "kind": resource}
+    return ApiError(404, "NotFound", f'{qualified} "{name}" not found', details)

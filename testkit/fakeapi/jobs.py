@@ -17,9 +17,11 @@ POST to a namespace's Jobs, authorized by the server's rules (group ``batch``), 
   selector and the pod-template labels ``batch.kubernetes.io/controller-uid`` and
   ``batch.kubernetes.io/job-name`` (and their legacy forms), the defaults of a Job and of its pod
   template, and ``status: {}``; the Job's own labels default to the template's;
-- 409 ``AlreadyExists`` for a name in use (after validation, as storage comes last), 404 for a Job
-  that does not exist; ``dryRun=All``: authorized and validated, never stored (and no
-  resourceVersion, as a real dry run);
+- validating admission after validation (testkit/fakeapi/admission.py: Pod Security warnings,
+  webhook denials, a ResourceQuota on ``count/jobs.batch``);
+- 409 ``AlreadyExists`` for a name in use (after validation and admission, as storage comes
+  last), 404 for a Job that does not exist; ``dryRun=All``: authorized, validated and admitted,
+  never stored (and no resourceVersion, as a real dry run);
 - DELETE with ``propagationPolicy`` (query or DeleteOptions body): batch/v1's default is Orphan,
   with the real server's warning; uid/resourceVersion preconditions (409).
 
@@ -39,7 +41,8 @@ from typing import Any
 
 from testkit.fakeapi import meta as meta_checks
 from testkit.fakeapi import schema
-from testkit.fakeapi.errors import ApiError
+from testkit.fakeapi.admission import Admission
+from testkit.fakeapi.errors import ApiError, not_found
 
 ITEM = re.compile(r"^/apis/batch/v1/namespaces/([^/]+)/jobs/([^/]+)$")
 RESTART_POLICIES = ("OnFailure", "Never")
@@ -123,6 +126,8 @@ class Jobs:
         self.next_rv = next_rv
         #: (namespace, name) -> the stored Job; the garbage collector deletes from it too
         self.store: dict[tuple[str, str], dict[str, Any]] = {}
+        #: what admission answers for a create (a seed, ``put``, is not admitted: it exists)
+        self.admission = Admission()
 
     # ---------------------------------------------------------------------------------------------
     # test helpers
@@ -139,7 +144,7 @@ class Jobs:
         """Store ``body`` as created by someone else: decoded, defaulted and validated as a POST
         is (ApiError when the seed itself is not a valid Job)."""
         namespace = body["metadata"]["namespace"]
-        obj, _ = self.create(body, namespace, {})
+        obj, _ = self.create(body, namespace, {}, admit=False)
         return obj
 
     def set_running(self, namespace: str, name: str, active: int = 1) -> dict[str, Any]:
@@ -251,19 +256,20 @@ class Jobs:
         return 200, _success(name, current), headers
 
     def create(
-        self, body: Any, namespace: str, query: dict[str, str], *, dry_run: bool = False
+        self,
+        body: Any,
+        namespace: str,
+        query: dict[str, str],
+        *,
+        dry_run: bool = False,
+        admit: bool = True,
     ) -> tuple[dict[str, Any], dict[str, str]]:
-        """Decode, default, validate and (unless ``dry_run``) store one Job; (object, headers)."""
+        """Decode, default, validate, admit (unless not ``admit``) and (unless ``dry_run``) store
+        one Job; (object, headers)."""
         headers: dict[str, str] = {}
         obj = self._decode(body, query, headers)
         meta = obj.setdefault("metadata", {})
-        if meta.get("namespace") not in (None, namespace):
-            raise ApiError(
-                400,
-                "BadRequest",
-                "the namespace of the provided object does not match the namespace sent on the "
-                "request",
-            )
+        meta_checks.in_namespace(meta, namespace)
         if meta.get("resourceVersion"):
             raise ApiError(
                 400, "BadRequest", "resourceVersion should not be set on objects to be created"
@@ -285,6 +291,13 @@ class Jobs:
                 f'Job.batch "{name}" is invalid: {"; ".join(causes)}',
                 {"name": name, "group": "batch", "kind": "Job"},
             )
+        if admit:
+            used = sum(1 for where, _ in self.store if where == namespace)
+            admitted = self.admission.admit_job(obj, used)
+            if admitted:
+                headers["Warning"] = ", ".join(
+                    filter(None, (headers.get("Warning"), *admitted.values()))
+                )
         if (namespace, name) in self.store:
             raise ApiError(
                 409,
@@ -301,47 +314,16 @@ class Jobs:
     # ---------------------------------------------------------------------------------------------
 
     def _decode(self, body: Any, query: dict[str, str], headers: dict[str, str]) -> dict[str, Any]:
-        if not isinstance(body, dict):
-            raise ApiError(400, "BadRequest", "the request body is not an object")
-        if body.get("apiVersion") != "batch/v1" or body.get("kind") != "Job":
-            raise ApiError(
-                400,
-                "BadRequest",
-                f"the API version in the data ({body.get('apiVersion')}) and kind "
-                f"({body.get('kind')}) do not match the expected batch/v1 Job",
-            )
-        validation = query.get("fieldValidation", "Warn")
-        if validation not in schema.FIELD_VALIDATION:
-            raise ApiError(
-                400,
-                "BadRequest",
-                f'fieldValidation: Unsupported value: "{validation}": supported values: '
-                '"Ignore", "Strict", "Warn"',
-            )
-        try:
-            decoded = schema.decode(body, "V1Job", "Job")
-        except schema.DecodeError as exc:
-            raise ApiError(400, "BadRequest", str(exc)) from None
-        if decoded.unknown and validation == "Strict":
-            unknown = ", ".join(f'unknown field "{path}"' for path in decoded.unknown)
-            raise ApiError(400, "BadRequest", f"strict decoding error: {unknown}")
-        if decoded.unknown and validation == "Warn":
-            headers["Warning"] = ", ".join(
-                f'299 - "unknown field \\"{path}\\""' for path in decoded.unknown
-            )
-        obj = decoded.obj
+        obj = schema.decode_request(
+            body, query, headers, api_version="batch/v1", kind="Job", model="V1Job"
+        )
         obj["status"] = {}  # a create ignores status; the controller fills it
         return obj
 
     def _stored(self, namespace: str, name: str) -> dict[str, Any]:
         found = self.store.get((namespace, name))
         if found is None:
-            raise ApiError(
-                404,
-                "NotFound",
-                f'jobs.batch "{name}" not found',
-                {"name": name, "group": "batch", "kind": "jobs"},
-            )
+            raise not_found("jobs", name, "batch")
         return found
 
 

@@ -1,6 +1,7 @@
 """Lists as the API server serves them, for the fake: every collection ``status`` reads.
 
-- routes: ``/api/v1[/namespaces/NS]/{configmaps,pods}``,
+- routes: ``/api/v1[/namespaces/NS]/{configmaps,pods,persistentvolumeclaims,serviceaccounts,
+  events}``, ``/api/v1/namespaces`` (cluster-scoped: no namespaced path),
   ``/apis/apps/v1[/namespaces/NS]/{deployments,statefulsets,daemonsets}`` and
   ``/apis/batch/v1[/namespaces/NS]/jobs``; a resource under the wrong group is 404, as on a real
   server;
@@ -33,7 +34,14 @@ COLLECTION = re.compile(
     r"(?:/namespaces/(?P<namespace>[^/]+))?/(?P<resource>[a-z]+)$"
 )
 RESOURCES = {
-    "api/v1": {"configmaps": "ConfigMap", "pods": "Pod"},
+    "api/v1": {
+        "configmaps": "ConfigMap",
+        "pods": "Pod",
+        "persistentvolumeclaims": "PersistentVolumeClaim",
+        "namespaces": "Namespace",
+        "serviceaccounts": "ServiceAccount",
+        "events": "Event",
+    },
     "apis/apps/v1": {
         "deployments": "Deployment",
         "statefulsets": "StatefulSet",
@@ -42,6 +50,8 @@ RESOURCES = {
     "apis/batch/v1": {"jobs": "Job"},
 }
 KINDS = {resource: kind for by_group in RESOURCES.values() for resource, kind in by_group.items()}
+#: resources that live in no namespace: listed only at /api/v1/<resource>
+CLUSTER_SCOPED = frozenset({"namespaces"})
 _EVERY_RESOURCE = ("metadata.name", "metadata.namespace")
 #: the pod fields the API server can select on (pkg/registry/core/pod/strategy.go)
 _POD_FIELDS = (
@@ -63,6 +73,8 @@ def collection(path: str) -> tuple[str, str, str | None] | None:
     """(API group, resource, namespace or None) of a list path; None for any other path."""
     match = COLLECTION.match(path)
     if match is None or match["resource"] not in RESOURCES[match["prefix"]]:
+        return None
+    if match["namespace"] is not None and match["resource"] in CLUSTER_SCOPED:
         return None
     group = "" if match["prefix"] == "api/v1" else match["prefix"].split("/")[1]
     return group, match["resource"], match["namespace"]

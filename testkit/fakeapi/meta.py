@@ -9,12 +9,26 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from testkit.fakeapi.errors import ApiError
+
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 QUALIFIED = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 #: the total size of an object's annotations (keys and values)
 ANNOTATIONS_MAX = 256 * 1024
+
+
+def in_namespace(meta: dict[str, Any], namespace: str) -> None:
+    """The body's namespace set to the request's; a different one is 400, as a real server
+    refuses it before validating."""
+    if meta.get("namespace") not in (None, namespace):
+        raise ApiError(
+            400,
+            "BadRequest",
+            "the namespace of the provided object does not match the namespace sent on the request",
+        )
+    meta["namespace"] = namespace
 
 
 def subdomain_causes(name: str, path: str) -> list[str]:

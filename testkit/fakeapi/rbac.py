@@ -90,6 +90,25 @@ def role_rules(
     return rules
 
 
+def cluster_role_rules(docs: list[dict[str, Any]], service_account: str) -> list[Rule]:
+    """The rules the ClusterRoleBindings among ``docs`` grant ``service_account`` in every
+    namespace and at the cluster scope (the fake server's ``cluster_rules``): each binding's
+    ClusterRole must be among ``docs``, and at least one binding must name the account."""
+    roles = {d["metadata"]["name"]: d for d in docs if d.get("kind") == "ClusterRole"}
+    rules: list[Rule] = []
+    for binding in (d for d in docs if d.get("kind") == "ClusterRoleBinding"):
+        subjects = binding.get("subjects") or []
+        if not any(
+            s.get("kind") == "ServiceAccount" and s.get("name") == service_account for s in subjects
+        ):
+            continue
+        ref = binding["roleRef"]
+        assert ref["kind"] == "ClusterRole", ref  # a ClusterRoleBinding binds a ClusterRole only
+        rules += parse_rules(roles[ref["name"]].get("rules") or [])
+    assert rules, f"no ClusterRoleBinding grants the ServiceAccount {service_account} anything"
+    return rules
+
+
 def role_documents(
     service_account: str, rules: list[dict[str, Any]], *, name: str | None = None
 ) -> list[dict[str, Any]]:

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from testkit.fakeapi.errors import ApiError
+
 #: fields whose values are ``resource.Quantity`` (the client types them as strings)
 QUANTITY_FIELDS = frozenset({"limits", "requests", "overhead", "sizeLimit", "divisor"})
 QUANTITY = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?\d+)?$")
@@ -166,3 +168,47 @@ def _quantity(value: Any, path: str) -> None:
         quantity(value)
     except DecodeError as exc:
         raise DecodeError(f"{path}: {exc}") from None
+
+
+def decode_request(
+    body: Any,
+    query: dict[str, str],
+    headers: dict[str, str],
+    *,
+    api_version: str,
+    kind: str,
+    model: str,
+) -> dict[str, Any]:
+    """A create's body as the API server decodes it: an object of ``api_version``/``kind``,
+    checked against the client model ``model`` under the request's ``fieldValidation``
+    (``Warn`` by default: an undeclared field dropped and named in ``headers``' Warning); an
+    ApiError 400 otherwise."""
+    if not isinstance(body, dict):
+        raise ApiError(400, "BadRequest", "the request body is not an object")
+    if body.get("apiVersion") != api_version or body.get("kind") != kind:
+        raise ApiError(
+            400,
+            "BadRequest",
+            f"the API version in the data ({body.get('apiVersion')}) and kind "
+            f"({body.get('kind')}) do not match the expected {api_version} {kind}",
+        )
+    validation = query.get("fieldValidation", "Warn")
+    if validation not in FIELD_VALIDATION:
+        raise ApiError(
+            400,
+            "BadRequest",
+            f'fieldValidation: Unsupported value: "{validation}": supported values: '
+            '"Ignore", "Strict", "Warn"',
+        )
+    try:
+        decoded = decode(body, model, kind)
+    except DecodeError as exc:
+        raise ApiError(400, "BadRequest", str(exc)) from None
+    if decoded.unknown and validation == "Strict":
+        unknown = ", ".join(f'unknown field "{path}"' for path in decoded.unknown)
+        raise ApiError(400, "BadRequest", f"strict decoding error: {unknown}")
+    if decoded.unknown and validation == "Warn":
+        headers["Warning"] = ", ".join(
+            f'299 - "unknown field \\"{path}\\""' for path in decoded.unknown
+        )
+    return decoded.obj

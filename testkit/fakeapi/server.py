@@ -18,13 +18,17 @@ where priority-and-fairness would answer 429, authorization, namespace, validati
   parameters 400;
 - faults: a status (429 with Retry-After, 500/503, ...) for the next N requests, a never-answering
   mode, and a hook that runs between two requests to simulate a concurrent writer;
-- lists of ConfigMaps, Pods, Deployments, StatefulSets and DaemonSets (namespaced, and across
-  all namespaces when ``cluster_rules`` from a ClusterRole allow it) with label and field
-  selectors, pages and metadata-only answers, as strict as a real server
-  (testkit/fakeapi/lists.py);
+- lists of ConfigMaps, Pods, ServiceAccounts, Deployments, StatefulSets and DaemonSets
+  (namespaced, and across all namespaces when ``cluster_rules`` from a ClusterRole allow it) and
+  of Namespaces (testkit/fakeapi/scope.py) with label and field selectors, pages and
+  metadata-only answers, as strict as a real server (testkit/fakeapi/lists.py);
 - apps/v1 Deployments, StatefulSets and DaemonSets, GET, PATCH and DELETE
   (testkit/fakeapi/apps.py); Pods are only listed;
-- batch/v1 Jobs, GET, POST and DELETE (testkit/fakeapi/jobs.py), and lists of them;
+- batch/v1 Jobs, GET, POST and DELETE (testkit/fakeapi/jobs.py), and lists of them, with
+  validating admission on create as a test sets it up (testkit/fakeapi/admission.py: a
+  ResourceQuota on count/jobs.batch, an admission webhook's denial, Pod Security warnings);
+- core/v1 Events, POST and lists (testkit/fakeapi/events.py);
+- v1 PersistentVolumeClaims, GET (testkit/fakeapi/claims.py), and lists of them;
 - the garbage collector (testkit/fakeapi/garbage.py): a Job whose owner is deleted, or
   never existed, goes away as on a real cluster.
 
@@ -50,8 +54,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from testkit.fakeapi import apps, garbage, jobs, lists
+from testkit.fakeapi import apps, claims, events, garbage, jobs, lists, scope
 from testkit.fakeapi import meta as meta_checks
+from testkit.fakeapi.admission import JobQuota, PolicyDenial, WebhookDenial
 from testkit.fakeapi.errors import ApiError
 from testkit.fakeapi.rbac import SERVICE_ACCOUNT, Rule, role_rules
 
@@ -133,6 +138,10 @@ class FakeApiServer:
         self.workloads = apps.Workloads(lambda: str(next(self._rv)))
         self.pods: dict[tuple[str, str], dict[str, Any]] = {}
         self._jobs = jobs.Jobs(lambda: str(next(self._rv)))
+        self.claims = claims.Claims(lambda: str(next(self._rv)))
+        self._events = events.Events(lambda: str(next(self._rv)))
+        #: the Namespaces' labels and the ServiceAccounts (testkit/fakeapi/scope.py)
+        self.scope = scope.Scope(lambda: str(next(self._rv)))
         self._lock = threading.RLock()
         self._stopping = threading.Event()
         self._tmp = tmp_path
@@ -209,6 +218,16 @@ class FakeApiServer:
             self._store[key] = _Stored(new, owners)
             return copy.deepcopy(new)
 
+    def put_namespace(self, name: str, labels: dict[str, str] | None = None) -> None:
+        """A Namespace that exists (requests in it are accepted), with ``labels``."""
+        with self._lock:
+            self.namespaces.add(name)
+            self.scope.label(name, labels or {})
+
+    def put_service_account(self, namespace: str, name: str) -> dict[str, Any]:
+        with self._lock:
+            return self.scope.put_service_account(namespace, name)
+
     def put_workload(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Store a Deployment/StatefulSet (``apps.workload(...)``) as created by someone else."""
         with self._lock:
@@ -248,6 +267,14 @@ class FakeApiServer:
             except ApiError as exc:
                 raise ValueError(f"not a valid Job: {exc.message}") from None
 
+    def put_claim(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Store a PersistentVolumeClaim (``claims.claim(...)``), validated as a create is."""
+        with self._lock:
+            try:
+                return self.claims.put(obj)
+            except ApiError as exc:
+                raise ValueError(f"not a valid PersistentVolumeClaim: {exc.message}") from None
+
     def job(self, namespace: str, name: str) -> dict[str, Any] | None:
         with self._lock:
             return self._jobs.get(namespace, name)
@@ -278,6 +305,28 @@ class FakeApiServer:
                 namespace, name, type, reason=reason, message=message, failed=failed
             )
 
+    def add_job_quota(self, namespace: str, jobs: int, name: str = "jobs") -> None:
+        """A ResourceQuota ``name`` with ``hard: {count/jobs.batch: jobs}`` in ``namespace``."""
+        with self._lock:
+            self._jobs.admission.quotas.append(JobQuota(name, namespace, jobs))
+
+    def deny_jobs(self, denial: WebhookDenial | PolicyDenial) -> None:
+        """A validating admission webhook, or a ValidatingAdmissionPolicy, that denies the Job
+        creates ``denial`` applies to."""
+        with self._lock:
+            self._jobs.admission.denials.append(denial)
+
+    def warn_pod_security(self, namespace: str, text: str) -> None:
+        """Pod Security admission's warning on every Job created in ``namespace`` (the real
+        plugin's text, e.g. ``would violate PodSecurity "restricted:latest": ...``)."""
+        with self._lock:
+            self._jobs.admission.pod_security_warnings.append((namespace, text))
+
+    def events(self) -> list[dict[str, Any]]:
+        """Every stored Event, in (namespace, name) order."""
+        with self._lock:
+            return copy.deepcopy(self._events.all())
+
     def collect_garbage(self) -> list[dict[str, Any]]:
         """Run the garbage collector now (it also runs before every request); what it deleted."""
         with self._lock:
@@ -300,7 +349,8 @@ class FakeApiServer:
         item, listing = _ITEM.match(request.path), lists.collection(request.path)
         workload = apps.ITEM.match(request.path)
         job = jobs.ITEM.match(request.path)
-        if not item and not listing and not workload and not job:
+        claim = claims.ITEM.match(request.path)
+        if not item and not listing and not workload and not job and not claim:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         _check_query(request)
         if request.method != "GET" and self.before_write is not None:
@@ -309,8 +359,11 @@ class FakeApiServer:
             return self._handle_workload(request, workload)
         if job:
             return self._handle_job(request, job.group(1), job.group(2))
-        if listing is not None and listing[1] == "jobs" and request.method == "POST":
-            return self._handle_job(request, listing[2], None)
+        if claim:
+            with self._lock:
+                return self.claims.handle(request, claim, self._authorize)
+        if listing is not None and listing[1] in ("jobs", "events") and request.method == "POST":
+            return self._create_in(request, listing[1], listing[2])
         if listing is not None and request.method != "POST":
             if request.method != "GET":
                 raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed")
@@ -382,6 +435,20 @@ class FakeApiServer:
                 namespace_exists=self._namespace_exists,
                 deleted=self._deleted,
             )
+
+    def _create_in(
+        self, request: Recorded, resource: str, namespace: str | None
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """A POST to a namespace's Jobs or Events (never to all namespaces')."""
+        if resource == "jobs":
+            return self._handle_job(request, namespace, None)
+        if namespace is None:
+            raise ApiError(405, "MethodNotAllowed", f"{request.method} is not allowed")
+        _require_json(request)
+        with self._lock:
+            self._authorize("create", namespace, None, "", "events")
+            self._namespace_exists(namespace)
+            return self._events.create(request, namespace)
 
     def _deleted(self, obj: dict[str, Any], propagation: str) -> None:
         """After ``obj`` was removed: its dependents go (Background, Foreground) or lose the
@@ -471,6 +538,12 @@ class FakeApiServer:
                 objects = list(self.pods.values())
             elif resource == "jobs":
                 objects = self._jobs.all()
+            elif resource == "events":
+                objects = self._events.all()
+            elif resource == claims.RESOURCE:
+                objects = self.claims.all()
+            elif resource in scope.RESOURCES:
+                objects = self.scope.objects(resource, self.namespaces)
             else:
                 objects = self.workloads.all(resource)
             body = lists.serve(
@@ -774,9 +847,10 @@ def _status(code: int, reason: str, message: str, details: dict[str, Any]) -> di
         "metadata": {},
         "status": "Failure",
         "message": message,
-        "reason": reason,
         "code": code,
     }
+    if reason:  # omitted when empty, as a webhook that gives none leaves it
+        body["reason"] = reason
     if details:
         body["details"] = details
     return body

@@ -348,6 +348,20 @@ CASES = [
         ("--spec-hash", "not a valid label value"),
     ),
     Case(
+        "spec-field-long",
+        (
+            *RUN,
+            "--for-workload",
+            "deploy/web",
+            "--for-container",
+            "a",
+            "--spec-field",
+            "k=" + "x" * 65,
+        ),
+        U,
+        ("--spec-field k: the value must hold 1 to 64 characters",),
+    ),
+    Case(
         "cluster-timeout-zero",
         (*RUN, *CLUSTER, "--cluster-timeout", "0"),
         U,

@@ -111,3 +111,38 @@ def test_every_error_class_exits_with_its_documented_code() -> None:
         if isinstance(cls, type) and issubclass(cls, errors.AdvisorError):
             assert cls.exit_code in retry, cls
             assert errors.EXIT_CODES[cls.kind] == cls.exit_code
+
+
+def planner_policies() -> dict[str, dict[str, Any]]:
+    """The podFailurePolicy of the planner's CronJob: the kustomize component's, and the chart
+    template's (plain YAML inside, as the Job settings' are)."""
+    component = yaml.safe_load(
+        (REPO / "deploy" / "components" / "fleet" / "planner.yaml").read_text()
+    )
+    text = (HELPERS.parent / "planner-cronjob.yaml").read_text()
+    block = text.split("podFailurePolicy:", 1)[1].split("template:", 1)[0]
+    assert "{{" not in block, "the planner's policy is not templated"
+    return {
+        "deploy/components/fleet": component["spec"]["jobTemplate"]["spec"]["podFailurePolicy"],
+        "chart": yaml.safe_load("podFailurePolicy:" + block)["podFailurePolicy"],
+    }
+
+
+@pytest.mark.parametrize("where", ["deploy/components/fleet", "chart"])
+def test_the_planner_fails_at_once_where_a_second_plan_would_decide_the_same(where: str) -> None:
+    """plan's own codes: a bug, bad flags, a rule the Role lacks, a refusal and a failed
+    decision (17, plan's, never run's) are not retried; an unreachable API server is."""
+    policy = planner_policies()[where]
+    (fail_job,) = [r for r in policy["rules"] if r["action"] == "FailJob"]
+    assert fail_job["onExitCodes"]["containerName"] == "planner"
+    assert set(fail_job["onExitCodes"]["values"]) == {
+        errors.AdvisorError.exit_code,
+        errors.UsageError.exit_code,
+        errors.ForbiddenError.exit_code,
+        errors.ClusterRejectedError.exit_code,
+        errors.DecisionsFailedError.exit_code,
+    }
+    # the run's Job policy never sees plan's code
+    assert errors.DecisionsFailedError.exit_code not in set().union(
+        *exit_code_rules(job_policy()).values()
+    )

@@ -186,7 +186,7 @@ def test_reloader_example_reloads_the_configmap_it_mounts() -> None:
 
 def test_the_advice_reader_can_only_read() -> None:
     """What `status` needs and no more: get and list on configmaps (the advice), list on the
-    workloads and pods that may consume it (and, per namespace, on fleet mode's Jobs), in a Role
+    workloads and pods that may consume it (and on fleet mode's Jobs), in a Role
     for one namespace and a ClusterRole for --all-namespaces, each bound by its own kind of
     binding."""
     docs = k8s.load_file_docs(ADVICE_READER)
@@ -200,12 +200,9 @@ def test_the_advice_reader_can_only_read() -> None:
                 "verbs": ["list"],
             },
             {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
-        ] + (
-            # fleet mode's calibration Jobs, listed per namespace only (status -A skips them)
-            [{"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["list"]}]
-            if role_kind == "Role"
-            else []
-        )
+            # fleet mode's calibration Jobs (status shows them where this is allowed)
+            {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["list"]},
+        ]
         binding = k8s.one(docs, binding_kind)
         assert binding["roleRef"] == {
             "apiGroup": "rbac.authorization.k8s.io",
@@ -383,3 +380,33 @@ def test_documented_commands_parse_with_the_real_cli(doc: Path) -> None:
             raise AssertionError(f"{doc.name}: `{shlex.join(command)}` does not parse") from exc
         checked += 1
     assert checked >= 3, f"{doc.name}: only {checked} advisor commands found"
+
+
+def _pod_templates(docs: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """(kind/name, pod template metadata) of every Job and CronJob among ``docs``."""
+    out = []
+    for doc in docs:
+        spec = doc.get("spec") or {}
+        if doc.get("kind") == "CronJob":
+            spec = spec["jobTemplate"]["spec"]
+        elif doc.get("kind") != "Job":
+            continue
+        out.append((f"{doc['kind']}/{doc['metadata']['name']}", spec["template"]["metadata"]))
+    return out
+
+
+def test_every_shipped_pod_opts_out_of_mesh_injection() -> None:
+    """The shipped Job and the planner run the advisor alone, as the planned Jobs do: a mesh
+    proxy sidecar never exits, so a Job with one never completes."""
+    from advisor.fleet.advisor_pod import MESH_OPT_OUT_ANNOTATIONS, MESH_OPT_OUT_LABELS
+
+    docs = [
+        *k8s.load_file_docs(DEPLOY / "job.yaml"),
+        *k8s.load_file_docs(DEPLOY / "components" / "fleet" / "planner.yaml"),
+    ]
+    templates = _pod_templates(docs)
+    assert {name.split("/")[0] for name, _ in templates} == {"Job", "CronJob"}
+    for name, metadata in templates:
+        labels, annotations = metadata.get("labels", {}), metadata.get("annotations", {})
+        assert labels.items() >= MESH_OPT_OUT_LABELS.items(), name
+        assert annotations.items() >= MESH_OPT_OUT_ANNOTATIONS.items(), name

@@ -28,6 +28,7 @@ from advisor.pipeline import Instruments
 from advisor.pipeline.sweep import sweep
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
 from testkit.fakeapi.apps import workload
+from testkit.fakeapi.claims import claim
 from testkit.fakeapi.rbac import Rule, fleet_rules
 from testkit.fakeapi.samples import calibration_result, node_profile
 from testkit.fakeapi.server import FakeApiServer
@@ -117,6 +118,7 @@ def api(tmp_path: Path) -> Iterator[FakeApiServer]:
     with FakeApiServer(tmp_path, namespaces=(NS,), rules=PLANNER) as fake:
         for obj in scene().values():
             fake.put_workload(obj)
+        fake.put_claim(claim(NS, "models-a", ["ReadWriteMany"], bound_modes=["ReadWriteMany"]))
         fake.put(advice_fitting(fake, "c"), manager="tf-thread-advisor")
         yield fake
 
@@ -136,11 +138,15 @@ def decisions(
     capsys: pytest.CaptureFixture[str], api: FakeApiServer, *argv: str
 ) -> dict[str, dict[str, Any]]:
     code, out, err = plan(capsys, api, "--format", "json", *argv)
-    assert code == 0, err
     doc = json.loads(out)
     assert list(doc) == ["decisions"]
     for row in doc["decisions"]:
-        assert set(row) == {"workload", "container", "configmap", "decision", "reason", "job"}
+        keys = {"workload", "container", "configmap", "decision", "reason", "job", "namespace"}
+        assert set(row) == keys
+        assert row["namespace"] == NS  # each decision names its workload's namespace
+    # any failed decision is plan's own exit code, after every decision is printed
+    failed = any(row["decision"] == "failed" for row in doc["decisions"])
+    assert code == (17 if failed else 0), err
     return {row["workload"]: row for row in doc["decisions"]}
 
 
@@ -286,6 +292,19 @@ def test_the_jobs_command_writes_the_advice_and_the_next_plan_says_fits(
     rows = decisions(capsys, api)
     assert rows["deployment/b"]["decision"] == "fits", rows["deployment/b"]["reason"]
     assert rows["deployment/c"]["decision"] == "fits"
+    # the advice records the spec it was measured for, so the next plan names what changed
+    assert target.spec is not None
+    assert target.spec["limits.memory"] == "1Gi"
+    assert target.spec["tolerations"].startswith("#")
+    b = copy.deepcopy(api.workload("deployments", NS, "b"))
+    assert b is not None
+    b["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["memory"] = "2Gi"
+    b["spec"]["replicas"] = 5
+    api.put_workload({**b, "apiVersion": "apps/v1", "kind": "Deployment"})
+    rows = decisions(capsys, api)
+    assert rows["deployment/b"]["decision"] == "calibrate"
+    assert rows["deployment/b"]["reason"] == "memory limit changed (1Gi -> 2Gi)"
+    assert rows["deployment/b"]["job"] != job["metadata"]["name"]
 
 
 def test_status_shows_each_advices_newest_calibration_job_and_its_state(
@@ -369,6 +388,10 @@ def test_print_jobs_shows_what_apply_would_create_and_the_run_flags_pass_through
         (["--objective", "slo"], "--objective slo needs --p99-ms"),
         (["--budget", "5"], "--budget 5 s is too small"),
         (["--max-age", "soon"], "--max-age"),
+        (["--image-pull-secret", "Mirror_Creds"], "--image-pull-secret 'Mirror_Creds' must be"),
+        (["--priority-class", "Low Priority"], "--priority-class 'Low Priority' must be"),
+        (["--startup-allowance", "soon"], "--startup-allowance: 'soon' must be a duration"),
+        (["--startup-allowance", "0m"], "--startup-allowance: '0m' must be longer than zero"),
     ],
 )
 def test_bad_flags_are_one_line_and_exit_2_before_the_cluster_is_asked(
@@ -414,3 +437,93 @@ def test_a_workload_deleted_mid_plan_leaves_no_job_behind(
     # the API server took b's Job, and its garbage collector removed it with its owner gone
     remaining = {j["metadata"]["annotations"]["tf-thread-advisor.io/workload"] for j in api.jobs()}
     assert remaining == {"deployment/a"}
+
+
+def test_pull_secrets_deadline_and_priority_reach_the_jobs_and_no_lint_annotation_the_live_ones(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    b = api.workload("deployments", NS, "b")
+    assert b is not None
+    b = copy.deepcopy(b)
+    b["spec"]["template"]["spec"]["imagePullSecrets"] = [{"name": "serving-creds"}]
+    api.put_workload({**b, "apiVersion": "apps/v1", "kind": "Deployment"})
+    flags = [
+        "--image-pull-secret",
+        "mirror-creds",
+        "--image-pull-secret",
+        "serving-creds",
+        "--startup-allowance",
+        "30m",
+        "--priority-class",
+        "batch-low",
+    ]
+    code, out, err = plan(capsys, api, "--print-jobs", *flags)
+    assert code == 0, err
+    printed = {
+        j["metadata"]["annotations"]["tf-thread-advisor.io/workload"]: j
+        for j in yaml.safe_load_all(out)
+        if j
+    }
+    # printed for a reader or a linter: with the reasoned checkov skips
+    for job in printed.values():
+        assert any(k.startswith("checkov.io/skip") for k in job["metadata"]["annotations"])
+    code, _, err = plan(capsys, api, "--apply", *flags)
+    assert code == 0, err
+    created = {
+        j["metadata"]["annotations"]["tf-thread-advisor.io/workload"]: j for j in created_jobs(api)
+    }
+    assert set(created) == set(printed) == {"deployment/a", "deployment/b"}
+    for owner, job in created.items():
+        assert not [k for k in job["metadata"]["annotations"] if k.startswith("checkov.io")]
+        pod = job["spec"]["template"]["spec"]
+        assert pod["priorityClassName"] == "batch-low"
+        budget = 300  # plan's default budget
+        assert job["spec"]["activeDeadlineSeconds"] == budget + 30 * 60
+        secrets = [s["name"] for s in pod["imagePullSecrets"]]
+        if owner == "deployment/b":  # its own first, then plan's, each once
+            assert secrets == ["serving-creds", "mirror-creds"]
+        else:
+            assert secrets == ["mirror-creds", "serving-creds"]
+        annotations = job["spec"]["template"]["metadata"]["annotations"]
+        assert annotations["sidecar.istio.io/inject"] == "false"
+        assert annotations["linkerd.io/inject"] == "disabled"
+
+
+def test_a_failed_model_copy_is_the_decisions_reason(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert plan(capsys, api, "--apply")[0] == 0
+    job_a = next(
+        j["metadata"]["name"]
+        for j in created_jobs(api)
+        if j["metadata"]["annotations"]["tf-thread-advisor.io/workload"] == "deployment/a"
+    )
+    api.set_job_condition(
+        NS,
+        job_a,
+        type="Failed",
+        reason="PodFailurePolicy",
+        message=f"Container copy-model for pod {NS}/{job_a}-x7k2p failed with exit code 1 "
+        "matching FailJob rule at index 3",
+    )
+    row = decisions(capsys, api)["deployment/a"]
+    assert row["decision"] == "failed"
+    assert row["reason"] == (
+        f"calibration Job {job_a} failed: model copy failed: the serving image's cp exited with "
+        f"code 1 (kubectl logs job/{job_a} -c copy-model says why)"
+    )
+
+
+def test_the_labels_value_is_read_true_false_or_named(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name, value in (("e", "True"), ("f", "false")):
+        obj = opted_in(name, server(name, "1"), **{"tf-thread-advisor.io/model": "/models/x"})
+        obj["metadata"]["labels"] = {"tf-thread-advisor.io/calibrate": value}
+        api.put_workload(obj)
+    rows = decisions(capsys, api)
+    assert "deployment/f" not in rows
+    assert rows["deployment/e"]["decision"] == "skipped"
+    assert rows["deployment/e"]["reason"] == (
+        'label tf-thread-advisor.io/calibrate=\'True\' must be "true" or "false"'
+    )

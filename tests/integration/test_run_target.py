@@ -46,6 +46,12 @@ FULL = (
     "request",
     "--spec-hash",
     "3f9a1c0e",
+    "--spec-field",
+    "limits.memory=2Gi",
+    "--spec-field",
+    "node-selector=pool=a,zone=b",
+    "--spec-field",
+    "tolerations=#0a1b2c3d4e",
 )
 
 
@@ -102,6 +108,11 @@ def test_every_flag_lands_in_the_provenance_the_workload_as_kubectl_names_it(
         model_path="/models/resnet",
         cpu_from="request",
         spec_hash="3f9a1c0e",
+        spec={
+            "limits.memory": "2Gi",
+            "node-selector": "pool=a,zone=b",
+            "tolerations": "#0a1b2c3d4e",
+        },
     )
     assert stored["target"]["workload"] == "deployment/web"
     assert stored["quota_cpus"] == 2.0  # the quota the request stands for
@@ -158,6 +169,19 @@ def test_a_recorded_target_leaves_the_incumbent_as_it_was(
         (["--serving-model-path", "/m"], "--serving-model-path needs --for-workload and"),
         (["--cpu-from", "request"], "--cpu-from needs --for-workload and --for-container"),
         (["--spec-hash", "abc"], "--spec-hash needs --for-workload and --for-container"),
+        (["--spec-field", "budget=300"], "--spec-field needs --for-workload and --for-container"),
+        (
+            ["--for-workload", "deploy/web", "--for-container", "s", "--spec-field", "budget"],
+            "--spec-field 'budget': must be KEY=VALUE",
+        ),
+        (
+            ["--for-workload", "deploy/web", "--for-container", "s", "--spec-field", "a b=1"],
+            "--spec-field 'a b' is not a spec field's name",
+        ),
+        (
+            ["--for-workload", "deploy/web", "--for-container", "s", "--spec-field", "budget="],
+            "--spec-field budget: the value must hold 1 to 64 characters",
+        ),
         (
             ["--for-workload", "daemonset/agent", "--for-container", "a"],
             "--for-workload 'daemonset/agent' must be deployment/NAME or statefulset/NAME",

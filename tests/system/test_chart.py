@@ -168,7 +168,7 @@ def test_model_sources_reach_the_advisor(renders: dict[str, Any]) -> None:
     copy = k8s.pod_spec(jobs["ranker-amd"])
     (init,) = copy["initContainers"]
     assert init["image"].startswith("registry.example.com/ml/ranker-serving@")
-    assert init["command"] == ["cp", "-R", "/models/ranker", "/model/"]
+    assert init["command"] == ["cp", "-RL", "/models/ranker", "/model/"]
     assert k8s.arg_value(k8s.advisor_container(jobs["ranker-amd"])["args"], "--model") == (
         "/model/ranker"
     )
@@ -282,13 +282,22 @@ def test_a_values_file_restarts_and_turns_reloader_on(renders: dict[str, Any]) -
 
 
 def test_every_object_has_the_standard_labels_and_namespace(renders: dict[str, Any]) -> None:
+    """In the release namespace, but the cluster-scoped objects of planner.scope cluster (in
+    none) and the calibration identity rendered in each of planner.namespaces."""
     for name, docs in renders.items():
+        values = _values(None if name == "defaults" else CHART / "ci" / name)
+        elsewhere = set(values["planner"].get("namespaces", []))
         for doc in docs:
             labels = doc["metadata"].get("labels", {})
             missing = [label for label in STANDARD_LABELS if label not in labels]
             assert not missing, f"{name}: {doc['kind']}/{doc['metadata']['name']} lacks {missing}"
             assert labels["app.kubernetes.io/instance"] == "rel"
-            assert doc["metadata"]["namespace"] == NAMESPACE
+            if doc["kind"] in ("ClusterRole", "ClusterRoleBinding"):
+                assert "namespace" not in doc["metadata"]
+            elif labels.get("app.kubernetes.io/component") == "calibration":
+                assert doc["metadata"]["namespace"] in {NAMESPACE, *elsewhere}
+            else:
+                assert doc["metadata"]["namespace"] == NAMESPACE
 
 
 def test_helm_test_hook_validates_each_configmap(renders: dict[str, Any]) -> None:
@@ -506,3 +515,57 @@ def test_trial_mode_and_onednn_sweep_reach_the_advisor_only_when_set(
     assert not any(a.startswith("--trial-mode") for a in default_args)
     wrong = _template(None, "--set", "defaults.trialMode=thread", check=False)
     assert wrong.returncode != 0 and "trialMode" in wrong.stderr
+
+
+def _pod_metadata(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """kind/name -> pod template metadata of every Job and CronJob rendered."""
+    out = {}
+    for doc in docs:
+        spec = doc.get("spec") or {}
+        if doc["kind"] == "CronJob":
+            spec = spec["jobTemplate"]["spec"]
+        elif doc["kind"] != "Job":
+            continue
+        out[f"{doc['kind']}/{doc['metadata']['name']}"] = spec["template"]["metadata"]
+    return out
+
+
+EVERY_POD = (
+    "--set",
+    "planner.enabled=true,cleanup.enabled=true,cronJob.enabled=true",
+)
+
+
+def test_every_pod_opts_out_of_mesh_injection_and_the_values_win() -> None:
+    """The chart's pods carry the planned Jobs' mesh opt-outs; meshOptOut=false drops them, and
+    a key job.podAnnotations/podLabels set is the user's."""
+    from advisor.fleet.advisor_pod import MESH_OPT_OUT_ANNOTATIONS, MESH_OPT_OUT_LABELS
+
+    pods = _pod_metadata(k8s.load_docs(_template(None, *EVERY_POD).stdout))
+    kinds = {name.split("/")[0] for name in pods}
+    assert kinds == {"Job", "CronJob"} and len(pods) >= 4, pods.keys()
+    for name, metadata in pods.items():
+        assert metadata["labels"].items() >= MESH_OPT_OUT_LABELS.items(), name
+        assert metadata["annotations"].items() >= MESH_OPT_OUT_ANNOTATIONS.items(), name
+
+    off = _pod_metadata(
+        k8s.load_docs(_template(None, *EVERY_POD, "--set", "meshOptOut=false").stdout)
+    )
+    for name, metadata in off.items():
+        assert not set(metadata.get("annotations", {})) & set(MESH_OPT_OUT_ANNOTATIONS), name
+        assert not set(metadata["labels"]) & set(MESH_OPT_OUT_LABELS), name
+
+    mine = _pod_metadata(
+        k8s.load_docs(
+            _template(
+                None,
+                *EVERY_POD,
+                "--set-string",
+                "job.podAnnotations.linkerd\\.io/inject=enabled,job.podLabels.team=ml",
+            ).stdout
+        )
+    )
+    for name, metadata in mine.items():
+        assert metadata["annotations"]["linkerd.io/inject"] == "enabled", name
+        assert metadata["annotations"]["sidecar.istio.io/inject"] == "false", name
+        assert metadata["labels"]["team"] == "ml", name

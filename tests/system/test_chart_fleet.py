@@ -21,16 +21,18 @@ import yaml
 from advisor.cli import build_parser
 from tests.support import REPO
 from tests.support import k8s_checks as k8s
-from tests.system.fleet_rbac import allowed, assert_fleet_rbac, granted
+from tests.system.fleet_rbac import allowed, assert_fleet_rbac, granted, granted_everywhere
 
 CHART = REPO / "charts" / "tf-thread-advisor"
 CI = CHART / "ci"
 FLEET_ONLY = CI / "fleet-only.yaml"
 FLEET_BESIDE = CI / "fleet-beside-targets.yaml"
+FLEET_CLUSTER = CI / "fleet-cluster.yaml"
 NAMESPACE = "ml-serving"
 REPOSITORY = "registry.example.com/mirror/tf-thread-advisor"
 IMAGE_SET = ("--set", f"image.repository={REPOSITORY}")
 PLANNER_ON = ("--set", "planner.enabled=true")
+IDENTITIES = ("rel-tf-thread-advisor-planner", "rel-tf-thread-advisor-calibration")
 pytestmark = pytest.mark.tools
 
 
@@ -163,6 +165,17 @@ def test_planner_cronjob_runs_plan_apply_with_the_charts_settings(values: Path) 
         f"--image={image}",
         f"--image-pull-policy={settings['image']['pullPolicy']}",
         "--service-account=rel-tf-thread-advisor-calibration",
+        *[f"--image-pull-secret={secret['name']}" for secret in settings["imagePullSecrets"]],
+        *(
+            [f"--startup-allowance={planner['startupAllowance']}"]
+            if planner["startupAllowance"]
+            else []
+        ),
+        *(
+            [f"--priority-class={planner['priorityClassName']}"]
+            if planner["priorityClassName"]
+            else []
+        ),
         f"--max-running={planner['maxRunning']}",
         *([f"--max-age={planner['maxAge']}"] if planner["maxAge"] else []),
         f"--objective={defaults['objective']}",
@@ -171,6 +184,8 @@ def test_planner_cronjob_runs_plan_apply_with_the_charts_settings(values: Path) 
         f"--batch-size={defaults['batchSize']}",
         f"--budget={defaults['budget']}",
         *(["--restart"] if planner["restart"] else []),
+        *([] if planner["events"] else ["--no-events"]),
+        *(["--retry-failed"] if planner["retryFailed"] else []),
     ]
     assert container["args"] == expected
     env = {e["name"]: e for e in container["env"]}
@@ -187,10 +202,13 @@ def test_fleet_only_passes_every_default_and_the_defaults_values_pass_none(
     chart's defaults leave all three out (the CLI's own defaults then hold)."""
     args = planner_container(k8s.one(fleet_only, "CronJob"))["args"]
     assert "--max-age=30d" in args and "--restart" in args and "--p99-ms=50" in args
+    assert "--image-pull-secret=mirror-pull" in args
+    assert "--startup-allowance=30m" in args and "--priority-class=batch-low" in args
     default_args = planner_container(
         k8s.one(component(render(*IMAGE_SET, *PLANNER_ON), "planner"), "CronJob")
     )["args"]
-    assert not [a for a in default_args if a.startswith(("--max-age", "--restart", "--p99-ms"))]
+    left_out = ("--max-age", "--restart", "--p99-ms", "--image-pull-secret", "--startup-allowance")
+    assert not [a for a in default_args if a.startswith((*left_out, "--priority-class"))]
     assert "--max-running=1" in default_args
 
 
@@ -207,25 +225,71 @@ def test_planner_args_parse_with_the_real_cli(fleet_only: list[dict[str, Any]]) 
     assert parsed.command == "plan"
 
 
-def test_the_charts_fleet_roles_are_the_kustomize_components(
-    fleet_only: list[dict[str, Any]],
-) -> None:
-    """One set of rules, two packagings (the names differ by the release prefix)."""
+def test_the_charts_fleet_roles_are_the_kustomize_components() -> None:
+    """One set of rules, two packagings (the names differ by the release prefix): the chart
+    without restarting is deploy/components/fleet; with it, the calibration identity also gets
+    deploy/components/fleet-restart's rule."""
     component_docs = k8s.load_file_docs(REPO / "deploy" / "components" / "fleet" / "rbac.yaml")
-    for suffix in ("planner", "calibration"):
-        (chart_role,) = [
-            r
-            for r in k8s.by_kind(fleet_only, "Role")
-            if r["metadata"]["name"] == f"rel-tf-thread-advisor-{suffix}"
-        ]
-        (kustomize_role,) = [
-            r
-            for r in k8s.by_kind(component_docs, "Role")
-            if r["metadata"]["name"] == f"tf-thread-advisor-{suffix}"
-        ]
-        assert k8s.role_rules(chart_role, drop_names=False) == k8s.role_rules(
-            kustomize_role, drop_names=False
-        ), suffix
+    restart_docs = k8s.load_file_docs(
+        REPO / "deploy" / "components" / "fleet-restart" / "rbac.yaml"
+    )
+    (restart_role,) = k8s.by_kind(restart_docs, "Role")
+    (restart_binding,) = k8s.by_kind(restart_docs, "RoleBinding")
+    assert restart_binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "tf-thread-advisor-calibration"}
+    ]
+    for restart in (False, True):
+        docs = render("-f", str(FLEET_ONLY), "--set", f"planner.restart={str(restart).lower()}")
+        for suffix in ("planner", "calibration"):
+            (chart_role,) = [
+                r
+                for r in k8s.by_kind(docs, "Role")
+                if r["metadata"]["name"] == f"rel-tf-thread-advisor-{suffix}"
+            ]
+            (kustomize_role,) = [
+                r
+                for r in k8s.by_kind(component_docs, "Role")
+                if r["metadata"]["name"] == f"tf-thread-advisor-{suffix}"
+            ]
+            expected = k8s.role_rules(kustomize_role, drop_names=False)
+            if restart and suffix == "calibration":
+                expected += k8s.role_rules(restart_role, drop_names=False)
+            assert k8s.role_rules(chart_role, drop_names=False) == expected, (suffix, restart)
+
+
+@pytest.mark.parametrize(
+    ("events", "retry_failed", "restart"),
+    [(True, False, False), (False, True, True), (False, False, False), (True, True, True)],
+)
+def test_each_right_is_granted_only_with_its_feature(
+    events: bool, retry_failed: bool, restart: bool
+) -> None:
+    """planner.events (create events), planner.retryFailed (delete jobs), planner.restart (patch
+    workloads): each right is in the Roles exactly when its feature is on, and the planner's
+    flags say the same."""
+    docs = render(
+        "-f",
+        str(FLEET_ONLY),
+        "--set",
+        f"planner.events={str(events).lower()},planner.retryFailed={str(retry_failed).lower()},"
+        f"planner.restart={str(restart).lower()}",
+    )
+    assert_fleet_rbac(
+        docs,
+        "rel-tf-thread-advisor-planner",
+        "rel-tf-thread-advisor-calibration",
+        events=events,
+        retry_failed=retry_failed,
+        restart=restart,
+    )
+    args = planner_container(k8s.one(docs, "CronJob"))["args"]
+    assert ("--no-events" in args) is not events
+    assert ("--retry-failed" in args) is retry_failed
+    assert ("--restart" in args) is restart
+    parsed = build_parser().parse_args(
+        [a.replace("$(TFTA_POD_NAMESPACE)", NAMESPACE) for a in args]
+    )
+    assert (parsed.events, parsed.retry_failed, parsed.restart) == (events, retry_failed, restart)
 
 
 def test_planner_pod_is_hardened_and_keeps_only_its_own_token(
@@ -264,7 +328,10 @@ def test_service_accounts_of_fleet_mode(fleet_only: list[dict[str, Any]]) -> Non
 
 def test_fleet_rbac_is_least_privilege(fleet_only: list[dict[str, Any]]) -> None:
     assert_fleet_rbac(
-        fleet_only, "rel-tf-thread-advisor-planner", "rel-tf-thread-advisor-calibration"
+        fleet_only,
+        "rel-tf-thread-advisor-planner",
+        "rel-tf-thread-advisor-calibration",
+        restart=True,
     )
     # each Role is bound to its own ServiceAccount only
     for name in ("rel-tf-thread-advisor-planner", "rel-tf-thread-advisor-calibration"):
@@ -299,7 +366,10 @@ def test_the_rbac_check_can_fail(fleet_only: list[dict[str, Any]]) -> None:
         role["rules"].append(rule)
         with pytest.raises(AssertionError, match="may"):
             assert_fleet_rbac(
-                docs, "rel-tf-thread-advisor-planner", "rel-tf-thread-advisor-calibration"
+                docs,
+                "rel-tf-thread-advisor-planner",
+                "rel-tf-thread-advisor-calibration",
+                restart=True,
             )
 
 
@@ -323,11 +393,16 @@ def test_calibration_pods_get_the_releases_network_policy(fleet_only: list[dict[
     assert k8s.by_kind(without, "NetworkPolicy") == []
 
 
-def test_notes_say_how_to_watch_the_planner() -> None:
+def notes_of(values: Path) -> str:
+    """The NOTES a ``helm install`` with ``values`` prints."""
     proc = helm(
-        "install", "rel", str(CHART), "-n", NAMESPACE, "--dry-run=client", "-f", str(FLEET_ONLY)
+        "install", "rel", str(CHART), "-n", NAMESPACE, "--dry-run=client", "-f", str(values)
     )
-    notes = proc.stdout.split("NOTES:", 1)[1]
+    return str(proc.stdout.split("NOTES:", 1)[1])
+
+
+def test_notes_say_how_to_watch_the_planner() -> None:
+    notes = notes_of(FLEET_ONLY)
     for needle in (
         "fleet mode only",
         'tf-thread-advisor.io/calibrate: "true"',
@@ -345,6 +420,124 @@ def test_notes_say_how_to_watch_the_planner() -> None:
 
 
 # --------------------------------------------------------------------------------------------------
+# planner.scope cluster: one planner for every opted-in namespace
+
+
+@pytest.fixture(scope="module")
+def fleet_cluster() -> list[dict[str, Any]]:
+    return render("-f", str(FLEET_CLUSTER))
+
+
+def test_cluster_scope_binds_a_cluster_role_and_no_planner_role(
+    fleet_cluster: list[dict[str, Any]],
+) -> None:
+    planner = component(fleet_cluster, "planner")
+    kinds = sorted(f"{d['kind']}/{d['metadata'].get('namespace', '-')}" for d in planner)
+    assert kinds == [
+        "ClusterRole/-",
+        "ClusterRoleBinding/-",
+        f"CronJob/{NAMESPACE}",
+        f"ServiceAccount/{NAMESPACE}",
+    ]
+    binding = k8s.one(planner, "ClusterRoleBinding")
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "rel-tf-thread-advisor-planner",
+    }
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "rel-tf-thread-advisor-planner", "namespace": NAMESPACE}
+    ]
+    # the planner's rules, everywhere, and the two lists plan --all-namespaces adds
+    assert_fleet_rbac(
+        fleet_cluster,
+        "rel-tf-thread-advisor-planner",
+        "rel-tf-thread-advisor-calibration",
+        cluster=True,
+    )
+    assert granted(fleet_cluster, "rel-tf-thread-advisor-planner") == []
+    # the same rules as the kustomize example for cluster scope
+    example = k8s.load_file_docs(REPO / "deploy" / "examples" / "planner-cluster.yaml")
+    assert k8s.role_rules(k8s.one(planner, "ClusterRole"), drop_names=False) == k8s.role_rules(
+        k8s.one(example, "ClusterRole"), drop_names=False
+    )
+
+
+def test_the_cluster_scope_check_can_fail(fleet_cluster: list[dict[str, Any]]) -> None:
+    """A ClusterRole that may also read Secrets, or a namespace-scope planner given the cluster
+    lists, is caught."""
+    docs = copy.deepcopy(fleet_cluster)
+    k8s.one(docs, "ClusterRole")["rules"].append(
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]}
+    )
+    with pytest.raises(AssertionError, match="may"):
+        assert_fleet_rbac(
+            docs, "rel-tf-thread-advisor-planner", "rel-tf-thread-advisor-calibration", cluster=True
+        )
+    docs = render("-f", str(FLEET_ONLY))
+    (role,) = [r for r in k8s.by_kind(docs, "Role") if r["metadata"]["name"].endswith("planner")]
+    role["rules"].append({"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["list"]})
+    with pytest.raises(AssertionError, match="planner"):
+        assert_fleet_rbac(docs, *IDENTITIES)
+
+
+def test_cluster_scope_runs_plan_all_namespaces(fleet_cluster: list[dict[str, Any]]) -> None:
+    args = planner_container(k8s.one(fleet_cluster, "CronJob"))["args"]
+    assert args[:3] == ["plan", "--apply", "--all-namespaces"]
+    assert not [a for a in args if a.startswith("--namespace")]
+    parsed = build_parser().parse_args(args)
+    assert (parsed.command, parsed.all_namespaces, parsed.namespace) == ("plan", True, None)
+    assert parsed.service_account == "rel-tf-thread-advisor-calibration"
+
+
+def test_the_calibration_identity_is_rendered_in_every_listed_namespace(
+    fleet_cluster: list[dict[str, Any]],
+) -> None:
+    listed = values_of(FLEET_CLUSTER)["planner"]["namespaces"]
+    calibration = component(fleet_cluster, "calibration")
+    for kind in ("ServiceAccount", "Role", "RoleBinding", "NetworkPolicy"):
+        found = sorted(d["metadata"]["namespace"] for d in k8s.by_kind(calibration, kind))
+        assert found == sorted([NAMESPACE, *listed]), kind
+    for namespace in (NAMESPACE, *listed):
+        assert_fleet_rbac(
+            fleet_cluster,
+            "rel-tf-thread-advisor-planner",
+            "rel-tf-thread-advisor-calibration",
+            cluster=True,
+            namespace=namespace,
+        )
+        (binding,) = [
+            b
+            for b in k8s.by_kind(calibration, "RoleBinding")
+            if b["metadata"]["namespace"] == namespace
+        ]
+        assert binding["subjects"] == [
+            {
+                "kind": "ServiceAccount",
+                "name": "rel-tf-thread-advisor-calibration",
+                "namespace": namespace,
+            }
+        ]
+    # the calibration identity gets nothing cluster-wide
+    assert granted_everywhere(fleet_cluster, "rel-tf-thread-advisor-calibration") == []
+    # the release namespace listed again is rendered once
+    again = render("-f", str(FLEET_CLUSTER), "--set", f"planner.namespaces={{{NAMESPACE}}}")
+    assert len(k8s.by_kind(component(again, "calibration"), "ServiceAccount")) == 1
+
+
+def test_notes_say_how_to_opt_a_namespace_in() -> None:
+    notes = notes_of(FLEET_CLUSTER)
+    for needle in (
+        "plan --apply --all-namespaces",
+        "kubectl label namespace NAME tf-thread-advisor.io/calibrate=true",
+        f"{NAMESPACE}, serving-a, serving-b",
+        "tf-thread-advisor status --all-namespaces",
+        "ClusterRole may create Jobs in every namespace",
+    ):
+        assert needle in notes, needle
+
+
+# --------------------------------------------------------------------------------------------------
 # values the chart refuses
 
 
@@ -357,6 +550,12 @@ def test_notes_say_how_to_watch_the_planner() -> None:
         ("planner.maxRunning=0", "maxRunning"),
         ("planner.maxAge=30x", "maxAge"),
         ("planner.restart=yes", "restart"),
+        ("planner.startupAllowance=soon", "startupAllowance"),
+        ("planner.priorityClassName=Batch_Low", "priorityClassName"),
+        ("planner.scope=clustr", "scope"),
+        ("planner.scpe=cluster", "scpe"),
+        ("planner.namespaces={Bad_NS}", "namespaces"),
+        ("planner.namespaces={a,a}", "namespaces"),
     ],
 )
 def test_schema_rejects_unknown_or_bad_planner_keys(set_arg: str, needle: str) -> None:
@@ -374,6 +573,8 @@ def test_schema_rejects_unknown_or_bad_planner_keys(set_arg: str, needle: str) -
         ({"cleanup": {"enabled": True}}, "cleanup.enabled"),
         # the planner's default objective needs its bound (values.yaml sets no p99Ms)
         ({"defaults": {"objective": "slo"}}, "defaults.p99Ms"),
+        # namespaces to give the calibration identity only mean something in cluster scope
+        ({"planner": {"enabled": True, "namespaces": ["team-a"]}}, "planner.scope=cluster"),
     ],
 )
 def test_fleet_alone_refuses_values_that_cannot_work(

@@ -12,15 +12,16 @@ Job's status as the controller would (running, then Complete when the advisor ex
 
 What `podman kube play` (4.3.1, bookworm, runc, cgroup v1) does with the derived pod, as tried here:
 
-- accepted and played as derived: the init container (the serving image's `cp` copying the
-  model into the emptyDir, run to completion before the advisor starts, then removed by podman),
-  emptyDir volumes (chowned to the pod's runAsUser, 65532, so the non-root copy can write),
-  readOnly mounts, readOnlyRootFilesystem, runAsUser/runAsGroup/runAsNonRoot, capabilities drop
-  ALL, seccompProfile RuntimeDefault, tolerations and serviceAccountName (ignored), the Downward
-  API's `metadata.name` and `resourceFieldRef` (`limits.cpu`, `requests.cpu` with divisor 1m:
-  1500), and `resources.limits.cpu: 1500m`, which reaches the container as a CFS quota of
-  150000/100000 us: the probe inside reports 1.5 CPUs. `--network host` puts the pod on the
-  host's network, so it reaches the fake API server on 127.0.0.1.
+- accepted and played as derived: the init container (the serving image's `cp -RL` copying the
+  model, reached through symlinks, into the emptyDir, run to completion before the advisor starts,
+  then removed by podman), emptyDir volumes (chowned to the pod's runAsUser, 65532, so the
+  non-root copy can write), readOnly mounts, readOnlyRootFilesystem,
+  runAsUser/runAsGroup/runAsNonRoot, capabilities drop ALL, seccompProfile RuntimeDefault,
+  tolerations and serviceAccountName (ignored), the Downward API's `metadata.name` and
+  `resourceFieldRef` (`limits.cpu`, `requests.cpu` with divisor 1m: 1500), and
+  `resources.limits.cpu: 1500m`, which reaches the container as a CFS quota of 150000/100000 us:
+  the probe inside reports 1.5 CPUs. `--network host` puts the pod on the host's network, so it
+  reaches the fake API server on 127.0.0.1.
 - swapped, as podman has no ServiceAccount token projection: ONLY the projected `kube-api-access`
   volume, replaced by a hostPath directory holding a kubeconfig for the fake server (with the
   token, and the `token` and `namespace` files the projection would hold); KUBECONFIG is set for
@@ -102,7 +103,8 @@ def advisor_image() -> str:
 @pytest.fixture
 def serving_image(advisor_image: str, tmp_path: Path) -> Iterator[str]:
     """debian:bookworm-slim (the project's store holds it: scripts/image-setup.sh) with a real
-    SavedModel at MODEL_PATH; it has `cp`, which is all the derived init container runs."""
+    SavedModel reached through symlinks at MODEL_PATH; it has `cp`, which is all the derived
+    init container runs."""
     if importlib.util.find_spec("tensorflow") is None:
         missing_real_part("tensorflow is not installed")
     context = tmp_path / "serving"
@@ -116,8 +118,15 @@ def serving_image(advisor_image: str, tmp_path: Path) -> Iterator[str]:
         check=False,
     )
     assert exported.returncode == 0, exported.stderr[-3000:]
+    # MODEL_PATH is a link to a version directory, whose graph is a link out of it: the copy
+    # must dereference both (cp -R alone would copy dangling links)
+    model_dir = PurePosixPath(MODEL_PATH).parent
     (context / "Containerfile").write_text(
-        f"FROM docker.io/library/debian:bookworm-slim\nCOPY model {MODEL_PATH}\n"
+        "FROM docker.io/library/debian:bookworm-slim\n"
+        f"COPY model {model_dir}/v1\n"
+        f"RUN mv {model_dir}/v1/saved_model.pb {model_dir}/graph.pb"
+        f" && ln -s ../graph.pb {model_dir}/v1/saved_model.pb"
+        f" && ln -s v1 {MODEL_PATH}\n"
     )
     built = _podman("build", "--pull=never", "--network", "none", "-t", SERVING_IMAGE, str(context))
     assert built.returncode == 0, built.stderr[-3000:]

@@ -6,6 +6,7 @@ newest supported Kubernetes (kubernetes-validate) and checkov, as the shipped ma
 from __future__ import annotations
 
 import copy
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +42,22 @@ CALIBRATION_NETWORK_POLICY: dict[str, Any] = {
 }
 
 
+#: every knob of plan that shapes the Job turned: pull secrets, a priority class, the allowance
+FULL_SETTINGS = dataclasses.replace(
+    SETTINGS,
+    image_pull_secrets=("mirror-creds",),
+    priority_class="batch-low",
+    startup_allowance_s=1800,
+)
+
+
 def _derive(kind: Any, workload: dict[str, Any]) -> DerivedJob:
     return derive_job(
         kind,
         workload,
         read_ask(workload["metadata"]["annotations"]),
         configmap="resnet-thread-advice",
-        settings=SETTINGS,
+        settings=FULL_SETTINGS,
     )
 
 
@@ -118,22 +128,21 @@ def _write(path: Path, docs: list[dict[str, Any]]) -> Path:
 def test_checkov_passes_with_reasoned_skips_only(
     derived: dict[str, DerivedJob], tmp_path: Path
 ) -> None:
-    docs = [job.manifest for job in derived.values()]
-    docs += [_derive("Deployment", _pod_level_resources()).manifest, CALIBRATION_NETWORK_POLICY]
+    # as plan --print-jobs prints them: with their lint annotations
+    docs = [job.printed for job in derived.values()]
+    docs += [_derive("Deployment", _pod_level_resources()).printed, CALIBRATION_NETWORK_POLICY]
     k8s.assert_checkov_clean(k8s.checkov_report([_write(tmp_path / "jobs.yaml", docs)]))
     k8s.assert_skips_have_reasons(docs)
 
 
 @pytest.mark.tools
 def test_each_skip_is_one_the_job_needs(derived: dict[str, DerivedJob], tmp_path: Path) -> None:
-    """Without its skip annotations, each Job fails exactly the checks it skips: no blanket
-    exception, none a shape does not trigger."""
+    """Without its skip annotations, as it is created, each Job fails exactly the checks its
+    printed form skips: no blanket exception, none a shape does not trigger."""
     for name, job in derived.items():
-        skipped = {check for _, check, _ in k8s.checkov_skips([job.manifest])}
-        bare = copy.deepcopy(job.manifest)
-        bare["metadata"]["annotations"] = {
-            k: v for k, v in bare["metadata"]["annotations"].items() if "checkov.io" not in k
-        }
+        skipped = {check for _, check, _ in k8s.checkov_skips([job.printed])}
+        bare = job.manifest
+        assert not list(k8s.checkov_skips([bare])), name
         path = _write(tmp_path / f"{name}.yaml", [bare, CALIBRATION_NETWORK_POLICY])
         assert k8s.failed_check_ids(k8s.checkov_report([path])) == skipped, name
 
@@ -182,7 +191,7 @@ def test_pinned_images_pulled_always_need_no_skip(tmp_path: Path) -> None:
         configmap="resnet-thread-advice",
         settings=settings,
     )
-    assert not list(k8s.checkov_skips([job.manifest]))
+    assert not list(k8s.checkov_skips([job.printed]))
     path = _write(tmp_path / "pinned.yaml", [job.manifest, CALIBRATION_NETWORK_POLICY])
     k8s.assert_checkov_clean(k8s.checkov_report([path]))
     k8s.validate_k8s([job.manifest])

@@ -60,6 +60,7 @@ def test_kustomize_renders_rbac_job_and_policy(kustomized: list[dict[str, Any]])
 def test_kustomize_output_and_examples_validate_strictly(kustomized: list[dict[str, Any]]) -> None:
     docs = kustomized + k8s.load_file_docs(TF_SERVING) + k8s.load_file_docs(KERAS_SERVER)
     docs += k8s.load_file_docs(ADVICE_READER)
+    docs += k8s.load_file_docs(EXAMPLES / "planner-cluster.yaml")
     k8s.validate_k8s(docs)
 
 
@@ -234,6 +235,36 @@ def test_fleet_component_adds_to_the_base(tmp_path: Path) -> None:
     assert_fleet_rbac(docs, "tf-thread-advisor-planner", "tf-thread-advisor-calibration")
     for doc in docs:
         assert doc["metadata"]["labels"]["app.kubernetes.io/part-of"] == "tf-thread-advisor"
+
+
+@pytest.mark.tools
+def test_fleet_restart_component_adds_the_restart_and_its_one_right(tmp_path: Path) -> None:
+    """deploy/components/fleet-restart after fleet: the planner passes --restart and the
+    calibration identity may patch workloads; without it, it may not (fleet's own test)."""
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "namespace": "ml-serving",
+                "components": [
+                    os.path.relpath(FLEET_COMPONENT, overlay),
+                    os.path.relpath(DEPLOY / "components" / "fleet-restart", overlay),
+                ],
+            }
+        )
+    )
+    docs = _kustomize(overlay)
+    k8s.validate_k8s(docs)
+    assert_fleet_rbac(
+        docs, "tf-thread-advisor-planner", "tf-thread-advisor-calibration", restart=True
+    )
+    (container,) = k8s.pod_spec(k8s.one(docs, "CronJob"))["containers"]
+    assert container["args"][-1] == "--restart"
+    args = [a.replace("$(TFTA_POD_NAMESPACE)", "ml-serving") for a in container["args"]]
+    assert build_parser().parse_args(args).restart is True
 
 
 @pytest.mark.tools

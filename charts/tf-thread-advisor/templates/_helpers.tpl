@@ -225,7 +225,7 @@ initContainers:
   - name: copy-model
     image: {{ $m.image }}
     imagePullPolicy: {{ $m.imagePullPolicy | default "IfNotPresent" }}
-    command: ["cp", "-R", {{ $m.path | quote }}, "/model/"]
+    command: ["cp", "-RL", {{ $m.path | quote }}, "/model/"]
     resources:
       requests:
         cpu: 100m
@@ -365,4 +365,26 @@ podFailurePolicy:
       onPodConditions:
         - type: DisruptionTarget
           status: "True"
+{{- end -}}
+
+{{- /*
+The pod labels and annotations of every pod the chart runs: the service meshes' opt-outs of
+sidecar injection (meshOptOut; the advisor talks to the API server alone, and a proxy sidecar never
+exits, so its Job would never complete), then job.podLabels/podAnnotations, which win on a key
+they share. The keys are the calibration Jobs' (advisor/fleet/advisor_pod.py MESH_OPT_OUT_*).
+*/}}
+{{- define "tfta.podLabels" -}}
+{{- $labels := deepCopy (.Values.job.podLabels | default dict) -}}
+{{- if .Values.meshOptOut -}}
+{{- $labels = merge $labels (dict "sidecar.istio.io/inject" "false" "kuma.io/sidecar-injection" "disabled") -}}
+{{- end -}}
+{{- with $labels }}{{ toYaml . }}{{ end -}}
+{{- end -}}
+
+{{- define "tfta.podAnnotations" -}}
+{{- $annotations := deepCopy (.Values.job.podAnnotations | default dict) -}}
+{{- if .Values.meshOptOut -}}
+{{- $annotations = merge $annotations (dict "sidecar.istio.io/inject" "false" "kuma.io/sidecar-injection" "disabled" "linkerd.io/inject" "disabled" "consul.hashicorp.com/connect-inject" "false") -}}
+{{- end -}}
+{{- with $annotations }}{{ toYaml . }}{{ end -}}
 {{- end -}}

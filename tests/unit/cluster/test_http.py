@@ -119,6 +119,78 @@ def test_403_names_the_verb_the_server_denied_and_the_rule_to_add() -> None:
     assert str(error(403, None)).startswith("forbidden: cannot patch configmaps/tf-advice")
 
 
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [
+        # a ResourceQuota's admission, as the API server words it
+        (
+            'jobs.batch "web-calibrate-1a2b" is forbidden: exceeded quota: jobs, requested: '
+            "count/jobs.batch=1, used: count/jobs.batch=2, limited: count/jobs.batch=2",
+            "Forbidden",
+        ),
+        # an admission webhook (Gatekeeper answers 403 Forbidden)
+        (
+            'admission webhook "validation.gatekeeper.sh" denied the request: '
+            '[k8srequiredlabels] you must provide labels: {"owner"}',
+            "Forbidden",
+        ),
+        # a webhook's own words that happen to mention a user: still not the authorizer's form
+        ('admission webhook "x" denied the request: User "bob" may not do this', ""),
+    ],
+)
+def test_a_403_of_admission_is_the_objects_refusal_not_the_roles(message: str, reason: str) -> None:
+    found = error(403, {"message": message, "reason": reason})
+    assert isinstance(found, ClusterRejectedError)
+    assert str(found) == (
+        f"patch configmaps/tf-advice in namespace ml: refused with HTTP 403: {message}"
+    )
+
+
+def test_only_the_authorizers_403_is_the_roles() -> None:
+    rbac = (
+        'jobs.batch is forbidden: User "system:serviceaccount:ml:tf-thread-advisor-planner" '
+        'cannot create resource "jobs" in API group "batch" in the namespace "ml"'
+    )
+    assert Response(403, {"reason": "Forbidden", "message": rbac}, {}).authorizer_denied
+    # with the authorizer's reason appended (an RBAC role it could not find)
+    assert Response(
+        403, {"message": rbac + ': RBAC: role.rbac.authorization.k8s.io "x" not found'}, {}
+    ).authorizer_denied
+    assert Response(403, None, {}).authorizer_denied  # no Status: before the API server's handlers
+    assert not Response(403, {"message": "exceeded quota: q"}, {}).authorizer_denied
+    assert not Response(404, {"message": rbac}, {}).authorizer_denied
+
+
+@pytest.mark.parametrize(
+    ("header", "warnings"),
+    [
+        (None, ()),
+        ("", ()),
+        (
+            '299 - "would violate PodSecurity \\"restricted:latest\\": allowPrivilegeEscalation '
+            '!= false (container \\"copy\\" must set '
+            'securityContext.allowPrivilegeEscalation=false)"',
+            (
+                'would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false '
+                '(container "copy" must set securityContext.allowPrivilegeEscalation=false)',
+            ),
+        ),
+        # two Warning headers, joined by the client; a comma inside the text stays in it
+        (
+            '299 - "unknown field \\"spec.x\\"", 299 - "a, b"',
+            ('unknown field "spec.x"', "a, b"),
+        ),
+        ('299 - "a backslash \\\\ stays one"', ("a backslash \\ stays one",)),
+        ("not a warning at all", ()),
+    ],
+)
+def test_warnings_are_the_texts_of_the_warning_headers(
+    header: str | None, warnings: tuple[str, ...]
+) -> None:
+    headers = {} if header is None else {"Warning": header}
+    assert Response(201, {}, headers).warnings == warnings
+
+
 def test_a_403_rule_with_an_option_keeps_it_for_the_cli_to_spell() -> None:
     target = Target("pods", "(all)", ("run it with ", Opt("consumers=False")))
     found = error(403, None, target)

@@ -574,3 +574,26 @@ def test_an_override_names_the_variables_and_the_prefix() -> None:
     assert len(problems) == 2
     assert "'X_'" in problems[0].message and "X_TF_NUM_INTRAOP_THREADS" in problems[0].message
     assert "OMP_NUM_THREADS" in problems[1].message and "OTHER" not in problems[1].message
+
+
+def test_tf_servings_own_thread_flags_override_the_advice() -> None:
+    box = container(limit="2")
+    box["args"] = ["--port=8500", "--tensorflow_intra_op_parallelism=2"]
+    assert not fits_silently(box)
+    box["args"] = ["--tensorflow_intra_op_parallelism=$(TF_NUM_INTRAOP_THREADS)"]
+    assert fits_silently(box)
+    box["command"] = [
+        "sh",
+        "-c",
+        "exec tensorflow_model_server --tensorflow_inter_op_parallelism=3",
+    ]
+    deployment = {
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "ml"},
+        "spec": {"template": {"spec": {"containers": [box]}}},
+    }
+    (mount,) = mounts(workloads([deployment], [])).get(("ml", ADVICE), [])
+    (problem,) = [p for p in row(advice(2.0), mount).problems if p.code == "advice-overridden"]
+    assert problem.message.startswith(
+        "its command line sets --tensorflow_inter_op_parallelism=3 itself"
+    )

@@ -30,6 +30,7 @@ from advisor.fleet.naming import (
     LABEL_POOL_HASH,
     LABEL_SPEC_HASH,
     MODEL_MOUNT,
+    hash_of,
 )
 from advisor.fleet.optin import (
     ANN_BATCH_SIZE,
@@ -126,10 +127,12 @@ def test_the_job_carries_the_shipped_jobs_settings() -> None:
     spec = job.manifest["spec"]
     assert job.manifest["apiVersion"] == "batch/v1"
     assert job.manifest["kind"] == "Job"
-    assert spec["podFailurePolicy"] == SHIPPED_JOB["spec"]["podFailurePolicy"]
+    # the shipped Job's rules, then the copy's own (test_advisor_pod.py)
+    shipped_rules = SHIPPED_JOB["spec"]["podFailurePolicy"]["rules"]
+    assert spec["podFailurePolicy"]["rules"][: len(shipped_rules)] == shipped_rules
     assert spec["backoffLimit"] == 3
     assert spec["ttlSecondsAfterFinished"] == 86400
-    assert spec["activeDeadlineSeconds"] == 900  # the 600 s sweep + 300 s
+    assert spec["activeDeadlineSeconds"] == 1500  # the 600 s sweep + the 900 s start-up allowance
     shipped_pod = SHIPPED_JOB["spec"]["template"]["spec"]
     (shipped,) = shipped_pod["containers"]
     assert pod(job)["restartPolicy"] == "Never"
@@ -178,6 +181,9 @@ def test_labels_and_annotations_say_what_the_job_calibrates() -> None:
         "app.kubernetes.io/name": "tf-thread-advisor",
         "app.kubernetes.io/component": "calibration",
         LABEL_SPEC_HASH: job.spec_hash,
+        # the meshes' opt-outs (test_advisor_pod.py)
+        "sidecar.istio.io/inject": "false",
+        "kuma.io/sidecar-injection": "disabled",
     }
     # the planner's list selector finds the Job and its pods
     for labels in (metadata["labels"], job.manifest["spec"]["template"]["metadata"]["labels"]):
@@ -254,6 +260,12 @@ def test_the_advisor_runs_with_exactly_the_documented_arguments() -> None:
         extra_args=("--configmap-annotation=team=ml",),
     )
     job = derive(workload, the_ask, settings=settings, configmap="resnet-advice")
+    # the volume the copy reads the model from, as the calibration pod mounts it
+    copied_from = {
+        "volumes": [volumes(job)["models"]],
+        "mounts": [mounts(copier(job))["models"]],
+        "env": [],
+    }
     assert advisor(job)["args"] == [
         "run",
         "--configmap=resnet-advice",
@@ -272,6 +284,17 @@ def test_the_advisor_runs_with_exactly_the_documented_arguments() -> None:
         "--serving-model-path=/models/resnet/1",
         "--cpu-from=limit",
         f"--spec-hash={job.spec_hash}",
+        # the spec it measures, field by field: the provenance has the image, the model path
+        # and the options already; a long value goes as its hash
+        "--spec-field=node-selector=pool=cpu,zone=b",
+        "--spec-field=requests.cpu=4",
+        "--spec-field=requests.memory=4Gi",
+        "--spec-field=limits.cpu=4",
+        "--spec-field=limits.memory=4Gi",
+        f"--spec-field=model-volume=#{hash_of(copied_from)}",
+        "--spec-field=budget=450",
+        "--spec-field=trial-mode=auto",
+        "--spec-field=sweep-onednn=off",
         "--restart=deployment/resnet",
         "--configmap-annotation=team=ml",
     ]
@@ -296,7 +319,7 @@ def test_a_statefulset_is_named_and_restarted_as_kubectl_names_it() -> None:
 def test_a_fractional_budget_gets_a_whole_second_deadline() -> None:
     job = derive(deployment(), ask(**{ANN_BUDGET: "90.5"}))
     assert arg(job, "--budget") == ["90.5"]
-    assert job.manifest["spec"]["activeDeadlineSeconds"] == 391
+    assert job.manifest["spec"]["activeDeadlineSeconds"] == 91 + 900
 
 
 # --------------------------------------------------------------------------------------------------
@@ -334,7 +357,11 @@ def test_a_pod_level_limit_alone_is_the_quota() -> None:
     assert job.cpu == 6.0
     assert job.cpu_from == "limit"
     assert "cpu" not in advisor(job)["resources"].get("limits", {})
-    assert pod(job)["resources"] == {"limits": {"cpu": "6", "memory": "8Gi"}}
+    # the requests the API server would default for the serving pod, stated
+    assert pod(job)["resources"] == {
+        "requests": {"cpu": "6", "memory": "1Gi"},
+        "limits": {"cpu": "6", "memory": "8Gi"},
+    }
 
 
 def test_without_a_limit_the_request_becomes_the_quota() -> None:
@@ -604,9 +631,21 @@ def test_several_containers_without_the_annotation_are_refused_by_name() -> None
 
 
 def test_an_annotation_naming_no_container_lists_them() -> None:
-    workload = deployment(container("metrics"), container("tf"))
-    with pytest.raises(DeriveError, match="metrics, tf"):
+    workload = deployment(
+        container("metrics"), container("tf"), initContainers=[container("fetch")]
+    )
+    with pytest.raises(DeriveError) as caught:
         derive(workload, ask(**{ANN_ASK_CONTAINER: "serving"}))
+    assert str(caught.value) == (
+        "annotation tf-thread-advisor.io/container='serving' names no container of its pod "
+        "(containers: metrics, tf)"
+    )
+    with pytest.raises(DeriveError) as caught:
+        derive(workload, ask(**{ANN_ASK_CONTAINER: "fetch"}))
+    assert str(caught.value) == (
+        "annotation tf-thread-advisor.io/container='fetch' names an init container (or a "
+        "native sidecar), never the serving one (containers: metrics, tf)"
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -633,7 +672,7 @@ def test_a_model_on_a_pvc_is_copied_from_a_read_only_claim() -> None:
     copy_model = copier(job)
     assert copy_model["image"] == SERVING_IMAGE
     assert copy_model["imagePullPolicy"] == "IfNotPresent"
-    assert copy_model["command"] == ["cp", "-R", "/models/resnet/1", "/tfta-model/"]
+    assert copy_model["command"] == ["cp", "-RL", "/models/resnet/1", "/tfta-model/"]
     # only the model's volume reaches the copy, read-only, where the server has it
     assert copy_model["volumeMounts"] == [
         {"name": "model", "mountPath": MODEL_MOUNT},
@@ -669,7 +708,7 @@ def test_a_sub_path_is_mounted_as_the_server_mounts_it() -> None:
         "subPath": "resnet/v7",
         "readOnly": True,
     }
-    assert copier(job)["command"] == ["cp", "-R", "/models/resnet", "/tfta-model/"]
+    assert copier(job)["command"] == ["cp", "-RL", "/models/resnet", "/tfta-model/"]
     assert arg(job, "--model") == ["/tfta-model/resnet"]
 
 
@@ -880,9 +919,10 @@ def test_the_copy_is_hardened_and_reads_as_the_server() -> None:
         "runAsGroup": 1002,
         "runAsNonRoot": True,
     }
+    # a Guaranteed serving pod: requests equal to limits
     assert copier(job)["resources"] == {
-        "requests": {"cpu": "100m", "memory": "128Mi"},
-        "limits": {"cpu": "1", "memory": "512Mi"},
+        "requests": {"cpu": "500m", "memory": "512Mi"},
+        "limits": {"cpu": "500m", "memory": "512Mi"},
     }
     security = pod(job)["securityContext"]
     assert security["fsGroup"] == 2000
@@ -1037,6 +1077,27 @@ def test_the_spec_hash_ignores_what_the_job_does_not_copy() -> None:
     assert derive(workload).spec_hash == base.spec_hash
 
 
+def test_the_spec_hash_ignores_what_does_not_change_the_measurement() -> None:
+    """Replicas, labels, the restart annotation, the advice ConfigMap's extra annotations and
+    the advisor's own image and Job settings measure nothing: the same Job name."""
+    base = derive(pvc_deployment())
+    workload = pvc_deployment()
+    workload["spec"]["replicas"] = 7
+    workload["metadata"]["labels"]["team"] = "ml"
+    workload["metadata"]["annotations"]["deploy.example.com/revision"] = "42"
+    settings = _settings(
+        image="registry.example.com/tfta:2",
+        image_pull_policy="Always",
+        backoff_limit=5,
+        ttl_s=60,
+        extra_args=("--configmap-annotation=reloader.stakater.com/match=true",),
+    )
+    changed = derive(workload, ask(**{ANN_RESTART: "true"}), settings=settings)
+    assert changed.spec_hash == base.spec_hash
+    assert changed.name == base.name
+    assert changed.target.spec == base.target.spec
+
+
 def _serving(workload: dict[str, Any]) -> dict[str, Any]:
     spec: dict[str, Any] = workload["spec"]["template"]["spec"]
     serving: dict[str, Any] = spec["containers"][0]
@@ -1075,8 +1136,25 @@ CHANGES: dict[str, tuple[Callable[[dict[str, Any]], None] | None, CalibrationAsk
     "concurrency": (None, ask(**{ANN_CONCURRENCY: "4"}), SETTINGS),
     "objective": (None, ask(**{ANN_OBJECTIVE: "throughput"}), SETTINGS),
     "budget": (None, ask(**{ANN_BUDGET: "301"}), SETTINGS),
-    "advisor-image": (None, ask(), _settings(image="other:1")),
-    "backoff": (None, ask(), _settings(backoff_limit=5)),
+    "tolerations": (
+        lambda w: _pod_of(w).update(tolerations=[{"key": "gpu", "operator": "Exists"}]),
+        ask(),
+        SETTINGS,
+    ),
+    "memory-request": (
+        lambda w: _serving(w)["resources"]["requests"].update(memory="1Gi"),
+        ask(),
+        SETTINGS,
+    ),
+    "pod-resources": (
+        lambda w: _pod_of(w).update(resources={"limits": {"memory": "16Gi"}}),
+        ask(),
+        SETTINGS,
+    ),
+    "batch": (None, ask(**{ANN_BATCH_SIZE: "8"}), SETTINGS),
+    "p99": (None, ask(**{ANN_OBJECTIVE: "slo", ANN_P99_MS: "30"}), SETTINGS),
+    "trial-mode": (None, ask(), _settings(extra_args=("--trial-mode=fork",))),
+    "onednn": (None, ask(), _settings(extra_args=("--sweep-onednn",))),
 }
 
 

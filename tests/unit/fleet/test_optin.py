@@ -30,11 +30,14 @@ def _ask_of(**annotations: str) -> dict[str, str]:
     return {ANN_MODEL: MODEL, **annotations}
 
 
-def test_the_selector_and_the_label_agree() -> None:
-    key, _, value = OPT_IN_SELECTOR.partition("=")
-    assert opted_in({"metadata": {"labels": {key: value}}})
-    assert opted_in({"metadata": {"labels": {LABEL_CALIBRATE: "True"}}})
+def test_the_selector_lists_every_value_and_only_true_or_false_is_read() -> None:
+    # the list selects the key: a mistyped value is listed, so it can be named
+    assert OPT_IN_SELECTOR == LABEL_CALIBRATE
+    assert opted_in({"metadata": {"labels": {LABEL_CALIBRATE: "true"}}})
     assert not opted_in({"metadata": {"labels": {LABEL_CALIBRATE: "false"}}})
+    for value in ("True", "TRUE", "yes", "1", ""):
+        with pytest.raises(OptInError, match=rf'label {LABEL_CALIBRATE}=.* must be "true" or'):
+            opted_in({"metadata": {"labels": {LABEL_CALIBRATE: value}}})
     assert not opted_in({"metadata": {"labels": {"app": "x"}}})
     assert not opted_in({"metadata": {}})
     assert not opted_in({})
@@ -181,3 +184,14 @@ def test_a_zero_is_refused_not_taken_for_absent() -> None:
 def test_the_model_is_required() -> None:
     with pytest.raises(OptInError, match=f"annotation {ANN_MODEL} is required"):
         read_ask({ANN_OBJECTIVE: "latency"})
+
+
+@pytest.mark.parametrize("text", ["nan", "NaN", "inf", "-inf", "Infinity"])
+@pytest.mark.parametrize("annotation", [ANN_BUDGET, ANN_P99_MS])
+def test_a_number_that_is_not_finite_is_named_as_such(annotation: str, text: str) -> None:
+    annotations = {annotation: text}
+    if annotation == ANN_P99_MS:
+        annotations[ANN_OBJECTIVE] = "slo"
+    with pytest.raises(OptInError) as caught:
+        read_ask(_ask_of(**annotations))
+    assert str(caught.value) == f"annotation {annotation}={text!r} must be a finite number"

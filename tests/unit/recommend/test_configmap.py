@@ -391,6 +391,7 @@ def test_the_serving_target_rides_in_the_provenance_and_reads_back() -> None:
         model_path="/models/resnet",
         cpu_from="request",
         spec_hash="3f9a1c",
+        spec={"limits.memory": "2Gi", "tolerations": "#0a1b2c3d4e"},
     )
     rec = recommendation(2, 1, target=target)
     assert rec.provenance.target == target

@@ -48,6 +48,7 @@ STATUS_KEYS = [
     "cpu_model",
     "effective_cpus",
     "quota_cpus",
+    "cpus_exclusive",
     "within_noise",
     "range",
     "objective",
@@ -396,6 +397,35 @@ def test_plan_in_every_format() -> None:
     assert formats.render(empty, "table").startswith("no opted-in workloads in namespace ml")
 
 
+def test_plan_across_namespaces_names_each_decisions_namespace() -> None:
+    one = plan_view()
+    decisions = [
+        d.model_copy(update={"namespace": ns})
+        for d, ns in zip(one.result.decisions, ("team-a", "team-b"), strict=True)
+    ]
+    view = PlanView(PlanResult(decisions=decisions), namespace=None, applied=True)
+    table, reasons = formats.render(view, "table").rstrip("\n").split("\n\n")
+    assert table.splitlines()[0].split()[:2] == ["NAMESPACE", "WORKLOAD"]
+    assert table.splitlines()[2].split() == ["team-b", "deployment/z", "-", "-", "skipped", "-"]
+    assert reasons.splitlines()[0] == "team-a/deployment/a (server): no advice yet"
+    records = list(csv.DictReader(io.StringIO(formats.render(view, "csv"))))
+    assert [r["namespace"] for r in records] == ["team-a", "team-b"]
+    assert [d["namespace"] for d in json.loads(formats.render(view, "json"))["decisions"]] == [
+        "team-a",
+        "team-b",
+    ]
+    # one namespace: no NAMESPACE column, the machine formats still carry it
+    single = PlanView(PlanResult(decisions=decisions), namespace="team-a", applied=True)
+    assert formats.render(single, "table").split()[0] == "WORKLOAD"
+    assert "NAMESPACE" not in formats.render(single, "table")
+    nothing = PlanView(PlanResult(), namespace=None, applied=False)
+    assert "no namespace is labelled tf-thread-advisor.io/calibrate=true" in formats.render(
+        nothing, "table"
+    )
+    quiet = PlanView(PlanResult(), namespace=None, applied=False, namespaces=["a", "b"])
+    assert "no opted-in workloads in namespaces a, b" in formats.render(quiet, "table")
+
+
 # --------------------------------------------------------------------------------------------------
 # calibrate and probe: a summary, in a report too
 
@@ -493,3 +523,17 @@ def test_a_markdown_list_item_starts_no_nested_list_or_heading() -> None:
 
     text = formats.render(Said(), "markdown")
     assert text.splitlines()[2:] == ["- \\- a", "- 12\\. b", "- \\# c", "- plain - d"]
+
+
+def test_exclusive_cpus_show_by_the_quota_and_in_csv_and_json() -> None:
+    rows = [advice("own", cpus_exclusive=True), advice("shared", cpus_exclusive=False)]
+    view = StatusView(StatusResult(rows=rows))
+    lines = {line.split()[1]: line for line in formats.render(view, "table").splitlines()[1:]}
+    assert " 4 excl " in lines["own"]
+    assert "excl" not in lines["shared"]
+    records = list(csv.DictReader(io.StringIO(formats.render(view, "csv"))))
+    assert [(r["quota_cpus"], r["cpus_exclusive"]) for r in records] == [
+        ("4.0", "true"),
+        ("4.0", "false"),
+    ]
+    assert [r["cpus_exclusive"] for r in json.loads(formats.render(view, "json"))] == [True, False]

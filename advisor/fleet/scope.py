@@ -1,0 +1,74 @@
+"""Which namespaces one planner plans with ``--all-namespaces``, and what a namespace must hold
+for its Jobs to run.
+
+A Namespace opts in with the label ``tf-thread-advisor.io/calibrate: "true"`` (as Goldilocks'
+``goldilocks.fairwinds.com/enabled=true``); its workloads still opt in one by one with their own
+label, so labelling a namespace calibrates nothing by itself. Each calibration Job runs in its
+workload's namespace as the calibration ServiceAccount there: where that account does not exist,
+a Job would be created and its pod never (the Job controller's pod creation is refused), so the
+workloads that would be calibrated are ``skipped``, saying what to install.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any
+
+from advisor.fleet.decide import Planned, with_reason
+from advisor.fleet.optin import OPT_IN_SELECTOR, OptInError, opted_in
+
+#: the Namespaces ``plan --all-namespaces`` lists: the workloads' opt-in label, selected by its
+#: key, so a value that is neither "true" nor "false" is named rather than silently left out
+NAMESPACE_SELECTOR = OPT_IN_SELECTOR
+#: what to install in a namespace so that its calibration Jobs can run
+CALIBRATION_RBAC_HINT = (
+    "list the namespace in the chart's planner.namespaces, or apply deploy/components/fleet there"
+)
+
+
+def opted_in_namespaces(objects: Iterable[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
+    """(the names of the Namespaces among ``objects`` whose label says "true", sorted; a
+    sentence for each whose label says neither "true" nor "false", which is not planned)."""
+    names: list[str] = []
+    problems: list[str] = []
+    for obj in objects:
+        metadata = obj.get("metadata")
+        name = metadata.get("name") if isinstance(metadata, dict) else None
+        if not isinstance(name, str) or not name:
+            continue
+        try:
+            if opted_in(obj):
+                names.append(name)
+        except OptInError as exc:
+            problems.append(f"namespace {name} is not planned: {exc}")
+    return sorted(names), sorted(problems)
+
+
+def by_namespace(
+    objects: Iterable[Mapping[str, Any]], namespaces: Collection[str]
+) -> dict[str, list[Mapping[str, Any]]]:
+    """``objects`` grouped by their namespace, keeping only those in ``namespaces`` (the ones
+    that opted in); every namespace of ``namespaces`` is a key, with no workloads or some."""
+    grouped: dict[str, list[Mapping[str, Any]]] = {name: [] for name in sorted(namespaces)}
+    for obj in objects:
+        metadata = obj.get("metadata")
+        namespace = metadata.get("namespace") if isinstance(metadata, dict) else None
+        if isinstance(namespace, str) and namespace in grouped:
+            grouped[namespace].append(obj)
+    return grouped
+
+
+def without_service_account(planned: Planned, namespace: str, service_account: str) -> Planned:
+    """``planned`` in a namespace without the calibration ServiceAccount: a calibration becomes
+    ``skipped`` with what to install; every other verdict stands (an advice that fits still
+    fits, a Job that is running or failed is still there)."""
+    if planned.verdict != "calibrate":
+        return planned
+    skipped = with_reason(
+        planned,
+        reason=f"namespace {namespace} has no ServiceAccount {service_account} for its "
+        f"calibration Job to run as: {CALIBRATION_RBAC_HINT} (it would calibrate: "
+        f"{planned.decision.reason})",
+        verdict="skipped",
+    )
+    return Planned(skipped.decision.model_copy(update={"job": None}))

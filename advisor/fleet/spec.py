@@ -1,0 +1,190 @@
+"""The calibration spec: everything about a workload container that changes what its calibration
+measures, and nothing else. One definition feeds both the calibration Job's name (its hash) and
+``plan``'s ``fits``: a change here is a new Job and a ``calibrate`` naming the field, a change
+elsewhere (replicas, labels, the restart annotation, the advice ConfigMap's extra annotations, the
+advisor image) is neither.
+
+The fields: the node pool (``nodeSelector``, the required node affinity terms), the tolerations,
+the runtime class, the serving container's requests and limits (memory too), the pod-level
+resources, the serving image, the model path and the volume it is copied from, every calibration
+option (objective, concurrency, batch size, p99 bound, budget) and ``run``'s flags that change the
+measurement (trial mode, the oneDNN sweep).
+
+The advice records the spec it was measured for (``ServingTarget.spec``) as a compact record: a
+short value as it is (``limits.memory: 2Gi``), a long one as ``#`` and a hash, so the ConfigMap
+stays small and a reason still reads "memory limit changed (2Gi -> 4Gi)".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from advisor.fleet.naming import hash_of
+from advisor.fleet.optin import CalibrationAsk
+
+#: the record's keys (the resources' are ``requests.<name>``, ``limits.<name>`` and the same
+#: behind ``pod.``)
+NODE_SELECTOR = "node-selector"
+NODE_AFFINITY = "node-affinity"
+TOLERATIONS = "tolerations"
+RUNTIME_CLASS = "runtime-class"
+IMAGE = "image"
+MODEL_PATH = "model-path"
+MODEL_VOLUME = "model-volume"
+OBJECTIVE = "objective"
+CONCURRENCY = "concurrency"
+BATCH_SIZE = "batch-size"
+P99_MS = "p99-ms"
+BUDGET = "budget"
+TRIAL_MODE = "trial-mode"
+SWEEP_ONEDNN = "sweep-onednn"
+RUN_FLAGS = "run-flags"
+POD = "pod."
+
+#: how a reason names each key
+_LABELS = {
+    NODE_SELECTOR: "node selector",
+    NODE_AFFINITY: "required node affinity",
+    TOLERATIONS: "tolerations",
+    RUNTIME_CLASS: "runtime class",
+    IMAGE: "serving image",
+    MODEL_PATH: "model path",
+    MODEL_VOLUME: "model volume",
+    OBJECTIVE: "objective",
+    CONCURRENCY: "concurrency",
+    BATCH_SIZE: "batch size",
+    P99_MS: "p99 bound (ms)",
+    BUDGET: "budget (s)",
+    TRIAL_MODE: "trial mode",
+    SWEEP_ONEDNN: "oneDNN sweep",
+    RUN_FLAGS: "run flags",
+}
+
+#: what the provenance records on its own (the target's image and model path, the options it
+#: was measured with), and ``plan`` compares in its own words: the record leaves them out
+RECORDED_ELSEWHERE = frozenset({IMAGE, MODEL_PATH, OBJECTIVE, CONCURRENCY, BATCH_SIZE, P99_MS})
+#: compared in their own words too (the quota measured, the pool required), where they differ
+CPU_KEYS = frozenset({"requests.cpu", "limits.cpu", "pod.requests.cpu", "pod.limits.cpu"})
+
+#: ``run`` flags that change nothing measured (what the advice ConfigMap carries besides)
+_NOT_MEASURED_FLAGS = ("--configmap-annotation",)
+#: a recorded value longer than this is kept as its hash
+READABLE_LIMIT = 40
+HASHED = "#"
+
+
+def calibration_spec(
+    *,
+    pod: Mapping[str, Any],
+    container: Mapping[str, Any],
+    ask: CalibrationAsk,
+    model_path: str,
+    model_volume: Any,
+    extra_args: Sequence[str],
+) -> dict[str, Any]:
+    """The spec of one calibration: key -> value, plain data; what is not set is left out."""
+    spec: dict[str, Any] = {}
+    selector = {str(k): str(v) for k, v in _dict(pod.get("nodeSelector")).items()}
+    node_affinity = _dict(_dict(pod.get("affinity")).get("nodeAffinity"))
+    required = _dict(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution"))
+    _put(spec, NODE_SELECTOR, selector)
+    _put(spec, NODE_AFFINITY, required.get("nodeSelectorTerms"))
+    _put(spec, TOLERATIONS, pod.get("tolerations"))
+    _put(spec, RUNTIME_CLASS, pod.get("runtimeClassName"))
+    spec.update(_resources("", container.get("resources")))
+    spec.update(_resources(POD, pod.get("resources")))
+    _put(spec, IMAGE, container.get("image"))
+    _put(spec, MODEL_PATH, model_path)
+    _put(spec, MODEL_VOLUME, model_volume)
+    options = ask.options
+    spec[OBJECTIVE] = options.objective
+    spec[CONCURRENCY] = options.concurrency
+    spec[BATCH_SIZE] = options.batch_size
+    _put(spec, P99_MS, options.p99_slo_ms)
+    spec[BUDGET] = options.budget_s
+    flags = [a for a in extra_args if not a.startswith(_NOT_MEASURED_FLAGS)]
+    trial = [a for a in flags if a.startswith(f"--{TRIAL_MODE}=")]
+    spec[TRIAL_MODE] = trial[-1].partition("=")[2] if trial else "auto"
+    spec[SWEEP_ONEDNN] = f"--{SWEEP_ONEDNN}" in flags
+    _put(spec, RUN_FLAGS, [a for a in flags if a not in trial and a != f"--{SWEEP_ONEDNN}"])
+    return spec
+
+
+def spec_hash(spec: Mapping[str, Any], *, workload: str, container: str, configmap: str) -> str:
+    """The hash a calibration Job's name ends with: its spec, and what it is written for (two
+    workloads of one spec are two Jobs)."""
+    return hash_of({"for": [workload, container, configmap], "spec": dict(spec)})
+
+
+def spec_record(spec: Mapping[str, Any]) -> dict[str, str]:
+    """The compact record the advice keeps of ``spec``: a short value readable, a long one as
+    ``#`` and its hash; what the provenance holds anyway left out."""
+    record = {}
+    for key, value in spec.items():
+        if key in RECORDED_ELSEWHERE:
+            continue
+        text = _readable(value)
+        fits = text is not None and len(text) <= READABLE_LIMIT and not text.startswith(HASHED)
+        record[key] = text if fits and text is not None else HASHED + hash_of(value)
+    return record
+
+
+def spec_changes(recorded: Mapping[str, str], current: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(key, reason) for every field of the spec that differs, in a stable order."""
+    out = []
+    for key in sorted({*recorded, *current}):
+        was, now = recorded.get(key), current.get(key)
+        if was == now:
+            continue
+        label = label_of(key)
+        if HASHED in ((was or "")[:1], (now or "")[:1]):
+            out.append((key, f"its {label} changed since the advice was measured"))
+        else:
+            out.append((key, f"{label} changed ({was or 'none'} -> {now or 'none'})"))
+    return out
+
+
+def label_of(key: str) -> str:
+    """``limits.memory`` -> memory limit, ``pod.requests.cpu`` -> pod-level CPU request."""
+    if key in _LABELS:
+        return _LABELS[key]
+    pod, rest = (True, key[len(POD) :]) if key.startswith(POD) else (False, key)
+    kind, _, name = rest.partition(".")
+    if kind in ("requests", "limits") and name:
+        shown = "CPU" if name == "cpu" else name
+        return f"{'pod-level ' if pod else ''}{shown} {kind[:-1]}"
+    return key
+
+
+def _resources(prefix: str, value: Any) -> dict[str, str]:
+    """``requests.memory: 2Gi``...; ``claims`` are the serving pod's own and measure nothing."""
+    out = {}
+    for kind in ("requests", "limits"):
+        for name, quantity in sorted(_dict(_dict(value).get(kind)).items()):
+            out[f"{prefix}{kind}.{name}"] = str(quantity)
+    return out
+
+
+def _put(spec: dict[str, Any], key: str, value: Any) -> None:
+    if value not in (None, "", [], {}):
+        spec[key] = value
+
+
+def _readable(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return str(int(value)) if math.isfinite(value) and value.is_integer() else repr(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
+        return ",".join(f"{k}={v}" for k, v in sorted(value.items()))
+    return None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
