@@ -376,12 +376,12 @@ def judged_plans(
     for decision in decisions:
         by_namespace.setdefault(decision.namespace or namespace or "", []).append(decision)
     out: list[PlanDecision] = []
+    unlisted: dict[str, str] = {}
     for where in dict.fromkeys([*by_namespace, *configmaps]):
         try:
             inventory: Inventory | None = list_inventory(connection, where, policy)
         except AdvisorError as exc:
-            log.warning("production not judged in %s: the workloads and pods could not be "
-                        "listed: %s", where, exc)  # fmt: skip
+            unlisted[where] = str(exc)
             inventory = None
 
         def write(obj: dict[str, Any], where: str = where) -> bool:
@@ -395,6 +395,13 @@ def judged_plans(
             inventory=inventory,
             apply=apply,
             write=write,
+        )
+    if unlisted:
+        first = next(iter(unlisted.values()))
+        log.warning(
+            "production not judged in %s: the workloads and pods could not be listed (%s)",
+            ", ".join(unlisted),
+            first,
         )
     reader.warn()
     return out

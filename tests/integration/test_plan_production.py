@@ -214,3 +214,38 @@ def test_a_bad_suggest_threshold_is_a_usage_error(
     assert code == 2
     assert "--suggest-throttled" in err and len(err.strip().splitlines()) == 1
     assert api.requests == []  # refused before the cluster is asked anything
+
+
+def test_all_namespaces_judges_each_and_warns_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """plan -A under the cluster-scope ClusterRole without the production rules: every
+    namespace's decisions as without Prometheus, one warning naming them all, no write."""
+    from tests.integration import test_plan_all_namespaces as cluster
+
+    with FakeApiServer(
+        tmp_path,
+        namespaces=(cluster.HOME, *cluster.SERVING),
+        role_namespace=cluster.HOME,
+        rules=PLANNER,
+        cluster_rules=cluster.CLUSTER_PLANNER,
+        service_account=cluster.PLANNER_SERVICE_ACCOUNT,
+    ) as fake:
+        for namespace in ("team-a", "team-b"):
+            fake.put_namespace(namespace, cluster.OPT_IN)
+            fake.put_service_account(namespace, cluster.DEFAULT_SERVICE_ACCOUNT)
+            fake.put_workload(cluster.opted_in(namespace, cluster.SERVING[namespace]))
+        with FakePrometheus(lambda endpoint, form: vector()) as prom:
+            code, out, err = cluster.plan(
+                capsys, fake, "-A", "--format", "json", "--prometheus-url", prom.url
+            )
+        assert code == 0, err
+        rows = json.loads(out)["decisions"]
+        assert {(d["namespace"], d["decision"]) for d in rows} == {
+            ("team-a", "calibrate"),
+            ("team-b", "calibrate"),
+        }
+        (line,) = err.strip().splitlines()
+        assert "production not judged in team-a, team-b" in line
+        assert prom.requests == []
+        assert puts(fake) == []
