@@ -7,7 +7,9 @@
 #   (podman, runc, debootstrap, qemu-user-static + binfmt, .tools/containers.conf, and locally
 #   built docker.io/library/debian:bookworm-slim base images in the project's own podman store,
 #   since no container registry is reachable).
-# - as root, for the tools tier: Debian's chromium, which lays out the HTML report headless.
+# - as root, for the tools tier: Debian's chromium, which lays out the HTML report headless, and
+#   Debian's prometheus (with promtool), which serves loaded history to status's production
+#   verdicts.
 # Not root: the container tier and chromium are left out (their tests skip locally and fail on
 # CI).
 set -euo pipefail
@@ -64,12 +66,22 @@ install_chromium() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 }
 
+install_prometheus() {
+  if command -v prometheus >/dev/null && command -v promtool >/dev/null; then
+    return
+  fi
+  log "installing prometheus with apt"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null
+}
+
 install_helm_kubectl
 if [[ "$(id -u)" == "0" ]]; then
   install_chromium
+  install_prometheus
   # the container tier builds and runs both architectures: podman, qemu + binfmt for arm64, and
   # a base image per architecture in the project's own store (scripts/image-setup.sh)
   bash scripts/image-setup.sh linux/amd64,linux/arm64
 else
-  log "not root: podman, qemu, the base images and chromium are left out (their tests will skip)"
+  log "not root: podman, qemu, the base images, chromium and prometheus are left out (their tests will skip)"
 fi

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -125,3 +126,76 @@ def duration(text: str) -> timedelta:
         return parse_duration(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"{text!r} {exc}") from None
+
+
+#: environment variables the Prometheus flags default to (the chart and the fleet component set
+#: them from values or a Secret)
+PROMETHEUS_ENV = {
+    "url": "TFTA_PROMETHEUS_URL",
+    "token_file": "TFTA_PROMETHEUS_TOKEN_FILE",
+    "ca_file": "TFTA_PROMETHEUS_CA_FILE",
+    "headers": "TFTA_PROMETHEUS_HEADERS",
+}
+
+
+def add_prometheus(parser: Arguments) -> None:
+    """``--prometheus-url`` and its auth, for the commands that read production metrics."""
+    env = os.environ.get
+    parser.add_argument(
+        "--prometheus-url",
+        metavar="URL",
+        default=env(PROMETHEUS_ENV["url"]) or None,
+        help="read the serving pods' metrics from the Prometheus HTTP API at URL (Prometheus, "
+        f"Thanos, Mimir, VictoriaMetrics; default ${PROMETHEUS_ENV['url']}; none: not read)",
+    )
+    parser.add_argument(
+        "--prometheus-token-file",
+        metavar="PATH",
+        type=Path,
+        default=env(PROMETHEUS_ENV["token_file"]) or None,
+        help="send the bearer token in PATH, read for every request "
+        f"(default ${PROMETHEUS_ENV['token_file']})",
+    )
+    parser.add_argument(
+        "--prometheus-ca-file",
+        metavar="PATH",
+        type=Path,
+        default=env(PROMETHEUS_ENV["ca_file"]) or None,
+        help=f"trust the CA certificates in PATH for https (default ${PROMETHEUS_ENV['ca_file']})",
+    )
+    parser.add_argument(
+        "--prometheus-header",
+        metavar="K=V",
+        action="append",
+        default=[h for h in (env(PROMETHEUS_ENV["headers"]) or "").split(",") if h.strip()],
+        help="send this header too, e.g. X-Scope-OrgID=team-a for Mimir or Cortex; repeatable "
+        f"(default: ${PROMETHEUS_ENV['headers']}, comma-separated)",
+    )
+    parser.add_argument(
+        "--prometheus-timeout",
+        metavar="S",
+        type=float,
+        default=10.0,
+        help="bound on one Prometheus request, seconds (default 10); three of them bound all "
+        "retries of one query",
+    )
+    parser.add_argument(
+        "--window",
+        metavar="DURATION",
+        type=duration,
+        default=None,
+        help="length of the before and after windows of the production figures (default 24h)",
+    )
+
+
+def prometheus_settings(args: argparse.Namespace) -> Any:
+    """The pipeline's checked Prometheus settings from the parsed flags (None without a URL)."""
+    from advisor.pipeline.production import prometheus_settings as settings
+
+    return settings(
+        args.prometheus_url,
+        token_file=args.prometheus_token_file,
+        ca_file=args.prometheus_ca_file,
+        headers=pairs([h.strip() for h in args.prometheus_header], "--prometheus-header"),
+        timeout_s=args.prometheus_timeout,
+    )

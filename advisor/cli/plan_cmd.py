@@ -7,7 +7,14 @@ import argparse
 from datetime import timedelta
 from typing import Any, get_args
 
-from advisor.cli._args import add_kubeconfig, default_of, duration, pairs
+from advisor.cli._args import (
+    add_kubeconfig,
+    add_prometheus,
+    default_of,
+    duration,
+    pairs,
+    prometheus_settings,
+)
 from advisor.cli._output import add_format, emit
 from advisor.cli._sweep_flags import objective_names
 from advisor.errors import DecisionsFailedError
@@ -39,7 +46,10 @@ def register(subparsers: Any) -> None:
         "invalid Job) is that workload's failed decision and the plan goes on; only a rule its "
         "Role lacks stops it (exit 8). Any failed decision makes it exit 17 after printing them "
         "all. Needs get/list on deployments, statefulsets, configmaps and jobs, and create on "
-        "jobs (and events) with --apply.",
+        "jobs (and events) with --apply. With --prometheus-url, an advice that fits but made its "
+        "serving pods worse in production is revert (--apply writes the advice it replaced "
+        "back; needs list on pods and daemonsets and update on configmaps), and containers not "
+        "opted in that are throttled above --suggest-throttled are suggested.",
     )
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument(
@@ -226,7 +236,24 @@ def register(subparsers: Any) -> None:
         help=f"bound on all API retries of one cluster operation, seconds "
         f"(default {CLUSTER_TIMEOUT_S:g})",
     )
+    add_prometheus(parser)
+    parser.add_argument(
+        "--suggest-throttled",
+        metavar="PCT",
+        type=_percent,
+        default=25.0,
+        help="with --prometheus-url: list the containers not opted in whose pods were throttled "
+        "in more than PCT%% of their CFS periods over --window as suggested (default 25, "
+        "kube-prometheus' CPUThrottlingHigh level)",
+    )
     parser.set_defaults(func=run)
+
+
+def _percent(text: str) -> float:
+    try:
+        return float(text.strip().rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage") from None
 
 
 def run(args: argparse.Namespace, _instruments: Instruments) -> int:
@@ -259,6 +286,9 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
         dry_run=args.dry_run,
         retry_failed=args.retry_failed,
         events=args.events,
+        prometheus=prometheus_settings(args),
+        window=args.window,
+        suggest_throttled=args.suggest_throttled / 100,
     )
     result = plan(request)
     if args.print_jobs:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from advisor.cli._args import add_kubeconfig, duration
+from advisor.cli._args import add_kubeconfig, add_prometheus, duration, prometheus_settings
 from advisor.cli._output import add_format, emit
 from advisor.errors import ProblemsFoundError
 from advisor.pipeline import Instruments, cluster_status
@@ -37,7 +37,10 @@ def register(subparsers: Any) -> None:
         "is unused; and the newest "
         "calibration Job plan created for each advice, with its state. Needs get/list on "
         "configmaps and list on deployments, statefulsets, daemonsets and pods (and list on "
-        "jobs for the calibration Jobs).",
+        "jobs for the calibration Jobs). With --prometheus-url, each consumer's production "
+        "verdict (improved, unchanged, regressed or unknown) from its serving pods' throttling, "
+        "CPU and, where its workload names a latency query, p99, before the advice's data "
+        "changed and after its pods started with it.",
     )
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument(
@@ -79,6 +82,7 @@ def register(subparsers: Any) -> None:
         help=f"bound on all API retries of the listing, seconds (default {CLUSTER_TIMEOUT_S:g}); "
         "an API server that cannot be connected to is given up after about 3 s",
     )
+    add_prometheus(parser)
     parser.set_defaults(func=run)
 
 
@@ -90,6 +94,8 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
         max_age=args.max_age,
         cluster_timeout_s=args.cluster_timeout,
         consumers=not args.no_consumers,
+        prometheus=prometheus_settings(args),
+        window=args.window,
     )
     emit(formats.render(StatusView(found), args.format))
     if args.fail_on_problems and found.problems:

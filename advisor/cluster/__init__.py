@@ -12,7 +12,7 @@ list is paged (``http.list_all``).
 """
 
 from advisor.cluster.config import Connection, connect
-from advisor.cluster.retry import RetryPolicy
 from advisor.cluster.writer import ConfigMapWriter, PublishOutcome
+from advisor.retry import RetryPolicy
 
 __all__ = ["ConfigMapWriter", "Connection", "PublishOutcome", "RetryPolicy", "connect"]

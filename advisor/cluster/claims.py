@@ -14,7 +14,7 @@ from advisor.cluster import listing
 from advisor.cluster.config import Connection
 from advisor.cluster.http import PAGE_SIZE
 from advisor.cluster.jobs import rule
-from advisor.cluster.retry import RetryPolicy
+from advisor.retry import RetryPolicy
 
 
 def list_claims(

@@ -18,8 +18,8 @@ from typing import Any, Literal
 from advisor.cluster.config import Connection
 from advisor.cluster.http import Target, create, final_error
 from advisor.cluster.jobs import rule
-from advisor.cluster.retry import RetryPolicy
 from advisor.errors import one_line
+from advisor.retry import RetryPolicy
 
 #: who the Events say recorded them (``kubectl describe``'s From column)
 COMPONENT = "tf-thread-advisor"

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.cluster.config import Connection
-from advisor.cluster.retry import Deadline, RetryPolicy, retry_after_seconds
 from advisor.errors import (
     AdvisorError,
     ClusterRejectedError,
     ClusterUnreachableError,
     ForbiddenError,
 )
+from advisor.retry import Deadline, RetryPolicy, retry_after_seconds
 
 #: a retry is only started when at least this share of a request timeout is left
 MIN_ATTEMPT_FRACTION = 0.25

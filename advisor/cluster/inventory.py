@@ -22,8 +22,8 @@ from typing import Any
 from advisor.cluster.config import Connection
 from advisor.cluster.http import PAGE_SIZE, Target, list_all, list_method
 from advisor.cluster.listing import READER_HINT
-from advisor.cluster.retry import Deadline, RetryPolicy
 from advisor.errors import Opt
+from advisor.retry import Deadline, RetryPolicy
 
 #: kind -> (API group, resource): the pod-owning workloads a consumer can be
 WORKLOAD_RESOURCES = {

@@ -31,7 +31,7 @@ from advisor.cluster.http import (
     namespace_missing,
     request,
 )
-from advisor.cluster.retry import Deadline, RetryPolicy
+from advisor.retry import Deadline, RetryPolicy
 
 PLANNER_SERVICE_ACCOUNT = "tf-thread-advisor-planner"
 PLANNER_RBAC = "deploy/components/fleet"

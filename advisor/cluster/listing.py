@@ -12,8 +12,8 @@ from typing import Any
 
 from advisor.cluster.config import Connection
 from advisor.cluster.http import PAGE_SIZE, Target, list_all, list_method
-from advisor.cluster.retry import Deadline, RetryPolicy
 from advisor.recommend import APP_NAME, COMPONENT, LABEL_COMPONENT, LABEL_NAME
+from advisor.retry import Deadline, RetryPolicy
 
 #: what every advice ConfigMap carries (recommend.render_configmap sets both)
 ADVICE_SELECTOR = f"{LABEL_NAME}={APP_NAME},{LABEL_COMPONENT}={COMPONENT}"

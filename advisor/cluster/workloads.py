@@ -19,7 +19,6 @@ from typing import Any, Literal
 
 from advisor.cluster.config import Connection
 from advisor.cluster.http import Response, Target, final_error, namespace_missing, request
-from advisor.cluster.retry import Deadline, RetryPolicy
 from advisor.errors import (
     AdvisorError,
     InterruptedRunError,
@@ -29,6 +28,7 @@ from advisor.errors import (
 )
 from advisor.kubenames import dns1123_subdomain_problem
 from advisor.recommend import ANNOTATION_PREFIX
+from advisor.retry import Deadline, RetryPolicy
 
 #: the pod-template annotation a restart sets (to the ConfigMap's content hash)
 ADVICE_HASH_ANNOTATION = ANNOTATION_PREFIX + "advice-hash"

@@ -15,7 +15,6 @@ from typing import Any, Literal
 
 from advisor.cluster.config import Connection
 from advisor.cluster.http import Response, Target, final_error, request
-from advisor.cluster.retry import Conflict, Deadline, RetryPolicy, until_no_conflict
 from advisor.errors import (
     AdviceKeptError,
     AdvisorError,
@@ -29,6 +28,8 @@ from advisor.recommend import (
     keep_data_changed_at,
     parse_configmap,
 )
+from advisor.recommend.previous import keep_previous
+from advisor.retry import Conflict, Deadline, RetryPolicy, until_no_conflict
 
 FIELD_MANAGER = "tf-thread-advisor"
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
@@ -119,13 +120,14 @@ class ConfigMapWriter:
         """Apply ``configmap`` (already validated) with optimistic concurrency: the apply carries
         the resourceVersion just read, so a concurrent change gives 409 and a re-read, bounded by
         ``policy.max_conflicts`` and ``policy.total_s``. Unchanged data keeps the stored
-        data-changed time (``keep_data_changed_at``)."""
+        data-changed time (``keep_data_changed_at``); changed data keeps the replaced advice
+        (``keep_previous``)."""
         deadline = Deadline(self.policy)
 
         def attempt(conflicts: int) -> PublishOutcome | Conflict:
             existing = self.read(deadline)
             self._guard(existing, budget_s=budget_s, force=force)
-            body = keep_data_changed_at(configmap, existing)
+            body = keep_previous(keep_data_changed_at(configmap, existing), existing)
             metadata = body.setdefault("metadata", {})
             metadata["namespace"] = self.namespace
             old_rv = None

@@ -60,6 +60,10 @@ from advisor.models.plan import (
     PlanResult,
     PlanVerdict,
 )
+from advisor.models.production import (
+    Production,
+    ProductionVerdict,
+)
 from advisor.models.progress import (
     Progress,
     ProgressFn,
@@ -132,6 +136,8 @@ __all__ = [
     "PlanVerdict",
     "Problem",
     "ProblemCode",
+    "Production",
+    "ProductionVerdict",
     "Progress",
     "ProgressFn",
     "Provenance",

@@ -3,11 +3,12 @@ for ``status``)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from advisor.models.base import StrictModel
+from advisor.models.production import Production
 
 #: how a consuming container does not fit the advice it mounts (see ``Problem.code``)
 ProblemCode = Literal[
@@ -61,3 +62,16 @@ class Consumer(StrictModel):
         description="CPUs: the container's requests.cpu, else the pod-level request; null: none",
     )
     problems: list[Problem] = Field(default_factory=list)
+    production: Production | None = Field(
+        default=None,
+        description="its serving pods' metrics before and after the advice (only with "
+        "Prometheus; left out of the output without it)",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_unread_production(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # status without Prometheus prints what it printed before production existed
+        dumped = handler(self)
+        if isinstance(dumped, dict) and dumped.get("production", 0) is None:
+            del dumped["production"]
+        return dumped

@@ -8,6 +8,7 @@ from pydantic import AfterValidator, Field, WithJsonSchema, field_validator, mod
 
 from advisor.errors import InvalidOptionsError, Opt
 from advisor.models.base import StrictModel
+from advisor.models.setting import ThreadSetting
 from advisor.objectives import DEFAULT_OBJECTIVE, OBJECTIVES, bounded_names, named
 
 
@@ -85,6 +86,11 @@ class CalibrationOptions(StrictModel):
     sweep_onednn: bool = Field(
         default=False,
         description="also measure TF_ENABLE_ONEDNN_OPTS=0 against =1 for the advised setting",
+    )
+    rejected: tuple[ThreadSetting, ...] = Field(
+        default=(),
+        description="settings production undid for this serving target (plan's revert): never "
+        "candidates, so never advised again; TF's default is the baseline and stays measured",
     )
 
     @field_validator("model_path")

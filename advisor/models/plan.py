@@ -10,7 +10,7 @@ from pydantic import Field
 from advisor.models.base import StrictModel
 
 #: what ``plan`` decides for one opted-in workload container
-PlanVerdict = Literal["calibrate", "fits", "pending", "failed", "skipped"]
+PlanVerdict = Literal["calibrate", "fits", "pending", "failed", "skipped", "revert", "suggested"]
 
 
 class PlanDecision(StrictModel):
@@ -22,7 +22,10 @@ class PlanDecision(StrictModel):
     decision: PlanVerdict = Field(
         description="calibrate: its advice is missing or was measured for another shape; fits: "
         "the advice matches it; pending: a calibration Job for it has not finished; failed: the "
-        "last calibration Job for this spec failed; skipped: it cannot be calibrated"
+        "last calibration Job for this spec failed; skipped: it cannot be calibrated; revert: "
+        "its serving pods did worse in production on this advice (Prometheus), so the advice "
+        "it replaced is written back; suggested: not opted in, but throttled in production "
+        "above --suggest-throttled"
     )
     reason: str = Field(min_length=1, description="one line: why")
     job: str | None = Field(

@@ -52,6 +52,7 @@ from advisor.fleet.scope import (
 )
 from advisor.models import CalibrationOptions, PlanResult, TrialMode
 from advisor.pipeline.plan_events import applied_events, failed_calibrations, record_events
+from advisor.pipeline.production import check_suggest_throttled
 from advisor.pipeline.source import (
     CLUSTER_TIMEOUT_S,
     check_cluster_timeout,
@@ -62,6 +63,7 @@ from advisor.recommend import annotation_key_problem
 
 if TYPE_CHECKING:
     from advisor.cluster import Connection, RetryPolicy
+    from advisor.prometheus import Settings
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +121,11 @@ class PlanRequest:
     retry_failed: bool = False
     #: with ``apply``, Events on the workloads it acted on (needs create on events)
     events: bool = True
+    #: production verdicts (revert, suggested): where Prometheus is, its windows, the
+    #: throttled share that makes a container not opted in ``suggested``
+    prometheus: Settings | None = None
+    window: timedelta | None = None
+    suggest_throttled: float = 0.25
 
 
 @dataclass(frozen=True)
@@ -164,6 +171,7 @@ def check_request(request: PlanRequest) -> None:
         if problem := annotation_key_problem(key):
             raise UsageError(Opt("configmap_annotations"), f" {key!r}: {problem}")
     check_cluster_timeout(request.cluster_timeout_s)
+    check_suggest_throttled(request.suggest_throttled)
     if request.dry_run not in DRY_RUNS:
         raise UsageError(Opt("dry_run"), f" must be one of {', '.join(DRY_RUNS)}")
     if request.apply and request.dry_run != "none":
@@ -267,9 +275,18 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         decided = [applied.get(id(item), untried.get(id(item), item)) for item in decided]
         start = [item for item in applied.values() if item.verdict == "calibrate"]
     created = [item.job.printed for item in start if item.job is not None]
+    decisions = [item.decision for item in decided]
+    if request.prometheus is not None and stopped is None:
+        from advisor.pipeline.production import judged_plans
+
+        decisions = judged_plans(
+            request.prometheus, decisions, listed.configmaps, namespace=namespace,
+            connection=connection, policy=policy, apply=request.apply, window=request.window,
+            suggest_throttled=request.suggest_throttled, now=now or datetime.now(timezone.utc),
+        )  # fmt: skip
     return Plan(
         namespace=namespace,
-        result=PlanResult(decisions=[item.decision for item in decided]),
+        result=PlanResult(decisions=decisions),
         jobs=created,
         applied=request.apply,
         namespaces=tuple(listed.workloads),

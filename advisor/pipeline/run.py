@@ -42,6 +42,7 @@ from advisor.models import (
     ProgressFn,
     Recommendation,
     ServingTarget,
+    ThreadSetting,
 )
 from advisor.pipeline.files import StagedFile, check_output_path, stage_file
 from advisor.pipeline.incumbent import (
@@ -70,6 +71,7 @@ from advisor.recommend import (
     parse_configmap,
     render_configmap,
 )
+from advisor.recommend.previous import keep_previous, rejected_for
 
 if TYPE_CHECKING:
     from advisor.cluster import ConfigMapWriter, PublishOutcome
@@ -213,12 +215,35 @@ class PreparedRun:
                 held.incumbent.inter_op_threads,
                 held.incumbent.source,
             )
-        result = self.instruments.sweep(
-            self.request.options, node, progress=progress, incumbent=held.incumbent
-        )
+        options = self._without_rejected(held)
+        if options.rejected:
+            held = self._rejected_incumbent(held, options.rejected)
+        result = self.instruments.sweep(options, node, progress=progress, incumbent=held.incumbent)
         if not held.notes:
             return result
         return result.model_copy(update={"notes": [*held.notes, *result.notes]})
+
+    def _without_rejected(self, held: IncumbentChoice) -> CalibrationOptions:
+        """The options with the settings production undid for this target left out (the stored
+        ConfigMap records them: plan's revert)."""
+        rejected = rejected_for(self._stored_object(), self.request.target)
+        if not rejected:
+            return self.request.options
+        log.info(
+            "left out: %s, undone in production for this target",
+            ", ".join(s.label for s in rejected),
+        )
+        return self.request.options.model_copy(update={"rejected": rejected})
+
+    @staticmethod
+    def _rejected_incumbent(
+        held: IncumbentChoice, rejected: tuple[ThreadSetting, ...]
+    ) -> IncumbentChoice:
+        """A stored advice that production undid is no incumbent: TF's default is."""
+        if held.incumbent is None or held.incumbent.setting not in rejected:
+            return held
+        note = "the stored advice was undone in production: TF's default is the incumbent"
+        return IncumbentChoice(notes=(*held.notes, note))
 
     def _stored_object(self) -> dict[str, Any] | None:
         """What this run replaces: the ConfigMap read at the preflight, else the --output file's
@@ -265,7 +290,9 @@ class PreparedRun:
         )
         # the time the data last changed carries over when it does not change (the writer does
         # the same against the object it reads just before its apply)
-        configmap = keep_data_changed_at(configmap, self._stored_object())
+        # and so do the advice it replaces and the settings production undid (``keep_previous``)
+        stored = self._stored_object()
+        configmap = keep_previous(keep_data_changed_at(configmap, stored), stored)
         # the same rules `validate` applies: what is published always validates
         if parse_configmap(configmap, "the new advice").recommendation != rec:
             raise InvalidAdviceError("the rendered ConfigMap does not read back as the same advice")

@@ -38,6 +38,8 @@ from advisor.recommend import ParsedAdvice, parse_configmap
 
 if TYPE_CHECKING:
     from advisor.cluster.inventory import Inventory
+    from advisor.pipeline.production import ProductionReader
+    from advisor.prometheus import Settings
 
 log = logging.getLogger(__name__)
 _EPOCH = datetime.min.replace(tzinfo=timezone.utc)
@@ -145,21 +147,26 @@ def statuses(
     now: datetime | None = None,
     max_age: timedelta | None = None,
     inventory: Inventory | None = None,
+    production: ProductionReader | None = None,
 ) -> list[AdviceStatus]:
     """The status of each ConfigMap, sorted by namespace and name; versions compared with this
     advisor and the TensorFlow installed beside it (the image's, when run from the image). With
-    ``inventory``, each with its consumers, and the missing advice that containers require."""
+    ``inventory``, each with its consumers, and the missing advice that containers require; with
+    ``production``, each consumer with its production verdict."""
     now = now or datetime.now(timezone.utc)
     tf_version = installed_tf_version()
     objects = list(objects)
     rows = [advice_status(o, now=now, max_age=max_age, tf_version=tf_version) for o in objects]
     if inventory is not None:
-        rows = with_consumers(rows, objects, inventory)
+        rows = with_consumers(rows, objects, inventory, production)
     return sorted(rows, key=lambda r: (r.namespace or "", r.name))
 
 
 def with_consumers(
-    rows: list[AdviceStatus], objects: list[dict[str, Any]], inventory: Inventory
+    rows: list[AdviceStatus],
+    objects: list[dict[str, Any]],
+    inventory: Inventory,
+    production: ProductionReader | None = None,
 ) -> list[AdviceStatus]:
     """``rows`` (one per object in ``objects``) with their consumers, then a ``missing`` row for
     each ConfigMap that a container requires and nobody has written. A reference to a
@@ -170,10 +177,13 @@ def with_consumers(
         parsed = _parsed(obj)
         annotations = (obj.get("metadata") or {}).get("annotations") or {}
         match = str(annotations.get(fit.RELOADER_MATCH, "")).lower() == "true"
-        found = [
-            fit.consumer(parsed, mount, reloader_match=match)
-            for mount in by_configmap.pop((row.namespace or "", row.name), [])
-        ]
+        reading = by_configmap.pop((row.namespace or "", row.name), [])
+        found = [fit.consumer(parsed, mount, reloader_match=match) for mount in reading]
+        if production is not None:
+            found = [
+                consumer.model_copy(update={"production": production.judge(parsed, mount)})
+                for consumer, mount in zip(found, reading, strict=True)
+            ]
         joined.append(row.model_copy(update={"consumers": found, "unused": not found}))
     for (namespace, name), readers in sorted(by_configmap.items()):
         required = [mount for mount in readers if not mount.optional]
@@ -219,6 +229,18 @@ def with_calibrations(rows: list[AdviceStatus], jobs: Iterable[PlannedJob]) -> l
     return out
 
 
+def production_reader(
+    prometheus: Settings | None, window: timedelta | None
+) -> ProductionReader | None:
+    """The reader of production verdicts, None without Prometheus."""
+    if prometheus is None:
+        return None
+    from advisor.pipeline.production import DEFAULT_WINDOW, ProductionReader
+    from advisor.prometheus import PrometheusClient
+
+    return ProductionReader(PrometheusClient(prometheus), window=window or DEFAULT_WINDOW)
+
+
 def _parsed(obj: dict[str, Any]) -> ParsedAdvice | None:
     try:
         return parse_configmap(obj, "ConfigMap")
@@ -234,11 +256,15 @@ def cluster_status(
     max_age: timedelta | None = None,
     cluster_timeout_s: float = CLUSTER_TIMEOUT_S,
     consumers: bool = True,
+    prometheus: Settings | None = None,
+    window: timedelta | None = None,
 ) -> StatusResult:
     """Every advice ConfigMap in ``namespace`` (default: $TFTA_POD_NAMESPACE, then the
     kubeconfig context's, then ``default``) or, with ``all_namespaces``, in the cluster; with
-    ``consumers``, joined with the workloads and pods that read them. A person waits on it: an
-    API server that cannot be connected to is given up after seconds."""
+    ``consumers``, joined with the workloads and pods that read them, and with ``prometheus``,
+    each consumer's production verdict over ``window`` (default 24 h) before and after. A
+    person waits on it: an API server or a Prometheus that cannot be connected to is given up
+    after seconds."""
     from advisor.cluster import RetryPolicy, connect
     from advisor.cluster.inventory import list_inventory
     from advisor.cluster.jobs import list_jobs
@@ -247,6 +273,11 @@ def cluster_status(
     if all_namespaces and namespace:
         raise UsageError(Opt("namespace"), " and ", Opt("all_namespaces"), " exclude each other")
     check_cluster_timeout(cluster_timeout_s)
+    if prometheus is not None and not consumers:
+        # production is judged per consumer: without them there is nothing to judge
+        raise UsageError(
+            Opt("consumers=False"), " and ", Opt("prometheus_url"), " exclude each other"
+        )
     connection = connect(kubeconfig)
     where: str | None = None
     if not all_namespaces:
@@ -254,7 +285,10 @@ def cluster_status(
     policy = RetryPolicy.interactive(cluster_timeout_s)
     objects = list_advice(connection, where, policy)
     inventory = list_inventory(connection, where, policy) if consumers else None
-    rows = statuses(objects, max_age=max_age, inventory=inventory)
+    reader = production_reader(prometheus, window)
+    rows = statuses(objects, max_age=max_age, inventory=inventory, production=reader)
+    if reader is not None:
+        reader.warn()
     if not consumers:
         return StatusResult(rows=rows)
     try:  # across namespaces: one list of every namespace's Jobs, which a ClusterRole allows

@@ -340,8 +340,12 @@ def _candidates(
     default: ThreadSetting,
     say: Callable[[str], None],
 ) -> list[ThreadSetting]:
-    """The node's candidates, the incumbent among them (a stored 4/2 on a 1-CPU pod is not)."""
+    """The node's candidates, the incumbent among them (a stored 4/2 on a 1-CPU pod is not),
+    without the settings production undid for this target."""
     candidates = with_incumbent(candidate_configs(node, options.concurrency), held)
+    if options.rejected:
+        say(f"left out, undone in production: {', '.join(s.label for s in options.rejected)}")
+        candidates = [c for c in candidates if c not in options.rejected]
     say(
         f"{len(candidates)} settings for {node.effective_cpus:g} usable CPUs "
         f"({len(node.affinity_cpus)} in the affinity mask) and TF's default "

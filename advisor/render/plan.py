@@ -75,6 +75,11 @@ class PlanView(View):
             blocks.append(
                 Lines(("nothing was created: run again with --apply to start the calibrations",))
             )
+        if not self.applied and any(d.decision == "revert" for d in decisions):
+            blocks.append(
+                Lines(("nothing was reverted: run again with --apply to write the previous advice "
+                       "back",))
+            )  # fmt: skip
         return Document(title, tuple(blocks))
 
     def _nothing(self) -> str:

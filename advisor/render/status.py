@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-from advisor.models import AdviceStatus, Consumer, StatusResult
+from advisor.models import AdviceStatus, Consumer, Production, StatusResult
 from advisor.objectives import OBJECTIVES
 from advisor.render.document import (
     RECORDS,
@@ -74,6 +74,17 @@ _CSV_CONSUMER_KEYS = (
     "cpu_request",
     "problems",
 )
+#: with Prometheus: each consumer's production figures (``production_verdict``: its verdict)
+_CSV_PRODUCTION_KEYS = (
+    "production_verdict",
+    "throttled_before",
+    "throttled_after",
+    "cpu_before",
+    "cpu_after",
+    "p99_before_ms",
+    "p99_after_ms",
+    "production_reason",
+)
 CPU_MODEL_WIDTH = 28
 #: consumers named in the one line of a failing status (``problems_line``)
 NAMED_IN_ERROR = 3
@@ -102,10 +113,11 @@ class StatusView(View):
             return Document(title, (Lines((EMPTY,)),))
         blocks: list[Block] = [_advice_grid(rows)]
         consumers = _consumer_rows(rows)
+        judged = _judged(rows)
         if consumers:
             blocks.append(
                 grid(
-                    _CONSUMER_COLUMNS,
+                    (*_CONSUMER_COLUMNS, *(("PRODUCTION",) if judged else ())),
                     [
                         [
                             str(row.namespace),
@@ -114,6 +126,7 @@ class StatusView(View):
                             consumer.container,
                             _cpu_cell(row, consumer),
                             ", ".join(p.code for p in consumer.problems) or "-",
+                            *((production_cell(consumer.production),) if judged else ()),
                         ]
                         for row, consumer in consumers
                     ],
@@ -139,12 +152,17 @@ class StatusView(View):
         """The table's columns and a few more, values unformatted; one line per consumer (an
         advice without any: one line with the consumer's columns empty), so a spreadsheet can
         filter on a problem."""
+        judged = _judged(self.result.rows)
+        production = _CSV_PRODUCTION_KEYS if judged else ()
         lines: list[list[str]] = []
         for row in self.result.rows:
             cells = [_raw(row, key) for key in _CSV_KEYS]
             readers: list[Consumer | None] = [*row.consumers] if row.consumers else [None]
-            lines.extend(cells + _consumer_cells(consumer) for consumer in readers)
-        return grid((*_CSV_KEYS, *_CSV_CONSUMER_KEYS), lines)
+            lines.extend(
+                cells + _consumer_cells(consumer) + _production_cells(consumer, production)
+                for consumer in readers
+            )
+        return grid((*_CSV_KEYS, *_CSV_CONSUMER_KEYS, *production), lines)
 
 
 def status_table(rows: Sequence[AdviceStatus]) -> str:
@@ -167,6 +185,34 @@ def _advice_grid(rows: list[AdviceStatus]) -> Grid:
         lines.append(cells)
     header = [header for header, _ in _COLUMNS] + (["CALIBRATION"] if planned else [])
     return grid(header, lines, "advice")
+
+
+def _judged(rows: Sequence[AdviceStatus]) -> bool:
+    """Whether Prometheus was read: then every consumer has a production verdict."""
+    return any(c.production is not None for _, c in _consumer_rows(rows))
+
+
+def production_cell(production: Production | None) -> str:
+    """``throttled 41% -> 3%, p99 122 -> 58 ms: improved``; what was known, then the verdict
+    (an unknown one with its reason)."""
+    if production is None:
+        return "-"
+    p = production
+    parts = []
+    if p.throttled_before is not None or p.throttled_after is not None:
+        parts.append(f"throttled {_share(p.throttled_before)} -> {_share(p.throttled_after)}")
+    if p.p99_before_ms is not None or p.p99_after_ms is not None:
+        parts.append(f"p99 {_ms(p.p99_before_ms)} -> {_ms(p.p99_after_ms)} ms")
+    verdict = p.verdict if p.verdict != "unknown" else f"unknown ({p.reason})"
+    return ", ".join(parts) + (": " if parts else "") + verdict
+
+
+def _share(value: float | None) -> str:
+    return "?" if value is None else f"{value:.0%}"
+
+
+def _ms(value: float | None) -> str:
+    return "?" if value is None else f"{value:.0f}"
 
 
 def _consumer_rows(rows: Sequence[AdviceStatus]) -> list[tuple[AdviceStatus, Consumer]]:
@@ -309,3 +355,13 @@ def _consumer_cells(consumer: Consumer | None) -> list[str]:
         "" if request is None else str(request),
         "; ".join(f"{p.code}: {p.message}" for p in consumer.problems),
     ]
+
+
+def _production_cells(consumer: Consumer | None, keys: tuple[str, ...]) -> list[str]:
+    """The production figures as the CSV holds them, unformatted ("" where not known)."""
+    production = consumer.production if consumer is not None else None
+    if production is None:
+        return [""] * len(keys)
+    values = production.model_dump()
+    names = {"production_verdict": "verdict", "production_reason": "reason"}
+    return ["" if (v := values[names.get(key, key)]) is None else str(v) for key in keys]

@@ -1,4 +1,4 @@
-"""The one bounded 409 loop (advisor.cluster.retry.until_no_conflict) that the writer and the
+"""The one bounded 409 loop (advisor.retry.until_no_conflict) that the writer and the
 cleanup hook share: it gives up after ``max_conflicts`` retries or at the deadline, and waits the
 policy's backoff between attempts; cleanup, which used to re-read at once, now backs off too."""
 
@@ -11,9 +11,9 @@ import pytest
 
 from advisor.cluster import RetryPolicy, connect
 from advisor.cluster.cleanup import AdviceDeleter
-from advisor.cluster.retry import Conflict, Deadline, until_no_conflict
 from advisor.errors import ConflictError
 from advisor.recommend import render_configmap
+from advisor.retry import Conflict, Deadline, until_no_conflict
 from testkit.fakeapi.rbac import Rule
 from testkit.fakeapi.samples import recommendation
 from testkit.fakeapi.server import FakeApiServer

@@ -15,9 +15,9 @@ from advisor import errors
 from advisor.cli import main
 from advisor.cluster import RetryPolicy, connect
 from advisor.cluster.http import request
-from advisor.cluster.retry import INTERACTIVE_UNREACHABLE_S, Deadline
 from advisor.pipeline import Instruments
 from advisor.recommend import configmap_yaml, render_configmap
+from advisor.retry import INTERACTIVE_UNREACHABLE_S, Deadline
 from testkit.fakeapi.samples import calibration_result, node_profile, recommendation
 from testkit.fakeapi.server import FakeApiServer, refused_port
 from tests.support.search_fakes import tripwire

@@ -283,3 +283,35 @@ def test_a_pod_request_other_than_the_quota_warns_for_a_request_basis_only(
     # a limit basis does not care what the Job requested
     limit_flags = ("--for-workload", "deploy/web", "--for-container", "server")
     assert warnings(run_to_stdout(capsys, *limit_flags, node=asked_less)[2]) == []
+
+
+def test_a_setting_undone_in_production_for_this_target_is_not_advised_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """plan's revert records the undone setting in the ConfigMap; the next run for the same
+    target leaves it out, and keeps the record for the run after."""
+    from datetime import datetime, timezone
+
+    from advisor.recommend import configmap_yaml
+    from advisor.recommend.previous import (
+        Previous,
+        rejected_settings,
+        reverted_configmap,
+    )
+
+    out = tmp_path / "advice.yaml"
+    argv = ["run", "--output", str(out), *FULL]
+    assert main(argv, instruments=on(JOB_NODE)) == 0
+    first = load_configmap_yaml(out.read_text(), "first")
+    notes = first["metadata"]["annotations"]
+    # as a revert leaves it: the first advice undone (written back to itself, for the test)
+    kept = Previous(first["data"], notes[PROVENANCE_ANNOTATION], "v1", None, "first")
+    now = datetime.now(timezone.utc)
+    out.write_text(configmap_yaml(reverted_configmap(first, kept, now=now, reason="regressed")))
+    seen: list[dict[str, Any]] = []
+    assert main(argv, instruments=on(JOB_NODE, seen)) == 0
+    second = load_configmap_yaml(out.read_text(), "second")
+    assert second["data"] != first["data"]
+    assert seen[0]["incumbent"] is None  # the stored advice was the undone one
+    assert [r["env"] for r in rejected_settings(second)] == [first["data"]]
+    capsys.readouterr()

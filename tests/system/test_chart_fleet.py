@@ -678,3 +678,74 @@ def test_every_calibration_pod_of_every_render_keeps_the_token_in_the_advisor(
     assert len(workloads) == 2 * len(targets)  # a Job and a CronJob per target
     for workload in workloads:
         k8s.assert_token_in_advisor_only(workload)
+
+
+# --------------------------------------------------------------------------------------------------
+# production verdicts (planner.prometheus)
+
+
+PROMETHEUS_SET = (
+    "--set", "planner.prometheus.url=http://prometheus.monitoring:9090",
+    "--set", "planner.prometheus.existingSecret=prom-auth",
+    "--set", "planner.prometheus.tokenKey=token",
+    "--set", "planner.prometheus.headers.X-Scope-OrgID=team-a",
+    "--set", "planner.prometheus.window=12h",
+)  # fmt: skip
+
+
+def test_prometheus_passes_url_auth_and_its_rules_match_the_production_component() -> None:
+    docs = render("-f", str(FLEET_ONLY), *PROMETHEUS_SET)
+    container = planner_container(k8s.one(docs, "CronJob"))
+    args = [a.replace("$(TFTA_POD_NAMESPACE)", NAMESPACE) for a in container["args"]]
+    parsed = build_parser().parse_args(args)
+    assert parsed.prometheus_url == "http://prometheus.monitoring:9090"
+    assert parsed.prometheus_header == ["X-Scope-OrgID=team-a"]
+    assert str(parsed.prometheus_token_file) == "/var/run/tf-thread-advisor/prometheus/token"
+    assert parsed.suggest_throttled == 25
+    (mount,) = [m for m in container["volumeMounts"] if m["name"] == "prometheus"]
+    assert mount["readOnly"] is True
+    (volume,) = [
+        v for v in k8s.pod_spec(k8s.one(docs, "CronJob"))["volumes"] if v["name"] == "prometheus"
+    ]
+    assert volume["secret"]["secretName"] == "prom-auth"
+    # the planner's Role = the fleet component's planner Role + the production component's Role
+    (planner_role,) = [
+        r
+        for r in k8s.by_kind(docs, "Role")
+        if r["metadata"]["name"] == "rel-tf-thread-advisor-planner"
+    ]
+    fleet = k8s.load_file_docs(REPO / "deploy" / "components" / "fleet" / "rbac.yaml")
+    production = k8s.load_file_docs(REPO / "deploy" / "components" / "production" / "rbac.yaml")
+    expected = [
+        *next(r for r in k8s.by_kind(fleet, "Role") if r["metadata"]["name"].endswith("planner"))[
+            "rules"
+        ],
+        *k8s.one(production, "Role")["rules"],
+    ]
+    assert planner_role["rules"] == expected
+    policies = {p["metadata"]["name"]: p for p in k8s.by_kind(docs, "NetworkPolicy")}
+    egress = policies["rel-tf-thread-advisor-planner-prometheus"]["spec"]["egress"]
+    assert egress == [{"ports": [{"protocol": "TCP", "port": 9090}]}]
+
+
+def test_without_prometheus_the_planner_gets_no_more_rights(
+    fleet_only: list[dict[str, Any]],
+) -> None:
+    (container,) = [planner_container(k8s.one(fleet_only, "CronJob"))]
+    assert not [a for a in container["args"] if "prometheus" in a or "suggest" in a]
+    verbs = {
+        v for r in k8s.by_kind(fleet_only, "Role") for rule in r["rules"] for v in rule["verbs"]
+    }
+    assert "update" not in verbs
+    assert not [
+        p for p in k8s.by_kind(fleet_only, "NetworkPolicy") if "prometheus" in p["metadata"]["name"]
+    ]
+
+
+def test_prometheus_auth_without_a_url_is_refused() -> None:
+    proc = template(
+        *IMAGE_SET, "-f", str(FLEET_ONLY), "--set", "planner.prometheus.existingSecret=x",
+        "--set", "planner.prometheus.tokenKey=token", check=False,
+    )  # fmt: skip
+    assert proc.returncode != 0
+    assert "need planner.prometheus.url" in proc.stderr

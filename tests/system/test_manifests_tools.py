@@ -324,3 +324,50 @@ def test_hadolint_passes_on_the_dockerfile() -> None:
 @pytest.mark.tools
 def test_checkov_passes_on_the_dockerfile() -> None:
     k8s.assert_checkov_clean(k8s.checkov_report([REPO / "Dockerfile"], framework="dockerfile"))
+
+
+@pytest.mark.tools
+def test_production_component_adds_the_planners_reading_rights_only(tmp_path: Path) -> None:
+    """deploy/components/production beside the fleet component: the planner's second Role and
+    its NetworkPolicy to Prometheus, the URL and headers from an optional ConfigMap, the
+    credentials as files of an optional Secret; valid and checkov clean."""
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    production = REPO / "deploy" / "components" / "production"
+    (overlay / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "namespace": "ml-serving",
+                "components": [
+                    os.path.relpath(FLEET_COMPONENT, overlay),
+                    os.path.relpath(production, overlay),
+                ],
+            }
+        )
+    )
+    docs = _kustomize(overlay)
+    k8s.validate_k8s(docs)
+    rendered = tmp_path / "production.yaml"
+    rendered.write_text(yaml.safe_dump_all(docs))
+    k8s.assert_checkov_clean(k8s.checkov_report([rendered]))
+    k8s.assert_skips_have_reasons(docs)
+    (binding,) = [
+        b for b in k8s.by_kind(docs, "RoleBinding") if b["roleRef"]["name"].endswith("-production")
+    ]
+    assert [s["name"] for s in binding["subjects"]] == ["tf-thread-advisor-planner"]
+    (policy,) = [
+        p
+        for p in k8s.by_kind(docs, "NetworkPolicy")
+        if p["metadata"]["name"].endswith("prometheus")
+    ]
+    assert policy["spec"]["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "planner"
+    (container,) = k8s.pod_spec(k8s.one(docs, "CronJob"))["containers"]
+    env = {e["name"]: e for e in container["env"]}
+    for name, key in (("TFTA_PROMETHEUS_URL", "url"), ("TFTA_PROMETHEUS_HEADERS", "headers")):
+        ref = env[name]["valueFrom"]["configMapKeyRef"]
+        assert ref == {"name": "tf-thread-advisor-prometheus", "key": key, "optional": True}
+    k8s.assert_container_hardened(container)
+    (volume,) = [v for v in k8s.pod_spec(k8s.one(docs, "CronJob"))["volumes"] if "secret" in v]
+    assert volume["secret"] == {"secretName": "tf-thread-advisor-prometheus", "optional": True}

@@ -23,11 +23,26 @@ passes as defaults must be a valid calibration.
 {{- if and .Values.planner.enabled (eq (toString .Values.defaults.objective) "slo") (not .Values.defaults.p99Ms) -}}
 {{- fail "planner.enabled with defaults.objective slo needs defaults.p99Ms (the planner's default bound)" -}}
 {{- end -}}
+{{- with .Values.planner.prometheus -}}
+{{- if and (or .tokenKey .caKey) (not .existingSecret) -}}
+{{- fail "planner.prometheus.tokenKey and caKey name keys of planner.prometheus.existingSecret: set it" -}}
+{{- end -}}
+{{- if and (or .existingSecret (not (empty .headers))) (not .url) -}}
+{{- fail "planner.prometheus.existingSecret and headers need planner.prometheus.url" -}}
+{{- end -}}
+{{- end -}}
 {{- if and .Values.planner.namespaces (not (include "tfta.plannerCluster" .)) -}}
 {{- fail "planner.namespaces lists namespaces for a planner of the whole cluster: set planner.scope=cluster too (scope namespace plans the release namespace alone)" -}}
 {{- end -}}
 {{- if and .Values.cleanup.enabled (not .Values.targets) -}}
 {{- fail "cleanup.enabled deletes the targets' ConfigMaps at uninstall, and targets is empty (the planner's calibrations write the workloads' own ConfigMaps, which this cleanup does not touch): set cleanup.enabled=false" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Whether the planner mounts the Prometheus Secret ("true" or empty). */}}
+{{- define "tfta.prometheusSecret" -}}
+{{- with .Values.planner.prometheus -}}
+{{- if and .url .existingSecret (or .tokenKey .caKey) -}}true{{- end -}}
 {{- end -}}
 {{- end -}}
 
@@ -62,6 +77,18 @@ exists.
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
   verbs: ["get", "list"]
+{{- if .Values.planner.prometheus.url }}
+# production verdicts: which pods ran which containers, and a revert written back
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["list"]
+- apiGroups: ["apps"]
+  resources: ["daemonsets"]
+  verbs: ["list"]
+- apiGroups: [""]
+  resources: ["configmaps"]
+  verbs: ["update"]
+{{- end }}
 {{- if include "tfta.plannerCluster" . }}
 # plan --all-namespaces: the Namespaces labelled tf-thread-advisor.io/calibrate=true, and the
 # namespaces holding the calibration ServiceAccount (names only: no token is stored in one)

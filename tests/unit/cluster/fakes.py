@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.cluster.config import Connection
-from advisor.cluster.retry import RetryPolicy
+from advisor.retry import RetryPolicy
 
 #: a connection as the error messages name it; nothing here sends a request
 CONNECTION = Connection(api_client=None, host="https://k8s.example:6443", source="/tmp/kubeconfig")

@@ -26,13 +26,13 @@ from advisor.cluster.http import (
     parse_json,
     request,
 )
-from advisor.cluster.retry import Deadline, RetryPolicy
 from advisor.errors import (
     ClusterRejectedError,
     ClusterUnreachableError,
     ForbiddenError,
     Opt,
 )
+from advisor.retry import Deadline, RetryPolicy
 from tests.unit.cluster.fakes import CONNECTION, FakeClock, Raw
 
 TARGET = Target("configmaps/tf-advice", "ml", "the Role must allow patch on configmaps")

@@ -8,7 +8,7 @@ from email.utils import format_datetime
 
 import pytest
 
-from advisor.cluster.retry import (
+from advisor.retry import (
     INTERACTIVE_UNREACHABLE_S,
     Conflict,
     Deadline,

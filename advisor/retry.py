@@ -1,5 +1,9 @@
 """Bounded retries: a Job must finish (or fail clearly) even when the API server misbehaves.
 
+Both outside systems the advisor talks to, the API server (``advisor.cluster``) and Prometheus
+(``advisor.prometheus``), are retried under these policies, so a person waits the same bounds on
+either.
+
 Two kinds of caller wait on them. The Job's ``run`` is alone and patient: an API server that is
 restarting comes back within a minute, and giving up early wastes the node it was scheduled on.
 A person running ``status`` or ``cleanup`` is waiting: a kubeconfig pointing at the wrong port or

@@ -1,0 +1,36 @@
+"""What the serving pods' own metrics said about an advice: before and after, and a verdict
+(filled by ``advisor.pipeline`` from Prometheus for ``status``; the rule is
+``advisor.consumers.production``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from advisor.models.base import StrictModel
+
+#: improved/unchanged/regressed by the rule in docs/deploy.md; unknown: the reason says why
+ProductionVerdict = Literal["improved", "unchanged", "regressed", "unknown"]
+
+
+class Production(StrictModel):
+    """One consuming container's production figures before the advice's data changed and after
+    its pods started with it (null where not known)."""
+
+    verdict: ProductionVerdict
+    throttled_before: float | None = Field(
+        default=None, ge=0, le=1, description="share of CFS periods throttled, before"
+    )
+    throttled_after: float | None = Field(default=None, ge=0, le=1)
+    cpu_before: float | None = Field(
+        default=None, ge=0, description="cores one pod used on average, before"
+    )
+    cpu_after: float | None = Field(default=None, ge=0)
+    p99_before_ms: float | None = Field(
+        default=None, ge=0, description="the workload's latency query, median over the window"
+    )
+    p99_after_ms: float | None = Field(default=None, ge=0)
+    reason: str | None = Field(
+        default=None, description="why the verdict: the figures that decided, or what was missing"
+    )

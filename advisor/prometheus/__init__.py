@@ -1,0 +1,26 @@
+"""Reading Prometheus: the serving pods' own metrics, for before-and-after verdicts on an advice.
+
+Only this package talks to Prometheus (``client``); ``promql`` builds query text from cluster
+values with every value escaped. It shares the retry policies of ``advisor.retry`` with the API
+server's client, and nothing else of ``advisor.cluster``.
+"""
+
+from advisor.prometheus.client import (
+    PrometheusClient,
+    PrometheusError,
+    PrometheusUnavailable,
+    QueryRefused,
+    Sample,
+    Series,
+    Settings,
+)
+
+__all__ = [
+    "PrometheusClient",
+    "PrometheusError",
+    "PrometheusUnavailable",
+    "QueryRefused",
+    "Sample",
+    "Series",
+    "Settings",
+]

@@ -1,0 +1,313 @@
+"""``status --prometheus-url`` against a real Prometheus (Debian's package, 2.42) serving hours of
+history written for the test: cAdvisor's CFS and CPU counters and kube-state-metrics' owner
+series, as OpenMetrics loaded with ``promtool tsdb create-blocks-from openmetrics`` (the recipe in
+REAL-PARTS.md, "Prometheus with loaded history"). The workloads and their live pods are on the
+strict fake API server; the PromQL the advisor runs is evaluated by Prometheus itself.
+
+Six workloads: one throttled 40% before the advice and 2% after (improved), one 5% then 40%
+(regressed), one 20% then 21% (unchanged), one with no series at all (unknown), one whose own
+latency query rose beyond its before-window spread while its throttling stayed flat (regressed),
+and a StatefulSet whose one pod name spans the rollout (improved). For ``plan``, an opted-in
+workload that regressed: its advice is reverted through the fake API server, and the one not
+opted in that is throttled 40% is suggested.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from advisor import __version__
+from advisor.cli import main
+from advisor.pipeline.production import LATENCY_QUERY_ANNOTATION
+from advisor.recommend import build_recommendation, render_configmap
+from advisor.recommend.metadata import DATA_CHANGED_ANNOTATION, timestamp
+from advisor.recommend.previous import PREVIOUS_ANNOTATION, keep_previous, rejected_settings
+from testkit.fakeapi.apps import workload
+from testkit.fakeapi.pods import TEMPLATE_HASH, pod_of
+from testkit.fakeapi.rbac import fleet_rules
+from testkit.fakeapi.samples import calibration_result, node_profile
+from testkit.fakeapi.server import FakeApiServer
+from tests.integration.status_cli import reader_rules
+from tests.integration.test_plan import NO_MEASURING, advice_fitting, opted_in, server
+from tests.integration.test_plan_production import PRODUCTION
+from tests.support.real_parts import missing_real_part
+
+pytestmark = pytest.mark.tools
+
+NOW = datetime.now(timezone.utc).replace(second=0, microsecond=0)
+#: when the advice's data changed; the new pods started ten minutes later
+CHANGED = NOW - timedelta(hours=6)
+ROLLED = CHANGED + timedelta(minutes=10)
+HISTORY_FROM = CHANGED - timedelta(hours=4)
+STEP_S = 60
+#: 100 ms CFS periods in a minute of a container that always has work
+PERIODS_PER_STEP = 600
+#: (throttled share, cores) before and after, per workload with series
+SERIES = {
+    "web-better": ((0.40, 3.9), (0.02, 2.1)),
+    "web-worse": ((0.05, 2.0), (0.40, 3.9)),
+    "web-same": ((0.20, 3.0), (0.21, 3.0)),
+    "web-slow": ((0.10, 3.0), (0.10, 3.0)),
+    # opted in, for plan: regressed, with the advice it replaced kept
+    "plan-worse": ((0.05, 2.0), (0.40, 2.0)),
+}
+#: the same for StatefulSets (kube_pod_owner names them directly)
+STATEFUL = {"db-better": ((0.40, 3.0), (0.02, 2.0))}
+LATENCY = 'max(p99_seconds{namespace="$namespace",deployment="$workload"})'
+WINDOW = "3h"
+
+
+def minutes(start: datetime, end: datetime) -> Iterator[int]:
+    return iter(range(int(start.timestamp()), int(end.timestamp()), STEP_S))
+
+
+def openmetrics() -> str:
+    """The series: each workload's old pod (gone: only kube-state-metrics knows it was the
+    workload's) until ten minutes after the change, its new pod from then on."""
+    periods, throttled, usage, pod_owner, rs_owner, p99 = ([] for _ in range(6))
+
+    def pod_series(pod: str, owner: str, span: tuple[datetime, datetime],
+                   figures: tuple[float, float]) -> None:  # fmt: skip
+        """One pod's series over ``span``: (throttled share, cores) as ``figures``."""
+        (start, end), (share, cpu) = span, figures
+        cadvisor = f'namespace="ml",pod="{pod}",container="server"'
+        for i, t in enumerate(minutes(start, end)):
+            pod_owner.append(f'kube_pod_owner{{namespace="ml",pod="{pod}",{owner}}} 1 {t}')
+            periods.append(
+                f"container_cpu_cfs_periods_total{{{cadvisor}}} {i * PERIODS_PER_STEP} {t}"
+            )
+            throttled.append(
+                f"container_cpu_cfs_throttled_periods_total{{{cadvisor}}} "
+                f"{round(i * PERIODS_PER_STEP * share)} {t}"
+            )
+            usage.append(f"container_cpu_usage_seconds_total{{{cadvisor}}} {i * STEP_S * cpu} {t}")
+
+    for name, ((share_before, cpu_before), (share_after, cpu_after)) in SERIES.items():
+        old_rs, new_rs = f"{name}-0ld", f"{name}-{TEMPLATE_HASH}"
+        for rs in (old_rs, new_rs):
+            labels = f'namespace="ml",replicaset="{rs}",owner_kind="Deployment",owner_name="{name}"'
+            rs_owner += [
+                f"kube_replicaset_owner{{{labels}}} 1 {t}" for t in minutes(HISTORY_FROM, NOW)
+            ]
+        for rs, suffix, span, figures in (
+            (old_rs, "x1", (HISTORY_FROM, ROLLED), (share_before, cpu_before)),
+            (new_rs, "a1", (ROLLED, NOW), (share_after, cpu_after)),
+        ):
+            owner = f'owner_kind="ReplicaSet",owner_name="{rs}"'
+            pod_series(f"{rs}-{suffix}", owner, span, figures)
+    # a StatefulSet's pod keeps its name across the rollout: its counters restart at zero
+    for name, (before, after) in STATEFUL.items():
+        owner = f'owner_kind="StatefulSet",owner_name="{name}"'
+        pod_series(f"{name}-0", owner, (HISTORY_FROM, ROLLED), before)
+        pod_series(f"{name}-0", owner, (ROLLED, NOW), after)
+    for i, t in enumerate(minutes(HISTORY_FROM, NOW)):
+        # 100-122 ms before, wobbling; 180-190 ms after the rollout
+        value = 0.100 + 0.011 * (i % 3) if t < ROLLED.timestamp() else 0.180 + 0.005 * (i % 3)
+        p99.append(f'p99_seconds{{namespace="ml",deployment="web-slow"}} {value} {t}')
+    families = (
+        ("container_cpu_cfs_periods", "counter", periods),
+        ("container_cpu_cfs_throttled_periods", "counter", throttled),
+        ("container_cpu_usage_seconds", "counter", usage),
+        ("kube_pod_owner", "gauge", pod_owner),
+        ("kube_replicaset_owner", "gauge", rs_owner),
+        ("p99_seconds", "gauge", p99),
+    )
+    lines = []
+    for family, kind, samples in families:
+        lines.append(f"# TYPE {family} {kind}")
+        lines += sorted(
+            samples, key=lambda line: (line.rsplit(" ", 2)[0], int(line.rsplit(" ", 1)[1]))
+        )
+    return "\n".join([*lines, "# EOF", ""])
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    binary, promtool = shutil.which("prometheus"), shutil.which("promtool")
+    if binary is None or promtool is None:
+        missing_real_part(
+            "prometheus/promtool not installed (scripts/install-test-tools.sh, as root)"
+        )
+    assert binary is not None and promtool is not None
+    work = tmp_path_factory.mktemp("prometheus")
+    series = work / "series.om"
+    series.write_text(openmetrics())
+    subprocess.run(
+        [promtool, "tsdb", "create-blocks-from", "openmetrics", str(series), str(work / "tsdb")],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = (work / "prometheus.log").open("w")
+    server = subprocess.Popen(
+        [binary, "--config.file=/dev/null", f"--storage.tsdb.path={work / 'tsdb'}",
+         f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=30d"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/-/ready", timeout=2) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                said = (work / "prometheus.log").read_text()[-2000:]
+                pytest.fail(f"prometheus did not become ready: {said}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+
+
+def deployment(
+    api: FakeApiServer, name: str, kind: str = "deployments", **annotations: str
+) -> None:
+    obj = workload(
+        kind,
+        "ml",
+        name,
+        container={"envFrom": [{"configMapRef": {"name": "tf-advice"}}],
+                   "resources": {"limits": {"cpu": "4", "memory": "4Gi"}}},
+        metadata={"annotations": annotations},
+    )  # fmt: skip
+    api.put_workload(obj)
+    api.put_pod(pod_of(obj, "a1" if kind == "deployments" else "0", started=ROLLED))
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Iterator[FakeApiServer]:
+    result = calibration_result(2, 1, node=node_profile(affinity=8, quota=4.0))
+    rec = build_recommendation(result, advisor_version=__version__, now=CHANGED)
+    with FakeApiServer(
+        tmp_path, namespaces=("ml",), rules=reader_rules("Role"), role_namespace="ml"
+    ) as server:
+        server.put(render_configmap(rec, "tf-advice", "ml"))
+        for name in ("web-better", "web-worse", "web-same", "web-nodata"):
+            deployment(server, name)
+        deployment(server, "web-slow", **{LATENCY_QUERY_ANNOTATION: LATENCY})
+        deployment(server, "db-better", kind="statefulsets")
+        yield server
+
+
+def status(
+    capsys: pytest.CaptureFixture[str], api: FakeApiServer, *argv: str
+) -> tuple[int, str, str]:
+    code = main(["status", "--kubeconfig", str(api.kubeconfig), "--namespace", "ml", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_verdicts_from_a_real_prometheus(
+    prometheus: str, api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = status(
+        capsys, api, "--format", "json", "--prometheus-url", prometheus, "--window", WINDOW
+    )
+    assert (code, err) == (0, "")
+    (row,) = json.loads(out)
+    found: dict[str, Any] = {c["name"]: c["production"] for c in row["consumers"]}
+    assert {name: p["verdict"] for name, p in found.items()} == {
+        "web-better": "improved",
+        "web-worse": "regressed",
+        "web-same": "unchanged",
+        "web-nodata": "unknown",
+        "web-slow": "regressed",
+        "db-better": "improved",
+    }, found
+    better = found["web-better"]
+    assert better["throttled_before"] == pytest.approx(0.40, abs=0.01)
+    assert better["throttled_after"] == pytest.approx(0.02, abs=0.01)
+    assert better["cpu_before"] == pytest.approx(3.9, abs=0.1)
+    assert better["cpu_after"] == pytest.approx(2.1, abs=0.1)
+    assert "too little data before" in found["web-nodata"]["reason"]
+    db = found["db-better"]  # one pod name before and after, its counters reset at the rollout
+    assert db["throttled_before"] == pytest.approx(0.40, abs=0.01)
+    assert db["throttled_after"] == pytest.approx(0.02, abs=0.01)
+    assert db["cpu_after"] == pytest.approx(2.0, abs=0.1)
+    slow = found["web-slow"]
+    assert slow["p99_before_ms"] == pytest.approx(111, abs=12)
+    assert slow["p99_after_ms"] == pytest.approx(185, abs=6)
+    assert slow["throttled_before"] == pytest.approx(slow["throttled_after"], abs=0.01)
+
+    code, table, err = status(capsys, api, "--prometheus-url", prometheus, "--window", WINDOW)
+    assert (code, err) == (0, "")
+    assert "throttled 40% -> 2%: improved" in table
+    assert "throttled 10% -> 10%, p99" in table and "ms: regressed" in table
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Iterator[FakeApiServer]:
+    """The namespace as the planner sees it: plan-worse opted in, its advice (which replaced an
+    older one) changed when the history says; the status workloads beside it, not opted in."""
+    rules = [*fleet_rules("-planner"), *PRODUCTION]
+    with FakeApiServer(tmp_path, namespaces=("ml",), rules=rules) as server_:
+        obj = opted_in("plan-worse", server("plan-worse", "2"), **{
+            "tf-thread-advisor.io/model": "/models/m"})  # fmt: skip
+        server_.put_workload(obj)
+        server_.put_pod(pod_of(obj, "a1", started=ROLLED))
+        current = advice_fitting(server_, "plan-worse")
+        current["metadata"]["annotations"][DATA_CHANGED_ANNOTATION] = timestamp(CHANGED)
+        old = build_recommendation(
+            calibration_result(4, 2, node=node_profile(quota=2.0)),
+            advisor_version=__version__,
+            now=CHANGED - timedelta(days=7),
+        )
+        server_.put(
+            keep_previous(current, render_configmap(old, "advice-plan-worse", "ml")),
+            manager="tf-thread-advisor",
+        )
+        for name in ("web-better", "web-worse", "web-same"):
+            deployment(server_, name)
+        yield server_
+
+
+def test_plan_reverts_and_suggests_from_a_real_prometheus(
+    prometheus: str, fleet: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    regressed = fleet.get("ml", "advice-plan-worse")
+    assert regressed is not None
+    code = main(
+        ["plan", "--kubeconfig", str(fleet.kubeconfig), "--namespace", "ml", "--apply",
+         "--image", "registry.example.com/tf-thread-advisor:1", "--format", "json",
+         "--prometheus-url", prometheus, "--window", WINDOW],
+        instruments=NO_MEASURING,
+    )  # fmt: skip
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, "")
+    found = {d["workload"]: d for d in json.loads(out)["decisions"]}
+    worse = found["deployment/plan-worse"]
+    assert worse["decision"] == "revert", worse
+    assert "throttling 5% -> 40%" in worse["reason"] and worse["reason"].endswith("written back")
+    assert {w: d["decision"] for w, d in found.items() if d["decision"] == "suggested"} == {
+        "deployment/web-worse": "suggested"  # 40% over the last 3h; web-same's 21% is below 25%
+    }
+    back = fleet.get("ml", "advice-plan-worse")
+    assert back is not None
+    assert back["data"]["TF_NUM_INTRAOP_THREADS"] == "4"
+    assert PREVIOUS_ANNOTATION not in back["metadata"]["annotations"]
+    assert [r["env"] for r in rejected_settings(back)] == [regressed["data"]]

@@ -1,0 +1,56 @@
+"""plan's production decisions: a revert only on a regression with a previous advice kept, and
+suggestions above the threshold, most throttled first."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.fleet.production import Throttled, revert, suggestions
+from advisor.models import PlanDecision, Production
+from advisor.recommend.previous import Previous
+
+FITS = PlanDecision(
+    workload="deployment/web", container="server", configmap="advice", decision="fits",
+    reason="the advice matches it",
+)  # fmt: skip
+KEPT = Previous({"TF_NUM_INTRAOP_THREADS": "4"}, "{}", "v1", None, "intra=4 inter=2")
+
+
+def test_a_regression_with_a_previous_advice_is_a_revert_naming_the_figures() -> None:
+    regressed = Production(verdict="regressed", reason="throttling 5% -> 40%: rose")
+    found = revert(FITS, regressed, KEPT)
+    assert found.decision == "revert"
+    assert found.reason == (
+        "production regressed on this advice: throttling 5% -> 40%: rose; back to the previous "
+        "advice (intra=4 inter=2)"
+    )
+    assert (found.workload, found.configmap) == ("deployment/web", "advice")
+
+
+@pytest.mark.parametrize("verdict", ["unknown", "unchanged", "improved"])
+def test_anything_but_a_regression_changes_nothing(verdict: str) -> None:
+    assert revert(FITS, Production(verdict=verdict, reason="x"), KEPT) == FITS
+
+
+def test_a_regression_with_nothing_to_go_back_to_is_named() -> None:
+    found = revert(FITS, Production(verdict="regressed", reason="p99 up"), None)
+    assert found.decision == "fits"
+    assert found.reason.endswith("production regressed on this advice: p99 up, but no previous "
+                                 "advice is kept")  # fmt: skip
+
+
+def test_suggestions_above_the_threshold_most_throttled_first() -> None:
+    found = suggestions(
+        [
+            Throttled("deployment/a", "server", 0.30),
+            Throttled("deployment/b", "server", 0.25),  # at the threshold: not above
+            Throttled("statefulset/c", "main", 0.90),
+        ],
+        threshold=0.25,
+        window="24h",
+    )
+    assert [(d.workload, d.decision) for d in found] == [
+        ("statefulset/c", "suggested"),
+        ("deployment/a", "suggested"),
+    ]
+    assert found[0].reason.startswith("throttled in 90% of its CFS periods over the last 24h")
