@@ -15,23 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.errors import (
-    AdviceKeptError,
-    AdvisorError,
-    CalibrationError,
-    CheckMismatchError,
-    ClusterRejectedError,
-    ClusterUnreachableError,
-    ConflictError,
-    ForbiddenError,
-    InvalidAdviceError,
-    ModelError,
-    OutputError,
-    ProbeError,
-    RestartFailedError,
-    RestartTargetError,
-    UsageError,
-)
+from advisor.errors import Retry, exit_codes
 from advisor.fleet.naming import (
     ADVISOR_CONTAINER,
     COPY_CONTAINER,
@@ -73,29 +57,11 @@ MESH_OPT_OUT_ANNOTATIONS = {
     "consul.hashicorp.com/connect-inject": "false",
 }
 
-#: exit codes a retry cannot fix: the Job fails at once (README, "Exit codes", retry no)
-FAIL_JOB_EXIT_CODES = sorted(
-    e.exit_code
-    for e in (
-        AdvisorError,
-        UsageError,
-        ProbeError,
-        ModelError,
-        InvalidAdviceError,
-        ForbiddenError,
-        ClusterRejectedError,
-        CheckMismatchError,
-        OutputError,
-        AdviceKeptError,
-        RestartTargetError,
-        RestartFailedError,
-    )
-)
+#: exit codes a retry cannot fix: the Job fails at once (each error class's ``retry``)
+FAIL_JOB_EXIT_CODES = exit_codes(Retry.FAIL_JOB)
 #: retried, counting towards backoffLimit: a noisy node, an unreachable API server, a conflict.
 #: Interrupted (130) is in no rule, so a drained pod's SIGTERM reaches the DisruptionTarget rule
-COUNT_EXIT_CODES = sorted(
-    e.exit_code for e in (CalibrationError, ClusterUnreachableError, ConflictError)
-)
+COUNT_EXIT_CODES = exit_codes(Retry.COUNT)
 
 #: a copy that fails (a missing model path, unreadable files, a full emptyDir) fails the same way
 #: on a retry: the Job fails at once, and plan reads the rule's message as "model copy failed".

@@ -76,7 +76,7 @@ __all__ = [
     "Defaults",
     "Plan",
     "PlanRequest",
-    "check_request",
+    "check_plan_request",
     "plan",
 ]
 
@@ -158,7 +158,7 @@ class Plan:
         ]
 
 
-def check_request(request: PlanRequest) -> None:
+def check_plan_request(request: PlanRequest) -> None:
     """Every flag's rule, before the cluster is asked anything."""
     if request.all_namespaces and request.namespace:
         raise UsageError(Opt("namespace"), " and ", Opt("all_namespaces"), " exclude each other")
@@ -225,7 +225,7 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
     namespace); with ``apply``, create the Jobs it may start now."""
     from advisor.cluster import RetryPolicy, connect
 
-    check_request(request)
+    check_plan_request(request)
     connection = connect(request.kubeconfig)
     namespace = (
         None if request.all_namespaces else namespace_to_list(request.namespace, request.kubeconfig)
