@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field
 
@@ -63,7 +63,7 @@ class PlanFlag:
     scope: PlanScope
     #: the help text; ``{annotation}`` is the workload annotation's full key
     help: str
-    #: the position among ``plan``'s flags of the same scope
+    #: the position among ``plan``'s flags of the same scope (``plan --help`` lists them so)
     rank: int
     #: ``plan``'s default when it is not the model's
     default: Any = _SAME
@@ -96,7 +96,7 @@ class Option:
     plan: PlanFlag | None = None
     #: the workload annotation that sets it (after the advisor's prefix), None: none does
     annotation: str | None = None
-    #: a ``workload`` option's position in its Job's ``run`` arguments
+    #: a ``workload`` option's position in its Job's ``run`` arguments (the shipped Jobs' order)
     job_rank: int = 0
     #: how a reason names it when the calibration spec changes
     spec_label: str = ""
@@ -146,7 +146,7 @@ class Option:
 #: how trial processes start: forked from a server that has imported TensorFlow once (fast), a
 #: fresh interpreter each (slow, always works), or fork with a fallback to spawn (the default).
 TrialMode = Literal["auto", "fork", "spawn"]
-TRIAL_MODES: tuple[TrialMode, ...] = ("auto", "fork", "spawn")
+TRIAL_MODES: tuple[TrialMode, ...] = get_args(TrialMode)
 
 
 def _objective_help() -> str:
