@@ -25,7 +25,7 @@ from advisor.fleet.naming import (
     TOKEN_VOLUME,
 )
 from advisor.fleet.optin import CalibrationAsk
-from advisor.models import CpuFrom
+from advisor.models import OPTION, RESTART, CpuFrom, job_options
 
 #: where the kubelet mounts the token it injects itself, and where the advisor reads it
 TOKEN_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -157,21 +157,16 @@ def run_args(
     cpu_from: CpuFrom,
 ) -> list[str]:
     """``run``'s arguments (without --spec-hash and the extra args, added once hashed)."""
-    options = ask.options
     args = [
         "run",
         f"--configmap={configmap}",
         "--namespace=$(TFTA_POD_NAMESPACE)",
-        f"--budget={_number(options.budget_s)}",
-        f"--objective={options.objective}",
     ]
-    if options.p99_slo_ms is not None:
-        args.append(f"--p99-ms={_number(options.p99_slo_ms)}")
-    args += [
-        f"--batch-size={options.batch_size}",
-        f"--concurrency={options.concurrency}",
-        f"--model={MODEL_MOUNT}/{posixpath.basename(model_path)}",
-    ]
+    # the workload's options (its annotations over plan's defaults), from the option table
+    for option in job_options():
+        if (arg := option.run_arg(getattr(ask.options, option.field))) is not None:
+            args.append(arg)
+    args.append(f"{OPTION['model_path'].flag}={MODEL_MOUNT}/{posixpath.basename(model_path)}")
     # the Job's node pool, recorded in the advice: status reports consumers not pinned to it
     selector = _dict(pod.get("nodeSelector"))
     args += [f"--node-selector={k}={v}" for k, v in sorted(selector.items())]
@@ -183,7 +178,7 @@ def run_args(
         f"--cpu-from={cpu_from}",
     ]
     if ask.restart:
-        args.append(f"--restart={ref}")
+        args.append(f"{RESTART.run_flag}={ref}")
     return args
 
 
@@ -306,10 +301,6 @@ def checkov_skips(spec: Mapping[str, Any]) -> dict[str, str]:
             f"declare no {what} {key[:-1]}{declared}"
         )
     return {f"checkov.io/skip{i}": reason for i, reason in enumerate(reasons, start=1)}
-
-
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
 def _dict(value: Any) -> dict[str, Any]:
