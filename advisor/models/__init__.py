@@ -93,7 +93,7 @@ from advisor.models.setting import (
     MAX_THREADS,
     ThreadSetting,
 )
-from advisor.models.status import AdviceStatus, StatusResult
+from advisor.models.status import AdviceStatus, JobState, StatusResult
 
 __all__ = [
     "ADVICE_ENV_NAMES",
@@ -124,6 +124,7 @@ __all__ = [
     "DownwardAPI",
     "Incumbent",
     "IncumbentOutcome",
+    "JobState",
     "Measurement",
     "NearBest",
     "NearBestRange",
