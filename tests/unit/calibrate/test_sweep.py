@@ -168,7 +168,7 @@ def test_interruption_terminates_every_child_and_propagates(
         spec: TrialSpec, workload: object, *, deadline_s: float, **_launcher: object
     ) -> TrialResult:
         if len(fake.calls) == 2:
-            raise InterruptedRunError("interrupted by SIGTERM; nothing was published")
+            raise InterruptedRunError.by_signal("SIGTERM")
         return fake(spec, deadline_s)
 
     monkeypatch.setattr(
