@@ -155,6 +155,11 @@ class Incumbent(StrictModel):
         return ThreadSetting(self.intra_op_threads, self.inter_op_threads)
 
 
+#: what became of the advice in force. unmeasured: it could not be measured, so it was replaced;
+#: best: it measured best, kept; kept: nothing beat it beyond noise; replaced: the advice did
+IncumbentVerdict = Literal["unmeasured", "best", "kept", "replaced"]
+
+
 class IncumbentOutcome(StrictModel):
     """How the advice in force fared against this run's measurement."""
 
@@ -187,6 +192,16 @@ class IncumbentOutcome(StrictModel):
     def setting(self) -> ThreadSetting:
         """As measured: TF's default, or the thread counts stored."""
         return ThreadSetting.TF_DEFAULT if self.default else ThreadSetting(self.intra, self.inter)
+
+    @property
+    def verdict(self) -> IncumbentVerdict:
+        """What became of it, from what is stored: a kept incumbent has a band only when a
+        setting other than itself measured best (the band of the two)."""
+        if self.measured is None:
+            return "unmeasured"
+        if not self.kept:
+            return "replaced"
+        return "best" if self.band is None else "kept"
 
 
 #: what became of a setting in the sweep. chosen: the advice (TF's default when it was kept);

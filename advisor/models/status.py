@@ -19,6 +19,7 @@ from advisor.models.recommendation import NearBestRange, ServingTarget
 #: where a calibration Job stands, as its conditions say (``advisor.fleet.jobs``)
 JobState = Literal["running", "complete", "failed"]
 
+
 class AdviceStatus(StrictModel):
     """One advice ConfigMap as ``status`` shows it (None where the advice does not say)."""
 

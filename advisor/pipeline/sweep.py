@@ -56,7 +56,7 @@ from advisor.models import (
     WorkloadInfo,
 )
 from advisor.objectives import Measure, Objective, named
-from advisor.render.words import compare_text, versus_default
+from advisor.render.words import compare_text, sweep_done_line
 from advisor.trials.environment import trial_env
 from advisor.trials.launch import Launcher, TrialPrograms
 from advisor.trials.modelfile import is_keras_file
@@ -307,11 +307,7 @@ def sweep(
         ),
         node=node,
     )
-    say(
-        f"advice: intra={result.intra_op_threads} inter={result.inter_op_threads} "
-        f"(in force before: {outcome_of_incumbent.reason}; {versus_default(result)}) after "
-        f"{len(result.trials)} trials in {elapsed:.1f} s"
-    )
+    say(sweep_done_line(result))
     return result
 
 

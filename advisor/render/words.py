@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from advisor.models import (
     CalibrationResult,
+    IncumbentOutcome,
     Measurement,
     NearBestRange,
 )
@@ -91,6 +92,26 @@ def incumbent_line(result: CalibrationResult) -> str | None:
         return None
     name = "TF's default" if held.setting.is_default else held.setting.label
     return f"in force before: {name} ({held.source}): {held.reason}"
+
+
+def sweep_done_line(result: CalibrationResult) -> str:
+    """``advice: intra=2 inter=1 (in force before: ...; p99 ... for TF's default (...)) after 40
+    trials in 58.2 s``: the sweep's last progress line."""
+    held = result.incumbent
+    before = "" if held is None else f"in force before: {_held_verdict(result, held)}; "
+    return (
+        f"advice: intra={result.intra_op_threads} inter={result.inter_op_threads} "
+        f"({before}{versus_default(result)}) after "
+        f"{len(result.trials)} trials in {result.elapsed_s:.1f} s"
+    )
+
+
+def _held_verdict(result: CalibrationResult, held: IncumbentOutcome) -> str:
+    """The incumbent's verdict beside the gain: TF's default replaced is compared with the advice
+    once, by the gain over TF's default that follows it."""
+    if held.setting.is_default and held.verdict == "replaced":
+        return f"TF's default, replaced by {result.setting.label}"
+    return held.reason
 
 
 def gain_line(result: CalibrationResult) -> str:

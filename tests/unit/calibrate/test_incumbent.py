@@ -20,6 +20,8 @@ from advisor.models import (
     CalibrationOptions,
     CalibrationResult,
     Incumbent,
+    IncumbentOutcome,
+    Measurement,
     ObjectiveName,
     ThreadSetting,
 )
@@ -176,6 +178,42 @@ def test_a_stored_4_2_under_a_1_cpu_quota_is_measured_raced_and_replaced() -> No
     assert "for 4/2 (" in held.reason and "% lower, noise \u00b1" in held.reason
     assert "in force before: replaced by" in lines[-1]
     assert not any("4/2 dropped" in line for line in lines)
+
+
+def test_tf_default_replaced_is_compared_with_the_advice_once_in_the_last_line() -> None:
+    result, _, lines = simulated(2, 1.0, None)
+    held = result.incumbent
+    assert held is not None and held.default and held.verdict == "replaced"
+    assert lines[-1].startswith(
+        f"advice: intra={result.intra_op_threads} inter={result.inter_op_threads} "
+        f"(in force before: TF's default, replaced by {result.setting.label}; p99 "
+    )
+    assert lines[-1].count("for TF's default (") == 1
+
+
+@pytest.mark.parametrize(
+    ("measured", "kept", "band", "verdict"),
+    [
+        (None, False, None, "unmeasured"),
+        (Measurement(p99_ms=9.0), True, None, "best"),
+        (Measurement(p99_ms=9.0), True, 0.08, "kept"),
+        (Measurement(p99_ms=9.0), False, 0.08, "replaced"),
+    ],
+)
+def test_the_incumbents_verdict_is_read_from_what_is_stored(
+    measured: Measurement | None, kept: bool, band: float | None, verdict: str
+) -> None:
+    held = IncumbentOutcome(
+        intra=2,
+        inter=1,
+        default=False,
+        source="the test's store",
+        kept=kept,
+        measured=measured,
+        band=band,
+        reason="as stored",
+    )
+    assert held.verdict == verdict
 
 
 def test_a_stored_incumbent_in_a_near_tie_is_kept_and_the_focus_asks_about_it() -> None:
