@@ -163,7 +163,7 @@ def simulate_one(
     )
     (best_i, best_j), best = model.best()
     advice = model.p99_ms(result.intra_op_threads, result.inter_op_threads)
-    measured = {(t.intra_op_threads, t.inter_op_threads) for t in result.trials} - {(None, None)}
+    measured = {(t.setting.intra, t.setting.inter) for t in result.trials} - {(None, None)}
     return {
         "launcher": launcher.name,
         "overhead_s": launcher.overhead_s,

@@ -49,6 +49,16 @@ class ThreadSetting:
         n = min(max(1, affinity_cpus), MAX_THREADS)
         return cls(n, n)
 
+    @classmethod
+    def from_label(cls, label: str) -> ThreadSetting:
+        """The setting ``label`` names (``2/1``, or ``TF default``); ValueError otherwise."""
+        if label == "TF default":
+            return cls.TF_DEFAULT
+        intra, slash, inter = label.partition("/")
+        if not (slash and intra.isdigit() and inter.isdigit()):
+            raise ValueError(f"{label!r} is not a setting (intra/inter, or 'TF default')")
+        return cls(int(intra), int(inter))
+
     @property
     def is_default(self) -> bool:
         return self.intra is None

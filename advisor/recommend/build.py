@@ -42,8 +42,7 @@ def _measurement(m: Measurement) -> Measurement:
 
 def _trial_summary(t: TrialResult) -> TrialSummary:
     return TrialSummary(
-        intra=t.intra_op_threads,
-        inter=t.inter_op_threads,
+        setting=t.setting,
         round=t.round,
         status=t.status,
         p50_ms=_round(t.p50_ms),

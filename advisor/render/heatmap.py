@@ -95,7 +95,7 @@ class _Grid:
 
 
 def _grid(result: CalibrationResult) -> _Grid:
-    default = result.tf_default
+    default = result.tf_picks
     measured = [s for s in result.settings if s.verdict != "failed"]
     stats = [s for s in measured if not s.setting.is_default]
     by_cell = {s.setting: s for s in stats}

@@ -61,7 +61,7 @@ def compare_text(
 def _threads_versus_default(result: CalibrationResult) -> str:
     """``fewer threads (2 against 4)``: intra + inter of the advice against TF's default's."""
     affinity = len(result.node.affinity_cpus)
-    mine, theirs = result.setting.cost(affinity), result.tf_default.cost(affinity)
+    mine, theirs = result.setting.cost(affinity), result.tf_picks.cost(affinity)
     word = "fewer threads than" if mine < theirs else "more threads than"
     if mine == theirs:
         word = "as many threads as"

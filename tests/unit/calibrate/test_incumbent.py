@@ -171,8 +171,8 @@ def test_a_stored_4_2_under_a_1_cpu_quota_is_measured_raced_and_replaced() -> No
         assert (4, 2, round_) in calls, f"the incumbent skipped race round {round_}"
     assert (result.intra_op_threads, result.inter_op_threads) != (4, 2)
     held = result.incumbent
-    assert held is not None and not held.kept and not held.default
-    assert (held.intra, held.inter) == (4, 2)
+    assert held is not None and not held.kept and not held.setting.is_default
+    assert held.counts == (4, 2)
     assert held.versus is not None and held.versus > 1.1
     assert held.reason.startswith(f"replaced by {result.intra_op_threads}/")
     assert "for 4/2 (" in held.reason and "% lower, noise \u00b1" in held.reason
@@ -183,7 +183,7 @@ def test_a_stored_4_2_under_a_1_cpu_quota_is_measured_raced_and_replaced() -> No
 def test_tf_default_replaced_is_compared_with_the_advice_once_in_the_last_line() -> None:
     result, _, lines = simulated(2, 1.0, None)
     held = result.incumbent
-    assert held is not None and held.default and held.verdict == "replaced"
+    assert held is not None and held.setting.is_default and held.verdict == "replaced"
     assert lines[-1].startswith(
         f"advice: intra={result.intra_op_threads} inter={result.inter_op_threads} "
         f"(in force before: TF's default, replaced by {result.setting.label}; p99 "
