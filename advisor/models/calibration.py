@@ -12,8 +12,8 @@ from pydantic import Field, field_serializer, field_validator
 from advisor.models.base import StrictModel
 from advisor.models.node import NodeProfile
 from advisor.models.options import ObjectiveName, OnednnValue
-from advisor.models.setting import MAX_THREADS, ThreadSetting
-from advisor.models.stored_setting import FlatSetting, MeasuredSetting
+from advisor.models.setting import ThreadSetting
+from advisor.models.stored_setting import FlatSetting, MeasuredSetting, SpelledSetting
 
 #: which loader a model needs (``advisor.trials.modelfile`` decides, the child loads)
 WorkloadKind = Literal["builtin", "savedmodel", "keras"]
@@ -123,25 +123,22 @@ class NearBest(MeasuredSetting):
     windows: int = Field(default=0, ge=0, description="windows behind the medians")
 
 
-class Incumbent(StrictModel):
+class Incumbent(SpelledSetting):
     """The advice in force, which a new measurement must beat beyond noise to replace.
 
     Read from the stored advice before the sweep (the ConfigMap ``run`` will write, the file it
     will replace, or ``--incumbent``), and measured in the race as a named arm beside TF's default.
     Without one, TF's default is the incumbent: a tool that publishes into running pods must be
-    boring when nothing changed.
+    boring when nothing changed. Its ``setting`` is spelled out, as the stored advice's
+    ``intra_op_threads``/``inter_op_threads``.
     """
 
-    intra_op_threads: int = Field(ge=1, le=MAX_THREADS)
-    inter_op_threads: int = Field(ge=1, le=MAX_THREADS)
+    setting_keys: ClassVar[tuple[str, str]] = ("intra_op_threads", "inter_op_threads")
+
     onednn: OnednnValue | None = Field(
         default=None, description="TF_ENABLE_ONEDNN_OPTS the stored advice sets, if any"
     )
     source: str = Field(min_length=1, description="where it was read, for people")
-
-    @property
-    def setting(self) -> ThreadSetting:
-        return ThreadSetting(self.intra_op_threads, self.inter_op_threads)
 
 
 #: what became of the advice in force. unmeasured: it could not be measured, so it was replaced;
@@ -231,11 +228,14 @@ class SettingStats(FlatSetting):
     reason: str | None = Field(default=None, description="failed: its last trial's reason")
 
 
-class CalibrationResult(StrictModel):
-    """The outcome of a sweep: the advice, the baseline it beat, and every trial behind it."""
+class CalibrationResult(SpelledSetting):
+    """The outcome of a sweep: the advice, the baseline it beat, and every trial behind it.
 
-    intra_op_threads: int = Field(ge=1, le=MAX_THREADS)
-    inter_op_threads: int = Field(ge=1, le=MAX_THREADS)
+    ``setting`` is the advice, spelled out (TF's default as the counts TF runs), stored as
+    ``intra_op_threads``/``inter_op_threads``."""
+
+    setting_keys: ClassVar[tuple[str, str]] = ("intra_op_threads", "inter_op_threads")
+
     objective: ObjectiveName
     p99_slo_ms: float | None = Field(default=None, gt=0)
     baseline: Measurement
@@ -335,11 +335,6 @@ class CalibrationResult(StrictModel):
     @field_serializer("unstable")
     def _write_labels(self, value: list[ThreadSetting]) -> list[str]:
         return [setting.label for setting in value]
-
-    @property
-    def setting(self) -> ThreadSetting:
-        """The advice, spelled out (TF's default as the counts TF runs)."""
-        return ThreadSetting(self.intra_op_threads, self.inter_op_threads)
 
     @property
     def chosen_setting(self) -> ThreadSetting:

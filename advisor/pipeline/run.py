@@ -235,8 +235,8 @@ class PreparedRun:
             log.info(
                 "the advice in force: intra=%d inter=%d (%s); it stays unless a setting beats "
                 "it beyond noise",
-                held.incumbent.intra_op_threads,
-                held.incumbent.inter_op_threads,
+                held.incumbent.setting.intra,
+                held.incumbent.setting.inter,
                 held.incumbent.source,
             )
         options = self._without_rejected(held)

@@ -270,10 +270,8 @@ def sweep(
     if launcher is not None:
         notes.extend(launcher.notes)
     elapsed = clock.monotonic() - started
-    assert advice.intra is not None and advice.inter is not None  # spelled out
     result = CalibrationResult(
-        intra_op_threads=advice.intra,
-        inter_op_threads=advice.inter,
+        setting=advice,
         objective=options.objective,
         p99_slo_ms=options.p99_slo_ms,
         baseline=choice.baseline.measurement(),

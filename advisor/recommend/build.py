@@ -143,9 +143,9 @@ def build_recommendation(
         )
         return Recommendation(
             env={
-                ENV_INTRA_OP: str(result.intra_op_threads),
-                ENV_INTER_OP: str(result.inter_op_threads),
-                ENV_OMP: str(result.intra_op_threads),
+                ENV_INTRA_OP: str(result.setting.intra),
+                ENV_INTER_OP: str(result.setting.inter),
+                ENV_OMP: str(result.setting.intra),
                 **({ENV_ONEDNN: onednn} if onednn is not None else {}),
             },
             provenance=provenance,

@@ -71,9 +71,9 @@ def _threads_versus_default(result: CalibrationResult) -> str:
 def advice_line(result: CalibrationResult) -> str:
     """The one line a person acts on: the env values and the objective they were chosen for."""
     env = (
-        f"TF_NUM_INTRAOP_THREADS={result.intra_op_threads} "
-        f"TF_NUM_INTEROP_THREADS={result.inter_op_threads} "
-        f"OMP_NUM_THREADS={result.intra_op_threads}"
+        f"TF_NUM_INTRAOP_THREADS={result.setting.intra} "
+        f"TF_NUM_INTEROP_THREADS={result.setting.inter} "
+        f"OMP_NUM_THREADS={result.setting.intra}"
     )
     if result.onednn is not None and result.onednn.value is not None:
         env += f" TF_ENABLE_ONEDNN_OPTS={result.onednn.value}"
@@ -100,7 +100,7 @@ def sweep_done_line(result: CalibrationResult) -> str:
     held = result.incumbent
     before = "" if held is None else f"in force before: {_held_verdict(result, held)}; "
     return (
-        f"advice: intra={result.intra_op_threads} inter={result.inter_op_threads} "
+        f"advice: intra={result.setting.intra} inter={result.setting.inter} "
         f"({before}{versus_default(result)}) after "
         f"{len(result.trials)} trials in {result.elapsed_s:.1f} s"
     )

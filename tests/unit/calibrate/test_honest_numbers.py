@@ -109,7 +109,7 @@ def test_equal_settings_keep_the_incumbent_and_the_range_holds_them() -> None:
 
 def test_equal_settings_below_a_stored_incumbent_keep_it() -> None:
     result, _, _ = run(8, 4.0, flat_p99=10.0, noise=0.0, incumbent=(2, 2))
-    assert (result.intra_op_threads, result.inter_op_threads) == (2, 2)
+    assert result.counts == (2, 2)
     assert result.incumbent is not None and result.incumbent.kept
     assert not result.incumbent.setting.is_default
 
@@ -144,7 +144,7 @@ def test_the_tf_default_is_never_a_candidate(cpus: int, quota: float | None) -> 
 def test_a_one_cpu_mask_keeps_the_default_it_has_no_alternative_to() -> None:
     result, fake, _ = run(1, None)
     assert result.kept_default
-    assert (result.intra_op_threads, result.inter_op_threads) == (1, 1)
+    assert result.counts == (1, 1)
     assert result.gain == 1.0
     assert all(spec.setting.is_default for spec, _, _ in fake.calls)
     assert any("only setting" in note for note in result.notes)
@@ -170,15 +170,13 @@ def test_the_range_holds_exactly_the_settings_within_noise_of_the_best() -> None
             setting = stats.setting.spelled_out(len(result.node.affinity_cpus))
             assert close == (setting in inside), stats
     assert result.setting in inside
-    assert (result.intra_op_threads, result.inter_op_threads) == min(
-        (n.counts for n in result.near_best), key=sum
-    )
+    assert result.counts == min((n.counts for n in result.near_best), key=sum)
     # and the provenance carries the range, compactly
     rec = build_recommendation(result, advisor_version="test")
     span = rec.provenance.near_best
     assert span is not None
     assert span.settings == len(result.near_best)
-    assert span.intra[0] <= result.intra_op_threads <= span.intra[1]
+    assert span.intra[0] <= result.setting.intra <= span.intra[1]
     assert "within noise" in text_summary(result)
 
 
@@ -188,7 +186,7 @@ def test_ties_make_a_wide_range_and_the_cheapest_is_advised() -> None:
     assert not result.kept_default  # the default is 3x slower
     assert result.gain == pytest.approx(3.0)
     assert not result.gain_within_noise
-    assert (result.intra_op_threads, result.inter_op_threads) == (1, 1)
+    assert result.counts == (1, 1)
     assert len(result.near_best) >= 2
     assert "p99 10.00 ms against 30.00 ms for TF's default (67% lower, noise" in lines[-1]
     assert claims_a_gain(lines[-1])
@@ -209,7 +207,7 @@ def test_unmeasured_settings_are_listed_and_the_advice_never_is() -> None:
         for label in listed:
             intra, inter = (int(x) for x in label.split("/"))
             assert (intra, inter) not in tried
-        advised = f"{result.intra_op_threads}/{result.inter_op_threads}"
+        advised = f"{result.setting.intra}/{result.setting.inter}"
         assert advised not in listed
 
 

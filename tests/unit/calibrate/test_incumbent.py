@@ -169,12 +169,12 @@ def test_a_stored_4_2_under_a_1_cpu_quota_is_measured_raced_and_replaced() -> No
     assert races
     for round_ in races:
         assert (4, 2, round_) in calls, f"the incumbent skipped race round {round_}"
-    assert (result.intra_op_threads, result.inter_op_threads) != (4, 2)
+    assert result.counts != (4, 2)
     held = result.incumbent
     assert held is not None and not held.kept and not held.setting.is_default
     assert held.counts == (4, 2)
     assert held.versus is not None and held.versus > 1.1
-    assert held.reason.startswith(f"replaced by {result.intra_op_threads}/")
+    assert held.reason.startswith(f"replaced by {result.setting.intra}/")
     assert "for 4/2 (" in held.reason and "% lower, noise \u00b1" in held.reason
     assert "in force before: replaced by" in lines[-1]
     assert not any("4/2 dropped" in line for line in lines)
@@ -185,7 +185,7 @@ def test_tf_default_replaced_is_compared_with_the_advice_once_in_the_last_line()
     held = result.incumbent
     assert held is not None and held.setting.is_default and held.verdict == "replaced"
     assert lines[-1].startswith(
-        f"advice: intra={result.intra_op_threads} inter={result.inter_op_threads} "
+        f"advice: intra={result.setting.intra} inter={result.setting.inter} "
         f"(in force before: TF's default, replaced by {result.setting.label}; p99 "
     )
     assert lines[-1].count("for TF's default (") == 1
@@ -220,7 +220,7 @@ def test_a_stored_incumbent_in_a_near_tie_is_kept_and_the_focus_asks_about_it() 
     # 2 CPUs under 1.5: 1/2 and 1/1 within 3% of each other; the store holds 1/1
     table = {(1, 2): 10.0, (1, 1): 10.3, (None, None): 14.0}
     result, _, lines = simulated(2, 1.5, (1, 1), table=table, noise=0.08, flat_p99=16.0)
-    assert (result.intra_op_threads, result.inter_op_threads) == (1, 1)
+    assert result.counts == (1, 1)
     assert result.incumbent is not None and result.incumbent.kept
     assert any(re.search(r"focus on (1/2 against 1/1|1/1 against 1/2)", line) for line in lines)
 
@@ -231,7 +231,7 @@ def test_one_story_nothing_dropped_is_advised_and_nothing_is_said_after_the_last
     seed: int, cpus: int, quota: float | None
 ) -> None:
     result, _, lines = simulated(cpus, quota, None, budget=30.0, noise=0.15, seed=seed)
-    advised = f"{result.intra_op_threads}/{result.inter_op_threads}"
+    advised = f"{result.setting.intra}/{result.setting.inter}"
     assert not any(
         line.endswith(f"race: {advised} dropped (clearly worse than the best)") for line in lines
     )
@@ -266,7 +266,7 @@ def test_kept_advice_renders_the_same_data_as_the_stored_one() -> None:
     second, _, _ = simulated(
         8,
         4.0,
-        (first.intra_op_threads, first.inter_op_threads),
+        first.counts,
         flat_p99=10.0,
         noise=0.04,
         baseline_factor=3.0,
@@ -298,7 +298,7 @@ def test_fewer_threads_is_said_only_of_fewer_threads() -> None:
     # 1/3 has as many threads as TF's default 2/2 on two CPUs: it is not "fewer"
     table = {(1, 3): 5.0, (None, None): 10.0}
     result, _, _ = simulated(2, None, None, flat_p99=10.0, table=table)
-    assert (result.intra_op_threads, result.inter_op_threads) == (1, 3)
+    assert result.counts == (1, 3)
     against = summary_lines(result)[-1]
     assert "as many threads as TF's default (4 against 4, intra + inter)" in against
     assert "fewer" not in against

@@ -9,6 +9,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from advisor.models import (
+    Incumbent,
     IncumbentOutcome,
     NearBest,
     SettingStats,
@@ -107,3 +108,13 @@ def test_a_label_names_its_setting() -> None:
     for label in ("2", "2/", "a/b", "default", "0/1"):
         with pytest.raises(ValueError):
             ThreadSetting.from_label(label)
+
+
+def test_an_advice_is_spelled_out_under_its_stored_keys() -> None:
+    held = Incumbent.model_validate({"intra_op_threads": 3, "inter_op_threads": 2, "source": "s"})
+    assert (held.setting, held.counts) == (ThreadSetting(3, 2), (3, 2))
+    assert list(held.model_dump())[:2] == ["intra_op_threads", "inter_op_threads"]
+    with pytest.raises(ValidationError, match="spelled out"):
+        Incumbent.model_validate({"source": "s"})
+    with pytest.raises(ValidationError, match="spelled out"):
+        Incumbent(setting=DEFAULT, source="s")

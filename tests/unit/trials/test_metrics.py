@@ -161,8 +161,7 @@ def test_the_text_table_shows_the_median_preemptions_beside_throttled() -> None:
     chosen = [
         t
         for t in result.trials
-        if (t.setting.intra, t.setting.inter) == (result.intra_op_threads, result.inter_op_threads)
-        and t.status == "ok"
+        if (t.setting.intra, t.setting.inter) == result.counts and t.status == "ok"
     ]
     trusted = [t for t in chosen if t.round > 0] or chosen
     values = sorted(_switches(t) for t in trusted)
@@ -170,7 +169,7 @@ def test_the_text_table_shows_the_median_preemptions_beside_throttled() -> None:
     middle = len(values) // 2
     median = values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
     cells = lines[1].split()
-    assert cells[0] == f"{result.intra_op_threads}/{result.inter_op_threads}"
+    assert cells[0] == f"{result.setting.intra}/{result.setting.inter}"
     assert cells[5] == f"{median:.1f}"
 
 
