@@ -56,7 +56,7 @@ from advisor.models import (
     WorkloadInfo,
 )
 from advisor.objectives import Measure, Objective, named
-from advisor.render.words import compare_text, sweep_done_line
+from advisor.render.words import compare_text, incumbent_reason, sweep_done_line
 from advisor.trials.environment import trial_env
 from advisor.trials.launch import Launcher, TrialPrograms
 from advisor.trials.modelfile import is_keras_file
@@ -361,9 +361,9 @@ def _incumbent_outcome(
     source = incumbent.source if incumbent is not None else "none stored: TF's default"
     measured = choice.incumbent
     if measured is None:
-        reason = "could not be measured in this run: replaced"
+        reason = incumbent_reason("unmeasured")
     elif choice.kept and choice.leader is measured:
-        reason = "measured best: kept"
+        reason = incumbent_reason("best")
     else:
         # kept: how close the best came; replaced: by how much the advice beat it
         other = choice.leader if choice.kept else choice.chosen
@@ -374,11 +374,7 @@ def _incumbent_outcome(
             name,
             choice.incumbent_band,
         )
-        reason = (
-            f"kept: nothing beat it beyond noise (the best, {other.label}: {versus})"
-            if choice.kept
-            else f"replaced by {other.label}: {versus}"
-        )
+        reason = incumbent_reason("kept" if choice.kept else "replaced", other.label, versus)
     return IncumbentOutcome(
         setting=held,
         runs=stored,

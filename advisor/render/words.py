@@ -10,6 +10,7 @@ from __future__ import annotations
 from advisor.models import (
     CalibrationResult,
     IncumbentOutcome,
+    IncumbentVerdict,
     Measurement,
     NearBestRange,
 )
@@ -92,6 +93,18 @@ def incumbent_line(result: CalibrationResult) -> str | None:
         return None
     name = "TF's default" if held.setting.is_default else held.setting.label
     return f"in force before: {name} ({held.source}): {held.reason}"
+
+
+def incumbent_reason(verdict: IncumbentVerdict, rival: str = "", versus: str = "") -> str:
+    """The incumbent's ``verdict`` in one line (``IncumbentOutcome.reason``): ``rival`` is the
+    best (kept) or the advice (replaced), ``versus`` how it compares with the incumbent."""
+    if verdict == "unmeasured":
+        return "could not be measured in this run: replaced"
+    if verdict == "best":
+        return "measured best: kept"
+    if verdict == "kept":
+        return f"kept: nothing beat it beyond noise (the best, {rival}: {versus})"
+    return f"replaced by {rival}: {versus}"
 
 
 def sweep_done_line(result: CalibrationResult) -> str:

@@ -29,7 +29,7 @@ from advisor.objectives import named
 from advisor.pipeline.sweep import sweep
 from advisor.recommend import build_recommendation, render_configmap
 from advisor.render.table import text_summary
-from advisor.render.words import summary_lines
+from advisor.render.words import incumbent_reason, summary_lines
 from tests.support.search_fakes import FakeClock, FakeTrials, node
 from tests.unit.calibrate.test_choice import key, trial
 
@@ -189,6 +189,32 @@ def test_tf_default_replaced_is_compared_with_the_advice_once_in_the_last_line()
         f"(in force before: TF's default, replaced by {result.setting.label}; p99 "
     )
     assert lines[-1].count("for TF's default (") == 1
+
+
+@pytest.mark.parametrize(
+    ("cpus", "quota", "incumbent", "fake"),
+    [
+        (2, 1.0, None, {}),
+        (2, 1.0, (4, 2), {}),
+        (2, 1.5, (1, 1), {"table": {(1, 2): 10.0, (1, 1): 10.3, (None, None): 14.0}}),
+        (8, 4.0, None, {"flat_p99": 10.0, "noise": 0.0}),
+        (2, 1.5, (1, 1), {"table": {(1, 2): 10.0, (1, 1): 10.3}, "noise": 0.08, "flat_p99": 16.0}),
+    ],
+)
+def test_the_stored_verdict_is_the_one_its_reason_words(
+    cpus: int, quota: float, incumbent: tuple[int, int] | None, fake: dict[str, Any]
+) -> None:
+    result, _, _ = simulated(cpus, quota, incumbent, **fake)
+    held = result.incumbent
+    assert held is not None
+    assert held.reason == incumbent_reason(held.verdict, *_rival_and_versus(held.reason))
+
+
+def _rival_and_versus(reason: str) -> tuple[str, str]:
+    kept = re.fullmatch(r"kept: nothing beat it beyond noise \(the best, ([^:]+): (.*)\)", reason)
+    replaced = re.fullmatch(r"replaced by ([^:]+): (.*)", reason)
+    found = kept or replaced
+    return (found.group(1), found.group(2)) if found else ("", "")
 
 
 @pytest.mark.parametrize(
