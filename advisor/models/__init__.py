@@ -7,8 +7,8 @@ asks with ``CalibrationOptions`` (``options``), calibration fills ``CalibrationR
 (``consumers``) in its ``AdviceStatus`` rows (``status``) and ``plan`` a ``PlanResult``
 (``plan``). One thread setting is one
 ``ThreadSetting`` (``setting``) throughout, in the stored shapes too (``stored_setting``: the
-models hold it, the JSON keeps its flat keys). All models forbid unknown fields so a typo in a stored
-ConfigMap annotation or a hand-edited file is an error, not a silently ignored value.
+models hold it, the JSON keeps its flat keys). All models forbid unknown fields so a typo in a
+stored ConfigMap annotation or a hand-edited file is an error, not a silently ignored value.
 
 Every public name is re-exported here: import them from ``advisor.models``.
 """
