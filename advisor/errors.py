@@ -247,6 +247,21 @@ class InterruptedRunError(AdvisorError):
     retry = Retry.DISRUPTION
     planner_fails = False
 
+    def __init__(self, *parts: str, signal: str | None = None) -> None:
+        super().__init__(*parts)
+        #: the signal's name (``SIGTERM``), for a later message that says where it arrived
+        self.signal = signal
+
+    @classmethod
+    def by_signal(cls, name: str) -> InterruptedRunError:
+        """What the signal handler raises: nothing is published after it."""
+        return cls(f"interrupted by {name}; nothing was published", signal=name)
+
+    @property
+    def what(self) -> str:
+        """``interrupted by SIGTERM``."""
+        return "interrupted" if self.signal is None else f"interrupted by {self.signal}"
+
 
 EXIT_OK = 0
 

@@ -162,8 +162,8 @@ def simulate_one(
         progress=lambda _event: None,
     )
     (best_i, best_j), best = model.best()
-    advice = model.p99_ms(result.intra_op_threads, result.inter_op_threads)
-    measured = {(t.intra_op_threads, t.inter_op_threads) for t in result.trials} - {(None, None)}
+    advice = model.p99_ms(*result.counts)
+    measured = {(t.setting.intra, t.setting.inter) for t in result.trials} - {(None, None)}
     return {
         "launcher": launcher.name,
         "overhead_s": launcher.overhead_s,
@@ -174,7 +174,7 @@ def simulate_one(
         "trials": trials,
         "race_rounds": max(0, result.rounds - 1),
         "simulated_s": round(clock.now, 1),
-        "advice": f"{result.intra_op_threads}/{result.inter_op_threads}",
+        "advice": f"{result.setting.intra}/{result.setting.inter}",
         "kept_default": result.kept_default,
         "model_best": f"{best_i}/{best_j}",
         "advice_vs_best": round(advice / best, 3),

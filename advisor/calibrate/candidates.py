@@ -14,7 +14,7 @@ useful width is bounded by sockets and by the requests in flight, so it goes fro
 bound tied to those, never past the usable CPUs' reach. Where no quota binds, one wider inter-op
 pool (``spare_inter_op``) is tried too, after the others, as far as ``MAX_CANDIDATES`` allows.
 
-TF's own default (``tf_default``: ``ThreadSetting.TF_DEFAULT`` as the node runs it) is never a
+TF's own default (``tf_picks``: ``ThreadSetting.TF_DEFAULT`` as the node runs it) is never a
 candidate: the baseline arm already runs exactly those
 thread counts, and measuring them twice under two names would let the same setting be compared
 with itself and "win" by noise.
@@ -36,7 +36,7 @@ MAX_INTER_OP = 8
 MAX_CANDIDATES = 18
 
 
-def tf_default(node: NodeProfile) -> ThreadSetting:
+def tf_picks(node: NodeProfile) -> ThreadSetting:
     """The thread counts TensorFlow picks by itself on this node: both pools sized from the
     affinity mask (``ThreadSetting.tf_picks``). TF never reads the CFS quota, so this is what the
     baseline trial (no thread variables set) really runs; an advice that keeps the default spells
@@ -139,20 +139,20 @@ def candidate_configs(node: NodeProfile, concurrency: int = 1) -> list[ThreadSet
         rank = intras.index(c.intra) + INTER_WEIGHT * inters.index(c.inter)
         return (rank, c.intra + c.inter, c.intra)
 
-    default = tf_default(node)
+    picks = tf_picks(node)
     settings = (ThreadSetting(i, j) for i in intras for j in inters)
-    ordered = sorted((c for c in settings if c != default), key=place)
+    ordered = sorted((c for c in settings if c != picks), key=place)
     spare = spare_inter_op(node, concurrency)
     if spare is not None:
-        extra = [c for c in (ThreadSetting(i, spare) for i in intras) if c != default]
+        extra = [c for c in (ThreadSetting(i, spare) for i in intras) if c != picks]
         ordered += extra[: max(0, MAX_CANDIDATES - len(ordered))]
     return ordered
 
 
-def incumbent_key(incumbent: Incumbent | None, default: ThreadSetting) -> ThreadSetting:
+def incumbent_key(incumbent: Incumbent | None, picks: ThreadSetting) -> ThreadSetting:
     """The incumbent as the search names settings: TF's default numbers are the baseline arm
     (one setting is never measured under two names)."""
-    if incumbent is None or incumbent.setting == default:
+    if incumbent is None or incumbent.setting == picks:
         return ThreadSetting.TF_DEFAULT
     return incumbent.setting
 

@@ -161,7 +161,7 @@ def focus(
     """The question's pair and the members of a focused round; ([], []) while the race is not
     ready to focus."""
     settings = state.settings
-    if settings.focus_after is None or state.default is None:
+    if settings.focus_after is None or state.picks is None:
         return [], []
     stats = state.stats()
     ready = all(

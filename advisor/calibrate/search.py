@@ -253,13 +253,13 @@ def race(
     p99_slo_ms: float | None = None,
     settings: SearchSettings | None = None,
     progress: ProgressFn | None = None,
-    default: ThreadSetting | None = None,
+    picks: ThreadSetting | None = None,
     incumbent: ThreadSetting = BASELINE,
 ) -> SearchOutcome:
     """Screen the baseline and the candidates, then race the best few until the budget (ending at
     ``until`` on ``clock``) is spent.
 
-    ``default`` is what TF runs for the baseline (``candidates.tf_default``); without it the race
+    ``picks`` is what TF runs for the baseline (``candidates.tf_picks``); without it the race
     never focuses, since the pick it would focus on weighs the baseline's threads. ``incumbent``
     is the advice in force, one of ``candidates`` (BASELINE: TF's default is the incumbent); the
     caller puts it first so the screen measures it right after the baseline.
@@ -276,7 +276,7 @@ def race(
         progress=progress,
         objective=objective,
         p99_slo_ms=p99_slo_ms,
-        default=default,
+        picks=picks,
         incumbent=incumbent,
     )
     state.outcome.incumbent = incumbent

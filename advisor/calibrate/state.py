@@ -48,7 +48,7 @@ class SearchState:
     objective: Objective
     p99_slo_ms: float | None
     #: what TF runs for the baseline, so ``stats()`` costs it as ``choose`` will (no focus without)
-    default: ThreadSetting | None = None
+    picks: ThreadSetting | None = None
     #: the advice in force (BASELINE when TF's default is the incumbent)
     incumbent: ThreadSetting = BASELINE
     #: said once, just before the next trial runs (never about trials that do not happen)
@@ -60,7 +60,7 @@ class SearchState:
         return self.budget.settings
 
     def stats(self) -> dict[ThreadSetting, ConfigStats]:
-        return {s.setting: s for s in aggregate(self.outcome.trials, self.default)}
+        return {s.setting: s for s in aggregate(self.outcome.trials, self.picks)}
 
     def event(self, text: str) -> Progress:
         """``text`` with the budget spent so far (a log line's ``[ 11/60 s]``, a terminal's bar)."""

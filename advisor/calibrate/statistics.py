@@ -121,12 +121,12 @@ def coefficient_of_variation(values: Sequence[float]) -> float | None:
 
 
 def aggregate(
-    trials: Iterable[TrialResult], default: ThreadSetting | None = None
+    trials: Iterable[TrialResult], picks: ThreadSetting | None = None
 ) -> list[ConfigStats]:
     """Per setting: medians and CVs over its trusted windows (race windows if it has any, else
     screen windows), in the order settings were first measured.
 
-    ``default`` is what TF runs for the baseline (``candidates.tf_default``): it costs the
+    ``picks`` is what TF runs for the baseline (``candidates.tf_picks``): it costs the
     baseline's threads when the cheapest setting within noise is picked (0 without it).
     """
     by_config: dict[ThreadSetting, list[TrialResult]] = {}
@@ -137,7 +137,7 @@ def aggregate(
     for setting, runs in by_config.items():
         race = [t for t in runs if t.round > SCREEN_ROUND]
         trusted = race or runs
-        runs_as = default if setting.is_default else setting
+        runs_as = picks if setting.is_default else setting
         threads = runs_as.threads if runs_as is not None and runs_as.threads is not None else 0
         result.append(
             ConfigStats(

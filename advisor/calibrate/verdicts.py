@@ -14,11 +14,8 @@ from advisor.objectives import Measure
 
 def near_best(stats: ConfigStats, measure: Measure, affinity_cpus: int) -> NearBest:
     """One setting within noise of the best, TF's default spelled out as the counts it runs."""
-    runs = stats.setting.spelled_out(affinity_cpus)
     return NearBest(
-        intra=runs.intra,
-        inter=runs.inter,
-        default=stats.setting.is_default,
+        **NearBest.measured_as(stats.setting, affinity_cpus),
         p99_ms=stats.p99_ms,
         throughput_rps=stats.throughput_rps,
         cv=stats.cv(measure),
@@ -56,8 +53,7 @@ def judged_settings(
     for setting, trial in last.items():
         out.append(
             SettingStats(
-                intra=setting.intra,
-                inter=setting.inter,
+                setting=setting,
                 verdict="failed",
                 status=trial.status,
                 reason=trial.reason,
@@ -102,8 +98,7 @@ def _judged(
         and t.nr_throttled is not None
     ]
     return SettingStats(
-        intra=s.setting.intra,
-        inter=s.setting.inter,
+        setting=s.setting,
         verdict=verdict,
         best=s is choice.leader,
         within_noise=s.setting in near,

@@ -117,9 +117,7 @@ def _on_termination(signum: int, _frame: object) -> None:
     # until main() restores the handlers.
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, signal.SIG_IGN)
-    raise InterruptedRunError(
-        f"interrupted by {signal.Signals(signum).name}; nothing was published"
-    )
+    raise InterruptedRunError.by_signal(signal.Signals(signum).name)
 
 
 _HandlerMap = dict[signal.Signals, object]

@@ -193,6 +193,6 @@ def run(args: argparse.Namespace, instruments: Instruments) -> int:
         result = prepared.measure(progress)
     published = prepared.publish(result)
     log_summary(result)
-    if request.output == "-" or request.writes_nothing:
+    if request.prints:
         emit(published.text)
     return 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,8 +155,10 @@ def run_args(
     container: str,
     image: str,
     cpu_from: CpuFrom,
+    spec: Sequence[str] = (),
 ) -> list[str]:
-    """``run``'s arguments (without --spec-hash and the extra args, added once hashed)."""
+    """``run``'s arguments, ``spec`` (--spec-hash and --spec-field) after --cpu-from (without the
+    extra args)."""
     args = [
         "run",
         f"--configmap={configmap}",
@@ -176,6 +178,7 @@ def run_args(
         f"--serving-image={image}",
         f"--serving-model-path={model_path}",
         f"--cpu-from={cpu_from}",
+        *spec,
     ]
     if ask.restart:
         args.append(f"{RESTART.run_flag}={ref}")

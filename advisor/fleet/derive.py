@@ -185,21 +185,6 @@ def derive_job(
     spec["initContainers"] = [
         copy_container(container, pod, model_path=model_path, mounts=copy_mounts, env=copy_env)
     ]
-    args = run_args(
-        ask,
-        configmap=configmap,
-        model_path=model_path,
-        pod=pod,
-        ref=ref,
-        container=container_name,
-        image=image,
-        cpu_from=cpu_from,
-    )
-    args.extend(settings.extra_args)
-    spec["containers"] = [advisor_container(settings, args, resources)]
-    spec["volumes"] = [*own_volumes(), *source_volumes]
-
-    job_spec = job_spec_settings(ask, settings)
     # named by what it measures, not by every byte of the derived pod
     measured = calibration_spec(
         pod=pod,
@@ -215,10 +200,23 @@ def derive_job(
     )
     hashed = spec_hash(measured, workload=ref, container=container_name, configmap=configmap)
     record = spec_record(measured)
-    # the advice records the spec it was measured for, after --cpu-from as run's flags go
-    at = args.index(f"--cpu-from={cpu_from}") + 1
-    args[at:at] = [f"--spec-hash={hashed}", *(f"--spec-field={k}={v}" for k, v in record.items())]
+    args = run_args(
+        ask,
+        configmap=configmap,
+        model_path=model_path,
+        pod=pod,
+        ref=ref,
+        container=container_name,
+        image=image,
+        cpu_from=cpu_from,
+        # the advice records the spec it was measured for, after --cpu-from as run's flags go
+        spec=[f"--spec-hash={hashed}", *(f"--spec-field={k}={v}" for k, v in record.items())],
+    )
+    args.extend(settings.extra_args)
+    spec["containers"] = [advisor_container(settings, args, resources)]
+    spec["volumes"] = [*own_volumes(), *source_volumes]
 
+    job_spec = job_spec_settings(ask, settings)
     calibration_name = job_name(name, container_name, hashed)
     manifest: dict[str, Any] = {
         "apiVersion": "batch/v1",

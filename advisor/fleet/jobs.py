@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from advisor.consumers.timestamps import kube_time
 from advisor.errors import EXIT_CODES, one_line
@@ -20,8 +20,7 @@ from advisor.fleet.naming import (
     LABEL_POOL_HASH,
     LABEL_SPEC_HASH,
 )
-
-JobState = Literal["running", "complete", "failed"]
+from advisor.models import JobState
 
 #: the Job controller's podFailurePolicy message names the container and its exit code:
 #: "Container advisor for pod ml/x-abcde failed with exit code 4 matching FailJob rule at index 0"

@@ -6,8 +6,9 @@ asks with ``CalibrationOptions`` (``options``), calibration fills ``CalibrationR
 (``recommendation``) before anything is written anywhere, ``status`` reports ``Consumer``s
 (``consumers``) in its ``AdviceStatus`` rows (``status``) and ``plan`` a ``PlanResult``
 (``plan``). One thread setting is one
-``ThreadSetting`` (``setting``) throughout. All models forbid unknown fields so a typo in a stored
-ConfigMap annotation or a hand-edited file is an error, not a silently ignored value.
+``ThreadSetting`` (``setting``) throughout, in the stored shapes too (``stored_setting``: the
+models hold it, the JSON keeps its flat keys). All models forbid unknown fields so a typo in a
+stored ConfigMap annotation or a hand-edited file is an error, not a silently ignored value.
 
 Every public name is re-exported here: import them from ``advisor.models``.
 """
@@ -19,6 +20,7 @@ from advisor.models.calibration import (
     CalibrationResult,
     Incumbent,
     IncumbentOutcome,
+    IncumbentVerdict,
     Measurement,
     NearBest,
     OnednnVerdict,
@@ -103,7 +105,7 @@ from advisor.models.setting import (
     MAX_THREADS,
     ThreadSetting,
 )
-from advisor.models.status import AdviceStatus, StatusResult
+from advisor.models.status import AdviceStatus, JobState, StatusResult
 
 __all__ = [
     "ADVICE_ENV_NAMES",
@@ -137,6 +139,8 @@ __all__ = [
     "DownwardAPI",
     "Incumbent",
     "IncumbentOutcome",
+    "IncumbentVerdict",
+    "JobState",
     "Measurement",
     "NearBest",
     "NearBestRange",

@@ -5,14 +5,15 @@ setting, the advice, and how it compares with TF's default and the advice in for
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, field_serializer, field_validator
 
 from advisor.models.base import StrictModel
 from advisor.models.node import NodeProfile
 from advisor.models.options import ObjectiveName, OnednnValue
-from advisor.models.setting import MAX_THREADS, ThreadSetting
+from advisor.models.setting import ThreadSetting
+from advisor.models.stored_setting import FlatSetting, MeasuredSetting, SpelledSetting
 
 #: which loader a model needs (``advisor.trials.modelfile`` decides, the child loads)
 WorkloadKind = Literal["builtin", "savedmodel", "keras"]
@@ -44,15 +45,14 @@ class Measurement(StrictModel):
     throughput_rps: float | None = Field(default=None, ge=0)
 
 
-class TrialResult(StrictModel):
-    """One trial: one child process with one setting, measured for a fixed time."""
+class TrialResult(FlatSetting):
+    """One trial: one child process with one setting, measured for a fixed time.
 
-    intra_op_threads: int | None = Field(
-        default=None, ge=1, le=MAX_THREADS, description="null = TF default (the baseline)"
-    )
-    inter_op_threads: int | None = Field(
-        default=None, ge=1, le=MAX_THREADS, description="null = TF default (the baseline)"
-    )
+    Stored (and answered by the trial child's parent) as ``intra_op_threads``/``inter_op_threads``,
+    null for TF's default (the baseline)."""
+
+    setting_keys: ClassVar[tuple[str, str]] = ("intra_op_threads", "inter_op_threads")
+
     round: int = Field(
         default=0, ge=0, description="0: the screen (short windows); 1, 2, ...: race rounds"
     )
@@ -90,10 +90,6 @@ class TrialResult(StrictModel):
     )
 
     @property
-    def setting(self) -> ThreadSetting:
-        return ThreadSetting(self.intra_op_threads, self.inter_op_threads)
-
-    @property
     def is_baseline(self) -> bool:
         return self.setting.is_default
 
@@ -113,14 +109,12 @@ class OnednnVerdict(StrictModel):
     reason: str = Field(description="one line: what was measured and why this verdict")
 
 
-class NearBest(StrictModel):
-    """One setting measured within the noise band of the best (the advice is the cheapest)."""
+class NearBest(MeasuredSetting):
+    """One setting measured within the noise band of the best (the advice is the cheapest).
 
-    intra: int = Field(ge=1, le=MAX_THREADS)
-    inter: int = Field(ge=1, le=MAX_THREADS)
-    default: bool = Field(
-        default=False, description="TF's own default (the baseline), its thread counts spelled out"
-    )
+    Stored as ``intra``/``inter`` (the counts it ran with: TF's default spelled out) and
+    ``default`` (it is TF's own default, the baseline)."""
+
     p99_ms: float | None = Field(default=None, ge=0, description="median over its windows")
     throughput_rps: float | None = Field(default=None, ge=0, description="median, req/s")
     cv: float | None = Field(
@@ -128,42 +122,39 @@ class NearBest(StrictModel):
     )
     windows: int = Field(default=0, ge=0, description="windows behind the medians")
 
-    @property
-    def setting(self) -> ThreadSetting:
-        """As measured: TF's default, or the thread counts."""
-        return ThreadSetting.TF_DEFAULT if self.default else ThreadSetting(self.intra, self.inter)
 
-
-class Incumbent(StrictModel):
+class Incumbent(SpelledSetting):
     """The advice in force, which a new measurement must beat beyond noise to replace.
 
     Read from the stored advice before the sweep (the ConfigMap ``run`` will write, the file it
     will replace, or ``--incumbent``), and measured in the race as a named arm beside TF's default.
     Without one, TF's default is the incumbent: a tool that publishes into running pods must be
-    boring when nothing changed.
+    boring when nothing changed. Its ``setting`` is spelled out, as the stored advice's
+    ``intra_op_threads``/``inter_op_threads``.
     """
 
-    intra_op_threads: int = Field(ge=1, le=MAX_THREADS)
-    inter_op_threads: int = Field(ge=1, le=MAX_THREADS)
+    setting_keys: ClassVar[tuple[str, str]] = ("intra_op_threads", "inter_op_threads")
+
     onednn: OnednnValue | None = Field(
         default=None, description="TF_ENABLE_ONEDNN_OPTS the stored advice sets, if any"
     )
     source: str = Field(min_length=1, description="where it was read, for people")
 
-    @property
-    def setting(self) -> ThreadSetting:
-        return ThreadSetting(self.intra_op_threads, self.inter_op_threads)
+
+#: what became of the advice in force. unmeasured: it could not be measured, so it was replaced;
+#: best: it measured best, kept; kept: nothing beat it beyond noise; replaced: the advice did
+IncumbentVerdict = Literal["unmeasured", "best", "kept", "replaced"]
 
 
-class IncumbentOutcome(StrictModel):
-    """How the advice in force fared against this run's measurement."""
+class IncumbentOutcome(MeasuredSetting):
+    """How the advice in force fared against this run's measurement.
 
-    intra: int = Field(ge=1, le=MAX_THREADS)
-    inter: int = Field(ge=1, le=MAX_THREADS)
-    default: bool = Field(
-        description="the incumbent is TF's own default (nothing stored, or the stored advice "
-        "spells TF's default out)"
-    )
+    Stored as ``intra``/``inter`` (the counts it ran with) and ``default`` (required: the
+    incumbent is TF's own default, nothing stored or the stored advice spells TF's default out).
+    """
+
+    default_when_missing: ClassVar[bool | None] = None
+
     source: str = Field(min_length=1, description="where the incumbent was read")
     kept: bool = Field(
         description="confirmed: no setting beat it beyond the noise band of the two (and by at "
@@ -184,9 +175,14 @@ class IncumbentOutcome(StrictModel):
     reason: str = Field(description="one line: why it was kept or replaced")
 
     @property
-    def setting(self) -> ThreadSetting:
-        """As measured: TF's default, or the thread counts stored."""
-        return ThreadSetting.TF_DEFAULT if self.default else ThreadSetting(self.intra, self.inter)
+    def verdict(self) -> IncumbentVerdict:
+        """What became of it, from what is stored: a kept incumbent has a band only when a
+        setting other than itself measured best (the band of the two)."""
+        if self.measured is None:
+            return "unmeasured"
+        if not self.kept:
+            return "replaced"
+        return "best" if self.band is None else "kept"
 
 
 #: what became of a setting in the sweep. chosen: the advice (TF's default when it was kept);
@@ -199,12 +195,11 @@ SettingVerdict = Literal[
 ]
 
 
-class SettingStats(StrictModel):
+class SettingStats(FlatSetting):
     """One setting as the sweep judged it: the medians it was decided on, how much its windows
-    disagree, and its verdict. A renderer shows these as they are."""
+    disagree, and its verdict. A renderer shows these as they are. Stored as ``intra``/``inter``,
+    null for TF's default."""
 
-    intra: int | None = Field(default=None, ge=1, le=MAX_THREADS, description="null = TF default")
-    inter: int | None = Field(default=None, ge=1, le=MAX_THREADS, description="null = TF default")
     verdict: SettingVerdict
     best: bool = Field(default=False, description="the best measured value by the objective")
     within_noise: bool = Field(
@@ -232,16 +227,15 @@ class SettingStats(StrictModel):
     status: TrialStatus = Field(default="ok", description="failed: its last trial's status")
     reason: str | None = Field(default=None, description="failed: its last trial's reason")
 
-    @property
-    def setting(self) -> ThreadSetting:
-        return ThreadSetting(self.intra, self.inter)
 
+class CalibrationResult(SpelledSetting):
+    """The outcome of a sweep: the advice, the baseline it beat, and every trial behind it.
 
-class CalibrationResult(StrictModel):
-    """The outcome of a sweep: the advice, the baseline it beat, and every trial behind it."""
+    ``setting`` is the advice, spelled out (TF's default as the counts TF runs), stored as
+    ``intra_op_threads``/``inter_op_threads``."""
 
-    intra_op_threads: int = Field(ge=1, le=MAX_THREADS)
-    inter_op_threads: int = Field(ge=1, le=MAX_THREADS)
+    setting_keys: ClassVar[tuple[str, str]] = ("intra_op_threads", "inter_op_threads")
+
     objective: ObjectiveName
     p99_slo_ms: float | None = Field(default=None, gt=0)
     baseline: Measurement
@@ -288,9 +282,10 @@ class CalibrationResult(StrictModel):
         description="every setting within the noise band of the best, best first (the advice "
         "is the cheapest of them within 5% of the best)",
     )
-    unstable: list[str] = Field(
+    unstable: list[ThreadSetting] = Field(
         default_factory=list,
-        description="settings (intra/inter) whose windows still disagree by a CV over 10%",
+        description="settings whose windows still disagree by a CV over 10%, stored as their "
+        "labels (intra/inter, or 'TF default')",
     )
     slo_met: bool | None = Field(
         default=None, description="objective 'slo': whether the chosen setting met the p99 bound"
@@ -330,10 +325,16 @@ class CalibrationResult(StrictModel):
     )
     node: NodeProfile
 
-    @property
-    def setting(self) -> ThreadSetting:
-        """The advice, spelled out (TF's default as the counts TF runs)."""
-        return ThreadSetting(self.intra_op_threads, self.inter_op_threads)
+    @field_validator("unstable", mode="before")
+    @classmethod
+    def _read_labels(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        return [ThreadSetting.from_label(v) if isinstance(v, str) else v for v in value]
+
+    @field_serializer("unstable")
+    def _write_labels(self, value: list[ThreadSetting]) -> list[str]:
+        return [setting.label for setting in value]
 
     @property
     def chosen_setting(self) -> ThreadSetting:
@@ -341,6 +342,6 @@ class CalibrationResult(StrictModel):
         return ThreadSetting.TF_DEFAULT if self.kept_default else self.setting
 
     @property
-    def tf_default(self) -> ThreadSetting:
-        """What TF runs by itself on the node measured."""
+    def tf_picks(self) -> ThreadSetting:
+        """The counts TF runs by itself on the node measured (``ThreadSetting.tf_picks``)."""
         return ThreadSetting.tf_picks(len(self.node.affinity_cpus))

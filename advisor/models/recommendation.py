@@ -20,6 +20,7 @@ from advisor.models.calibration import (
 )
 from advisor.models.options import ENV_ONEDNN, ONEDNN_VALUES, ObjectiveName
 from advisor.models.setting import MAX_THREADS, ThreadSetting
+from advisor.models.stored_setting import FlatSetting
 
 #: the env names the advice sets; a ConfigMap's ``data`` holds exactly these and nothing else,
 #: so ``envFrom`` injects nothing a consumer did not ask for. OMP_NUM_THREADS follows the intra-op
@@ -64,11 +65,10 @@ def over_cap(value: str, cap: int) -> bool:
     return len(value) > len(str(cap)) or int(value) > cap
 
 
-class TrialSummary(StrictModel):
-    """One trial as the provenance keeps it: the setting and its headline numbers, no prose."""
+class TrialSummary(FlatSetting):
+    """One trial as the provenance keeps it: the setting (stored as ``intra``/``inter``, null for
+    TF's default) and its headline numbers, no prose."""
 
-    intra: int | None = Field(default=None, ge=1, le=MAX_THREADS, description="null = TF default")
-    inter: int | None = Field(default=None, ge=1, le=MAX_THREADS, description="null = TF default")
     round: int = Field(default=0, ge=0)
     status: TrialStatus
     p50_ms: float | None = Field(default=None, ge=0)
@@ -76,10 +76,6 @@ class TrialSummary(StrictModel):
     throughput_rps: float | None = Field(default=None, ge=0)
     threads: int | None = Field(default=None, ge=0, description="thread count of the child")
     nr_throttled: int | None = Field(default=None, ge=0)
-
-    @property
-    def setting(self) -> ThreadSetting:
-        return ThreadSetting(self.intra, self.inter)
 
 
 class NearBestRange(StrictModel):
@@ -97,7 +93,7 @@ class NearBestRange(StrictModel):
         """The bounds of ``near`` (None when empty)."""
         if not near:
             return None
-        intras, inters = [n.intra for n in near], [n.inter for n in near]
+        intras, inters = [n.counts[0] for n in near], [n.counts[1] for n in near]
         return cls(
             intra=[min(intras), max(intras)],
             inter=[min(inters), max(inters)],

@@ -5,9 +5,11 @@ TensorFlow's own default (no thread variable set) is a setting like any other,
 both pools from the process's affinity mask, so it is spelled out against the mask
 (``spelled_out``) wherever threads are counted or an advice must carry concrete numbers.
 
-The stored and wire forms keep their own fields (``intra``/``inter`` or
+"Default" names the unset setting only (``TF_DEFAULT``, ``is_default``); the counts TF runs for
+it are ``tf_picks``. The stored and wire forms keep their flat keys (``intra``/``inter`` or
 ``intra_op_threads``/``inter_op_threads``, null for TF's default), so older advice and results
-still load; each reads them back as a ``ThreadSetting`` through its ``setting`` property.
+still load; the models hold a ``ThreadSetting`` read from and written as those keys
+(``advisor.models.stored_setting``).
 """
 
 from __future__ import annotations
@@ -48,6 +50,16 @@ class ThreadSetting:
         spells these numbers out."""
         n = min(max(1, affinity_cpus), MAX_THREADS)
         return cls(n, n)
+
+    @classmethod
+    def from_label(cls, label: str) -> ThreadSetting:
+        """The setting ``label`` names (``2/1``, or ``TF default``); ValueError otherwise."""
+        if label == "TF default":
+            return cls.TF_DEFAULT
+        intra, slash, inter = label.partition("/")
+        if not (slash and intra.isdigit() and inter.isdigit()):
+            raise ValueError(f"{label!r} is not a setting (intra/inter, or 'TF default')")
+        return cls(int(intra), int(inter))
 
     @property
     def is_default(self) -> bool:

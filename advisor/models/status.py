@@ -8,11 +8,16 @@ are None, so an older advice (or one that does not validate) still makes a row.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from advisor.models.base import StrictModel
 from advisor.models.consumers import Consumer
 from advisor.models.recommendation import NearBestRange, ServingTarget
+
+#: where a calibration Job stands, as its conditions say (``advisor.fleet.jobs``)
+JobState = Literal["running", "complete", "failed"]
 
 
 class AdviceStatus(StrictModel):
@@ -81,7 +86,7 @@ class AdviceStatus(StrictModel):
         description="fleet mode: the newest calibration Job plan created for it (null: none, "
         "or Jobs were not looked up)",
     )
-    calibration_state: str | None = Field(
+    calibration_state: JobState | None = Field(
         default=None, description="where that Job stands: running, complete or failed"
     )
     calibration_reason: str | None = Field(default=None, description="why that Job failed")

@@ -32,6 +32,7 @@ from advisor.models import (
     NodeProfile,
     OnednnValue,
     Provenance,
+    ThreadSetting,
     over_cap,
     thread_cap,
 )
@@ -94,8 +95,7 @@ def from_advice(
     onednn = rec.env.get(ENV_ONEDNN)
     return IncumbentChoice(
         Incumbent(
-            intra_op_threads=rec.intra_op_threads,
-            inter_op_threads=rec.inter_op_threads,
+            setting=rec.setting,
             onednn=_onednn(onednn),
             source=source,
         )
@@ -172,8 +172,7 @@ def from_env_file(path: Path, node: NodeProfile) -> IncumbentChoice:
             return IncumbentChoice(notes=(f"{source}: {name} is {problem}: {_IGNORED}",))
     return IncumbentChoice(
         Incumbent(
-            intra_op_threads=int(env[ENV_INTRA_OP]),
-            inter_op_threads=int(env[ENV_INTER_OP]),
+            setting=ThreadSetting(int(env[ENV_INTRA_OP]), int(env[ENV_INTER_OP])),
             onednn=_onednn(env.get(ENV_ONEDNN)),
             source=source,
         ),

@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -79,6 +80,18 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("advisor.publish")
 
+#: ``RunRequest.output`` for "print it": the caller prints ``PublishedRun.text``
+STDOUT = "-"
+
+
+class _Phase(Enum):
+    """How far ``publish`` got, for what an interrupting signal leaves behind."""
+
+    STAGING = "staging"
+    WRITING = "writing"
+    WRITTEN = "written"
+    RESTARTING = "restarting"
+
 
 @dataclass(frozen=True)
 class RunRequest:
@@ -86,7 +99,7 @@ class RunRequest:
 
     With ``configmap`` the advice goes to the cluster (``namespace`` is then required: the CLI
     fills it from $TFTA_POD_NAMESPACE; without ``configmap`` it is refused, as it would name
-    nothing); ``output`` is a file, or ``"-"`` for the caller to print ``PublishedRun.text``;
+    nothing); ``output`` is a file, or ``STDOUT`` for the caller to print ``PublishedRun.text``;
     ``restart`` names workloads in the ConfigMap's namespace whose pods are replaced when the
     advice changes; ``node_selector`` is the Job's, recorded for ``status`` to compare consumers
     with; ``target`` the serving container measured for (``serving_target`` builds it from
@@ -116,6 +129,17 @@ class RunRequest:
     def writes_nothing(self) -> bool:
         """No file and no cluster target: the ConfigMap YAML is the result, for stdout."""
         return self.output is None and self.env_file is None and self.configmap is None
+
+    @property
+    def output_file(self) -> Path | None:
+        """The file ``output`` names (None: no ``output``, or ``STDOUT``)."""
+        return None if self.output is None or self.output == STDOUT else Path(self.output)
+
+    @property
+    def prints(self) -> bool:
+        """The ConfigMap YAML is for the caller to print: ``output`` is ``STDOUT``, or nothing
+        is written."""
+        return self.output == STDOUT or self.writes_nothing
 
 
 def parse_workload(text: str) -> WorkloadRef:
@@ -158,8 +182,8 @@ def check_run_request(request: RunRequest) -> None:
     _check_restart(request)
     if request.target is not None:
         check_target(request.target)
-    if request.output not in (None, "-"):
-        check_output_path("output", Path(request.output))
+    if request.output_file is not None:
+        check_output_path("output", request.output_file)
     if request.env_file is not None:
         check_output_path("env_file", request.env_file)
 
@@ -211,8 +235,8 @@ class PreparedRun:
             log.info(
                 "the advice in force: intra=%d inter=%d (%s); it stays unless a setting beats "
                 "it beyond noise",
-                held.incumbent.intra_op_threads,
-                held.incumbent.inter_op_threads,
+                held.incumbent.setting.intra,
+                held.incumbent.setting.inter,
                 held.incumbent.source,
             )
         options = self._without_rejected(held)
@@ -250,10 +274,10 @@ class PreparedRun:
         (None when absent or unreadable: nothing to carry over)."""
         if self.writer is not None:
             return self.stored
-        output = self.request.output
-        if output in (None, "-") or not Path(output).is_file():
+        output = self.request.output_file
+        if output is None or not output.is_file():
             return None
-        loaded, _ = stored_configmap(Path(output), output)
+        loaded, _ = stored_configmap(output, str(self.request.output))
         return loaded if isinstance(loaded, dict) else None
 
     def incumbent(self, node: NodeProfile) -> IncumbentChoice:
@@ -267,10 +291,9 @@ class PreparedRun:
             if self.stored is None:
                 return IncumbentChoice()
             return from_configmap(self.stored, self.writer.where, node, request.options)
-        if request.output not in (None, "-") and Path(request.output).is_file():
-            return from_configmap_file(
-                Path(request.output), f"--output {request.output}", node, request.options
-            )
+        output = request.output_file
+        if output is not None and output.is_file():
+            return from_configmap_file(output, f"--output {request.output}", node, request.options)
         if request.env_file is not None and request.env_file.is_file():
             return from_env_file(request.env_file, node)
         return IncumbentChoice()
@@ -306,19 +329,19 @@ class PreparedRun:
         published = self.render(result)
         rec = published.recommendation
         staged: list[StagedFile] = []
-        phase = "staging"
+        phase = _Phase.STAGING
         outcome = None
         try:
-            if request.output not in (None, "-"):
-                staged.append(stage_file(Path(request.output), published.text, "output"))
+            if request.output_file is not None:
+                staged.append(stage_file(request.output_file, published.text, "output"))
             if request.env_file is not None:
                 staged.append(stage_file(request.env_file, env_file_text(rec), "env_file"))
             if writer is not None:
-                phase = "writing"
+                phase = _Phase.WRITING
                 outcome = writer.publish(
                     published.configmap, budget_s=request.options.budget_s, force=request.force
                 )
-                phase = "written"
+                phase = _Phase.WRITTEN
                 log.info(
                     "%s %s (resourceVersion %s): %s",
                     outcome.action,
@@ -331,14 +354,14 @@ class PreparedRun:
                 log.info("%s written to %s", item.option, item.path)
             restarted: tuple[Restarted, ...] = ()
             if self.restarter is not None and writer is not None:
-                phase = "restarting"
+                phase = _Phase.RESTARTING
                 advice_hash = published.configmap["metadata"]["annotations"][HASH_ANNOTATION]
                 restarted = tuple(self.restarter.restart(advice_hash, writer.where))
         except InterruptedRunError as exc:
             # The handler's "nothing was published" is only true before the cluster write began.
-            if writer is not None and phase != "staging":
+            if writer is not None and phase is not _Phase.STAGING:
                 raise InterruptedRunError(
-                    *self._interrupted(str(exc), phase, writer.where)
+                    *self._interrupted(exc, phase, writer.where), signal=exc.signal
                 ) from None
             raise
         finally:
@@ -346,17 +369,17 @@ class PreparedRun:
                 item.discard()
         return PublishedRun(rec, published.configmap, published.text, outcome, restarted)
 
-    def _interrupted(self, message: str, phase: str, where: str) -> tuple[str, ...]:
-        signal_part = message.split(";", 1)[0]
+    def _interrupted(self, exc: InterruptedRunError, phase: _Phase, where: str) -> tuple[str, ...]:
+        signal_part = exc.what
         files = (Opt("output"), "/", Opt("env_file"))
-        if phase == "writing":
+        if phase is _Phase.WRITING:
             return (
                 f"{signal_part} while writing {where}: it holds the previous or the new advice "
                 "(one apply, never a mix); no ",
                 *files,
                 " was written",
             )
-        if phase == "restarting" and self.restarter is not None:
+        if phase is _Phase.RESTARTING and self.restarter is not None:
             return (f"{signal_part} after {where} was written; {self.restarter.progress()}",)
         return (f"{signal_part} after {where} was written; ", *files, " may be the old ones")
 

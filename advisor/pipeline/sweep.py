@@ -1,7 +1,7 @@
 """``sweep()``: inspect the workload, run the budgeted search, pick the advice.
 
 The advice is always concrete numbers: when TF's default is the pick, they are what TF runs by
-itself (``tf_default``), its gain is exactly 1.0 and nothing claims it beat the default.
+itself (``tf_picks``), its gain is exactly 1.0 and nothing claims it beat the default.
 
 The advice in force (``incumbent``; TF's default when none is given) is measured as a named arm and
 stays the advice unless a setting beats it beyond noise (``choice.choose``), so a run on an
@@ -30,7 +30,7 @@ from advisor.calibrate.budget import Budget, Clock, SearchSettings, SystemClock,
 from advisor.calibrate.candidates import (
     candidate_configs,
     incumbent_key,
-    tf_default,
+    tf_picks,
     with_incumbent,
 )
 from advisor.calibrate.choice import Choice, choose
@@ -56,7 +56,7 @@ from advisor.models import (
     WorkloadInfo,
 )
 from advisor.objectives import Measure, Objective, named
-from advisor.render.words import compare_text, versus_default
+from advisor.render.words import compare_text, incumbent_reason, sweep_done_line
 from advisor.trials.environment import trial_env
 from advisor.trials.launch import Launcher, TrialPrograms
 from advisor.trials.modelfile import is_keras_file
@@ -200,7 +200,7 @@ def sweep(
         emit(Progress(text=text))
 
     launcher: Launcher | None = None
-    default = tf_default(node)
+    picks = tf_picks(node)
     objective = named(options.objective)
 
     # Interrupted (SIGTERM/SIGINT) or failed: the launcher kills every child it started
@@ -219,8 +219,8 @@ def sweep(
         else:
             info = _workload_from_options(options)
 
-        held = incumbent_key(incumbent, default)
-        candidates = _candidates(node, options, held, default, say)
+        held = incumbent_key(incumbent, picks)
+        candidates = _candidates(node, options, held, picks, say)
         # --sweep-onednn keeps the end of the budget for its pairs on the advised setting
         reserved = onednn.BUDGET_SHARE * options.budget_s if options.sweep_onednn else 0.0
         outcome = race(
@@ -233,15 +233,15 @@ def sweep(
             p99_slo_ms=options.p99_slo_ms,
             settings=settings,
             progress=emit,
-            default=default,
+            picks=picks,
             incumbent=held,
         )
 
-    stats, choice = _choose(outcome, objective, options, default, held)
+    stats, choice = _choose(outcome, objective, options, picks, held)
     affinity = len(node.affinity_cpus)
     advice = choice.chosen.setting.spelled_out(affinity)
-    notes = list(choice.notes) + _notes(choice, outcome, default, advice, not candidates)
-    outcome_of_incumbent = _incumbent_outcome(choice, incumbent, held, default, options)
+    notes = list(choice.notes) + _notes(choice, outcome, picks, advice, not candidates)
+    outcome_of_incumbent = _incumbent_outcome(choice, incumbent, held, picks, options)
     verdict: OnednnVerdict | None = None
     onednn_trials: list[TrialResult] = []
     if options.sweep_onednn:
@@ -270,10 +270,8 @@ def sweep(
     if launcher is not None:
         notes.extend(launcher.notes)
     elapsed = clock.monotonic() - started
-    assert advice.intra is not None and advice.inter is not None  # spelled out
     result = CalibrationResult(
-        intra_op_threads=advice.intra,
-        inter_op_threads=advice.inter,
+        setting=advice,
         objective=options.objective,
         p99_slo_ms=options.p99_slo_ms,
         baseline=choice.baseline.measurement(),
@@ -285,7 +283,7 @@ def sweep(
         gain_band=choice.gain_band,
         incumbent=outcome_of_incumbent,
         near_best=[near_best(s, choice.measure, affinity) for s in choice.near_best],
-        unstable=[setting.label for setting in outcome.unstable],
+        unstable=list(outcome.unstable),
         slo_met=choice.slo_met,
         rounds=outcome.rounds,
         kept_default=choice.kept_default,
@@ -307,11 +305,7 @@ def sweep(
         ),
         node=node,
     )
-    say(
-        f"advice: intra={result.intra_op_threads} inter={result.inter_op_threads} "
-        f"(in force before: {outcome_of_incumbent.reason}; {versus_default(result)}) after "
-        f"{len(result.trials)} trials in {elapsed:.1f} s"
-    )
+    say(sweep_done_line(result))
     return result
 
 
@@ -319,11 +313,11 @@ def _choose(
     outcome: SearchOutcome,
     objective: Objective,
     options: CalibrationOptions,
-    default: ThreadSetting,
+    picks: ThreadSetting,
     held: ThreadSetting,
 ) -> tuple[list[ConfigStats], Choice]:
     """Every setting's statistics, and the pick among them."""
-    stats = aggregate(outcome.trials, default)
+    stats = aggregate(outcome.trials, picks)
     try:
         choice = choose(
             stats, objective, options.p99_slo_ms, incumbent=held, excluded=outcome.dropped
@@ -337,7 +331,7 @@ def _candidates(
     node: NodeProfile,
     options: CalibrationOptions,
     held: ThreadSetting,
-    default: ThreadSetting,
+    picks: ThreadSetting,
     say: Callable[[str], None],
 ) -> list[ThreadSetting]:
     """The node's candidates, the incumbent among them (a stored 4/2 on a 1-CPU pod is not),
@@ -349,7 +343,7 @@ def _candidates(
     say(
         f"{len(candidates)} settings for {node.effective_cpus:g} usable CPUs "
         f"({len(node.affinity_cpus)} in the affinity mask) and TF's default "
-        f"({default.label}) as the baseline, budget {options.budget_s:g} s"
+        f"({picks.label}) as the baseline, budget {options.budget_s:g} s"
     )
     return candidates
 
@@ -358,18 +352,18 @@ def _incumbent_outcome(
     choice: Choice,
     incumbent: Incumbent | None,
     held: ThreadSetting,
-    default: ThreadSetting,
+    picks: ThreadSetting,
     options: CalibrationOptions,
 ) -> IncumbentOutcome:
     """How the advice in force fared, in one line a person reads."""
-    stored = default if incumbent is None or held.is_default else incumbent.setting
+    stored = picks if incumbent is None or held.is_default else incumbent.setting
     name = "TF's default" if held.is_default else stored.label
     source = incumbent.source if incumbent is not None else "none stored: TF's default"
     measured = choice.incumbent
     if measured is None:
-        reason = "could not be measured in this run: replaced"
+        reason = incumbent_reason("unmeasured")
     elif choice.kept and choice.leader is measured:
-        reason = "measured best: kept"
+        reason = incumbent_reason("best")
     else:
         # kept: how close the best came; replaced: by how much the advice beat it
         other = choice.leader if choice.kept else choice.chosen
@@ -380,16 +374,10 @@ def _incumbent_outcome(
             name,
             choice.incumbent_band,
         )
-        reason = (
-            f"kept: nothing beat it beyond noise (the best, {other.label}: {versus})"
-            if choice.kept
-            else f"replaced by {other.label}: {versus}"
-        )
-    assert stored.intra is not None and stored.inter is not None  # spelled out
+        reason = incumbent_reason("kept" if choice.kept else "replaced", other.label, versus)
     return IncumbentOutcome(
-        intra=stored.intra,
-        inter=stored.inter,
-        default=held.is_default,
+        setting=held,
+        runs=stored,
         source=source,
         kept=choice.kept,
         onednn=incumbent.onednn if incumbent is not None else None,
@@ -403,7 +391,7 @@ def _incumbent_outcome(
 def _notes(
     choice: Choice,
     outcome: SearchOutcome,
-    default: ThreadSetting,
+    picks: ThreadSetting,
     advice: ThreadSetting,
     nothing_to_try: bool,
 ) -> list[str]:
@@ -412,11 +400,11 @@ def _notes(
     notes = []
     if nothing_to_try:
         notes.append(
-            f"TF's default ({default.label}) is the only setting for one CPU in the "
+            f"TF's default ({picks.label}) is the only setting for one CPU in the "
             "affinity mask; only it was measured"
         )
     if choice.kept_default:
-        notes.append(f"advice keeps TF's default, spelled out: intra = inter = {default.intra}")
+        notes.append(f"advice keeps TF's default, spelled out: intra = inter = {picks.intra}")
     left = [c.label for c in outcome.unmeasured if c != advice]
     if left:
         notes.append(f"not measured for lack of budget (intra/inter): {', '.join(left)}")

@@ -45,8 +45,7 @@ def _measurement(m: Measurement) -> Measurement:
 
 def _trial_summary(t: TrialResult) -> TrialSummary:
     return TrialSummary(
-        intra=t.intra_op_threads,
-        inter=t.inter_op_threads,
+        setting=t.setting,
         round=t.round,
         status=t.status,
         p50_ms=_round(t.p50_ms),
@@ -147,9 +146,9 @@ def build_recommendation(
         )
         return Recommendation(
             env={
-                ENV_INTRA_OP: str(result.intra_op_threads),
-                ENV_INTER_OP: str(result.inter_op_threads),
-                ENV_OMP: str(result.intra_op_threads),
+                ENV_INTRA_OP: str(result.setting.intra),
+                ENV_INTER_OP: str(result.setting.inter),
+                ENV_OMP: str(result.setting.intra),
                 **({ENV_ONEDNN: onednn} if onednn is not None else {}),
             },
             provenance=provenance,

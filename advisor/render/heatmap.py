@@ -95,7 +95,7 @@ class _Grid:
 
 
 def _grid(result: CalibrationResult) -> _Grid:
-    default = result.tf_default
+    default = result.tf_picks
     measured = [s for s in result.settings if s.verdict != "failed"]
     stats = [s for s in measured if not s.setting.is_default]
     by_cell = {s.setting: s for s in stats}
@@ -276,11 +276,11 @@ def _legend_items(result: CalibrationResult, grid: _Grid) -> list[str]:
     """What the marks mean, one item per mark that the grid uses."""
     if result.kept_default:
         chosen = (
-            f"\u2605 chosen: TF's default, spelled out (intra = inter = {result.intra_op_threads})"
+            f"\u2605 chosen: TF's default, spelled out (intra = inter = {result.setting.intra})"
         )
     else:
         chosen = (
-            f"\u2605 chosen: intra {result.intra_op_threads}, inter {result.inter_op_threads} "
+            f"\u2605 chosen: intra {result.setting.intra}, inter {result.setting.inter} "
             f"({versus_default(result)})"
         )
     items = [chosen]

@@ -59,8 +59,8 @@ def report_html(result: CalibrationResult) -> str:
     what = workload.path or "built-in workload"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<title>tf-thread-advisor calibration: intra {result.intra_op_threads} inter {
-        result.inter_op_threads
+<title>tf-thread-advisor calibration: intra {result.setting.intra} inter {
+        result.setting.inter
     }</title>
 <style>
 body {{ font-family: sans-serif; margin: 24px; color: #222; }}
@@ -73,8 +73,8 @@ th {{ background: #eee; }}
 tr.failed, tr.crashed, tr.oom, tr.timeout, tr.skipped {{ color: #a33; }}
 pre {{ background: #f7f7f7; padding: 10px; white-space: pre-wrap; }}
 </style></head><body>
-<h1>Calibration: TF_NUM_INTRAOP_THREADS={result.intra_op_threads},
-TF_NUM_INTEROP_THREADS={result.inter_op_threads}</h1>
+<h1>Calibration: TF_NUM_INTRAOP_THREADS={result.setting.intra},
+TF_NUM_INTEROP_THREADS={result.setting.inter}</h1>
 <p>Workload: {e(what)} ({e(workload.kind)}, batch {workload.batch_size},
 concurrency {workload.concurrency}). Objective: {e(result.objective)}.
 Node: {result.node.effective_cpus:g} usable CPUs, {len(result.node.affinity_cpus)} in the

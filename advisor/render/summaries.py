@@ -11,7 +11,7 @@ from advisor.render.document import PROSE, RECORDS, Capability, Grid, ModelView,
 from advisor.render.node import node_summary
 from advisor.render.table import text_summary
 
-_TRIAL_KEYS = tuple(TrialResult.model_fields)
+_TRIAL_KEYS = TrialResult.stored_keys()
 
 
 class CalibrationView(ModelView):
@@ -30,7 +30,8 @@ class CalibrationView(ModelView):
     def records(self) -> Grid:
         """Every trial as measured, the oneDNN pairs after the sweep's; empty: not measured."""
         trials = [*self.result.trials, *self.result.onednn_trials]
-        return grid(_TRIAL_KEYS, [[_raw(getattr(t, key)) for key in _TRIAL_KEYS] for t in trials])
+        rows = [t.model_dump() for t in trials]
+        return grid(_TRIAL_KEYS, [[_raw(row[key]) for key in _TRIAL_KEYS] for row in rows])
 
 
 class NodeView(ModelView):

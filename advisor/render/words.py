@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from advisor.models import (
     CalibrationResult,
+    IncumbentOutcome,
+    IncumbentVerdict,
     Measurement,
     NearBestRange,
 )
@@ -60,7 +62,7 @@ def compare_text(
 def _threads_versus_default(result: CalibrationResult) -> str:
     """``fewer threads (2 against 4)``: intra + inter of the advice against TF's default's."""
     affinity = len(result.node.affinity_cpus)
-    mine, theirs = result.setting.cost(affinity), result.tf_default.cost(affinity)
+    mine, theirs = result.setting.cost(affinity), result.tf_picks.cost(affinity)
     word = "fewer threads than" if mine < theirs else "more threads than"
     if mine == theirs:
         word = "as many threads as"
@@ -70,9 +72,9 @@ def _threads_versus_default(result: CalibrationResult) -> str:
 def advice_line(result: CalibrationResult) -> str:
     """The one line a person acts on: the env values and the objective they were chosen for."""
     env = (
-        f"TF_NUM_INTRAOP_THREADS={result.intra_op_threads} "
-        f"TF_NUM_INTEROP_THREADS={result.inter_op_threads} "
-        f"OMP_NUM_THREADS={result.intra_op_threads}"
+        f"TF_NUM_INTRAOP_THREADS={result.setting.intra} "
+        f"TF_NUM_INTEROP_THREADS={result.setting.inter} "
+        f"OMP_NUM_THREADS={result.setting.intra}"
     )
     if result.onednn is not None and result.onednn.value is not None:
         env += f" TF_ENABLE_ONEDNN_OPTS={result.onednn.value}"
@@ -91,6 +93,38 @@ def incumbent_line(result: CalibrationResult) -> str | None:
         return None
     name = "TF's default" if held.setting.is_default else held.setting.label
     return f"in force before: {name} ({held.source}): {held.reason}"
+
+
+def incumbent_reason(verdict: IncumbentVerdict, rival: str = "", versus: str = "") -> str:
+    """The incumbent's ``verdict`` in one line (``IncumbentOutcome.reason``): ``rival`` is the
+    best (kept) or the advice (replaced), ``versus`` how it compares with the incumbent."""
+    if verdict == "unmeasured":
+        return "could not be measured in this run: replaced"
+    if verdict == "best":
+        return "measured best: kept"
+    if verdict == "kept":
+        return f"kept: nothing beat it beyond noise (the best, {rival}: {versus})"
+    return f"replaced by {rival}: {versus}"
+
+
+def sweep_done_line(result: CalibrationResult) -> str:
+    """``advice: intra=2 inter=1 (in force before: ...; p99 ... for TF's default (...)) after 40
+    trials in 58.2 s``: the sweep's last progress line."""
+    held = result.incumbent
+    before = "" if held is None else f"in force before: {_held_verdict(result, held)}; "
+    return (
+        f"advice: intra={result.setting.intra} inter={result.setting.inter} "
+        f"({before}{versus_default(result)}) after "
+        f"{len(result.trials)} trials in {result.elapsed_s:.1f} s"
+    )
+
+
+def _held_verdict(result: CalibrationResult, held: IncumbentOutcome) -> str:
+    """The incumbent's verdict beside the gain: TF's default replaced is compared with the advice
+    once, by the gain over TF's default that follows it."""
+    if held.setting.is_default and held.verdict == "replaced":
+        return f"TF's default, replaced by {result.setting.label}"
+    return held.reason
 
 
 def gain_line(result: CalibrationResult) -> str:

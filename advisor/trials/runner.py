@@ -51,8 +51,7 @@ def run_trial(
     workload within ``load_timeout_s`` (or dies before) raises LaunchFailure.
     """
     identity: dict[str, Any] = {
-        "intra_op_threads": spec.setting.intra,
-        "inter_op_threads": spec.setting.inter,
+        "setting": spec.setting,
         "round": spec.round,
         "onednn": spec.onednn,
     }

@@ -13,6 +13,7 @@ from advisor.models import (
     Measurement,
     NodeProfile,
     Recommendation,
+    ThreadSetting,
     TrialResult,
     WorkloadInfo,
 )
@@ -45,8 +46,7 @@ def node_profile(affinity: int = 4, quota: float | None = 2.0, logical: int = 8)
 
 def trial(intra: int | None, inter: int | None, p99: float, **extra: Any) -> TrialResult:
     return TrialResult(
-        intra_op_threads=intra,
-        inter_op_threads=inter,
+        setting=ThreadSetting(intra, inter),
         status="ok",
         reason=extra.pop("reason", None),
         p50_ms=p99 / 2,
@@ -67,8 +67,7 @@ def calibration_result(
 ) -> CalibrationResult:
     trials = trials if trials is not None else [trial(None, None, 20.0), trial(intra, inter, 9.5)]
     return CalibrationResult(
-        intra_op_threads=intra,
-        inter_op_threads=inter,
+        setting=ThreadSetting(intra, inter),
         objective="latency",
         baseline=Measurement(p50_ms=10.0, p99_ms=20.0, throughput_rps=50.0),
         chosen=Measurement(p50_ms=4.75, p99_ms=9.5, throughput_rps=105.26315),

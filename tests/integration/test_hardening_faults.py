@@ -360,7 +360,7 @@ def _signal_arrives(during: str, scene: Scene) -> None:
     from advisor.cluster import ConfigMapWriter
     from advisor.pipeline import files
 
-    interrupted = errors.InterruptedRunError("interrupted by SIGTERM; nothing was published")
+    interrupted = errors.InterruptedRunError.by_signal("SIGTERM")
     if during == "cluster-write":
         real_publish = ConfigMapWriter.publish
 

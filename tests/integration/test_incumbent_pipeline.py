@@ -53,7 +53,7 @@ def test_our_advice_for_this_node_is_the_incumbent() -> None:
     held = from_configmap(stored(NODE, 2, 1), "the store", NODE, OPTIONS)
     assert held.notes == ()
     assert held.incumbent is not None
-    assert (held.incumbent.intra_op_threads, held.incumbent.inter_op_threads) == (2, 1)
+    assert held.incumbent.counts == (2, 1)
     assert held.incumbent.source == "the store"
 
 
@@ -103,7 +103,7 @@ def test_an_env_file_gives_its_values_checked_against_this_node(tmp_path: Path) 
     env.write_text("TF_NUM_INTRAOP_THREADS=3\nTF_NUM_INTEROP_THREADS=2\nOMP_NUM_THREADS=3\n")
     held = from_env_file(env, NODE)
     assert held.incumbent is not None
-    assert (held.incumbent.intra_op_threads, held.incumbent.inter_op_threads) == (3, 2)
+    assert held.incumbent.counts == (3, 2)
     assert "carries no provenance" in held.notes[0]
     env.write_text("TF_NUM_INTRAOP_THREADS=300\nTF_NUM_INTEROP_THREADS=2\n")
     held = from_env_file(env, NODE)
@@ -214,7 +214,7 @@ def test_calibrate_races_the_incumbent_it_is_given(
     path.write_text(yaml.safe_dump(stored(NODE, 3, 3)))
     assert simulated.main(["calibrate", "--incumbent", str(path), "--format", "json"]) == 0
     held = simulated[0]["incumbent"]
-    assert held is not None and (held.intra_op_threads, held.inter_op_threads) == (3, 3)
+    assert held is not None and held.counts == (3, 3)
     out, err = capsys.readouterr()
     assert '"kept": true' in out
     assert "in force before: 3/3" in err

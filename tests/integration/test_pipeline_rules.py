@@ -201,7 +201,7 @@ def test_calibrate_only_measures_reports_and_races_the_named_incumbent(tmp_path:
     assert result.node == NODE and result.budget_s == 60.0
     assert len(seen) == 1 and "incumbent" in seen[0]  # the stored advice was read and judged
     assert report.read_text().startswith("<!DOCTYPE html>")
-    chosen = f"intra {result.intra_op_threads} inter {result.inter_op_threads}"
+    chosen = f"intra {result.setting.intra} inter {result.setting.inter}"
     assert chosen in report.read_text()
 
 

@@ -149,7 +149,7 @@ def test_a_recorded_target_leaves_the_incumbent_as_it_was(
     assert main(argv, instruments=on(JOB_NODE, seen)) == 0
     held = seen[1]["incumbent"]
     assert held is not None and held.source == f"--output {out}"
-    assert (held.intra_op_threads, held.inter_op_threads) == (
+    assert held.counts == (
         first.intra_op_threads,
         first.inter_op_threads,
     )

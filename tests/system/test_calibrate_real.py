@@ -69,13 +69,13 @@ def _check_contract(
     assert baselines
     assert baselines[0].status == "ok", baselines[0].reason
     ok = [t for t in result.trials if t.status == "ok" and not t.is_baseline]
-    assert ok, [(t.intra_op_threads, t.inter_op_threads, t.status, t.reason) for t in result.trials]
-    advice = (result.intra_op_threads, result.inter_op_threads)
+    assert ok, [(t.setting.intra, t.setting.inter, t.status, t.reason) for t in result.trials]
+    advice = result.counts
     if result.kept_default:  # TF's default measured best: spelled out from the affinity mask
         cpus = len(result.node.affinity_cpus)
         assert advice == (cpus, cpus)
     else:
-        assert advice in {(t.intra_op_threads, t.inter_op_threads) for t in ok}
+        assert advice in {(t.setting.intra, t.setting.inter) for t in ok}
     for trial in ok + baselines[:1]:
         assert trial.p50_ms is not None
         assert trial.p99_ms is not None

@@ -245,7 +245,7 @@ def test_a_signal_during_the_restarts_says_which_were_done(scene: Scene) -> None
 
     def second_interrupted(self: WorkloadRestarter, ref: Any, *args: Any) -> Any:
         if self.done:
-            raise errors.InterruptedRunError("interrupted by SIGTERM; nothing was published")
+            raise errors.InterruptedRunError.by_signal("SIGTERM")
         return real(self, ref, *args)
 
     scene.monkeypatch.setattr(WorkloadRestarter, "_restart_one", second_interrupted)

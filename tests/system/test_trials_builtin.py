@@ -65,7 +65,7 @@ def test_thread_settings_reach_tensorflow_through_the_environment() -> None:
     )
     assert_well_formed(small, 0.4)
     assert_well_formed(large, 0.4)
-    assert (small.intra_op_threads, small.inter_op_threads) == (1, 1)
+    assert (small.setting.intra, small.setting.inter) == (1, 1)
     # TF sizes its pools from the variables: 4+4 pools hold more threads than 1+1.
     assert large.threads is not None
     assert small.threads is not None

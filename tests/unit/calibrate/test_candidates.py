@@ -14,7 +14,7 @@ from advisor.calibrate.candidates import (
     inter_op_values,
     intra_op_values,
     spare_inter_op,
-    tf_default,
+    tf_picks,
 )
 from advisor.models import ThreadSetting
 from tests.support.search_fakes import node
@@ -23,7 +23,7 @@ from tests.support.search_fakes import node
 def test_one_cpu_quota_on_two_cores_tries_the_small_settings_but_not_the_default() -> None:
     configs = candidate_configs(node(2, quota=1.0))
     # 2/2 is what TF runs by itself on two CPUs: the baseline measures it already
-    assert tf_default(node(2, quota=1.0)) == ThreadSetting(2, 2)
+    assert tf_picks(node(2, quota=1.0)) == ThreadSetting(2, 2)
     assert sorted((c.intra, c.inter) for c in configs) == [
         (1, 1),
         (1, 2),
@@ -110,7 +110,7 @@ def test_candidates_are_distinct_and_within_what_the_node_can_run(
     # one CPU in the mask: TF's default 1/1 is the only setting, and the baseline runs it
     assert configs or cpus == 1
     assert len(set(configs)) == len(configs)
-    default = tf_default(profile)
+    default = tf_picks(profile)
     assert all(c != default for c in configs)
     usable_ceiling = math.ceil(profile.effective_cpus)
     # one inter-op thread past the CPUs only where no quota binds (and never on a one-CPU mask)
@@ -123,8 +123,8 @@ def test_candidates_are_distinct_and_within_what_the_node_can_run(
 
 
 def test_tf_default_is_the_affinity_count_for_both_pools_whatever_the_quota() -> None:
-    assert tf_default(node(64, quota=4.0)) == ThreadSetting(64, 64)  # TF never reads the quota
-    assert tf_default(node(1)) == ThreadSetting(1, 1)
+    assert tf_picks(node(64, quota=4.0)) == ThreadSetting(64, 64)  # TF never reads the quota
+    assert tf_picks(node(1)) == ThreadSetting(1, 1)
     assert candidate_configs(node(1)) == []
     # compared by thread counts, not by how they were reached: 8/8 is dropped on an 8-CPU node
     # only because the default is 8/8 there

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from advisor.calibrate.candidates import candidate_configs, tf_default
+from advisor.calibrate.candidates import candidate_configs, tf_picks
 from advisor.calibrate.statistics import MAX_BAND, aggregate
 from advisor.models import (
     CalibrationOptions,
@@ -100,22 +100,24 @@ def test_equal_settings_keep_the_incumbent_and_the_range_holds_them() -> None:
     # within noise shows the cheaper settings a person could choose by hand
     result, _, _ = run(8, 4.0, flat_p99=10.0, noise=0.0)
     assert result.kept_default
-    assert result.incumbent is not None and result.incumbent.kept and result.incumbent.default
+    held = result.incumbent
+    assert held is not None and held.kept and held.setting.is_default
     assert len(result.near_best) >= 2
-    assert any(n.default for n in result.near_best)  # the default is as good: it is in the range
+    # the default is as good: it is in the range
+    assert any(n.setting.is_default for n in result.near_best)
 
 
 def test_equal_settings_below_a_stored_incumbent_keep_it() -> None:
     result, _, _ = run(8, 4.0, flat_p99=10.0, noise=0.0, incumbent=(2, 2))
-    assert (result.intra_op_threads, result.inter_op_threads) == (2, 2)
+    assert result.counts == (2, 2)
     assert result.incumbent is not None and result.incumbent.kept
-    assert not result.incumbent.default
+    assert not result.incumbent.setting.is_default
 
 
 def test_a_default_that_measures_best_is_kept_spelled_out_with_gain_exactly_one() -> None:
     result, fake, lines = run(2, None, baseline_factor=0.3)
     assert result.kept_default
-    assert result.setting == tf_default(node(2)) == ThreadSetting(2, 2)
+    assert result.setting == tf_picks(node(2)) == ThreadSetting(2, 2)
     assert result.chosen == result.baseline
     assert result.gain == 1.0
     assert result.gain_within_noise
@@ -130,7 +132,7 @@ def test_a_default_that_measures_best_is_kept_spelled_out_with_gain_exactly_one(
 @pytest.mark.parametrize(("cpus", "quota"), [(2, None), (2, 1.0), (8, None), (8, 4.0), (64, None)])
 def test_the_tf_default_is_never_a_candidate(cpus: int, quota: float | None) -> None:
     result, fake, _ = run(cpus, quota)
-    default = tf_default(node(cpus, quota=quota))
+    default = tf_picks(node(cpus, quota=quota))
     explicit = {spec.setting for spec, _, _ in fake.calls}
     assert default not in explicit
     assert ThreadSetting.TF_DEFAULT in explicit
@@ -142,7 +144,7 @@ def test_the_tf_default_is_never_a_candidate(cpus: int, quota: float | None) -> 
 def test_a_one_cpu_mask_keeps_the_default_it_has_no_alternative_to() -> None:
     result, fake, _ = run(1, None)
     assert result.kept_default
-    assert (result.intra_op_threads, result.inter_op_threads) == (1, 1)
+    assert result.counts == (1, 1)
     assert result.gain == 1.0
     assert all(spec.setting.is_default for spec, _, _ in fake.calls)
     assert any("only setting" in note for note in result.notes)
@@ -160,23 +162,21 @@ def test_the_range_holds_exactly_the_settings_within_noise_of_the_best() -> None
         assert n.p99_ms is not None
         assert abs(n.p99_ms - best.p99_ms) <= band * best.p99_ms
     # and every setting that competed (raced, or the baseline) within the band is in the range
-    default = tf_default(result.node)
-    inside = {ThreadSetting(n.intra, n.inter) for n in result.near_best}
+    default = tf_picks(result.node)
+    inside = {n.runs for n in result.near_best}
     for stats in aggregate(result.trials, default):
         if stats.raced or stats.is_baseline:
             close = abs(stats.p99_ms - best.p99_ms) <= band * best.p99_ms
             setting = stats.setting.spelled_out(len(result.node.affinity_cpus))
             assert close == (setting in inside), stats
     assert result.setting in inside
-    assert (result.intra_op_threads, result.inter_op_threads) == min(
-        ((n.intra, n.inter) for n in result.near_best), key=sum
-    )
+    assert result.counts == min((n.counts for n in result.near_best), key=sum)
     # and the provenance carries the range, compactly
     rec = build_recommendation(result, advisor_version="test")
     span = rec.provenance.near_best
     assert span is not None
     assert span.settings == len(result.near_best)
-    assert span.intra[0] <= result.intra_op_threads <= span.intra[1]
+    assert span.intra[0] <= result.setting.intra <= span.intra[1]
     assert "within noise" in text_summary(result)
 
 
@@ -186,7 +186,7 @@ def test_ties_make_a_wide_range_and_the_cheapest_is_advised() -> None:
     assert not result.kept_default  # the default is 3x slower
     assert result.gain == pytest.approx(3.0)
     assert not result.gain_within_noise
-    assert (result.intra_op_threads, result.inter_op_threads) == (1, 1)
+    assert result.counts == (1, 1)
     assert len(result.near_best) >= 2
     assert "p99 10.00 ms against 30.00 ms for TF's default (67% lower, noise" in lines[-1]
     assert claims_a_gain(lines[-1])
@@ -207,13 +207,14 @@ def test_unmeasured_settings_are_listed_and_the_advice_never_is() -> None:
         for label in listed:
             intra, inter = (int(x) for x in label.split("/"))
             assert (intra, inter) not in tried
-        advised = f"{result.intra_op_threads}/{result.inter_op_threads}"
+        advised = f"{result.setting.intra}/{result.setting.inter}"
         assert advised not in listed
 
 
 def test_an_unstable_setting_is_reported_in_the_result_and_its_notes() -> None:
     result, _, _ = run(2, 1.0, budget=90.0, noise=0.01, noisy={(1, 1): 0.4})
-    assert "1/1" in result.unstable
+    assert ThreadSetting(1, 1) in result.unstable
+    assert "1/1" in result.model_dump(mode="json")["unstable"]
     assert any(note.startswith("unstable") and "1/1" in note for note in result.notes)
     assert "(unstable)" in text_summary(result)
 

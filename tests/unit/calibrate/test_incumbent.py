@@ -20,6 +20,8 @@ from advisor.models import (
     CalibrationOptions,
     CalibrationResult,
     Incumbent,
+    IncumbentOutcome,
+    Measurement,
     ObjectiveName,
     ThreadSetting,
 )
@@ -27,7 +29,7 @@ from advisor.objectives import named
 from advisor.pipeline.sweep import sweep
 from advisor.recommend import build_recommendation, render_configmap
 from advisor.render.table import text_summary
-from advisor.render.words import summary_lines
+from advisor.render.words import incumbent_reason, summary_lines
 from tests.support.search_fakes import FakeClock, FakeTrials, node
 from tests.unit.calibrate.test_choice import key, trial
 
@@ -167,22 +169,84 @@ def test_a_stored_4_2_under_a_1_cpu_quota_is_measured_raced_and_replaced() -> No
     assert races
     for round_ in races:
         assert (4, 2, round_) in calls, f"the incumbent skipped race round {round_}"
-    assert (result.intra_op_threads, result.inter_op_threads) != (4, 2)
+    assert result.counts != (4, 2)
     held = result.incumbent
-    assert held is not None and not held.kept and not held.default
-    assert (held.intra, held.inter) == (4, 2)
+    assert held is not None and not held.kept and not held.setting.is_default
+    assert held.counts == (4, 2)
     assert held.versus is not None and held.versus > 1.1
-    assert held.reason.startswith(f"replaced by {result.intra_op_threads}/")
+    assert held.reason.startswith(f"replaced by {result.setting.intra}/")
     assert "for 4/2 (" in held.reason and "% lower, noise \u00b1" in held.reason
     assert "in force before: replaced by" in lines[-1]
     assert not any("4/2 dropped" in line for line in lines)
+
+
+def test_tf_default_replaced_is_compared_with_the_advice_once_in_the_last_line() -> None:
+    result, _, lines = simulated(2, 1.0, None)
+    held = result.incumbent
+    assert held is not None and held.setting.is_default and held.verdict == "replaced"
+    assert lines[-1].startswith(
+        f"advice: intra={result.setting.intra} inter={result.setting.inter} "
+        f"(in force before: TF's default, replaced by {result.setting.label}; p99 "
+    )
+    assert lines[-1].count("for TF's default (") == 1
+
+
+@pytest.mark.parametrize(
+    ("cpus", "quota", "incumbent", "fake"),
+    [
+        (2, 1.0, None, {}),
+        (2, 1.0, (4, 2), {}),
+        (2, 1.5, (1, 1), {"table": {(1, 2): 10.0, (1, 1): 10.3, (None, None): 14.0}}),
+        (8, 4.0, None, {"flat_p99": 10.0, "noise": 0.0}),
+        (2, 1.5, (1, 1), {"table": {(1, 2): 10.0, (1, 1): 10.3}, "noise": 0.08, "flat_p99": 16.0}),
+    ],
+)
+def test_the_stored_verdict_is_the_one_its_reason_words(
+    cpus: int, quota: float, incumbent: tuple[int, int] | None, fake: dict[str, Any]
+) -> None:
+    result, _, _ = simulated(cpus, quota, incumbent, **fake)
+    held = result.incumbent
+    assert held is not None
+    assert held.reason == incumbent_reason(held.verdict, *_rival_and_versus(held.reason))
+
+
+def _rival_and_versus(reason: str) -> tuple[str, str]:
+    kept = re.fullmatch(r"kept: nothing beat it beyond noise \(the best, ([^:]+): (.*)\)", reason)
+    replaced = re.fullmatch(r"replaced by ([^:]+): (.*)", reason)
+    found = kept or replaced
+    return (found.group(1), found.group(2)) if found else ("", "")
+
+
+@pytest.mark.parametrize(
+    ("measured", "kept", "band", "verdict"),
+    [
+        (None, False, None, "unmeasured"),
+        (Measurement(p99_ms=9.0), True, None, "best"),
+        (Measurement(p99_ms=9.0), True, 0.08, "kept"),
+        (Measurement(p99_ms=9.0), False, 0.08, "replaced"),
+    ],
+)
+def test_the_incumbents_verdict_is_read_from_what_is_stored(
+    measured: Measurement | None, kept: bool, band: float | None, verdict: str
+) -> None:
+    held = IncumbentOutcome(
+        intra=2,
+        inter=1,
+        default=False,
+        source="the test's store",
+        kept=kept,
+        measured=measured,
+        band=band,
+        reason="as stored",
+    )
+    assert held.verdict == verdict
 
 
 def test_a_stored_incumbent_in_a_near_tie_is_kept_and_the_focus_asks_about_it() -> None:
     # 2 CPUs under 1.5: 1/2 and 1/1 within 3% of each other; the store holds 1/1
     table = {(1, 2): 10.0, (1, 1): 10.3, (None, None): 14.0}
     result, _, lines = simulated(2, 1.5, (1, 1), table=table, noise=0.08, flat_p99=16.0)
-    assert (result.intra_op_threads, result.inter_op_threads) == (1, 1)
+    assert result.counts == (1, 1)
     assert result.incumbent is not None and result.incumbent.kept
     assert any(re.search(r"focus on (1/2 against 1/1|1/1 against 1/2)", line) for line in lines)
 
@@ -193,7 +257,7 @@ def test_one_story_nothing_dropped_is_advised_and_nothing_is_said_after_the_last
     seed: int, cpus: int, quota: float | None
 ) -> None:
     result, _, lines = simulated(cpus, quota, None, budget=30.0, noise=0.15, seed=seed)
-    advised = f"{result.intra_op_threads}/{result.inter_op_threads}"
+    advised = f"{result.setting.intra}/{result.setting.inter}"
     assert not any(
         line.endswith(f"race: {advised} dropped (clearly worse than the best)") for line in lines
     )
@@ -228,7 +292,7 @@ def test_kept_advice_renders_the_same_data_as_the_stored_one() -> None:
     second, _, _ = simulated(
         8,
         4.0,
-        (first.intra_op_threads, first.inter_op_threads),
+        first.counts,
         flat_p99=10.0,
         noise=0.04,
         baseline_factor=3.0,
@@ -260,7 +324,7 @@ def test_fewer_threads_is_said_only_of_fewer_threads() -> None:
     # 1/3 has as many threads as TF's default 2/2 on two CPUs: it is not "fewer"
     table = {(1, 3): 5.0, (None, None): 10.0}
     result, _, _ = simulated(2, None, None, flat_p99=10.0, table=table)
-    assert (result.intra_op_threads, result.inter_op_threads) == (1, 3)
+    assert result.counts == (1, 3)
     against = summary_lines(result)[-1]
     assert "as many threads as TF's default (4 against 4, intra + inter)" in against
     assert "fewer" not in against

@@ -15,7 +15,7 @@ def advised(rejected: tuple[ThreadSetting, ...]) -> tuple[tuple[int, int], set[o
     options = CalibrationOptions(budget_s=60.0, rejected=rejected)
     result = sweep(options, profile, trial_fn=trials, clock=clock)
     measured = {(c[0].setting.intra, c[0].setting.inter) for c in trials.calls}
-    return (result.intra_op_threads, result.inter_op_threads), measured
+    return result.counts, measured
 
 
 def test_the_best_setting_once_rejected_is_neither_measured_nor_advised() -> None:

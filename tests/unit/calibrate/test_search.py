@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from advisor.calibrate import budget, search
-from advisor.calibrate.candidates import candidate_configs, tf_default
+from advisor.calibrate.candidates import candidate_configs, tf_picks
 from advisor.calibrate.choice import choose
 from advisor.calibrate.search import BASELINE, SearchOutcome, SearchSettings, race
 from advisor.calibrate.spec import TrialSpec
@@ -51,7 +51,7 @@ def run(
         p99_slo_ms=p99_slo_ms,
         settings=settings,
         progress=(lambda event: lines.append(event.line)) if lines is not None else None,
-        default=tf_default(profile) if with_default else None,
+        picks=tf_picks(profile) if with_default else None,
     )
     return trials, clock, outcome
 
@@ -435,7 +435,7 @@ def test_an_unstable_contender_is_not_dropped_as_worse_before_five_windows() -> 
 def test_search_finds_the_cost_models_best_setting(cpus: int, quota: float | None) -> None:
     _, _, outcome = run(cpus, 60.0, quota=quota, noise=0.02, overhead_s=FORK_S)
     profile = node(cpus, quota=quota)
-    choice = choose(aggregate(outcome.trials, tf_default(profile)), named("latency"))
+    choice = choose(aggregate(outcome.trials, tf_picks(profile)), named("latency"))
     usable = profile.effective_cpus
     candidates = candidate_configs(profile)
     best = min(model_p99(c.intra or 0, c.inter or 0, usable) for c in candidates)

@@ -72,7 +72,7 @@ def test_advice_beats_the_oversubscribed_default_and_stays_in_budget() -> None:
     result, fake, clock, _ = run(budget=60.0)
     assert clock.monotonic() - 1000.0 <= 60.0
     assert result.elapsed_s <= 60.0
-    assert (result.intra_op_threads, result.inter_op_threads) != (2, 2)
+    assert result.counts != (2, 2)
     assert result.gain is not None
     assert result.gain > 1
     assert result.chosen.p99_ms is not None
@@ -89,7 +89,7 @@ def test_progress_reports_every_trial() -> None:
     assert len(finished) == len(fake.calls)
     assert all(line.startswith("[") and "/60 s]" in line for line in finished)
     assert lines[-1].startswith(
-        f"advice: intra={result.intra_op_threads} inter={result.inter_op_threads}"
+        f"advice: intra={result.setting.intra} inter={result.setting.inter}"
     )
 
 
@@ -143,7 +143,7 @@ def test_savedmodel_and_keras_paths_are_described_without_a_child() -> None:
 def test_default_best_is_kept_and_spelled_out() -> None:
     result, _, _, lines = run(cpus=2, quota=None, baseline_factor=0.3)
     assert result.kept_default
-    assert (result.intra_op_threads, result.inter_op_threads) == (2, 2)
+    assert result.counts == (2, 2)
     assert result.chosen == result.baseline
     assert result.gain == 1.0
     assert any("keeps TF's default" in note for note in result.notes)
@@ -168,7 +168,7 @@ def test_interruption_terminates_every_child_and_propagates(
         spec: TrialSpec, workload: object, *, deadline_s: float, **_launcher: object
     ) -> TrialResult:
         if len(fake.calls) == 2:
-            raise InterruptedRunError("interrupted by SIGTERM; nothing was published")
+            raise InterruptedRunError.by_signal("SIGTERM")
         return fake(spec, deadline_s)
 
     monkeypatch.setattr(

@@ -276,7 +276,7 @@ def test_many_trials_are_truncated_and_the_annotation_stays_small() -> None:
     )
     assert rec.provenance.trials_total == 3001
     assert len(rec.provenance.trials) == MAX_PROVENANCE_TRIALS
-    assert rec.provenance.trials[0].intra is None  # the baseline is kept
+    assert rec.provenance.trials[0].setting.intra is None  # the baseline is kept
     assert rec.provenance.trials[-1].p99_ms == 10.0 + 2999  # and the last rounds
     cm = render_configmap(rec, "tf-advice")
     size = len(cm["metadata"]["annotations"][PROVENANCE_ANNOTATION])

@@ -439,8 +439,8 @@ def test_calibration_text_is_its_summary_and_csv_its_trials() -> None:
     assert len(records) == len(result.trials)
     assert [(r["intra_op_threads"], r["inter_op_threads"]) for r in records] == [
         (
-            "" if t.intra_op_threads is None else str(t.intra_op_threads),
-            str(t.inter_op_threads or ""),
+            "" if t.setting.intra is None else str(t.setting.intra),
+            str(t.setting.inter or ""),
         )
         for t in result.trials
     ]

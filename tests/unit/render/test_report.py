@@ -167,7 +167,7 @@ def test_html_report_is_self_contained_with_the_trial_table(tmp_path: Path) -> N
     assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")
     assert "<script" not in page
     assert page.count("<tr class=") == len(result.trials)
-    assert f"TF_NUM_INTRAOP_THREADS={result.intra_op_threads}" in page
+    assert f"TF_NUM_INTRAOP_THREADS={result.setting.intra}" in page
 
 
 def test_svg_report_is_the_heatmap_alone(tmp_path: Path) -> None:
@@ -223,14 +223,14 @@ def test_text_table_has_chosen_baseline_and_a_one_line_advice() -> None:
         "preempt/req",
         "verdict",
     ]
-    label = f"{result.intra_op_threads}/{result.inter_op_threads}"
+    label = f"{result.setting.intra}/{result.setting.inter}"
     assert lines[1].startswith(label)
     assert lines[1].endswith("chosen")
     assert lines[2].startswith("TF default")
     assert any(line.startswith("2/2") and line.endswith("crashed: fake crashed") for line in lines)
     advice = [line for line in lines if line.startswith("advice:")]
     assert len(advice) == 1
-    assert f"TF_NUM_INTRAOP_THREADS={result.intra_op_threads}" in advice[0]
+    assert f"TF_NUM_INTRAOP_THREADS={result.setting.intra}" in advice[0]
     against = next(line for line in lines if line.startswith("against TF's default:"))
     mine, theirs = result.chosen.p99_ms, result.baseline.p99_ms
     assert mine is not None and theirs is not None and result.gain_band is not None

@@ -105,7 +105,7 @@ def test_an_answer_from_an_older_child_still_makes_a_result() -> None:
 
 def _switches(trial: TrialResult) -> float:
     """A made-up figure per setting and round: settings differ, windows of one setting too."""
-    intra = trial.intra_op_threads or 8
+    intra = trial.setting.intra or 8
     return 10.0 * intra + trial.round
 
 
@@ -121,7 +121,7 @@ def _calibrated(metrics: bool = False) -> CalibrationResult:
             return t
         update = {
             "involuntary_switches_per_request": _switches(t),
-            "peak_rss_mib": 500.0 + (t.intra_op_threads or 8),
+            "peak_rss_mib": 500.0 + (t.setting.intra or 8),
         }
         return t.model_copy(update=update)
 
@@ -161,9 +161,7 @@ def test_the_text_table_shows_the_median_preemptions_beside_throttled() -> None:
     chosen = [
         t
         for t in result.trials
-        if (t.intra_op_threads, t.inter_op_threads)
-        == (result.intra_op_threads, result.inter_op_threads)
-        and t.status == "ok"
+        if (t.setting.intra, t.setting.inter) == result.counts and t.status == "ok"
     ]
     trusted = [t for t in chosen if t.round > 0] or chosen
     values = sorted(_switches(t) for t in trusted)
@@ -171,7 +169,7 @@ def test_the_text_table_shows_the_median_preemptions_beside_throttled() -> None:
     middle = len(values) // 2
     median = values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
     cells = lines[1].split()
-    assert cells[0] == f"{result.intra_op_threads}/{result.inter_op_threads}"
+    assert cells[0] == f"{result.setting.intra}/{result.setting.inter}"
     assert cells[5] == f"{median:.1f}"
 
 

@@ -62,7 +62,7 @@ def wait_gone(pids: list[int], within_s: float = 10.0) -> list[int]:
 def test_a_good_answer_is_read_from_the_result_file_not_stdout() -> None:
     result = run_fake("ok")
     assert result.status == "ok", result.reason
-    assert (result.intra_op_threads, result.inter_op_threads, result.round) == (2, 1, 1)
+    assert (result.setting.intra, result.setting.inter, result.round) == (2, 1, 1)
     assert result.p99_ms == 4.0
     assert result.requests == 100
     assert result.nr_throttled == 3
@@ -163,7 +163,7 @@ def test_a_faulty_trial_becomes_a_status_and_a_one_line_reason(
 ) -> None:
     result = run_fake(mode)
     assert (result.status, result.reason) == (status, reason)
-    assert (result.intra_op_threads, result.inter_op_threads, result.round) == (2, 1, 1)
+    assert (result.setting.intra, result.setting.inter, result.round) == (2, 1, 1)
     assert result.p99_ms is None
 
 
