@@ -25,17 +25,13 @@ import re
 from datetime import datetime, timezone
 from typing import Any
 
-from advisor.cluster.workloads import ADVICE_HASH_ANNOTATION
 from advisor.consumers.mounts import ADVICE_KEYS, Mount, Workload
 from advisor.consumers.quantity import cpu_quantity
 from advisor.consumers.timestamps import kube_time
+from advisor.keys import ADVICE_HASH_ANNOTATION, RELOADER_AUTO, RELOADER_RELOAD, RELOADER_SEARCH
 from advisor.models import ENV_INTRA_OP, QUOTA_TOLERANCE, Consumer, Problem, Provenance
 from advisor.recommend import ParsedAdvice, content_hash
 
-RELOADER_RELOAD = "configmap.reloader.stakater.com/reload"
-RELOADER_AUTO = ("reloader.stakater.com/auto", "configmap.reloader.stakater.com/auto")
-RELOADER_SEARCH = "reloader.stakater.com/search"
-RELOADER_MATCH = "reloader.stakater.com/match"
 #: pods named in a pods-predate-advice message; the rest are counted
 NAMED_PODS = 3
 

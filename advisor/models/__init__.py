@@ -20,6 +20,7 @@ from advisor.models.calibration import (
     Incumbent,
     IncumbentOutcome,
     Measurement,
+    ModelFormat,
     NearBest,
     OnednnVerdict,
     SettingStats,
@@ -27,11 +28,9 @@ from advisor.models.calibration import (
     TrialResult,
     TrialStatus,
     WorkloadInfo,
-    WorkloadKind,
 )
 from advisor.models.consumers import (
     Consumer,
-    ConsumerKind,
     Problem,
     ProblemCode,
 )
@@ -94,9 +93,18 @@ from advisor.models.setting import (
     ThreadSetting,
 )
 from advisor.models.status import AdviceStatus, StatusResult
+from advisor.models.workload import (
+    CALIBRATED_KINDS,
+    KINDS,
+    POD_OWNER_KINDS,
+    KindFacts,
+    WorkloadKind,
+    WorkloadRef,
+)
 
 __all__ = [
     "ADVICE_ENV_NAMES",
+    "CALIBRATED_KINDS",
     "CPU_DECIMALS",
     "DEFAULT_BUDGET_S",
     "ENV_INTER_OP",
@@ -104,12 +112,14 @@ __all__ = [
     "ENV_NAME_PATTERN",
     "ENV_OMP",
     "ENV_ONEDNN",
+    "KINDS",
     "MAX_PROVENANCE_TRIALS",
     "MAX_SPEC_FIELDS",
     "MAX_THREADS",
     "MIN_BUDGET_S",
     "MIN_THREAD_CAP",
     "ONEDNN_VALUES",
+    "POD_OWNER_KINDS",
     "QUOTA_TOLERANCE",
     "SCHEMA_VERSION",
     "THREAD_VALUE_PATTERN",
@@ -119,12 +129,13 @@ __all__ = [
     "CgroupInfo",
     "CgroupLevel",
     "Consumer",
-    "ConsumerKind",
     "CpuFrom",
     "DownwardAPI",
     "Incumbent",
     "IncumbentOutcome",
+    "KindFacts",
     "Measurement",
+    "ModelFormat",
     "NearBest",
     "NearBestRange",
     "NodeProfile",
@@ -157,6 +168,7 @@ __all__ = [
     "TrialSummary",
     "WorkloadInfo",
     "WorkloadKind",
+    "WorkloadRef",
     "over_cap",
     "thread_cap",
 ]

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from advisor import __version__
 from advisor.errors import InterruptedRunError, InvalidAdviceError, Opt, UsageError
+from advisor.keys import HASH_ANNOTATION
 from advisor.kubenames import label_problem
 from advisor.models import (
     CalibrationOptions,
@@ -43,6 +44,7 @@ from advisor.models import (
     Recommendation,
     ServingTarget,
     ThreadSetting,
+    WorkloadRef,
 )
 from advisor.pipeline.files import StagedFile, check_output_path, stage_file
 from advisor.pipeline.incumbent import (
@@ -62,7 +64,6 @@ from advisor.pipeline.source import (
 from advisor.pipeline.target import check_target, warn_on_probe
 from advisor.recommend import (
     DEFAULT_CONFIGMAP_NAME,
-    HASH_ANNOTATION,
     annotation_key_problem,
     build_recommendation,
     configmap_yaml,
@@ -75,7 +76,7 @@ from advisor.recommend.previous import keep_previous, rejected_for
 
 if TYPE_CHECKING:
     from advisor.cluster import ConfigMapWriter, PublishOutcome
-    from advisor.cluster.workloads import Restarted, WorkloadRef, WorkloadRestarter
+    from advisor.cluster.workloads import Restarted, WorkloadRestarter
 
 log = logging.getLogger("advisor.publish")
 
@@ -116,13 +117,6 @@ class RunRequest:
     def writes_nothing(self) -> bool:
         """No file and no cluster target: the ConfigMap YAML is the result, for stdout."""
         return self.output is None and self.env_file is None and self.configmap is None
-
-
-def parse_workload(text: str) -> WorkloadRef:
-    """``deployment/web`` or ``statefulset/db`` as a restart target (ValueError says why not)."""
-    from advisor.cluster.workloads import parse_workload as parse
-
-    return parse(text)
 
 
 def check_request(request: RunRequest) -> None:
