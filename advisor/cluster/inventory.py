@@ -78,7 +78,8 @@ def list_inventory(
         (str(meta.get("namespace", "")), str(meta.get("name", "")))
         for meta in (item.get("metadata") or {} for item in configmaps)
     )
-    return Inventory(workloads, [{"apiVersion": "v1", "kind": "Pod", **p} for p in pods], names)
+    pods = [{"apiVersion": pod.api_version, "kind": pod.value, **item} for item in pods]
+    return Inventory(workloads, pods, names)
 
 
 @dataclass
