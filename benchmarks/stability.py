@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from advisor import __version__
+from advisor.keys import HASH_ANNOTATION
 from advisor.models import CalibrationResult, Measurement, NodeProfile, WorkloadInfo
 from advisor.pipeline.drift import installed_tf_version
-from advisor.recommend import HASH_ANNOTATION, build_recommendation, render_configmap
+from advisor.recommend import build_recommendation, render_configmap
 from benchmarks import REPO, cgroups
 from testkit.fakeapi.server import FakeApiServer
 

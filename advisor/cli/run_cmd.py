@@ -16,12 +16,11 @@ from advisor.cli._output import emit
 from advisor.cli._parser import Sections
 from advisor.cli._progress import log_summary, progress_reporter
 from advisor.cli._sweep_flags import add_sweep_flags, options_from_args
-from advisor.models import RESTART, CpuFrom, ServingTarget
+from advisor.models import RESTART, CpuFrom, ServingTarget, WorkloadRef
 from advisor.pipeline import (
     POD_NAMESPACE_ENV,
     Instruments,
     RunRequest,
-    parse_workload,
     prepare_run,
     serving_target,
 )
@@ -154,7 +153,7 @@ def _add_target_arguments(parser: Sections) -> None:
 
 def _workload(text: str) -> Any:
     try:
-        return parse_workload(text)
+        return WorkloadRef.parse(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"{text!r} {exc}") from None
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from advisor.cluster.config import Connection
 from advisor.cluster.writer import ConfigMapWriter
 from advisor.errors import ConflictError
-from advisor.recommend import APP_NAME, LABEL_MANAGED_BY, LABEL_NAME
+from advisor.keys import APP_NAME, LABEL_MANAGED_BY, LABEL_NAME
 from advisor.retry import Conflict, Deadline, RetryPolicy, until_no_conflict
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from advisor.errors import one_line
 from advisor.retry import RetryPolicy
 
 #: who the Events say recorded them (``kubectl describe``'s From column)
-COMPONENT = "tf-thread-advisor"
+REPORTING_COMPONENT = "tf-thread-advisor"
 #: the longest message a new-style Event may carry; kept for the old style too
 MESSAGE_LIMIT = 1024
 
@@ -55,8 +55,8 @@ def event_manifest(event: WorkloadEvent, now: datetime) -> dict[str, Any]:
         "reason": event.reason,
         "message": one_line(event.message, MESSAGE_LIMIT),
         "type": event.type,
-        "source": {"component": COMPONENT},
-        "reportingComponent": COMPONENT,
+        "source": {"component": REPORTING_COMPONENT},
+        "reportingComponent": REPORTING_COMPONENT,
         "firstTimestamp": stamp,
         "lastTimestamp": stamp,
         "count": 1,

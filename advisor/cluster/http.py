@@ -221,10 +221,15 @@ def list_all(
             return found
 
 
+def snake_kind(kind: str) -> str:
+    """``kind`` as the client's method names spell it (``StatefulSet``: ``stateful_set``)."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower()
+
+
 def list_method(api: Any, kind: str, everywhere: bool = False) -> Callable[..., Any]:
     """The client's list method for ``kind`` (``Pod``, ``StatefulSet``): ``api``'s
     ``list_namespaced_pod``, or ``list_pod_for_all_namespaces`` when ``everywhere``."""
-    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower()
+    snake = snake_kind(kind)
     name = f"list_{snake}_for_all_namespaces" if everywhere else f"list_namespaced_{snake}"
     method: Callable[..., Any] = getattr(api, name)
     return method

@@ -23,14 +23,9 @@ from advisor.cluster.config import Connection
 from advisor.cluster.http import PAGE_SIZE, Target, list_all, list_method
 from advisor.cluster.listing import READER_HINT
 from advisor.errors import Opt
+from advisor.models import POD_OWNER_KINDS, WorkloadKind
 from advisor.retry import Deadline, RetryPolicy
 
-#: kind -> (API group, resource): the pod-owning workloads a consumer can be
-WORKLOAD_RESOURCES = {
-    "Deployment": ("apps", "deployments"),
-    "StatefulSet": ("apps", "statefulsets"),
-    "DaemonSet": ("apps", "daemonsets"),
-}
 #: a finished pod runs nothing and is never restarted: leave it out on the server
 LIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
 #: the API server's metadata-only list (names and labels, no data)
@@ -64,11 +59,14 @@ def list_inventory(
     apps = client.AppsV1Api(connection.api_client)
     core = client.CoreV1Api(connection.api_client)
     workloads: list[dict[str, Any]] = []
-    for kind, (group, resource) in WORKLOAD_RESOURCES.items():
-        items = lister.items(group, resource, list_method(apps, kind, namespace is None))
-        workloads += [{"apiVersion": "apps/v1", "kind": kind, **item} for item in items]
+    for kind in POD_OWNER_KINDS:
+        items = lister.items(kind.group, kind.resource, list_method(apps, kind, namespace is None))
+        workloads += [
+            {"apiVersion": kind.api_version, "kind": kind.value, **item} for item in items
+        ]
+    pod = WorkloadKind.POD
     pods = lister.items(
-        "", "pods", list_method(core, "Pod", namespace is None), field_selector=LIVE_PODS
+        pod.group, pod.resource, list_method(core, pod, namespace is None), field_selector=LIVE_PODS
     )
     configmaps = lister.items(
         "",
@@ -80,7 +78,8 @@ def list_inventory(
         (str(meta.get("namespace", "")), str(meta.get("name", "")))
         for meta in (item.get("metadata") or {} for item in configmaps)
     )
-    return Inventory(workloads, [{"apiVersion": "v1", "kind": "Pod", **p} for p in pods], names)
+    pods = [{"apiVersion": pod.api_version, "kind": pod.value, **item} for item in pods]
+    return Inventory(workloads, pods, names)
 
 
 @dataclass

@@ -31,12 +31,11 @@ from advisor.cluster.http import (
     namespace_missing,
     request,
 )
+from advisor.models import CALIBRATED_KINDS
 from advisor.retry import Deadline, RetryPolicy
 
 PLANNER_SERVICE_ACCOUNT = "tf-thread-advisor-planner"
 PLANNER_RBAC = "deploy/components/fleet"
-#: the kinds a planner calibrates, and their API group and resource
-PLANNED_KINDS = {"Deployment": ("apps", "deployments"), "StatefulSet": ("apps", "statefulsets")}
 
 
 @dataclass(frozen=True)
@@ -128,7 +127,8 @@ def list_workloads(
     apps = client.AppsV1Api(connection.api_client)
     found: list[dict[str, Any]] = []
     everywhere = namespace is None
-    for kind, (group, resource) in PLANNED_KINDS.items():
+    for kind in CALIBRATED_KINDS:
+        group, resource = kind.group, kind.resource
         items = list_all(
             connection,
             policy,
@@ -144,7 +144,7 @@ def list_workloads(
             page_size=page_size,
             label_selector=selector,
         )
-        found += [{"apiVersion": f"{group}/v1", "kind": kind, **item} for item in items]
+        found += [{"apiVersion": kind.api_version, "kind": kind.value, **item} for item in items]
     return found
 
 

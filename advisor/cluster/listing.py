@@ -12,11 +12,9 @@ from typing import Any
 
 from advisor.cluster.config import Connection
 from advisor.cluster.http import PAGE_SIZE, Target, list_all, list_method
-from advisor.recommend import APP_NAME, COMPONENT, LABEL_COMPONENT, LABEL_NAME
+from advisor.keys import ADVICE_SELECTOR
 from advisor.retry import Deadline, RetryPolicy
 
-#: what every advice ConfigMap carries (recommend.render_configmap sets both)
-ADVICE_SELECTOR = f"{LABEL_NAME}={APP_NAME},{LABEL_COMPONENT}={COMPONENT}"
 READER_HINT = "deploy/examples/advice-reader.yaml"
 #: the service account's own namespace, inside a pod
 SA_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")

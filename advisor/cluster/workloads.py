@@ -15,10 +15,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from advisor.cluster.config import Connection
-from advisor.cluster.http import Response, Target, final_error, namespace_missing, request
+from advisor.cluster.http import (
+    Response,
+    Target,
+    final_error,
+    namespace_missing,
+    request,
+    snake_kind,
+)
 from advisor.errors import (
     AdvisorError,
     InterruptedRunError,
@@ -26,58 +33,15 @@ from advisor.errors import (
     RestartFailedError,
     RestartTargetError,
 )
-from advisor.kubenames import dns1123_subdomain_problem
-from advisor.recommend import ANNOTATION_PREFIX
+from advisor.keys import ADVICE_HASH_ANNOTATION
+from advisor.models import WorkloadRef
 from advisor.retry import Deadline, RetryPolicy
 
-#: the pod-template annotation a restart sets (to the ConfigMap's content hash)
-ADVICE_HASH_ANNOTATION = ANNOTATION_PREFIX + "advice-hash"
 #: what the dry run before the sweep sets (it stores nothing)
 PREFLIGHT_VALUE = "preflight"
 FIELD_MANAGER = "tf-thread-advisor"
 
-Kind = Literal["deployment", "statefulset"]
-#: kubectl's names for the kinds we restart -> the kind
-_KIND_ALIASES: dict[str, Kind] = {
-    "deployment": "deployment",
-    "deployments": "deployment",
-    "deploy": "deployment",
-    "statefulset": "statefulset",
-    "statefulsets": "statefulset",
-    "sts": "statefulset",
-}
-_RESOURCES: dict[Kind, str] = {"deployment": "deployments", "statefulset": "statefulsets"}
-
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, order=True)
-class WorkloadRef:
-    """One workload to restart, in the ConfigMap's namespace (envFrom cannot cross namespaces)."""
-
-    kind: Kind
-    name: str
-
-    @property
-    def resource(self) -> str:
-        """The API resource (what a Role's ``resources`` names)."""
-        return _RESOURCES[self.kind]
-
-    def __str__(self) -> str:
-        return f"{self.kind}/{self.name}"
-
-
-def parse_workload(text: str) -> WorkloadRef:
-    """``deployment/NAME`` or ``statefulset/NAME`` (kubectl's short names too); ValueError with
-    the reason otherwise."""
-    kind_text, sep, name = text.partition("/")
-    kind = _KIND_ALIASES.get(kind_text.lower())
-    if not sep or kind is None:
-        raise ValueError("must be deployment/NAME or statefulset/NAME")
-    problem = dns1123_subdomain_problem(name)
-    if problem:
-        raise ValueError(f"name {name!r} {problem}")
-    return WorkloadRef(kind, name)
 
 
 @dataclass(frozen=True)
@@ -171,11 +135,7 @@ class WorkloadRestarter:
         return outcome
 
     def _read(self, ref: WorkloadRef, deadline: Deadline) -> Response:
-        read: Callable[..., Any] = (
-            self._apps.read_namespaced_deployment
-            if ref.kind == "deployment"
-            else self._apps.read_namespaced_stateful_set
-        )
+        read: Callable[..., Any] = getattr(self._apps, f"read_namespaced_{snake_kind(ref.kind)}")
         return request(
             self.connection,
             self.policy,
@@ -194,11 +154,7 @@ class WorkloadRestarter:
         body = {
             "spec": {"template": {"metadata": {"annotations": {ADVICE_HASH_ANNOTATION: value}}}}
         }
-        patch: Callable[..., Any] = (
-            self._apps.patch_namespaced_deployment
-            if ref.kind == "deployment"
-            else self._apps.patch_namespaced_stateful_set
-        )
+        patch: Callable[..., Any] = getattr(self._apps, f"patch_namespaced_{snake_kind(ref.kind)}")
         extra: dict[str, Any] = {"dry_run": "All"} if dry_run else {}
         return request(
             self.connection,
@@ -234,7 +190,7 @@ class WorkloadRestarter:
             self.namespace,
             "the Role bound to the advisor's ServiceAccount must allow verbs get, patch on "
             f"{ref.resource} (apiGroup apps) with resourceNames [{ref.name}]",
-            not_found=f"no {ref.kind} named {ref.name} in namespace {self.namespace}",
+            not_found=f"no {ref.kind.value.lower()} named {ref.name} in namespace {self.namespace}",
         )
         return final_error(resp, verb, attempt, self.connection, target)
 

@@ -22,12 +22,8 @@ from advisor.errors import (
     InvalidAdviceError,
     Opt,
 )
-from advisor.recommend import (
-    APP_NAME,
-    LABEL_MANAGED_BY,
-    keep_data_changed_at,
-    parse_configmap,
-)
+from advisor.keys import APP_NAME, LABEL_MANAGED_BY
+from advisor.recommend import keep_data_changed_at, parse_configmap
 from advisor.recommend.previous import keep_previous
 from advisor.retry import Conflict, Deadline, RetryPolicy, until_no_conflict
 

@@ -25,17 +25,20 @@ import re
 from datetime import datetime, timezone
 from typing import Any
 
-from advisor.cluster.workloads import ADVICE_HASH_ANNOTATION
 from advisor.consumers.mounts import ADVICE_KEYS, Mount, Workload
 from advisor.consumers.quantity import cpu_quantity
 from advisor.consumers.timestamps import kube_time
-from advisor.models import ENV_INTRA_OP, QUOTA_TOLERANCE, Consumer, Problem, Provenance
+from advisor.keys import ADVICE_HASH_ANNOTATION, RELOADER_AUTO, RELOADER_RELOAD, RELOADER_SEARCH
+from advisor.models import (
+    ENV_INTRA_OP,
+    QUOTA_TOLERANCE,
+    Consumer,
+    Problem,
+    Provenance,
+    WorkloadKind,
+)
 from advisor.recommend import ParsedAdvice, content_hash
 
-RELOADER_RELOAD = "configmap.reloader.stakater.com/reload"
-RELOADER_AUTO = ("reloader.stakater.com/auto", "configmap.reloader.stakater.com/auto")
-RELOADER_SEARCH = "reloader.stakater.com/search"
-RELOADER_MATCH = "reloader.stakater.com/match"
 #: pods named in a pods-predate-advice message; the rest are counted
 NAMED_PODS = 3
 
@@ -392,7 +395,7 @@ def predate_problems(advice: ParsedAdvice, mount: Mount, *, reloader_match: bool
         named += f" and {len(old) - NAMED_PODS} more"
     fix = (
         "recreate the pod"
-        if workload.kind == "Pod"
+        if workload.kind is WorkloadKind.POD
         else f"kubectl rollout restart {workload.ref}, or let run --restart or Reloader do it"
     )
     at = changed.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -417,7 +420,7 @@ def reloads_on(workload: Workload, configmap: str, *, reloader_match: bool) -> b
     ``configmap.reloader.stakater.com/reload``, auto mode, or search mode with the advice's
     match annotation. Reloader reads the workload's annotations and its pod template's; it
     restarts no bare pod."""
-    if workload.kind == "Pod":
+    if workload.kind is WorkloadKind.POD:
         return False
     template = workload.template_metadata.get("annotations") or {}
     for marks in (workload.annotations, template):

@@ -15,18 +15,23 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.models import ADVICE_ENV_NAMES, ENV_ONEDNN, ConsumerKind
+from advisor.models import (
+    ADVICE_ENV_NAMES,
+    ENV_ONEDNN,
+    POD_OWNER_KINDS,
+    WorkloadKind,
+    WorkloadRef,
+)
 
 #: the keys an advice can hold, so a key reference to any other key is not advice
 ADVICE_KEYS = frozenset((*ADVICE_ENV_NAMES, ENV_ONEDNN))
-_WORKLOAD_KINDS: tuple[ConsumerKind, ...] = ("Deployment", "StatefulSet", "DaemonSet")
 
 
 @dataclass(frozen=True)
 class Workload:
     """A Deployment, StatefulSet, DaemonSet or bare Pod, with what the checks read of it."""
 
-    kind: ConsumerKind
+    kind: WorkloadKind
     namespace: str
     name: str
     #: the workload's own annotations (where Reloader is configured)
@@ -38,9 +43,8 @@ class Workload:
     pods: list[dict[str, Any]] = field(default_factory=list)
 
     @property
-    def ref(self) -> str:
-        """``deployment/web``, as kubectl names it."""
-        return f"{self.kind.lower()}/{self.name}"
+    def ref(self) -> WorkloadRef:
+        return WorkloadRef(self.kind, self.name)
 
 
 @dataclass(frozen=True)
@@ -72,8 +76,9 @@ def workloads(objects: Iterable[dict[str, Any]], pods: Iterable[dict[str, Any]])
     found = []
     for obj in objects:
         kind, meta = obj.get("kind"), _dict(obj.get("metadata"))
-        if kind not in _WORKLOAD_KINDS:
+        if kind not in POD_OWNER_KINDS:
             continue
+        kind = WorkloadKind(kind)
         template = _dict(_dict(obj.get("spec")).get("template"))
         namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
         found.append(
@@ -135,7 +140,7 @@ def _owner(pod: dict[str, Any]) -> tuple[str, str, str] | None:
         kind, name = str(ref.get("kind", "")), str(ref.get("name", ""))
         template_hash = _dict(meta.get("labels")).get("pod-template-hash")
         if kind == "ReplicaSet" and template_hash and name.endswith(f"-{template_hash}"):
-            return ("Deployment", namespace, name.removesuffix(f"-{template_hash}"))
+            return (WorkloadKind.DEPLOYMENT, namespace, name.removesuffix(f"-{template_hash}"))
         return (kind, namespace, name)
     return None
 
@@ -143,7 +148,7 @@ def _owner(pod: dict[str, Any]) -> tuple[str, str, str] | None:
 def _bare(pod: dict[str, Any]) -> Workload:
     meta = _dict(pod.get("metadata"))
     return Workload(
-        kind="Pod",
+        kind=WorkloadKind.POD,
         namespace=str(meta.get("namespace", "")),
         name=str(meta.get("name", "")),
         annotations=_dict(meta.get("annotations")),

@@ -43,20 +43,6 @@ DEFAULT_STARTUP_ALLOWANCE_S = 900
 #: the writable /tmp of the advisor (Python, Keras and the trial children write there)
 TMP_SIZE_LIMIT = "1Gi"
 
-#: the service meshes' opt-outs of sidecar injection, which a namespace may turn on for every pod:
-#: a proxy sidecar never exits, so the Job would never complete, and the calibration pod serves
-#: nothing and talks only to the API server. Istio reads the label (newer) or the annotation
-#: (older), Kuma the label (the annotation before 2.x), Linkerd and Consul the annotation
-MESH_OPT_OUT_LABELS = {
-    "sidecar.istio.io/inject": "false",
-    "kuma.io/sidecar-injection": "disabled",
-}
-MESH_OPT_OUT_ANNOTATIONS = {
-    **MESH_OPT_OUT_LABELS,
-    "linkerd.io/inject": "disabled",
-    "consul.hashicorp.com/connect-inject": "false",
-}
-
 #: exit codes a retry cannot fix: the Job fails at once (each error class's ``retry``)
 FAIL_JOB_EXIT_CODES = exit_codes(Retry.FAIL_JOB)
 #: retried, counting towards backoffLimit: a noisy node, an unreachable API server, a conflict.

@@ -32,24 +32,22 @@ from advisor.fleet.derive import (
     DerivedJob,
     DeriveError,
     JobSettings,
-    WorkloadKind,
     derive_job,
     serving_container,
 )
 from advisor.fleet.jobs import PlannedJob
-from advisor.fleet.optin import (
-    ANN_CONFIGMAP,
-    CalibrationAsk,
-    Defaults,
-    OptInError,
-    opted_in,
-    read_ask,
-)
+from advisor.fleet.optin import CalibrationAsk, Defaults, OptInError, opted_in, read_ask
 from advisor.fleet.spec import CPU_KEYS, NODE_SELECTOR, spec_changes
-from advisor.models import QUOTA_TOLERANCE, PlanDecision, PlanVerdict, Provenance, ServingTarget
-from advisor.recommend import APP_NAME, LABEL_MANAGED_BY, ParsedAdvice, parse_configmap
-
-_KINDS: dict[str, WorkloadKind] = {"Deployment": "Deployment", "StatefulSet": "StatefulSet"}
+from advisor.keys import ANN_ASK_CONFIGMAP, APP_NAME, LABEL_MANAGED_BY
+from advisor.models import (
+    QUOTA_TOLERANCE,
+    PlanDecision,
+    PlanVerdict,
+    Provenance,
+    ServingTarget,
+    WorkloadRef,
+)
+from advisor.recommend import ParsedAdvice, parse_configmap
 
 
 @dataclass(frozen=True)
@@ -68,7 +66,7 @@ class Planned:
 class _Candidate:
     """One opted-in container that got as far as a derived Job."""
 
-    ref: str
+    ref: WorkloadRef
     ask: CalibrationAsk
     container: str
     configmap: str
@@ -87,20 +85,21 @@ def decide(
     max_age: timedelta | None = None,
     claims: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[Planned]:
-    """A decision per opted-in container of ``workloads`` (each with its ``kind``), given the
-    namespace's ConfigMaps (and PersistentVolumeClaims) by name and the planner's Jobs there.
-    Sorted by workload."""
+    """A decision per opted-in container of ``workloads`` (each with its ``kind``; an object of
+    a kind the advisor does not know is no workload), given the namespace's ConfigMaps (and
+    PersistentVolumeClaims) by name and the planner's Jobs there. Sorted by workload."""
     jobs = list(jobs)
     out: list[Planned] = []
     owners: dict[str, _Candidate] = {}
-    for obj in sorted(workloads, key=_ref):
+    listed = [(ref, obj) for obj in workloads if (ref := WorkloadRef.of(obj)) is not None]
+    for ref, obj in sorted(listed, key=lambda item: str(item[0])):
         try:
             if not opted_in(obj):
                 continue
         except OptInError as exc:
-            out.append(_in_namespace(_planned(_ref(obj), None, None, "skipped", str(exc)), obj))
+            out.append(_in_namespace(_planned(ref, None, None, "skipped", str(exc)), obj))
             continue
-        found = _candidate(obj, configmaps, defaults, settings, claims)
+        found = _candidate(ref, obj, configmaps, defaults, settings, claims=claims)
         if isinstance(found, Planned):
             out.append(_in_namespace(found, obj))
             continue
@@ -120,17 +119,18 @@ def _in_namespace(planned: Planned, obj: Mapping[str, Any]) -> Planned:
 
 
 def _candidate(
+    ref: WorkloadRef,
     obj: Mapping[str, Any],
     configmaps: Mapping[str, Mapping[str, Any]],
     defaults: Defaults,
     settings: JobSettings,
+    *,
     claims: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> _Candidate | Planned:
-    ref = _ref(obj)
     meta = _dict(obj.get("metadata"))
-    kind = _KINDS.get(str(obj.get("kind")))
-    if kind is None:
-        return _planned(ref, None, None, "skipped", f"a {obj.get('kind')} is not calibrated")
+    kind = ref.kind
+    if not kind.calibrated:
+        return _planned(ref, None, None, "skipped", f"a {kind} is not calibrated")
     pod_spec = _dict(_dict(_dict(obj.get("spec")).get("template")).get("spec"))
     try:
         ask = read_ask(_dict(meta.get("annotations")), defaults)
@@ -160,7 +160,7 @@ def _unusable(
     if stored is not None and _labels(stored).get(LABEL_MANAGED_BY) != APP_NAME:
         return (
             f"ConfigMap {configmap} was not written by tf-thread-advisor and is never replaced: "
-            f"name a new one with annotation {ANN_CONFIGMAP}"
+            f"name a new one with annotation {ANN_ASK_CONFIGMAP}"
         )
     overridden = shadow_problems(dict(container), configmap)
     if overridden:
@@ -194,11 +194,11 @@ def advice_configmap(
         )
         raise DeriveError(
             f"its container reads no advice ConfigMap with envFrom{reads}: mount one, or name "
-            f"the one to write with annotation {ANN_CONFIGMAP}"
+            f"the one to write with annotation {ANN_ASK_CONFIGMAP}"
         )
     raise DeriveError(
         f"its container reads several ConfigMaps that could be its advice ({', '.join(names)}): "
-        f"name one with annotation {ANN_CONFIGMAP}"
+        f"name one with annotation {ANN_ASK_CONFIGMAP}"
     )
 
 
@@ -238,7 +238,7 @@ def _decide_one(
             "skipped",
             f"it shares ConfigMap {found.configmap} with {owner.ref}, which is calibrated for "
             f"its own shape, and its own differs ({'; '.join(differences)}): give it its own "
-            f"ConfigMap with annotation {ANN_CONFIGMAP}",
+            f"ConfigMap with annotation {ANN_ASK_CONFIGMAP}",
             None,
         )
     if not differences:
@@ -397,7 +397,11 @@ def _advice(obj: Mapping[str, Any] | None, name: str) -> tuple[ParsedAdvice | No
 
 
 def _planned(
-    ref: str, container: str | None, configmap: str | None, verdict: PlanVerdict, reason: str
+    ref: WorkloadRef,
+    container: str | None,
+    configmap: str | None,
+    verdict: PlanVerdict,
+    reason: str,
 ) -> Planned:
     return Planned(
         PlanDecision(
@@ -408,11 +412,6 @@ def _planned(
             reason=one_line(reason, 500),
         )
     )
-
-
-def _ref(obj: Mapping[str, Any]) -> str:
-    meta = _dict(obj.get("metadata"))
-    return f"{str(obj.get('kind', '?')).lower()}/{meta.get('name', '?')}"
 
 
 def _labels(obj: Mapping[str, Any]) -> dict[str, Any]:

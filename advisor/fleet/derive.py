@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.fleet.advisor_pod import (
-    MESH_OPT_OUT_ANNOTATIONS,
-    MESH_OPT_OUT_LABELS,
     JobSettings,
     advisor_container,
     checkov_skips,
@@ -37,36 +35,34 @@ from advisor.fleet.advisor_pod import (
 )
 from advisor.fleet.errors import DeriveError
 from advisor.fleet.model_copy import checked_model_path, copy_container, model_source
-from advisor.fleet.naming import (
-    ANN_CONFIGMAP,
-    ANN_CONTAINER,
-    ANN_POOL,
-    ANN_WORKLOAD,
-    COMPONENT,
+from advisor.fleet.naming import job_name
+from advisor.fleet.optin import CalibrationAsk
+from advisor.fleet.serving_shape import advisor_resources, node_pool, pod_spec
+from advisor.fleet.spec import calibration_spec, spec_hash, spec_record
+from advisor.keys import (
+    ANN_ASK_CONTAINER,
+    ANN_JOB_CONFIGMAP,
+    ANN_JOB_CONTAINER,
+    ANN_JOB_POOL,
+    ANN_JOB_WORKLOAD,
+    APP_NAME,
+    CALIBRATION_COMPONENT,
     LABEL_COMPONENT,
     LABEL_MANAGED_BY,
     LABEL_NAME,
     LABEL_POOL_HASH,
     LABEL_SPEC_HASH,
-    MANAGED_BY,
-    PLANNED_SELECTOR,
-    WorkloadKind,
-    job_name,
+    MESH_OPT_OUT_ANNOTATIONS,
+    MESH_OPT_OUT_LABELS,
+    PLANNER_MANAGED_BY,
 )
-from advisor.fleet.optin import ANN_CONTAINER as ANN_ASK_CONTAINER
-from advisor.fleet.optin import CalibrationAsk
-from advisor.fleet.serving_shape import advisor_resources, node_pool, pod_spec
-from advisor.fleet.spec import calibration_spec, spec_hash, spec_record
-from advisor.models import CpuFrom, ServingTarget
-from advisor.recommend import APP_NAME
+from advisor.models import CpuFrom, ServingTarget, WorkloadKind, WorkloadRef
 
 # what the rest of the package and ``plan`` import from here: the deriving, its input and result
 __all__ = [
-    "PLANNED_SELECTOR",
     "DeriveError",
     "DerivedJob",
     "JobSettings",
-    "WorkloadKind",
     "derive_job",
     "serving_container",
 ]
@@ -158,15 +154,17 @@ def derive_job(
     uid = str(metadata.get("uid") or "")
     if not name or not namespace:
         raise DeriveError("the workload has no name or namespace")
+    ref = WorkloadRef(kind, name)
+    kind = ref.kind
     if not uid:
         raise DeriveError(
-            f"{kind.lower()}/{name} has no uid (not read from the API server?): the Job's owner "
+            f"{ref} has no uid (not read from the API server?): the Job's owner "
             "reference needs one, so that deleting the workload deletes its calibrations"
         )
     template = _dict(_dict(workload.get("spec")).get("template"))
     pod = _dict(template.get("spec"))
     if not pod:
-        raise DeriveError(f"{kind.lower()}/{name} has no pod template")
+        raise DeriveError(f"{ref} has no pod template")
 
     container = serving_container(pod, ask)
     container_name = str(container.get("name"))
@@ -176,7 +174,6 @@ def derive_job(
     model_path = checked_model_path(ask.model_path)
     resources, quota, cpu_from = advisor_resources(container, pod)
     pool, pool_hash = node_pool(pod)
-    ref = f"{kind.lower()}/{name}"
 
     copy_mounts, source_volumes, copy_env = model_source(
         kind, workload, pod, container, model_path, claims=claims
@@ -198,14 +195,14 @@ def derive_job(
         ),
         extra_args=settings.extra_args,
     )
-    hashed = spec_hash(measured, workload=ref, container=container_name, configmap=configmap)
+    hashed = spec_hash(measured, workload=str(ref), container=container_name, configmap=configmap)
     record = spec_record(measured)
     args = run_args(
         ask,
         configmap=configmap,
         model_path=model_path,
         pod=pod,
-        ref=ref,
+        ref=str(ref),
         container=container_name,
         image=image,
         cpu_from=cpu_from,
@@ -226,23 +223,23 @@ def derive_job(
             "namespace": namespace,
             "labels": {
                 LABEL_NAME: APP_NAME,
-                LABEL_COMPONENT: COMPONENT,
-                LABEL_MANAGED_BY: MANAGED_BY,
+                LABEL_COMPONENT: CALIBRATION_COMPONENT,
+                LABEL_MANAGED_BY: PLANNER_MANAGED_BY,
                 LABEL_SPEC_HASH: hashed,
                 LABEL_POOL_HASH: pool_hash,
             },
             "annotations": {
-                ANN_WORKLOAD: ref,
-                ANN_CONTAINER: container_name,
-                ANN_CONFIGMAP: configmap,
-                ANN_POOL: pool,
+                ANN_JOB_WORKLOAD: str(ref),
+                ANN_JOB_CONTAINER: container_name,
+                ANN_JOB_CONFIGMAP: configmap,
+                ANN_JOB_POOL: pool,
             },
             # not the controller: the workload's controller must not adopt or count the Job;
             # deleting the workload still garbage-collects it
             "ownerReferences": [
                 {
-                    "apiVersion": "apps/v1",
-                    "kind": kind,
+                    "apiVersion": kind.api_version,
+                    "kind": kind.value,
                     "name": name,
                     "uid": uid,
                     "controller": False,
@@ -256,7 +253,7 @@ def derive_job(
                 "metadata": {
                     "labels": {
                         LABEL_NAME: APP_NAME,
-                        LABEL_COMPONENT: COMPONENT,
+                        LABEL_COMPONENT: CALIBRATION_COMPONENT,
                         LABEL_SPEC_HASH: hashed,
                         **MESH_OPT_OUT_LABELS,
                     },

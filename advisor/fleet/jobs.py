@@ -10,17 +10,16 @@ from typing import Any
 
 from advisor.consumers.timestamps import kube_time
 from advisor.errors import EXIT_CODES, one_line
-from advisor.fleet.naming import (
-    ADVISOR_CONTAINER,
-    ANN_CONFIGMAP,
-    ANN_CONTAINER,
-    ANN_POOL,
-    ANN_WORKLOAD,
-    COPY_CONTAINER,
+from advisor.fleet.naming import ADVISOR_CONTAINER, COPY_CONTAINER
+from advisor.keys import (
+    ANN_JOB_CONFIGMAP,
+    ANN_JOB_CONTAINER,
+    ANN_JOB_POOL,
+    ANN_JOB_WORKLOAD,
     LABEL_POOL_HASH,
     LABEL_SPEC_HASH,
 )
-from advisor.models import JobState
+from advisor.models import JobState, WorkloadRef
 
 #: the Job controller's podFailurePolicy message names the container and its exit code:
 #: "Container advisor for pod ml/x-abcde failed with exit code 4 matching FailJob rule at index 0"
@@ -36,7 +35,8 @@ class PlannedJob:
 
     name: str
     namespace: str
-    workload: str
+    #: None: its annotation names no workload
+    workload: WorkloadRef | None
     container: str
     configmap: str
     spec_hash: str
@@ -56,11 +56,11 @@ def planned_job(obj: Mapping[str, Any]) -> PlannedJob:
     return PlannedJob(
         name=str(meta.get("name", "?")),
         namespace=str(meta.get("namespace", "")),
-        workload=str(annotations.get(ANN_WORKLOAD, "")),
-        container=str(annotations.get(ANN_CONTAINER, "")),
-        configmap=str(annotations.get(ANN_CONFIGMAP, "")),
+        workload=WorkloadRef.read(str(annotations.get(ANN_JOB_WORKLOAD, ""))),
+        container=str(annotations.get(ANN_JOB_CONTAINER, "")),
+        configmap=str(annotations.get(ANN_JOB_CONFIGMAP, "")),
         spec_hash=str(labels.get(LABEL_SPEC_HASH, "")),
-        pool=str(annotations.get(ANN_POOL, "")),
+        pool=str(annotations.get(ANN_JOB_POOL, "")),
         pool_hash=str(labels.get(LABEL_POOL_HASH, "")),
         state=state,
         reason=reason,

@@ -24,10 +24,10 @@ from advisor.fleet.naming import (
     MODEL_VOLUME,
     TMP_VOLUME,
     TOKEN_VOLUME,
-    WorkloadKind,
 )
 from advisor.fleet.serving_shape import pod_level_resources, qos_class
 from advisor.fleet.storage import claim_problem, serving_model_problem
+from advisor.models import WorkloadKind
 
 #: the copy's own resources (a cp, not a measurement). Its CPU limit is a fraction: on a Guaranteed
 #: pod an integer would take exclusive cores from the static CPU manager (and, with its
@@ -116,7 +116,7 @@ def _source_volume(
     """The volume ``name`` as the calibration pod can mount it, read-only where it says so; a
     claim only when any node may mount it (fleet.storage)."""
     spec = _dict(workload.get("spec"))
-    if kind == "StatefulSet":
+    if kind is WorkloadKind.STATEFULSET:
         # the StatefulSet controller gives each replica its claim, over a pod volume of the
         # same name: the Job reads the first replica's
         for claim_template in _list(spec.get("volumeClaimTemplates")):

@@ -18,32 +18,21 @@ from pydantic import ValidationError
 
 from advisor.errors import InvalidOptionsError, first_error
 from advisor.fleet.storage import object_storage_problem
+from advisor.keys import (
+    ANN_ASK_CONFIGMAP,
+    ANN_ASK_CONTAINER,
+    ANN_MODEL,
+    ANN_RESTART,
+    LABEL_CALIBRATE,
+    PREFIX,
+)
 from advisor.kubenames import dns1123_subdomain_problem
 from advisor.models import OPTION, OPTIONS, CalibrationOptions, plan_defaults
-from advisor.recommend import ANNOTATION_PREFIX
-
-#: the label that opts a workload in: "true" in, "false" out. The list selects the label's key,
-#: whatever its value, so a value that is neither ("True", "yes") is a decision naming it rather
-#: than a workload silently left out
-LABEL_CALIBRATE = ANNOTATION_PREFIX + "calibrate"
-OPT_IN_SELECTOR = LABEL_CALIBRATE
-
-ANN_MODEL = ANNOTATION_PREFIX + "model"
-ANN_OBJECTIVE = ANNOTATION_PREFIX + "objective"
-ANN_CONCURRENCY = ANNOTATION_PREFIX + "concurrency"
-ANN_BATCH_SIZE = ANNOTATION_PREFIX + "batch-size"
-ANN_P99_MS = ANNOTATION_PREFIX + "p99-ms"
-ANN_BUDGET = ANNOTATION_PREFIX + "budget"
-ANN_CONTAINER = ANNOTATION_PREFIX + "container"
-ANN_CONFIGMAP = ANNOTATION_PREFIX + "configmap"
-ANN_RESTART = ANNOTATION_PREFIX + "restart"
 
 #: CalibrationOptions' field -> the annotation that sets it (to read it, and to name it in a
 #: problem): the option table's annotations
 FIELD_ANNOTATION = {
-    option.field: ANNOTATION_PREFIX + option.annotation
-    for option in OPTIONS
-    if option.annotation is not None
+    option.field: option.annotation for option in OPTIONS if option.annotation is not None
 }
 
 
@@ -148,8 +137,8 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
     return CalibrationAsk(
         model_path=model,
         options=options,
-        container=_name(annotations, ANN_CONTAINER),
-        configmap=_name(annotations, ANN_CONFIGMAP),
+        container=_name(annotations, ANN_ASK_CONTAINER),
+        configmap=_name(annotations, ANN_ASK_CONFIGMAP),
         restart=restart,
     )
 
@@ -166,7 +155,7 @@ def _problem(exc: ValidationError) -> str:
 
 def _annotation_of(loc: tuple[int | str, ...]) -> str:
     field = str(loc[0]) if loc else ""
-    return f"annotation {FIELD_ANNOTATION.get(field, ANNOTATION_PREFIX + field)}"
+    return f"annotation {FIELD_ANNOTATION.get(field, PREFIX + field)}"
 
 
 def _value(annotations: Mapping[str, Any], field: str) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from advisor.models import PlanDecision, Production
+from advisor.models import PlanDecision, Production, WorkloadRef
 from advisor.recommend.previous import Previous
 
 #: kube-prometheus' CPUThrottlingHigh level: the share of CFS periods throttled worth a look
@@ -45,7 +45,7 @@ def revert(
 class Throttled:
     """One container's throttled share of CFS periods over the window, all its pods together."""
 
-    workload: str
+    workload: WorkloadRef
     container: str
     throttled: float
 
@@ -56,7 +56,7 @@ def suggestions(
     """A ``suggested`` decision for each container above ``threshold``, most throttled first."""
     above = sorted(
         (t for t in found if t.throttled > threshold),
-        key=lambda t: (-t.throttled, t.workload, t.container),
+        key=lambda t: (-t.throttled, str(t.workload), t.container),
     )
     return [
         PlanDecision(

@@ -12,9 +12,10 @@ from collections.abc import Iterable, Sequence
 
 from advisor.fleet.decide import Planned, with_reason
 from advisor.fleet.jobs import PlannedJob
+from advisor.models import WorkloadRef
 
 #: a calibration Job as a decision names it: namespace, workload, container, Job name
-JobKey = tuple[str, str, str, str]
+JobKey = tuple[str, WorkloadRef | None, str, str]
 
 
 def job_key(job: PlannedJob) -> JobKey:

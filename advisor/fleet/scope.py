@@ -15,11 +15,8 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from advisor.fleet.decide import Planned, with_reason
-from advisor.fleet.optin import OPT_IN_SELECTOR, OptInError, opted_in
+from advisor.fleet.optin import OptInError, opted_in
 
-#: the Namespaces ``plan --all-namespaces`` lists: the workloads' opt-in label, selected by its
-#: key, so a value that is neither "true" nor "false" is named rather than silently left out
-NAMESPACE_SELECTOR = OPT_IN_SELECTOR
 #: what to install in a namespace so that its calibration Jobs can run
 CALIBRATION_RBAC_HINT = (
     "list the namespace in the chart's planner.namespaces, or apply deploy/components/fleet there"

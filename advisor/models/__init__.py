@@ -22,6 +22,7 @@ from advisor.models.calibration import (
     IncumbentOutcome,
     IncumbentVerdict,
     Measurement,
+    ModelFormat,
     NearBest,
     OnednnVerdict,
     SettingStats,
@@ -29,11 +30,9 @@ from advisor.models.calibration import (
     TrialResult,
     TrialStatus,
     WorkloadInfo,
-    WorkloadKind,
 )
 from advisor.models.consumers import (
     Consumer,
-    ConsumerKind,
     Problem,
     ProblemCode,
 )
@@ -106,9 +105,18 @@ from advisor.models.setting import (
     ThreadSetting,
 )
 from advisor.models.status import AdviceStatus, JobState, StatusResult
+from advisor.models.workload import (
+    CALIBRATED_KINDS,
+    KINDS,
+    POD_OWNER_KINDS,
+    KindFacts,
+    WorkloadKind,
+    WorkloadRef,
+)
 
 __all__ = [
     "ADVICE_ENV_NAMES",
+    "CALIBRATED_KINDS",
     "CPU_DECIMALS",
     "DEFAULT_BUDGET_S",
     "ENV_INTER_OP",
@@ -116,6 +124,7 @@ __all__ = [
     "ENV_NAME_PATTERN",
     "ENV_OMP",
     "ENV_ONEDNN",
+    "KINDS",
     "MAX_PROVENANCE_TRIALS",
     "MAX_SPEC_FIELDS",
     "MAX_THREADS",
@@ -124,6 +133,7 @@ __all__ = [
     "ONEDNN_VALUES",
     "OPTION",
     "OPTIONS",
+    "POD_OWNER_KINDS",
     "QUOTA_TOLERANCE",
     "RESTART",
     "SCHEMA_VERSION",
@@ -134,14 +144,15 @@ __all__ = [
     "CgroupInfo",
     "CgroupLevel",
     "Consumer",
-    "ConsumerKind",
     "CpuFrom",
     "DownwardAPI",
     "Incumbent",
     "IncumbentOutcome",
     "IncumbentVerdict",
     "JobState",
+    "KindFacts",
     "Measurement",
+    "ModelFormat",
     "NearBest",
     "NearBestRange",
     "NodeProfile",
@@ -176,6 +187,7 @@ __all__ = [
     "TrialSummary",
     "WorkloadInfo",
     "WorkloadKind",
+    "WorkloadRef",
     "job_options",
     "over_cap",
     "plan_defaults",

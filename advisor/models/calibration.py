@@ -16,14 +16,14 @@ from advisor.models.setting import ThreadSetting
 from advisor.models.stored_setting import FlatSetting, MeasuredSetting, SpelledSetting
 
 #: which loader a model needs (``advisor.trials.modelfile`` decides, the child loads)
-WorkloadKind = Literal["builtin", "savedmodel", "keras"]
+ModelFormat = Literal["builtin", "savedmodel", "keras"]
 TrialStatus = Literal["ok", "failed", "timeout", "crashed", "oom", "skipped"]
 
 
 class WorkloadInfo(StrictModel):
     """Which workload was measured, so a ConfigMap says what its numbers are about."""
 
-    kind: WorkloadKind
+    kind: ModelFormat
     path: str | None = Field(default=None, description="model path as given; null for builtin")
     signature: str | None = Field(default=None, description="SavedModel signature used")
     signature_digest: str | None = Field(

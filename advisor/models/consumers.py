@@ -9,6 +9,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from advisor.models.base import StrictModel
 from advisor.models.production import Production
+from advisor.models.workload import WorkloadKind, WorkloadRef
 
 #: how a consuming container does not fit the advice it mounts (see ``Problem.code``)
 ProblemCode = Literal[
@@ -21,8 +22,6 @@ ProblemCode = Literal[
     "pods-predate-advice",
     "advice-missing",
 ]
-#: the workloads ``status`` looks into: what owns pods directly, and pods nothing owns
-ConsumerKind = Literal["Deployment", "StatefulSet", "DaemonSet", "Pod"]
 
 
 class Problem(StrictModel):
@@ -47,7 +46,7 @@ class Problem(StrictModel):
 class Consumer(StrictModel):
     """One container that reads an advice into its env (``envFrom`` or a key reference)."""
 
-    kind: ConsumerKind
+    kind: WorkloadKind
     name: str = Field(min_length=1)
     container: str = Field(min_length=1)
     cpu_limit: float | None = Field(
@@ -67,6 +66,10 @@ class Consumer(StrictModel):
         description="its serving pods' metrics before and after the advice (only with "
         "Prometheus; left out of the output without it)",
     )
+
+    @property
+    def ref(self) -> WorkloadRef:
+        return WorkloadRef(self.kind, self.name)
 
     @model_serializer(mode="wrap")
     def _without_unread_production(self, handler: SerializerFunctionWrapHandler) -> Any:

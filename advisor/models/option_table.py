@@ -24,6 +24,15 @@ from typing import Any, Literal, get_args
 
 from pydantic import Field
 
+from advisor.keys import (
+    ANN_BATCH_SIZE,
+    ANN_BUDGET,
+    ANN_CONCURRENCY,
+    ANN_MODEL,
+    ANN_OBJECTIVE,
+    ANN_P99_MS,
+    ANN_RESTART,
+)
 from advisor.objectives import DEFAULT_OBJECTIVE, OBJECTIVES, bounded_names
 
 #: The sweep's default budget, in seconds: the smallest that gives up nothing a longer one gives.
@@ -94,7 +103,7 @@ class Option:
     limits: tuple[tuple[str, Any], ...] = ()
     #: ``plan``'s flag, None: ``plan`` does not take it
     plan: PlanFlag | None = None
-    #: the workload annotation that sets it (after the advisor's prefix), None: none does
+    #: the workload annotation that sets it (its full key, from advisor.keys), None: none does
     annotation: str | None = None
     #: a ``workload`` option's position in its Job's ``run`` arguments (the shipped Jobs' order)
     job_rank: int = 0
@@ -167,7 +176,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="PATH",
         help="SavedModel directory or .keras file to measure (default: a built-in CNN workload)",
         # read on its own (required, and a path in the serving container, not the Job's)
-        annotation="model",
+        annotation=ANN_MODEL,
     ),
     Option(
         field="signature",
@@ -189,7 +198,7 @@ OPTIONS: tuple[Option, ...] = (
         help="fills unknown batch dimensions of the inputs (default: {default})",
         limits=(("ge", 1), ("le", 65536)),
         plan=PlanFlag("workload", "{annotation} (default %(default)s)", rank=3),
-        annotation="batch-size",
+        annotation=ANN_BATCH_SIZE,
         job_rank=4,
         spec_label="batch size",
     ),
@@ -203,7 +212,7 @@ OPTIONS: tuple[Option, ...] = (
         help="requests kept in flight, as a server would (default: {default})",
         limits=(("ge", 1), ("le", 256)),
         plan=PlanFlag("workload", "{annotation} (default %(default)s)", rank=2),
-        annotation="concurrency",
+        annotation=ANN_CONCURRENCY,
         job_rank=5,
         spec_label="concurrency",
     ),
@@ -216,7 +225,7 @@ OPTIONS: tuple[Option, ...] = (
         choices=lambda: tuple(OBJECTIVES),
         help=_objective_help,
         plan=PlanFlag("workload", "{annotation} (default %(default)s)", rank=1),
-        annotation="objective",
+        annotation=ANN_OBJECTIVE,
         job_rank=2,
         spec_label="objective",
     ),
@@ -231,7 +240,7 @@ OPTIONS: tuple[Option, ...] = (
         help=lambda: f"the p99 bound for --objective {bounded_names()}, in milliseconds",
         limits=(("gt", 0),),
         plan=PlanFlag("workload", "{annotation}, for objective slo", rank=4),
-        annotation="p99-ms",
+        annotation=ANN_P99_MS,
         job_rank=3,
         spec_label="p99 bound (ms)",
     ),
@@ -249,7 +258,7 @@ OPTIONS: tuple[Option, ...] = (
         plan=PlanFlag(
             "workload", "{annotation}, seconds (default %(default)g)", rank=5, default=PLAN_BUDGET_S
         ),
-        annotation="budget",
+        annotation=ANN_BUDGET,
         job_rank=1,
         spec_label="budget (s)",
     ),
@@ -315,7 +324,7 @@ class Restart:
     run_flag: str = "--restart"
     plan_flag: str = "--restart"
     plan_forbidden_flag: str = "--restart-forbidden"
-    annotation: str = "restart"
+    annotation: str = ANN_RESTART
 
 
 RESTART = Restart()

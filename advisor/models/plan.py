@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from advisor.models.base import StrictModel
+from advisor.models.workload import WorkloadRef
 
 #: what ``plan`` decides for one opted-in workload container
 PlanVerdict = Literal["calibrate", "fits", "pending", "failed", "skipped", "revert", "suggested"]
@@ -16,7 +17,7 @@ PlanVerdict = Literal["calibrate", "fits", "pending", "failed", "skipped", "reve
 class PlanDecision(StrictModel):
     """One opted-in workload container and what ``plan`` does about its advice."""
 
-    workload: str = Field(min_length=1, description="kubectl's name: deployment/NAME")
+    workload: WorkloadRef = Field(description="kubectl's name: deployment/NAME")
     container: str | None = Field(default=None, description="the serving container")
     configmap: str | None = Field(default=None, description="the advice ConfigMap it reads")
     decision: PlanVerdict = Field(

@@ -21,6 +21,7 @@ from advisor.models.calibration import (
 from advisor.models.options import ENV_ONEDNN, ONEDNN_VALUES, ObjectiveName
 from advisor.models.setting import MAX_THREADS, ThreadSetting
 from advisor.models.stored_setting import FlatSetting
+from advisor.models.workload import WorkloadRef
 
 #: the env names the advice sets; a ConfigMap's ``data`` holds exactly these and nothing else,
 #: so ``envFrom`` injects nothing a consumer did not ask for. OMP_NUM_THREADS follows the intra-op
@@ -134,7 +135,7 @@ class ServingTarget(StrictModel):
     (``run --for-workload ...``) and ``plan`` compares it with the workload as it is now; advice
     from a hand-written target carries none."""
 
-    workload: str = Field(min_length=1, description="kubectl's name: deployment/NAME")
+    workload: WorkloadRef = Field(description="kubectl's name: deployment/NAME")
     container: str = Field(min_length=1, description="the serving container's name")
     image: str | None = Field(default=None, description="the serving container's image")
     model_path: str | None = Field(

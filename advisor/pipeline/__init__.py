@@ -24,7 +24,6 @@ from advisor.pipeline.run import (
     PublishedRun,
     RunRequest,
     check_run_request,
-    parse_workload,
     prepare_run,
     run_advisor,
 )
@@ -55,7 +54,6 @@ __all__ = [
     "drift",
     "env_differences",
     "installed_tf_version",
-    "parse_workload",
     "prepare_calibration",
     "prepare_run",
     "profile_node",

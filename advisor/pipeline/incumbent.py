@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import InvalidAdviceError
+from advisor.keys import APP_NAME
 from advisor.models import (
     ENV_INTER_OP,
     ENV_INTRA_OP,
@@ -38,7 +39,7 @@ from advisor.models import (
 )
 from advisor.pipeline.drift import installed_tf_version, provenance_differences
 from advisor.pipeline.source import read_advice_file
-from advisor.recommend import APP_NAME, ParsedAdvice, load_configmap_yaml, parse_configmap
+from advisor.recommend import ParsedAdvice, load_configmap_yaml, parse_configmap
 
 
 @dataclass(frozen=True)

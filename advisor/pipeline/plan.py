@@ -40,16 +40,12 @@ from advisor import __version__
 from advisor.errors import AdvisorError, ClusterRejectedError, Opt, UsageError, usage_error
 from advisor.fleet.advisor_pod import DEFAULT_STARTUP_ALLOWANCE_S
 from advisor.fleet.decide import Planned, decide, to_create, with_reason
-from advisor.fleet.derive import PLANNED_SELECTOR, JobSettings
+from advisor.fleet.derive import JobSettings
 from advisor.fleet.jobs import PlannedJob, planned_job
-from advisor.fleet.optin import FIELD_ANNOTATION, OPT_IN_SELECTOR, Defaults
+from advisor.fleet.optin import FIELD_ANNOTATION, Defaults
 from advisor.fleet.retry import retry_failed
-from advisor.fleet.scope import (
-    NAMESPACE_SELECTOR,
-    by_namespace,
-    opted_in_namespaces,
-    without_service_account,
-)
+from advisor.fleet.scope import by_namespace, opted_in_namespaces, without_service_account
+from advisor.keys import NAMESPACE_SELECTOR, OPT_IN_SELECTOR, PLANNED_SELECTOR
 from advisor.models import OPTION, CalibrationOptions, PlanResult, TrialMode, plan_options
 from advisor.pipeline.plan_events import applied_events, failed_calibrations, record_events
 from advisor.pipeline.production import check_suggest_throttled
@@ -153,7 +149,7 @@ class Plan:
         container) whose decision is ``failed``."""
         return [
             (f"{d.namespace}/" if self.namespace is None and d.namespace else "")
-            + d.workload
+            + str(d.workload)
             + (f" ({d.container})" if d.container else "")
             for d in self.result.decisions
             if d.decision == "failed"

@@ -24,6 +24,7 @@ from advisor.errors import AdvisorError, ClusterUnreachableError, ForbiddenError
 from advisor.fleet.decide import Planned
 from advisor.fleet.jobs import PlannedJob
 from advisor.fleet.retry import decision_key, job_key
+from advisor.models import WorkloadKind, WorkloadRef
 
 if TYPE_CHECKING:
     from advisor.cluster import Connection, RetryPolicy
@@ -97,5 +98,5 @@ def _event(
     return [WorkloadEvent(involved, reason, f"{item.decision.reason}{container}", kind, name)]
 
 
-def _ref(event: WorkloadEvent) -> str:
-    return f"{event.involved['kind'].lower()}/{event.involved['name']}"
+def _ref(event: WorkloadEvent) -> WorkloadRef:
+    return WorkloadRef(WorkloadKind(event.involved["kind"]), event.involved["name"])

@@ -27,7 +27,8 @@ from advisor.consumers.mounts import workloads as mounted_workloads
 from advisor.consumers.production import MIN_PERIODS, Window, judge, unknown
 from advisor.errors import InvalidAdviceError, Opt, UsageError
 from advisor.fleet.production import Throttled, revert, suggestions
-from advisor.models import PlanDecision, Production
+from advisor.keys import LATENCY_QUERY_ANNOTATION
+from advisor.models import PlanDecision, Production, WorkloadKind, WorkloadRef
 from advisor.prometheus import (
     PrometheusClient,
     PrometheusError,
@@ -37,7 +38,7 @@ from advisor.prometheus import (
     queries,
 )
 from advisor.recommend import ParsedAdvice, parse_configmap
-from advisor.recommend.metadata import ANNOTATION_PREFIX, parse_timestamp
+from advisor.recommend.metadata import parse_timestamp
 from advisor.recommend.previous import previous_advice, reverted_configmap
 
 if TYPE_CHECKING:
@@ -46,8 +47,6 @@ if TYPE_CHECKING:
     from advisor.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
-#: the workload annotation naming its latency query (PromQL, the p99 in seconds)
-LATENCY_QUERY_ANNOTATION = ANNOTATION_PREFIX + "latency-query"
 DEFAULT_WINDOW = timedelta(hours=24)
 #: skipped after the last pod started with the advice
 WARM_UP = timedelta(minutes=10)
@@ -301,7 +300,7 @@ def _mounts(inventory: Inventory) -> list[Mount]:
 
 
 def _suggested(
-    wanted: PlanProduction, namespace: str, inventory: Inventory, opted_in: set[str]
+    wanted: PlanProduction, namespace: str, inventory: Inventory, opted_in: set[WorkloadRef]
 ) -> list[PlanDecision]:
     """The containers not opted in whose pods were throttled above the threshold over the last
     window (pods the API server lists now, matched by name)."""
@@ -322,10 +321,10 @@ def _suggested(
     owner = {
         str((pod.get("metadata") or {}).get("name")): workload
         for workload in mounted_workloads(inventory.workloads, inventory.pods)
-        if workload.kind != "Pod" and workload.ref not in opted_in
+        if workload.kind is not WorkloadKind.POD and workload.ref not in opted_in
         for pod in workload.pods
     }
-    totals: dict[tuple[str, str], list[float]] = {}
+    totals: dict[tuple[WorkloadRef, str], list[float]] = {}
     for samples, index in ((throttled, 0), (periods, 1)):
         for sample in samples:
             workload = owner.get(sample.labels.get("pod", ""))

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from advisor import __version__
 from advisor.errors import InterruptedRunError, InvalidAdviceError, Opt, UsageError
+from advisor.keys import HASH_ANNOTATION
 from advisor.kubenames import label_problem
 from advisor.models import (
     CalibrationOptions,
@@ -44,6 +45,7 @@ from advisor.models import (
     Recommendation,
     ServingTarget,
     ThreadSetting,
+    WorkloadRef,
 )
 from advisor.pipeline.files import StagedFile, check_output_path, stage_file
 from advisor.pipeline.incumbent import (
@@ -63,7 +65,6 @@ from advisor.pipeline.source import (
 from advisor.pipeline.target import check_target, warn_on_probe
 from advisor.recommend import (
     DEFAULT_CONFIGMAP_NAME,
-    HASH_ANNOTATION,
     annotation_key_problem,
     build_recommendation,
     configmap_yaml,
@@ -76,7 +77,7 @@ from advisor.recommend.previous import keep_previous, rejected_for
 
 if TYPE_CHECKING:
     from advisor.cluster import ConfigMapWriter, PublishOutcome
-    from advisor.cluster.workloads import Restarted, WorkloadRef, WorkloadRestarter
+    from advisor.cluster.workloads import Restarted, WorkloadRestarter
 
 log = logging.getLogger("advisor.publish")
 
@@ -140,13 +141,6 @@ class RunRequest:
         """The ConfigMap YAML is for the caller to print: ``output`` is ``STDOUT``, or nothing
         is written."""
         return self.output == STDOUT or self.writes_nothing
-
-
-def parse_workload(text: str) -> WorkloadRef:
-    """``deployment/web`` or ``statefulset/db`` as a restart target (ValueError says why not)."""
-    from advisor.cluster.workloads import parse_workload as parse
-
-    return parse(text)
 
 
 def check_run_request(request: RunRequest) -> None:

@@ -25,8 +25,8 @@ from advisor import __version__
 from advisor.consumers import fit
 from advisor.consumers.mounts import mounts, workloads
 from advisor.errors import ForbiddenError, InvalidAdviceError, Opt, UsageError
-from advisor.fleet.derive import PLANNED_SELECTOR
 from advisor.fleet.jobs import PlannedJob, planned_job
+from advisor.keys import PLANNED_SELECTOR, RELOADER_MATCH
 from advisor.models import AdviceStatus, StatusResult
 from advisor.pipeline.drift import installed_tf_version
 from advisor.pipeline.source import (
@@ -176,7 +176,7 @@ def with_consumers(
     for row, obj in zip(rows, objects, strict=True):
         parsed = _parsed(obj)
         annotations = (obj.get("metadata") or {}).get("annotations") or {}
-        match = str(annotations.get(fit.RELOADER_MATCH, "")).lower() == "true"
+        match = str(annotations.get(RELOADER_MATCH, "")).lower() == "true"
         reading = by_configmap.pop((row.namespace or "", row.name), [])
         found = [fit.consumer(parsed, mount, reloader_match=match) for mount in reading]
         if production is not None:

@@ -26,6 +26,7 @@ from advisor.models import (
     CpuFrom,
     NodeProfile,
     ServingTarget,
+    WorkloadRef,
 )
 
 log = logging.getLogger("advisor.publish")
@@ -76,14 +77,11 @@ def serving_target(
 
 
 def check_target(target: ServingTarget) -> None:
-    """A ServingTarget a Python caller built obeys the same rules, the workload spelled as the
-    advice records it (``deployment/NAME``, so ``plan`` can compare it as text)."""
-    checked = _target(target.model_dump(), lambda name: f"target.{name}")
-    if checked is not None and checked.workload != target.workload:
-        raise UsageError(
-            f"target.workload {target.workload!r}: the advice records it as "
-            f"{checked.workload!r}; pass that (serving_target() spells it)"
-        )
+    """A ServingTarget a Python caller built obeys the same rules (its workload one ``run`` may
+    name, a kind ``plan`` calibrates)."""
+    _target(
+        {**target.model_dump(), "workload": str(target.workload)}, lambda name: f"target.{name}"
+    )
 
 
 def _target(values: Mapping[str, Any], name: Namer) -> ServingTarget | None:
@@ -111,10 +109,8 @@ def _target(values: Mapping[str, Any], name: Namer) -> ServingTarget | None:
             ": the advice is measured for one container of one workload",
         )
     # the restart targets' parser: kubectl's names, one spelling recorded
-    from advisor.cluster.workloads import parse_workload
-
     try:
-        ref = parse_workload(workload)
+        ref = WorkloadRef.parse(workload)
     except ValueError as exc:
         raise UsageError(name("workload"), f" {workload!r} {exc}") from None
     problem = dns1123_label_problem(container)
@@ -124,7 +120,7 @@ def _target(values: Mapping[str, Any], name: Namer) -> ServingTarget | None:
     return ServingTarget.model_validate(
         {
             **values,
-            "workload": str(ref),
+            "workload": ref,
             "cpu_from": values["cpu_from"] or ServingTarget.model_fields["cpu_from"].default,
         }
     )

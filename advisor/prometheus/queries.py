@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from advisor.models import WorkloadKind
 from advisor.prometheus.promql import duration, inside_string, literal_regex, selector, string
 
 PERIODS = "container_cpu_cfs_periods_total"
@@ -29,10 +30,10 @@ _PLACEHOLDER = re.compile(r"\$(namespace|workload|container)\b")
 
 @dataclass(frozen=True)
 class Container:
-    """One serving container of a workload (kind as the API names it: Deployment, Pod...)."""
+    """One serving container of a workload (``workload``: its name)."""
 
     namespace: str
-    kind: str
+    kind: WorkloadKind
     workload: str
     container: str
     #: the workload's pods the API server lists now
@@ -43,14 +44,14 @@ def workload_pods(target: Container, seconds: float) -> str:
     """A vector with a ``pod`` label, one series (value 1) per pod kube-state-metrics saw owned
     by the workload within the last ``seconds``."""
     window = duration(seconds)
-    if target.kind == "Pod":
+    if target.kind is WorkloadKind.POD:
         pod = string(target.workload)
         return f'label_replace(vector(1), "pod", {pod}, "", "")'
-    if target.kind == "Deployment":
+    if target.kind is WorkloadKind.DEPLOYMENT:
         sets = selector(
             "kube_replicaset_owner",
             namespace=target.namespace,
-            owner_kind="Deployment",
+            owner_kind=WorkloadKind.DEPLOYMENT.value,
             owner_name=target.workload,
         )
         owned = selector("kube_pod_owner", namespace=target.namespace, owner_kind="ReplicaSet")
@@ -65,7 +66,7 @@ def workload_pods(target: Container, seconds: float) -> str:
     owned = selector(
         "kube_pod_owner",
         namespace=target.namespace,
-        owner_kind=target.kind,
+        owner_kind=target.kind.value,
         owner_name=target.workload,
     )
     return f"max by (pod) (max_over_time({owned}[{window}]))"

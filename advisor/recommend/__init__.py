@@ -1,7 +1,7 @@
 """The advice as data: the Recommendation from a calibration (``build``), its ConfigMap and
 env-file renderings (``configmap``), the way back from a ConfigMap to a validated Recommendation
-(``parse``), and the names and keys its metadata carries (``metadata``). Kubernetes' own name
-rules are ``advisor.kubenames``.
+(``parse``), and the names its metadata carries (``metadata``). Its label and annotation keys
+are ``advisor.keys``, Kubernetes' own name rules ``advisor.kubenames``.
 
 Everything here is pure (no cluster, no files): the CLI and the cluster writer decide where the
 text goes. Rendering and parsing are inverse, so whatever ``run`` writes, ``validate`` and ``check``
@@ -18,37 +18,15 @@ from advisor.recommend.configmap import (
     render_configmap,
 )
 from advisor.recommend.metadata import (
-    ANNOTATION_PREFIX,
     ANNOTATIONS_LIMIT_BYTES,
-    APP_NAME,
-    COMPONENT,
-    DATA_CHANGED_ANNOTATION,
     DEFAULT_CONFIGMAP_NAME,
-    HASH_ANNOTATION,
-    LABEL_COMPONENT,
-    LABEL_MANAGED_BY,
-    LABEL_NAME,
-    LABEL_VERSION,
-    PROVENANCE_ANNOTATION,
-    SCHEMA_ANNOTATION,
     annotation_key_problem,
 )
 from advisor.recommend.parse import ParsedAdvice, describe, load_configmap_yaml, parse_configmap
 
 __all__ = [
     "ANNOTATIONS_LIMIT_BYTES",
-    "ANNOTATION_PREFIX",
-    "APP_NAME",
-    "COMPONENT",
-    "DATA_CHANGED_ANNOTATION",
     "DEFAULT_CONFIGMAP_NAME",
-    "HASH_ANNOTATION",
-    "LABEL_COMPONENT",
-    "LABEL_MANAGED_BY",
-    "LABEL_NAME",
-    "LABEL_VERSION",
-    "PROVENANCE_ANNOTATION",
-    "SCHEMA_ANNOTATION",
     "ParsedAdvice",
     "annotation_key_problem",
     "build_recommendation",

@@ -13,12 +13,9 @@ from typing import Any
 import yaml
 
 from advisor.errors import InvalidAdviceError
-from advisor.kubenames import as_label_value, dns1123_label_problem, dns1123_subdomain_problem
-from advisor.models import Recommendation
-from advisor.recommend.metadata import (
-    ANNOTATIONS_LIMIT_BYTES,
+from advisor.keys import (
+    ADVICE_COMPONENT,
     APP_NAME,
-    COMPONENT,
     DATA_CHANGED_ANNOTATION,
     HASH_ANNOTATION,
     LABEL_COMPONENT,
@@ -27,6 +24,11 @@ from advisor.recommend.metadata import (
     LABEL_VERSION,
     PROVENANCE_ANNOTATION,
     SCHEMA_ANNOTATION,
+)
+from advisor.kubenames import as_label_value, dns1123_label_problem, dns1123_subdomain_problem
+from advisor.models import Recommendation
+from advisor.recommend.metadata import (
+    ANNOTATIONS_LIMIT_BYTES,
     annotation_key_problem,
     parse_timestamp,
     timestamp,
@@ -75,7 +77,7 @@ def render_configmap(
     metadata["labels"] = {
         LABEL_NAME: APP_NAME,
         LABEL_MANAGED_BY: APP_NAME,
-        LABEL_COMPONENT: COMPONENT,
+        LABEL_COMPONENT: ADVICE_COMPONENT,
         LABEL_VERSION: as_label_value(rec.provenance.advisor_version) or "unknown",
     }
     for key in extra_annotations or {}:

@@ -1,29 +1,17 @@
-"""What names the advice's ConfigMap and what its metadata carries: the app's name, its labels,
-the annotation keys under the advisor's prefix (provenance, content hash, data-changed time, schema
-version), the API server's size limit on them, and the one time format they are written in.
+"""What names the advice's ConfigMap and what its metadata carries: its default name, the rule
+for extra annotations (its keys are ``advisor.keys``), the API server's size limit on them, and
+the one time format they are written in.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from advisor.keys import PREFIX
 from advisor.kubenames import qualified_key_problem
 
-APP_NAME = "tf-thread-advisor"
 #: the ConfigMap name when none is given (also the name deploy/rbac.yaml allows)
 DEFAULT_CONFIGMAP_NAME = "tf-thread-advice"
-ANNOTATION_PREFIX = "tf-thread-advisor.io/"
-PROVENANCE_ANNOTATION = ANNOTATION_PREFIX + "provenance"
-HASH_ANNOTATION = ANNOTATION_PREFIX + "content-hash"
-#: when ``data`` last changed (UTC, RFC 3339): kept across runs that advise the same values, so a
-#: pod that started after it runs the current values (what ``status`` checks consumers against)
-DATA_CHANGED_ANNOTATION = ANNOTATION_PREFIX + "data-changed-at"
-SCHEMA_ANNOTATION = ANNOTATION_PREFIX + "schema-version"
-LABEL_NAME = "app.kubernetes.io/name"
-LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
-LABEL_COMPONENT = "app.kubernetes.io/component"
-LABEL_VERSION = "app.kubernetes.io/version"
-COMPONENT = "thread-advice"
 
 #: the API server refuses an object whose annotations together exceed this many bytes
 ANNOTATIONS_LIMIT_BYTES = 256 * 1024
@@ -32,8 +20,8 @@ ANNOTATIONS_LIMIT_BYTES = 256 * 1024
 def annotation_key_problem(key: str) -> str | None:
     """Why ``key`` cannot be an extra annotation of the advice ConfigMap, or None when it can.
     Our own prefix is refused: those annotations carry the provenance and the content hash."""
-    if key.startswith(ANNOTATION_PREFIX):
-        return f"annotation keys under {ANNOTATION_PREFIX} are the advisor's own"
+    if key.startswith(PREFIX):
+        return f"annotation keys under {PREFIX} are the advisor's own"
     return qualified_key_problem(key, "annotation")
 
 

@@ -14,17 +14,17 @@ import yaml
 from pydantic import ValidationError
 
 from advisor.errors import InvalidAdviceError, first_error
-from advisor.kubenames import dns1123_label_problem, dns1123_subdomain_problem
-from advisor.models import Recommendation
-from advisor.recommend.configmap import content_hash
-from advisor.recommend.metadata import (
+from advisor.keys import (
     DATA_CHANGED_ANNOTATION,
     HASH_ANNOTATION,
     LABEL_MANAGED_BY,
     PROVENANCE_ANNOTATION,
     SCHEMA_ANNOTATION,
-    parse_timestamp,
 )
+from advisor.kubenames import dns1123_label_problem, dns1123_subdomain_problem
+from advisor.models import Recommendation
+from advisor.recommend.configmap import content_hash
+from advisor.recommend.metadata import parse_timestamp
 
 
 @dataclass(frozen=True)

@@ -23,21 +23,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from advisor.models import ENV_INTER_OP, ENV_INTRA_OP, ServingTarget, ThreadSetting
-from advisor.recommend.configmap import content_hash
-from advisor.recommend.metadata import (
-    ANNOTATION_PREFIX,
-    ANNOTATIONS_LIMIT_BYTES,
+from advisor.keys import (
     DATA_CHANGED_ANNOTATION,
     HASH_ANNOTATION,
+    PREVIOUS_ANNOTATION,
     PROVENANCE_ANNOTATION,
+    REJECTED_ANNOTATION,
+    REVERTED_ANNOTATION,
     SCHEMA_ANNOTATION,
-    timestamp,
 )
+from advisor.models import ENV_INTER_OP, ENV_INTRA_OP, ServingTarget, ThreadSetting
+from advisor.recommend.configmap import content_hash
+from advisor.recommend.metadata import ANNOTATIONS_LIMIT_BYTES, timestamp
 
-PREVIOUS_ANNOTATION = ANNOTATION_PREFIX + "previous"
-REVERTED_ANNOTATION = ANNOTATION_PREFIX + "reverted"
-REJECTED_ANNOTATION = ANNOTATION_PREFIX + "rejected"
 #: rejected settings kept per ConfigMap (oldest dropped first)
 MAX_REJECTED = 20
 

@@ -56,7 +56,7 @@ class PlanView(View):
         if not decisions:
             return Document(title, (Lines((self._nothing(),)),))
         rows = [
-            [d.workload, d.container or "-", d.configmap or "-", d.decision, d.job or "-"]
+            [str(d.workload), d.container or "-", d.configmap or "-", d.decision, d.job or "-"]
             for d in decisions
         ]
         columns: tuple[str, ...] = _COLUMNS

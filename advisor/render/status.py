@@ -122,7 +122,7 @@ class StatusView(View):
                         [
                             str(row.namespace),
                             row.name,
-                            f"{consumer.kind.lower()}/{consumer.name}",
+                            str(consumer.ref),
                             consumer.container,
                             _cpu_cell(row, consumer),
                             ", ".join(p.code for p in consumer.problems) or "-",
@@ -222,7 +222,7 @@ def _consumer_rows(rows: Sequence[AdviceStatus]) -> list[tuple[AdviceStatus, Con
 
 def _where(row: AdviceStatus, consumer: Consumer) -> str:
     """``ml/deployment/web (server)``: the container, as a person finds it with kubectl."""
-    return f"{row.namespace}/{consumer.kind.lower()}/{consumer.name} ({consumer.container})"
+    return f"{row.namespace}/{consumer.ref} ({consumer.container})"
 
 
 def problems_line(rows: Sequence[AdviceStatus]) -> str:

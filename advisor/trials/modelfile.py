@@ -10,7 +10,7 @@ from pathlib import Path
 
 from advisor.calibrate.spec import WorkloadSpec
 from advisor.errors import ModelError
-from advisor.models import WorkloadKind
+from advisor.models import ModelFormat
 
 #: what a model path may end with when it is a file (Keras 3 loads both), and how each begins:
 #: checked in the parent, since Keras answers garbage with a misleading "File not found"
@@ -28,7 +28,7 @@ def is_keras_file(path: str) -> bool:
     return Path(path).suffix.lower() in _KERAS_SUFFIXES
 
 
-def workload_kind(workload: WorkloadSpec) -> WorkloadKind:
+def workload_kind(workload: WorkloadSpec) -> ModelFormat:
     """Which loader a path needs; a path that cannot be a model is a ModelError, in the parent."""
     if workload.model_path is None:
         return "builtin"
@@ -62,7 +62,7 @@ def _starts_with(path: Path, magic: bytes) -> bool:
         raise ModelError(f"{path}: cannot read it: {exc.strerror or exc}") from None
 
 
-def check_workload(workload: WorkloadSpec) -> WorkloadKind:
+def check_workload(workload: WorkloadSpec) -> ModelFormat:
     """What can be checked without TensorFlow (sizes, the path); ModelError (one line) if wrong.
 
     Cheap, so it runs before anything that starts TensorFlow: a typo in --model is reported in

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
 from advisor.errors import ModelError, first_error, one_line
-from advisor.models import ThreadSetting, TrialResult, WorkloadInfo, WorkloadKind
+from advisor.models import ModelFormat, ThreadSetting, TrialResult, WorkloadInfo
 from advisor.trials.environment import trial_env
 from advisor.trials.modelfile import check_workload, workload_kind
 from advisor.trials.spawn import SpawnStarter
@@ -129,7 +129,7 @@ def inspect_workload(
 
 
 def _request(
-    kind: WorkloadKind, workload: WorkloadSpec, spec: TrialSpec | None = None
+    kind: ModelFormat, workload: WorkloadSpec, spec: TrialSpec | None = None
 ) -> TrialRequest:
     """What the child is asked: to measure ``spec`` or, without one, to inspect the workload."""
     window: dict[str, Any] = (

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from advisor.models import StrictModel, WorkloadKind
+from advisor.models import ModelFormat, StrictModel
 
 
 class TrialRequest(StrictModel):
@@ -22,7 +22,7 @@ class TrialRequest(StrictModel):
     """
 
     mode: Literal["trial", "inspect"]
-    kind: WorkloadKind
+    kind: ModelFormat
     path: str | None = Field(default=None, description="model path; null for builtin")
     signature: str = Field(min_length=1)
     batch_size: int = Field(ge=1)

@@ -28,13 +28,17 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from advisor.models import KINDS as WORKLOAD_KINDS
 from testkit.fakeapi.errors import ApiError, not_found
 from testkit.fakeapi.meta import precondition_failure
 
-ITEM = re.compile(
-    r"^/apis/apps/v1/namespaces/([^/]+)/(deployments|statefulsets|daemonsets)/([^/]+)$"
-)
-KINDS = {"deployments": "Deployment", "statefulsets": "StatefulSet", "daemonsets": "DaemonSet"}
+#: resource -> kind of the apps/v1 workloads, from the advisor's own table of kinds
+KINDS = {
+    facts.resource: kind.value
+    for kind, facts in WORKLOAD_KINDS.items()
+    if facts.api_version == "apps/v1"
+}
+ITEM = re.compile(rf"^/apis/apps/v1/namespaces/([^/]+)/({'|'.join(KINDS)})/([^/]+)$")
 STRATEGIC = "application/strategic-merge-patch+json"
 MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"

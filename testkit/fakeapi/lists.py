@@ -27,25 +27,28 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from advisor.models import KINDS as WORKLOAD_KINDS
 from testkit.fakeapi.errors import ApiError
 
 COLLECTION = re.compile(
     r"^/(?P<prefix>api/v1|apis/apps/v1|apis/batch/v1)"
     r"(?:/namespaces/(?P<namespace>[^/]+))?/(?P<resource>[a-z]+)$"
 )
+#: the workload kinds come from the advisor's own table, so the client and this server agree
+_WORKLOADS = {
+    (facts.api_version, facts.resource): kind.value for kind, facts in WORKLOAD_KINDS.items()
+}
 RESOURCES = {
     "api/v1": {
         "configmaps": "ConfigMap",
-        "pods": "Pod",
+        "pods": _WORKLOADS["v1", "pods"],
         "persistentvolumeclaims": "PersistentVolumeClaim",
         "namespaces": "Namespace",
         "serviceaccounts": "ServiceAccount",
         "events": "Event",
     },
     "apis/apps/v1": {
-        "deployments": "Deployment",
-        "statefulsets": "StatefulSet",
-        "daemonsets": "DaemonSet",
+        resource: kind for (version, resource), kind in _WORKLOADS.items() if version == "apps/v1"
     },
     "apis/batch/v1": {"jobs": "Job"},
 }

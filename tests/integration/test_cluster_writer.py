@@ -295,7 +295,8 @@ def test_the_data_changed_time_stays_while_the_values_do(api: FakeApiServer) -> 
     must. The time comes from the advice written, not from the clock of the writer."""
     from datetime import timedelta
 
-    from advisor.recommend import DATA_CHANGED_ANNOTATION, build_recommendation
+    from advisor.keys import DATA_CHANGED_ANNOTATION
+    from advisor.recommend import build_recommendation
     from testkit.fakeapi.samples import FIXED_NOW, calibration_result
 
     def at(intra: int, hours: int) -> dict[str, Any]:

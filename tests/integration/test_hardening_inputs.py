@@ -24,14 +24,9 @@ import pytest
 
 from advisor import errors
 from advisor.cli import main
+from advisor.keys import HASH_ANNOTATION, PROVENANCE_ANNOTATION
 from advisor.pipeline import Instruments
-from advisor.recommend import (
-    HASH_ANNOTATION,
-    PROVENANCE_ANNOTATION,
-    configmap_yaml,
-    content_hash,
-    render_configmap,
-)
+from advisor.recommend import configmap_yaml, content_hash, render_configmap
 from testkit.fakeapi.samples import recommendation
 from testkit.fakeapi.server import FakeApiServer
 from tests.support import PROBE_TREES

@@ -16,19 +16,18 @@ import pytest
 import yaml
 
 from advisor.cli import main
+from advisor.keys import (
+    DATA_CHANGED_ANNOTATION,
+    HASH_ANNOTATION,
+    LABEL_MANAGED_BY,
+    PROVENANCE_ANNOTATION,
+)
 from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
 from advisor.pipeline import Instruments
 from advisor.pipeline.drift import installed_tf_version
 from advisor.pipeline.incumbent import from_configmap, from_env_file
 from advisor.pipeline.sweep import sweep
-from advisor.recommend import (
-    DATA_CHANGED_ANNOTATION,
-    HASH_ANNOTATION,
-    LABEL_MANAGED_BY,
-    PROVENANCE_ANNOTATION,
-    build_recommendation,
-    render_configmap,
-)
+from advisor.recommend import build_recommendation, render_configmap
 from testkit.fakeapi.samples import calibration_result
 from testkit.fakeapi.server import FakeApiServer
 from tests.support.search_fakes import FakeClock, FakeTrials

@@ -19,7 +19,8 @@ import yaml
 from packaging.requirements import Requirement
 
 from advisor.cli import build_parser
-from advisor.fleet.optin import LABEL_CALIBRATE, opted_in, read_ask
+from advisor.fleet.optin import opted_in, read_ask
+from advisor.keys import LABEL_CALIBRATE, MESH_OPT_OUT_ANNOTATIONS, MESH_OPT_OUT_LABELS
 from advisor.models import ADVICE_ENV_NAMES, ENV_INTER_OP, ENV_INTRA_OP
 from advisor.recommend import DEFAULT_CONFIGMAP_NAME
 from tests.support import REPO
@@ -398,7 +399,6 @@ def _pod_templates(docs: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]
 def test_every_shipped_pod_opts_out_of_mesh_injection() -> None:
     """The shipped Job and the planner run the advisor alone, as the planned Jobs do: a mesh
     proxy sidecar never exits, so a Job with one never completes."""
-    from advisor.fleet.advisor_pod import MESH_OPT_OUT_ANNOTATIONS, MESH_OPT_OUT_LABELS
 
     docs = [
         *k8s.load_file_docs(DEPLOY / "job.yaml"),

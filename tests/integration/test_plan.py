@@ -287,7 +287,10 @@ def test_the_jobs_command_writes_the_advice_and_the_next_plan_says_fits(
     written = api.get(NS, "advice-b")
     assert written is not None
     target = parse_configmap(written).recommendation.provenance.target
-    assert target is not None and (target.workload, target.container) == ("deployment/b", "server")
+    assert target is not None and (str(target.workload), target.container) == (
+        "deployment/b",
+        "server",
+    )
     api.rules = PLANNER
     rows = decisions(capsys, api)
     assert rows["deployment/b"]["decision"] == "fits", rows["deployment/b"]["reason"]

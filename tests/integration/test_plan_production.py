@@ -16,14 +16,10 @@ from typing import Any
 import pytest
 
 from advisor import __version__
+from advisor.keys import PREVIOUS_ANNOTATION
 from advisor.prometheus.queries import PERIODS, THROTTLED
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
-from advisor.recommend.previous import (
-    PREVIOUS_ANNOTATION,
-    keep_previous,
-    previous_advice,
-    rejected_settings,
-)
+from advisor.recommend.previous import keep_previous, previous_advice, rejected_settings
 from testkit.fakeapi.pods import pod_of
 from testkit.fakeapi.rbac import load_documents, parse_rules
 from testkit.fakeapi.samples import calibration_result, node_profile

@@ -426,6 +426,6 @@ def test_the_run_pipeline_is_callable_from_python(api: FakeApiServer, tmp_path: 
     assert output.read_text() == published.text
     assert published.recommendation.provenance.node_labels == {"pool": "cpu-a"}
     with pytest.raises(UsageError, match=r"^restart needs configmap"):
-        from advisor.cluster.workloads import parse_workload
+        from advisor.models import WorkloadRef
 
-        prepare_run(RunRequest(restart=(parse_workload("deploy/web"),)))
+        prepare_run(RunRequest(restart=(WorkloadRef.parse("deploy/web"),)))

@@ -15,6 +15,7 @@ import pytest
 from advisor import errors
 from advisor.cli import main
 from advisor.cli._args import flag
+from advisor.keys import PROVENANCE_ANNOTATION
 from advisor.models import (
     CalibrationOptions,
     CalibrationResult,
@@ -24,7 +25,7 @@ from advisor.models import (
 )
 from advisor.pipeline import Instruments, RunRequest, check_run_request, serving_target
 from advisor.pipeline.sweep import sweep
-from advisor.recommend import PROVENANCE_ANNOTATION, load_configmap_yaml, parse_configmap
+from advisor.recommend import load_configmap_yaml, parse_configmap
 from tests.support.search_fakes import FakeClock, FakeTrials, tripwire
 from tests.support.search_fakes import node as simulated_node
 
@@ -238,8 +239,11 @@ def test_a_python_caller_meets_the_same_rules_named_by_option(
 
 def test_a_target_built_by_hand_is_checked_before_the_sweep() -> None:
     check_run_request(RunRequest(target=ServingTarget(workload="deployment/web", container="s")))
+    # kubectl's other names read as the one the advice records: nothing compares them as text
+    by_hand = ServingTarget(workload="deploy/web", container="s")
+    check_run_request(RunRequest(target=by_hand))
+    assert by_hand.model_dump(mode="json")["workload"] == "deployment/web"
     for target, says in [
-        (ServingTarget(workload="deploy/web", container="s"), "records it as 'deployment/web'"),
         (ServingTarget(workload="pod/web", container="s"), "target.workload 'pod/web' must be"),
         (ServingTarget(workload="deployment/web", container="S"), "target.container 'S'"),
     ]:

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from advisor import __version__, errors
+from advisor.keys import PROVENANCE_ANNOTATION
 from advisor.models import NearBest, NearBestRange, Recommendation
 from advisor.pipeline.status import advice_status, format_age, parse_duration
-from advisor.recommend import PROVENANCE_ANNOTATION, build_recommendation, render_configmap
+from advisor.recommend import build_recommendation, render_configmap
 from advisor.render.status import status_table
 from testkit.fakeapi.samples import calibration_result
 from testkit.fakeapi.server import FakeApiServer

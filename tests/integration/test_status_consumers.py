@@ -20,10 +20,10 @@ import pytest
 
 from advisor import __version__, errors
 from advisor.cli import main
-from advisor.cluster.workloads import ADVICE_HASH_ANNOTATION
+from advisor.keys import ADVICE_HASH_ANNOTATION, HASH_ANNOTATION
 from advisor.models import AdviceStatus, ServingTarget, StatusResult
 from advisor.pipeline import Instruments, cluster_status
-from advisor.recommend import HASH_ANNOTATION, build_recommendation, render_configmap
+from advisor.recommend import build_recommendation, render_configmap
 from testkit.fakeapi.apps import workload
 from testkit.fakeapi.pods import bare_pod, pod_of
 from testkit.fakeapi.rbac import Rule

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from advisor.pipeline.production import LATENCY_QUERY_ANNOTATION
+from advisor.keys import LATENCY_QUERY_ANNOTATION
 from advisor.prometheus.queries import PERIODS, THROTTLED, USAGE
 from testkit.fakeapi.pods import pod_of
 from testkit.fakeapi.server import FakeApiServer, refused_port

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.fleet.derive import JobSettings
-from advisor.fleet.optin import ANN_CONTAINER, ANN_MODEL, LABEL_CALIBRATE
+from advisor.keys import ANN_ASK_CONTAINER, ANN_MODEL, LABEL_CALIBRATE
+from advisor.models import WorkloadKind
 
 SETTINGS = JobSettings(
     image="registry.example.com/tf-thread-advisor:0.1.0",
@@ -102,7 +103,7 @@ def statefulset(
     return result
 
 
-def shapes() -> dict[str, tuple[str, dict[str, Any]]]:
+def shapes() -> dict[str, tuple[WorkloadKind, dict[str, Any]]]:
     """Pod shapes a cluster has, each as (kind, workload): what the derived Jobs are checked on."""
     pvc = deployment(
         container(mounts=[{"name": "models", "mountPath": "/models"}]),
@@ -161,7 +162,7 @@ def shapes() -> dict[str, tuple[str, dict[str, Any]]]:
             image="registry.example.com/exporter:2.0",
             resources={"limits": {"cpu": "100m", "memory": "64Mi"}},
         ),
-        annotations={ANN_CONTAINER: "server"},
+        annotations={ANN_ASK_CONTAINER: "server"},
         initContainers=[
             container(
                 "log-shipper",
@@ -187,9 +188,9 @@ def shapes() -> dict[str, tuple[str, dict[str, Any]]]:
         claim_templates=("data",),
     )
     return {
-        "pvc": ("Deployment", pvc),
-        "pvc-subpath-affinity": ("Deployment", subpath),
-        "configmap-request-only": ("Deployment", configmap),
-        "image-sidecars": ("Deployment", baked),
-        "statefulset-claim": ("StatefulSet", sts),
+        "pvc": (WorkloadKind.DEPLOYMENT, pvc),
+        "pvc-subpath-affinity": (WorkloadKind.DEPLOYMENT, subpath),
+        "configmap-request-only": (WorkloadKind.DEPLOYMENT, configmap),
+        "image-sidecars": (WorkloadKind.DEPLOYMENT, baked),
+        "statefulset-claim": (WorkloadKind.STATEFULSET, sts),
     }

@@ -539,7 +539,7 @@ EVERY_POD = (
 def test_every_pod_opts_out_of_mesh_injection_and_the_values_win() -> None:
     """The chart's pods carry the planned Jobs' mesh opt-outs; meshOptOut=false drops them, and
     a key job.podAnnotations/podLabels set is the user's."""
-    from advisor.fleet.advisor_pod import MESH_OPT_OUT_ANNOTATIONS, MESH_OPT_OUT_LABELS
+    from advisor.keys import MESH_OPT_OUT_ANNOTATIONS, MESH_OPT_OUT_LABELS
 
     pods = _pod_metadata(k8s.load_docs(_template(None, *EVERY_POD).stdout))
     kinds = {name.split("/")[0] for name in pods}

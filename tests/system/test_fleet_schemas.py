@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
-from advisor.fleet.derive import PLANNED_SELECTOR, DerivedJob, JobSettings, derive_job
-from advisor.fleet.naming import LABEL_COMPONENT, LABEL_NAME
+from advisor.fleet.derive import DerivedJob, JobSettings, derive_job
 from advisor.fleet.optin import read_ask
+from advisor.keys import LABEL_COMPONENT, LABEL_NAME, PLANNED_SELECTOR
 from tests.support import k8s_checks as k8s
 from tests.support.fleet_workloads import NAMESPACE, SETTINGS, container, deployment, shapes
 

@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from advisor import errors
-from advisor.cluster.workloads import ADVICE_HASH_ANNOTATION
-from advisor.recommend import HASH_ANNOTATION, render_configmap
+from advisor.keys import ADVICE_HASH_ANNOTATION, HASH_ANNOTATION
+from advisor.recommend import render_configmap
 from testkit.fakeapi.apps import workload
 from testkit.fakeapi.rbac import Rule, role_rules
 from testkit.fakeapi.samples import recommendation

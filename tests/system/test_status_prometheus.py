@@ -29,10 +29,10 @@ import pytest
 
 from advisor import __version__
 from advisor.cli import main
-from advisor.pipeline.production import LATENCY_QUERY_ANNOTATION
+from advisor.keys import DATA_CHANGED_ANNOTATION, LATENCY_QUERY_ANNOTATION, PREVIOUS_ANNOTATION
 from advisor.recommend import build_recommendation, render_configmap
-from advisor.recommend.metadata import DATA_CHANGED_ANNOTATION, timestamp
-from advisor.recommend.previous import PREVIOUS_ANNOTATION, keep_previous, rejected_settings
+from advisor.recommend.metadata import timestamp
+from advisor.recommend.previous import keep_previous, rejected_settings
 from testkit.fakeapi.apps import workload
 from testkit.fakeapi.pods import TEMPLATE_HASH, pod_of
 from testkit.fakeapi.rbac import fleet_rules

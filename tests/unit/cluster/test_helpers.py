@@ -1,5 +1,5 @@
-"""The parts of the cluster code that decide without a server: the ``--restart`` names, the pod
-template's annotations, the labels cleanup trusts, the writer's guard over the stored advice, the
+"""The parts of the cluster code that decide without a server: the pod template's annotations,
+the labels cleanup trusts, the writer's guard over the stored advice, the
 outcome of a Job create, and the messages that name the Role rule a refusal lacks.
 
 The writer and the restarter are built on a real client that never sends anything here.
@@ -17,15 +17,7 @@ from advisor.cluster.cleanup import ADVICE_LABELS, foreign_labels
 from advisor.cluster.config import Connection
 from advisor.cluster.http import Response
 from advisor.cluster.jobs import CreateOutcome, rule
-from advisor.cluster.listing import ADVICE_SELECTOR
-from advisor.cluster.workloads import (
-    ADVICE_HASH_ANNOTATION,
-    Restarted,
-    WorkloadRef,
-    WorkloadRestarter,
-    _template_annotations,
-    parse_workload,
-)
+from advisor.cluster.workloads import Restarted, WorkloadRestarter, _template_annotations
 from advisor.cluster.writer import ConfigMapWriter
 from advisor.errors import (
     AdviceKeptError,
@@ -34,6 +26,8 @@ from advisor.errors import (
     InvalidAdviceError,
     RestartTargetError,
 )
+from advisor.keys import ADVICE_HASH_ANNOTATION, ADVICE_SELECTOR
+from advisor.models import WorkloadKind, WorkloadRef
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
 from testkit.fakeapi.samples import FIXED_NOW, calibration_result
 
@@ -42,42 +36,7 @@ CONNECTION = Connection(client.ApiClient(client.Configuration()), "https://k8s.e
 
 
 # --------------------------------------------------------------------------------------------------
-# --restart names
-
-
-@pytest.mark.parametrize(
-    ("text", "kind", "name"),
-    [
-        ("deployment/web", "deployment", "web"),
-        ("deployments/web", "deployment", "web"),
-        ("deploy/web", "deployment", "web"),
-        ("Deployment/web", "deployment", "web"),
-        ("statefulset/db-0.a", "statefulset", "db-0.a"),
-        ("statefulsets/db", "statefulset", "db"),
-        ("STS/db", "statefulset", "db"),
-    ],
-)
-def test_parse_workload_accepts_kubectls_names(text: str, kind: str, name: str) -> None:
-    ref = parse_workload(text)
-    assert (ref.kind, ref.name, str(ref)) == (kind, name, f"{kind}/{name}")
-    assert ref.resource == f"{kind}s"
-
-
-@pytest.mark.parametrize("text", ["web", "daemonset/web", "pod/web", "/web", "deployment:web"])
-def test_parse_workload_refuses_other_kinds_and_shapes(text: str) -> None:
-    with pytest.raises(ValueError, match=r"^must be deployment/NAME or statefulset/NAME$"):
-        parse_workload(text)
-
-
-@pytest.mark.parametrize("name", ["", "Web", "web_1", "-web", "a" * 254, "web/x"])
-def test_parse_workload_refuses_names_kubernetes_refuses(name: str) -> None:
-    with pytest.raises(ValueError, match=rf"^name {name!r} "):
-        parse_workload(f"deployment/{name}")
-
-
-def test_workload_refs_sort_by_kind_then_name() -> None:
-    refs = [parse_workload(t) for t in ("sts/a", "deploy/b", "deploy/a")]
-    assert [str(r) for r in sorted(refs)] == ["deployment/a", "deployment/b", "statefulset/a"]
+# the restarter
 
 
 @pytest.mark.parametrize(
@@ -97,7 +56,7 @@ def test_template_annotations_of_a_workload(obj: Any, annotations: dict[str, Any
 
 
 def restarter(*names: str) -> WorkloadRestarter:
-    return WorkloadRestarter(CONNECTION, "ml", [parse_workload(n) for n in names])
+    return WorkloadRestarter(CONNECTION, "ml", [WorkloadRef.parse(n) for n in names])
 
 
 def test_progress_says_which_were_restarted_and_which_not() -> None:
@@ -105,7 +64,7 @@ def test_progress_says_which_were_restarted_and_which_not() -> None:
     assert found.progress() == (
         "restarted: none; not restarted: deployment/a, statefulset/b, deployment/c"
     )
-    found.done = [Restarted(WorkloadRef("deployment", "a"), rolled=True, generation=4)]
+    found.done = [Restarted(WorkloadRef(WorkloadKind.DEPLOYMENT, "a"), rolled=True, generation=4)]
     assert found.progress() == "restarted: deployment/a; not restarted: statefulset/b, deployment/c"
     found.done += [Restarted(r, rolled=False, generation=None) for r in found.workloads[1:]]
     assert found.progress().endswith("; not restarted: none")

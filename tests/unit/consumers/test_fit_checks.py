@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from advisor import __version__
-from advisor.cluster.workloads import ADVICE_HASH_ANNOTATION
 from advisor.consumers.fit import consumer, cpu_limit, missing
 from advisor.consumers.mounts import Mount, Workload, mounts, workloads
-from advisor.models import Consumer, ConsumerKind
+from advisor.keys import ADVICE_HASH_ANNOTATION
+from advisor.models import Consumer, WorkloadKind
 from advisor.recommend import (
     ParsedAdvice,
     build_recommendation,
@@ -94,7 +94,7 @@ def pod(
 def mount(
     box: dict[str, Any] | None = None,
     *,
-    kind: ConsumerKind = "Deployment",
+    kind: str = "Deployment",
     pod_spec: dict[str, Any] | None = None,
     pods: list[dict[str, Any]] | None = None,
     annotations: dict[str, Any] | None = None,
@@ -104,7 +104,7 @@ def mount(
     box = container() if box is None else box
     spec = {"containers": [box], **(pod_spec or {})}
     workload = Workload(
-        kind=kind,
+        kind=WorkloadKind(kind),
         namespace="ml",
         name="web",
         annotations=annotations or {},

@@ -136,7 +136,7 @@ def test_a_jobs_pods_are_neither_bare_nor_a_workloads() -> None:
 def test_a_bare_pod_is_a_workload_of_its_own_with_its_metadata_and_spec() -> None:
     pod = bare("debug")
     (found,) = workloads([], [pod])
-    assert (found.kind, found.namespace, found.name, found.ref) == (
+    assert (found.kind, found.namespace, found.name, str(found.ref)) == (
         "Pod",
         "ml",
         "debug",
@@ -156,7 +156,7 @@ def test_workloads_keep_their_order_then_bare_pods_other_kinds_are_skipped() -> 
         workload("Deployment", "a"),
     ]
     found = workloads(objects, [bare("p")])
-    assert [w.ref for w in found] == ["statefulset/b", "deployment/", "deployment/a", "pod/p"]
+    assert [str(w.ref) for w in found] == ["statefulset/b", "deployment/", "deployment/a", "pod/p"]
     first = found[0]
     assert (first.annotations, first.template_metadata) == (
         {"team": "search"},
@@ -244,7 +244,7 @@ def test_mounts_group_containers_by_namespace_and_configmap_in_workload_order() 
     found = mounts(workloads(objects, [bare("debug")]))
     assert sorted(found) == [("ml", "tf-advice"), ("other", "tf-advice")]
     here = found[("ml", "tf-advice")]
-    assert [(m.workload.ref, m.container_name, m.optional) for m in here] == [
+    assert [(str(m.workload.ref), m.container_name, m.optional) for m in here] == [
         ("deployment/web", "server", False),
         ("deployment/web", "sidecar", True),
         ("statefulset/db", "db", False),

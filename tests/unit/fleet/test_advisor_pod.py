@@ -6,13 +6,14 @@ the live Job."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
-from advisor.fleet.derive import DerivedJob, JobSettings, WorkloadKind, derive_job
+from advisor.fleet.derive import DerivedJob, JobSettings, derive_job
 from advisor.fleet.jobs import job_state
-from advisor.fleet.optin import ANN_BUDGET, read_ask
+from advisor.fleet.optin import read_ask
+from advisor.keys import ANN_BUDGET
 from tests.support.fleet_workloads import SETTINGS, deployment, shapes
 
 #: what a namespace's or a pod's mesh settings ask for: a proxy in every pod
@@ -96,7 +97,7 @@ def test_the_calibration_pod_opts_out_of_every_meshs_injection() -> None:
 def test_every_shape_opts_out(shape: str) -> None:
     kind, workload = shapes()[shape]
     job = derive_job(
-        cast(WorkloadKind, kind),
+        kind,
         workload,
         read_ask(workload["metadata"]["annotations"]),
         configmap="resnet-advice",

@@ -124,7 +124,7 @@ def test_no_configmap_yet_is_calibrate_with_the_job_to_create() -> None:
     assert one.verdict == "calibrate"
     assert "ConfigMap advice-web does not exist" in one.decision.reason
     assert one.job is not None and one.decision.job == one.job.name
-    assert one.decision.workload == "deployment/web"
+    assert str(one.decision.workload) == "deployment/web"
     assert (one.decision.container, one.decision.configmap) == ("server", "advice-web")
 
 
@@ -324,7 +324,7 @@ def test_a_configmap_shared_by_two_shapes_is_calibrated_for_the_first_only() -> 
     a = deployment("a", limits={"cpu": "1"}, configmap="shared")
     b = deployment("b", limits={"cpu": "2"}, configmap="shared")
     first, second = plan([b, a])
-    assert (first.decision.workload, first.verdict) == ("deployment/a", "calibrate")
+    assert (str(first.decision.workload), first.verdict) == ("deployment/a", "calibrate")
     assert second.verdict == "skipped"
     assert "shares ConfigMap shared with deployment/a" in second.decision.reason
     twin = deployment("b", limits={"cpu": "1"}, configmap="shared")
@@ -344,8 +344,8 @@ def test_max_running_bounds_calibrations_per_node_pool() -> None:
     )
     decided = plan([a, b, c])
     start, shown = to_create(decided, [], max_running=1)
-    assert [p.decision.workload for p in start] == ["deployment/a", "deployment/c"]
-    waiting = next(p for p in shown if p.decision.workload == "deployment/b")
+    assert [str(p.decision.workload) for p in start] == ["deployment/a", "deployment/c"]
+    waiting = next(p for p in shown if str(p.decision.workload) == "deployment/b")
     assert waiting.verdict == "calibrate" and "waits" in waiting.decision.reason
     start, _ = to_create(decided, [], max_running=2)
     assert len(start) == 3
@@ -362,13 +362,13 @@ def test_max_running_bounds_calibrations_per_node_pool() -> None:
         active=1,
     )
     start, _ = to_create(decided, [busy], max_running=1)
-    assert [p.decision.workload for p in start] == ["deployment/a"]
+    assert [str(p.decision.workload) for p in start] == ["deployment/a"]
 
 
 def test_statefulsets_are_planned_too_and_other_kinds_are_not() -> None:
     sts = deployment("db", limits={"cpu": "1"}, kind="StatefulSet")
     one = only(plan([sts]))
-    assert one.decision.workload == "statefulset/db"
+    assert str(one.decision.workload) == "statefulset/db"
     assert one.verdict == "calibrate"
     ds = deployment("agent", limits={"cpu": "1"}, kind="DaemonSet")
     assert only(plan([ds])).verdict == "skipped"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.fleet.optin import LABEL_CALIBRATE
+from advisor.keys import LABEL_CALIBRATE
 from tests.unit.fleet.test_decide import deployment, measured_for, only, plan
 
 
@@ -13,7 +13,7 @@ def test_false_is_not_planned_and_true_is() -> None:
     out = deployment("out", limits={"cpu": "1"})
     out["metadata"]["labels"][LABEL_CALIBRATE] = "false"
     planned = plan([out, deployment("in", limits={"cpu": "1"})])
-    assert [p.decision.workload for p in planned] == ["deployment/in"]
+    assert [str(p.decision.workload) for p in planned] == ["deployment/in"]
 
 
 @pytest.mark.parametrize("value", ["True", "yes", ""])

@@ -13,37 +13,27 @@ from typing import Any
 import pytest
 import yaml
 
-from advisor.fleet.derive import (
-    PLANNED_SELECTOR,
-    DerivedJob,
-    DeriveError,
-    JobSettings,
-    WorkloadKind,
-    derive_job,
-    serving_container,
-)
-from advisor.fleet.naming import (
-    ANN_CONFIGMAP,
-    ANN_CONTAINER,
-    ANN_POOL,
-    ANN_WORKLOAD,
-    LABEL_POOL_HASH,
-    LABEL_SPEC_HASH,
-    MODEL_MOUNT,
-    hash_of,
-)
-from advisor.fleet.optin import (
+from advisor.fleet.derive import DerivedJob, DeriveError, JobSettings, derive_job, serving_container
+from advisor.fleet.naming import MODEL_MOUNT, hash_of
+from advisor.fleet.optin import CalibrationAsk, read_ask
+from advisor.keys import (
+    ANN_ASK_CONTAINER,
     ANN_BATCH_SIZE,
     ANN_BUDGET,
     ANN_CONCURRENCY,
+    ANN_JOB_CONFIGMAP,
+    ANN_JOB_CONTAINER,
+    ANN_JOB_POOL,
+    ANN_JOB_WORKLOAD,
     ANN_MODEL,
     ANN_OBJECTIVE,
     ANN_P99_MS,
     ANN_RESTART,
-    CalibrationAsk,
-    read_ask,
+    LABEL_POOL_HASH,
+    LABEL_SPEC_HASH,
+    PLANNED_SELECTOR,
 )
-from advisor.fleet.optin import ANN_CONTAINER as ANN_ASK_CONTAINER
+from advisor.models import WorkloadKind
 from tests.support import REPO, run_python
 from tests.support.fleet_workloads import (
     SERVING_IMAGE,
@@ -68,12 +58,12 @@ def derive(
     workload: dict[str, Any],
     the_ask: CalibrationAsk | None = None,
     *,
-    kind: WorkloadKind = "Deployment",
+    kind: str = "Deployment",
     settings: JobSettings = SETTINGS,
     configmap: str = "resnet-advice",
 ) -> DerivedJob:
     return derive_job(
-        kind,
+        WorkloadKind(kind),
         workload,
         the_ask if the_ask is not None else ask(),
         configmap=configmap,
@@ -173,10 +163,10 @@ def test_labels_and_annotations_say_what_the_job_calibrates() -> None:
         LABEL_POOL_HASH: job.pool_hash,
     }
     annotations = metadata["annotations"]
-    assert annotations[ANN_WORKLOAD] == "deployment/resnet"
-    assert annotations[ANN_CONTAINER] == "server"
-    assert annotations[ANN_CONFIGMAP] == "resnet-advice"
-    assert annotations[ANN_POOL] == "pool=cpu-a"
+    assert annotations[ANN_JOB_WORKLOAD] == "deployment/resnet"
+    assert annotations[ANN_JOB_CONTAINER] == "server"
+    assert annotations[ANN_JOB_CONFIGMAP] == "resnet-advice"
+    assert annotations[ANN_JOB_POOL] == "pool=cpu-a"
     assert job.manifest["spec"]["template"]["metadata"]["labels"] == {
         "app.kubernetes.io/name": "tf-thread-advisor",
         "app.kubernetes.io/component": "calibration",
@@ -215,7 +205,7 @@ def test_a_workload_without_uid_is_refused() -> None:
 def test_the_target_names_the_serving_container() -> None:
     job = derive(pvc_deployment())
     target = job.target
-    assert target.workload == "deployment/resnet"
+    assert str(target.workload) == "deployment/resnet"
     assert target.container == "server"
     assert target.image == SERVING_IMAGE
     assert target.model_path == MODEL
@@ -312,7 +302,7 @@ def test_a_statefulset_is_named_and_restarted_as_kubectl_names_it() -> None:
     job = derive(statefulset(name="db"), ask(**{ANN_RESTART: "true"}), kind="StatefulSet")
     assert arg(job, "--for-workload") == ["statefulset/db"]
     assert arg(job, "--restart") == ["statefulset/db"]
-    assert job.target.workload == "statefulset/db"
+    assert str(job.target.workload) == "statefulset/db"
     assert job.manifest["metadata"]["ownerReferences"][0]["kind"] == "StatefulSet"
 
 
@@ -541,7 +531,7 @@ def test_a_plain_pod_gets_no_placement() -> None:
 def test_the_pool_reads_as_what_pins_the_pods(pod_fields: dict[str, Any], pool: str) -> None:
     job = derive(deployment(**pod_fields))
     assert job.pool == pool
-    assert job.manifest["metadata"]["annotations"][ANN_POOL] == pool
+    assert job.manifest["metadata"]["annotations"][ANN_JOB_POOL] == pool
     assert re.fullmatch(r"[0-9a-f]{10}", job.pool_hash)
 
 
@@ -1201,4 +1191,4 @@ def test_dots_in_a_workload_name_become_dashes() -> None:
     job = derive(deployment(name="resnet.v2"))
     assert DNS_LABEL.match(job.name)
     assert job.name.startswith("tfta-resnet-v2-server-")
-    assert job.target.workload == "deployment/resnet.v2"  # the real name where it is looked up
+    assert str(job.target.workload) == "deployment/resnet.v2"  # the real name where it is looked up

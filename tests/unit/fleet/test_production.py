@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from advisor.fleet.production import Throttled, revert, suggestions
-from advisor.models import PlanDecision, Production
+from advisor.models import PlanDecision, Production, WorkloadRef
 from advisor.recommend.previous import Previous
 
 FITS = PlanDecision(
@@ -24,7 +24,7 @@ def test_a_regression_with_a_previous_advice_is_a_revert_naming_the_figures() ->
         "production regressed on this advice: throttling 5% -> 40%: rose; back to the previous "
         "advice (intra=4 inter=2)"
     )
-    assert (found.workload, found.configmap) == ("deployment/web", "advice")
+    assert (str(found.workload), found.configmap) == ("deployment/web", "advice")
 
 
 @pytest.mark.parametrize("verdict", ["unknown", "unchanged", "improved"])
@@ -42,14 +42,14 @@ def test_a_regression_with_nothing_to_go_back_to_is_named() -> None:
 def test_suggestions_above_the_threshold_most_throttled_first() -> None:
     found = suggestions(
         [
-            Throttled("deployment/a", "server", 0.30),
-            Throttled("deployment/b", "server", 0.25),  # at the threshold: not above
-            Throttled("statefulset/c", "main", 0.90),
+            Throttled(WorkloadRef.parse("deployment/a"), "server", 0.30),
+            Throttled(WorkloadRef.parse("deployment/b"), "server", 0.25),  # at the threshold
+            Throttled(WorkloadRef.parse("statefulset/c"), "main", 0.90),
         ],
         threshold=0.25,
         window="24h",
     )
-    assert [(d.workload, d.decision) for d in found] == [
+    assert [(str(d.workload), d.decision) for d in found] == [
         ("statefulset/c", "suggested"),
         ("deployment/a", "suggested"),
     ]

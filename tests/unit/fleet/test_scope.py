@@ -9,12 +9,8 @@ from typing import Any
 
 from advisor.fleet.decide import Planned, to_create
 from advisor.fleet.jobs import planned_job
-from advisor.fleet.scope import (
-    NAMESPACE_SELECTOR,
-    by_namespace,
-    opted_in_namespaces,
-    without_service_account,
-)
+from advisor.fleet.scope import by_namespace, opted_in_namespaces, without_service_account
+from advisor.keys import NAMESPACE_SELECTOR
 from tests.unit.fleet.test_decide import deployment, measured_for, plan
 
 POOL = {"nodeSelector": {"pool": "shared"}}

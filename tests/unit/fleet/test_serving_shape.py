@@ -14,8 +14,9 @@ import pytest
 
 from advisor.consumers.quantity import cpu_quantity
 from advisor.fleet.derive import DerivedJob, DeriveError, derive_job
-from advisor.fleet.optin import ANN_CONTAINER, read_ask
+from advisor.fleet.optin import read_ask
 from advisor.fleet.serving_shape import qos_class
+from advisor.keys import ANN_ASK_CONTAINER
 from tests.support.fleet_workloads import SETTINGS, container, deployment
 
 QOS = ("cpu", "memory")
@@ -166,7 +167,7 @@ SHAPES: dict[str, tuple[dict[str, Any], str, int]] = {
         deployment(
             container(resources=guaranteed("2")),
             EXPORTER,
-            annotations={ANN_CONTAINER: "server"},
+            annotations={ANN_ASK_CONTAINER: "server"},
         ),
         "Guaranteed",
         2,
@@ -187,7 +188,7 @@ SHAPES: dict[str, tuple[dict[str, Any], str, int]] = {
         deployment(
             container(resources=guaranteed("2")),
             container("exporter", image="exporter:1", resources={"requests": {"cpu": "50m"}}),
-            annotations={ANN_CONTAINER: "server"},
+            annotations={ANN_ASK_CONTAINER: "server"},
         ),
         "Burstable",
         0,

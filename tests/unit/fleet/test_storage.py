@@ -10,9 +10,11 @@ from typing import Any
 import pytest
 
 from advisor.fleet.decide import decide
-from advisor.fleet.derive import DerivedJob, DeriveError, WorkloadKind, derive_job
-from advisor.fleet.optin import ANN_MODEL, Defaults, OptInError, read_ask
+from advisor.fleet.derive import DerivedJob, DeriveError, derive_job
+from advisor.fleet.optin import Defaults, OptInError, read_ask
 from advisor.fleet.storage import object_storage_scheme
+from advisor.keys import ANN_MODEL
+from advisor.models import WorkloadKind
 from tests.support.fleet_workloads import SETTINGS, container, deployment, statefulset
 
 MODEL = "/models/resnet/1"
@@ -51,10 +53,10 @@ def on_template(modes: list[str]) -> dict[str, Any]:
 def derive(
     workload: dict[str, Any],
     claims: dict[str, dict[str, Any]] | None,
-    kind: WorkloadKind = "Deployment",
+    kind: str = "Deployment",
 ) -> DerivedJob:
     return derive_job(
-        kind,
+        WorkloadKind(kind),
         workload,
         read_ask({ANN_MODEL: MODEL}),
         configmap="advice",
@@ -260,7 +262,7 @@ def test_plan_skips_each_with_its_reason_and_calibrates_the_shared_claim() -> No
         now=datetime(2026, 1, 1, tzinfo=timezone.utc),
         claims=claims,
     )
-    verdicts = {p.decision.workload: (p.verdict, p.decision.reason) for p in decided}
+    verdicts = {str(p.decision.workload): (p.verdict, p.decision.reason) for p in decided}
     assert verdicts["deployment/b"][0] == "calibrate"
     assert verdicts["deployment/a"][0] == "skipped" and "Claim rwo," in verdicts["deployment/a"][1]
     assert verdicts["statefulset/c"][0] == "skipped"

@@ -11,9 +11,9 @@ from typing import Any, get_args
 
 import pytest
 
+from advisor import keys
 from advisor.cli import build_parser
 from advisor.cli._sweep_flags import options_from_args
-from advisor.fleet import optin
 from advisor.fleet.derive import derive_job
 from advisor.fleet.optin import FIELD_ANNOTATION, Defaults, read_ask
 from advisor.fleet.spec import calibration_spec, label_of
@@ -28,7 +28,6 @@ from advisor.models import (
 )
 from advisor.models.option_table import PLAN_BUDGET_S
 from advisor.pipeline.plan import PlanRequest, run_args
-from advisor.recommend import ANNOTATION_PREFIX
 from tests.support.fleet_workloads import SETTINGS, deployment
 
 #: what a workload's annotations ask for, none of it a default: every annotated option's
@@ -129,12 +128,13 @@ def test_every_workload_option_has_an_annotation_named_by_the_table() -> None:
     assert {o.field for o in plan_options("workload")} <= set(FIELD_ANNOTATION)
     for option in OPTIONS:
         if option.annotation is not None:
-            assert FIELD_ANNOTATION[option.field] == ANNOTATION_PREFIX + option.annotation
-    # the constants fleet's callers import name the same annotations
-    assert FIELD_ANNOTATION["model_path"] == optin.ANN_MODEL
-    assert FIELD_ANNOTATION["budget_s"] == optin.ANN_BUDGET
-    assert FIELD_ANNOTATION["p99_slo_ms"] == optin.ANN_P99_MS
-    assert ANNOTATION_PREFIX + RESTART.annotation == optin.ANN_RESTART
+            assert FIELD_ANNOTATION[option.field] == option.annotation
+            assert option.annotation.startswith(keys.PREFIX)
+    # the table names the keys of their one home, which fleet's callers import
+    assert FIELD_ANNOTATION["model_path"] == keys.ANN_MODEL
+    assert FIELD_ANNOTATION["budget_s"] == keys.ANN_BUDGET
+    assert FIELD_ANNOTATION["p99_slo_ms"] == keys.ANN_P99_MS
+    assert RESTART.annotation == keys.ANN_RESTART
 
 
 def test_the_samples_cover_the_table() -> None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from advisor.models import WorkloadKind
 from advisor.prometheus import queries
 from advisor.prometheus.queries import Container
 
-WEB = Container("ml", "Deployment", "web", "server", live=("web-5d8f-a1", "web-5d8f-b2"))
+WEB = Container("ml", WorkloadKind.DEPLOYMENT, "web", "server", live=("web-5d8f-a1", "web-5d8f-b2"))
 
 
 def test_throttled_periods_over_live_and_gone_pods() -> None:
@@ -23,14 +24,14 @@ def test_throttled_periods_over_live_and_gone_pods() -> None:
 
 
 def test_statefulset_pods_come_from_kube_pod_owner_alone() -> None:
-    db = Container("ml", "StatefulSet", "db", "server")
+    db = Container("ml", WorkloadKind.STATEFULSET, "db", "server")
     text = queries.periods(db, 3600)
     assert 'kube_pod_owner{namespace="ml",owner_kind="StatefulSet",owner_name="db"}[3600s]' in text
     assert "pod=~" not in text and "kube_replicaset_owner" not in text
 
 
 def test_a_bare_pod_is_itself() -> None:
-    text = queries.workload_pods(Container("ml", "Pod", "one-off", "c"), 60)
+    text = queries.workload_pods(Container("ml", WorkloadKind.POD, "one-off", "c"), 60)
     assert text == 'label_replace(vector(1), "pod", "one-off", "", "")'
 
 
@@ -42,7 +43,7 @@ def test_cpu_per_pod_averages_pods_then_time() -> None:
 
 
 def test_values_are_escaped_everywhere() -> None:
-    odd = Container('ml"', "StatefulSet", "db\\x", 'c"} or vector(1) #', live=("p.1",))
+    odd = Container('ml"', WorkloadKind.STATEFULSET, "db\\x", 'c"} or vector(1) #', live=("p.1",))
     text = queries.periods(odd, 60)
     assert 'namespace="ml\\""' in text and 'owner_name="db\\\\x"' in text
     assert 'container="c\\"} or vector(1) #"' in text
@@ -50,7 +51,7 @@ def test_values_are_escaped_everywhere() -> None:
 
 
 def test_latency_placeholders_are_replaced_once_and_escaped() -> None:
-    target = Container('n"s', "Deployment", "$container", "srv")
+    target = Container('n"s', WorkloadKind.DEPLOYMENT, "$container", "srv")
     template = 'histogram_quantile(0.99, rate(x{ns="$namespace",w="$workload",c="$container"}[5m]))'
     assert queries.latency(template, target) == (
         'histogram_quantile(0.99, rate(x{ns="n\\"s",w="$container",c="srv"}[5m]))'

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from advisor.errors import InvalidAdviceError
+from advisor.keys import DATA_CHANGED_ANNOTATION, HASH_ANNOTATION, PROVENANCE_ANNOTATION
 from advisor.kubenames import dns1123_label_problem, dns1123_subdomain_problem, label_problem
 from advisor.models import (
     ADVICE_ENV_NAMES,
@@ -19,8 +20,6 @@ from advisor.models import (
     thread_cap,
 )
 from advisor.recommend import (
-    HASH_ANNOTATION,
-    PROVENANCE_ANNOTATION,
     build_recommendation,
     configmap_yaml,
     content_hash,
@@ -353,7 +352,6 @@ def test_older_advice_without_the_range_or_the_noise_flag_still_validates() -> N
 
 
 def test_the_node_selector_is_recorded_and_absent_when_not_given() -> None:
-    from advisor.recommend import DATA_CHANGED_ANNOTATION
 
     pool = {"node.kubernetes.io/instance-type": "c7i.4xlarge"}
     rec = recommendation(2, 1, node_selector=pool, node_labels={"zone": "a"})
@@ -371,7 +369,6 @@ def test_the_node_selector_is_recorded_and_absent_when_not_given() -> None:
 
 @pytest.mark.parametrize("bad", ["yesterday", "2026-11-21T08:00:00", "", "2026-13-01T00:00:00Z"])
 def test_a_data_changed_time_that_does_not_parse_is_invalid(bad: str) -> None:
-    from advisor.recommend import DATA_CHANGED_ANNOTATION
 
     cm = render_configmap(recommendation(2, 1), "tf-advice", "ml")
     cm["metadata"]["annotations"][DATA_CHANGED_ANNOTATION] = bad

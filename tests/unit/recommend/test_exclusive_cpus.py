@@ -7,12 +7,8 @@ import json
 
 import pytest
 
-from advisor.recommend import (
-    PROVENANCE_ANNOTATION,
-    build_recommendation,
-    parse_configmap,
-    render_configmap,
-)
+from advisor.keys import PROVENANCE_ANNOTATION
+from advisor.recommend import build_recommendation, parse_configmap, render_configmap
 from advisor.recommend.build import cpus_exclusive
 from testkit.fakeapi.samples import FIXED_NOW, calibration_result, node_profile
 

@@ -7,11 +7,14 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from advisor import __version__
-from advisor.recommend import build_recommendation, parse_configmap, render_configmap
-from advisor.recommend.metadata import DATA_CHANGED_ANNOTATION, PROVENANCE_ANNOTATION
-from advisor.recommend.previous import (
+from advisor.keys import (
+    DATA_CHANGED_ANNOTATION,
     PREVIOUS_ANNOTATION,
+    PROVENANCE_ANNOTATION,
     REVERTED_ANNOTATION,
+)
+from advisor.recommend import build_recommendation, parse_configmap, render_configmap
+from advisor.recommend.previous import (
     keep_previous,
     previous_advice,
     rejected_settings,
