@@ -35,7 +35,7 @@ from advisor.recommend import configmap_yaml
 from benchmarks import REPO, arms, cgroups, machine, plan, report
 from benchmarks.calibrate_run import CalibrateRun, run_calibrate
 from benchmarks.plan import Effort, Plan, Scenario
-from benchmarks.pool import CHILD, DEFAULT, Pool, Setting
+from benchmarks.pool import CHILD, DEFAULT, Arm, Pool
 
 BUILD_TIMEOUT_S = 300.0
 
@@ -77,7 +77,7 @@ def maybe_group(quota: float | None, can_quota: bool) -> Iterator[cgroups.RealCg
 
 def measure_rounds(
     pool: Pool,
-    settings: list[Setting],
+    settings: list[Arm],
     *,
     effort: Effort,
     concurrency: int,
@@ -118,7 +118,7 @@ def first_look(
     pooling every round keeps in part)."""
     grid_keys = [k for k in grid_keys if k in stats]
     best_key, best = report.best_of(stats, grid_keys, objective)
-    key = None if advice is None else Setting(*advice).key
+    key = None if advice is None else Arm.of(*advice).key
     value = None if key not in stats else report.objective_value(stats[key], objective)
     return {
         "grid_best": {"setting": best_key, "value": best},
@@ -130,7 +130,7 @@ def first_look(
 
 def refine(
     pool: Pool,
-    settings: list[Setting],
+    settings: list[Arm],
     samples: dict[str, list[dict[str, Any]]],
     contenders: list[list[str]],
     *,
@@ -173,7 +173,7 @@ def scenario_figures(
     scenario: Scenario,
     stats: dict[str, dict[str, Any]],
     *,
-    rule: Setting,
+    rule: Arm,
     run: CalibrateRun,
     grid_keys: list[str],
     grid_time: dict[str, float],
@@ -194,7 +194,7 @@ def scenario_figures(
     advice_entry = None
     advice_value = None
     if advice is not None:
-        key = Setting(*advice).key
+        key = Arm.of(*advice).key
         advice_value = value(stats[key], objective)
         advice_entry = {"setting": key, "value": advice_value}
     wall = run.wall_s if run.exit_code == 0 else None
@@ -315,7 +315,7 @@ def _rerun_figures(
     value = (
         None
         if run.advice is None
-        else report.objective_value(stats[Setting(*run.advice).key], objective)
+        else report.objective_value(stats[Arm.of(*run.advice).key], objective)
     )
     return {
         "exit_code": run.exit_code,
@@ -323,7 +323,7 @@ def _rerun_figures(
         "wall_s": round(run.wall_s, 2),
         "trials": run.trial_count,
         "ok_trials": run.ok_trials,
-        "advice": None if run.advice is None else Setting(*run.advice).key,
+        "advice": None if run.advice is None else Arm.of(*run.advice).key,
         "advice_value": value,
         "advice_vs_grid_best": None if value is None else round(value / best, 3),
         "peak_tree_rss_mib": round(run.peak_tree_rss_mib, 1),
@@ -344,8 +344,8 @@ def run_quota(
     """All scenarios of one workload and one quota: calibrate each, then measure per concurrency."""
     effort = the_plan.effort
     quota = scenarios[0].quota_cpus
-    grid_settings = [Setting(i, j) for i, j in plan.grid(info["affinity"], effort.grid_limit)]
-    rule = Setting(*plan.static_rule(info["affinity"], quota, info["sockets"]))
+    grid_settings = [Arm.of(i, j) for i, j in plan.grid(info["affinity"], effort.grid_limit)]
+    rule = Arm.of(*plan.static_rule(info["affinity"], quota, info["sockets"]))
     results: list[dict[str, Any]] = []
     with maybe_group(quota, can_quota) as group:
         runs: dict[Scenario, CalibrateRun] = {}
@@ -391,11 +391,11 @@ def run_quota(
                 brief = shorts[scenario]
                 log(f"  -> advice {brief.advice}, {brief.wall_s:.1f} s, {brief.ok_trials} ok")
         every_run = [*runs.values(), *spawned.values(), *shorts.values(), *repeats.values()]
-        advice = [Setting(*r.advice) for r in every_run if r.advice is not None]
+        advice = [Arm.of(*r.advice) for r in every_run if r.advice is not None]
         the_arms = arms.plan_arms(
             [DEFAULT, rule, *grid_settings, *advice],
             info["affinity"],
-            [Setting(*r.advice) for r in runs.values() if r.advice is not None],
+            [Arm.of(*r.advice) for r in runs.values() if r.advice is not None],
         )
         settings = the_arms.measured
         missing = [x for x in settings if x.key not in pool.children]
@@ -421,7 +421,7 @@ def run_quota(
                 here = [s for s in scenarios if s.concurrency == concurrency]
                 advice_of = {
                     s: [
-                        Setting(*r.advice).key
+                        Arm.of(*r.advice).key
                         for r in (runs[s], spawned.get(s), shorts.get(s))
                         if r is not None and r.advice is not None
                     ]

@@ -21,18 +21,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks import report
-from benchmarks.pool import DEFAULT, Setting
+from benchmarks.pool import DEFAULT, Arm
 
 
-def default_twin(affinity: int) -> Setting:
+def default_twin(affinity: int) -> Arm:
     """TF's default spelled out: both pools at the affinity count."""
-    return Setting(affinity, affinity)
+    return Arm.of(affinity, affinity)
 
 
 @dataclass(frozen=True)
 class Arms:
     #: every setting a scenario names (TF's default, the rule, the grid, each advice), once
-    settings: tuple[Setting, ...]
+    settings: tuple[Arm, ...]
     #: key -> the key of the process whose windows it shares
     shared: dict[str, str] = field(default_factory=dict)
     #: the key an A/A pair is measured under -> its second arm's key
@@ -43,7 +43,7 @@ class Arms:
         return self.shared.get(key, key)
 
     @property
-    def measured(self) -> list[Setting]:
+    def measured(self) -> list[Arm]:
         """One process per setting that is not shared, and one per second arm."""
         own = [s for s in self.settings if s.key not in self.shared]
         by_key = {s.key: s for s in own}
@@ -69,7 +69,7 @@ class Arms:
         return None if first not in self.second else (first, self.second[first])
 
 
-def plan_arms(settings: Sequence[Setting], affinity: int, advice: Iterable[Setting]) -> Arms:
+def plan_arms(settings: Sequence[Arm], affinity: int, advice: Iterable[Arm]) -> Arms:
     """The arms for ``settings``: the default's twin shares the default's process (when both are
     measured), and every setting in ``advice`` gets a second arm."""
     unique = tuple(dict.fromkeys(settings))

@@ -76,7 +76,8 @@ class CostModel:
     def p99_ms(self, intra: int, inter: int) -> float:
         usable = self.usable
         branch_speedup = 1 + 0.2 * (min(inter, self.branches, math.ceil(usable)) - 1)
-        compute = self.serial_ms + self.parallel_ms / (min(intra, usable) ** 0.9) / branch_speedup
+        spread = float(min(intra, usable)) ** 0.9
+        compute = self.serial_ms + self.parallel_ms / spread / branch_speedup
         runnable = intra + inter - 1
         contention = 0.1 * compute * max(0.0, runnable - usable) / usable
         throttle = 0.0

@@ -11,7 +11,7 @@ from typing import Any
 
 from benchmarks import advice_quality, report
 from benchmarks.plan import EFFORT
-from benchmarks.pool import Setting
+from benchmarks.pool import Arm
 
 
 class RecordingPool:
@@ -22,7 +22,7 @@ class RecordingPool:
         self.calls: list[tuple[str, float, float, int]] = []
 
     def measure(
-        self, setting: Setting, window_s: float, warmup_s: float, concurrency: int
+        self, setting: Arm, window_s: float, warmup_s: float, concurrency: int
     ) -> dict[str, Any]:
         self.calls.append((setting.key, window_s, warmup_s, concurrency))
         value = self.latency_ms[setting.key]
@@ -35,7 +35,7 @@ def _first_rounds(keys: list[str], rounds: int, value: float) -> dict[str, list[
 
 
 def test_the_second_look_measures_only_the_contenders_the_effort_says_more_rounds() -> None:
-    settings = [Setting(1, 1), Setting(1, 2), Setting(2, 1), Setting(2, 2)]
+    settings = [Arm.of(1, 1), Arm.of(1, 2), Arm.of(2, 1), Arm.of(2, 2)]
     samples = _first_rounds([s.key for s in settings], 5, 10.0)
     pool = RecordingPool({"1/1": 9.0, "1/2": 11.0, "2/1": 12.0, "2/2": 13.0})
     effort = dataclasses.replace(EFFORT["full"], refine_rounds=3)
@@ -62,7 +62,7 @@ def test_the_second_look_measures_only_the_contenders_the_effort_says_more_round
 
 
 def test_the_held_out_figures_are_the_second_looks_rounds_alone() -> None:
-    settings = [Setting(1, 1), Setting(1, 2), Setting(2, 1)]
+    settings = [Arm.of(1, 1), Arm.of(1, 2), Arm.of(2, 1)]
     # first rounds: 1/2 looked best (8 ms); on the second look it is 11 ms and 1/1 is 9 ms
     samples = _first_rounds(["1/1", "2/1"], 5, 10.0) | _first_rounds(["1/2"], 5, 8.0)
     pool = RecordingPool({"1/1": 9.0, "1/2": 11.0, "2/1": 12.0})
@@ -91,7 +91,7 @@ def test_the_held_out_figures_are_the_second_looks_rounds_alone() -> None:
 
 
 def test_no_second_look_when_the_effort_has_none() -> None:
-    settings = [Setting(1, 1)]
+    settings = [Arm.of(1, 1)]
     samples = _first_rounds(["1/1"], 2, 10.0)
     pool = RecordingPool({"1/1": 9.0})
     effort = dataclasses.replace(EFFORT["smoke"], refine_rounds=0)
