@@ -16,12 +16,13 @@ Two rules, both about measuring one setting once on purpose and twice on purpose
 
 from __future__ import annotations
 
-from collections.abc import Iterable, MutableMapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks import report
+from benchmarks import figures
 from benchmarks.pool import DEFAULT, Arm
+from benchmarks.results import Pooled
 
 
 def default_twin(affinity: int) -> Arm:
@@ -86,15 +87,15 @@ def plan_arms(settings: Sequence[Arm], affinity: int, advice: Iterable[Arm]) -> 
 
 
 def aa_figures(
-    stats: dict[str, dict[str, Any]], pair: tuple[str, str], objective: str
+    stats: Mapping[str, Pooled], pair: tuple[str, str], objective: str
 ) -> dict[str, Any]:
     """The A/A result of one pair: both arms' figures and how far apart they are, as a fraction
     of the smaller (0.12 = the same setting measured 12% apart)."""
-    values = [report.objective_value(stats[key], objective) for key in pair]
+    values = [figures.objective_value(stats[key], objective) for key in pair]
     low, high = min(values), max(values)
     return {
         "arms": list(pair),
         "values": values,
-        "rounds": [stats[key]["rounds"] for key in pair],
+        "rounds": [stats[key].rounds for key in pair],
         "noise": None if low <= 0 else round(high / low - 1, 3),
     }

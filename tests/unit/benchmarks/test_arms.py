@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks import advice_quality, arms
+from benchmarks import arms
 from benchmarks.pool import DEFAULT, Arm
+from benchmarks.results import Pick, Pooled
+from benchmarks.scenario_result import aa_of
+from tests.unit.benchmarks import factory
 
 
 def test_the_twin_of_tfs_default_shares_its_process_and_the_advice_gets_a_second_arm() -> None:
@@ -52,8 +55,8 @@ def test_shared_keys_carry_the_very_same_figures() -> None:
     assert empty == {}
 
 
-def _stats(p99: float, rps: float, rounds: int = 5) -> dict[str, Any]:
-    return {"p99_ms": p99, "throughput_rps": rps, "rounds": rounds}
+def _stats(p99: float, rps: float, rounds: int = 5) -> Pooled:
+    return factory.pooled({"p99_ms": p99, "throughput_rps": rps, "rounds": rounds})
 
 
 def test_the_aa_figure_is_how_far_two_arms_of_one_setting_are_apart_either_way() -> None:
@@ -78,14 +81,14 @@ def test_a_scenario_reports_its_aa_beside_the_verdict_and_whether_it_exceeds_the
         "1/1#2": _stats(10.3, 97.0),
     }
     planned.share(stats)
-    advice = {"setting": "1/1", "value": 10.0}
-    close = advice_quality._aa(stats, planned, advice, "latency")
+    advice = Pick(setting="1/1", value=10.0)
+    close = aa_of(stats, planned, advice, "latency")
     assert close is not None
-    assert close["setting"] == "1/1" and close["noise"] == 0.03
-    assert close["beyond_tolerance"] is False
+    assert close.setting == "1/1" and close.noise == 0.03
+    assert close.beyond_tolerance is False
     stats["1/1#2"] = _stats(12.0, 80.0)
-    far = advice_quality._aa(stats, planned, advice, "latency")
-    assert far is not None and far["beyond_tolerance"] is True
+    far = aa_of(stats, planned, advice, "latency")
+    assert far is not None and far.beyond_tolerance is True
     # no advice, or one without a second arm: nothing to report
-    assert advice_quality._aa(stats, planned, None, "latency") is None
-    assert advice_quality._aa(stats, planned, {"setting": "2/2", "value": 20.0}, "latency") is None
+    assert aa_of(stats, planned, None, "latency") is None
+    assert aa_of(stats, planned, Pick(setting="2/2", value=20.0), "latency") is None
