@@ -2,13 +2,17 @@
 
 Every failure a user can cause or meet (bad flags, bad files, a broken model, a cluster that says
 no) is raised as one of these. The CLI turns it into one line on stderr and the exit code below, so
-a Job's ``podFailurePolicy`` can tell a retryable failure from one that will never succeed. The
-table in README.md is checked against ``EXIT_CODES`` by the tests.
+a Job's ``podFailurePolicy`` can tell a retryable failure from one that will never succeed: each
+class says what the calibration Job does with its code (``retry``) and whether the planner's
+CronJob fails at once on it (``planner_fails``); fleet mode's Job policy is made of these, and the
+table in README.md (codes and the retry column) and the shipped manifests are checked against them
+by the tests.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import Enum
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
@@ -28,6 +32,25 @@ class Opt(str):
     __slots__ = ()
 
 
+class Retry(Enum):
+    """What the calibration Job's ``podFailurePolicy`` does with an exit code."""
+
+    #: a retry cannot fix it: the Job fails at once (FailJob)
+    FAIL_JOB = "fail the Job"
+    #: a retry may fix it: retried, counting towards backoffLimit (Count)
+    COUNT = "count and retry"
+    #: in no exit-code rule, so a drained pod's SIGTERM reaches the DisruptionTarget rule
+    #: (retried uncounted); any other pod's failure is counted by default
+    DISRUPTION = "left to the disruption rule"
+    #: the Job's ``run`` never exits with it (another command's code): in no rule
+    NOT_RUN = "not the run's"
+
+    @property
+    def readme(self) -> str:
+        """README's retry cell: does the Job try again."""
+        return {Retry.FAIL_JOB: "no", Retry.NOT_RUN: ""}.get(self, "yes")
+
+
 class AdvisorError(Exception):
     """Base of every expected failure; ``exit_code`` is what the process exits with.
 
@@ -37,6 +60,12 @@ class AdvisorError(Exception):
     exit_code: ClassVar[int] = 1
     #: one word for logs and the README table
     kind: ClassVar[str] = "internal"
+    #: what the calibration Job does with ``exit_code``: a class with a code of its own says so
+    #: itself (the tests check), one that shares its parent's code shares its classification
+    retry: ClassVar[Retry] = Retry.FAIL_JOB
+    #: whether the planner's CronJob fails at once on ``exit_code`` (a second ``plan`` would end
+    #: the same); its other codes are retried. A class with a code of its own says so itself
+    planner_fails: ClassVar[bool] = True
 
     def __init__(self, *parts: str) -> None:
         self.parts = parts
@@ -52,6 +81,8 @@ class UsageError(AdvisorError):
 
     exit_code = 2
     kind = "usage"
+    retry = Retry.FAIL_JOB
+    planner_fails = True
 
 
 class InvalidOptionsError(UsageError, ValueError):
@@ -68,6 +99,8 @@ class ProbeError(AdvisorError):
 
     exit_code = 3
     kind = "probe"
+    retry = Retry.FAIL_JOB
+    planner_fails = False
 
 
 class ModelError(AdvisorError):
@@ -75,6 +108,8 @@ class ModelError(AdvisorError):
 
     exit_code = 4
     kind = "model"
+    retry = Retry.FAIL_JOB
+    planner_fails = False
 
 
 class CalibrationError(AdvisorError):
@@ -82,6 +117,8 @@ class CalibrationError(AdvisorError):
 
     exit_code = 5
     kind = "calibration"
+    retry = Retry.COUNT
+    planner_fails = False
 
 
 class InvalidAdviceError(AdvisorError):
@@ -89,6 +126,8 @@ class InvalidAdviceError(AdvisorError):
 
     exit_code = 6
     kind = "invalid"
+    retry = Retry.FAIL_JOB
+    planner_fails = False
 
 
 class ClusterUnreachableError(AdvisorError):
@@ -96,6 +135,8 @@ class ClusterUnreachableError(AdvisorError):
 
     exit_code = 7
     kind = "unreachable"
+    retry = Retry.COUNT
+    planner_fails = False
 
 
 class ForbiddenError(AdvisorError):
@@ -103,6 +144,8 @@ class ForbiddenError(AdvisorError):
 
     exit_code = 8
     kind = "forbidden"
+    retry = Retry.FAIL_JOB
+    planner_fails = True
 
 
 class ConflictError(AdvisorError):
@@ -110,6 +153,8 @@ class ConflictError(AdvisorError):
 
     exit_code = 9
     kind = "conflict"
+    retry = Retry.COUNT
+    planner_fails = False
 
 
 class AdviceKeptError(AdvisorError):
@@ -121,6 +166,8 @@ class AdviceKeptError(AdvisorError):
 
     exit_code = 13
     kind = "kept"
+    retry = Retry.FAIL_JOB
+    planner_fails = False
 
 
 class ClusterRejectedError(AdvisorError):
@@ -128,6 +175,8 @@ class ClusterRejectedError(AdvisorError):
 
     exit_code = 10
     kind = "rejected"
+    retry = Retry.FAIL_JOB
+    planner_fails = True
 
 
 class CheckMismatchError(AdvisorError):
@@ -135,6 +184,8 @@ class CheckMismatchError(AdvisorError):
 
     exit_code = 11
     kind = "mismatch"
+    retry = Retry.FAIL_JOB
+    planner_fails = False
 
 
 class OutputError(AdvisorError):
@@ -142,6 +193,8 @@ class OutputError(AdvisorError):
 
     exit_code = 12
     kind = "output"
+    retry = Retry.FAIL_JOB
+    planner_fails = False
 
 
 class RestartTargetError(AdvisorError):
@@ -150,6 +203,8 @@ class RestartTargetError(AdvisorError):
 
     exit_code = 14
     kind = "workload"
+    retry = Retry.FAIL_JOB
+    planner_fails = False
 
 
 class RestartFailedError(AdvisorError):
@@ -159,6 +214,8 @@ class RestartFailedError(AdvisorError):
 
     exit_code = 15
     kind = "restart"
+    retry = Retry.FAIL_JOB
+    planner_fails = False
 
 
 class ProblemsFoundError(AdvisorError):
@@ -167,6 +224,8 @@ class ProblemsFoundError(AdvisorError):
 
     exit_code = 16
     kind = "problems"
+    retry = Retry.NOT_RUN
+    planner_fails = False
 
 
 class DecisionsFailedError(AdvisorError):
@@ -176,6 +235,8 @@ class DecisionsFailedError(AdvisorError):
 
     exit_code = 17
     kind = "failed"
+    retry = Retry.NOT_RUN
+    planner_fails = True
 
 
 class InterruptedRunError(AdvisorError):
@@ -183,36 +244,39 @@ class InterruptedRunError(AdvisorError):
 
     exit_code = 130
     kind = "interrupted"
+    retry = Retry.DISRUPTION
+    planner_fails = False
 
 
 EXIT_OK = 0
 
+
+def error_classes() -> list[type[AdvisorError]]:
+    """``AdvisorError`` and every class of this module below it, by exit code."""
+    found: list[type[AdvisorError]] = []
+    pending: list[type[AdvisorError]] = [AdvisorError]
+    while pending:
+        cls = pending.pop(0)
+        if cls.__module__ == __name__ and cls not in found:
+            found.append(cls)
+        pending.extend(cls.__subclasses__())
+    return sorted(found, key=lambda cls: cls.exit_code)
+
+
+def exit_codes(retry: Retry) -> list[int]:
+    """The exit codes the calibration Job treats as ``retry`` says, ascending."""
+    return sorted({cls.exit_code for cls in error_classes() if cls.retry is retry})
+
+
+def planner_fail_codes() -> list[int]:
+    """The exit codes on which the planner's CronJob fails at once, ascending."""
+    return sorted({cls.exit_code for cls in error_classes() if cls.planner_fails})
+
+
 #: every exit code the CLI can end with, by kind; README's table must match this.
 EXIT_CODES: dict[str, int] = {
     "ok": EXIT_OK,
-    **{
-        cls.kind: cls.exit_code
-        for cls in (
-            AdvisorError,
-            UsageError,
-            ProbeError,
-            ModelError,
-            CalibrationError,
-            InvalidAdviceError,
-            ClusterUnreachableError,
-            ForbiddenError,
-            ConflictError,
-            AdviceKeptError,
-            ClusterRejectedError,
-            CheckMismatchError,
-            OutputError,
-            RestartTargetError,
-            RestartFailedError,
-            ProblemsFoundError,
-            DecisionsFailedError,
-            InterruptedRunError,
-        )
-    },
+    **{cls.kind: cls.exit_code for cls in error_classes()},
 }
 
 

@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "repeatability": ("repeatability", "how far recorded runs' grids disagree"),
     "stability": ("stability", "N real runs against one ConfigMap: how often its data changes"),
     "scaling": ("scaling", "the real search on simulated nodes of 2..256 CPUs"),
+    "fleet": ("fleet", "plan over N opted-in workloads in K namespaces (fake API server)"),
 }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from advisor.models import OnednnValue, ThreadSetting
+from advisor.models import OPTION, OnednnValue, ThreadSetting
 
 
 @dataclass(frozen=True)
@@ -16,9 +16,10 @@ class WorkloadSpec:
     """What to load in the child."""
 
     model_path: str | None  # None = built-in workload
-    signature: str = "serving_default"
-    batch_size: int = 1
-    concurrency: int = 1
+    # the options' defaults (the option table's)
+    signature: str = OPTION["signature"].default
+    batch_size: int = OPTION["batch_size"].default
+    concurrency: int = OPTION["concurrency"].default
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,12 @@ from pydantic import BaseModel
 
 from advisor.cli._parser import Arguments, Parser
 from advisor.errors import AdvisorError, UsageError
+from advisor.models import OPTIONS
 
-#: options whose flag is not the Python name with dashes (``env_file`` -> ``--env-file``)
+#: options whose flag is not the Python name with dashes (``env_file`` -> ``--env-file``): the
+#: calibration options' as the option table spells them, and these
 _FLAGS = {
-    "model_path": "--model",
-    "budget_s": "--budget",
-    "p99_slo_ms": "--p99-ms",
+    **{option.field: option.flag for option in OPTIONS},
     "cluster_timeout_s": "--cluster-timeout",
     "image_pull_secrets": "--image-pull-secret",
     "startup_allowance_s": "--startup-allowance",

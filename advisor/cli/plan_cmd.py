@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 from datetime import timedelta
-from typing import Any, get_args
+from typing import Any
 
 from advisor.cli._args import (
     add_kubeconfig,
@@ -16,11 +16,17 @@ from advisor.cli._args import (
     prometheus_settings,
 )
 from advisor.cli._output import add_format, emit
-from advisor.cli._sweep_flags import objective_names
 from advisor.errors import DecisionsFailedError
-from advisor.models import TrialMode
+from advisor.models import RESTART, Option, plan_options
 from advisor.pipeline import Instruments
-from advisor.pipeline.plan import DRY_RUNS, PULL_POLICIES, Defaults, PlanRequest, plan
+from advisor.pipeline.plan import (
+    DRY_RUNS,
+    FIELD_ANNOTATION,
+    PULL_POLICIES,
+    Defaults,
+    PlanRequest,
+    plan,
+)
 from advisor.pipeline.source import CLUSTER_TIMEOUT_S
 from advisor.pipeline.status import format_age
 from advisor.render import formats
@@ -160,17 +166,8 @@ def register(subparsers: Any) -> None:
         default=None,
         help="the Jobs' pods' priorityClassName (default: the cluster's default priority)",
     )
-    jobs.add_argument(
-        "--trial-mode",
-        choices=get_args(TrialMode),
-        default=default_of(PlanRequest, "trial_mode"),
-        help="how the Jobs start their trials (run --trial-mode; default %(default)s)",
-    )
-    jobs.add_argument(
-        "--sweep-onednn",
-        action="store_true",
-        help="the Jobs also measure TF_ENABLE_ONEDNN_OPTS (run --sweep-onednn)",
-    )
+    for option in plan_options("job"):
+        jobs.add_argument(option.flag, **_plan_flag(option))
     jobs.add_argument(
         "--configmap-annotation",
         metavar="K=V",
@@ -182,47 +179,15 @@ def register(subparsers: Any) -> None:
     defaults = parser.add_argument_group(
         "defaults", "what a workload's tf-thread-advisor.io/* annotations leave unsaid"
     )
+    for option in plan_options("workload"):
+        defaults.add_argument(option.flag, **_plan_flag(option))
     defaults.add_argument(
-        "--objective",
-        choices=objective_names(),
-        default=default_of(Defaults, "objective"),
-        help="tf-thread-advisor.io/objective (default %(default)s)",
-    )
-    defaults.add_argument(
-        "--concurrency",
-        metavar="N",
-        type=int,
-        default=default_of(Defaults, "concurrency"),
-        help="tf-thread-advisor.io/concurrency (default %(default)s)",
-    )
-    defaults.add_argument(
-        "--batch-size",
-        metavar="N",
-        type=int,
-        default=default_of(Defaults, "batch_size"),
-        help="tf-thread-advisor.io/batch-size (default %(default)s)",
-    )
-    defaults.add_argument(
-        "--p99-ms",
-        metavar="X",
-        type=float,
-        default=None,
-        help="tf-thread-advisor.io/p99-ms, for objective slo",
-    )
-    defaults.add_argument(
-        "--budget",
-        metavar="S",
-        type=float,
-        default=default_of(Defaults, "budget_s"),
-        help="tf-thread-advisor.io/budget, seconds (default %(default)g)",
-    )
-    defaults.add_argument(
-        "--restart",
+        RESTART.plan_flag,
         action="store_true",
         help='tf-thread-advisor.io/restart: restart a workload on new advice (default: "false")',
     )
     defaults.add_argument(
-        "--restart-forbidden",
+        RESTART.plan_forbidden_flag,
         action="store_true",
         help="the calibration ServiceAccount may not patch workloads: a workload annotated "
         'tf-thread-advisor.io/restart: "true" is skipped, saying so',
@@ -249,6 +214,26 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+def _plan_flag(option: Option) -> dict[str, Any]:
+    """argparse's keywords for ``plan``'s flag of ``option``: a number is read as a plain number,
+    and ``check_request`` holds it to the model's rules, as it does a workload's annotation."""
+    assert option.plan is not None
+    kwargs: dict[str, Any] = {
+        "help": option.plan.help.format(annotation=FIELD_ANNOTATION.get(option.field))
+    }
+    if option.parse == "switch":
+        kwargs["action"] = "store_true"
+        return kwargs
+    kwargs["default"] = option.plan_default
+    if option.metavar is not None:
+        kwargs["metavar"] = option.metavar
+    if option.parse == "choice":
+        kwargs["choices"] = option.allowed
+    elif option.parse in ("int", "float"):
+        kwargs["type"] = int if option.parse == "int" else float
+    return kwargs
+
+
 def _percent(text: str) -> float:
     try:
         return float(text.strip().rstrip("%"))
@@ -270,16 +255,11 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
         startup_allowance_s=args.startup_allowance.total_seconds(),
         priority_class=args.priority_class,
         defaults=Defaults(
-            objective=args.objective,
-            concurrency=args.concurrency,
-            batch_size=args.batch_size,
-            p99_ms=args.p99_ms,
-            budget_s=args.budget,
             restart=args.restart,
             restart_forbidden=args.restart_forbidden,
+            **{o.field: getattr(args, o.dest) for o in plan_options("workload")},
         ),
-        trial_mode=args.trial_mode,
-        sweep_onednn=args.sweep_onednn,
+        **{o.field: getattr(args, o.dest) for o in plan_options("job")},
         configmap_annotations=pairs(args.configmap_annotation, "--configmap-annotation"),
         kubeconfig=args.kubeconfig,
         cluster_timeout_s=args.cluster_timeout,

@@ -16,7 +16,7 @@ from advisor.cli._output import emit
 from advisor.cli._parser import Sections
 from advisor.cli._progress import log_summary, progress_reporter
 from advisor.cli._sweep_flags import add_sweep_flags, options_from_args
-from advisor.models import CpuFrom, ServingTarget
+from advisor.models import RESTART, CpuFrom, ServingTarget
 from advisor.pipeline import (
     POD_NAMESPACE_ENV,
     Instruments,
@@ -84,7 +84,7 @@ def register(subparsers: Any) -> None:
         "reloader.stakater.com/match=true for Stakater Reloader's search mode",
     )
     publish.add_argument(
-        "--restart",
+        RESTART.run_flag,
         metavar="KIND/NAME",
         action="append",
         default=[],

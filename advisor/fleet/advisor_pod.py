@@ -15,23 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.errors import (
-    AdviceKeptError,
-    AdvisorError,
-    CalibrationError,
-    CheckMismatchError,
-    ClusterRejectedError,
-    ClusterUnreachableError,
-    ConflictError,
-    ForbiddenError,
-    InvalidAdviceError,
-    ModelError,
-    OutputError,
-    ProbeError,
-    RestartFailedError,
-    RestartTargetError,
-    UsageError,
-)
+from advisor.errors import Retry, exit_codes
 from advisor.fleet.naming import (
     ADVISOR_CONTAINER,
     COPY_CONTAINER,
@@ -41,7 +25,7 @@ from advisor.fleet.naming import (
     TOKEN_VOLUME,
 )
 from advisor.fleet.optin import CalibrationAsk
-from advisor.models import CpuFrom
+from advisor.models import OPTION, RESTART, CpuFrom, job_options
 
 #: where the kubelet mounts the token it injects itself, and where the advisor reads it
 TOKEN_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -73,29 +57,11 @@ MESH_OPT_OUT_ANNOTATIONS = {
     "consul.hashicorp.com/connect-inject": "false",
 }
 
-#: exit codes a retry cannot fix: the Job fails at once (README, "Exit codes", retry no)
-FAIL_JOB_EXIT_CODES = sorted(
-    e.exit_code
-    for e in (
-        AdvisorError,
-        UsageError,
-        ProbeError,
-        ModelError,
-        InvalidAdviceError,
-        ForbiddenError,
-        ClusterRejectedError,
-        CheckMismatchError,
-        OutputError,
-        AdviceKeptError,
-        RestartTargetError,
-        RestartFailedError,
-    )
-)
+#: exit codes a retry cannot fix: the Job fails at once (each error class's ``retry``)
+FAIL_JOB_EXIT_CODES = exit_codes(Retry.FAIL_JOB)
 #: retried, counting towards backoffLimit: a noisy node, an unreachable API server, a conflict.
 #: Interrupted (130) is in no rule, so a drained pod's SIGTERM reaches the DisruptionTarget rule
-COUNT_EXIT_CODES = sorted(
-    e.exit_code for e in (CalibrationError, ClusterUnreachableError, ConflictError)
-)
+COUNT_EXIT_CODES = exit_codes(Retry.COUNT)
 
 #: a copy that fails (a missing model path, unreadable files, a full emptyDir) fails the same way
 #: on a retry: the Job fails at once, and plan reads the rule's message as "model copy failed".
@@ -191,21 +157,16 @@ def run_args(
     cpu_from: CpuFrom,
 ) -> list[str]:
     """``run``'s arguments (without --spec-hash and the extra args, added once hashed)."""
-    options = ask.options
     args = [
         "run",
         f"--configmap={configmap}",
         "--namespace=$(TFTA_POD_NAMESPACE)",
-        f"--budget={_number(options.budget_s)}",
-        f"--objective={options.objective}",
     ]
-    if options.p99_slo_ms is not None:
-        args.append(f"--p99-ms={_number(options.p99_slo_ms)}")
-    args += [
-        f"--batch-size={options.batch_size}",
-        f"--concurrency={options.concurrency}",
-        f"--model={MODEL_MOUNT}/{posixpath.basename(model_path)}",
-    ]
+    # the workload's options (its annotations over plan's defaults), from the option table
+    for option in job_options():
+        if (arg := option.run_arg(getattr(ask.options, option.field))) is not None:
+            args.append(arg)
+    args.append(f"{OPTION['model_path'].flag}={MODEL_MOUNT}/{posixpath.basename(model_path)}")
     # the Job's node pool, recorded in the advice: status reports consumers not pinned to it
     selector = _dict(pod.get("nodeSelector"))
     args += [f"--node-selector={k}={v}" for k, v in sorted(selector.items())]
@@ -217,7 +178,7 @@ def run_args(
         f"--cpu-from={cpu_from}",
     ]
     if ask.restart:
-        args.append(f"--restart={ref}")
+        args.append(f"{RESTART.run_flag}={ref}")
     return args
 
 
@@ -340,10 +301,6 @@ def checkov_skips(spec: Mapping[str, Any]) -> dict[str, str]:
             f"declare no {what} {key[:-1]}{declared}"
         )
     return {f"checkov.io/skip{i}": reason for i, reason in enumerate(reasons, start=1)}
-
-
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
 def _dict(value: Any) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from advisor.errors import InvalidOptionsError, first_error
 from advisor.fleet.storage import object_storage_problem
 from advisor.kubenames import dns1123_subdomain_problem
-from advisor.models import CalibrationOptions
+from advisor.models import OPTION, OPTIONS, CalibrationOptions, plan_defaults
 from advisor.recommend import ANNOTATION_PREFIX
 
 #: the label that opts a workload in: "true" in, "false" out. The list selects the label's key,
@@ -38,38 +38,48 @@ ANN_CONTAINER = ANNOTATION_PREFIX + "container"
 ANN_CONFIGMAP = ANNOTATION_PREFIX + "configmap"
 ANN_RESTART = ANNOTATION_PREFIX + "restart"
 
-#: CalibrationOptions' field -> the annotation that sets it (to name it in a problem)
-_FIELD_ANNOTATION = {
-    "model_path": ANN_MODEL,
-    "objective": ANN_OBJECTIVE,
-    "concurrency": ANN_CONCURRENCY,
-    "batch_size": ANN_BATCH_SIZE,
-    "p99_slo_ms": ANN_P99_MS,
-    "budget_s": ANN_BUDGET,
+#: CalibrationOptions' field -> the annotation that sets it (to read it, and to name it in a
+#: problem): the option table's annotations
+FIELD_ANNOTATION = {
+    option.field: ANNOTATION_PREFIX + option.annotation
+    for option in OPTIONS
+    if option.annotation is not None
 }
 
 
-def _default(field: str) -> Any:
-    return CalibrationOptions.model_fields[field].default
+#: the option that bounds objective slo, read with the objective
+_BOUND = "p99_slo_ms"
 
 
 class OptInError(ValueError):
     """An annotation that cannot be calibrated as written; the message names it."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Defaults:
-    """``plan``'s flags: what a workload's annotations leave unsaid."""
+    """``plan``'s flags: what a workload's annotations leave unsaid.
 
-    objective: str = _default("objective")
-    concurrency: int = _default("concurrency")
-    batch_size: int = _default("batch_size")
-    p99_ms: float | None = None
-    budget_s: float = 300.0
-    restart: bool = False
+    ``Defaults(concurrency=4)``: an option the option table lets a workload's annotation set,
+    by its ``CalibrationOptions`` field; the others keep ``plan``'s defaults.
+    """
+
+    #: CalibrationOptions' field -> plan's default, for every option a workload's annotation
+    #: overrides (the option table's ``workload`` options)
+    options: Mapping[str, Any]
+    restart: bool
     #: the calibration ServiceAccount may not patch workloads: a workload that asks for a restart
     #: is refused here, not given a Job that measures for minutes and then fails on the restart
-    restart_forbidden: bool = False
+    restart_forbidden: bool
+
+    def __init__(
+        self, *, restart: bool = False, restart_forbidden: bool = False, **options: Any
+    ) -> None:
+        known = plan_defaults()
+        if unknown := sorted(set(options) - set(known)):
+            raise TypeError(f"Defaults takes no option {', '.join(unknown)}")
+        object.__setattr__(self, "options", {**known, **options})
+        object.__setattr__(self, "restart", restart)
+        object.__setattr__(self, "restart_forbidden", restart_forbidden)
 
 
 @dataclass(frozen=True)
@@ -114,20 +124,16 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
             f"annotation {ANN_MODEL}={model!r} must be an absolute path without '..' "
             "(the model's path inside the serving container)"
         )
-    p99 = _number(annotations, ANN_P99_MS, float)
-    objective = _text(annotations, ANN_OBJECTIVE) or defaults.objective
-    raw: dict[str, Any] = {
-        "model_path": model,
-        "objective": objective,
-        "concurrency": _or(_number(annotations, ANN_CONCURRENCY, int), defaults.concurrency),
-        "batch_size": _or(_number(annotations, ANN_BATCH_SIZE, int), defaults.batch_size),
-        "budget_s": _or(_number(annotations, ANN_BUDGET, float), defaults.budget_s),
-    }
+    # the bound is read first: a malformed one is named before the others, as the rule across
+    # the objective and its bound (below) is where it matters most
+    order = [_BOUND, *(field for field in defaults.options if field != _BOUND)]
+    asked = {field: _value(annotations, field) for field in order}
+    raw: dict[str, Any] = {"model_path": model}
+    raw.update((field, _or(asked[field], d)) for field, d in defaults.options.items())
     # the default bound goes with the default objective's kind only: a workload that asks for
     # latency is not refused because the plan's default objective takes a bound
-    bound = p99 if p99 is not None else defaults.p99_ms
-    if bound is not None and (p99 is not None or objective == defaults.objective):
-        raw["p99_slo_ms"] = bound
+    if asked[_BOUND] is None and raw["objective"] != defaults.options["objective"]:
+        raw[_BOUND] = None
     try:
         options = CalibrationOptions(**raw)
     except ValidationError as exc:
@@ -160,7 +166,19 @@ def _problem(exc: ValidationError) -> str:
 
 def _annotation_of(loc: tuple[int | str, ...]) -> str:
     field = str(loc[0]) if loc else ""
-    return f"annotation {_FIELD_ANNOTATION.get(field, ANNOTATION_PREFIX + field)}"
+    return f"annotation {FIELD_ANNOTATION.get(field, ANNOTATION_PREFIX + field)}"
+
+
+def _value(annotations: Mapping[str, Any], field: str) -> Any:
+    """The value of the annotation that sets option ``field`` (None: not set), read as its
+    flag reads a word."""
+    key = FIELD_ANNOTATION[field]
+    parse = OPTION[field].parse
+    if parse == "int":
+        return _number(annotations, key, int)
+    if parse == "float":
+        return _number(annotations, key, float)
+    return _text(annotations, key)
 
 
 def _or(value: Any, default: Any) -> Any:

@@ -23,6 +23,7 @@ from typing import Any
 
 from advisor.fleet.naming import hash_of
 from advisor.fleet.optin import CalibrationAsk
+from advisor.models import OPTION, OPTIONS, plan_options
 
 #: the record's keys (the resources' are ``requests.<name>``, ``limits.<name>`` and the same
 #: behind ``pod.``)
@@ -33,13 +34,11 @@ RUNTIME_CLASS = "runtime-class"
 IMAGE = "image"
 MODEL_PATH = "model-path"
 MODEL_VOLUME = "model-volume"
-OBJECTIVE = "objective"
-CONCURRENCY = "concurrency"
-BATCH_SIZE = "batch-size"
-P99_MS = "p99-ms"
-BUDGET = "budget"
-TRIAL_MODE = "trial-mode"
-SWEEP_ONEDNN = "sweep-onednn"
+#: every option plan takes is in the spec under its key (its flag without the dashes)
+OBJECTIVE = OPTION["objective"].key
+CONCURRENCY = OPTION["concurrency"].key
+BATCH_SIZE = OPTION["batch_size"].key
+P99_MS = OPTION["p99_slo_ms"].key
 RUN_FLAGS = "run-flags"
 POD = "pod."
 
@@ -52,13 +51,7 @@ _LABELS = {
     IMAGE: "serving image",
     MODEL_PATH: "model path",
     MODEL_VOLUME: "model volume",
-    OBJECTIVE: "objective",
-    CONCURRENCY: "concurrency",
-    BATCH_SIZE: "batch size",
-    P99_MS: "p99 bound (ms)",
-    BUDGET: "budget (s)",
-    TRIAL_MODE: "trial mode",
-    SWEEP_ONEDNN: "oneDNN sweep",
+    **{o.key: o.spec_label for o in OPTIONS if o.plan is not None},
     RUN_FLAGS: "run flags",
 }
 
@@ -98,17 +91,22 @@ def calibration_spec(
     _put(spec, IMAGE, container.get("image"))
     _put(spec, MODEL_PATH, model_path)
     _put(spec, MODEL_VOLUME, model_volume)
-    options = ask.options
-    spec[OBJECTIVE] = options.objective
-    spec[CONCURRENCY] = options.concurrency
-    spec[BATCH_SIZE] = options.batch_size
-    _put(spec, P99_MS, options.p99_slo_ms)
-    spec[BUDGET] = options.budget_s
+    # the options of the workload (its annotations over plan's defaults) ...
+    for option in plan_options("workload"):
+        _put(spec, option.key, getattr(ask.options, option.field))
+    # ... and those plan passes to every Job's run, read back from its arguments (absent: run's
+    # default)
     flags = [a for a in extra_args if not a.startswith(_NOT_MEASURED_FLAGS)]
-    trial = [a for a in flags if a.startswith(f"--{TRIAL_MODE}=")]
-    spec[TRIAL_MODE] = trial[-1].partition("=")[2] if trial else "auto"
-    spec[SWEEP_ONEDNN] = f"--{SWEEP_ONEDNN}" in flags
-    _put(spec, RUN_FLAGS, [a for a in flags if a not in trial and a != f"--{SWEEP_ONEDNN}"])
+    taken: list[str] = []
+    for option in plan_options("job"):
+        if option.parse == "switch":
+            given = [a for a in flags if a == option.flag]
+            spec[option.key] = bool(given)
+        else:
+            given = [a for a in flags if a.startswith(f"{option.flag}=")]
+            spec[option.key] = given[-1].partition("=")[2] if given else option.default
+        taken += given
+    _put(spec, RUN_FLAGS, [a for a in flags if a not in taken])
     return spec
 
 

@@ -44,16 +44,26 @@ from advisor.models.node import (
     QuotaState,
     Topology,
 )
-from advisor.models.options import (
+from advisor.models.option_table import (
     DEFAULT_BUDGET_S,
-    ENV_ONEDNN,
     MIN_BUDGET_S,
+    OPTION,
+    OPTIONS,
+    RESTART,
+    Option,
+    PlanFlag,
+    TrialMode,
+    job_options,
+    plan_defaults,
+    plan_options,
+)
+from advisor.models.options import (
+    ENV_ONEDNN,
     ONEDNN_VALUES,
     QUOTA_TOLERANCE,
     CalibrationOptions,
     ObjectiveName,
     OnednnValue,
-    TrialMode,
 )
 from advisor.models.plan import (
     PlanDecision,
@@ -110,7 +120,10 @@ __all__ = [
     "MIN_BUDGET_S",
     "MIN_THREAD_CAP",
     "ONEDNN_VALUES",
+    "OPTION",
+    "OPTIONS",
     "QUOTA_TOLERANCE",
+    "RESTART",
     "SCHEMA_VERSION",
     "THREAD_VALUE_PATTERN",
     "AdviceStatus",
@@ -131,7 +144,9 @@ __all__ = [
     "ObjectiveName",
     "OnednnValue",
     "OnednnVerdict",
+    "Option",
     "PlanDecision",
+    "PlanFlag",
     "PlanResult",
     "PlanVerdict",
     "Problem",
@@ -157,6 +172,9 @@ __all__ = [
     "TrialSummary",
     "WorkloadInfo",
     "WorkloadKind",
+    "job_options",
     "over_cap",
+    "plan_defaults",
+    "plan_options",
     "thread_cap",
 ]

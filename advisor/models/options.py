@@ -8,8 +8,9 @@ from pydantic import AfterValidator, Field, WithJsonSchema, field_validator, mod
 
 from advisor.errors import InvalidOptionsError, Opt
 from advisor.models.base import StrictModel
+from advisor.models.option_table import MIN_BUDGET_S, OPTION, TrialMode
 from advisor.models.setting import ThreadSetting
-from advisor.objectives import DEFAULT_OBJECTIVE, OBJECTIVES, bounded_names, named
+from advisor.objectives import OBJECTIVES, bounded_names, named
 
 
 def _known_objective(name: str) -> str:
@@ -25,25 +26,8 @@ ObjectiveName = Annotated[
     WithJsonSchema({"type": "string", "enum": list(OBJECTIVES)}),
 ]
 
-#: The sweep's default budget, in seconds: the smallest that gives up nothing a longer one gives.
-#: Bigger nodes set it: below it the simulated sweep (``python -m benchmarks scaling``, forked
-#: trials) leaves candidates unmeasured on the largest node sizes; the measurements behind it are
-#: in docs/benchmark.md, "The default budget".
-DEFAULT_BUDGET_S = 45.0
-
 #: quotas closer than this (in CPUs) are the same quota (CFS rounding)
 QUOTA_TOLERANCE = 0.01
-
-#: The smallest budget accepted, in seconds: inspecting the model (one child: TF start-up and a
-#: model load, ~4-5 s here) plus the baseline and two settings at the screen's longest trial, as
-#: spawned trials (the fallback) cost them: 3.5 s of start-up + 0.2 s warm-up + a 1.2 s window,
-#: planned with 20% headroom: 5 + 3 x 5.9 = 22.6, rounded up with room for a slow inspection.
-#: Anything less cannot compare even two settings with the TF default.
-MIN_BUDGET_S = 25.0
-
-#: how trial processes start: forked from a server that has imported TensorFlow once (fast), a
-#: fresh interpreter each (slow, always works), or fork with a fallback to spawn (the default).
-TrialMode = Literal["auto", "fork", "spawn"]
 
 #: oneDNN's graph optimisations in TF CPU builds: read once, at ``import tensorflow``, so the
 #: sweep measures each value in a process (and fork server) of its own. Only "0" and "1" mean
@@ -61,32 +45,16 @@ class CalibrationOptions(StrictModel):
     when the options are made, before anything starts, not after a minute of trials.
     """
 
-    model_path: str | None = Field(
-        default=None, description="SavedModel directory or .keras file; null = built-in workload"
-    )
-    signature: str = Field(
-        default="serving_default", min_length=1, description="SavedModel signature"
-    )
-    batch_size: int = Field(default=1, ge=1, le=65536, description="fills unknown batch dimensions")
-    concurrency: int = Field(default=1, ge=1, le=256, description="requests kept in flight")
-    objective: ObjectiveName = Field(
-        default=DEFAULT_OBJECTIVE, description="what the sweep optimises"
-    )
-    p99_slo_ms: float | None = Field(
-        default=None, gt=0, description="with objective 'slo': the p99 bound in milliseconds"
-    )
-    budget_s: float = Field(
-        default=DEFAULT_BUDGET_S, gt=0, le=86400, description="hard wall-clock limit, s"
-    )
-    trial_mode: TrialMode = Field(
-        default="auto",
-        description="fork: trials forked from one TensorFlow-importing server; spawn: a new "
-        "process each; auto: fork, falling back to spawn if the server fails",
-    )
-    sweep_onednn: bool = Field(
-        default=False,
-        description="also measure TF_ENABLE_ONEDNN_OPTS=0 against =1 for the advised setting",
-    )
+    # each option's default, limits and description are its row of the option table
+    model_path: str | None = OPTION["model_path"].model_field()
+    signature: str = OPTION["signature"].model_field()
+    batch_size: int = OPTION["batch_size"].model_field()
+    concurrency: int = OPTION["concurrency"].model_field()
+    objective: ObjectiveName = OPTION["objective"].model_field()
+    p99_slo_ms: float | None = OPTION["p99_slo_ms"].model_field()
+    budget_s: float = OPTION["budget_s"].model_field()
+    trial_mode: TrialMode = OPTION["trial_mode"].model_field()
+    sweep_onednn: bool = OPTION["sweep_onednn"].model_field()
     rejected: tuple[ThreadSetting, ...] = Field(
         default=(),
         description="settings production undid for this serving target (plan's revert): never "

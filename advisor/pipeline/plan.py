@@ -42,7 +42,7 @@ from advisor.fleet.advisor_pod import DEFAULT_STARTUP_ALLOWANCE_S
 from advisor.fleet.decide import Planned, decide, to_create, with_reason
 from advisor.fleet.derive import PLANNED_SELECTOR, JobSettings
 from advisor.fleet.jobs import PlannedJob, planned_job
-from advisor.fleet.optin import OPT_IN_SELECTOR, Defaults
+from advisor.fleet.optin import FIELD_ANNOTATION, OPT_IN_SELECTOR, Defaults
 from advisor.fleet.retry import retry_failed
 from advisor.fleet.scope import (
     NAMESPACE_SELECTOR,
@@ -50,7 +50,7 @@ from advisor.fleet.scope import (
     opted_in_namespaces,
     without_service_account,
 )
-from advisor.models import CalibrationOptions, PlanResult, TrialMode
+from advisor.models import OPTION, CalibrationOptions, PlanResult, TrialMode, plan_options
 from advisor.pipeline.plan_events import applied_events, failed_calibrations, record_events
 from advisor.pipeline.production import check_suggest_throttled
 from advisor.pipeline.source import (
@@ -72,11 +72,12 @@ DEFAULT_IMAGE = f"tf-thread-advisor:{__version__}"
 __all__ = [
     "DEFAULT_IMAGE",
     "DRY_RUNS",
+    "FIELD_ANNOTATION",
     "PULL_POLICIES",
     "Defaults",
     "Plan",
     "PlanRequest",
-    "check_request",
+    "check_plan_request",
     "plan",
 ]
 
@@ -108,10 +109,11 @@ class PlanRequest:
     #: the Jobs' pods' priorityClassName (None: the cluster's default)
     priority_class: str | None = None
     defaults: Defaults = field(default_factory=Defaults)
-    #: passed on to every Job's ``run``: how trials start, the oneDNN sweep, extra annotations
-    #: on the advice ConfigMaps (Reloader's search-mode match)
-    trial_mode: TrialMode = "auto"
-    sweep_onednn: bool = False
+    #: passed on to every Job's ``run``: how trials start, the oneDNN sweep (the option table's
+    #: ``job`` options, each a field of its name), extra annotations on the advice ConfigMaps
+    #: (Reloader's search-mode match)
+    trial_mode: TrialMode = OPTION["trial_mode"].default
+    sweep_onednn: bool = OPTION["sweep_onednn"].default
     configmap_annotations: Mapping[str, str] = field(default_factory=dict)
     kubeconfig: Path | None = None
     cluster_timeout_s: float = CLUSTER_TIMEOUT_S
@@ -158,7 +160,7 @@ class Plan:
         ]
 
 
-def check_request(request: PlanRequest) -> None:
+def check_plan_request(request: PlanRequest) -> None:
     """Every flag's rule, before the cluster is asked anything."""
     if request.all_namespaces and request.namespace:
         raise UsageError(Opt("namespace"), " and ", Opt("all_namespaces"), " exclude each other")
@@ -178,15 +180,8 @@ def check_request(request: PlanRequest) -> None:
         raise UsageError(
             Opt("dry_run"), f"={request.dry_run} previews what ", Opt("apply"), " does: not both"
         )
-    defaults = request.defaults
     try:  # the defaults obey a calibration's rules, as every annotation does
-        CalibrationOptions(
-            objective=defaults.objective,
-            concurrency=defaults.concurrency,
-            batch_size=defaults.batch_size,
-            p99_slo_ms=defaults.p99_ms,
-            budget_s=defaults.budget_s,
-        )
+        CalibrationOptions(**request.defaults.options)
     except ValidationError as exc:
         raise usage_error(exc) from None
 
@@ -210,10 +205,15 @@ def _check_job_settings(request: PlanRequest) -> None:
 
 
 def run_args(request: PlanRequest) -> tuple[str, ...]:
-    """The ``run`` flags every Job gets beyond the ones derived from its workload."""
-    args = [] if request.trial_mode == "auto" else [f"--trial-mode={request.trial_mode}"]
-    if request.sweep_onednn:
-        args.append("--sweep-onednn")
+    """The ``run`` flags every Job gets beyond the ones derived from its workload: the option
+    table's ``job`` options, each only when it is not ``run``'s default (so a Job's arguments,
+    and the calibration spec read from them, change only where a flag does)."""
+    args = [
+        arg
+        for option in plan_options("job")
+        if (value := getattr(request, option.field)) != option.default
+        and (arg := option.run_arg(value)) is not None
+    ]
     args += [
         f"--configmap-annotation={k}={v}" for k, v in sorted(request.configmap_annotations.items())
     ]
@@ -225,7 +225,7 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
     namespace); with ``apply``, create the Jobs it may start now."""
     from advisor.cluster import RetryPolicy, connect
 
-    check_request(request)
+    check_plan_request(request)
     connection = connect(request.kubeconfig)
     namespace = (
         None if request.all_namespaces else namespace_to_list(request.namespace, request.kubeconfig)

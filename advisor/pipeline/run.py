@@ -125,7 +125,7 @@ def parse_workload(text: str) -> WorkloadRef:
     return parse(text)
 
 
-def check_request(request: RunRequest) -> None:
+def check_run_request(request: RunRequest) -> None:
     """Every name, path and combination of ``request``, before anything runs (UsageError)."""
     if request.configmap is not None:
         check_names(configmap=request.configmap)
@@ -364,14 +364,14 @@ class PreparedRun:
 def prepare_run(request: RunRequest, instruments: Instruments | None = None) -> PreparedRun:
     """The checks before the sweep: the request itself, then (with a ConfigMap target) cluster
     access, RBAC and the budget guard by a dry-run apply, and every restart target."""
-    check_request(request)
+    check_run_request(request)
     prepared = PreparedRun(request, instruments=instruments or Instruments())
     if request.configmap is None:
         return prepared
     from advisor.cluster import ConfigMapWriter, RetryPolicy, connect
     from advisor.cluster.workloads import WorkloadRestarter
 
-    assert request.namespace is not None  # check_request refuses --configmap without one
+    assert request.namespace is not None  # check_run_request refuses --configmap without one
     policy = RetryPolicy(total_s=request.cluster_timeout_s)
     writer = ConfigMapWriter(
         connect(request.kubeconfig), request.name, request.namespace, policy=policy

@@ -10,7 +10,6 @@ from pydantic import ValidationError
 
 from advisor.errors import InvalidAdviceError, first_error
 from advisor.models import (
-    CPU_DECIMALS,
     ENV_INTER_OP,
     ENV_INTRA_OP,
     ENV_OMP,
@@ -29,9 +28,13 @@ from advisor.models import (
     TrialSummary,
 )
 
+#: measured latencies (ms) and throughputs (requests/s) are recorded to this many decimals: a
+#: microsecond of latency is below any trial's noise, and the advice stays readable
+MEASUREMENT_DECIMALS = 3
+
 
 def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, CPU_DECIMALS)
+    return None if value is None else round(value, MEASUREMENT_DECIMALS)
 
 
 def _measurement(m: Measurement) -> Measurement:

@@ -143,15 +143,25 @@ def selector(text: str) -> list[Callable[[dict[str, str]], bool]]:
             raise ApiError(400, "BadRequest", f"the fake supports equality selectors only: {raw}")
         if "!=" in raw:
             key, value = raw.split("!=", 1)
-            terms.append(lambda labels, k=key, v=value: labels.get(k) != v)
+            terms.append(_label_is(key, value, equal=False))
         elif "=" in raw:
             key, value = raw.replace("==", "=").split("=", 1)
-            terms.append(lambda labels, k=key, v=value: labels.get(k) == v)
+            terms.append(_label_is(key, value, equal=True))
         elif raw.startswith("!"):
-            terms.append(lambda labels, k=raw[1:]: k not in labels)
+            terms.append(_label_set(raw[1:], present=False))
         else:
-            terms.append(lambda labels, k=raw: k in labels)
+            terms.append(_label_set(raw, present=True))
     return terms
+
+
+def _label_is(key: str, value: str, *, equal: bool) -> Callable[[dict[str, str]], bool]:
+    """``key=value`` (``equal``) or ``key!=value``; a missing label is not equal to any value."""
+    return lambda labels: (labels.get(key) == value) == equal
+
+
+def _label_set(key: str, *, present: bool) -> Callable[[dict[str, str]], bool]:
+    """``key`` (``present``) or ``!key``."""
+    return lambda labels: (key in labels) == present
 
 
 def _field_selector(text: str, resource: str) -> list[Callable[[dict[str, Any]], bool]]:
@@ -164,8 +174,12 @@ def _field_selector(text: str, resource: str) -> list[Callable[[dict[str, Any]],
             raise ApiError(400, "BadRequest", f"invalid field selector: {raw!r}")
         if name not in allowed:
             raise ApiError(400, "BadRequest", f'field label not supported: "{name}"')
-        terms.append(lambda obj, n=name, v=value, neg=negate: (_field(obj, n) == v) != neg)
+        terms.append(_field_is(name, value, negate=negate))
     return terms
+
+
+def _field_is(name: str, value: str, *, negate: bool) -> Callable[[dict[str, Any]], bool]:
+    return lambda obj: (_field(obj, name) == value) != negate
 
 
 def _field(obj: dict[str, Any], path: str) -> str:

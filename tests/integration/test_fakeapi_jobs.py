@@ -16,13 +16,8 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
 from testkit.fakeapi.apps import workload
-from testkit.fakeapi.jobs import (
-    CONTROLLER_UID,
-    JOB_NAME,
-    ORPHAN_WARNING,
-    job,
-    owner_reference,
-)
+from testkit.fakeapi.jobs import ORPHAN_WARNING, job, owner_reference
+from testkit.fakeapi.jobspec import CONTROLLER_UID, JOB_NAME
 from testkit.fakeapi.pods import bare_pod
 from testkit.fakeapi.rbac import Rule, load_documents, role_documents, role_rules
 from testkit.fakeapi.server import FakeApiServer

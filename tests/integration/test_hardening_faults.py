@@ -79,7 +79,7 @@ def delete_namespace(scene: Scene) -> None:
     api = scene.api
     with api._lock:
         api.namespaces.discard(NS)
-        api._store.pop((NS, NAME), None)
+        api.configmaps.store.pop((NS, NAME), None)
 
 
 def make_immutable(scene: Scene) -> None:

@@ -1,5 +1,6 @@
-"""The retry contract: README's exit-code table (with its retry column), advisor/errors.py and the
-podFailurePolicy of deploy/job.yaml and of the Helm chart must say the same thing.
+"""The retry contract: README's exit-code table (with its retry column), each error class's
+classification in advisor/errors.py and the podFailurePolicy of deploy/job.yaml, of the Helm chart
+and of the planner's CronJob must say the same thing.
 
 The chart's policy is read from its template text (no helm needed); test_chart.py checks the
 rendered chart against tests/support/k8s_checks.py, which this file also holds to the README.
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+import advisor.cli  # noqa: F401  (every module that could define an error class, loaded)
 from advisor import errors
 from tests.support import REPO, k8s_checks
 
@@ -113,6 +115,46 @@ def test_every_error_class_exits_with_its_documented_code() -> None:
             assert errors.EXIT_CODES[cls.kind] == cls.exit_code
 
 
+def all_error_classes() -> list[type[errors.AdvisorError]]:
+    """Every subclass of AdvisorError loaded, wherever it is defined."""
+    found: list[type[errors.AdvisorError]] = []
+    pending = [errors.AdvisorError]
+    while pending:
+        cls = pending.pop()
+        found.append(cls)
+        pending.extend(cls.__subclasses__())
+    return found
+
+
+@pytest.mark.parametrize("cls", all_error_classes(), ids=lambda cls: cls.__name__)
+def test_every_error_class_is_classified(cls: type[errors.AdvisorError]) -> None:
+    """A class with an exit code of its own says itself what the Jobs do with it (a new one
+    would otherwise inherit its parent's retry); one that shares a code shares the rest."""
+    own = vars(cls)
+    if "exit_code" in own or cls is errors.AdvisorError:
+        assert "retry" in own, f"{cls.__name__} does not say whether the Job retries it"
+        assert "planner_fails" in own, f"{cls.__name__} does not say what the planner does"
+    assert isinstance(cls.retry, errors.Retry)
+    assert isinstance(cls.planner_fails, bool)
+    assert cls in errors.error_classes(), "defined in advisor/errors.py, so the policy has it"
+    (same,) = {
+        (c.kind, c.retry, c.planner_fails)
+        for c in all_error_classes()
+        if c.exit_code == cls.exit_code
+    }
+    assert same == (cls.kind, cls.retry, cls.planner_fails)
+
+
+def test_the_readme_retry_column_is_each_class_s_classification() -> None:
+    retry = {
+        code: {True: "yes", False: "no", None: ""}[again] for code, again in readme_retry().items()
+    }
+    assert retry == {
+        errors.EXIT_OK: "",
+        **{cls.exit_code: cls.retry.readme for cls in errors.error_classes()},
+    }
+
+
 def planner_policies() -> dict[str, dict[str, Any]]:
     """The podFailurePolicy of the planner's CronJob: the kustomize component's, and the chart
     template's (plain YAML inside, as the Job settings' are)."""
@@ -135,7 +177,8 @@ def test_the_planner_fails_at_once_where_a_second_plan_would_decide_the_same(whe
     policy = planner_policies()[where]
     (fail_job,) = [r for r in policy["rules"] if r["action"] == "FailJob"]
     assert fail_job["onExitCodes"]["containerName"] == "planner"
-    assert set(fail_job["onExitCodes"]["values"]) == {
+    assert fail_job["onExitCodes"]["values"] == errors.planner_fail_codes()
+    assert set(errors.planner_fail_codes()) == {
         errors.AdvisorError.exit_code,
         errors.UsageError.exit_code,
         errors.ForbiddenError.exit_code,

@@ -35,7 +35,7 @@ from advisor.pipeline import (
     Instruments,
     RunRequest,
     calibrate_only,
-    check_request,
+    check_run_request,
     cleanup,
     run_advisor,
 )
@@ -163,7 +163,7 @@ def test_the_pipeline_names_options_and_the_cli_their_flags(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     with pytest.raises(errors.UsageError) as caught:
-        check_request(RunRequest(namespace=NS))
+        check_run_request(RunRequest(namespace=NS))
     message = str(caught.value)
     assert message.startswith("namespace needs configmap: it is the ConfigMap's namespace")
     assert "--" not in message

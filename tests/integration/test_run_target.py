@@ -22,7 +22,7 @@ from advisor.models import (
     NodeProfile,
     ServingTarget,
 )
-from advisor.pipeline import Instruments, RunRequest, check_request, serving_target
+from advisor.pipeline import Instruments, RunRequest, check_run_request, serving_target
 from advisor.pipeline.sweep import sweep
 from advisor.recommend import PROVENANCE_ANNOTATION, load_configmap_yaml, parse_configmap
 from tests.support.search_fakes import FakeClock, FakeTrials, tripwire
@@ -237,14 +237,14 @@ def test_a_python_caller_meets_the_same_rules_named_by_option(
 
 
 def test_a_target_built_by_hand_is_checked_before_the_sweep() -> None:
-    check_request(RunRequest(target=ServingTarget(workload="deployment/web", container="s")))
+    check_run_request(RunRequest(target=ServingTarget(workload="deployment/web", container="s")))
     for target, says in [
         (ServingTarget(workload="deploy/web", container="s"), "records it as 'deployment/web'"),
         (ServingTarget(workload="pod/web", container="s"), "target.workload 'pod/web' must be"),
         (ServingTarget(workload="deployment/web", container="S"), "target.container 'S'"),
     ]:
         with pytest.raises(errors.UsageError, match=says):
-            check_request(RunRequest(target=target))
+            check_run_request(RunRequest(target=target))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -116,14 +116,14 @@ def test_slo_takes_its_bound_from_the_annotation() -> None:
 
 
 def test_slo_takes_plans_default_bound() -> None:
-    ask = read_ask(_ask_of(**{ANN_OBJECTIVE: "slo"}), Defaults(objective="slo", p99_ms=30))
+    ask = read_ask(_ask_of(**{ANN_OBJECTIVE: "slo"}), Defaults(objective="slo", p99_slo_ms=30))
     assert ask.options.p99_slo_ms == 30.0
 
 
 def test_a_default_bound_is_not_forced_on_another_objective() -> None:
     """plan --objective slo --p99-ms 30: a workload asking for latency gets no bound, not a
     refusal."""
-    ask = read_ask(_ask_of(**{ANN_OBJECTIVE: "latency"}), Defaults(objective="slo", p99_ms=30))
+    ask = read_ask(_ask_of(**{ANN_OBJECTIVE: "latency"}), Defaults(objective="slo", p99_slo_ms=30))
     assert ask.options.objective == "latency"
     assert ask.options.p99_slo_ms is None
 

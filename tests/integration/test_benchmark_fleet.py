@@ -1,0 +1,37 @@
+"""``python -m benchmarks fleet`` (the planner's cost over a fleet) on a small fleet: it plans
+through the real pipeline against the fake API server, and what it times decides as a nightly
+plan would (half the workloads fit their advice, half have none)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from benchmarks.__main__ import main
+
+
+def test_the_fleet_benchmark_plans_half_fitting_half_new(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["fleet", "--workloads", "8", "--namespaces", "2", "--repeat", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("machine: ") and "load average" in lines[0]
+    assert lines[1] == "8 workloads, 2 namespaces, 1 plans each"
+    rows = lines[2:]
+    assert [row.split("  ")[0].strip() for row in rows] == [
+        "plan -A (2 namespaces)",
+        "plan -A (2 namespaces): decisions only",
+        "plan, one namespace",
+        "plan, one namespace: decisions only",
+    ]
+    for row in rows:
+        assert re.search(r"\d+\.\d\d s  \(\d+\.\d\d-\d+\.\d\d; \d+\.\d\d ms a workload\)", row)
+        assert row.endswith("4 calibrate, 4 fits"), row
+
+
+def test_bad_sizes_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["fleet", "--workloads", "0"])
+    assert exc.value.code == 2
+    assert "must be 1 or more" in capsys.readouterr().err
