@@ -16,23 +16,24 @@ Two rules, both about measuring one setting once on purpose and twice on purpose
 
 from __future__ import annotations
 
-from collections.abc import Iterable, MutableMapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks import report
-from benchmarks.pool import DEFAULT, Setting
+from benchmarks import figures
+from benchmarks.pool import DEFAULT, Arm
+from benchmarks.results import Pooled
 
 
-def default_twin(affinity: int) -> Setting:
+def default_twin(affinity: int) -> Arm:
     """TF's default spelled out: both pools at the affinity count."""
-    return Setting(affinity, affinity)
+    return Arm.of(affinity, affinity)
 
 
 @dataclass(frozen=True)
 class Arms:
     #: every setting a scenario names (TF's default, the rule, the grid, each advice), once
-    settings: tuple[Setting, ...]
+    settings: tuple[Arm, ...]
     #: key -> the key of the process whose windows it shares
     shared: dict[str, str] = field(default_factory=dict)
     #: the key an A/A pair is measured under -> its second arm's key
@@ -43,7 +44,7 @@ class Arms:
         return self.shared.get(key, key)
 
     @property
-    def measured(self) -> list[Setting]:
+    def measured(self) -> list[Arm]:
         """One process per setting that is not shared, and one per second arm."""
         own = [s for s in self.settings if s.key not in self.shared]
         by_key = {s.key: s for s in own}
@@ -69,7 +70,7 @@ class Arms:
         return None if first not in self.second else (first, self.second[first])
 
 
-def plan_arms(settings: Sequence[Setting], affinity: int, advice: Iterable[Setting]) -> Arms:
+def plan_arms(settings: Sequence[Arm], affinity: int, advice: Iterable[Arm]) -> Arms:
     """The arms for ``settings``: the default's twin shares the default's process (when both are
     measured), and every setting in ``advice`` gets a second arm."""
     unique = tuple(dict.fromkeys(settings))
@@ -86,15 +87,15 @@ def plan_arms(settings: Sequence[Setting], affinity: int, advice: Iterable[Setti
 
 
 def aa_figures(
-    stats: dict[str, dict[str, Any]], pair: tuple[str, str], objective: str
+    stats: Mapping[str, Pooled], pair: tuple[str, str], objective: str
 ) -> dict[str, Any]:
     """The A/A result of one pair: both arms' figures and how far apart they are, as a fraction
     of the smaller (0.12 = the same setting measured 12% apart)."""
-    values = [report.objective_value(stats[key], objective) for key in pair]
+    values = [figures.objective_value(stats[key], objective) for key in pair]
     low, high = min(values), max(values)
     return {
         "arms": list(pair),
         "values": values,
-        "rounds": [stats[key]["rounds"] for key in pair],
+        "rounds": [stats[key].rounds for key in pair],
         "noise": None if low <= 0 else round(high / low - 1, 3),
     }

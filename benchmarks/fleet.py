@@ -35,11 +35,13 @@ from advisor import __version__
 from advisor.fleet.decide import decide
 from advisor.fleet.derive import JobSettings, derive_job
 from advisor.fleet.optin import Defaults, read_ask
+from advisor.models import WorkloadKind
 from advisor.pipeline.plan import DEFAULT_SERVICE_ACCOUNT, PlanRequest, plan, run_args
 from advisor.recommend import build_recommendation, render_configmap
 from benchmarks import REPO
 from benchmarks.machine import describe
 from benchmarks.report import machine_line
+from benchmarks.results import Host
 from testkit.fakeapi.apps import workload
 from testkit.fakeapi.rbac import cluster_role_rules, load_documents
 from testkit.fakeapi.samples import calibration_result, node_profile
@@ -97,7 +99,7 @@ def fitting_advice(obj: dict[str, Any], settings: JobSettings, now: datetime) ->
     namespace = obj["metadata"]["namespace"]
     configmap = f"advice-{name}"
     ask = read_ask(obj["metadata"]["annotations"], Defaults())
-    job = derive_job("Deployment", obj, ask, configmap=configmap, settings=settings)
+    job = derive_job(WorkloadKind.DEPLOYMENT, obj, ask, configmap=configmap, settings=settings)
     rec = build_recommendation(
         calibration_result(node=node_profile(quota=job.cpu)),
         advisor_version=__version__,
@@ -223,7 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.workloads < 1 or args.namespaces < 1 or args.repeat < 1:
         parser.error("--workloads, --namespaces and --repeat must be 1 or more")
     load = os.getloadavg()
-    print(machine_line({"machine": describe(), "loadavg_start": load}))
+    affinity = len(os.sched_getaffinity(0))
+    print(machine_line(Host(affinity=affinity, loadavg_start=load, machine=describe())))
     print(f"{args.workloads} workloads, {args.namespaces} namespaces, {args.repeat} plans each")
     print(report(measure(args.workloads, args.namespaces, args.repeat), args.workloads))
     return 0

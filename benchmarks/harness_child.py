@@ -3,7 +3,7 @@
 Why a separate harness: the benchmark judges the advisor, so it must not time models with the
 advisor's trial code. It shares only the built-in model's *definition* (so "builtin" means the same
 network); loading, input synthesis and the request loop are written here. It returns raw latencies:
-the judge (benchmarks/report.py) takes their percentiles with the advisor's one definition, so a
+the judge (benchmarks/figures.py) takes their percentiles with the advisor's one definition, so a
 p99 is the same statistic in a trial and in the benchmark's tables.
 
 Thread settings come from the environment (TF_NUM_INTRAOP_THREADS / TF_NUM_INTEROP_THREADS, unset =

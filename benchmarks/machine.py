@@ -12,34 +12,34 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
-from typing import Any
 
 from advisor.errors import ProbeError
 from advisor.models import NodeProfile
 from advisor.pipeline.drift import installed_tf_version
 from advisor.probe import probe_node
 from benchmarks import REPO
+from benchmarks.results import Machine
 
 
-def describe(node: NodeProfile | None = None) -> dict[str, Any]:
+def describe(node: NodeProfile | None = None) -> Machine:
     """CPU model, counts, kernel, cgroup version, Python, TensorFlow and the checkout's commit."""
     if node is None:
         try:
             node = probe_node()
         except ProbeError:
             node = None
-    return {
-        "cpu_model": None if node is None else node.topology.cpu_model,
-        "logical_cpus": os.cpu_count() if node is None else node.logical_cpus,
-        "affinity_cpus": len(os.sched_getaffinity(0)) if node is None else len(node.affinity_cpus),
-        "physical_cores": None if node is None else node.affinity_physical_cores,
-        "sockets": None if node is None else node.topology.sockets,
-        "kernel": platform.release(),
-        "cgroup_version": None if node is None else node.cgroup.version,
-        "python": platform.python_version(),
-        "tensorflow": installed_tf_version(),
-        "commit": commit(),
-    }
+    return Machine(
+        cpu_model=None if node is None else node.topology.cpu_model,
+        logical_cpus=os.cpu_count() if node is None else node.logical_cpus,
+        affinity_cpus=len(os.sched_getaffinity(0)) if node is None else len(node.affinity_cpus),
+        physical_cores=None if node is None else node.affinity_physical_cores,
+        sockets=None if node is None else node.topology.sockets,
+        kernel=platform.release(),
+        cgroup_version=None if node is None else node.cgroup.version,
+        python=platform.python_version(),
+        tensorflow=installed_tf_version(),
+        commit=commit(),
+    )
 
 
 def commit() -> str | None:

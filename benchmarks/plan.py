@@ -12,7 +12,7 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from benchmarks.report import SHORT_BUDGET_S, done_when_short
+from benchmarks.figures import SHORT_BUDGET_S, done_when_short
 
 QUOTAS: tuple[float | None, ...] = (None, 1.5, 1.0)
 OBJECTIVES = ("latency", "throughput")

@@ -22,52 +22,59 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from advisor.models import ADVICE_ENV_NAMES, ENV_INTER_OP, ENV_INTRA_OP, ENV_OMP, ThreadSetting
 from benchmarks import REPO
 from benchmarks.cgroups import RealCgroup, move
 
 #: the measuring child, started as ``python -m`` from the checkout's root
 CHILD = "benchmarks.harness_child"
 START_TIMEOUT_S = 180.0
-THREAD_ENV = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS")
 
 
-@dataclass(frozen=True, order=True)
-class Setting:
-    """A thread setting; both None = TF defaults (nothing set, as a pod without the advice).
+@dataclass(frozen=True)
+class Arm:
+    """One measuring process: a thread setting (TF's default: nothing set, as a pod without the
+    advice) and which of its processes this is.
 
-    ``arm`` 2 is the same setting in a second process of its own, measured in the same rounds:
-    the A/A arm, whose figure against the first arm's is the judge's own noise (benchmarks/arms.py).
+    ``number`` 2 is the same setting in a second process of its own, measured in the same rounds:
+    the A/A arm, whose figure against the first arm's is the judge's own noise
+    (benchmarks/arms.py).
     """
 
-    intra: int | None
-    inter: int | None
-    arm: int = 1
+    setting: ThreadSetting
+    number: int = 1
+
+    @classmethod
+    def of(cls, intra: int, inter: int) -> Arm:
+        return cls(ThreadSetting(intra=intra, inter=inter))
 
     @property
     def key(self) -> str:
-        base = "default" if self.intra is None else f"{self.intra}/{self.inter}"
-        return base if self.arm == 1 else f"{base}#{self.arm}"
+        """``default``, ``2/1`` or ``2/1#2``: the name a run records the arm's figures under."""
+        base = "default" if self.setting.is_default else self.setting.label
+        return base if self.number == 1 else f"{base}#{self.number}"
 
-    def second_arm(self) -> Setting:
-        return dataclasses.replace(self, arm=2)
+    def second_arm(self) -> Arm:
+        return dataclasses.replace(self, number=2)
 
     def env(self, base: dict[str, str]) -> dict[str, str]:
         """The environment a Deployment gets from the advice ConfigMap (or none of it)."""
-        env = {k: v for k, v in base.items() if k not in THREAD_ENV}
+        env = {k: v for k, v in base.items() if k not in ADVICE_ENV_NAMES}
         env["TF_CPP_MIN_LOG_LEVEL"] = "2"
-        if self.intra is not None and self.inter is not None:
-            env["TF_NUM_INTRAOP_THREADS"] = str(self.intra)
-            env["TF_NUM_INTEROP_THREADS"] = str(self.inter)
-            env["OMP_NUM_THREADS"] = str(self.intra)
+        intra, inter = self.setting.intra, self.setting.inter
+        if intra is not None and inter is not None:
+            env[ENV_INTRA_OP] = str(intra)
+            env[ENV_INTER_OP] = str(inter)
+            env[ENV_OMP] = str(intra)
         return env
 
 
-DEFAULT = Setting(None, None)
+DEFAULT = Arm(ThreadSetting.TF_DEFAULT)
 
 
 @dataclass
 class Child:
-    setting: Setting
+    setting: Arm
     proc: subprocess.Popen[str]
     spawned: float
     ready_s: float | None = None
@@ -109,7 +116,7 @@ class Pool:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    def _spawn(self, setting: Setting) -> Child:
+    def _spawn(self, setting: Arm) -> Child:
         name = setting.key.replace("/", "_").replace("#", "-")
         log = (self.log_dir / f"child-{name}.log").open("a")
         argv = [sys.executable, "-m", CHILD, "serve", *self.workload_args]
@@ -125,7 +132,7 @@ class Pool:
         log.close()
         return Child(setting, proc, time.monotonic())
 
-    def ensure(self, settings: Sequence[Setting]) -> None:
+    def ensure(self, settings: Sequence[Arm]) -> None:
         """Start the children missing for ``settings``, ``parallel`` at a time."""
         missing = [s for s in dict.fromkeys(settings) if s.key not in self.children]
         for start in range(0, len(missing), self.parallel):
@@ -141,7 +148,7 @@ class Pool:
             move(group, child.proc.pid)
 
     def measure(
-        self, setting: Setting, window_s: float, warmup_s: float, concurrency: int
+        self, setting: Arm, window_s: float, warmup_s: float, concurrency: int
     ) -> dict[str, Any]:
         child = self.children[setting.key]
         if child.proc.stdin is None:

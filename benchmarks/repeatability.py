@@ -22,23 +22,25 @@ import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from benchmarks import report
+from pydantic import ValidationError
+
+from benchmarks import figures, report
+from benchmarks.results import Run, ScenarioResult
 
 #: the near-best target's own tolerance: a judge that moves by more cannot referee it
-TOLERANCE = report.GRID_BEST_TOLERANCE
+TOLERANCE = figures.GRID_BEST_TOLERANCE
 
 
-def _group(scenario: dict[str, Any]) -> str:
-    quota = scenario["quota_cpus"]
+def _group(scenario: ScenarioResult) -> str:
+    quota = scenario.quota_cpus
     where = "no quota" if quota is None else f"{quota:g} CPU"
-    return f"{where}, {scenario['objective']}"
+    return f"{where}, {scenario.objective}"
 
 
-def matched(runs: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+def matched(runs: Sequence[Run]) -> list[list[ScenarioResult]]:
     """Per scenario that every run has (in the first run's order), its result from each run."""
-    by_name = [{s["scenario"]: s for s in run["scenarios"]} for run in runs]
+    by_name = [{s.scenario: s for s in run.scenarios} for run in runs]
     return [
         [run[name] for run in by_name]
         for name in by_name[0]
@@ -46,31 +48,31 @@ def matched(runs: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     ]
 
 
-def spreads(runs: Sequence[dict[str, Any]]) -> dict[str, list[float]]:
+def spreads(runs: Sequence[Run]) -> dict[str, list[float]]:
     """max/min across runs of every (scenario, setting) that all runs measured, by group."""
     if len(runs) < 2:
         raise ValueError("repeatability needs at least two runs")
     out: dict[str, list[float]] = {}
     for scenarios in matched(runs):
-        objective = scenarios[0]["objective"]
-        settings = set.intersection(*(set(s["settings"]) for s in scenarios))
+        objective = scenarios[0].objective
+        settings = set.intersection(*(set(s.settings) for s in scenarios))
         for setting in sorted(settings):
-            values = [report.objective_value(s["settings"][setting], objective) for s in scenarios]
+            values = [figures.objective_value(s.settings[setting], objective) for s in scenarios]
             if min(values) <= 0:
                 continue
             out.setdefault(_group(scenarios[0]), []).append(max(values) / min(values))
     return out
 
 
-def bests(runs: Sequence[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+def bests(runs: Sequence[Run]) -> list[tuple[str, list[str]]]:
     """(scenario, the grid's best setting in each run) for scenarios every run has."""
     return [
-        (scenarios[0]["scenario"], [s["grid_best"]["setting"] for s in scenarios])
+        (scenarios[0].scenario, [s.grid_best.setting for s in scenarios])
         for scenarios in matched(runs)
     ]
 
 
-def summary(runs: Sequence[dict[str, Any]]) -> str:
+def summary(runs: Sequence[Run]) -> str:
     """Both tables as markdown."""
     groups = spreads(runs)
     rows = []
@@ -104,6 +106,15 @@ def summary(runs: Sequence[dict[str, Any]]) -> str:
     return f"{first}\n\n{second}"
 
 
+def load(paths: Sequence[Path]) -> list[Run]:
+    """The runs at ``paths``; at least two, as ``spreads`` needs, counted before any is read as a
+    run (a file of another benchmark given alone says that)."""
+    raw = [json.loads(path.read_text()) for path in paths]
+    if len(raw) < 2:
+        raise ValueError("repeatability needs at least two runs")
+    return [Run.model_validate(run) for run in raw]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks repeatability", description=__doc__.split("\n", 1)[0]
@@ -111,8 +122,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("runs", nargs="+", type=Path, help="full-run JSON files (--json)")
     args = parser.parse_args(argv)
     try:
-        runs = [json.loads(path.read_text()) for path in args.runs]
-        print(summary(runs))
+        print(summary(load(args.runs)))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(map(str, first["loc"]))
+        print(f"repeatability: not a benchmark run: {where}: {first['msg']}", file=sys.stderr)
+        return 2
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"repeatability: {exc}", file=sys.stderr)
         return 2

@@ -15,8 +15,8 @@ with the p99.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,8 @@ from advisor.calibrate.choice import choose
 from advisor.calibrate.statistics import aggregate
 from advisor.models import ThreadSetting, TrialResult
 from advisor.objectives import named
-from benchmarks import report
+from benchmarks import figures, report
+from benchmarks.results import Run, ScenarioResult
 
 
 def trials_of(windows: list[list[Any]]) -> list[TrialResult]:
@@ -34,8 +35,7 @@ def trials_of(windows: list[list[Any]]) -> list[TrialResult]:
         ok = status == "ok"
         out.append(
             TrialResult(
-                intra_op_threads=intra,
-                inter_op_threads=inter,
+                setting=ThreadSetting(intra, inter),
                 round=round_,
                 status=status,
                 p50_ms=p99 if ok else None,
@@ -46,44 +46,58 @@ def trials_of(windows: list[list[Any]]) -> list[TrialResult]:
     return out
 
 
-def replay(scenario: dict[str, Any], affinity: int) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class Replayed:
+    """One scenario's replay: what the run advised, what the current rule advises, and how the
+    run's grid rates each (None: the grid did not measure the replayed setting)."""
+
+    scenario: str
+    ran: str | None
+    ran_vs_best: float | None
+    replayed: str
+    replayed_vs_best: float | None
+    band: float
+    within: bool | None
+
+
+def replay(scenario: ScenarioResult, affinity: int) -> Replayed | None:
     """The current rule's advice on ``scenario``'s recorded trials, and how the grid rates it;
     None when the scenario recorded no trials (a failed calibrate, or a run from before)."""
-    windows = scenario["calibrate"].get("windows")
+    windows = scenario.calibrate.windows
     if not windows:
         return None
-    objective = named(scenario["objective"])
+    objective = named(scenario.objective)
     choice = choose(aggregate(trials_of(windows), ThreadSetting.tf_picks(affinity)), objective)
     chosen = choice.chosen
     # a kept default is advised spelled out (intra = inter = the affinity count), and the run
     # measured it that way too
     key = f"{affinity}/{affinity}" if chosen.is_baseline else chosen.label
-    measured = scenario["settings"].get(key)
-    value = None if measured is None else report.objective_value(measured, scenario["objective"])
-    best = scenario["grid_best"]["value"]
-    return {
-        "scenario": scenario["scenario"],
-        "ran": scenario["advice"]["setting"] if scenario["advice"] else None,
-        "ran_vs_best": scenario["ratios"]["advice_vs_grid_best"],
-        "replayed": key,
-        "replayed_vs_best": None if value is None else round(value / best, 3),
-        "band": round(choice.band, 3),
-        "within": None
+    measured = scenario.settings.get(key)
+    value = None if measured is None else figures.objective_value(measured, scenario.objective)
+    best = scenario.grid_best.value
+    return Replayed(
+        scenario=scenario.scenario,
+        ran=scenario.advice.setting if scenario.advice else None,
+        ran_vs_best=scenario.ratios.advice_vs_grid_best,
+        replayed=key,
+        replayed_vs_best=None if value is None else round(value / best, 3),
+        band=round(choice.band, 3),
+        within=None
         if value is None
-        else report.within_of_best(value, best, scenario["objective"], report.GRID_BEST_TOLERANCE),
-    }
+        else figures.within_of_best(value, best, scenario.objective, figures.GRID_BEST_TOLERANCE),
+    )
 
 
-def table(rows: list[dict[str, Any]]) -> str:
+def table(rows: list[Replayed]) -> str:
     headers = ["scenario", "ran", "ran/best", "replayed", "replayed/best", "band"]
     body = [
         [
-            r["scenario"],
-            r["ran"] or "-",
-            "-" if r["ran_vs_best"] is None else f"{r['ran_vs_best']:.2f}",
-            r["replayed"],
-            "not in the grid" if r["replayed_vs_best"] is None else f"{r['replayed_vs_best']:.2f}",
-            f"{r['band']:.0%}",
+            r.scenario,
+            r.ran or "-",
+            "-" if r.ran_vs_best is None else f"{r.ran_vs_best:.2f}",
+            r.replayed,
+            "not in the grid" if r.replayed_vs_best is None else f"{r.replayed_vs_best:.2f}",
+            f"{r.band:.0%}",
         ]
         for r in rows
     ]
@@ -96,19 +110,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("report", type=Path, help="a benchmark run's --json output")
     args = parser.parse_args(argv)
-    data = json.loads(args.report.read_text())
-    affinity = int(data["host"]["affinity"])
-    rows = [r for r in (replay(s, affinity) for s in data["scenarios"]) if r is not None]
+    run = Run.model_validate_json(args.report.read_text())
+    if run.host is None:
+        print(f"{args.report}: no host section (the affinity the choice needs)", file=sys.stderr)
+        return 1
+    rows = [r for r in (replay(s, run.host.affinity) for s in run.scenarios) if r is not None]
     if not rows:
         print(f"{args.report}: no recorded trials to replay", file=sys.stderr)
         return 1
     print(table(rows))
-    judged = [r for r in rows if r["within"] is not None]
-    near = sum(1 for r in judged if r["within"])
+    judged = [r for r in rows if r.within is not None]
+    near = sum(1 for r in judged if r.within)
     unjudged = len(rows) - len(judged)
     tail = f" ({unjudged} replayed setting(s) the grid did not measure)" if unjudged else ""
     print(
-        f"\nreplayed advice within {report.GRID_BEST_TOLERANCE:.0%} of the grid's best: "
+        f"\nreplayed advice within {figures.GRID_BEST_TOLERANCE:.0%} of the grid's best: "
         f"{near} of {len(judged)}{tail}"
     )
     return 0

@@ -26,7 +26,6 @@ import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from advisor.calibrate.candidates import candidate_configs
 from advisor.calibrate.spec import TrialSpec
@@ -38,6 +37,7 @@ from advisor.models import (
     TrialResult,
 )
 from advisor.pipeline.sweep import sweep
+from benchmarks.results import ScalingRow
 
 PERIOD_MS = 100.0
 
@@ -76,7 +76,8 @@ class CostModel:
     def p99_ms(self, intra: int, inter: int) -> float:
         usable = self.usable
         branch_speedup = 1 + 0.2 * (min(inter, self.branches, math.ceil(usable)) - 1)
-        compute = self.serial_ms + self.parallel_ms / (min(intra, usable) ** 0.9) / branch_speedup
+        spread = math.pow(min(intra, usable), 0.9)
+        compute = self.serial_ms + self.parallel_ms / spread / branch_speedup
         runnable = intra + inter - 1
         contention = 0.1 * compute * max(0.0, runnable - usable) / usable
         throttle = 0.0
@@ -121,7 +122,7 @@ def window_s(spec: TrialSpec, rps: float) -> float:
 
 def simulate_one(
     cpus: int, quota: float | None, launcher: Launcher = FORK, budget_s: float | None = None
-) -> dict[str, Any]:
+) -> ScalingRow:
     """One node size, searched with ``budget_s`` (None: the advisor's default budget)."""
     model = CostModel(cpus, quota)
     node = sim_node(cpus, quota)
@@ -140,8 +141,7 @@ def simulate_one(
         start_up = launcher.overhead_s + (launcher.first_s if trials == 1 else 0.0)
         clock.now += start_up + spec.warmup_s + window
         return TrialResult(
-            intra_op_threads=spec.setting.intra,
-            inter_op_threads=spec.setting.inter,
+            setting=spec.setting,
             round=spec.round,
             status="ok",
             measure_s=window,
@@ -164,27 +164,25 @@ def simulate_one(
     (best_i, best_j), best = model.best()
     advice = model.p99_ms(*result.counts)
     measured = {(t.setting.intra, t.setting.inter) for t in result.trials} - {(None, None)}
-    return {
-        "launcher": launcher.name,
-        "overhead_s": launcher.overhead_s,
-        "cpus": cpus,
-        "quota_cpus": quota,
-        "candidates": len(candidate_configs(node)),
-        "measured": len(measured),
-        "trials": trials,
-        "race_rounds": max(0, result.rounds - 1),
-        "simulated_s": round(clock.now, 1),
-        "advice": f"{result.setting.intra}/{result.setting.inter}",
-        "kept_default": result.kept_default,
-        "model_best": f"{best_i}/{best_j}",
-        "advice_vs_best": round(advice / best, 3),
-        "default_vs_best": round(model.p99_ms(*model.default_setting()) / best, 3),
-    }
+    return ScalingRow(
+        launcher=launcher.name,
+        overhead_s=launcher.overhead_s,
+        cpus=cpus,
+        quota_cpus=quota,
+        candidates=len(candidate_configs(node)),
+        measured=len(measured),
+        trials=trials,
+        race_rounds=max(0, result.rounds - 1),
+        simulated_s=round(clock.now, 1),
+        advice=f"{result.setting.intra}/{result.setting.inter}",
+        kept_default=result.kept_default,
+        model_best=f"{best_i}/{best_j}",
+        advice_vs_best=round(advice / best, 3),
+        default_vs_best=round(model.p99_ms(*model.default_setting()) / best, 3),
+    )
 
 
-def simulate(
-    sizes: Sequence[int], launchers: Sequence[Launcher] = LAUNCHERS
-) -> list[dict[str, Any]]:
+def simulate(sizes: Sequence[int], launchers: Sequence[Launcher] = LAUNCHERS) -> list[ScalingRow]:
     """Each size without a quota, and (from 8 CPUs up) with a 4-CPU quota, the case the advisor
     exists for; for each way of starting a trial."""
     rows = []

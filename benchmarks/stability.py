@@ -29,7 +29,13 @@ from typing import Any
 
 from advisor import __version__
 from advisor.keys import HASH_ANNOTATION
-from advisor.models import CalibrationResult, Measurement, NodeProfile, WorkloadInfo
+from advisor.models import (
+    CalibrationResult,
+    Measurement,
+    NodeProfile,
+    ThreadSetting,
+    WorkloadInfo,
+)
 from advisor.pipeline.drift import installed_tf_version
 from advisor.recommend import build_recommendation, render_configmap
 from benchmarks import REPO, cgroups
@@ -67,8 +73,7 @@ def seed(api: FakeApiServer, setting: str, node: NodeProfile) -> None:
     """Store a valid advice of ours for this node, measured as ``run`` with no model would be."""
     intra, inter = (int(x) for x in setting.split("/"))
     result = CalibrationResult(
-        intra_op_threads=intra,
-        inter_op_threads=inter,
+        setting=ThreadSetting(intra, inter),
         objective="latency",
         baseline=Measurement(p50_ms=10.0, p99_ms=20.0, throughput_rps=100.0),
         chosen=Measurement(p50_ms=10.0, p99_ms=20.0, throughput_rps=100.0),

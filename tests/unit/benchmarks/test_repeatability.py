@@ -9,10 +9,16 @@ from typing import Any
 import pytest
 
 from benchmarks import repeatability
+from benchmarks.results import Run
 from tests.support import REPO
+from tests.unit.benchmarks import factory
 
 
-def _run(
+def _run(p99: dict[str, float], rps: dict[str, float], quota: float | None = None) -> Run:
+    return factory.run(_fields(p99, rps, quota))
+
+
+def _fields(
     p99: dict[str, float], rps: dict[str, float], quota: float | None = None
 ) -> dict[str, Any]:
     where = "noquota" if quota is None else f"{quota:g}cpu"
@@ -59,14 +65,14 @@ def test_the_grid_best_per_run_and_whether_it_moved() -> None:
 def test_quota_groups_apart_and_scenarios_missing_from_a_run_skipped() -> None:
     quota = _run({"1/1": 10.0}, {"1/1": 100.0}, quota=1.5)
     free = _run({"1/1": 10.0}, {"1/1": 100.0})
-    both = {"scenarios": quota["scenarios"] + free["scenarios"]}
+    both = quota.model_copy(update={"scenarios": quota.scenarios + free.scenarios})
     groups = repeatability.spreads([both, quota])
     assert set(groups) == {"1.5 CPU, latency", "1.5 CPU, throughput"}
 
 
 def test_one_run_or_a_broken_file_is_a_one_line_error(tmp_path: Path, capsys: Any) -> None:
     run = tmp_path / "run.json"
-    run.write_text(json.dumps(_run({"1/1": 10.0}, {"1/1": 100.0})))
+    run.write_text(json.dumps(_run({"1/1": 10.0}, {"1/1": 100.0}).dump()))
     assert repeatability.main([str(run)]) == 2
     assert "at least two runs" in capsys.readouterr().err
     bad = tmp_path / "bad.json"

@@ -1,111 +1,17 @@
-"""The benchmark's arithmetic and tables: pooled percentiles, directions, PASS/MISS."""
+"""The benchmark's tables and summary lines, from a run's typed results."""
 
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from benchmarks import report
+from benchmarks import figures, report
+from benchmarks.results import Host, Run, ScenarioResult
 from tests.support import REPO
-
-
-def _round(latencies: list[float], completed: int, window_s: float = 1.0) -> dict[str, Any]:
-    return {"latencies_ms": latencies, "completed": completed, "window_s": window_s, "cpu_s": 0.5}
-
-
-def test_rounds_are_pooled_not_averaged() -> None:
-    # one slow round: its tail must show in the pooled p99, not be diluted by a mean of p99s
-    fast = _round([1.0] * 99, completed=99)
-    slow = _round([1.0] * 90 + [50.0] * 9, completed=99)
-    pooled = report.pool_rounds([fast, slow])
-    assert pooled["requests"] == 198
-    assert pooled["p50_ms"] == 1.0
-    assert pooled["p99_ms"] == 50.0
-    assert pooled["throughput_rps"] == 99.0
-    assert pooled["round_p99_ms"] == [1.0, 50.0]
-
-
-STATS = {
-    "default": {"p99_ms": 20.0, "throughput_rps": 100.0},
-    "1/1": {"p99_ms": 10.0, "throughput_rps": 90.0},
-    "2/1": {"p99_ms": 12.0, "throughput_rps": 120.0},
-}
-
-
-def test_best_follows_the_objectives_direction() -> None:
-    assert report.best_of(STATS, ["1/1", "2/1"], "latency") == ("1/1", 10.0)
-    assert report.best_of(STATS, ["1/1", "2/1"], "throughput") == ("2/1", 120.0)
-
-
-@pytest.mark.parametrize(
-    ("advice", "best", "objective", "ok"),
-    [
-        (10.4, 10.0, "latency", True),
-        (10.6, 10.0, "latency", False),
-        (96.0, 100.0, "throughput", True),
-        (94.0, 100.0, "throughput", False),
-    ],
-)
-def test_within_five_percent_of_best(advice: float, best: float, objective: str, ok: bool) -> None:
-    assert report.within_of_best(advice, best, objective, 0.05) is ok
-
-
-def _targets(**over: Any) -> dict[str, str]:
-    scenario = {"objective": "latency", "quota_cpus": 1.0, "workload": "builtin"}
-    scenario.update(over.pop("scenario", {}))
-    kwargs: dict[str, Any] = {
-        "advice": 10.0,
-        "default": 20.0,
-        "best": 10.0,
-        "calibrate_wall_s": 50.0,
-        "grid_s": 400.0,
-        "peak_rss_mib": 900.0,
-        "ok_trials_per_60s": 34.0,
-        "short_ran": True,
-        "short_advice": 10.0,
-    }
-    kwargs.update(over)
-    return report.targets(scenario, **kwargs)
-
-
-def test_targets_pass_and_miss_on_their_own_thresholds() -> None:
-    assert set(_targets().values()) == {"PASS", "n/a"}  # the 30 s target: no-quota only
-    assert _targets(advice=12.5)["1cpu_p99"] == "MISS"  # 0.625 x default
-    assert _targets(advice=12.5)["near_best"] == "MISS"
-    assert _targets(calibrate_wall_s=61.0)["cal_60s"] == "MISS"
-    assert _targets(grid_s=150.0)["cal_25pct"] == "MISS"
-    assert _targets(peak_rss_mib=1600.0)["rss"] == "MISS"
-    assert _targets(ok_trials_per_60s=29.5)["trials_60s"] == "MISS"
-    assert _targets(ok_trials_per_60s=None)["trials_60s"] == "MISS"
-
-
-def test_the_short_sweep_is_judged_by_the_same_grid_only_where_it_ran() -> None:
-    no_quota = {"quota_cpus": None}
-    assert _targets(scenario=no_quota, short_ran=False, short_advice=None)["near_best_30s"] == "n/a"
-    assert _targets(scenario=no_quota, short_advice=10.4)["near_best_30s"] == "PASS"
-    assert _targets(scenario=no_quota, short_advice=10.6)["near_best_30s"] == "MISS"
-    assert _targets(scenario=no_quota, short_advice=None)["near_best_30s"] == "MISS"
-
-
-def test_the_30s_target_stays_the_done_whens_where_the_short_sweep_ran_everywhere() -> None:
-    # --short-everywhere calibrates the quota and throughput scenarios with 30 s too; those are
-    # compared in the budget table, the target keeps to the no-quota latency scenarios
-    assert _targets(short_advice=10.6)["near_best_30s"] == "n/a"
-    throughput = {"quota_cpus": None, "objective": "throughput"}
-    assert _targets(scenario=throughput, short_advice=10.6)["near_best_30s"] == "n/a"
-
-
-def test_targets_that_do_not_apply_say_so_and_no_advice_is_a_miss() -> None:
-    other = _targets(scenario={"quota_cpus": 1.5, "workload": "wide_mlp"})
-    assert other["1cpu_p99"] == "n/a"
-    assert other["rss"] == "n/a"
-    assert other["trials_60s"] == "n/a"
-    failed = _targets(advice=None, calibrate_wall_s=None)
-    assert failed["1cpu_p99"] == failed["near_best"] == failed["cal_60s"] == "MISS"
+from tests.unit.benchmarks import factory
 
 
 def _result() -> dict[str, Any]:
@@ -140,19 +46,27 @@ def _result() -> dict[str, Any]:
     }
 
 
-def _report(*results: dict[str, Any]) -> dict[str, Any]:
-    return {"mode": "full", "started_utc": "x", "notes": [], "scenarios": list(results)}
+def _report(*results: dict[str, Any]) -> Run:
+    return factory.run(
+        {"mode": "full", "started_utc": "x", "notes": [], "scenarios": list(results)}
+    )
+
+
+def _typed(*results: dict[str, Any]) -> list[ScenarioResult]:
+    return [factory.scenario(r) for r in results]
 
 
 def test_render_shows_values_directions_ratios_and_verdicts() -> None:
     text = report.render(
-        {
-            "mode": "quick",
-            "started_utc": "2026-11-21 09:00 UTC",
-            "notes": ["a note"],
-            "scenarios": [_result()],
-            "failures": ["x: broke"],
-        }
+        factory.run(
+            {
+                "mode": "quick",
+                "started_utc": "2026-11-21 09:00 UTC",
+                "notes": ["a note"],
+                "scenarios": [_result()],
+                "failures": ["x: broke"],
+            }
+        )
     )
     assert "21.90 ms" in text
     assert "11.00 ms (1/2)" in text
@@ -171,30 +85,15 @@ def test_render_shows_values_directions_ratios_and_verdicts() -> None:
     assert len(header) == len(rule_line)
 
 
-def test_grid_noise_is_two_standard_errors_of_the_difference_from_the_rounds() -> None:
-    steady = {"round_p99_ms": [10.0, 10.0, 10.0, 10.0]}
-    shaky = {"round_p99_ms": [8.0, 12.0, 8.0, 12.0]}  # mean 10, stdev 2.309, se 1.155 (11.5%)
-    assert report.grid_noise(steady, steady, "latency") == 0.0
-    assert report.grid_noise(steady, shaky, "latency") == pytest.approx(2 * 0.11547, rel=1e-3)
-    both = report.grid_noise(shaky, shaky, "latency")
-    assert both == pytest.approx(2 * math.hypot(0.11547, 0.11547), rel=1e-3)
-    # throughput is judged by its own rounds, and one round says nothing about noise
-    rps = {"round_rps": [100.0, 110.0], "round_p99_ms": [1.0, 1.0]}
-    assert report.grid_noise(rps, rps, "throughput") == pytest.approx(
-        2 * math.hypot(*[7.0711 / 105 / math.sqrt(2)] * 2), rel=1e-3
-    )
-    assert report.grid_noise({"round_p99_ms": [10.0]}, steady, "latency") is None
-    assert report.grid_noise({}, steady, "latency") is None
-
-
 def test_the_objective_table_shows_the_grid_noise_between_advice_and_best() -> None:
     result = _result()
     result["settings"] = {
         "1/1": {"round_p99_ms": [11.0, 11.6, 11.3]},
         "1/2": {"round_p99_ms": [10.0, 12.0, 11.0]},
     }
-    row = next(line for line in report.quality_table([result]).splitlines() if "1cpu" in line)
-    expected = report.grid_noise(result["settings"]["1/1"], result["settings"]["1/2"], "latency")
+    row = next(line for line in report.quality_table(_typed(result)).splitlines() if "1cpu" in line)
+    settings = factory.scenario(result).settings
+    expected = figures.grid_noise(settings["1/1"], settings["1/2"], "latency")
     assert expected is not None and f"±{expected:.0%} " in row
     # a run without the rounds (or an advice the grid did not measure) shows a dash
     measured = dict(result["settings"])
@@ -207,7 +106,7 @@ def test_the_objective_table_shows_the_grid_noise_between_advice_and_best() -> N
 
 
 def _cell(result: dict[str, Any], column: str) -> str:
-    header, _, row = report.quality_table([result]).splitlines()
+    header, _, row = report.quality_table(_typed(result)).splitlines()
     names = [c.strip() for c in header.strip("|").split("|")]
     return [c.strip() for c in row.strip("|").split("|")][names.index(column)]
 
@@ -215,9 +114,12 @@ def _cell(result: dict[str, Any], column: str) -> str:
 def test_the_objective_table_shows_the_first_looks_ratio_and_its_best_if_it_was_another() -> None:
     result = _result()
     assert _cell(result, "first look") == "-"  # a run from before the second look
-    result["first_look"] = {"grid_best": {"setting": "1/2"}, "advice_vs_grid_best": 1.142}
+    result["first_look"] = {
+        "grid_best": {"setting": "1/2", "value": 11.0},
+        "advice_vs_grid_best": 1.142,
+    }
     assert _cell(result, "first look") == "1.14"
-    result["first_look"]["grid_best"] = {"setting": "2/3"}
+    result["first_look"]["grid_best"] = {"setting": "2/3", "value": 11.0}
     assert _cell(result, "first look") == "1.14 (2/3)"
     result["first_look"]["advice_vs_grid_best"] = None  # calibrate gave no advice
     assert _cell(result, "first look") == "-"
@@ -242,33 +144,9 @@ def test_the_objective_table_shows_the_held_out_ratio_and_the_count_beside_the_t
         "advice_vs_grid_best": 1.02,
         "advice_value": 10.2,
     }
-    assert report.held_out_count([result, near, _result()]) == (1, 2)
+    assert report.held_out_count(_typed(result, near, _result())) == (1, 2)
     text = report.render(_report(result, near))
     assert "held out: the advice within 5% of the best in 1 of 2 scenarios" in text
-
-
-@pytest.mark.parametrize(
-    ("objective", "expected"),
-    [("latency", ["2/1", "1/2", "3/3"]), ("throughput", ["1/1", "2/2", "3/3"])],
-)
-def test_contenders_are_the_top_grid_settings_then_the_advice_once_each(
-    objective: str, expected: list[str]
-) -> None:
-    def stats(p99: float, rps: float) -> dict[str, Any]:
-        return {"p99_ms": p99, "throughput_rps": rps}
-
-    measured = {
-        "1/1": stats(9.0, 300.0),
-        "1/2": stats(8.0, 250.0),
-        "2/1": stats(8.0, 200.0),  # ties 1/2 on latency: the grid's order decides, as best_of
-        "2/2": stats(9.5, 280.0),
-        "3/3": stats(20.0, 10.0),  # the advice, not in the grid
-    }
-    grid = ["2/1", "1/2", "1/1", "2/2"]
-    assert report.contenders(measured, grid, objective, 2, ["3/3", "3/3"]) == expected
-    top = report.contenders(measured, grid, objective, 2)
-    assert report.contenders(measured, grid, objective, 2, [top[1]]) == top  # no repeats
-    assert report.best_of(measured, grid, objective)[0] == top[0]
 
 
 def test_latest_section_is_replaced_with_command_load_and_tables() -> None:
@@ -279,7 +157,7 @@ def test_latest_section_is_replaced_with_command_load_and_tables() -> None:
         "host": {"affinity": 2, "loadavg_start": [0.12, 0, 0], "loadavg_end": [1.5, 0, 0]},
     }
     doc = "# Bench\n\n<!-- LATEST -->\nold table\n<!-- /LATEST -->\nfooter\n"
-    new = report.replace_latest(doc, report.latest_block(run, "| new | table |"))
+    new = report.replace_latest(doc, report.latest_block(factory.run(run), "| new | table |"))
     assert "old table" not in new
     assert new.startswith("# Bench\n\n<!-- LATEST -->\n")
     assert new.endswith("<!-- /LATEST -->\nfooter\n")
@@ -315,7 +193,7 @@ def test_budget_table_counts_near_best_per_quota_for_both_budgets_on_the_same_gr
         _paired(1.0, "latency", 10.0, 10.4),  # both near
         {**_paired(1.5, "latency", 10.0, 10.0), "short": None},  # no short sweep: not counted
     ]
-    table = report.budget_table(results)
+    table = report.budget_table(_typed(*results))
     assert table is not None
     lines = table.splitlines()
     assert lines[0].split("|")[1:-1] == [
@@ -340,12 +218,12 @@ def test_budget_table_counts_near_best_per_quota_for_both_budgets_on_the_same_gr
 def test_budget_table_is_left_out_without_a_short_sweep() -> None:
     result = _result()
     result["short"] = None
-    assert report.budget_table([result]) is None
-    text = report.render({"mode": "full", "started_utc": "x", "notes": [], "scenarios": [result]})
+    assert report.budget_table(_typed(result)) is None
+    text = report.render(_report(result))
     assert "The default budget against" not in text
     short = _paired(None, "latency", 11.3, 11.3)
     paired = {**_result(), **short, "calibrate": {**_result()["calibrate"], **short["calibrate"]}}
-    text = report.render({"mode": "full", "started_utc": "x", "notes": [], "scenarios": [paired]})
+    text = report.render(_report(paired))
     assert "### The default budget against 30 s" in text
 
 
@@ -357,7 +235,7 @@ def test_the_objective_table_says_what_a_second_calibration_with_the_incumbent_w
     moved = _result()
     moved["repeat"] = {"advice": "1/2", "same_data": False, "incumbent_kept": False}
     assert _cell(moved, "again") == "moved (1/2)"
-    assert report.repeat_count([result, moved, _result()]) == (1, 2)
+    assert report.repeat_count(_typed(result, moved, _result())) == (1, 2)
     text = report.render(_report(result, moved))
     assert "wrote the same data in 1 of 2." in text
 
@@ -366,17 +244,17 @@ def test_an_advice_worse_than_the_default_beyond_the_grids_noise_is_marked_and_c
     result = _result()
     steady = [21.0, 22.0, 22.7]
     result["settings"] = {"default": {"round_p99_ms": steady}, "1/1": {"round_p99_ms": steady}}
-    assert report.worse_than_default(result) is False  # 11.3 against 21.9: better
+    assert report.worse_than_default(factory.scenario(result)) is False  # 11.3 against 21.9
     worse = _result()
     worse["advice"] = {"setting": "2/2", "value": 25.0}
     worse["ratios"]["advice_vs_default"] = 25.0 / 21.9
     worse["settings"] = {"default": {"round_p99_ms": steady}, "2/2": {"round_p99_ms": steady}}
-    assert report.worse_than_default(worse) is True
+    assert report.worse_than_default(factory.scenario(worse)) is True
     assert _cell(worse, "adv/def") == "1.14 (worse)"
     # inside the noise of the two it is not called worse
     noisy = [15.0, 25.0, 30.0]
     worse["settings"] = {"default": {"round_p99_ms": noisy}, "2/2": {"round_p99_ms": noisy}}
-    assert report.worse_than_default(worse) is False
+    assert report.worse_than_default(factory.scenario(worse)) is False
     worse["settings"] = {"default": {"round_p99_ms": steady}, "2/2": {"round_p99_ms": steady}}
     text = report.render(_report(result, worse))
     assert "beyond the grid's noise of the two (adv/def marked 'worse'): 1 of 2 (" in text
@@ -391,7 +269,7 @@ def _with_aa(noise: float, name: str = "builtin/1cpu/latency/c1") -> dict[str, A
         "values": [11.3, round(11.3 * (1 + noise), 3)],
         "rounds": [13, 13],
         "noise": noise,
-        "beyond_tolerance": noise > report.GRID_BEST_TOLERANCE,
+        "beyond_tolerance": noise > figures.GRID_BEST_TOLERANCE,
     }
     return result
 
@@ -438,15 +316,15 @@ def test_the_summary_names_the_machine_and_a_run_from_before_says_it_did_not() -
             "commit": "a38a39fa158f",
         },
     }
-    line = report.machine_line(host)
+    line = report.machine_line(Host.model_validate(host))
     assert line == (
         "machine: AMD EPYC, 2 logical CPUs, 2 in the affinity mask (2 cores), kernel 6.1.0, "
         "cgroup v1, Python 3.11.7, TensorFlow 2.21.0, advisor at a38a39fa158f; "
         "1-min load average 1.32 at start"
     )
-    assert line in report.render({**_report(_result()), "host": host})
+    assert line in report.render(factory.run({"scenarios": [_result()], "host": host}))
     older = {"affinity": 2, "loadavg_start": [0.5, 0, 0]}
-    assert report.machine_line(older) == (
+    assert report.machine_line(Host.model_validate(older)) == (
         "machine: not recorded in this run (2 CPUs in the affinity mask); "
         "1-min load average 0.50 at start"
     )
@@ -454,9 +332,9 @@ def test_the_summary_names_the_machine_and_a_run_from_before_says_it_did_not() -
 
 @pytest.mark.parametrize("path", sorted((REPO / "benchmarks" / "runs").glob("full-*.json")))
 def test_every_recorded_run_still_renders(path: Path) -> None:
-    run = json.loads(path.read_text())
+    run = Run.model_validate(json.loads(path.read_text()))
     text = report.render(run)
     assert "machine: not recorded in this run" in text  # recorded before machines were named
-    assert all(r["scenario"] in text for r in run["scenarios"])
+    assert all(r.scenario in text for r in run.scenarios)
     assert "A/A" in text  # the column, empty: these runs measured no second arm
-    assert report.aa_summary(run["scenarios"]) is None
+    assert report.aa_summary(run.scenarios) is None

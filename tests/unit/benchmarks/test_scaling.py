@@ -27,19 +27,19 @@ def test_cost_model_punishes_threads_past_the_quota_and_rewards_parallelism_belo
 def test_search_stays_within_its_budget_at_every_size_and_reports_each_figure() -> None:
     rows = scaling.simulate((2, 256))
     nodes = [(2, None), (256, None), (256, 4.0)]
-    assert [(r["launcher"], r["cpus"], r["quota_cpus"]) for r in rows] == [
+    assert [(r.launcher, r.cpus, r.quota_cpus) for r in rows] == [
         (launcher.name, *n) for launcher in scaling.LAUNCHERS for n in nodes
     ]
     for row in rows:
-        assert row["trials"] >= 3  # the baseline and at least two settings
-        assert row["trials"] > row["measured"]  # the baseline runs again and again
+        assert row.trials >= 3  # the baseline and at least two settings
+        assert row.trials > row.measured  # the baseline runs again and again
         # the default budget kept, and used up to less than one more planned race trial
         plan = SearchSettings()
-        trial_s = (row["overhead_s"] + plan.race.warmup_s + plan.race.longest_s) * plan.safety
-        assert DEFAULT_BUDGET_S - trial_s <= row["simulated_s"] <= DEFAULT_BUDGET_S
-        assert row["advice_vs_best"] >= 1.0  # nothing beats the model's own optimum
-        intra, inter = (int(x) for x in row["advice"].split("/"))
-        assert 1 <= intra <= 2 * row["cpus"]
+        trial_s = (row.overhead_s + plan.race.warmup_s + plan.race.longest_s) * plan.safety
+        assert DEFAULT_BUDGET_S - trial_s <= row.simulated_s <= DEFAULT_BUDGET_S
+        assert row.advice_vs_best >= 1.0  # nothing beats the model's own optimum
+        intra, inter = (int(x) for x in row.advice.split("/"))
+        assert 1 <= intra <= 2 * row.cpus
         assert inter >= 1
 
 
@@ -47,11 +47,11 @@ def test_search_stays_within_its_budget_at_every_size_and_reports_each_figure() 
 def test_with_fork_start_up_every_setting_is_measured_within_the_default_budget(cpus: int) -> None:
     for quota in (None, 4.0) if cpus >= 8 else (None,):
         row = scaling.simulate_one(cpus, quota, scaling.FORK)
-        assert row["candidates"] <= 18
-        assert row["measured"] == row["candidates"], row
-        assert row["race_rounds"] >= 2, row
+        assert row.candidates <= 18
+        assert row.measured == row.candidates, row
+        assert row.race_rounds >= 2, row
         spawn = scaling.simulate_one(cpus, quota, scaling.SPAWN)
-        assert spawn["trials"] < row["trials"]  # what the fork server buys
+        assert spawn.trials < row.trials  # what the fork server buys
 
 
 def test_the_default_budget_is_the_smallest_that_measures_every_setting_on_every_size() -> None:
@@ -60,7 +60,7 @@ def test_the_default_budget_is_the_smallest_that_measures_every_setting_on_every
     def unmeasured(budget_s: float) -> list[tuple[int, float | None]]:
         nodes = [(c, q) for c in SIZES for q in ((None, 4.0) if c >= 8 else (None,))]
         rows = [scaling.simulate_one(c, q, scaling.FORK, budget_s) for c, q in nodes]
-        return [(r["cpus"], r["quota_cpus"]) for r in rows if r["measured"] < r["candidates"]]
+        return [(r.cpus, r.quota_cpus) for r in rows if r.measured < r.candidates]
 
     assert unmeasured(DEFAULT_BUDGET_S) == []
     assert (256, None) in unmeasured(DEFAULT_BUDGET_S - 5.0)

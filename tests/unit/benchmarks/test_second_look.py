@@ -9,9 +9,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from benchmarks import advice_quality, report
+from benchmarks import figures, measure
 from benchmarks.plan import EFFORT
-from benchmarks.pool import Setting
+from benchmarks.pool import Arm
+from benchmarks.results import Pooled
+from tests.unit.benchmarks import factory
 
 
 class RecordingPool:
@@ -22,7 +24,7 @@ class RecordingPool:
         self.calls: list[tuple[str, float, float, int]] = []
 
     def measure(
-        self, setting: Setting, window_s: float, warmup_s: float, concurrency: int
+        self, setting: Arm, window_s: float, warmup_s: float, concurrency: int
     ) -> dict[str, Any]:
         self.calls.append((setting.key, window_s, warmup_s, concurrency))
         value = self.latency_ms[setting.key]
@@ -35,12 +37,12 @@ def _first_rounds(keys: list[str], rounds: int, value: float) -> dict[str, list[
 
 
 def test_the_second_look_measures_only_the_contenders_the_effort_says_more_rounds() -> None:
-    settings = [Setting(1, 1), Setting(1, 2), Setting(2, 1), Setting(2, 2)]
+    settings = [Arm.of(1, 1), Arm.of(1, 2), Arm.of(2, 1), Arm.of(2, 2)]
     samples = _first_rounds([s.key for s in settings], 5, 10.0)
     pool = RecordingPool({"1/1": 9.0, "1/2": 11.0, "2/1": 12.0, "2/2": 13.0})
     effort = dataclasses.replace(EFFORT["full"], refine_rounds=3)
-    second = advice_quality.refine(
-        pool,  # type: ignore[arg-type]
+    second = measure.refine(
+        pool,
         settings,
         samples,
         [["1/1", "1/2"], ["1/2", "2/1"]],  # two scenarios sharing this measurement
@@ -49,26 +51,26 @@ def test_the_second_look_measures_only_the_contenders_the_effort_says_more_round
         group=None,
         seed=1,
     )
-    assert second["settings"] == ["1/1", "1/2", "2/1"]
-    assert second["rounds"] == 3
+    assert second.settings == ["1/1", "1/2", "2/1"]
+    assert second.rounds == 3
     measured = [key for key, *_ in pool.calls]
     assert sorted(measured) == sorted(["1/1", "1/2", "2/1"] * 3)
     assert {(w, u, c) for _, w, u, c in pool.calls} == {(effort.window_s, effort.warmup_s, 2)}
     assert {k: len(v) for k, v in samples.items()} == {"1/1": 8, "1/2": 8, "2/1": 8, "2/2": 5}
     # the figures pool both looks: 1/1's p99 over five 10 ms and three 9 ms requests
-    pooled = report.pool_rounds(samples["1/1"])
-    assert pooled["rounds"] == 8
-    assert pooled["p50_ms"] == 10.0 and min(pooled["round_p99_ms"]) == 9.0
+    pooled = figures.pool_rounds(samples["1/1"])
+    assert pooled.rounds == 8
+    assert pooled.p50_ms == 10.0 and min(pooled.round_p99_ms) == 9.0
 
 
 def test_the_held_out_figures_are_the_second_looks_rounds_alone() -> None:
-    settings = [Setting(1, 1), Setting(1, 2), Setting(2, 1)]
+    settings = [Arm.of(1, 1), Arm.of(1, 2), Arm.of(2, 1)]
     # first rounds: 1/2 looked best (8 ms); on the second look it is 11 ms and 1/1 is 9 ms
     samples = _first_rounds(["1/1", "2/1"], 5, 10.0) | _first_rounds(["1/2"], 5, 8.0)
     pool = RecordingPool({"1/1": 9.0, "1/2": 11.0, "2/1": 12.0})
-    held: dict[str, dict[str, Any]] = {}
-    advice_quality.refine(
-        pool,  # type: ignore[arg-type]
+    held: dict[str, Pooled] = {}
+    measure.refine(
+        pool,
         settings,
         samples,
         [["1/2", "1/1"]],
@@ -79,24 +81,24 @@ def test_the_held_out_figures_are_the_second_looks_rounds_alone() -> None:
         held_out=held,
     )
     assert set(held) == {"1/2", "1/1"}  # 2/1 had no second look
-    assert held["1/1"]["rounds"] == 3 and held["1/1"]["p99_ms"] == 9.0
-    assert held["1/2"]["p99_ms"] == 11.0
+    assert held["1/1"].rounds == 3 and held["1/1"].p99_ms == 9.0
+    assert held["1/2"].p99_ms == 11.0
     # judged there, the best is 1/1 (2/1 is a grid setting the held-out rounds did not measure)
-    look = advice_quality.first_look(held, ["1/1", "1/2", "2/1"], "latency", (1, 2))
-    assert look["grid_best"] == {"setting": "1/1", "value": 9.0}
-    assert look["advice_vs_grid_best"] == round(11.0 / 9.0, 3)
-    assert look["rounds"] == 3
+    look = measure.first_look(held, ["1/1", "1/2", "2/1"], "latency", (1, 2))
+    assert look.grid_best.dump() == {"setting": "1/1", "value": 9.0}
+    assert look.advice_vs_grid_best == round(11.0 / 9.0, 3)
+    assert look.rounds == 3
     # an advice the held-out rounds did not measure has no held-out figure
-    assert advice_quality.first_look(held, ["1/1"], "latency", (2, 1))["advice_value"] is None
+    assert measure.first_look(held, ["1/1"], "latency", (2, 1)).advice_value is None
 
 
 def test_no_second_look_when_the_effort_has_none() -> None:
-    settings = [Setting(1, 1)]
+    settings = [Arm.of(1, 1)]
     samples = _first_rounds(["1/1"], 2, 10.0)
     pool = RecordingPool({"1/1": 9.0})
     effort = dataclasses.replace(EFFORT["smoke"], refine_rounds=0)
-    second = advice_quality.refine(
-        pool,  # type: ignore[arg-type]
+    second = measure.refine(
+        pool,
         settings,
         samples,
         [["1/1"]],
@@ -105,22 +107,22 @@ def test_no_second_look_when_the_effort_has_none() -> None:
         group=None,
         seed=1,
     )
-    assert second == {"rounds": 0, "settings": [], "measure_s": 0.0}
+    assert second.dump() == {"rounds": 0, "settings": [], "measure_s": 0.0}
     assert pool.calls == [] and len(samples["1/1"]) == 2
 
 
 def test_the_first_look_keeps_the_best_and_ratio_before_the_second() -> None:
     stats = {
-        "1/1": {"p99_ms": 12.0, "throughput_rps": 90.0, "rounds": 5},
-        "1/2": {"p99_ms": 10.0, "throughput_rps": 100.0, "rounds": 5},
+        "1/1": factory.pooled({"p99_ms": 12.0, "throughput_rps": 90.0, "rounds": 5}),
+        "1/2": factory.pooled({"p99_ms": 10.0, "throughput_rps": 100.0, "rounds": 5}),
     }
-    first = advice_quality.first_look(stats, ["1/1", "1/2"], "latency", (1, 1))
-    assert first == {
+    first = measure.first_look(stats, ["1/1", "1/2"], "latency", (1, 1))
+    assert first.dump() == {
         "grid_best": {"setting": "1/2", "value": 10.0},
         "advice_vs_grid_best": 1.2,
         "advice_value": 12.0,
         "rounds": 5,
     }
-    rps = advice_quality.first_look(stats, ["1/1", "1/2"], "throughput", (1, 1))
-    assert rps["advice_vs_grid_best"] == 0.9
-    assert advice_quality.first_look(stats, ["1/1"], "latency", None)["advice_vs_grid_best"] is None
+    rps = measure.first_look(stats, ["1/1", "1/2"], "throughput", (1, 1))
+    assert rps.advice_vs_grid_best == 0.9
+    assert measure.first_look(stats, ["1/1"], "latency", None).advice_vs_grid_best is None

@@ -57,11 +57,11 @@ def test_the_percentile_is_defined_once_and_used_by_the_child_and_the_benchmark(
     child = (REPO / "advisor/trials/child/trial.py").read_text()
     assert "from advisor.calibrate.percentile import percentile" in child
     assert "percentile(latencies, 99)" in child
-    from benchmarks import report
+    from benchmarks import figures
 
-    assert report.percentile is percentile
-    pooled = report.pool_rounds(
+    assert figures.percentile is percentile
+    pooled = figures.pool_rounds(
         [{"latencies_ms": [1.0, 2.0, 3.0, 10.0], "completed": 4, "window_s": 1.0}]
     )
-    assert pooled["p99_ms"] == 10.0
-    assert pooled["p50_ms"] == 2.0
+    assert pooled.p99_ms == 10.0
+    assert pooled.p50_ms == 2.0
