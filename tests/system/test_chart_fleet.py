@@ -554,6 +554,9 @@ def test_notes_say_how_to_opt_a_namespace_in() -> None:
         ("planner.maxAge=30x", "maxAge"),
         ("planner.restart=yes", "restart"),
         ("planner.startupAllowance=soon", "startupAllowance"),
+        # plan refuses a zero allowance: the chart says so at install, not each night
+        ("planner.startupAllowance=0s", "startupAllowance"),
+        ("planner.startupAllowance=0m0s", "startupAllowance"),
         ("planner.priorityClassName=Batch_Low", "priorityClassName"),
         ("planner.scope=clustr", "scope"),
         ("planner.scpe=cluster", "scpe"),
