@@ -51,7 +51,8 @@ def register(subparsers: Any) -> None:
         "annotations override. A Job the API server refuses (a quota, an admission webhook, an "
         "invalid Job) is that workload's failed decision and the plan goes on; only a rule its "
         "Role lacks stops it (exit 8). Any failed decision makes it exit 17 after printing them "
-        "all. Needs get/list on deployments, statefulsets, configmaps and jobs, and create on "
+        "all. Needs get/list on deployments, statefulsets, configmaps, persistentvolumeclaims "
+        "and jobs, and create on "
         "jobs (and events) with --apply. With --prometheus-url, an advice that fits but made its "
         "serving pods worse in production is revert (--apply writes the advice it replaced "
         "back; needs list on pods and daemonsets and update on configmaps), and containers not "
@@ -70,7 +71,8 @@ def register(subparsers: Any) -> None:
         help="plan every namespace labelled tf-thread-advisor.io/calibrate=true (its workloads "
         "still opt in one by one); each Job runs in its workload's namespace as the "
         "--service-account there, --max-running counts every namespace's Jobs. Needs a "
-        "ClusterRole: get/list on deployments, statefulsets, configmaps and jobs, list on "
+        "ClusterRole: get/list on deployments, statefulsets, configmaps, "
+        "persistentvolumeclaims and jobs, list on "
         "namespaces and serviceaccounts, create on jobs with --apply",
     )
     add_format(parser, PlanView, "table")
