@@ -1,14 +1,16 @@
 """Opted-in workloads as the API server returns them, for fleet mode's tests: a serving container,
 a Deployment or StatefulSet around it, and the pod shapes a cluster really has (a model on a PVC,
 in a ConfigMap, baked into the image, a StatefulSet's claim, a pod with sidecars). The unit tests
-of advisor/fleet/derive.py and the schema and lint tests of the Jobs it derives build on them.
+of advisor/fleet/ and the schema and lint tests of the Jobs it derives build on them; the Job
+derived from a workload, and its parts, are read here for the unit tests.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from advisor.fleet.derive import JobSettings
+from advisor.fleet.derive import DerivedJob, JobSettings, derive_job
+from advisor.fleet.optin import CalibrationAsk, read_ask
 from advisor.keys import ANN_ASK_CONTAINER, ANN_MODEL, LABEL_CALIBRATE
 from advisor.models import WorkloadKind
 
@@ -18,6 +20,7 @@ SETTINGS = JobSettings(
 )
 SERVING_IMAGE = "registry.example.com/resnet-serving:1.4.2"
 NAMESPACE = "ml"
+MODEL = "/models/resnet/1"
 
 
 def container(
@@ -193,4 +196,75 @@ def shapes() -> dict[str, tuple[WorkloadKind, dict[str, Any]]]:
         "configmap-request-only": (WorkloadKind.DEPLOYMENT, configmap),
         "image-sidecars": (WorkloadKind.DEPLOYMENT, baked),
         "statefulset-claim": (WorkloadKind.STATEFULSET, sts),
+    }
+
+
+# --------------------------------------------------------------------------------------------------
+# The Job derived from a workload, and its parts, for the unit tests of advisor/fleet/
+
+
+def ask(model: str = MODEL, **annotations: str) -> CalibrationAsk:
+    return read_ask({ANN_MODEL: model, **annotations})
+
+
+def derive(
+    workload: dict[str, Any],
+    the_ask: CalibrationAsk | None = None,
+    *,
+    kind: str = "Deployment",
+    settings: JobSettings = SETTINGS,
+    configmap: str = "resnet-advice",
+) -> DerivedJob:
+    return derive_job(
+        WorkloadKind(kind),
+        workload,
+        the_ask if the_ask is not None else ask(),
+        configmap=configmap,
+        settings=settings,
+    )
+
+
+def pod(job: DerivedJob) -> dict[str, Any]:
+    spec: dict[str, Any] = job.manifest["spec"]["template"]["spec"]
+    return spec
+
+
+def advisor(job: DerivedJob) -> dict[str, Any]:
+    (only,) = pod(job)["containers"]
+    assert only["name"] == "advisor"
+    return dict(only)
+
+
+def copier(job: DerivedJob) -> dict[str, Any]:
+    (only,) = pod(job)["initContainers"]
+    assert only["name"] == "copy-model"
+    return dict(only)
+
+
+def volumes(job: DerivedJob) -> dict[str, dict[str, Any]]:
+    return {v["name"]: v for v in pod(job)["volumes"]}
+
+
+def mounts(c: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {m["name"]: m for m in c.get("volumeMounts", [])}
+
+
+def arg(job: DerivedJob, flag: str) -> list[str]:
+    return [a.split("=", 1)[1] for a in advisor(job)["args"] if a.startswith(flag + "=")]
+
+
+def pvc_deployment(**pod_fields: Any) -> dict[str, Any]:
+    return deployment(
+        container(mounts=[{"name": "models", "mountPath": "/models"}]),
+        volumes=[{"name": "models", "persistentVolumeClaim": {"claimName": "resnet-models"}}],
+        **pod_fields,
+    )
+
+
+def _required(values: list[str]) -> dict[str, Any]:
+    term = {"matchExpressions": [{"key": "pool", "operator": "In", "values": values}]}
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+        }
     }

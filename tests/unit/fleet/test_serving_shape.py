@@ -1,5 +1,8 @@
-"""The calibration pod has the serving pod's QoS class, and its advisor container the exclusive
-cores the server's container gets from the static CPU manager.
+"""What the calibration Job copies of the serving pod's shape: the advisor container gets the
+serving container's exact resources (the CPU quota it measures under, from the container's or the
+pod's limit or request), the pod its placement (and not the serving pod's wiring) and the node
+pool it reads as; the calibration pod has the serving pod's QoS class, and its advisor container
+the exclusive cores the server's container gets from the static CPU manager.
 
 The class is checked by this file's own reading of Kubernetes' rules (the API server's defaulting,
 then the kubelet's ComputePodQOS and the static CPU manager's guaranteedCPUs), not by the code's.
@@ -8,6 +11,7 @@ then the kubelet's ComputePodQOS and the static CPU manager's guaranteedCPUs), n
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
@@ -16,8 +20,21 @@ from advisor.consumers.quantity import cpu_quantity
 from advisor.fleet.derive import DerivedJob, DeriveError, derive_job
 from advisor.fleet.optin import read_ask
 from advisor.fleet.serving_shape import qos_class
-from advisor.keys import ANN_ASK_CONTAINER
-from tests.support.fleet_workloads import SETTINGS, container, deployment
+from advisor.keys import (
+    ANN_ASK_CONTAINER,
+    ANN_JOB_POOL,
+)
+from tests.support.fleet_workloads import (
+    SETTINGS,
+    _required,
+    advisor,
+    arg,
+    container,
+    deployment,
+    derive,
+    pod,
+    pvc_deployment,
+)
 
 QOS = ("cpu", "memory")
 
@@ -112,7 +129,7 @@ def amounts(resources: dict[str, Any]) -> dict[str, dict[str, float]]:
     return {k: {n: _amount(v) for n, v in resources.get(k, {}).items()} for k in resources}
 
 
-def derive(workload: dict[str, Any]) -> DerivedJob:
+def derive_annotated(workload: dict[str, Any]) -> DerivedJob:
     return derive_job(
         "Deployment",
         workload,
@@ -249,7 +266,7 @@ def test_the_calibration_pod_has_the_serving_pods_qos_class(shape: str, model_on
     # the shapes say what Kubernetes makes of the serving pod: the oracle agrees
     assert kubernetes_qos(serving_pod(workload)) == expected
     assert exclusive_cpus(serving_pod(workload), "server") == cores
-    job = derive(workload)
+    job = derive_annotated(workload)
     assert kubernetes_qos(job_pod(job)) == expected
     # the advisor gets the cores the server gets
     assert exclusive_cpus(job_pod(job), "advisor") == cores
@@ -262,7 +279,7 @@ def test_the_calibration_pod_has_the_serving_pods_qos_class(shape: str, model_on
 def test_every_container_of_a_guaranteed_calibration_pod_asks_what_it_may_use(
     shape: str,
 ) -> None:
-    job = derive(copy.deepcopy(SHAPES[shape][0]))
+    job = derive_annotated(copy.deepcopy(SHAPES[shape][0]))
     pod = job_pod(job)
     for c in [*pod["initContainers"], *pod["containers"]]:
         limits = c["resources"].get("limits", {})
@@ -280,7 +297,7 @@ def test_the_calibration_pod_asks_the_scheduler_for_what_a_replica_asks(shape: s
     the calibration fits where a replica fits."""
     workload = copy.deepcopy(SHAPES[shape][0])
     served = _as_defaulted(serving_pod(workload))
-    calibrating = _as_defaulted(job_pod(derive(workload)))
+    calibrating = _as_defaulted(job_pod(derive_annotated(workload)))
     if served.get("resources"):
         assert amounts(calibrating["resources"]) == amounts(served["resources"])
         return
@@ -297,7 +314,7 @@ def test_the_calibration_pod_asks_the_scheduler_for_what_a_replica_asks(shape: s
 def test_the_oracle_tells_a_burstable_copy_apart() -> None:
     """A copy asking for less than its limit, as it once did, makes a Guaranteed pod Burstable:
     the check above can fail."""
-    job = derive(deployment(container(resources=guaranteed("4"))))
+    job = derive_annotated(deployment(container(resources=guaranteed("4"))))
     pod = copy.deepcopy(job_pod(job))
     pod["initContainers"][0]["resources"]["requests"] = {"cpu": "100m", "memory": "128Mi"}
     assert kubernetes_qos(pod) == "Burstable"
@@ -310,7 +327,7 @@ def test_a_pod_level_budget_states_the_defaulted_requests() -> None:
     workload = deployment(
         container(resources={}), resources={"limits": {"cpu": "3", "memory": "3Gi"}}
     )
-    pod = job_pod(derive(workload))
+    pod = job_pod(derive_annotated(workload))
     assert pod["resources"] == guaranteed("3", "3Gi")
     # no container above the pod
     (copier,) = pod["initContainers"]
@@ -318,12 +335,12 @@ def test_a_pod_level_budget_states_the_defaulted_requests() -> None:
 
 
 def test_a_small_guaranteed_server_bounds_the_copy() -> None:
-    pod = job_pod(derive(deployment(container(resources=guaranteed("250m", "256Mi")))))
+    pod = job_pod(derive_annotated(deployment(container(resources=guaranteed("250m", "256Mi")))))
     assert pod["initContainers"][0]["resources"] == guaranteed("250m", "256Mi")
 
 
 def test_a_burstable_copy_stays_small() -> None:
-    pod = job_pod(derive(deployment(container(resources={"requests": {"cpu": "2"}}))))
+    pod = job_pod(derive_annotated(deployment(container(resources={"requests": {"cpu": "2"}}))))
     assert pod["initContainers"][0]["resources"] == {
         "requests": {"cpu": "100m", "memory": "128Mi"},
         "limits": {"cpu": "500m", "memory": "512Mi"},
@@ -335,4 +352,244 @@ def test_a_best_effort_server_has_nothing_to_measure_for() -> None:
     assert kubernetes_qos(serving_pod(workload)) == "BestEffort"
     assert qos_class(serving_pod(workload)) == "BestEffort"
     with pytest.raises(DeriveError, match="neither a CPU limit nor a CPU request"):
-        derive(workload)
+        derive_annotated(workload)
+
+
+# --------------------------------------------------------------------------------------------------
+# Resources and the CPU quota
+
+
+def test_the_advisor_gets_the_serving_containers_exact_resources() -> None:
+    resources = {
+        "requests": {"cpu": "3500m", "memory": "6Gi", "ephemeral-storage": "2Gi"},
+        "limits": {"cpu": "3500m", "memory": "6Gi", "ephemeral-storage": "4Gi"},
+    }
+    job = derive(deployment(container(resources=resources)))
+    assert advisor(job)["resources"] == resources
+    assert job.cpu == 3.5
+    assert job.cpu_from == "limit"
+    assert arg(job, "--cpu-from") == ["limit"]
+
+
+def test_a_pod_level_limit_below_the_containers_is_the_quota() -> None:
+    pod_resources = {"requests": {"cpu": "2", "memory": "4Gi"}, "limits": {"cpu": "2"}}
+    job = derive(deployment(resources=pod_resources))
+    assert pod(job)["resources"] == pod_resources
+    assert advisor(job)["resources"]["limits"]["cpu"] == "4"  # the container's, as it is
+    assert job.cpu == 2.0
+    assert job.cpu_from == "limit"
+
+
+def test_a_pod_level_limit_alone_is_the_quota() -> None:
+    job = derive(
+        deployment(
+            container(resources={"requests": {"memory": "1Gi"}}),
+            resources={"limits": {"cpu": "6", "memory": "8Gi"}},
+        )
+    )
+    assert job.cpu == 6.0
+    assert job.cpu_from == "limit"
+    assert "cpu" not in advisor(job)["resources"].get("limits", {})
+    # the requests the API server would default for the serving pod, stated
+    assert pod(job)["resources"] == {
+        "requests": {"cpu": "6", "memory": "1Gi"},
+        "limits": {"cpu": "6", "memory": "8Gi"},
+    }
+
+
+def test_without_a_limit_the_request_becomes_the_quota() -> None:
+    job = derive(deployment(container(resources={"requests": {"cpu": "1500m", "memory": "2Gi"}})))
+    assert advisor(job)["resources"] == {
+        "requests": {"cpu": "1500m", "memory": "2Gi"},
+        "limits": {"cpu": "1500m"},
+    }
+    assert job.cpu == 1.5
+    assert job.cpu_from == "request"
+    assert job.target.cpu_from == "request"
+    assert arg(job, "--cpu-from") == ["request"]
+
+
+def test_without_a_limit_a_pod_level_request_becomes_the_quota() -> None:
+    job = derive(
+        deployment(
+            container(resources={"limits": {"memory": "2Gi"}}),
+            resources={"requests": {"cpu": "3"}},
+        )
+    )
+    assert advisor(job)["resources"]["limits"] == {"memory": "2Gi", "cpu": "3"}
+    assert job.cpu == 3.0
+    assert job.cpu_from == "request"
+
+
+@pytest.mark.parametrize(
+    "resources",
+    [{}, {"requests": {"memory": "1Gi"}, "limits": {"memory": "1Gi"}}, {"requests": {"cpu": "0"}}],
+)
+def test_neither_limit_nor_request_is_refused(resources: dict[str, Any]) -> None:
+    with pytest.raises(DeriveError, match="neither a CPU limit nor a CPU request"):
+        derive(deployment(container(resources=resources)))
+
+
+def test_resource_claims_stay_with_the_serving_pod() -> None:
+    resources = {"limits": {"cpu": "2"}, "claims": [{"name": "gpu"}]}
+    job = derive(deployment(container(resources=resources), resourceClaims=[{"name": "gpu"}]))
+    assert advisor(job)["resources"] == {"limits": {"cpu": "2"}}
+    assert "resourceClaims" not in pod(job)
+
+
+# --------------------------------------------------------------------------------------------------
+# Placement: what is copied, what is dropped, the pool
+
+
+def test_placement_is_copied_and_the_serving_pods_wiring_dropped() -> None:
+    node_affinity = {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["cpu"]}]}
+            ]
+        },
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {
+                "weight": 10,
+                "preference": {
+                    "matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]
+                },
+            }
+        ],
+    }
+    tolerations = [{"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"}]
+    workload = pvc_deployment(
+        nodeSelector={"kubernetes.io/arch": "amd64"},
+        affinity={
+            "nodeAffinity": node_affinity,
+            "podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []},
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "labelSelector": {"matchLabels": {"app": "resnet"}},
+                        "topologyKey": "kubernetes.io/hostname",
+                    }
+                ]
+            },
+        },
+        tolerations=tolerations,
+        runtimeClassName="gvisor",
+        imagePullSecrets=[{"name": "registry-creds"}],
+        topologySpreadConstraints=[
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+        ],
+        hostNetwork=True,
+        hostPID=True,
+        hostIPC=True,
+        priorityClassName="serving-critical",
+        serviceAccountName="resnet-serving",
+        automountServiceAccountToken=True,
+        nodeName="node-7",
+        dnsPolicy="ClusterFirstWithHostNet",
+        schedulerName="bin-packer",
+        terminationGracePeriodSeconds=120,
+        shareProcessNamespace=True,
+        hostAliases=[{"ip": "10.0.0.1", "hostnames": ["models"]}],
+    )
+    spec = pod(derive(workload))
+    assert spec["nodeSelector"] == {"kubernetes.io/arch": "amd64"}
+    assert spec["affinity"] == {"nodeAffinity": node_affinity}
+    assert spec["tolerations"] == tolerations
+    assert spec["runtimeClassName"] == "gvisor"
+    assert spec["imagePullSecrets"] == [{"name": "registry-creds"}]
+    assert spec["serviceAccountName"] == SETTINGS.service_account
+    assert spec["automountServiceAccountToken"] is False
+    assert set(spec) == {
+        "restartPolicy",
+        "serviceAccountName",
+        "automountServiceAccountToken",
+        "securityContext",
+        "nodeSelector",
+        "affinity",
+        "tolerations",
+        "runtimeClassName",
+        "imagePullSecrets",
+        "initContainers",
+        "containers",
+        "volumes",
+    }
+
+
+def test_a_plain_pod_gets_no_placement() -> None:
+    spec = pod(derive(deployment(affinity={"podAntiAffinity": {}})))
+    for key in ("nodeSelector", "affinity", "tolerations", "runtimeClassName", "imagePullSecrets"):
+        assert key not in spec
+
+
+@pytest.mark.parametrize(
+    ("pod_fields", "pool"),
+    [
+        ({}, "any node"),
+        ({"nodeSelector": {"pool": "a"}}, "pool=a"),
+        ({"nodeSelector": {"k2": "v2", "k": "v"}}, "k=v,k2=v2"),
+        (
+            {
+                "nodeSelector": {"k": "v"},
+                "affinity": {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {"matchExpressions": [{"key": "z", "operator": "Exists"}]}
+                            ]
+                        }
+                    }
+                },
+            },
+            "k=v + required node affinity",
+        ),
+        (
+            {
+                "affinity": {
+                    "nodeAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "weight": 1,
+                                "preference": {
+                                    "matchExpressions": [{"key": "z", "operator": "Exists"}]
+                                },
+                            }
+                        ]
+                    }
+                }
+            },
+            "any node",
+        ),
+    ],
+)
+def test_the_pool_reads_as_what_pins_the_pods(pod_fields: dict[str, Any], pool: str) -> None:
+    job = derive(deployment(**pod_fields))
+    assert job.pool == pool
+    assert job.manifest["metadata"]["annotations"][ANN_JOB_POOL] == pool
+    assert re.fullmatch(r"[0-9a-f]{10}", job.pool_hash)
+
+
+def test_the_pool_hash_is_the_pool_not_the_workload() -> None:
+    one = derive(deployment(name="a", nodeSelector={"pool": "x"}))
+    other = derive(
+        deployment(
+            container(resources={"limits": {"cpu": "1"}}), name="b", nodeSelector={"pool": "x"}
+        )
+    )
+    assert one.pool_hash == other.pool_hash
+    assert one.spec_hash != other.spec_hash
+    elsewhere = derive(deployment(name="a", nodeSelector={"pool": "y"}))
+    assert elsewhere.pool_hash != one.pool_hash
+    # the same readable pool, pinned to other nodes: another pool
+    first = derive(deployment(affinity=_required(["a"])))
+    second = derive(deployment(affinity=_required(["b"])))
+    assert first.pool == second.pool == "required node affinity"
+    assert first.pool_hash != second.pool_hash
+    # a preference pins nothing
+    assert (
+        derive(deployment()).pool_hash
+        == derive(
+            deployment(
+                affinity={"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []}}
+            )
+        ).pool_hash
+    )

@@ -11,7 +11,6 @@ import yaml
 
 from advisor.errors import InvalidAdviceError
 from advisor.keys import DATA_CHANGED_ANNOTATION, HASH_ANNOTATION, PROVENANCE_ANNOTATION
-from advisor.kubenames import dns1123_label_problem, dns1123_subdomain_problem, label_problem
 from advisor.models import (
     ADVICE_ENV_NAMES,
     MAX_PROVENANCE_TRIALS,
@@ -227,43 +226,11 @@ def test_yaml_problems(text: str, message: str) -> None:
         load_configmap_yaml(text, "x.yaml")
 
 
-@pytest.mark.parametrize(
-    ("name", "ok"),
-    [
-        ("tf-advice", True),
-        ("a.b-c.d", True),
-        ("a" * 253, True),  # Kubernetes limits the whole name only
-        ("a" * 254, False),
-        (".".join(["a" * 63] * 3) + ".b", True),
-        ("Tf", False),
-        ("-a", False),
-        ("a..b", False),
-        ("", False),
-    ],
-)
-def test_dns1123_subdomain(name: str, ok: bool) -> None:
-    assert (dns1123_subdomain_problem(name) is None) is ok
-
-
-@pytest.mark.parametrize(
-    ("name", "ok"), [("ml", True), ("a" * 63, True), ("a" * 64, False), ("a.b", False)]
-)
-def test_dns1123_label(name: str, ok: bool) -> None:
-    assert (dns1123_label_problem(name) is None) is ok
-
-
 def test_render_refuses_bad_names() -> None:
     with pytest.raises(InvalidAdviceError, match="ConfigMap name 'Bad_Name'"):
         render_configmap(recommendation(), "Bad_Name", "ml")
     with pytest.raises(InvalidAdviceError, match="namespace 'ML'"):
         render_configmap(recommendation(), "ok", "ML")
-
-
-def test_node_label_rules() -> None:
-    assert label_problem("topology.kubernetes.io/zone", "eu-west-1a") is None
-    assert label_problem("pool", "") is None
-    assert label_problem("pool", "a b") is not None
-    assert label_problem("Bad_Prefix/x", "y") is not None
 
 
 def test_many_trials_are_truncated_and_the_annotation_stays_small() -> None:

@@ -1,0 +1,97 @@
+"""``plan``'s view in every format, in one namespace and across several."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import yaml
+
+from advisor.models import (
+    PlanDecision,
+    PlanResult,
+)
+from advisor.render import formats
+from advisor.render.plan import PlanView
+from tests.unit.render.samples import HOSTILE, markdown_tables
+
+# --------------------------------------------------------------------------------------------------
+# plan
+
+
+def plan_view(applied: bool = False) -> PlanView:
+    decisions = [
+        PlanDecision(
+            workload="deployment/a",
+            container="server",
+            configmap="advice-a",
+            decision="calibrate",
+            reason="no advice yet",
+            job="tfta-a-server-0a1b2c3d4e",
+        ),
+        PlanDecision(
+            workload="deployment/z", decision="skipped", reason=f"no container: {HOSTILE}"
+        ),
+    ]
+    return PlanView(PlanResult(decisions=decisions), namespace="ml", applied=applied)
+
+
+def test_plan_in_every_format() -> None:
+    view = plan_view()
+    assert json.loads(formats.render(view, "json")) == view.result.model_dump(mode="json")
+    assert yaml.safe_load(formats.render(view, "yaml")) == view.result.model_dump(mode="json")
+    table, reasons, hint = formats.render(view, "table").rstrip("\n").split("\n\n")
+    assert table.splitlines()[0].split() == [
+        "WORKLOAD",
+        "CONTAINER",
+        "CONFIGMAP",
+        "DECISION",
+        "JOB",
+    ]
+    assert table.splitlines()[2].split() == ["deployment/z", "-", "-", "skipped", "-"]
+    assert reasons.splitlines() == [
+        "deployment/a (server): no advice yet",
+        f"deployment/z: no container: {HOSTILE}",
+    ]
+    assert hint.startswith("nothing was created")
+    assert "nothing was created" not in formats.render(plan_view(applied=True), "table")
+    records = list(csv.DictReader(io.StringIO(formats.render(view, "csv"))))
+    assert [(r["workload"], r["container"], r["job"]) for r in records] == [
+        ("deployment/a", "server", "tfta-a-server-0a1b2c3d4e"),
+        ("deployment/z", "", ""),
+    ]
+    assert records[1]["reason"] == f"no container: {HOSTILE}"
+    (decisions,) = markdown_tables(formats.render(view, "markdown"))
+    assert decisions[3] == ["deployment/z", "-", "-", "skipped", "-"]
+    empty = PlanView(PlanResult(), namespace="ml", applied=False)
+    assert formats.render(empty, "table").startswith("no opted-in workloads in namespace ml")
+
+
+def test_plan_across_namespaces_names_each_decisions_namespace() -> None:
+    one = plan_view()
+    decisions = [
+        d.model_copy(update={"namespace": ns})
+        for d, ns in zip(one.result.decisions, ("team-a", "team-b"), strict=True)
+    ]
+    view = PlanView(PlanResult(decisions=decisions), namespace=None, applied=True)
+    table, reasons = formats.render(view, "table").rstrip("\n").split("\n\n")
+    assert table.splitlines()[0].split()[:2] == ["NAMESPACE", "WORKLOAD"]
+    assert table.splitlines()[2].split() == ["team-b", "deployment/z", "-", "-", "skipped", "-"]
+    assert reasons.splitlines()[0] == "team-a/deployment/a (server): no advice yet"
+    records = list(csv.DictReader(io.StringIO(formats.render(view, "csv"))))
+    assert [r["namespace"] for r in records] == ["team-a", "team-b"]
+    assert [d["namespace"] for d in json.loads(formats.render(view, "json"))["decisions"]] == [
+        "team-a",
+        "team-b",
+    ]
+    # one namespace: no NAMESPACE column, the machine formats still carry it
+    single = PlanView(PlanResult(decisions=decisions), namespace="team-a", applied=True)
+    assert formats.render(single, "table").split()[0] == "WORKLOAD"
+    assert "NAMESPACE" not in formats.render(single, "table")
+    nothing = PlanView(PlanResult(), namespace=None, applied=False)
+    assert "no namespace is labelled tf-thread-advisor.io/calibrate=true" in formats.render(
+        nothing, "table"
+    )
+    quiet = PlanView(PlanResult(), namespace=None, applied=False, namespaces=["a", "b"])
+    assert "no opted-in workloads in namespaces a, b" in formats.render(quiet, "table")
