@@ -56,7 +56,7 @@ from advisor.models import (
     WorkloadInfo,
 )
 from advisor.objectives import Measure, Objective, named
-from advisor.render.words import compare_text, incumbent_reason, sweep_done_line
+from advisor.render.words import compare_text, incumbent_reason, onednn_reason, sweep_done_line
 from advisor.trials.environment import trial_env
 from advisor.trials.launch import Launcher, TrialPrograms
 from advisor.trials.modelfile import is_keras_file
@@ -165,7 +165,10 @@ def _onednn_phase(
                 server.launch(launcher.load_timeout_s if launcher is not None else 0.0)
             for server in servers.values():
                 server.ready(max(1.0, budget.remaining()))
-            return onednn.measure_pairs(setting, fns, measure=measure, budget=budget, say=say)
+            trials, decided = onednn.measure_pairs(
+                setting, fns, measure=measure, budget=budget, say=say
+            )
+            return trials, decided.stored(onednn_reason(decided))
     finally:
         notes = launcher.notes if launcher is not None else []
         for server in servers.values():

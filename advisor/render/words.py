@@ -13,6 +13,7 @@ from advisor.models import (
     IncumbentVerdict,
     Measurement,
     NearBestRange,
+    PairsVerdict,
 )
 from advisor.objectives import Measure, named
 
@@ -105,6 +106,26 @@ def incumbent_reason(verdict: IncumbentVerdict, rival: str = "", versus: str = "
     if verdict == "kept":
         return f"kept: nothing beat it beyond noise (the best, {rival}: {versus})"
     return f"replaced by {rival}: {versus}"
+
+
+def onednn_reason(verdict: PairsVerdict) -> str:
+    """The oneDNN pairs' ``code`` in one line with its figures (``OnednnVerdict.reason``)."""
+    if verdict.code == "few pairs":
+        return (
+            f"only {verdict.counted} measured pair(s), {verdict.needed} needed: left unset "
+            "(raise --budget)"
+        )
+    medians, band = verdict.medians, verdict.band or 0.0
+    figures = (
+        f"=0: {medians['0']:.2f}, =1: {medians['1']:.2f} {verdict.unit} over {verdict.counted} "
+        "pairs"
+    )
+    if verdict.code == "better":
+        return (
+            f"TF_ENABLE_ONEDNN_OPTS={verdict.value} is {verdict.margin:.0%} better ({figures}; "
+            f"noise {band:.0%}): the advice sets it"
+        )
+    return f"no difference beyond noise ({figures}; noise {band:.0%}): left unset"
 
 
 def sweep_done_line(result: CalibrationResult) -> str:
