@@ -14,6 +14,20 @@ from advisor.models import (
     Measurement,
     NearBestRange,
     PairsVerdict,
+    ThreadSetting,
+)
+from advisor.models.notes import (
+    DefaultKept,
+    FewerThreads,
+    IncumbentKept,
+    IncumbentUnmeasured,
+    NoGain,
+    Note,
+    OnlyDefault,
+    PassedOver,
+    SloMissed,
+    Unmeasured,
+    Unstable,
 )
 from advisor.objectives import Measure, named
 
@@ -126,6 +140,69 @@ def onednn_reason(verdict: PairsVerdict) -> str:
             f"noise {band:.0%}): the advice sets it"
         )
     return f"no difference beyond noise ({figures}; noise {band:.0%}): left unset"
+
+
+def note_text(note: Note) -> str:
+    """A calibration's note (``advisor.models.notes``) in one line (``CalibrationResult.notes``)."""
+    match note:
+        case SloMissed(bound, slo):
+            text = (
+                f"no setting met {bound.limit(slo)}; picked the {bound.best} {bound.what} instead"
+            )
+        case FewerThreads(chosen, leader, trade):
+            text = (
+                f"{chosen.label} is within {trade:.0%} of {leader.label}; took the one with "
+                "fewer threads"
+            )
+        case PassedOver(leader, band, trade, passed):
+            text = (
+                f"within noise ({band:.0%}) of {leader.label} but more than {trade:.0%} behind "
+                f"it, so not advised despite fewer threads: {_labels(passed)}"
+            )
+        case IncumbentUnmeasured(incumbent):
+            text = (
+                f"the advice in force ({incumbent.label}) could not be measured in this run, so "
+                "it cannot stand"
+            )
+        case IncumbentKept(leader, held, measure, ratio, band):
+            text = (
+                f"{leader.label} measured {_percent(ratio, measure)} than the advice in "
+                f"force ({held.label}), inside the {band:.0%} noise band of the two: {held.label} "
+                "kept"
+            )
+        case NoGain(chosen, band, ratio):
+            measured = "" if ratio is None else f" (ratio {ratio:.2f})"
+            text = (
+                f"{chosen.label} and the TF default measured within the {band:.0%} noise band of "
+                f"each other{measured}: no measurable gain"
+            )
+        case OnlyDefault(picks):
+            text = (
+                f"TF's default ({picks.label}) is the only setting for one CPU in the "
+                "affinity mask; only it was measured"
+            )
+        case DefaultKept(picks):
+            text = f"advice keeps TF's default, spelled out: intra = inter = {picks.intra}"
+        case Unmeasured(settings):
+            text = f"not measured for lack of budget (intra/inter): {_labels(settings)}"
+        case Unstable(settings, cv):
+            text = (
+                f"unstable (its windows disagree by a CV over {cv:.0%}; its numbers are less "
+                f"sure than the others'): {_labels(settings)}"
+            )
+    return text
+
+
+def _labels(settings: tuple[ThreadSetting, ...]) -> str:
+    return ", ".join(s.label for s in settings)
+
+
+def _percent(ratio: float | None, measure: Measure) -> str:
+    """``7% better`` (or worse): a ratio of medians (>1 = better) in words."""
+    if ratio is None:
+        return "differently"
+    change = 1 - 1 / ratio if measure.lower_is_better else ratio - 1
+    return f"{abs(change):.0%} {'better' if change >= 0 else 'worse'}"
 
 
 def sweep_done_line(result: CalibrationResult) -> str:
