@@ -1,13 +1,14 @@
 """What a reader of a calibration should know beyond its figures, each as a typed note: what
 happened and the settings and numbers its sentence needs. ``advisor.calibrate`` and the sweep make
 them; ``advisor.render.words.note_text`` puts each into words, once, and the result stores those
-words in ``CalibrationResult.notes`` (beside the trial server's and the stored advice's own notes,
-which arrive as text).
+words in ``CalibrationResult.notes`` (beside the trial server's own notes, which arrive as text).
+The notes on the stored advice (why it is not the incumbent) are made by ``advisor.pipeline``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from advisor.models.setting import ThreadSetting
 from advisor.objectives import Measure
@@ -99,6 +100,54 @@ class Unstable:
     cv: float
 
 
+#: why a stored advice is not the advice in force. not ours: another tool wrote it; elsewhere:
+#: measured for something other than this run measures (``detail``: the differences); invalid:
+#: it does not validate; unusable: its file cannot be read as a ConfigMap; unreadable: the env
+#: file cannot be read (``detail``: the error)
+IgnoredWhy = Literal["not ours", "elsewhere", "invalid", "unusable", "unreadable"]
+
+
+@dataclass(frozen=True)
+class AdviceIgnored:
+    """The stored advice at ``source`` is not the incumbent, for ``why``: TF's default is."""
+
+    source: str
+    why: IgnoredWhy
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class BadThreadValue:
+    """An env file's thread variable ``name`` is missing (``value`` None) or not a thread count
+    up to ``cap``: the file is not the incumbent."""
+
+    source: str
+    name: str
+    value: str | None
+    cap: int
+
+
+@dataclass(frozen=True)
+class NoProvenance:
+    """An env file is the incumbent with only its values checked: it says nothing of where it
+    was measured."""
+
+    source: str
+
+
+@dataclass(frozen=True)
+class UndoneInProduction:
+    """The stored advice was undone in production: TF's default is the incumbent."""
+
+
+@dataclass(frozen=True)
+class Forced:
+    """``--force``: the stored advice is not the incumbent; TF's default is."""
+
+
+#: the notes on the stored advice: why it is (or is not) the incumbent
+StoredAdviceNote = AdviceIgnored | BadThreadValue | NoProvenance | UndoneInProduction | Forced
+
 #: every note a calibration makes; a new one is a class here and its sentence in ``note_text``
 Note = (
     SloMissed
@@ -111,4 +160,5 @@ Note = (
     | DefaultKept
     | Unmeasured
     | Unstable
+    | StoredAdviceNote
 )

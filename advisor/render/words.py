@@ -7,6 +7,7 @@ ratio such as "1.36x" reads as slower for a latency. The same sentences end ``ru
 
 from __future__ import annotations
 
+from advisor.keys import APP_NAME
 from advisor.models import (
     CalibrationResult,
     IncumbentOutcome,
@@ -17,15 +18,21 @@ from advisor.models import (
     ThreadSetting,
 )
 from advisor.models.notes import (
+    AdviceIgnored,
+    BadThreadValue,
     DefaultKept,
     FewerThreads,
+    Forced,
     IncumbentKept,
     IncumbentUnmeasured,
     NoGain,
+    NoProvenance,
     Note,
     OnlyDefault,
     PassedOver,
     SloMissed,
+    StoredAdviceNote,
+    UndoneInProduction,
     Unmeasured,
     Unstable,
 )
@@ -190,7 +197,53 @@ def note_text(note: Note) -> str:
                 f"unstable (its windows disagree by a CV over {cv:.0%}; its numbers are less "
                 f"sure than the others'): {_labels(settings)}"
             )
+        case _:
+            text = _stored_advice_note(note)
     return text
+
+
+def _stored_advice_note(note: StoredAdviceNote) -> str:
+    """Why the stored advice is or is not the incumbent, in one line."""
+    match note:
+        case AdviceIgnored() | BadThreadValue():
+            text = f"{_why_ignored(note)}: {_IGNORED}"
+        case NoProvenance(source):
+            text = (
+                f"{source} carries no provenance: only its values were checked against this node "
+                "(use --output or --configmap for the full check)"
+            )
+        case UndoneInProduction():
+            text = "the stored advice was undone in production: TF's default is the incumbent"
+        case Forced():
+            text = "--force: the stored advice is not the incumbent; TF's default is"
+    return text
+
+
+#: the end of every note about a stored advice that is not used
+_IGNORED = "not used as the advice in force; TF's default is the incumbent"
+
+
+def _why_ignored(note: AdviceIgnored | BadThreadValue) -> str:
+    """Why the stored advice at the note's source is not the incumbent, in words."""
+    if isinstance(note, BadThreadValue):
+        problem = (
+            "missing"
+            if note.value is None
+            else f"{note.value!r}, not a thread count up to {note.cap}"
+        )
+        return f"{note.source}: {note.name} is {problem}"
+    source, detail = note.source, note.detail
+    match note.why:
+        case "not ours":
+            return f"{source} was not written by {APP_NAME}"
+        case "elsewhere":
+            return f"{source} was measured for something else ({detail})"
+        case "invalid":
+            return f"the stored advice does not validate ({detail})"
+        case "unusable":
+            return f"{source}: cannot use it ({detail})"
+        case "unreadable":
+            return f"{source}: cannot read it ({detail})"
 
 
 def _labels(settings: tuple[ThreadSetting, ...]) -> str:

@@ -7,15 +7,20 @@ import pytest
 
 from advisor.models import PairsVerdict, ThreadSetting
 from advisor.models.notes import (
+    AdviceIgnored,
+    BadThreadValue,
     DefaultKept,
     FewerThreads,
+    Forced,
     IncumbentKept,
     IncumbentUnmeasured,
     NoGain,
+    NoProvenance,
     Note,
     OnlyDefault,
     PassedOver,
     SloMissed,
+    UndoneInProduction,
     Unmeasured,
     Unstable,
 )
@@ -24,6 +29,7 @@ from advisor.render.words import note_text, onednn_reason
 
 A, B, C = ThreadSetting(2, 1), ThreadSetting(1, 1), ThreadSetting(4, 2)
 DEFAULT = ThreadSetting.TF_DEFAULT
+IGNORED = "not used as the advice in force; TF's default is the incumbent"
 
 
 @pytest.mark.parametrize(
@@ -77,6 +83,41 @@ DEFAULT = ThreadSetting.TF_DEFAULT
             "unstable (its windows disagree by a CV over 10%; its numbers are less sure than the "
             "others'): TF default, 1/1",
         ),
+        (
+            AdviceIgnored("cm/x", "not ours"),
+            f"cm/x was not written by tf-thread-advisor: {IGNORED}",
+        ),
+        (
+            AdviceIgnored("cm/x", "elsewhere", "batch size: measured 1, this run 2"),
+            f"cm/x was measured for something else (batch size: measured 1, this run 2): {IGNORED}",
+        ),
+        (
+            AdviceIgnored("cm/x", "invalid", "bad JSON"),
+            f"the stored advice does not validate (bad JSON): {IGNORED}",
+        ),
+        (
+            AdviceIgnored("f.yaml", "unusable", "no YAML"),
+            f"f.yaml: cannot use it (no YAML): {IGNORED}",
+        ),
+        (AdviceIgnored("a.env", "unreadable", "gone"), f"a.env: cannot read it (gone): {IGNORED}"),
+        (
+            BadThreadValue("a.env", "TF_NUM_INTRAOP_THREADS", None, 8),
+            f"a.env: TF_NUM_INTRAOP_THREADS is missing: {IGNORED}",
+        ),
+        (
+            BadThreadValue("a.env", "TF_NUM_INTEROP_THREADS", "99", 8),
+            f"a.env: TF_NUM_INTEROP_THREADS is '99', not a thread count up to 8: {IGNORED}",
+        ),
+        (
+            NoProvenance("a.env"),
+            "a.env carries no provenance: only its values were checked against this node (use "
+            "--output or --configmap for the full check)",
+        ),
+        (
+            UndoneInProduction(),
+            "the stored advice was undone in production: TF's default is the incumbent",
+        ),
+        (Forced(), "--force: the stored advice is not the incumbent; TF's default is"),
     ],
 )
 def test_each_note_is_worded_once(note: Note, words: str) -> None:
