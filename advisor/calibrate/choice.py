@@ -30,6 +30,15 @@ from dataclasses import dataclass
 
 from advisor.calibrate.statistics import ConfigStats, noise_band, ratio, within
 from advisor.models import ThreadSetting
+from advisor.models.notes import (
+    FewerThreads,
+    IncumbentKept,
+    IncumbentUnmeasured,
+    NoGain,
+    Note,
+    PassedOver,
+    SloMissed,
+)
 from advisor.objectives import Measure, Objective
 
 #: the most of the objective the advice gives up for fewer threads: a cheaper setting within noise
@@ -60,7 +69,8 @@ class Choice:
     slo_met: bool | None
     #: what the settings were ranked by: the objective's measure, or its bound's when none met it
     measure: Measure
-    notes: tuple[str, ...]
+    #: what a reader should know (``advisor.render.words.note_text`` words each)
+    notes: tuple[Note, ...]
     #: the advice in force as measured here (None: it could not be measured, so it cannot stand)
     incumbent: ConfigStats | None = None
     #: the incumbent is still the advice: nothing beat it beyond the noise of the two
@@ -117,7 +127,7 @@ def choose(
     cost); the caller turns that into the user-facing error.
     """
     baseline, field, held = _field(stats, incumbent, excluded)
-    notes: list[str] = []
+    notes: list[Note] = []
     slo_met: bool | None = None
     bound = objective.bounded_by
     if bound is not None:
@@ -128,10 +138,7 @@ def choose(
         if meeting:
             field = meeting
         else:
-            notes.append(
-                f"no setting met {bound.limit(p99_slo_ms)}; picked the {bound.best} {bound.what} "
-                "instead"
-            )
+            notes.append(SloMissed(bound, p99_slo_ms))
     measure = objective.measure(slo_met is not False)
     ordered = objective.rank(field, p99_slo_ms)
     leader = ordered[0]
@@ -155,16 +162,10 @@ def choose(
     )
     if not kept:
         if chosen is not leader:
-            notes.append(
-                f"{chosen.label} is within {trade:.0%} of {leader.label}; took the one with "
-                "fewer threads"
-            )
+            notes.append(FewerThreads(chosen.setting, leader.setting, trade))
         passed = [s for s in near if s.threads < chosen.threads and s not in affordable]
         if passed:
-            notes.append(
-                f"within noise ({band:.0%}) of {leader.label} but more than {trade:.0%} behind "
-                f"it, so not advised despite fewer threads: {', '.join(s.label for s in passed)}"
-            )
+            notes.append(PassedOver(leader.setting, band, trade, tuple(s.setting for s in passed)))
     versus, incumbent_band = _judge_incumbent(
         held, chosen, leader, measure=measure, notes=notes, incumbent=incumbent
     )
@@ -217,16 +218,13 @@ def _judge_incumbent(
     leader: ConfigStats,
     *,
     measure: Measure,
-    notes: list[str],
+    notes: list[Note],
     incumbent: ThreadSetting,
 ) -> tuple[float | None, float | None]:
     """(the advice against the incumbent as a ratio, the band it was judged with); a note says
     why an incumbent that is not the best was kept, or that it could not stand."""
     if held is None:
-        notes.append(
-            f"the advice in force ({incumbent.label}) could not be measured in this run, so it "
-            "cannot stand"
-        )
+        notes.append(IncumbentUnmeasured(incumbent))
         return None, None
     if chosen is not held:
         return ratio(chosen, held, measure), noise_band(chosen, held, measure)
@@ -234,8 +232,7 @@ def _judge_incumbent(
         return None, None
     band = noise_band(leader, held, measure)
     notes.append(
-        f"{leader.label} measured {_percent(leader, held, measure)} than the advice in "
-        f"force ({held.label}), inside the {band:.0%} noise band of the two: {held.label} kept"
+        IncumbentKept(leader.setting, held.setting, measure, ratio(leader, held, measure), band)
     )
     return None, band
 
@@ -246,7 +243,7 @@ def _gain(
     *,
     measure: Measure,
     same_side: bool,
-    notes: list[str],
+    notes: list[Note],
 ) -> tuple[float | None, bool, float | None]:
     """(gain over TF's default, within noise of it, the band of the two); 1.0 within noise.
 
@@ -259,19 +256,6 @@ def _gain(
     band = noise_band(chosen, baseline, measure)
     within_noise = same_side and within(measure.value(chosen), theirs, band)
     if within_noise:
-        measured = "" if gain is None else f" (ratio {gain:.2f})"
-        notes.append(
-            f"{chosen.label} and the TF default measured within the {band:.0%} noise band of "
-            f"each other{measured}: no measurable gain"
-        )
+        notes.append(NoGain(chosen.setting, band, gain))
         gain = 1.0
     return gain, within_noise, band
-
-
-def _percent(mine: ConfigStats, theirs: ConfigStats, measure: Measure) -> str:
-    """``7% better`` (or worse): how ``mine``'s median compares with ``theirs``, in words."""
-    r = ratio(mine, theirs, measure)
-    if r is None:
-        return "differently"
-    change = 1 - 1 / r if measure.lower_is_better else r - 1
-    return f"{abs(change):.0%} {'better' if change >= 0 else 'worse'}"

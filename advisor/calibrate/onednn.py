@@ -23,7 +23,13 @@ from advisor.calibrate.statistics import (
     median_error,
     noise_band_of_errors,
 )
-from advisor.models import ONEDNN_VALUES, OnednnValue, OnednnVerdict, ThreadSetting, TrialResult
+from advisor.models import (
+    ONEDNN_VALUES,
+    OnednnValue,
+    PairsVerdict,
+    ThreadSetting,
+    TrialResult,
+)
 from advisor.objectives import Measure
 
 #: a verdict needs at least this many pairs; fewer and the advice leaves the variable alone
@@ -45,7 +51,7 @@ def measure_pairs(
     measure: Measure,
     budget: Budget,
     say: Callable[[str], None],
-) -> tuple[list[TrialResult], OnednnVerdict]:
+) -> tuple[list[TrialResult], PairsVerdict]:
     """Pairs of trials (one per value, alternating order) while ``budget`` (the search's plan:
     its safety, its reserve at the end, its deadlines) fits another pair; the verdict."""
     trials: list[TrialResult] = []
@@ -72,7 +78,7 @@ def _planned(budget: Budget, took: list[float]) -> float:
     return max([budget.usual_cost(WINDOW), *took[-2:]])
 
 
-def verdict(trials: list[TrialResult], measure: Measure, pairs: int) -> OnednnVerdict:
+def verdict(trials: list[TrialResult], measure: Measure, pairs: int) -> PairsVerdict:
     """Which value wins beyond noise by ``measure``: the medians differ by more than the thread
     search's noise band for two medians (two standard errors of their difference, 5-25%)."""
     by_value: dict[str, list[float]] = {v: [] for v in ONEDNN_VALUES}
@@ -80,14 +86,10 @@ def verdict(trials: list[TrialResult], measure: Measure, pairs: int) -> OnednnVe
         if trial.status == "ok" and trial.onednn is not None:
             by_value[trial.onednn].append(measure.value(trial))
     counted = min(len(v) for v in by_value.values())
+    unit = measure.named_unit
     if counted < MIN_PAIRS:
-        return OnednnVerdict(
-            value=None,
-            medians={k: statistics.median(v) for k, v in by_value.items() if v},
-            pairs=pairs,
-            reason=f"only {counted} measured pair(s), {MIN_PAIRS} needed: left unset "
-            "(raise --budget)",
-        )
+        medians = {k: statistics.median(v) for k, v in by_value.items() if v}
+        return PairsVerdict("few pairs", None, medians, pairs, counted, MIN_PAIRS, unit)
     medians = {k: statistics.median(v) for k, v in by_value.items()}
     band = noise_band_of_errors(*(_error(v) for v in by_value.values()))
     lower = measure.lower_is_better
@@ -98,25 +100,13 @@ def verdict(trials: list[TrialResult], measure: Measure, pairs: int) -> OnednnVe
         if lower
         else ((medians[best] - medians[other]) / medians[other])
     )
-    figures = (
-        f"=0: {medians['0']:.2f}, =1: {medians['1']:.2f} {measure.named_unit} over {counted} pairs"
-    )
     if margin > band:
         chosen: OnednnValue = "0" if best == "0" else "1"
-        return OnednnVerdict(
-            value=chosen,
-            medians=medians,
-            pairs=pairs,
-            band=band,
-            reason=f"TF_ENABLE_ONEDNN_OPTS={best} is {margin:.0%} better ({figures}; noise "
-            f"{band:.0%}): the advice sets it",
+        return PairsVerdict(
+            "better", chosen, medians, pairs, counted, MIN_PAIRS, unit, band, margin
         )
-    return OnednnVerdict(
-        value=None,
-        medians=medians,
-        pairs=pairs,
-        band=band,
-        reason=f"no difference beyond noise ({figures}; noise {band:.0%}): left unset",
+    return PairsVerdict(
+        "within noise", None, medians, pairs, counted, MIN_PAIRS, unit, band, margin
     )
 
 

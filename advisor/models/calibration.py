@@ -5,6 +5,7 @@ setting, the advice, and how it compares with TF's default and the advice in for
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_serializer, field_validator
@@ -94,8 +95,17 @@ class TrialResult(FlatSetting):
         return self.setting.is_default
 
 
+#: what the oneDNN pairs decided. few pairs: too few measured pairs to judge, left unset;
+#: better: one value beat the other beyond noise, the advice sets it; within noise: no difference
+#: beyond noise, left unset
+OnednnCode = Literal["few pairs", "better", "within noise"]
+
+
 class OnednnVerdict(StrictModel):
-    """TF_ENABLE_ONEDNN_OPTS=0 against =1 on the advised thread setting, measured in pairs."""
+    """TF_ENABLE_ONEDNN_OPTS=0 against =1 on the advised thread setting, measured in pairs.
+
+    ``reason`` is ``code`` in words (``advisor.render.words.onednn_reason``), stored for readers
+    of the JSON."""
 
     value: OnednnValue | None = Field(
         description="the value that won beyond noise (the advice sets it); null: neither did"
@@ -107,6 +117,38 @@ class OnednnVerdict(StrictModel):
     #: the one noise band (``advisor.calibrate.statistics``), of the two values' medians
     band: float | None = Field(default=None, ge=0, description="the noise band used, relative")
     reason: str = Field(description="one line: what was measured and why this verdict")
+
+    @property
+    def code(self) -> OnednnCode:
+        """What was decided, from what is stored: a band is set only once enough pairs counted."""
+        if self.value is not None:
+            return "better"
+        return "few pairs" if self.band is None else "within noise"
+
+
+@dataclass(frozen=True)
+class PairsVerdict:
+    """What the pairs decided (``code``) and the figures its words need; ``stored`` is the
+    result's ``OnednnVerdict`` with those words (``advisor.render.words.onednn_reason``): made by
+    ``advisor.calibrate.onednn``."""
+
+    code: OnednnCode
+    value: OnednnValue | None
+    medians: dict[str, float]
+    pairs: int
+    #: the pairs that produced numbers for both values, and how many a verdict needs
+    counted: int
+    needed: int
+    #: the measure's unit as a figure names it (``ms p99``, ``req/s``)
+    unit: str
+    band: float | None = None
+    #: how much better the winner's median is, relative to the other's
+    margin: float = 0.0
+
+    def stored(self, reason: str) -> OnednnVerdict:
+        return OnednnVerdict(
+            value=self.value, medians=self.medians, pairs=self.pairs, band=self.band, reason=reason
+        )
 
 
 class NearBest(MeasuredSetting):

@@ -25,6 +25,7 @@ from advisor.pipeline.files import check_output_path
 from advisor.pipeline.incumbent import read_incumbent
 from advisor.pipeline.instruments import Instruments
 from advisor.render.report import write_report
+from advisor.render.words import note_text
 
 log = logging.getLogger("advisor.calibrate")
 
@@ -79,7 +80,7 @@ def prepare_calibration(
     if request.incumbent is not None:
         held = read_incumbent(request.incumbent, node, request.options)
         for note in held.notes:
-            log.warning("%s", note)
+            log.warning("%s", note_text(note))
         incumbent = held.incumbent
     return PreparedCalibration(request, node, incumbent, instruments)
 

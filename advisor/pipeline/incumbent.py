@@ -37,6 +37,7 @@ from advisor.models import (
     over_cap,
     thread_cap,
 )
+from advisor.models.notes import AdviceIgnored, BadThreadValue, NoProvenance, Note
 from advisor.pipeline.drift import installed_tf_version, provenance_differences
 from advisor.pipeline.source import read_advice_file
 from advisor.recommend import ParsedAdvice, load_configmap_yaml, parse_configmap
@@ -47,7 +48,8 @@ class IncumbentChoice:
     """The incumbent for a run (None: TF's default) and what a person should know about why."""
 
     incumbent: Incumbent | None = None
-    notes: tuple[str, ...] = ()
+    #: what a person should know (``advisor.render.words.note_text`` words each)
+    notes: tuple[Note, ...] = ()
 
 
 def workload_differences(prov: Provenance, options: CalibrationOptions) -> list[str]:
@@ -82,16 +84,12 @@ def from_advice(
     """A validated advice as the incumbent, unless it is not ours or was measured for another
     node, limit, TF version, model or objective."""
     if parsed.managed_by != APP_NAME:
-        return IncumbentChoice(notes=(f"{source} was not written by {APP_NAME}: {_IGNORED}",))
+        return IncumbentChoice(notes=(AdviceIgnored(source, "not ours"),))
     prov = parsed.recommendation.provenance
     differences = provenance_differences(prov, node, installed_tf_version())
     differences += workload_differences(prov, options)
     if differences:
-        return IncumbentChoice(
-            notes=(
-                f"{source} was measured for something else ({'; '.join(differences)}): {_IGNORED}",
-            )
-        )
+        return IncumbentChoice(notes=(AdviceIgnored(source, "elsewhere", "; ".join(differences)),))
     rec = parsed.recommendation
     onednn = rec.env.get(ENV_ONEDNN)
     return IncumbentChoice(
@@ -101,10 +99,6 @@ def from_advice(
             source=source,
         )
     )
-
-
-#: the end of every note about a stored advice that is not used
-_IGNORED = "not used as the advice in force; TF's default is the incumbent"
 
 
 def _onednn(value: str | None) -> OnednnValue | None:
@@ -121,7 +115,7 @@ def from_configmap(
     try:
         parsed = parse_configmap(obj, source)
     except InvalidAdviceError as exc:
-        return IncumbentChoice(notes=(f"the stored advice does not validate ({exc}): {_IGNORED}",))
+        return IncumbentChoice(notes=(AdviceIgnored(source, "invalid", str(exc)),))
     return from_advice(parsed, source, node, options)
 
 
@@ -141,7 +135,7 @@ def from_configmap_file(
     that cannot be read or parsed is noted and left to be replaced."""
     obj, problem = stored_configmap(path, source)
     if problem is not None:
-        return IncumbentChoice(notes=(f"{source}: cannot use it ({problem}): {_IGNORED}",))
+        return IncumbentChoice(notes=(AdviceIgnored(source, "unusable", problem),))
     return from_configmap(obj, source, node, options)
 
 
@@ -163,24 +157,20 @@ def from_env_file(path: Path, node: NodeProfile) -> IncumbentChoice:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        return IncumbentChoice(notes=(f"{source}: cannot read it ({exc}): {_IGNORED}",))
+        return IncumbentChoice(notes=(AdviceIgnored(source, "unreadable", str(exc)),))
     env = _env_lines(text)
     cap = thread_cap(len(node.affinity_cpus))
     for name in (ENV_INTRA_OP, ENV_INTER_OP):
         value = env.get(name)
         if value is None or not re.fullmatch(THREAD_VALUE_PATTERN, value) or over_cap(value, cap):
-            problem = "missing" if value is None else f"{value!r}, not a thread count up to {cap}"
-            return IncumbentChoice(notes=(f"{source}: {name} is {problem}: {_IGNORED}",))
+            return IncumbentChoice(notes=(BadThreadValue(source, name, value, cap),))
     return IncumbentChoice(
         Incumbent(
             setting=ThreadSetting(int(env[ENV_INTRA_OP]), int(env[ENV_INTER_OP])),
             onednn=_onednn(env.get(ENV_ONEDNN)),
             source=source,
         ),
-        notes=(
-            f"{source} carries no provenance: only its values were checked against this node "
-            "(use --output or --configmap for the full check)",
-        ),
+        notes=(NoProvenance(source),),
     )
 
 

@@ -47,6 +47,7 @@ from advisor.models import (
     ThreadSetting,
     WorkloadRef,
 )
+from advisor.models.notes import Forced, UndoneInProduction
 from advisor.pipeline.files import StagedFile, check_output_path, stage_file
 from advisor.pipeline.incumbent import (
     IncumbentChoice,
@@ -74,6 +75,7 @@ from advisor.recommend import (
     render_configmap,
 )
 from advisor.recommend.previous import keep_previous, rejected_for
+from advisor.render.words import note_text
 
 if TYPE_CHECKING:
     from advisor.cluster import ConfigMapWriter, PublishOutcome
@@ -224,7 +226,7 @@ class PreparedRun:
         warn_on_probe(self.request.target, node)
         held = self.incumbent(node)
         for note in held.notes:
-            log.warning("%s", note)
+            log.warning("%s", note_text(note))
         if held.incumbent is not None:
             log.info(
                 "the advice in force: intra=%d inter=%d (%s); it stays unless a setting beats "
@@ -239,7 +241,8 @@ class PreparedRun:
         result = self.instruments.sweep(options, node, progress=progress, incumbent=held.incumbent)
         if not held.notes:
             return result
-        return result.model_copy(update={"notes": [*held.notes, *result.notes]})
+        notes = [*(note_text(note) for note in held.notes), *result.notes]
+        return result.model_copy(update={"notes": notes})
 
     def _without_rejected(self, held: IncumbentChoice) -> CalibrationOptions:
         """The options with the settings production undid for this target left out (the stored
@@ -260,8 +263,7 @@ class PreparedRun:
         """A stored advice that production undid is no incumbent: TF's default is."""
         if held.incumbent is None or held.incumbent.setting not in rejected:
             return held
-        note = "the stored advice was undone in production: TF's default is the incumbent"
-        return IncumbentChoice(notes=(*held.notes, note))
+        return IncumbentChoice(notes=(*held.notes, UndoneInProduction()))
 
     def _stored_object(self) -> dict[str, Any] | None:
         """What this run replaces: the ConfigMap read at the preflight, else the --output file's
@@ -278,9 +280,7 @@ class PreparedRun:
         """The stored advice this run would replace, if it fits this node and this run."""
         request = self.request
         if request.force:
-            return IncumbentChoice(
-                notes=("--force: the stored advice is not the incumbent; TF's default is",)
-            )
+            return IncumbentChoice(notes=(Forced(),))
         if self.writer is not None:
             if self.stored is None:
                 return IncumbentChoice()

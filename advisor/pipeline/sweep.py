@@ -55,8 +55,15 @@ from advisor.models import (
     TrialResult,
     WorkloadInfo,
 )
+from advisor.models.notes import DefaultKept, Note, OnlyDefault, Unmeasured, Unstable
 from advisor.objectives import Measure, Objective, named
-from advisor.render.words import compare_text, incumbent_reason, sweep_done_line
+from advisor.render.words import (
+    compare_text,
+    incumbent_reason,
+    note_text,
+    onednn_reason,
+    sweep_done_line,
+)
 from advisor.trials.environment import trial_env
 from advisor.trials.launch import Launcher, TrialPrograms
 from advisor.trials.modelfile import is_keras_file
@@ -165,7 +172,10 @@ def _onednn_phase(
                 server.launch(launcher.load_timeout_s if launcher is not None else 0.0)
             for server in servers.values():
                 server.ready(max(1.0, budget.remaining()))
-            return onednn.measure_pairs(setting, fns, measure=measure, budget=budget, say=say)
+            trials, decided = onednn.measure_pairs(
+                setting, fns, measure=measure, budget=budget, say=say
+            )
+            return trials, decided.stored(onednn_reason(decided))
     finally:
         notes = launcher.notes if launcher is not None else []
         for server in servers.values():
@@ -240,7 +250,10 @@ def sweep(
     stats, choice = _choose(outcome, objective, options, picks, held)
     affinity = len(node.affinity_cpus)
     advice = choice.chosen.setting.spelled_out(affinity)
-    notes = list(choice.notes) + _notes(choice, outcome, picks, advice, not candidates)
+    notes = [
+        note_text(note)
+        for note in (*choice.notes, *_notes(choice, outcome, picks, advice, not candidates))
+    ]
     outcome_of_incumbent = _incumbent_outcome(choice, incumbent, held, picks, options)
     verdict: OnednnVerdict | None = None
     onednn_trials: list[TrialResult] = []
@@ -394,23 +407,17 @@ def _notes(
     picks: ThreadSetting,
     advice: ThreadSetting,
     nothing_to_try: bool,
-) -> list[str]:
+) -> list[Note]:
     """What a reader should know beyond the choice's own notes: the default kept, the settings
     never measured (never the advice: it was measured), the ones that would not hold still."""
-    notes = []
+    notes: list[Note] = []
     if nothing_to_try:
-        notes.append(
-            f"TF's default ({picks.label}) is the only setting for one CPU in the "
-            "affinity mask; only it was measured"
-        )
+        notes.append(OnlyDefault(picks))
     if choice.kept_default:
-        notes.append(f"advice keeps TF's default, spelled out: intra = inter = {picks.intra}")
-    left = [c.label for c in outcome.unmeasured if c != advice]
+        notes.append(DefaultKept(picks))
+    left = tuple(c for c in outcome.unmeasured if c != advice)
     if left:
-        notes.append(f"not measured for lack of budget (intra/inter): {', '.join(left)}")
+        notes.append(Unmeasured(left))
     if outcome.unstable:
-        notes.append(
-            f"unstable (its windows disagree by a CV over {STABLE_CV:.0%}; its numbers are less "
-            "sure than the others'): " + ", ".join(s.label for s in outcome.unstable)
-        )
+        notes.append(Unstable(tuple(outcome.unstable), STABLE_CV))
     return notes

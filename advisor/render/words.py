@@ -7,12 +7,34 @@ ratio such as "1.36x" reads as slower for a latency. The same sentences end ``ru
 
 from __future__ import annotations
 
+from advisor.keys import APP_NAME
 from advisor.models import (
     CalibrationResult,
     IncumbentOutcome,
     IncumbentVerdict,
     Measurement,
     NearBestRange,
+    PairsVerdict,
+    ThreadSetting,
+)
+from advisor.models.notes import (
+    AdviceIgnored,
+    BadThreadValue,
+    DefaultKept,
+    FewerThreads,
+    Forced,
+    IncumbentKept,
+    IncumbentUnmeasured,
+    NoGain,
+    NoProvenance,
+    Note,
+    OnlyDefault,
+    PassedOver,
+    SloMissed,
+    StoredAdviceNote,
+    UndoneInProduction,
+    Unmeasured,
+    Unstable,
 )
 from advisor.objectives import Measure, named
 
@@ -105,6 +127,135 @@ def incumbent_reason(verdict: IncumbentVerdict, rival: str = "", versus: str = "
     if verdict == "kept":
         return f"kept: nothing beat it beyond noise (the best, {rival}: {versus})"
     return f"replaced by {rival}: {versus}"
+
+
+def onednn_reason(verdict: PairsVerdict) -> str:
+    """The oneDNN pairs' ``code`` in one line with its figures (``OnednnVerdict.reason``)."""
+    if verdict.code == "few pairs":
+        return (
+            f"only {verdict.counted} measured pair(s), {verdict.needed} needed: left unset "
+            "(raise --budget)"
+        )
+    medians, band = verdict.medians, verdict.band or 0.0
+    figures = (
+        f"=0: {medians['0']:.2f}, =1: {medians['1']:.2f} {verdict.unit} over {verdict.counted} "
+        "pairs"
+    )
+    if verdict.code == "better":
+        return (
+            f"TF_ENABLE_ONEDNN_OPTS={verdict.value} is {verdict.margin:.0%} better ({figures}; "
+            f"noise {band:.0%}): the advice sets it"
+        )
+    return f"no difference beyond noise ({figures}; noise {band:.0%}): left unset"
+
+
+def note_text(note: Note) -> str:
+    """A calibration's note (``advisor.models.notes``) in one line (``CalibrationResult.notes``)."""
+    match note:
+        case SloMissed(bound, slo):
+            text = (
+                f"no setting met {bound.limit(slo)}; picked the {bound.best} {bound.what} instead"
+            )
+        case FewerThreads(chosen, leader, trade):
+            text = (
+                f"{chosen.label} is within {trade:.0%} of {leader.label}; took the one with "
+                "fewer threads"
+            )
+        case PassedOver(leader, band, trade, passed):
+            text = (
+                f"within noise ({band:.0%}) of {leader.label} but more than {trade:.0%} behind "
+                f"it, so not advised despite fewer threads: {_labels(passed)}"
+            )
+        case IncumbentUnmeasured(incumbent):
+            text = (
+                f"the advice in force ({incumbent.label}) could not be measured in this run, so "
+                "it cannot stand"
+            )
+        case IncumbentKept(leader, held, measure, ratio, band):
+            text = (
+                f"{leader.label} measured {_percent(ratio, measure)} than the advice in "
+                f"force ({held.label}), inside the {band:.0%} noise band of the two: {held.label} "
+                "kept"
+            )
+        case NoGain(chosen, band, ratio):
+            measured = "" if ratio is None else f" (ratio {ratio:.2f})"
+            text = (
+                f"{chosen.label} and the TF default measured within the {band:.0%} noise band of "
+                f"each other{measured}: no measurable gain"
+            )
+        case OnlyDefault(picks):
+            text = (
+                f"TF's default ({picks.label}) is the only setting for one CPU in the "
+                "affinity mask; only it was measured"
+            )
+        case DefaultKept(picks):
+            text = f"advice keeps TF's default, spelled out: intra = inter = {picks.intra}"
+        case Unmeasured(settings):
+            text = f"not measured for lack of budget (intra/inter): {_labels(settings)}"
+        case Unstable(settings, cv):
+            text = (
+                f"unstable (its windows disagree by a CV over {cv:.0%}; its numbers are less "
+                f"sure than the others'): {_labels(settings)}"
+            )
+        case _:
+            text = _stored_advice_note(note)
+    return text
+
+
+def _stored_advice_note(note: StoredAdviceNote) -> str:
+    """Why the stored advice is or is not the incumbent, in one line."""
+    match note:
+        case AdviceIgnored() | BadThreadValue():
+            text = f"{_why_ignored(note)}: {_IGNORED}"
+        case NoProvenance(source):
+            text = (
+                f"{source} carries no provenance: only its values were checked against this node "
+                "(use --output or --configmap for the full check)"
+            )
+        case UndoneInProduction():
+            text = "the stored advice was undone in production: TF's default is the incumbent"
+        case Forced():
+            text = "--force: the stored advice is not the incumbent; TF's default is"
+    return text
+
+
+#: the end of every note about a stored advice that is not used
+_IGNORED = "not used as the advice in force; TF's default is the incumbent"
+
+
+def _why_ignored(note: AdviceIgnored | BadThreadValue) -> str:
+    """Why the stored advice at the note's source is not the incumbent, in words."""
+    if isinstance(note, BadThreadValue):
+        problem = (
+            "missing"
+            if note.value is None
+            else f"{note.value!r}, not a thread count up to {note.cap}"
+        )
+        return f"{note.source}: {note.name} is {problem}"
+    source, detail = note.source, note.detail
+    match note.why:
+        case "not ours":
+            return f"{source} was not written by {APP_NAME}"
+        case "elsewhere":
+            return f"{source} was measured for something else ({detail})"
+        case "invalid":
+            return f"the stored advice does not validate ({detail})"
+        case "unusable":
+            return f"{source}: cannot use it ({detail})"
+        case "unreadable":
+            return f"{source}: cannot read it ({detail})"
+
+
+def _labels(settings: tuple[ThreadSetting, ...]) -> str:
+    return ", ".join(s.label for s in settings)
+
+
+def _percent(ratio: float | None, measure: Measure) -> str:
+    """``7% better`` (or worse): a ratio of medians (>1 = better) in words."""
+    if ratio is None:
+        return "differently"
+    change = 1 - 1 / ratio if measure.lower_is_better else ratio - 1
+    return f"{abs(change):.0%} {'better' if change >= 0 else 'worse'}"
 
 
 def sweep_done_line(result: CalibrationResult) -> str:

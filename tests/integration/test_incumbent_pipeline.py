@@ -28,6 +28,7 @@ from advisor.pipeline.drift import installed_tf_version
 from advisor.pipeline.incumbent import from_configmap, from_env_file
 from advisor.pipeline.sweep import sweep
 from advisor.recommend import build_recommendation, render_configmap
+from advisor.render.words import note_text
 from testkit.fakeapi.samples import calibration_result
 from testkit.fakeapi.server import FakeApiServer
 from tests.support.search_fakes import FakeClock, FakeTrials
@@ -71,7 +72,8 @@ def test_advice_measured_for_something_else_is_not_the_incumbent(
 ) -> None:
     held = from_configmap(stored(NODE), "the store", node, options)
     assert held.incumbent is None
-    (note,) = held.notes
+    (typed,) = held.notes
+    note = note_text(typed)
     assert "the store was measured for something else" in note and says in note
     assert note.endswith("TF's default is the incumbent")
 
@@ -80,7 +82,7 @@ def test_advice_from_another_tf_version_is_not_the_incumbent() -> None:
     obj = stored(NODE, tf_version="1.0.0")
     held = from_configmap(obj, "the store", NODE, OPTIONS)
     assert held.incumbent is None
-    assert "TensorFlow: calibrated with 1.0.0" in held.notes[0]
+    assert "TensorFlow: calibrated with 1.0.0" in note_text(held.notes[0])
 
 
 def test_advice_that_is_not_ours_or_does_not_validate_is_not_the_incumbent() -> None:
@@ -88,13 +90,13 @@ def test_advice_that_is_not_ours_or_does_not_validate_is_not_the_incumbent() -> 
     del foreign["metadata"]["labels"][LABEL_MANAGED_BY]
     held = from_configmap(foreign, "the store", NODE, OPTIONS)
     assert held.incumbent is None
-    assert "was not written by tf-thread-advisor" in held.notes[0]
+    assert "was not written by tf-thread-advisor" in note_text(held.notes[0])
 
     broken = stored(NODE)
     broken["metadata"]["annotations"][PROVENANCE_ANNOTATION] = "{"
     held = from_configmap(broken, "the store", NODE, OPTIONS)
     assert held.incumbent is None
-    assert "does not validate" in held.notes[0]
+    assert "does not validate" in note_text(held.notes[0])
 
 
 def test_an_env_file_gives_its_values_checked_against_this_node(tmp_path: Path) -> None:
@@ -103,11 +105,11 @@ def test_an_env_file_gives_its_values_checked_against_this_node(tmp_path: Path) 
     held = from_env_file(env, NODE)
     assert held.incumbent is not None
     assert held.incumbent.counts == (3, 2)
-    assert "carries no provenance" in held.notes[0]
+    assert "carries no provenance" in note_text(held.notes[0])
     env.write_text("TF_NUM_INTRAOP_THREADS=300\nTF_NUM_INTEROP_THREADS=2\n")
     held = from_env_file(env, NODE)
     assert held.incumbent is None
-    assert "not a thread count up to 16" in held.notes[0]
+    assert "not a thread count up to 16" in note_text(held.notes[0])
 
 
 # --------------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from advisor.calibrate.statistics import (
 )
 from advisor.models import ObjectiveName, ThreadSetting, TrialResult
 from advisor.objectives import named
+from advisor.render.words import note_text
 
 #: what TF runs by itself on the node these trials pretend to come from (8 threads)
 DEFAULT = ThreadSetting(4, 4)
@@ -94,7 +95,7 @@ def test_the_cheapest_within_the_band_is_advised_and_the_range_holds_them_all() 
     assert key(choice.leader) == (8, 2)
     assert [key(s) for s in choice.near_best] == [(8, 2), (2, 1), (4, 1)]  # best first
     assert choice.band == MIN_BAND
-    assert any("fewer threads" in note for note in choice.notes)
+    assert any("fewer threads" in note_text(note) for note in choice.notes)
 
 
 def test_a_real_difference_is_not_a_tie() -> None:
@@ -157,7 +158,7 @@ def test_within_noise_but_beyond_the_trade_off_is_named_not_advised() -> None:
     assert TRADE_OFF < 0.12 < choice.band
     assert [key(s) for s in choice.near_best] == [(8, 2), (4, 1), (1, 1)]
     assert key(choice.chosen) == (4, 1)
-    assert any("not advised despite fewer threads: 1/1" in note for note in choice.notes)
+    assert any("not advised despite fewer threads: 1/1" in note_text(note) for note in choice.notes)
 
 
 def test_the_gain_is_judged_by_the_noise_of_the_chosen_setting_and_the_baseline() -> None:
@@ -212,7 +213,7 @@ def test_slo_nobody_meets_says_so_and_takes_lowest_p99() -> None:
     choice = pick(trials, "slo", 5.0)
     assert key(choice.chosen) == (1, 1)
     assert choice.slo_met is False
-    assert any("no setting met p99 <= 5 ms" in note for note in choice.notes)
+    assert any("no setting met p99 <= 5 ms" in note_text(note) for note in choice.notes)
     assert choice.gain == pytest.approx(40.0 / 19.0)
 
 
@@ -246,7 +247,10 @@ def test_a_cheaper_setting_within_noise_of_a_stored_incumbent_does_not_replace_i
     assert choice.kept
     assert key(choice.leader) == (1, 1)
     assert choice.incumbent_band is not None
-    assert any("1/1 measured 2% better than the advice in force (2/1)" in n for n in choice.notes)
+    assert any(
+        "1/1 measured 2% better than the advice in force (2/1)" in note_text(n)
+        for n in choice.notes
+    )
     assert (choice.gain, choice.gain_within_noise) == (1.0, True)
 
 

@@ -23,6 +23,7 @@ from advisor.models import (
 from advisor.objectives import P99
 from advisor.pipeline.sweep import sweep
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
+from advisor.render.words import onednn_reason
 from testkit.fakeapi.samples import FIXED_NOW, recommendation
 from tests.support.search_fakes import FakeClock, FakeTrials, node
 
@@ -53,6 +54,7 @@ def _calibrate(factor_for_0: float, budget: float = 60.0, noise: float = 0.02):
 def test_a_clear_winner_is_set_in_the_configmap() -> None:
     result, _, _ = _calibrate(0.7)
     assert result.onednn is not None and result.onednn.value == "0"
+    assert result.onednn.code == "better"
     assert result.onednn.pairs >= onednn.MIN_PAIRS
     rec = build_recommendation(result, advisor_version="0.1.0", now=FIXED_NOW)
     cm = render_configmap(rec, "tf-advice", "ml")
@@ -73,6 +75,7 @@ def test_a_difference_within_noise_leaves_the_variable_out() -> None:
     result, _, _ = _calibrate(0.99, noise=0.01)
     assert result.onednn is not None and result.onednn.value is None
     assert "no difference beyond noise" in result.onednn.reason
+    assert result.onednn.code == "within noise"
     rec = build_recommendation(result, advisor_version="0.1.0", now=FIXED_NOW)
     assert ENV_ONEDNN not in render_configmap(rec, "tf-advice", "ml")["data"]
 
@@ -130,7 +133,8 @@ def test_too_few_pairs_for_a_verdict_leaves_the_variable_out() -> None:
         for p, v in ((5.0, "0"), (9.0, "1"), (5.0, "1"), (9.0, "0"))
     ]
     verdict = onednn.verdict(trials, P99, pairs=2)
-    assert verdict.value is None and "only 2 measured pair(s)" in verdict.reason
+    assert verdict.value is None and "only 2 measured pair(s)" in onednn_reason(verdict)
+    assert verdict.stored(onednn_reason(verdict)).code == verdict.code == "few pairs"
 
 
 def test_noisy_pairs_widen_the_band() -> None:
