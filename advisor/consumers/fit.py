@@ -22,12 +22,11 @@ compares one of those with what the consumer declares or runs with, and says bot
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from advisor.consumers.mounts import ADVICE_KEYS, Mount, Workload
 from advisor.consumers.quantity import cpu_quantity
-from advisor.consumers.timestamps import kube_time
 from advisor.keys import ADVICE_HASH_ANNOTATION, RELOADER_AUTO, RELOADER_RELOAD, RELOADER_SEARCH
 from advisor.models import (
     ENV_INTRA_OP,
@@ -37,6 +36,7 @@ from advisor.models import (
     Provenance,
     WorkloadKind,
 )
+from advisor.models.times import kube_time, timestamp
 from advisor.recommend import ParsedAdvice, content_hash
 
 #: pods named in a pods-predate-advice message; the rest are counted
@@ -398,7 +398,7 @@ def predate_problems(advice: ParsedAdvice, mount: Mount, *, reloader_match: bool
         if workload.kind is WorkloadKind.POD
         else f"kubectl rollout restart {workload.ref}, or let run --restart or Reloader do it"
     )
-    at = changed.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    at = timestamp(changed)
     return [
         Problem(
             code="pods-predate-advice",

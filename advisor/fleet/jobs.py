@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from advisor.consumers.timestamps import kube_time
 from advisor.errors import EXIT_CODES, one_line
 from advisor.fleet.naming import ADVISOR_CONTAINER, COPY_CONTAINER
 from advisor.keys import (
@@ -20,6 +19,7 @@ from advisor.keys import (
     LABEL_SPEC_HASH,
 )
 from advisor.models import JobState, WorkloadRef
+from advisor.models.times import kube_time
 
 #: the Job controller's podFailurePolicy message names the container and its exit code:
 #: "Container advisor for pod ml/x-abcde failed with exit code 4 matching FailJob rule at index 0"
