@@ -25,8 +25,8 @@ import re
 from datetime import datetime
 from typing import Any
 
+from advisor.consumers import quota
 from advisor.consumers.mounts import ADVICE_KEYS, Mount, Workload
-from advisor.consumers.quantity import cpu_quantity
 from advisor.keys import ADVICE_HASH_ANNOTATION, RELOADER_AUTO, RELOADER_RELOAD, RELOADER_SEARCH
 from advisor.models import (
     ENV_INTRA_OP,
@@ -92,14 +92,9 @@ def _row(mount: Mount, limit: float | None, problems: list[Problem]) -> Consumer
 def cpu_limit(mount: Mount) -> float | None:
     """The quota the container runs under: its limit, capped by a pod-level limit; without
     either, the limit its running pods were admitted with (a LimitRange default)."""
-    spec = mount.workload.pod_spec
-    limits = [
-        cpu_quantity(_limits(mount.container).get("cpu")),
-        cpu_quantity(_limits(spec).get("cpu")),
-    ]
-    declared = [value for value in limits if value is not None]
-    if declared:
-        return min(declared)
+    declared = quota.cpu_limit(_block(mount.container), _block(mount.workload.pod_spec))
+    if declared is not None:
+        return declared
     admitted = [_pod_limit(pod, mount.container_name) for pod in mount.workload.pods]
     return next((value for value in admitted if value is not None), None)
 
@@ -148,15 +143,9 @@ def cpu_problems(prov: Provenance, limit: float | None, mount: Mount) -> list[Pr
     ]
 
 
-def _limits(holder: dict[str, Any]) -> dict[str, Any]:
-    return _resources(holder, "limits")
-
-
-def _resources(holder: dict[str, Any], kind: str) -> dict[str, Any]:
-    """``resources.<kind>`` of a container or a pod spec (``{}`` when absent or malformed)."""
-    resources = holder.get("resources")
-    found = resources.get(kind) if isinstance(resources, dict) else None
-    return found if isinstance(found, dict) else {}
+def _block(holder: dict[str, Any]) -> dict[str, Any]:
+    """The ``resources`` block of a container or a pod spec (``{}`` when absent or malformed)."""
+    return _dict(holder.get("resources"))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -166,11 +155,8 @@ def _resources(holder: dict[str, Any], kind: str) -> dict[str, Any]:
 def cpu_request(mount: Mount) -> float | None:
     """The CPUs the container is guaranteed: its request, else the pod-level request (which
     the scheduler then shares among the pod's containers)."""
-    for holder in (mount.container, mount.workload.pod_spec):
-        value = cpu_quantity(_resources(holder, "requests").get("cpu"))
-        if value is not None:
-            return value
-    return None
+    request = quota.cpu_request(_block(mount.container), _block(mount.workload.pod_spec))
+    return None if request is None else request[0]
 
 
 def request_problems(
@@ -218,7 +204,7 @@ def _pod_limit(pod: dict[str, Any], container: str) -> float | None:
     for holder in (status.get("containerStatuses"), spec.get("containers")):
         for entry in holder if isinstance(holder, list) else []:
             if isinstance(entry, dict) and entry.get("name") == container:
-                value = cpu_quantity(_limits(entry).get("cpu"))
+                value = quota.cpu_limit(_block(entry), {})
                 if value is not None:
                     return value
     return None

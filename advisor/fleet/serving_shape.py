@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from advisor.consumers.quantity import cpu_quantity
+from advisor.consumers.quota import cpu_quota
 from advisor.fleet.advisor_pod import ADVISOR_UID, JobSettings
 from advisor.fleet.errors import DeriveError
 from advisor.fleet.naming import hash_of
@@ -75,27 +76,15 @@ def advisor_resources(
 ) -> tuple[dict[str, Any], float, CpuFrom]:
     """The serving container's resources, the quota they give and what it stands for.
 
-    The quota is the tightest CPU limit (the container's, a pod-level one); without any, the CPU
-    request becomes the advisor's limit: the CPUs it is guaranteed on a busy node, a real quota
-    to measure under instead of a whole idle node the server never gets."""
+    The quota is ``status``'s (``consumers.quota``): the tightest CPU limit; without any, the
+    CPU request becomes the advisor's limit: the CPUs it is guaranteed on a busy node, a real
+    quota to measure under instead of a whole idle node the server never gets."""
     resources = _requests_limits(container.get("resources"))
-    pod_resources = _dict(pod.get("resources"))
-    limits = [
-        value
-        for value in (
-            cpu_quantity(_dict(resources.get("limits")).get("cpu")),
-            cpu_quantity(_dict(pod_resources.get("limits")).get("cpu")),
-        )
-        if value is not None
-    ]
-    if limits:
-        return resources, min(limits), "limit"
-    for holder in (resources, pod_resources):
-        request = _dict(holder.get("requests")).get("cpu")
-        cpus = cpu_quantity(request)
-        if cpus is not None and cpus > 0:
-            resources.setdefault("limits", {})["cpu"] = copy.deepcopy(request)
-            return resources, cpus, "request"
+    found = cpu_quota(resources, _dict(pod.get("resources")))
+    if found is not None:
+        if found.cpu_from == "request":
+            resources.setdefault("limits", {})["cpu"] = copy.deepcopy(found.quantity)
+        return resources, found.cpus, found.cpu_from
     raise DeriveError(
         f"container {container.get('name')} declares neither a CPU limit nor a CPU request: "
         "nothing to measure for (its threads may run on any share of any node)"
