@@ -36,6 +36,7 @@ from advisor.models import (
     Provenance,
     WorkloadKind,
 )
+from advisor.models.kube import Container, KubePod, mapping
 from advisor.models.times import kube_time, timestamp
 from advisor.recommend import ParsedAdvice, content_hash
 
@@ -145,7 +146,7 @@ def cpu_problems(prov: Provenance, limit: float | None, mount: Mount) -> list[Pr
 
 def _block(holder: dict[str, Any]) -> dict[str, Any]:
     """The ``resources`` block of a container or a pod spec (``{}`` when absent or malformed)."""
-    return _dict(holder.get("resources"))
+    return mapping(holder.get("resources"))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -200,13 +201,13 @@ def request_problems(
 def _pod_limit(pod: dict[str, Any], container: str) -> float | None:
     """The container's CPU limit in one pod: the kubelet's report of what it applied (status,
     Kubernetes 1.33+), else the pod's spec (what admission and a resize left there)."""
-    status, spec = _dict(pod.get("status")), _dict(pod.get("spec"))
-    for holder in (status.get("containerStatuses"), spec.get("containers")):
-        for entry in holder if isinstance(holder, list) else []:
-            if isinstance(entry, dict) and entry.get("name") == container:
-                value = quota.cpu_limit(_block(entry), {})
-                if value is not None:
-                    return value
+    view = KubePod.read(pod)
+    applied = [Container.read(entry) for entry in view.container_statuses]
+    for entry in (*applied, *view.spec.containers):
+        if entry.name == container:
+            value = quota.cpu_limit(entry.resources, {})
+            if value is not None:
+                return value
     return None
 
 
@@ -267,9 +268,9 @@ def shadow_problems(container: dict[str, Any], configmap: str) -> list[Problem]:
     prefix renames every key, and an ``env`` entry of the same name wins over ``envFrom``
     (unless it is itself a key reference to this advice)."""
     found = []
-    for raw_source in container.get("envFrom") or []:
-        source = _dict(raw_source)
-        ref = _dict(source.get("configMapRef"))
+    view = Container.read(container)
+    for source in view.env_from:
+        ref = mapping(source.get("configMapRef"))
         prefix = source.get("prefix")
         if ref.get("name") == configmap and isinstance(prefix, str) and prefix:
             found.append(
@@ -280,12 +281,11 @@ def shadow_problems(container: dict[str, Any], configmap: str) -> list[Problem]:
                 )
             )
     own = []
-    for raw_env in container.get("env") or []:
-        env = _dict(raw_env)
+    for env in view.env:
         name = env.get("name")
         if name not in ADVICE_KEYS:
             continue
-        ref = _dict(_dict(env.get("valueFrom")).get("configMapKeyRef"))
+        ref = mapping(mapping(env.get("valueFrom")).get("configMapKeyRef"))
         if ref.get("name") == configmap and ref.get("key") == name:
             continue  # reads the advice's own value
         own.append(str(name))
@@ -422,18 +422,14 @@ def reloads_on(workload: Workload, configmap: str, *, reloader_match: bool) -> b
 
 def _container_started(pod: dict[str, Any], container: str) -> datetime | None:
     """When the container now running in ``pod`` started (None: not running)."""
-    status = _dict(pod.get("status"))
-    if status.get("phase") != "Running":
+    view = KubePod.read(pod)
+    if view.phase != "Running":
         return None
-    for entry in status.get("containerStatuses") or []:
-        if isinstance(entry, dict) and entry.get("name") == container:
+    for entry in view.container_statuses:
+        if entry.get("name") == container:
             running = (entry.get("state") or {}).get("running") or {}
             return kube_time(running.get("startedAt"))
     return None
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _pod_name(pod: dict[str, Any]) -> str:
