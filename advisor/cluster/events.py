@@ -19,6 +19,7 @@ from advisor.cluster.config import Connection
 from advisor.cluster.http import Target, create, final_error
 from advisor.cluster.jobs import rule
 from advisor.errors import one_line
+from advisor.models.times import timestamp
 from advisor.retry import RetryPolicy
 
 #: who the Events say recorded them (``kubectl describe``'s From column)
@@ -45,7 +46,7 @@ def event_manifest(event: WorkloadEvent, now: datetime) -> dict[str, Any]:
     """The core/v1 Event (the old style, with first and last timestamps and a count: what
     ``kubectl describe`` reads on every version)."""
     involved = event.involved
-    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = timestamp(now)
     name = event.name or f"{involved['name']}.{int(now.timestamp() * 1e9):x}"
     return {
         "apiVersion": "v1",

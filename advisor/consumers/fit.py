@@ -22,12 +22,11 @@ compares one of those with what the consumer declares or runs with, and says bot
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
+from advisor.consumers import quota
 from advisor.consumers.mounts import ADVICE_KEYS, Mount, Workload
-from advisor.consumers.quantity import cpu_quantity
-from advisor.consumers.timestamps import kube_time
 from advisor.keys import ADVICE_HASH_ANNOTATION, RELOADER_AUTO, RELOADER_RELOAD, RELOADER_SEARCH
 from advisor.models import (
     ENV_INTRA_OP,
@@ -37,6 +36,8 @@ from advisor.models import (
     Provenance,
     WorkloadKind,
 )
+from advisor.models.kube import Container, KubePod, mapping
+from advisor.models.times import kube_time, timestamp
 from advisor.recommend import ParsedAdvice, content_hash
 
 #: pods named in a pods-predate-advice message; the rest are counted
@@ -92,14 +93,9 @@ def _row(mount: Mount, limit: float | None, problems: list[Problem]) -> Consumer
 def cpu_limit(mount: Mount) -> float | None:
     """The quota the container runs under: its limit, capped by a pod-level limit; without
     either, the limit its running pods were admitted with (a LimitRange default)."""
-    spec = mount.workload.pod_spec
-    limits = [
-        cpu_quantity(_limits(mount.container).get("cpu")),
-        cpu_quantity(_limits(spec).get("cpu")),
-    ]
-    declared = [value for value in limits if value is not None]
-    if declared:
-        return min(declared)
+    declared = quota.cpu_limit(_block(mount.container), _block(mount.workload.pod_spec))
+    if declared is not None:
+        return declared
     admitted = [_pod_limit(pod, mount.container_name) for pod in mount.workload.pods]
     return next((value for value in admitted if value is not None), None)
 
@@ -148,15 +144,9 @@ def cpu_problems(prov: Provenance, limit: float | None, mount: Mount) -> list[Pr
     ]
 
 
-def _limits(holder: dict[str, Any]) -> dict[str, Any]:
-    return _resources(holder, "limits")
-
-
-def _resources(holder: dict[str, Any], kind: str) -> dict[str, Any]:
-    """``resources.<kind>`` of a container or a pod spec (``{}`` when absent or malformed)."""
-    resources = holder.get("resources")
-    found = resources.get(kind) if isinstance(resources, dict) else None
-    return found if isinstance(found, dict) else {}
+def _block(holder: dict[str, Any]) -> dict[str, Any]:
+    """The ``resources`` block of a container or a pod spec (``{}`` when absent or malformed)."""
+    return mapping(holder.get("resources"))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -166,11 +156,8 @@ def _resources(holder: dict[str, Any], kind: str) -> dict[str, Any]:
 def cpu_request(mount: Mount) -> float | None:
     """The CPUs the container is guaranteed: its request, else the pod-level request (which
     the scheduler then shares among the pod's containers)."""
-    for holder in (mount.container, mount.workload.pod_spec):
-        value = cpu_quantity(_resources(holder, "requests").get("cpu"))
-        if value is not None:
-            return value
-    return None
+    request = quota.cpu_request(_block(mount.container), _block(mount.workload.pod_spec))
+    return None if request is None else request[0]
 
 
 def request_problems(
@@ -214,13 +201,13 @@ def request_problems(
 def _pod_limit(pod: dict[str, Any], container: str) -> float | None:
     """The container's CPU limit in one pod: the kubelet's report of what it applied (status,
     Kubernetes 1.33+), else the pod's spec (what admission and a resize left there)."""
-    status, spec = _dict(pod.get("status")), _dict(pod.get("spec"))
-    for holder in (status.get("containerStatuses"), spec.get("containers")):
-        for entry in holder if isinstance(holder, list) else []:
-            if isinstance(entry, dict) and entry.get("name") == container:
-                value = cpu_quantity(_limits(entry).get("cpu"))
-                if value is not None:
-                    return value
+    view = KubePod.read(pod)
+    applied = [Container.read(entry) for entry in view.container_statuses]
+    for entry in (*applied, *view.spec.containers):
+        if entry.name == container:
+            value = quota.cpu_limit(entry.resources, {})
+            if value is not None:
+                return value
     return None
 
 
@@ -281,9 +268,9 @@ def shadow_problems(container: dict[str, Any], configmap: str) -> list[Problem]:
     prefix renames every key, and an ``env`` entry of the same name wins over ``envFrom``
     (unless it is itself a key reference to this advice)."""
     found = []
-    for raw_source in container.get("envFrom") or []:
-        source = _dict(raw_source)
-        ref = _dict(source.get("configMapRef"))
+    view = Container.read(container)
+    for source in view.env_from:
+        ref = mapping(source.get("configMapRef"))
         prefix = source.get("prefix")
         if ref.get("name") == configmap and isinstance(prefix, str) and prefix:
             found.append(
@@ -294,12 +281,11 @@ def shadow_problems(container: dict[str, Any], configmap: str) -> list[Problem]:
                 )
             )
     own = []
-    for raw_env in container.get("env") or []:
-        env = _dict(raw_env)
+    for env in view.env:
         name = env.get("name")
         if name not in ADVICE_KEYS:
             continue
-        ref = _dict(_dict(env.get("valueFrom")).get("configMapKeyRef"))
+        ref = mapping(mapping(env.get("valueFrom")).get("configMapKeyRef"))
         if ref.get("name") == configmap and ref.get("key") == name:
             continue  # reads the advice's own value
         own.append(str(name))
@@ -398,7 +384,7 @@ def predate_problems(advice: ParsedAdvice, mount: Mount, *, reloader_match: bool
         if workload.kind is WorkloadKind.POD
         else f"kubectl rollout restart {workload.ref}, or let run --restart or Reloader do it"
     )
-    at = changed.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    at = timestamp(changed)
     return [
         Problem(
             code="pods-predate-advice",
@@ -436,18 +422,14 @@ def reloads_on(workload: Workload, configmap: str, *, reloader_match: bool) -> b
 
 def _container_started(pod: dict[str, Any], container: str) -> datetime | None:
     """When the container now running in ``pod`` started (None: not running)."""
-    status = _dict(pod.get("status"))
-    if status.get("phase") != "Running":
+    view = KubePod.read(pod)
+    if view.phase != "Running":
         return None
-    for entry in status.get("containerStatuses") or []:
-        if isinstance(entry, dict) and entry.get("name") == container:
+    for entry in view.container_statuses:
+        if entry.get("name") == container:
             running = (entry.get("state") or {}).get("running") or {}
             return kube_time(running.get("startedAt"))
     return None
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _pod_name(pod: dict[str, Any]) -> str:

@@ -22,6 +22,7 @@ from advisor.models import (
     WorkloadKind,
     WorkloadRef,
 )
+from advisor.models.kube import Container, KubePod, KubeWorkload, ObjectMeta, PodSpec, mapping
 
 #: the keys an advice can hold, so a key reference to any other key is not advice
 ADVICE_KEYS = frozenset((*ADVICE_ENV_NAMES, ENV_ONEDNN))
@@ -75,20 +76,19 @@ def workloads(objects: Iterable[dict[str, Any]], pods: Iterable[dict[str, Any]])
             owned.setdefault(owner, []).append(pod)
     found = []
     for obj in objects:
-        kind, meta = obj.get("kind"), _dict(obj.get("metadata"))
-        if kind not in POD_OWNER_KINDS:
+        view = KubeWorkload.read(obj)
+        if view.kind not in POD_OWNER_KINDS:
             continue
-        kind = WorkloadKind(kind)
-        template = _dict(_dict(obj.get("spec")).get("template"))
-        namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
+        kind = WorkloadKind(view.kind)
+        namespace, name = view.metadata.namespace, view.metadata.name
         found.append(
             Workload(
                 kind=kind,
                 namespace=namespace,
                 name=name,
-                annotations=_dict(meta.get("annotations")),
-                template_metadata=_dict(template.get("metadata")),
-                pod_spec=_dict(template.get("spec")),
+                annotations=view.metadata.annotations,
+                template_metadata=view.template_metadata.raw,
+                pod_spec=view.pod_spec.raw,
                 pods=owned.get((kind, namespace, name), []),
             )
         )
@@ -99,12 +99,10 @@ def mounts(found: Iterable[Workload]) -> dict[tuple[str, str], list[Mount]]:
     """(namespace, ConfigMap name) -> the containers reading it, in workload order."""
     by_configmap: dict[tuple[str, str], list[Mount]] = {}
     for workload in found:
-        for container in workload.pod_spec.get("containers") or []:
-            if not isinstance(container, dict):
-                continue
-            for name, optional in references(container).items():
+        for container in PodSpec.read(workload.pod_spec).containers:
+            for name, optional in references(container.raw).items():
                 by_configmap.setdefault((workload.namespace, name), []).append(
-                    Mount(workload, container, name, optional)
+                    Mount(workload, container.raw, name, optional)
                 )
     return by_configmap
 
@@ -118,10 +116,11 @@ def references(container: dict[str, Any]) -> dict[str, bool]:
             optional = ref.get("optional") is True
             found[ref["name"]] = found.get(ref["name"], True) and optional
 
-    for source in container.get("envFrom") or []:
-        add(_dict(source).get("configMapRef"))
-    for env in container.get("env") or []:
-        ref = _dict(_dict(env).get("valueFrom")).get("configMapKeyRef")
+    view = Container.read(container)
+    for source in view.env_from:
+        add(source.get("configMapRef"))
+    for env in view.env:
+        ref = mapping(env.get("valueFrom")).get("configMapKeyRef")
         if isinstance(ref, dict) and ref.get("key") in ADVICE_KEYS:
             add(ref)
     return found
@@ -132,13 +131,12 @@ def _owner(pod: dict[str, Any]) -> tuple[str, str, str] | None:
     controller. A pod of a ReplicaSet is its Deployment's when the ReplicaSet's name is
     ``<deployment>-<pod-template-hash>``; other controllers (Jobs, bare ReplicaSets) are kept
     as owners that match no workload."""
-    meta = _dict(pod.get("metadata"))
-    namespace = str(meta.get("namespace", ""))
-    for ref in meta.get("ownerReferences") or []:
-        if not isinstance(ref, dict) or ref.get("controller") is not True:
+    meta = ObjectMeta.read(pod.get("metadata"))
+    for ref in meta.owner_references:
+        if ref.get("controller") is not True:
             continue
-        kind, name = str(ref.get("kind", "")), str(ref.get("name", ""))
-        template_hash = _dict(meta.get("labels")).get("pod-template-hash")
+        kind, name, namespace = str(ref.get("kind", "")), str(ref.get("name", "")), meta.namespace
+        template_hash = meta.labels.get("pod-template-hash")
         if kind == "ReplicaSet" and template_hash and name.endswith(f"-{template_hash}"):
             return (WorkloadKind.DEPLOYMENT, namespace, name.removesuffix(f"-{template_hash}"))
         return (kind, namespace, name)
@@ -146,17 +144,13 @@ def _owner(pod: dict[str, Any]) -> tuple[str, str, str] | None:
 
 
 def _bare(pod: dict[str, Any]) -> Workload:
-    meta = _dict(pod.get("metadata"))
+    view = KubePod.read(pod)
     return Workload(
         kind=WorkloadKind.POD,
-        namespace=str(meta.get("namespace", "")),
-        name=str(meta.get("name", "")),
-        annotations=_dict(meta.get("annotations")),
-        template_metadata=meta,
-        pod_spec=_dict(pod.get("spec")),
+        namespace=view.metadata.namespace,
+        name=view.metadata.name,
+        annotations=view.metadata.annotations,
+        template_metadata=view.metadata.raw,
+        pod_spec=view.spec.raw,
         pods=[pod],
     )
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

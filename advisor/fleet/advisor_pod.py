@@ -26,6 +26,7 @@ from advisor.fleet.naming import (
 )
 from advisor.fleet.optin import CalibrationAsk
 from advisor.models import OPTION, RESTART, CpuFrom, job_options
+from advisor.models.kube import PodSpec, mapping
 
 #: where the kubelet mounts the token it injects itself, and where the advisor reads it
 TOKEN_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -156,7 +157,7 @@ def run_args(
             args.append(arg)
     args.append(f"{OPTION['model_path'].flag}={MODEL_MOUNT}/{posixpath.basename(model_path)}")
     # the Job's node pool, recorded in the advice: status reports consumers not pinned to it
-    selector = _dict(pod.get("nodeSelector"))
+    selector = PodSpec.read(pod).node_selector
     args += [f"--node-selector={k}={v}" for k, v in sorted(selector.items())]
     args += [
         f"--for-workload={ref}",
@@ -277,20 +278,18 @@ def checkov_skips(spec: Mapping[str, Any]) -> dict[str, str]:
             "CKV_K8S_15=the pull policies are plan's --image-pull-policy and the serving "
             "container's own, so the copy pulls the image as the server does"
         )
-    resources = _dict(spec["containers"][0].get("resources"))
-    pod_resources = _dict(spec.get("resources"))
+    resources = mapping(spec["containers"][0].get("resources"))
+    pod_resources = mapping(spec.get("resources"))
     for check, key, what in _RESOURCE_CHECKS:
-        if what in _dict(resources.get(key)):
+        if what in mapping(resources.get(key)):
             continue
         declared = (
-            "; the pod-level resources declare one" if what in _dict(pod_resources.get(key)) else ""
+            "; the pod-level resources declare one"
+            if what in mapping(pod_resources.get(key))
+            else ""
         )
         reasons.append(
             f"{check}=the advisor runs with exactly the serving container's resources, which "
             f"declare no {what} {key[:-1]}{declared}"
         )
     return {f"checkov.io/skip{i}": reason for i, reason in enumerate(reasons, start=1)}
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

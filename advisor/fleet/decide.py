@@ -47,6 +47,7 @@ from advisor.models import (
     ServingTarget,
     WorkloadRef,
 )
+from advisor.models.kube import KubeWorkload, ObjectMeta, PodSpec
 from advisor.recommend import ParsedAdvice, parse_configmap
 
 
@@ -111,8 +112,8 @@ def decide(
 
 def _in_namespace(planned: Planned, obj: Mapping[str, Any]) -> Planned:
     """The decision naming its workload's namespace (where its Job would run)."""
-    namespace = _dict(obj.get("metadata")).get("namespace")
-    if not isinstance(namespace, str) or not namespace:
+    namespace = ObjectMeta.read(obj.get("metadata")).namespace
+    if not namespace:
         return planned
     decision = planned.decision.model_copy(update={"namespace": namespace})
     return replace(planned, decision=decision)
@@ -127,13 +128,13 @@ def _candidate(
     *,
     claims: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> _Candidate | Planned:
-    meta = _dict(obj.get("metadata"))
+    workload = KubeWorkload.read(obj)
     kind = ref.kind
     if not kind.calibrated:
         return _planned(ref, None, None, "skipped", f"a {kind} is not calibrated")
-    pod_spec = _dict(_dict(_dict(obj.get("spec")).get("template")).get("spec"))
+    pod_spec = workload.pod_spec.raw
     try:
-        ask = read_ask(_dict(meta.get("annotations")), defaults)
+        ask = read_ask(workload.metadata.annotations, defaults)
         container = serving_container(pod_spec, ask)
     except (OptInError, DeriveError) as exc:
         return _planned(ref, None, None, "skipped", str(exc))
@@ -367,7 +368,7 @@ def _pool_difference(prov: Provenance, pod_spec: Mapping[str, Any]) -> list[str]
     """The node pool in both directions: the advice's pool must be required of the pods
     (status's check), and the pods must not be pinned to a pool the advice was not measured on."""
     recorded = dict(prov.node_selector or {})
-    current = {str(k): str(v) for k, v in _dict(pod_spec.get("nodeSelector")).items()}
+    current = {str(k): str(v) for k, v in PodSpec.read(pod_spec).node_selector.items()}
     out = [p.message for p in node_pool_problems(recorded, dict(pod_spec))]
     extra = sorted(f"{k}={v}" for k, v in current.items() if recorded.get(k) != v)
     if extra and not out:
@@ -415,11 +416,7 @@ def _planned(
 
 
 def _labels(obj: Mapping[str, Any]) -> dict[str, Any]:
-    return _dict(_dict(obj.get("metadata")).get("labels"))
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+    return ObjectMeta.read(obj.get("metadata")).labels
 
 
 def _show(value: Any) -> str:

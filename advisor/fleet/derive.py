@@ -57,6 +57,7 @@ from advisor.keys import (
     PLANNER_MANAGED_BY,
 )
 from advisor.models import CpuFrom, ServingTarget, WorkloadKind, WorkloadRef
+from advisor.models.kube import KubeWorkload, PodSpec
 
 # what the rest of the package and ``plan`` import from here: the deriving, its input and result
 __all__ = [
@@ -105,15 +106,14 @@ def serving_container(pod_spec: Mapping[str, Any], ask: CalibrationAsk) -> dict[
 
     Init containers are never it, native sidecars (restartPolicy Always) included: the model is
     served by a main container."""
-    containers = [c for c in _list(pod_spec.get("containers")) if isinstance(c, dict)]
-    names = [str(c.get("name")) for c in containers]
+    spec = PodSpec.read(pod_spec)
+    containers = spec.containers
+    names = [str(c.name) for c in containers]
     if ask.container is not None:
         for container in containers:
-            if container.get("name") == ask.container:
-                return container
-        init = {
-            str(c.get("name")) for c in _list(pod_spec.get("initContainers")) if isinstance(c, dict)
-        }
+            if container.name == ask.container:
+                return container.raw
+        init = {str(c.name) for c in spec.init_containers}
         why = (
             "names an init container (or a native sidecar), never the serving one"
             if ask.container in init
@@ -124,7 +124,7 @@ def serving_container(pod_spec: Mapping[str, Any], ask: CalibrationAsk) -> dict[
             f"(containers: {', '.join(names) or 'none'})"
         )
     if len(containers) == 1:
-        return containers[0]
+        return containers[0].raw
     if not containers:
         raise DeriveError("its pod template has no containers")
     raise DeriveError(
@@ -148,10 +148,8 @@ def derive_job(
 ) -> DerivedJob:
     """The Job that measures ``workload``'s serving container in its own pod shape (``claims``:
     the namespace's PersistentVolumeClaims by name, to check the model's; None: not read)."""
-    metadata = _dict(workload.get("metadata"))
-    name = str(metadata.get("name") or "")
-    namespace = str(metadata.get("namespace") or "")
-    uid = str(metadata.get("uid") or "")
+    view = KubeWorkload.read(workload)
+    name, namespace, uid = view.metadata.name, view.metadata.namespace, view.metadata.uid
     if not name or not namespace:
         raise DeriveError("the workload has no name or namespace")
     ref = WorkloadRef(kind, name)
@@ -161,8 +159,7 @@ def derive_job(
             f"{ref} has no uid (not read from the API server?): the Job's owner "
             "reference needs one, so that deleting the workload deletes its calibrations"
         )
-    template = _dict(_dict(workload.get("spec")).get("template"))
-    pod = _dict(template.get("spec"))
+    pod = view.pod_spec.raw
     if not pod:
         raise DeriveError(f"{ref} has no pod template")
 
@@ -283,11 +280,3 @@ def derive_job(
         manifest=manifest,
         lint_annotations=checkov_skips(spec),
     )
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []

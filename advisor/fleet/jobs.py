@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from advisor.consumers.timestamps import kube_time
 from advisor.errors import EXIT_CODES, one_line
 from advisor.fleet.naming import ADVISOR_CONTAINER, COPY_CONTAINER
 from advisor.keys import (
@@ -20,6 +19,7 @@ from advisor.keys import (
     LABEL_SPEC_HASH,
 )
 from advisor.models import JobState, WorkloadRef
+from advisor.models.kube import KubeJob
 
 #: the Job controller's podFailurePolicy message names the container and its exit code:
 #: "Container advisor for pod ml/x-abcde failed with exit code 4 matching FailJob rule at index 0"
@@ -50,12 +50,13 @@ class PlannedJob:
 
 def planned_job(obj: Mapping[str, Any]) -> PlannedJob:
     """The listed Job as the planner reads it (labels and annotations it set, its state)."""
-    meta = _dict(obj.get("metadata"))
-    labels, annotations = _dict(meta.get("labels")), _dict(meta.get("annotations"))
-    state, reason = job_state(obj)
+    job = KubeJob.read(obj)
+    meta = job.metadata
+    labels, annotations = meta.labels, meta.annotations
+    state, reason = _state(job)
     return PlannedJob(
-        name=str(meta.get("name", "?")),
-        namespace=str(meta.get("namespace", "")),
+        name=meta.name or "?",
+        namespace=meta.namespace,
         workload=WorkloadRef.read(str(annotations.get(ANN_JOB_WORKLOAD, ""))),
         container=str(annotations.get(ANN_JOB_CONTAINER, "")),
         configmap=str(annotations.get(ANN_JOB_CONFIGMAP, "")),
@@ -64,7 +65,7 @@ def planned_job(obj: Mapping[str, Any]) -> PlannedJob:
         pool_hash=str(labels.get(LABEL_POOL_HASH, "")),
         state=state,
         reason=reason,
-        created=kube_time(meta.get("creationTimestamp")),
+        created=meta.created,
     )
 
 
@@ -75,16 +76,18 @@ def job_state(obj: Mapping[str, Any]) -> tuple[JobState, str]:
     controller first sets SuccessCriteriaMet or FailureTarget while the last pods terminate,
     which already says how it ends.
     """
-    status = _dict(obj.get("status"))
-    for condition in status.get("conditions") or []:
-        if not isinstance(condition, dict) or str(condition.get("status")) != "True":
+    return _state(KubeJob.read(obj))
+
+
+def _state(job: KubeJob) -> tuple[JobState, str]:
+    for condition in job.conditions:
+        if str(condition.get("status")) != "True":
             continue
         kind = condition.get("type")
         if kind in ("Complete", "SuccessCriteriaMet"):
             return "complete", ""
         if kind in ("Failed", "FailureTarget"):
-            name = str(_dict(obj.get("metadata")).get("name", "?"))
-            return "failed", _failure(condition, name)
+            return "failed", _failure(condition, job.metadata.name or "?")
     return "running", ""
 
 
@@ -104,7 +107,3 @@ def _failure(condition: Mapping[str, Any], job: str) -> str:
         if kind := _EXIT_KINDS.get(code):
             text += f" (exit {code}: {kind}; the Job's logs say more)"
     return one_line(text)
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

@@ -28,6 +28,7 @@ from advisor.fleet.naming import (
 from advisor.fleet.serving_shape import pod_level_resources, qos_class
 from advisor.fleet.storage import claim_problem, serving_model_problem
 from advisor.models import WorkloadKind
+from advisor.models.kube import Container, KubeWorkload, PodSpec, mapping, sequence
 
 #: the copy's own resources (a cp, not a measurement). Its CPU limit is a fraction: on a Guaranteed
 #: pod an integer would take exclusive cores from the static CPU manager (and, with its
@@ -83,9 +84,8 @@ def model_source(
         raise DeriveError(problem)
     covering = [
         (depth, mount)
-        for mount in _list(container.get("volumeMounts"))
-        if isinstance(mount, dict)
-        and (depth := _under(str(mount.get("mountPath", "")), model_path)) is not None
+        for mount in Container.read(container).volume_mounts
+        if (depth := _under(str(mount.get("mountPath", "")), model_path)) is not None
     ]
     if not covering:
         return [], [], []
@@ -115,16 +115,17 @@ def _source_volume(
 ) -> dict[str, Any]:
     """The volume ``name`` as the calibration pod can mount it, read-only where it says so; a
     claim only when any node may mount it (fleet.storage)."""
-    spec = _dict(workload.get("spec"))
+    view = KubeWorkload.read(workload)
+    spec = view.spec
     if kind is WorkloadKind.STATEFULSET:
         # the StatefulSet controller gives each replica its claim, over a pod volume of the
         # same name: the Job reads the first replica's
-        for claim_template in _list(spec.get("volumeClaimTemplates")):
-            if _dict(_dict(claim_template).get("metadata")).get("name") == name:
-                sts = _dict(workload.get("metadata")).get("name")
-                first = _dict(spec.get("ordinals")).get("start") or 0
+        for claim_template in sequence(spec.get("volumeClaimTemplates")):
+            if mapping(mapping(claim_template).get("metadata")).get("name") == name:
+                sts = view.metadata.raw.get("name")
+                first = mapping(spec.get("ordinals")).get("start") or 0
                 claim_name = f"{name}-{sts}-{first}"
-                modes = _list(_dict(_dict(claim_template).get("spec")).get("accessModes"))
+                modes = sequence(mapping(mapping(claim_template).get("spec")).get("accessModes"))
                 problem = claim_problem(
                     name, claim_name, claims, template_modes=modes, template=name
                 )
@@ -134,8 +135,8 @@ def _source_volume(
                     "name": name,
                     "persistentVolumeClaim": {"claimName": claim_name, "readOnly": True},
                 }
-    for volume in _list(pod.get("volumes")):
-        if not isinstance(volume, dict) or volume.get("name") != name:
+    for volume in PodSpec.read(pod).volumes:
+        if volume.get("name") != name:
             continue
         result = copy.deepcopy(volume)
         if "emptyDir" in result:
@@ -143,16 +144,16 @@ def _source_volume(
                 f"the model is in volume {name}, an emptyDir: the serving pod fills it at run "
                 "time, and another pod cannot read it"
             )
-        ephemeral = _dict(_dict(result.get("ephemeral")).get("volumeClaimTemplate")).get("spec")
+        ephemeral = mapping(mapping(result.get("ephemeral")).get("volumeClaimTemplate")).get("spec")
         if "ephemeral" in result and not (
-            _dict(ephemeral).get("dataSource") or _dict(ephemeral).get("dataSourceRef")
+            mapping(ephemeral).get("dataSource") or mapping(ephemeral).get("dataSourceRef")
         ):
             raise DeriveError(
                 f"the model is in volume {name}, an ephemeral volume without a data source: "
                 "each pod gets a new empty one, filled at run time"
             )
         if "persistentVolumeClaim" in result:
-            claim_name = str(_dict(result["persistentVolumeClaim"]).get("claimName"))
+            claim_name = str(mapping(result["persistentVolumeClaim"]).get("claimName"))
             if problem := claim_problem(name, claim_name, claims):
                 raise DeriveError(problem)
             result["persistentVolumeClaim"]["readOnly"] = True
@@ -161,8 +162,8 @@ def _source_volume(
             # never a token
             sources = [
                 s
-                for s in _list(result["projected"].get("sources"))
-                if not _dict(s).get("serviceAccountToken")
+                for s in sequence(result["projected"].get("sources"))
+                if not mapping(s).get("serviceAccountToken")
             ]
             if not sources:
                 raise DeriveError(
@@ -178,7 +179,7 @@ def _source_volume(
 def _subpath_env(expression: str, container: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The env a subPathExpr expands, copied so the copy reads the directory the server reads;
     only what resolves the same in another pod of the namespace (a value, the namespace)."""
-    env = {str(_dict(e).get("name")): _dict(e) for e in _list(container.get("env"))}
+    env = {str(e.get("name")): e for e in Container.read(container).env}
     copied = []
     for name in dict.fromkeys(_ENV_REFERENCE.findall(expression)):
         entry = env.get(name)
@@ -187,7 +188,7 @@ def _subpath_env(expression: str, container: Mapping[str, Any]) -> list[dict[str
                 f"the model's volumeMount has subPathExpr {expression!r}, which reads $({name}): "
                 "the container's env does not set it, so another pod cannot resolve it the same"
             )
-        field_path = _dict(_dict(entry.get("valueFrom")).get("fieldRef")).get("fieldPath")
+        field_path = mapping(mapping(entry.get("valueFrom")).get("fieldRef")).get("fieldPath")
         if "value" not in entry and field_path != "metadata.namespace":
             raise DeriveError(
                 f"the model's volumeMount has subPathExpr {expression!r}, which reads $({name}) "
@@ -237,8 +238,8 @@ def copy_container(
 def _copy_identity(serving: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, Any]:
     """The user the server runs as (its container's, else its pod's), so the copy reads what the
     server reads; the advisor's where the serving pod leaves it to the image."""
-    container_security = _dict(serving.get("securityContext"))
-    pod_security = _dict(pod.get("securityContext"))
+    container_security = Container.read(serving).security_context
+    pod_security = PodSpec.read(pod).security_context
 
     def setting(key: str) -> Any:
         for holder in (container_security, pod_security):
@@ -266,14 +267,14 @@ def _copy_resources(serving: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[
     pod_resources = pod_level_resources(pod)
     if qos_class(pod) == "Guaranteed":
         bounds = [
-            _dict(pod_resources.get("requests")),
-            _dict(pod_resources.get("limits")),
-            _dict(_dict(serving.get("resources")).get("limits")),
+            mapping(pod_resources.get("requests")),
+            mapping(pod_resources.get("limits")),
+            mapping(Container.read(serving).resources.get("limits")),
         ]
         size = _within(COPY_RESOURCES["limits"], *bounds)
         return {"requests": size, "limits": copy.deepcopy(size)}
-    limits = _within(COPY_RESOURCES["limits"], _dict(pod_resources.get("limits")))
-    requests = _within(COPY_RESOURCES["requests"], _dict(pod_resources.get("requests")), limits)
+    limits = _within(COPY_RESOURCES["limits"], mapping(pod_resources.get("limits")))
+    requests = _within(COPY_RESOURCES["requests"], mapping(pod_resources.get("requests")), limits)
     return {"requests": requests, "limits": limits}
 
 
@@ -291,11 +292,3 @@ def _within(amounts: Mapping[str, Any], *bounds: Mapping[str, Any]) -> dict[str,
 def _quantity(value: Any) -> float:
     number = cpu_quantity(value)
     return math.inf if number is None else number
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []

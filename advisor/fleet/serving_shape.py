@@ -14,10 +14,12 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from advisor.consumers.quantity import cpu_quantity
+from advisor.consumers.quota import cpu_quota
 from advisor.fleet.advisor_pod import ADVISOR_UID, JobSettings
 from advisor.fleet.errors import DeriveError
 from advisor.fleet.naming import hash_of
 from advisor.models import CpuFrom
+from advisor.models.kube import PodSpec, mapping, sequence
 
 # --------------------------------------------------------------------------------------------------
 # The pod
@@ -32,7 +34,8 @@ def pod_spec(pod: Mapping[str, Any], settings: JobSettings) -> dict[str, Any]:
         "seccompProfile": {"type": "RuntimeDefault"},
     }
     # the groups a volume's files are readable by: the copy reads the PVC as the server does
-    serving_security = _dict(pod.get("securityContext"))
+    view = PodSpec.read(pod)
+    serving_security = view.security_context
     for key in ("fsGroup", "fsGroupChangePolicy", "supplementalGroups"):
         if serving_security.get(key) is not None:
             security[key] = copy.deepcopy(serving_security[key])
@@ -48,7 +51,7 @@ def pod_spec(pod: Mapping[str, Any], settings: JobSettings) -> dict[str, Any]:
             spec[key] = copy.deepcopy(pod[key])
     # the serving pod's pull the serving image (the copy), plan's the advisor image: the
     # ServiceAccount's are added by the API server only to a pod that names none
-    serving_secrets = [_dict(ref).get("name") for ref in _list(pod.get("imagePullSecrets"))]
+    serving_secrets = [ref.get("name") for ref in view.image_pull_secrets]
     pull_secrets = [
         *(name for name in serving_secrets if isinstance(name, str) and name),
         *settings.image_pull_secrets,
@@ -57,7 +60,7 @@ def pod_spec(pod: Mapping[str, Any], settings: JobSettings) -> dict[str, Any]:
         spec["imagePullSecrets"] = [{"name": name} for name in dict.fromkeys(pull_secrets)]
     if settings.priority_class:
         spec["priorityClassName"] = settings.priority_class
-    node_affinity = _dict(_dict(pod.get("affinity")).get("nodeAffinity"))
+    node_affinity = view.node_affinity
     if node_affinity:
         spec["affinity"] = {"nodeAffinity": copy.deepcopy(node_affinity)}
     pod_resources = pod_level_resources(pod)
@@ -75,27 +78,15 @@ def advisor_resources(
 ) -> tuple[dict[str, Any], float, CpuFrom]:
     """The serving container's resources, the quota they give and what it stands for.
 
-    The quota is the tightest CPU limit (the container's, a pod-level one); without any, the CPU
-    request becomes the advisor's limit: the CPUs it is guaranteed on a busy node, a real quota
-    to measure under instead of a whole idle node the server never gets."""
+    The quota is ``status``'s (``consumers.quota``): the tightest CPU limit; without any, the
+    CPU request becomes the advisor's limit: the CPUs it is guaranteed on a busy node, a real
+    quota to measure under instead of a whole idle node the server never gets."""
     resources = _requests_limits(container.get("resources"))
-    pod_resources = _dict(pod.get("resources"))
-    limits = [
-        value
-        for value in (
-            cpu_quantity(_dict(resources.get("limits")).get("cpu")),
-            cpu_quantity(_dict(pod_resources.get("limits")).get("cpu")),
-        )
-        if value is not None
-    ]
-    if limits:
-        return resources, min(limits), "limit"
-    for holder in (resources, pod_resources):
-        request = _dict(holder.get("requests")).get("cpu")
-        cpus = cpu_quantity(request)
-        if cpus is not None and cpus > 0:
-            resources.setdefault("limits", {})["cpu"] = copy.deepcopy(request)
-            return resources, cpus, "request"
+    found = cpu_quota(resources, PodSpec.read(pod).resources)
+    if found is not None:
+        if found.cpu_from == "request":
+            resources.setdefault("limits", {})["cpu"] = copy.deepcopy(found.quantity)
+        return resources, found.cpus, found.cpu_from
     raise DeriveError(
         f"container {container.get('name')} declares neither a CPU limit nor a CPU request: "
         "nothing to measure for (its threads may run on any share of any node)"
@@ -123,13 +114,13 @@ def qos_class(pod: Mapping[str, Any]) -> QosClass:
     else:
         shapes = [_defaulted(c) for c in _containers(pod, with_init=True)]
     declared = [
-        _positive(_dict(shape.get(key))) for shape in shapes for key in ("requests", "limits")
+        _positive(mapping(shape.get(key))) for shape in shapes for key in ("requests", "limits")
     ]
     if not any(declared):
         return "BestEffort"
     for shape in shapes:
-        requests = _positive(_dict(shape.get("requests")))
-        limits = _positive(_dict(shape.get("limits")))
+        requests = _positive(mapping(shape.get("requests")))
+        limits = _positive(mapping(shape.get("limits")))
         if set(limits) != set(QOS_RESOURCES) or requests != limits:
             return "Burstable"
     return "Guaranteed"
@@ -140,7 +131,7 @@ def pod_level_resources(pod: Mapping[str, Any]) -> dict[str, Any]:
     out where there is a limit is the containers' requests added up, else the limit. Stated in
     full on the calibration pod, whose containers differ from the serving pod's."""
     resources = _requests_limits(pod.get("resources"))
-    limits = _dict(resources.get("limits"))
+    limits = mapping(resources.get("limits"))
     if not limits:
         return resources
     requests = resources.setdefault("requests", {})
@@ -161,16 +152,16 @@ def _containers_request(pod: Mapping[str, Any], name: str) -> float | None:
     asked = False
     sidecars = 0.0
     init_peak = 0.0
-    for container in _list(pod.get("initContainers")):
-        value = _dict(_defaulted(_dict(container)).get("requests")).get(name)
+    for init in PodSpec.read(pod).init_containers:
+        value = mapping(_defaulted(init.raw).get("requests")).get(name)
         asked = asked or value is not None
-        if _dict(container).get("restartPolicy") == "Always":
+        if init.raw.get("restartPolicy") == "Always":
             sidecars += _number(value)
         else:
             init_peak = max(init_peak, sidecars + _number(value))
     main = 0.0
     for container in _containers(pod, with_init=False):
-        value = _dict(_defaulted(container).get("requests")).get(name)
+        value = mapping(_defaulted(container).get("requests")).get(name)
         asked = asked or value is not None
         main += _number(value)
     return max(main + sidecars, init_peak) if asked else None
@@ -178,17 +169,18 @@ def _containers_request(pod: Mapping[str, Any], name: str) -> float | None:
 
 def _containers(pod: Mapping[str, Any], *, with_init: bool) -> list[dict[str, Any]]:
     """The pod's containers (then its init containers, native sidecars among them)."""
-    keys = ("containers", "initContainers") if with_init else ("containers",)
-    return [c for key in keys for c in _list(pod.get(key)) if isinstance(c, dict)]
+    view = PodSpec.read(pod)
+    found = (*view.containers, *view.init_containers) if with_init else view.containers
+    return [container.raw for container in found]
 
 
 def _defaulted(container: Mapping[str, Any]) -> dict[str, Any]:
     """A container's requests and limits as the API server stores them: a request left out is
     its limit."""
     resources = _requests_limits(container.get("resources"))
-    limits = _dict(resources.get("limits"))
+    limits = mapping(resources.get("limits"))
     if limits:
-        resources["requests"] = {**limits, **_dict(resources.get("requests"))}
+        resources["requests"] = {**limits, **mapping(resources.get("requests"))}
     return resources
 
 
@@ -217,7 +209,7 @@ def _quantity_text(value: float, name: str) -> str:
 def _requests_limits(value: Any) -> dict[str, Any]:
     """``requests`` and ``limits`` of a resources block; ``claims`` name the serving pod's
     resourceClaims, which the Job does not have."""
-    resources = _dict(value)
+    resources = mapping(value)
     return {
         key: copy.deepcopy(resources[key])
         for key in ("requests", "limits")
@@ -231,10 +223,9 @@ def _requests_limits(value: Any) -> dict[str, Any]:
 
 def node_pool(pod: Mapping[str, Any]) -> tuple[str, str]:
     """The nodes the serving pods may run on, readable, and a hash of their exact terms."""
-    selector = {str(k): str(v) for k, v in _dict(pod.get("nodeSelector")).items()}
-    node_affinity = _dict(_dict(pod.get("affinity")).get("nodeAffinity"))
-    required = _dict(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution"))
-    terms = _list(required.get("nodeSelectorTerms"))
+    view = PodSpec.read(pod)
+    selector = view.selector
+    terms = sequence(view.required_node_affinity.get("nodeSelectorTerms"))
     parts = []
     if selector:
         parts.append(",".join(f"{k}={v}" for k, v in sorted(selector.items())))
@@ -242,11 +233,3 @@ def node_pool(pod: Mapping[str, Any]) -> tuple[str, str]:
         parts.append("required node affinity")
     readable = " + ".join(parts) or "any node"
     return readable, hash_of({"nodeSelector": selector, "nodeSelectorTerms": terms})
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []

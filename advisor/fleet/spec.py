@@ -24,6 +24,7 @@ from typing import Any
 from advisor.fleet.naming import hash_of
 from advisor.fleet.optin import CalibrationAsk
 from advisor.models import OPTION, OPTIONS, plan_options
+from advisor.models.kube import PodSpec, mapping
 
 #: the record's keys (the resources' are ``requests.<name>``, ``limits.<name>`` and the same
 #: behind ``pod.``)
@@ -79,9 +80,9 @@ def calibration_spec(
 ) -> dict[str, Any]:
     """The spec of one calibration: key -> value, plain data; what is not set is left out."""
     spec: dict[str, Any] = {}
-    selector = {str(k): str(v) for k, v in _dict(pod.get("nodeSelector")).items()}
-    node_affinity = _dict(_dict(pod.get("affinity")).get("nodeAffinity"))
-    required = _dict(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution"))
+    view = PodSpec.read(pod)
+    selector = view.selector
+    required = view.required_node_affinity
     _put(spec, NODE_SELECTOR, selector)
     _put(spec, NODE_AFFINITY, required.get("nodeSelectorTerms"))
     _put(spec, TOLERATIONS, pod.get("tolerations"))
@@ -160,7 +161,7 @@ def _resources(prefix: str, value: Any) -> dict[str, str]:
     """``requests.memory: 2Gi``...; ``claims`` are the serving pod's own and measure nothing."""
     out = {}
     for kind in ("requests", "limits"):
-        for name, quantity in sorted(_dict(_dict(value).get(kind)).items()):
+        for name, quantity in sorted(mapping(mapping(value).get(kind)).items()):
             out[f"{prefix}{kind}.{name}"] = str(quantity)
     return out
 
@@ -182,7 +183,3 @@ def _readable(value: Any) -> str | None:
     if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
         return ",".join(f"{k}={v}" for k, v in sorted(value.items()))
     return None
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

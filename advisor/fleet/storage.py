@@ -23,6 +23,8 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from advisor.models.kube import Container, mapping, sequence
+
 #: the modes any number of nodes may mount a volume with
 SHARED_MODES = frozenset({"ReadOnlyMany", "ReadWriteMany"})
 #: the schemes of remote storage TensorFlow Serving reads through its file systems
@@ -74,8 +76,8 @@ def serving_model_problem(container: Mapping[str, Any]) -> str | None:
         problem = object_storage_problem(value, f"container {name}'s {_BASE_PATH_FLAG}")
         if problem:
             return problem
-    for entry in _list(container.get("env")):
-        if isinstance(entry, dict) and entry.get("name") == _BASE_PATH_ENV:
+    for entry in Container.read(container).env:
+        if entry.get("name") == _BASE_PATH_ENV:
             problem = object_storage_problem(
                 str(entry.get("value") or ""), f"container {name}'s env {_BASE_PATH_ENV}"
             )
@@ -87,7 +89,8 @@ def serving_model_problem(container: Mapping[str, Any]) -> str | None:
 def _base_paths(container: Mapping[str, Any]) -> list[str]:
     """Every value the container's command and args give ``--model_base_path``."""
     tokens: list[str] = []
-    for part in [*_list(container.get("command")), *_list(container.get("args"))]:
+    view = Container.read(container)
+    for part in [*view.command, *view.args]:
         text = str(part)
         try:  # a shell string (sh -c "tensorflow_model_server --model_base_path=...")
             tokens += shlex.split(text)
@@ -113,8 +116,8 @@ def claim_modes(claim: Mapping[str, Any]) -> list[str]:
     """The access modes a PersistentVolumeClaim has: asked for (``spec``) and, once bound, those
     of its PersistentVolume (``status``), which may allow more."""
     modes = [
-        *_list(_dict(claim.get("spec")).get("accessModes")),
-        *_list(_dict(claim.get("status")).get("accessModes")),
+        *sequence(mapping(claim.get("spec")).get("accessModes")),
+        *sequence(mapping(claim.get("status")).get("accessModes")),
     ]
     return list(dict.fromkeys(str(mode) for mode in modes))
 
@@ -150,11 +153,3 @@ def claim_problem(
             f"{where}, which does not exist in the namespace: the calibration pod could not start"
         )
     return None
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []

@@ -29,6 +29,7 @@ from advisor.errors import InvalidAdviceError, Opt, UsageError
 from advisor.fleet.production import Throttled, revert, suggestions
 from advisor.keys import LATENCY_QUERY_ANNOTATION
 from advisor.models import PlanDecision, Production, WorkloadKind, WorkloadRef
+from advisor.models.times import parse_timestamp
 from advisor.prometheus import (
     PrometheusClient,
     PrometheusError,
@@ -38,7 +39,6 @@ from advisor.prometheus import (
     queries,
 )
 from advisor.recommend import ParsedAdvice, parse_configmap
-from advisor.recommend.metadata import parse_timestamp
 from advisor.recommend.previous import previous_advice, reverted_configmap
 
 if TYPE_CHECKING:

@@ -28,6 +28,7 @@ from advisor.errors import ForbiddenError, InvalidAdviceError, Opt, UsageError
 from advisor.fleet.jobs import PlannedJob, planned_job
 from advisor.keys import PLANNED_SELECTOR, RELOADER_MATCH
 from advisor.models import AdviceStatus, StatusResult
+from advisor.models.times import timestamp
 from advisor.pipeline.drift import installed_tf_version
 from advisor.pipeline.source import (
     CLUSTER_TIMEOUT_S,
@@ -128,14 +129,12 @@ def advice_status(
         budget_s=prov.budget_s,
         tf_version=prov.tf_version,
         advisor_version=prov.advisor_version,
-        created_at=prov.created_at.isoformat().replace("+00:00", "Z"),
+        created_at=timestamp(prov.created_at),
         age=format_age(age),
         age_s=int(age.total_seconds()),
         node_selector=prov.node_selector,
         data_changed_at=(
-            None
-            if parsed.data_changed_at is None
-            else parsed.data_changed_at.isoformat().replace("+00:00", "Z")
+            None if parsed.data_changed_at is None else timestamp(parsed.data_changed_at)
         ),
         target=prov.target,
     )

@@ -34,6 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from advisor.models.kube import mapping
 from advisor.retry import Deadline, RetryPolicy, retry_after_seconds
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,7 @@ class PrometheusClient:
             return [Sample({}, _number(result))]
         if kind != "vector" or not isinstance(result, list):
             raise PrometheusUnavailable(f"{self.where}: answered a {kind} for an instant query")
-        return [Sample(_labels(item), _number(_dict(item).get("value"))) for item in result]
+        return [Sample(_labels(item), _number(mapping(item).get("value"))) for item in result]
 
     def query_range(self, expr: str, start: datetime, end: datetime, step_s: float) -> list[Series]:
         """``expr`` evaluated every ``step_s`` from ``start`` to ``end``: a matrix."""
@@ -128,7 +129,7 @@ class PrometheusClient:
                 _labels(item),
                 tuple(
                     (float(_pair(point)[0]), _number(point))
-                    for point in _dict(item).get("values") or []
+                    for point in mapping(item).get("values") or []
                 ),
             )
             for item in result
@@ -211,7 +212,7 @@ class PrometheusClient:
                 f"{self.where} did not answer as the Prometheus API does "
                 f"({_error_text(body) or 'empty answer'})"
             )
-        return _dict(answer.get("data"))
+        return mapping(answer.get("data"))
 
     def _refusal(self, status: int, body: bytes) -> PrometheusError:
         text = _error_text(body)
@@ -284,12 +285,8 @@ def _error_text(body: bytes) -> str:
     return " ".join(text.split())[:QUOTED]
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _labels(item: Any) -> dict[str, str]:
-    metric = _dict(_dict(item).get("metric"))
+    metric = mapping(mapping(item).get("metric"))
     return {str(key): str(value) for key, value in metric.items()}
 
 

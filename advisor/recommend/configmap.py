@@ -27,12 +27,8 @@ from advisor.keys import (
 )
 from advisor.kubenames import as_label_value, dns1123_label_problem, dns1123_subdomain_problem
 from advisor.models import Recommendation
-from advisor.recommend.metadata import (
-    ANNOTATIONS_LIMIT_BYTES,
-    annotation_key_problem,
-    parse_timestamp,
-    timestamp,
-)
+from advisor.models.times import parse_timestamp, timestamp
+from advisor.recommend.metadata import ANNOTATIONS_LIMIT_BYTES, annotation_key_problem
 
 
 def content_hash(env: Mapping[str, str]) -> str:

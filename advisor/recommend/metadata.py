@@ -1,11 +1,9 @@
 """What names the advice's ConfigMap and what its metadata carries: its default name, the rule
-for extra annotations (its keys are ``advisor.keys``), the API server's size limit on them, and
-the one time format they are written in.
+for extra annotations (its keys are ``advisor.keys``), the API server's size limit on them.
+Their times are written in ``advisor.models.times``'s one format.
 """
 
 from __future__ import annotations
-
-from datetime import datetime, timezone
 
 from advisor.keys import PREFIX
 from advisor.kubenames import qualified_key_problem
@@ -23,17 +21,3 @@ def annotation_key_problem(key: str) -> str | None:
     if key.startswith(PREFIX):
         return f"annotation keys under {PREFIX} are the advisor's own"
     return qualified_key_problem(key, "annotation")
-
-
-def timestamp(when: datetime) -> str:
-    """``when`` in UTC, RFC 3339 to the second (``2026-11-21T08:00:00Z``)."""
-    return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_timestamp(text: str) -> datetime | None:
-    """An RFC 3339 UTC time as written by ``timestamp`` (``Z`` or an offset); None otherwise."""
-    try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo is not None else None

@@ -23,8 +23,8 @@ from advisor.keys import (
 )
 from advisor.kubenames import dns1123_label_problem, dns1123_subdomain_problem
 from advisor.models import Recommendation
+from advisor.models.times import parse_timestamp
 from advisor.recommend.configmap import content_hash
-from advisor.recommend.metadata import parse_timestamp
 
 
 @dataclass(frozen=True)

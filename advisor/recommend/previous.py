@@ -33,8 +33,9 @@ from advisor.keys import (
     SCHEMA_ANNOTATION,
 )
 from advisor.models import ENV_INTER_OP, ENV_INTRA_OP, ServingTarget, ThreadSetting
+from advisor.models.times import timestamp
 from advisor.recommend.configmap import content_hash
-from advisor.recommend.metadata import ANNOTATIONS_LIMIT_BYTES, timestamp
+from advisor.recommend.metadata import ANNOTATIONS_LIMIT_BYTES
 
 #: rejected settings kept per ConfigMap (oldest dropped first)
 MAX_REJECTED = 20

@@ -30,8 +30,8 @@ import pytest
 from advisor import __version__
 from advisor.cli import main
 from advisor.keys import DATA_CHANGED_ANNOTATION, LATENCY_QUERY_ANNOTATION, PREVIOUS_ANNOTATION
+from advisor.models.times import timestamp
 from advisor.recommend import build_recommendation, render_configmap
-from advisor.recommend.metadata import timestamp
 from advisor.recommend.previous import keep_previous, rejected_settings
 from testkit.fakeapi.apps import workload
 from testkit.fakeapi.pods import TEMPLATE_HASH, pod_of

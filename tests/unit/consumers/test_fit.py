@@ -147,3 +147,16 @@ def test_limit_advice_reads_a_request_only_consumer_as_having_no_limit(
 def test_a_missing_advice_row_carries_the_request_too() -> None:
     found = missing(mount(request="750m"))
     assert (found.cpu_request, [p.code for p in found.problems]) == (0.75, ["advice-missing"])
+
+
+def test_a_zero_request_is_no_request_for_status_as_for_plan() -> None:
+    """A container requesting 0 CPUs is guaranteed nothing: ``plan`` measures such a container
+    under its pod's request, and ``status`` checks it against that same request."""
+    pod_level = {"requests": {"cpu": "2"}}
+    zero = mount(request="0", pod=pod_level)
+    assert cpu_request(zero) == 2.0
+    assert cpu_problems(row(advice(2.0), zero)) == []
+    alone = mount(request="0")
+    assert cpu_request(alone) is None
+    ((code, text),) = cpu_problems(row(advice(2.0), alone))
+    assert code == "cpu-request-differs" and "neither a CPU limit nor a CPU request" in text

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from advisor.consumers.timestamps import kube_time
 from advisor.fleet.jobs import planned_job
+from advisor.models.times import kube_time
 
 
 def test_zulu_offset_and_zoneless_times_are_aware_utc() -> None:
