@@ -315,7 +315,7 @@ def test_the_derived_calibration_pod_runs_under_podman_and_its_advice_fits(
         target = prov.target
         assert target is not None
         assert target.cpu_from == "limit"
-        assert (target.workload, target.container) == ("deployment/b", "server")
+        assert (str(target.workload), target.container) == ("deployment/b", "server")
         assert (target.image, target.model_path) == (serving_image, MODEL_PATH)
 
         rows = json.loads(plan(api, capsys, "--format", "json", "--image", advisor_image))
