@@ -76,7 +76,7 @@ class _Candidate:
 
 
 def decide(
-    workloads: Iterable[Mapping[str, Any]],
+    workloads: Iterable[KubeWorkload],
     configmaps: Mapping[str, Mapping[str, Any]],
     jobs: Iterable[PlannedJob],
     *,
@@ -92,10 +92,10 @@ def decide(
     jobs = list(jobs)
     out: list[Planned] = []
     owners: dict[str, _Candidate] = {}
-    listed = [(ref, obj) for obj in workloads if (ref := WorkloadRef.of(obj)) is not None]
+    listed = [(ref, obj) for obj in workloads if (ref := WorkloadRef.of(obj.raw)) is not None]
     for ref, obj in sorted(listed, key=lambda item: str(item[0])):
         try:
-            if not opted_in(obj):
+            if not opted_in(obj.raw):
                 continue
         except OptInError as exc:
             out.append(_in_namespace(_planned(ref, None, None, "skipped", str(exc)), obj))
@@ -110,9 +110,9 @@ def decide(
     return out
 
 
-def _in_namespace(planned: Planned, obj: Mapping[str, Any]) -> Planned:
+def _in_namespace(planned: Planned, workload: KubeWorkload) -> Planned:
     """The decision naming its workload's namespace (where its Job would run)."""
-    namespace = ObjectMeta.read(obj.get("metadata")).namespace
+    namespace = workload.metadata.namespace
     if not namespace:
         return planned
     decision = planned.decision.model_copy(update={"namespace": namespace})
@@ -121,14 +121,13 @@ def _in_namespace(planned: Planned, obj: Mapping[str, Any]) -> Planned:
 
 def _candidate(
     ref: WorkloadRef,
-    obj: Mapping[str, Any],
+    workload: KubeWorkload,
     configmaps: Mapping[str, Mapping[str, Any]],
     defaults: Defaults,
     settings: JobSettings,
     *,
     claims: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> _Candidate | Planned:
-    workload = KubeWorkload.read(obj)
     kind = ref.kind
     if not kind.calibrated:
         return _planned(ref, None, None, "skipped", f"a {kind} is not calibrated")
@@ -147,7 +146,7 @@ def _candidate(
     if unusable:
         return _planned(ref, name, configmap, "skipped", unusable)
     try:
-        job = derive_job(kind, obj, ask, configmap=configmap, settings=settings, claims=claims)
+        job = derive_job(kind, workload, ask, configmap=configmap, settings=settings, claims=claims)
     except DeriveError as exc:
         return _planned(ref, name, configmap, "skipped", str(exc))
     return _Candidate(ref, ask, name, configmap, job, pod_spec)

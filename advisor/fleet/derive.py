@@ -139,7 +139,7 @@ def serving_container(pod_spec: Mapping[str, Any], ask: CalibrationAsk) -> dict[
 
 def derive_job(
     kind: WorkloadKind,
-    workload: Mapping[str, Any],
+    workload: KubeWorkload,
     ask: CalibrationAsk,
     *,
     configmap: str,
@@ -148,8 +148,8 @@ def derive_job(
 ) -> DerivedJob:
     """The Job that measures ``workload``'s serving container in its own pod shape (``claims``:
     the namespace's PersistentVolumeClaims by name, to check the model's; None: not read)."""
-    view = KubeWorkload.read(workload)
-    name, namespace, uid = view.metadata.name, view.metadata.namespace, view.metadata.uid
+    meta = workload.metadata
+    name, namespace, uid = meta.name, meta.namespace, meta.uid
     if not name or not namespace:
         raise DeriveError("the workload has no name or namespace")
     ref = WorkloadRef(kind, name)
@@ -159,7 +159,7 @@ def derive_job(
             f"{ref} has no uid (not read from the API server?): the Job's owner "
             "reference needs one, so that deleting the workload deletes its calibrations"
         )
-    pod = view.pod_spec.raw
+    pod = workload.pod_spec.raw
     if not pod:
         raise DeriveError(f"{ref} has no pod template")
 
