@@ -47,7 +47,7 @@ from advisor.models import (
     ServingTarget,
     WorkloadRef,
 )
-from advisor.models.kube import KubeWorkload, ObjectMeta, PodSpec
+from advisor.models.kube import Container, KubeWorkload, ObjectMeta, PodSpec
 from advisor.recommend import ParsedAdvice, parse_configmap
 
 
@@ -180,7 +180,7 @@ def advice_configmap(
         return ask.configmap
     # every ConfigMap it reads with envFrom, or by a key reference to one of the advice's keys
     names, others = [], []
-    for name in references(dict(container)):
+    for name in references(Container.read(container)):
         stored = configmaps.get(name)
         if stored is None or _labels(stored).get(LABEL_MANAGED_BY) == APP_NAME:
             names.append(name)

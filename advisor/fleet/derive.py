@@ -13,7 +13,8 @@ The Job carries the settings of the shipped Job (deploy/job.yaml, the chart's
 contexts, a /tmp emptyDir. Its API credentials are a projected token mounted into the advisor
 container alone: the serving image's code (the copy) gets none.
 
-Pure: plain dicts in (the workload as the API server returns it), a plain dict out. This module
+Pure: the workload's view in (read once where it is listed; what is copied into the Job comes
+from its ``raw`` dicts), a plain dict out. This module
 assembles the Job; ``serving_shape``, ``model_copy``, ``advisor_pod`` and ``naming`` build its
 parts.
 """
