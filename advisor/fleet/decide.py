@@ -134,15 +134,15 @@ def _candidate(
     pod_spec = workload.pod_spec.raw
     try:
         ask = read_ask(workload.metadata.annotations, defaults)
-        container = serving_container(pod_spec, ask)
+        container = serving_container(workload.pod_spec, ask)
     except (OptInError, DeriveError) as exc:
         return _planned(ref, None, None, "skipped", str(exc))
-    name = str(container.get("name", "?"))
+    name = str(container.raw.get("name", "?"))
     try:
         configmap = advice_configmap(container, ask, configmaps)
     except DeriveError as exc:
         return _planned(ref, name, None, "skipped", str(exc))
-    unusable = _unusable(container, configmap, configmaps.get(configmap))
+    unusable = _unusable(container.raw, configmap, configmaps.get(configmap))
     if unusable:
         return _planned(ref, name, configmap, "skipped", unusable)
     try:
@@ -169,7 +169,7 @@ def _unusable(
 
 
 def advice_configmap(
-    container: Mapping[str, Any],
+    container: Container,
     ask: CalibrationAsk,
     configmaps: Mapping[str, Mapping[str, Any]],
 ) -> str:
@@ -180,7 +180,7 @@ def advice_configmap(
         return ask.configmap
     # every ConfigMap it reads with envFrom, or by a key reference to one of the advice's keys
     names, others = [], []
-    for name in references(Container.read(container)):
+    for name in references(container):
         stored = configmaps.get(name)
         if stored is None or _labels(stored).get(LABEL_MANAGED_BY) == APP_NAME:
             names.append(name)

@@ -58,7 +58,7 @@ from advisor.keys import (
     PLANNER_MANAGED_BY,
 )
 from advisor.models import CpuFrom, ServingTarget, WorkloadKind, WorkloadRef
-from advisor.models.kube import KubeWorkload, PodSpec
+from advisor.models.kube import Container, KubeWorkload, PodSpec
 
 # what the rest of the package and ``plan`` import from here: the deriving, its input and result
 __all__ = [
@@ -102,18 +102,17 @@ class DerivedJob:
 # The serving container
 
 
-def serving_container(pod_spec: Mapping[str, Any], ask: CalibrationAsk) -> dict[str, Any]:
+def serving_container(spec: PodSpec, ask: CalibrationAsk) -> Container:
     """The container the ask is about; DeriveError when it is not there or not unique.
 
     Init containers are never it, native sidecars (restartPolicy Always) included: the model is
     served by a main container."""
-    spec = PodSpec.read(pod_spec)
     containers = spec.containers
     names = [str(c.name) for c in containers]
     if ask.container is not None:
         for container in containers:
             if container.name == ask.container:
-                return container.raw
+                return container
         init = {str(c.name) for c in spec.init_containers}
         why = (
             "names an init container (or a native sidecar), never the serving one"
@@ -125,7 +124,7 @@ def serving_container(pod_spec: Mapping[str, Any], ask: CalibrationAsk) -> dict[
             f"(containers: {', '.join(names) or 'none'})"
         )
     if len(containers) == 1:
-        return containers[0].raw
+        return containers[0]
     if not containers:
         raise DeriveError("its pod template has no containers")
     raise DeriveError(
@@ -164,7 +163,7 @@ def derive_job(
     if not pod:
         raise DeriveError(f"{ref} has no pod template")
 
-    container = serving_container(pod, ask)
+    container = serving_container(workload.pod_spec, ask).raw
     container_name = str(container.get("name"))
     image = container.get("image")
     if not isinstance(image, str) or not image:
