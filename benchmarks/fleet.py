@@ -36,6 +36,7 @@ from advisor.fleet.decide import decide
 from advisor.fleet.derive import JobSettings, derive_job
 from advisor.fleet.optin import Defaults, read_ask
 from advisor.models import WorkloadKind
+from advisor.models.kube import KubeWorkload
 from advisor.pipeline.plan import DEFAULT_SERVICE_ACCOUNT, PlanRequest, plan, run_args
 from advisor.recommend import build_recommendation, render_configmap
 from benchmarks import REPO
@@ -99,7 +100,8 @@ def fitting_advice(obj: dict[str, Any], settings: JobSettings, now: datetime) ->
     namespace = obj["metadata"]["namespace"]
     configmap = f"advice-{name}"
     ask = read_ask(obj["metadata"]["annotations"], Defaults())
-    job = derive_job(WorkloadKind.DEPLOYMENT, obj, ask, configmap=configmap, settings=settings)
+    workload = KubeWorkload.read(obj)
+    job = derive_job(WorkloadKind.DEPLOYMENT, workload, ask, configmap=configmap, settings=settings)
     rec = build_recommendation(
         calibration_result(node=node_profile(quota=job.cpu)),
         advisor_version=__version__,
@@ -194,8 +196,16 @@ def _decisions_only(stored: Stored) -> Callable[[], list[str]]:
     def run() -> list[str]:
         verdicts: list[str] = []
         for objs, configmaps in stored.values():
+            # read as the planner reads them, once listed
+            workloads = [KubeWorkload.read(obj) for obj in objs]
             decided = decide(
-                objs, configmaps, [], defaults=Defaults(), settings=settings, now=now, claims={}
+                workloads,
+                configmaps,
+                [],
+                defaults=Defaults(),
+                settings=settings,
+                now=now,
+                claims={},
             )
             verdicts += [item.verdict for item in decided]
         return verdicts

@@ -24,6 +24,7 @@ from advisor.cluster.http import PAGE_SIZE, Target, list_all, list_method
 from advisor.cluster.listing import READER_HINT
 from advisor.errors import Opt
 from advisor.models import POD_OWNER_KINDS, WorkloadKind
+from advisor.models.kube import KubePod, KubeWorkload
 from advisor.retry import Deadline, RetryPolicy
 
 #: a finished pod runs nothing and is never restarted: leave it out on the server
@@ -36,10 +37,10 @@ METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v
 class Inventory:
     """Everything in one scope that can read an advice, and which ConfigMaps exist there."""
 
-    #: Deployments, StatefulSets and DaemonSets, each with its ``kind`` (lists leave it out)
-    workloads: list[dict[str, Any]] = field(default_factory=list)
+    #: Deployments, StatefulSets and DaemonSets, each read with its ``kind`` (lists leave it out)
+    workloads: list[KubeWorkload] = field(default_factory=list)
     #: pods not Succeeded or Failed
-    pods: list[dict[str, Any]] = field(default_factory=list)
+    pods: list[KubePod] = field(default_factory=list)
     #: (namespace, name) of every ConfigMap
     configmaps: frozenset[tuple[str, str]] = frozenset()
 
@@ -58,11 +59,12 @@ def list_inventory(
     lister = _Lister(connection, namespace, policy, Deadline(policy), page_size)
     apps = client.AppsV1Api(connection.api_client)
     core = client.CoreV1Api(connection.api_client)
-    workloads: list[dict[str, Any]] = []
+    workloads: list[KubeWorkload] = []
     for kind in POD_OWNER_KINDS:
         items = lister.items(kind.group, kind.resource, list_method(apps, kind, namespace is None))
         workloads += [
-            {"apiVersion": kind.api_version, "kind": kind.value, **item} for item in items
+            KubeWorkload.read({"apiVersion": kind.api_version, "kind": kind.value, **item})
+            for item in items
         ]
     pod = WorkloadKind.POD
     pods = lister.items(
@@ -78,8 +80,10 @@ def list_inventory(
         (str(meta.get("namespace", "")), str(meta.get("name", "")))
         for meta in (item.get("metadata") or {} for item in configmaps)
     )
-    pods = [{"apiVersion": pod.api_version, "kind": pod.value, **item} for item in pods]
-    return Inventory(workloads, pods, names)
+    listed = [
+        KubePod.read({"apiVersion": pod.api_version, "kind": pod.value, **item}) for item in pods
+    ]
+    return Inventory(workloads, listed, names)
 
 
 @dataclass

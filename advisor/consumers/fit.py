@@ -56,9 +56,9 @@ def consumer(advice: ParsedAdvice | None, mount: Mount, *, reloader_match: bool)
             found += request_problems(prov, limit, cpu_request(mount), mount)
         else:
             found += cpu_problems(prov, limit, mount)
-        found += node_pool_problems(prov.node_selector, mount.workload.pod_spec)
-    found += shadow_problems(mount.container, mount.configmap)
-    found += resize_problems(mount.container)
+        found += node_pool_problems(prov.node_selector, mount.workload.pod_spec.raw)
+    found += shadow_problems(mount.container.raw, mount.configmap)
+    found += resize_problems(mount.container.raw)
     if advice is not None:
         found += predate_problems(advice, mount, reloader_match=reloader_match)
     return _row(mount, limit, found)
@@ -93,7 +93,7 @@ def _row(mount: Mount, limit: float | None, problems: list[Problem]) -> Consumer
 def cpu_limit(mount: Mount) -> float | None:
     """The quota the container runs under: its limit, capped by a pod-level limit; without
     either, the limit its running pods were admitted with (a LimitRange default)."""
-    declared = quota.cpu_limit(_block(mount.container), _block(mount.workload.pod_spec))
+    declared = quota.cpu_limit(mount.container.resources, mount.workload.pod_spec.resources)
     if declared is not None:
         return declared
     admitted = [_pod_limit(pod, mount.container_name) for pod in mount.workload.pods]
@@ -144,11 +144,6 @@ def cpu_problems(prov: Provenance, limit: float | None, mount: Mount) -> list[Pr
     ]
 
 
-def _block(holder: dict[str, Any]) -> dict[str, Any]:
-    """The ``resources`` block of a container or a pod spec (``{}`` when absent or malformed)."""
-    return mapping(holder.get("resources"))
-
-
 # --------------------------------------------------------------------------------------------------
 # CPU request (advice measured for a container without a limit)
 
@@ -156,7 +151,7 @@ def _block(holder: dict[str, Any]) -> dict[str, Any]:
 def cpu_request(mount: Mount) -> float | None:
     """The CPUs the container is guaranteed: its request, else the pod-level request (which
     the scheduler then shares among the pod's containers)."""
-    request = quota.cpu_request(_block(mount.container), _block(mount.workload.pod_spec))
+    request = quota.cpu_request(mount.container.resources, mount.workload.pod_spec.resources)
     return None if request is None else request[0]
 
 
@@ -198,12 +193,11 @@ def request_problems(
     return []
 
 
-def _pod_limit(pod: dict[str, Any], container: str) -> float | None:
+def _pod_limit(pod: KubePod, container: str) -> float | None:
     """The container's CPU limit in one pod: the kubelet's report of what it applied (status,
     Kubernetes 1.33+), else the pod's spec (what admission and a resize left there)."""
-    view = KubePod.read(pod)
-    applied = [Container.read(entry) for entry in view.container_statuses]
-    for entry in (*applied, *view.spec.containers):
+    applied = [Container.read(entry) for entry in pod.container_statuses]
+    for entry in (*applied, *pod.spec.containers):
         if entry.name == container:
             value = quota.cpu_limit(entry.resources, {})
             if value is not None:
@@ -397,7 +391,7 @@ def predate_problems(advice: ParsedAdvice, mount: Mount, *, reloader_match: bool
 def restarts_on(workload: Workload, advice: ParsedAdvice) -> bool:
     """The built-in restart (``run --restart``) has set this advice's hash on the template, so
     a rollout to the current values is under way or done."""
-    annotations = workload.template_metadata.get("annotations") or {}
+    annotations = workload.template_metadata.annotations
     return bool(annotations.get(ADVICE_HASH_ANNOTATION) == content_hash(advice.recommendation.env))
 
 
@@ -408,7 +402,7 @@ def reloads_on(workload: Workload, configmap: str, *, reloader_match: bool) -> b
     restarts no bare pod."""
     if workload.kind is WorkloadKind.POD:
         return False
-    template = workload.template_metadata.get("annotations") or {}
+    template = workload.template_metadata.annotations
     for marks in (workload.annotations, template):
         named = str(marks.get(RELOADER_RELOAD, "")).split(",")
         if configmap in (name.strip() for name in named):
@@ -420,17 +414,16 @@ def reloads_on(workload: Workload, configmap: str, *, reloader_match: bool) -> b
     return False
 
 
-def _container_started(pod: dict[str, Any], container: str) -> datetime | None:
+def _container_started(pod: KubePod, container: str) -> datetime | None:
     """When the container now running in ``pod`` started (None: not running)."""
-    view = KubePod.read(pod)
-    if view.phase != "Running":
+    if pod.phase != "Running":
         return None
-    for entry in view.container_statuses:
+    for entry in pod.container_statuses:
         if entry.get("name") == container:
             running = (entry.get("state") or {}).get("running") or {}
             return kube_time(running.get("startedAt"))
     return None
 
 
-def _pod_name(pod: dict[str, Any]) -> str:
-    return str((pod.get("metadata") or {}).get("name", "?"))
+def _pod_name(pod: KubePod) -> str:
+    return str(pod.metadata.raw.get("name", "?"))

@@ -38,10 +38,10 @@ class Workload:
     #: the workload's own annotations (where Reloader is configured)
     annotations: dict[str, Any] = field(default_factory=dict)
     #: the pod template's metadata (a bare pod's own)
-    template_metadata: dict[str, Any] = field(default_factory=dict)
-    pod_spec: dict[str, Any] = field(default_factory=dict)
+    template_metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    pod_spec: PodSpec = field(default_factory=PodSpec)
     #: its pods that are not finished (a bare pod: itself)
-    pods: list[dict[str, Any]] = field(default_factory=list)
+    pods: list[KubePod] = field(default_factory=list)
 
     @property
     def ref(self) -> WorkloadRef:
@@ -53,20 +53,20 @@ class Mount:
     """One container of a workload reading one ConfigMap."""
 
     workload: Workload
-    container: dict[str, Any]
+    container: Container
     configmap: str
     #: every reference to the ConfigMap in this container is ``optional: true``
     optional: bool
 
     @property
     def container_name(self) -> str:
-        return str(self.container.get("name") or "?")
+        return str(self.container.raw.get("name") or "?")
 
 
-def workloads(objects: Iterable[dict[str, Any]], pods: Iterable[dict[str, Any]]) -> list[Workload]:
+def workloads(objects: Iterable[KubeWorkload], pods: Iterable[KubePod]) -> list[Workload]:
     """The workloads among ``objects`` with their pods, then every pod without a controller."""
     pods = list(pods)
-    owned: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    owned: dict[tuple[str, str, str], list[KubePod]] = {}
     bare: list[Workload] = []
     for pod in pods:
         owner = _owner(pod)
@@ -75,8 +75,7 @@ def workloads(objects: Iterable[dict[str, Any]], pods: Iterable[dict[str, Any]])
         else:
             owned.setdefault(owner, []).append(pod)
     found = []
-    for obj in objects:
-        view = KubeWorkload.read(obj)
+    for view in objects:
         if view.kind not in POD_OWNER_KINDS:
             continue
         kind = WorkloadKind(view.kind)
@@ -87,8 +86,8 @@ def workloads(objects: Iterable[dict[str, Any]], pods: Iterable[dict[str, Any]])
                 namespace=namespace,
                 name=name,
                 annotations=view.metadata.annotations,
-                template_metadata=view.template_metadata.raw,
-                pod_spec=view.pod_spec.raw,
+                template_metadata=view.template_metadata,
+                pod_spec=view.pod_spec,
                 pods=owned.get((kind, namespace, name), []),
             )
         )
@@ -99,15 +98,15 @@ def mounts(found: Iterable[Workload]) -> dict[tuple[str, str], list[Mount]]:
     """(namespace, ConfigMap name) -> the containers reading it, in workload order."""
     by_configmap: dict[tuple[str, str], list[Mount]] = {}
     for workload in found:
-        for container in PodSpec.read(workload.pod_spec).containers:
-            for name, optional in references(container.raw).items():
+        for container in workload.pod_spec.containers:
+            for name, optional in references(container).items():
                 by_configmap.setdefault((workload.namespace, name), []).append(
-                    Mount(workload, container.raw, name, optional)
+                    Mount(workload, container, name, optional)
                 )
     return by_configmap
 
 
-def references(container: dict[str, Any]) -> dict[str, bool]:
+def references(container: Container) -> dict[str, bool]:
     """ConfigMap name -> whether every reference to it is optional, for one container."""
     found: dict[str, bool] = {}
 
@@ -116,22 +115,21 @@ def references(container: dict[str, Any]) -> dict[str, bool]:
             optional = ref.get("optional") is True
             found[ref["name"]] = found.get(ref["name"], True) and optional
 
-    view = Container.read(container)
-    for source in view.env_from:
+    for source in container.env_from:
         add(source.get("configMapRef"))
-    for env in view.env:
+    for env in container.env:
         ref = mapping(env.get("valueFrom")).get("configMapKeyRef")
         if isinstance(ref, dict) and ref.get("key") in ADVICE_KEYS:
             add(ref)
     return found
 
 
-def _owner(pod: dict[str, Any]) -> tuple[str, str, str] | None:
+def _owner(pod: KubePod) -> tuple[str, str, str] | None:
     """(kind, namespace, name) of the workload a pod belongs to; None for a pod without a
     controller. A pod of a ReplicaSet is its Deployment's when the ReplicaSet's name is
     ``<deployment>-<pod-template-hash>``; other controllers (Jobs, bare ReplicaSets) are kept
     as owners that match no workload."""
-    meta = ObjectMeta.read(pod.get("metadata"))
+    meta = pod.metadata
     for ref in meta.owner_references:
         if ref.get("controller") is not True:
             continue
@@ -143,14 +141,13 @@ def _owner(pod: dict[str, Any]) -> tuple[str, str, str] | None:
     return None
 
 
-def _bare(pod: dict[str, Any]) -> Workload:
-    view = KubePod.read(pod)
+def _bare(pod: KubePod) -> Workload:
     return Workload(
         kind=WorkloadKind.POD,
-        namespace=view.metadata.namespace,
-        name=view.metadata.name,
-        annotations=view.metadata.annotations,
-        template_metadata=view.metadata.raw,
-        pod_spec=view.spec.raw,
+        namespace=pod.metadata.namespace,
+        name=pod.metadata.name,
+        annotations=pod.metadata.annotations,
+        template_metadata=pod.metadata,
+        pod_spec=pod.spec,
         pods=[pod],
     )

@@ -47,7 +47,7 @@ from advisor.models import (
     ServingTarget,
     WorkloadRef,
 )
-from advisor.models.kube import KubeWorkload, ObjectMeta, PodSpec
+from advisor.models.kube import Container, KubeWorkload, ObjectMeta, PodSpec
 from advisor.recommend import ParsedAdvice, parse_configmap
 
 
@@ -76,7 +76,7 @@ class _Candidate:
 
 
 def decide(
-    workloads: Iterable[Mapping[str, Any]],
+    workloads: Iterable[KubeWorkload],
     configmaps: Mapping[str, Mapping[str, Any]],
     jobs: Iterable[PlannedJob],
     *,
@@ -92,10 +92,10 @@ def decide(
     jobs = list(jobs)
     out: list[Planned] = []
     owners: dict[str, _Candidate] = {}
-    listed = [(ref, obj) for obj in workloads if (ref := WorkloadRef.of(obj)) is not None]
+    listed = [(ref, obj) for obj in workloads if (ref := WorkloadRef.of(obj.raw)) is not None]
     for ref, obj in sorted(listed, key=lambda item: str(item[0])):
         try:
-            if not opted_in(obj):
+            if not opted_in(obj.raw):
                 continue
         except OptInError as exc:
             out.append(_in_namespace(_planned(ref, None, None, "skipped", str(exc)), obj))
@@ -110,9 +110,9 @@ def decide(
     return out
 
 
-def _in_namespace(planned: Planned, obj: Mapping[str, Any]) -> Planned:
+def _in_namespace(planned: Planned, workload: KubeWorkload) -> Planned:
     """The decision naming its workload's namespace (where its Job would run)."""
-    namespace = ObjectMeta.read(obj.get("metadata")).namespace
+    namespace = workload.metadata.namespace
     if not namespace:
         return planned
     decision = planned.decision.model_copy(update={"namespace": namespace})
@@ -121,33 +121,32 @@ def _in_namespace(planned: Planned, obj: Mapping[str, Any]) -> Planned:
 
 def _candidate(
     ref: WorkloadRef,
-    obj: Mapping[str, Any],
+    workload: KubeWorkload,
     configmaps: Mapping[str, Mapping[str, Any]],
     defaults: Defaults,
     settings: JobSettings,
     *,
     claims: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> _Candidate | Planned:
-    workload = KubeWorkload.read(obj)
     kind = ref.kind
     if not kind.calibrated:
         return _planned(ref, None, None, "skipped", f"a {kind} is not calibrated")
     pod_spec = workload.pod_spec.raw
     try:
         ask = read_ask(workload.metadata.annotations, defaults)
-        container = serving_container(pod_spec, ask)
+        container = serving_container(workload.pod_spec, ask)
     except (OptInError, DeriveError) as exc:
         return _planned(ref, None, None, "skipped", str(exc))
-    name = str(container.get("name", "?"))
+    name = str(container.raw.get("name", "?"))
     try:
         configmap = advice_configmap(container, ask, configmaps)
     except DeriveError as exc:
         return _planned(ref, name, None, "skipped", str(exc))
-    unusable = _unusable(container, configmap, configmaps.get(configmap))
+    unusable = _unusable(container.raw, configmap, configmaps.get(configmap))
     if unusable:
         return _planned(ref, name, configmap, "skipped", unusable)
     try:
-        job = derive_job(kind, obj, ask, configmap=configmap, settings=settings, claims=claims)
+        job = derive_job(kind, workload, ask, configmap=configmap, settings=settings, claims=claims)
     except DeriveError as exc:
         return _planned(ref, name, configmap, "skipped", str(exc))
     return _Candidate(ref, ask, name, configmap, job, pod_spec)
@@ -170,7 +169,7 @@ def _unusable(
 
 
 def advice_configmap(
-    container: Mapping[str, Any],
+    container: Container,
     ask: CalibrationAsk,
     configmaps: Mapping[str, Mapping[str, Any]],
 ) -> str:
@@ -181,7 +180,7 @@ def advice_configmap(
         return ask.configmap
     # every ConfigMap it reads with envFrom, or by a key reference to one of the advice's keys
     names, others = [], []
-    for name in references(dict(container)):
+    for name in references(container):
         stored = configmaps.get(name)
         if stored is None or _labels(stored).get(LABEL_MANAGED_BY) == APP_NAME:
             names.append(name)

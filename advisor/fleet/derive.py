@@ -13,7 +13,8 @@ The Job carries the settings of the shipped Job (deploy/job.yaml, the chart's
 contexts, a /tmp emptyDir. Its API credentials are a projected token mounted into the advisor
 container alone: the serving image's code (the copy) gets none.
 
-Pure: plain dicts in (the workload as the API server returns it), a plain dict out. This module
+Pure: the workload's view in (read once where it is listed; what is copied into the Job comes
+from its ``raw`` dicts), a plain dict out. This module
 assembles the Job; ``serving_shape``, ``model_copy``, ``advisor_pod`` and ``naming`` build its
 parts.
 """
@@ -57,7 +58,7 @@ from advisor.keys import (
     PLANNER_MANAGED_BY,
 )
 from advisor.models import CpuFrom, ServingTarget, WorkloadKind, WorkloadRef
-from advisor.models.kube import KubeWorkload, PodSpec
+from advisor.models.kube import Container, KubeWorkload, PodSpec
 
 # what the rest of the package and ``plan`` import from here: the deriving, its input and result
 __all__ = [
@@ -101,18 +102,17 @@ class DerivedJob:
 # The serving container
 
 
-def serving_container(pod_spec: Mapping[str, Any], ask: CalibrationAsk) -> dict[str, Any]:
+def serving_container(spec: PodSpec, ask: CalibrationAsk) -> Container:
     """The container the ask is about; DeriveError when it is not there or not unique.
 
     Init containers are never it, native sidecars (restartPolicy Always) included: the model is
     served by a main container."""
-    spec = PodSpec.read(pod_spec)
     containers = spec.containers
     names = [str(c.name) for c in containers]
     if ask.container is not None:
         for container in containers:
             if container.name == ask.container:
-                return container.raw
+                return container
         init = {str(c.name) for c in spec.init_containers}
         why = (
             "names an init container (or a native sidecar), never the serving one"
@@ -124,7 +124,7 @@ def serving_container(pod_spec: Mapping[str, Any], ask: CalibrationAsk) -> dict[
             f"(containers: {', '.join(names) or 'none'})"
         )
     if len(containers) == 1:
-        return containers[0].raw
+        return containers[0]
     if not containers:
         raise DeriveError("its pod template has no containers")
     raise DeriveError(
@@ -139,7 +139,7 @@ def serving_container(pod_spec: Mapping[str, Any], ask: CalibrationAsk) -> dict[
 
 def derive_job(
     kind: WorkloadKind,
-    workload: Mapping[str, Any],
+    workload: KubeWorkload,
     ask: CalibrationAsk,
     *,
     configmap: str,
@@ -148,8 +148,8 @@ def derive_job(
 ) -> DerivedJob:
     """The Job that measures ``workload``'s serving container in its own pod shape (``claims``:
     the namespace's PersistentVolumeClaims by name, to check the model's; None: not read)."""
-    view = KubeWorkload.read(workload)
-    name, namespace, uid = view.metadata.name, view.metadata.namespace, view.metadata.uid
+    meta = workload.metadata
+    name, namespace, uid = meta.name, meta.namespace, meta.uid
     if not name or not namespace:
         raise DeriveError("the workload has no name or namespace")
     ref = WorkloadRef(kind, name)
@@ -159,11 +159,11 @@ def derive_job(
             f"{ref} has no uid (not read from the API server?): the Job's owner "
             "reference needs one, so that deleting the workload deletes its calibrations"
         )
-    pod = view.pod_spec.raw
+    pod = workload.pod_spec.raw
     if not pod:
         raise DeriveError(f"{ref} has no pod template")
 
-    container = serving_container(pod, ask)
+    container = serving_container(workload.pod_spec, ask).raw
     container_name = str(container.get("name"))
     image = container.get("image")
     if not isinstance(image, str) or not image:

@@ -48,12 +48,11 @@ class PlannedJob:
     created: datetime | None
 
 
-def planned_job(obj: Mapping[str, Any]) -> PlannedJob:
+def planned_job(job: KubeJob) -> PlannedJob:
     """The listed Job as the planner reads it (labels and annotations it set, its state)."""
-    job = KubeJob.read(obj)
     meta = job.metadata
     labels, annotations = meta.labels, meta.annotations
-    state, reason = _state(job)
+    state, reason = job_state(job)
     return PlannedJob(
         name=meta.name or "?",
         namespace=meta.namespace,
@@ -69,17 +68,13 @@ def planned_job(obj: Mapping[str, Any]) -> PlannedJob:
     )
 
 
-def job_state(obj: Mapping[str, Any]) -> tuple[JobState, str]:
+def job_state(job: KubeJob) -> tuple[JobState, str]:
     """running, complete or failed, with the failure's reason in one line.
 
     A Job is finished when its Complete or Failed condition is True; from Kubernetes 1.31 the
     controller first sets SuccessCriteriaMet or FailureTarget while the last pods terminate,
     which already says how it ends.
     """
-    return _state(KubeJob.read(obj))
-
-
-def _state(job: KubeJob) -> tuple[JobState, str]:
     for condition in job.conditions:
         if str(condition.get("status")) != "True":
             continue

@@ -68,7 +68,7 @@ def _under(mount_path: str, path: str) -> int | None:
 
 def model_source(
     kind: WorkloadKind,
-    workload: Mapping[str, Any],
+    workload: KubeWorkload,
     pod: Mapping[str, Any],
     container: Mapping[str, Any],
     model_path: str,
@@ -108,21 +108,20 @@ def model_source(
 
 def _source_volume(
     kind: WorkloadKind,
-    workload: Mapping[str, Any],
+    workload: KubeWorkload,
     pod: Mapping[str, Any],
     name: str,
     claims: Mapping[str, Mapping[str, Any]] | None,
 ) -> dict[str, Any]:
     """The volume ``name`` as the calibration pod can mount it, read-only where it says so; a
     claim only when any node may mount it (fleet.storage)."""
-    view = KubeWorkload.read(workload)
-    spec = view.spec
+    spec = workload.spec
     if kind is WorkloadKind.STATEFULSET:
         # the StatefulSet controller gives each replica its claim, over a pod volume of the
         # same name: the Job reads the first replica's
         for claim_template in sequence(spec.get("volumeClaimTemplates")):
             if mapping(mapping(claim_template).get("metadata")).get("name") == name:
-                sts = view.metadata.raw.get("name")
+                sts = workload.metadata.raw.get("name")
                 first = mapping(spec.get("ordinals")).get("start") or 0
                 claim_name = f"{name}-{sts}-{first}"
                 modes = sequence(mapping(mapping(claim_template).get("spec")).get("accessModes"))

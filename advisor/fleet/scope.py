@@ -16,6 +16,7 @@ from typing import Any
 
 from advisor.fleet.decide import Planned, with_reason
 from advisor.fleet.optin import OptInError, opted_in
+from advisor.models.kube import KubeWorkload
 
 #: what to install in a namespace so that its calibration Jobs can run
 CALIBRATION_RBAC_HINT = (
@@ -42,16 +43,14 @@ def opted_in_namespaces(objects: Iterable[Mapping[str, Any]]) -> tuple[list[str]
 
 
 def by_namespace(
-    objects: Iterable[Mapping[str, Any]], namespaces: Collection[str]
-) -> dict[str, list[Mapping[str, Any]]]:
-    """``objects`` grouped by their namespace, keeping only those in ``namespaces`` (the ones
+    workloads: Iterable[KubeWorkload], namespaces: Collection[str]
+) -> dict[str, list[KubeWorkload]]:
+    """``workloads`` grouped by their namespace, keeping only those in ``namespaces`` (the ones
     that opted in); every namespace of ``namespaces`` is a key, with no workloads or some."""
-    grouped: dict[str, list[Mapping[str, Any]]] = {name: [] for name in sorted(namespaces)}
-    for obj in objects:
-        metadata = obj.get("metadata")
-        namespace = metadata.get("namespace") if isinstance(metadata, dict) else None
-        if isinstance(namespace, str) and namespace in grouped:
-            grouped[namespace].append(obj)
+    grouped: dict[str, list[KubeWorkload]] = {name: [] for name in sorted(namespaces)}
+    for workload in workloads:
+        if workload.metadata.namespace in grouped:
+            grouped[workload.metadata.namespace].append(workload)
     return grouped
 
 

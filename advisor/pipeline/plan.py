@@ -47,6 +47,7 @@ from advisor.fleet.retry import retry_failed
 from advisor.fleet.scope import by_namespace, opted_in_namespaces, without_service_account
 from advisor.keys import NAMESPACE_SELECTOR, OPT_IN_SELECTOR, PLANNED_SELECTOR
 from advisor.models import OPTION, CalibrationOptions, PlanResult, TrialMode, plan_options
+from advisor.models.kube import KubeJob, KubeWorkload
 from advisor.pipeline.plan_events import applied_events, failed_calibrations, record_events
 from advisor.pipeline.production import check_suggest_throttled
 from advisor.pipeline.source import (
@@ -296,7 +297,7 @@ class _Listed:
     and its PersistentVolumeClaims by name; the planner's Jobs; the namespaces holding the
     calibration ServiceAccount (None: not asked, one namespace's planner runs beside it)."""
 
-    workloads: dict[str, list[Mapping[str, Any]]]
+    workloads: dict[str, list[KubeWorkload]]
     configmaps: dict[str, dict[str, Mapping[str, Any]]]
     jobs: list[PlannedJob]
     claims: dict[str, dict[str, Mapping[str, Any]]]
@@ -315,20 +316,24 @@ def _list(
 
     def planned_jobs() -> list[PlannedJob]:
         listed = list_jobs(connection, namespace, PLANNED_SELECTOR, policy)
-        return [planned_job(obj) for obj in listed]
+        return [planned_job(KubeJob.read(obj)) for obj in listed]
+
+    def workloads_in(where: str | None) -> list[KubeWorkload]:
+        listed = list_workloads(connection, where, OPT_IN_SELECTOR, policy)
+        return [KubeWorkload.read(obj) for obj in listed]
 
     if namespace is not None:
-        workloads = list_workloads(connection, namespace, OPT_IN_SELECTOR, policy)
+        workloads = workloads_in(namespace)
         configmaps = {namespace: _by_name(list_configmaps(connection, namespace, policy))}
         jobs = planned_jobs()
         claims = {namespace: _by_name(list_claims(connection, namespace, policy))}
-        return _Listed({namespace: list(workloads)}, configmaps, jobs, claims)
+        return _Listed({namespace: workloads}, configmaps, jobs, claims)
     opted_in, problems = opted_in_namespaces(
         list_namespaces(connection, NAMESPACE_SELECTOR, policy)
     )
     for problem in problems:  # no workload to hang a decision on: said once per run
         log.warning("%s", problem)
-    grouped = by_namespace(list_workloads(connection, None, OPT_IN_SELECTOR, policy), opted_in)
+    grouped = by_namespace(workloads_in(None), opted_in)
     planned_in = [where for where, workloads in grouped.items() if workloads]
     configmaps = {
         where: _by_name(list_configmaps(connection, where, policy, cluster=True))

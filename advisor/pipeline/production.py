@@ -29,6 +29,7 @@ from advisor.errors import InvalidAdviceError, Opt, UsageError
 from advisor.fleet.production import Throttled, revert, suggestions
 from advisor.keys import LATENCY_QUERY_ANNOTATION
 from advisor.models import PlanDecision, Production, WorkloadKind, WorkloadRef
+from advisor.models.kube import KubePod, mapping
 from advisor.models.times import parse_timestamp
 from advisor.prometheus import (
     PrometheusClient,
@@ -125,7 +126,7 @@ class ProductionReader:
             kind=workload.kind,
             workload=workload.name,
             container=mount.container_name,
-            live=tuple(str((pod.get("metadata") or {}).get("name", "")) for pod in workload.pods),
+            live=tuple(str(pod.metadata.raw.get("name", "")) for pod in workload.pods),
         )
         template = workload.annotations.get(LATENCY_QUERY_ANNOTATION)
         latency = str(template) if template else None
@@ -211,9 +212,8 @@ class _LatencyRefused(PrometheusError):
     """A workload's own latency query was refused (its verdict alone is unknown)."""
 
 
-def _started(pod: dict[str, Any]) -> datetime | None:
-    status = pod.get("status") or {}
-    text = status.get("startTime") if isinstance(status, dict) else None
+def _started(pod: KubePod) -> datetime | None:
+    text = mapping(pod.raw.get("status")).get("startTime")
     return parse_timestamp(text) if isinstance(text, str) else None
 
 
@@ -294,8 +294,7 @@ def _mounts(inventory: Inventory) -> list[Mount]:
     return [
         Mount(workload, container, "", optional=False)
         for workload in mounted_workloads(inventory.workloads, inventory.pods)
-        for container in workload.pod_spec.get("containers") or []
-        if isinstance(container, dict)
+        for container in workload.pod_spec.containers
     ]
 
 
@@ -319,7 +318,7 @@ def _suggested(
         reader.unavailable = f"Prometheus unavailable: {exc}"
         return []
     owner = {
-        str((pod.get("metadata") or {}).get("name")): workload
+        str(pod.metadata.raw.get("name")): workload
         for workload in mounted_workloads(inventory.workloads, inventory.pods)
         if workload.kind is not WorkloadKind.POD and workload.ref not in opted_in
         for pod in workload.pods

@@ -28,6 +28,7 @@ from advisor.errors import ForbiddenError, InvalidAdviceError, Opt, UsageError
 from advisor.fleet.jobs import PlannedJob, planned_job
 from advisor.keys import PLANNED_SELECTOR, RELOADER_MATCH
 from advisor.models import AdviceStatus, StatusResult
+from advisor.models.kube import KubeJob
 from advisor.models.times import timestamp
 from advisor.pipeline.drift import installed_tf_version
 from advisor.pipeline.source import (
@@ -302,4 +303,6 @@ def cluster_status(
                 READER_HINT,
             )
         return StatusResult(rows=rows)
-    return StatusResult(rows=with_calibrations(rows, [planned_job(obj) for obj in planned]))
+    return StatusResult(
+        rows=with_calibrations(rows, [planned_job(KubeJob.read(obj)) for obj in planned])
+    )

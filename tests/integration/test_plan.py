@@ -24,6 +24,7 @@ from advisor.cli import main
 from advisor.fleet.derive import JobSettings, derive_job
 from advisor.fleet.optin import Defaults, read_ask
 from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
+from advisor.models.kube import KubeWorkload
 from advisor.pipeline import Instruments
 from advisor.pipeline.sweep import sweep
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
@@ -100,7 +101,11 @@ def advice_fitting(api: FakeApiServer, name: str) -> dict[str, Any]:
     obj = {**obj, "kind": "Deployment"}
     ask = read_ask(obj["metadata"]["annotations"], Defaults())
     job = derive_job(
-        "Deployment", obj, ask, configmap=f"advice-{name}", settings=JobSettings(IMAGE, "x")
+        "Deployment",
+        KubeWorkload.read(obj),
+        ask,
+        configmap=f"advice-{name}",
+        settings=JobSettings(IMAGE, "x"),
     )
     rec = build_recommendation(
         calibration_result(node=node_profile(quota=job.cpu)),

@@ -655,10 +655,10 @@ def test_the_lists_are_paged_and_read_only(tmp_path: Path) -> None:
         done["status"]["phase"] = "Succeeded"
         api.put_pod(done)
         found = list_inventory(connect(api.kubeconfig), "ml", RetryPolicy(), page_size=2)
-        assert sorted(w["metadata"]["name"] for w in found.workloads) == [
+        assert sorted(w.raw["metadata"]["name"] for w in found.workloads) == [
             f"web-{i}" for i in range(5)
         ]
-        assert {w["kind"] for w in found.workloads} == {"Deployment"}
+        assert {w.raw["kind"] for w in found.workloads} == {"Deployment"}
         assert len(found.pods) == 5  # the finished one is left out by the server
         pages = [r for r in api.requests if r.path == "/apis/apps/v1/namespaces/ml/deployments"]
         assert [r.query.get("limit") for r in pages] == ["2", "2", "2"]

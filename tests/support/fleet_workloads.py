@@ -13,6 +13,7 @@ from advisor.fleet.derive import DerivedJob, JobSettings, derive_job
 from advisor.fleet.optin import CalibrationAsk, read_ask
 from advisor.keys import ANN_ASK_CONTAINER, ANN_MODEL, LABEL_CALIBRATE
 from advisor.models import WorkloadKind
+from advisor.models.kube import KubeWorkload
 
 SETTINGS = JobSettings(
     image="registry.example.com/tf-thread-advisor:0.1.0",
@@ -217,7 +218,7 @@ def derive(
 ) -> DerivedJob:
     return derive_job(
         WorkloadKind(kind),
-        workload,
+        KubeWorkload.read(workload),
         the_ask if the_ask is not None else ask(),
         configmap=configmap,
         settings=settings,

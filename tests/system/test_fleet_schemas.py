@@ -16,6 +16,7 @@ import yaml
 from advisor.fleet.derive import DerivedJob, JobSettings, derive_job
 from advisor.fleet.optin import read_ask
 from advisor.keys import LABEL_COMPONENT, LABEL_NAME, PLANNED_SELECTOR
+from advisor.models.kube import KubeWorkload
 from tests.support import k8s_checks as k8s
 from tests.support.fleet_workloads import NAMESPACE, SETTINGS, container, deployment, shapes
 
@@ -54,7 +55,7 @@ FULL_SETTINGS = dataclasses.replace(
 def _derive(kind: Any, workload: dict[str, Any]) -> DerivedJob:
     return derive_job(
         kind,
-        workload,
+        KubeWorkload.read(workload),
         read_ask(workload["metadata"]["annotations"]),
         configmap="resnet-thread-advice",
         settings=FULL_SETTINGS,
@@ -186,7 +187,7 @@ def test_pinned_images_pulled_always_need_no_skip(tmp_path: Path) -> None:
     )
     job = derive_job(
         "Deployment",
-        workload,
+        KubeWorkload.read(workload),
         read_ask(workload["metadata"]["annotations"]),
         configmap="resnet-thread-advice",
         settings=settings,

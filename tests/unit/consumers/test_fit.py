@@ -16,6 +16,7 @@ from advisor import __version__
 from advisor.consumers.fit import consumer, cpu_request, missing
 from advisor.consumers.mounts import Mount, mounts, workloads
 from advisor.models import Consumer, CpuFrom, ServingTarget
+from advisor.models.kube import KubeWorkload
 from advisor.recommend import ParsedAdvice, build_recommendation, parse_configmap, render_configmap
 from testkit.fakeapi.samples import FIXED_NOW, calibration_result, node_profile
 
@@ -60,7 +61,7 @@ def mount(
         "metadata": {"name": "web", "namespace": "ml"},
         "spec": {"template": {"spec": spec}},
     }
-    ((found,),) = mounts(workloads([deployment], [])).values()
+    ((found,),) = mounts(workloads([KubeWorkload.read(deployment)], [])).values()
     return found
 
 

@@ -19,6 +19,7 @@ from advisor.consumers.fit import consumer, cpu_limit, missing
 from advisor.consumers.mounts import Mount, Workload, mounts, workloads
 from advisor.keys import ADVICE_HASH_ANNOTATION
 from advisor.models import Consumer, WorkloadKind
+from advisor.models.kube import Container, KubePod, KubeWorkload, ObjectMeta, PodSpec
 from advisor.recommend import (
     ParsedAdvice,
     build_recommendation,
@@ -108,11 +109,11 @@ def mount(
         namespace="ml",
         name="web",
         annotations=annotations or {},
-        template_metadata={"annotations": template_annotations or {}},
-        pod_spec=spec,
-        pods=pods or [],
+        template_metadata=ObjectMeta.read({"annotations": template_annotations or {}}),
+        pod_spec=PodSpec.read(spec),
+        pods=[KubePod.read(pod) for pod in pods or []],
     )
-    return Mount(workload, box, ADVICE, optional=False)
+    return Mount(workload, Container.read(box), ADVICE, optional=False)
 
 
 def row(parsed: ParsedAdvice | None, found: Mount, *, reloader_match: bool = False) -> Consumer:
@@ -528,7 +529,7 @@ def fits_silently(box: dict[str, Any]) -> bool:
         "metadata": {"name": "web", "namespace": "ml"},
         "spec": {"template": {"spec": {"containers": [box]}}},
     }
-    found = mounts(workloads([deployment], [])).get(("ml", ADVICE), [])
+    found = mounts(workloads([KubeWorkload.read(deployment)], [])).get(("ml", ADVICE), [])
     return bool(found) and all(row(advice(2.0), m).problems == [] for m in found)
 
 
@@ -569,7 +570,7 @@ def test_an_override_names_the_variables_and_the_prefix() -> None:
         "metadata": {"name": "web", "namespace": "ml"},
         "spec": {"template": {"spec": {"containers": [box]}}},
     }
-    (mount,) = mounts(workloads([deployment], [])).get(("ml", ADVICE), [])
+    (mount,) = mounts(workloads([KubeWorkload.read(deployment)], [])).get(("ml", ADVICE), [])
     problems = [p for p in row(advice(2.0), mount).problems if p.code == "advice-overridden"]
     assert len(problems) == 2
     assert "'X_'" in problems[0].message and "X_TF_NUM_INTRAOP_THREADS" in problems[0].message
@@ -592,7 +593,7 @@ def test_tf_servings_own_thread_flags_override_the_advice() -> None:
         "metadata": {"name": "web", "namespace": "ml"},
         "spec": {"template": {"spec": {"containers": [box]}}},
     }
-    (mount,) = mounts(workloads([deployment], [])).get(("ml", ADVICE), [])
+    (mount,) = mounts(workloads([KubeWorkload.read(deployment)], [])).get(("ml", ADVICE), [])
     (problem,) = [p for p in row(advice(2.0), mount).problems if p.code == "advice-overridden"]
     assert problem.message.startswith(
         "its command line sets --tensorflow_inter_op_parallelism=3 itself"

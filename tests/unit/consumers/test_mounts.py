@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from advisor.consumers.mounts import Workload, mounts, references, workloads
+from advisor.models.kube import Container, KubePod, KubeWorkload
 
 
 def workload(kind: str, name: str, *containers: dict[str, Any], ns: str = "ml") -> dict[str, Any]:
@@ -68,8 +69,13 @@ def key_ref(configmap: str, key: str, *, optional: bool | None = None) -> dict[s
     return {"name": "X", "valueFrom": {"configMapKeyRef": ref}}
 
 
+def listed(objects: list[dict[str, Any]], pods: list[dict[str, Any]]) -> list[Workload]:
+    """``workloads`` over the objects read as the inventory lists them."""
+    return workloads([KubeWorkload.read(o) for o in objects], [KubePod.read(p) for p in pods])
+
+
 def pod_names(found: Workload) -> list[str]:
-    return [p["metadata"]["name"] for p in found.pods]
+    return [p.raw["metadata"]["name"] for p in found.pods]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -83,7 +89,7 @@ def test_a_deployments_pods_are_found_through_the_replicaset_name_and_template_h
         owned("b", "ReplicaSet", "my-web-app-5f00", template_hash="5f00"),  # an older rollout
         owned("c", "ReplicaSet", "my-web-6b", template_hash="6b"),
     ]
-    app, web = workloads(objects, pods)
+    app, web = listed(objects, pods)
     assert (app.name, pod_names(app)) == ("my-web-app", ["a", "b"])
     assert (web.name, pod_names(web)) == ("my-web", ["c"])
 
@@ -95,7 +101,7 @@ def test_a_replicaset_not_named_for_its_hash_belongs_to_no_deployment() -> None:
         owned("b", "ReplicaSet", "web-7c9d"),  # no pod-template-hash label
         owned("c", "ReplicaSet", "web"),  # a ReplicaSet of its own, named like the Deployment
     ]
-    (found,) = workloads(objects, pods)  # and none of them is bare either
+    (found,) = listed(objects, pods)  # and none of them is bare either
     assert pod_names(found) == []
 
 
@@ -110,7 +116,7 @@ def test_statefulset_and_daemonset_pods_by_owner_kind_name_and_namespace() -> No
         owned("db-x1", "DaemonSet", "db"),
         owned("db-1", "StatefulSet", "db", ns="other"),
     ]
-    sts, ds, other = workloads(objects, pods)
+    sts, ds, other = listed(objects, pods)
     assert (sts.kind, pod_names(sts)) == ("StatefulSet", ["db-0"])
     assert (ds.kind, pod_names(ds)) == ("DaemonSet", ["db-x1"])
     assert (other.namespace, pod_names(other)) == ("other", ["db-1"])
@@ -122,20 +128,20 @@ def test_only_the_controller_reference_ties_a_pod_to_a_workload() -> None:
         owned("a", "StatefulSet", "db", controller=False),
         owned("b", "StatefulSet", "db", controller="true"),  # not the boolean: not a controller
     ]
-    found = workloads(objects, pods)
+    found = listed(objects, pods)
     # without a controller a pod is bare: it runs on its own and is its own workload
     assert [(w.kind, w.name) for w in found] == [("StatefulSet", "db"), ("Pod", "a"), ("Pod", "b")]
     assert pod_names(found[0]) == []
 
 
 def test_a_jobs_pods_are_neither_bare_nor_a_workloads() -> None:
-    found = workloads([workload("Deployment", "web")], [owned("j-1", "Job", "web")])
+    found = listed([workload("Deployment", "web")], [owned("j-1", "Job", "web")])
     assert [(w.kind, w.name, pod_names(w)) for w in found] == [("Deployment", "web", [])]
 
 
 def test_a_bare_pod_is_a_workload_of_its_own_with_its_metadata_and_spec() -> None:
     pod = bare("debug")
-    (found,) = workloads([], [pod])
+    (found,) = listed([], [pod])
     assert (found.kind, found.namespace, found.name, str(found.ref)) == (
         "Pod",
         "ml",
@@ -143,8 +149,8 @@ def test_a_bare_pod_is_a_workload_of_its_own_with_its_metadata_and_spec() -> Non
         "pod/debug",
     )
     assert found.annotations == {"owner": "me"}
-    assert found.template_metadata is pod["metadata"]  # a bare pod's template is itself
-    assert (found.pod_spec, found.pods) == (pod["spec"], [pod])
+    assert found.template_metadata.raw is pod["metadata"]  # a bare pod's template is itself
+    assert (found.pod_spec.raw, [p.raw for p in found.pods]) == (pod["spec"], [pod])
 
 
 def test_workloads_keep_their_order_then_bare_pods_other_kinds_are_skipped() -> None:
@@ -155,14 +161,14 @@ def test_workloads_keep_their_order_then_bare_pods_other_kinds_are_skipped() -> 
         {"kind": "Deployment"},  # no metadata, no spec
         workload("Deployment", "a"),
     ]
-    found = workloads(objects, [bare("p")])
+    found = listed(objects, [bare("p")])
     assert [str(w.ref) for w in found] == ["statefulset/b", "deployment/", "deployment/a", "pod/p"]
     first = found[0]
-    assert (first.annotations, first.template_metadata) == (
+    assert (first.annotations, first.template_metadata.raw) == (
         {"team": "search"},
         {"annotations": {"rolled": "1"}},
     )
-    assert found[1].pod_spec == {} and found[1].namespace == ""
+    assert found[1].pod_spec.raw == {} and found[1].namespace == ""
 
 
 def test_junk_metadata_and_owner_references_are_read_as_absent() -> None:
@@ -177,7 +183,7 @@ def test_junk_metadata_and_owner_references_are_read_as_absent() -> None:
             }
         },
     ]
-    found = workloads(objects, pods)
+    found = listed(objects, pods)
     assert [(w.kind, w.name) for w in found] == [("Deployment", ""), ("Pod", "a")]
 
 
@@ -197,7 +203,7 @@ def test_envfrom_reads_every_key_a_key_reference_only_the_advice_keys() -> None:
             {"name": "FIELD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
         ],
     }
-    assert references(box) == {"whole": False, "threads": False, "onednn": False}
+    assert references(Container.read(box)) == {"whole": False, "threads": False, "onednn": False}
 
 
 @pytest.mark.parametrize(
@@ -217,7 +223,7 @@ def test_a_configmap_is_optional_only_when_every_reference_says_so(
     first, *rest = refs
     box = reader("server", "tf-advice", optional=first)
     box["env"] = [key_ref("tf-advice", "OMP_NUM_THREADS", optional=o) for o in rest]
-    assert references(box) == {"tf-advice": optional}
+    assert references(Container.read(box)) == {"tf-advice": optional}
 
 
 def test_junk_references_are_skipped() -> None:
@@ -225,7 +231,7 @@ def test_junk_references_are_skipped() -> None:
         "envFrom": ["junk", {"configMapRef": "junk"}, {"configMapRef": {"name": 3}}],
         "env": [None, {"valueFrom": "junk"}, {"valueFrom": {"configMapKeyRef": ["x"]}}],
     }
-    assert references(box) == {}
+    assert references(Container.read(box)) == {}
 
 
 def test_mounts_group_containers_by_namespace_and_configmap_in_workload_order() -> None:
@@ -241,7 +247,7 @@ def test_mounts_group_containers_by_namespace_and_configmap_in_workload_order() 
         workload("StatefulSet", "db", reader("db", "tf-advice")),
         workload("Deployment", "web", reader("server", "tf-advice"), ns="other"),
     ]
-    found = mounts(workloads(objects, [bare("debug")]))
+    found = mounts(listed(objects, [bare("debug")]))
     assert sorted(found) == [("ml", "tf-advice"), ("other", "tf-advice")]
     here = found[("ml", "tf-advice")]
     assert [(str(m.workload.ref), m.container_name, m.optional) for m in here] == [
@@ -257,5 +263,5 @@ def test_mounts_group_containers_by_namespace_and_configmap_in_workload_order() 
 
 def test_a_container_without_a_name_is_named_by_a_question_mark() -> None:
     objects = [workload("Deployment", "web", {"envFrom": [{"configMapRef": {"name": "a"}}]})]
-    ((found,),) = mounts(workloads(objects, [])).values()
+    ((found,),) = mounts(listed(objects, [])).values()
     assert found.container_name == "?"

@@ -24,6 +24,7 @@ from advisor.keys import (
     ANN_P99_MS,
     ANN_RESTART,
 )
+from advisor.models.kube import KubeJob, KubeWorkload
 from tests.support import REPO
 from tests.support.fleet_workloads import (
     SERVING_IMAGE,
@@ -61,7 +62,7 @@ def derive_annotated(
 ) -> DerivedJob:
     return derive_job(
         "Deployment",
-        workload,
+        KubeWorkload.read(workload),
         read_ask({**workload["metadata"]["annotations"], **(annotations or {})}),
         configmap="resnet-advice",
         settings=settings,
@@ -125,7 +126,7 @@ def test_every_shape_opts_out(shape: str) -> None:
     kind, workload = shapes()[shape]
     job = derive_job(
         kind,
-        workload,
+        KubeWorkload.read(workload),
         read_ask(workload["metadata"]["annotations"]),
         configmap="resnet-advice",
         settings=SETTINGS,
@@ -166,7 +167,7 @@ def test_plan_reads_a_failed_copy_as_model_copy_failed() -> None:
         "Container copy-model for pod ml/tfta-resnet-server-0123456789-x7k2p failed with exit "
         "code 1 matching FailJob rule at index 3"
     )
-    state, reason = job_state(failed_job(message))
+    state, reason = job_state(KubeJob.read(failed_job(message)))
     assert state == "failed"
     assert reason == (
         "model copy failed: the serving image's cp exited with code 1 "
@@ -177,12 +178,18 @@ def test_plan_reads_a_failed_copy_as_model_copy_failed() -> None:
 def test_a_copys_exit_code_is_not_read_as_the_advisors() -> None:
     """Exit 4 of the advisor is a model error; of cp it is only cp's."""
     copy_failed = job_state(
-        failed_job("Container copy-model for pod ml/j-x failed with exit code 4 matching FailJob")
+        KubeJob.read(
+            failed_job(
+                "Container copy-model for pod ml/j-x failed with exit code 4 matching FailJob"
+            )
+        )
     )[1]
     assert "model copy failed" in copy_failed
     assert "exit 4: model" not in copy_failed
     advisor_failed = job_state(
-        failed_job("Container advisor for pod ml/j-x failed with exit code 4 matching FailJob")
+        KubeJob.read(
+            failed_job("Container advisor for pod ml/j-x failed with exit code 4 matching FailJob")
+        )
     )[1]
     assert "model copy failed" not in advisor_failed
     assert advisor_failed.startswith("PodFailurePolicy: Container advisor")
@@ -192,7 +199,7 @@ def test_a_copys_exit_code_is_not_read_as_the_advisors() -> None:
 def test_a_failure_without_a_container_is_read_as_written() -> None:
     job = failed_job("Job was active longer than specified deadline")
     job["status"]["conditions"][0]["reason"] = "DeadlineExceeded"
-    assert job_state(job) == (
+    assert job_state(KubeJob.read(job)) == (
         "failed",
         "DeadlineExceeded: Job was active longer than specified deadline",
     )

@@ -18,6 +18,7 @@ from advisor.fleet.derive import JobSettings, derive_job
 from advisor.fleet.jobs import PlannedJob, planned_job
 from advisor.fleet.optin import CalibrationAsk, Defaults, read_ask
 from advisor.models import Recommendation
+from advisor.models.kube import KubeJob, KubeWorkload
 from advisor.recommend import build_recommendation, render_configmap
 from testkit.fakeapi.samples import FIXED_NOW, calibration_result, node_profile
 
@@ -76,7 +77,9 @@ def measured_for(
 ) -> dict[str, Any]:
     """The ConfigMap a calibration Job for ``obj`` (as it is now) would have written."""
     ask = read_ask(obj["metadata"]["annotations"], DEFAULTS)
-    job = derive_job(obj["kind"], obj, ask, configmap=configmap, settings=SETTINGS)
+    job = derive_job(
+        obj["kind"], KubeWorkload.read(obj), ask, configmap=configmap, settings=SETTINGS
+    )
     selector = obj["spec"]["template"]["spec"].get("nodeSelector")
     result = calibration_result(node=node_profile(quota=job.cpu))
     rec = build_recommendation(
@@ -111,7 +114,8 @@ def plan(
     **kw: Any,
 ) -> list[Planned]:
     by_name = {c["metadata"]["name"]: c for c in configmaps}
-    return decide(workloads, by_name, jobs, defaults=DEFAULTS, settings=SETTINGS, now=NOW, **kw)
+    listed = [KubeWorkload.read(obj) for obj in workloads]
+    return decide(listed, by_name, jobs, defaults=DEFAULTS, settings=SETTINGS, now=NOW, **kw)
 
 
 def only(planned: list[Planned]) -> Planned:
@@ -279,7 +283,7 @@ def test_no_mounted_advice_needs_the_configmap_annotation() -> None:
 
 def _job(planned: Planned, **status: Any) -> PlannedJob:
     assert planned.job is not None
-    return planned_job({**copy.deepcopy(planned.job.manifest), "status": status})
+    return planned_job(KubeJob.read({**copy.deepcopy(planned.job.manifest), "status": status}))
 
 
 def test_a_running_job_for_the_same_spec_is_pending() -> None:
@@ -380,7 +384,7 @@ def test_defaults_are_what_annotations_leave_unsaid() -> None:
     assert ask.options.concurrency == 4
     stored = measured_for(web)  # measured with concurrency 1
     one = decide(
-        [web],
+        [KubeWorkload.read(web)],
         {"advice-web": stored},
         [],
         defaults=Defaults(concurrency=4),

@@ -19,6 +19,7 @@ from advisor.keys import (
     LABEL_SPEC_HASH,
     PLANNED_SELECTOR,
 )
+from advisor.models.kube import PodSpec
 from tests.support.fleet_workloads import (
     MODEL,
     SERVING_IMAGE,
@@ -119,7 +120,7 @@ def test_the_manifest_is_plain_data_and_the_input_is_untouched() -> None:
 
 def test_the_only_container_is_the_serving_one() -> None:
     spec = deployment(container("tf"))["spec"]["template"]["spec"]
-    assert serving_container(spec, ask())["name"] == "tf"
+    assert serving_container(PodSpec.read(spec), ask()).raw["name"] == "tf"
 
 
 def test_init_containers_and_native_sidecars_are_never_the_serving_one() -> None:

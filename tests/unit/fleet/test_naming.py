@@ -21,6 +21,7 @@ from advisor.keys import (
     ANN_RESTART,
     LABEL_SPEC_HASH,
 )
+from advisor.models.kube import KubeWorkload
 from tests.support import run_python
 from tests.support.fleet_workloads import (
     SERVING_IMAGE,
@@ -77,11 +78,13 @@ def test_the_spec_hash_is_the_same_in_another_process() -> None:
         "import json\n"
         "from advisor.fleet.derive import derive_job\n"
         "from advisor.fleet.optin import read_ask\n"
+        "from advisor.models.kube import KubeWorkload\n"
         "from tests.support.fleet_workloads import SETTINGS, shapes\n"
         "out = {}\n"
         "for name, (kind, workload) in shapes().items():\n"
         "    annotations = workload['metadata']['annotations']\n"
-        "    job = derive_job(kind, workload, read_ask(annotations), configmap='cm',"
+        "    job = derive_job(kind, KubeWorkload.read(workload), read_ask(annotations),"
+        " configmap='cm',"
         " settings=SETTINGS)\n"
         "    out[name] = [job.spec_hash, job.pool_hash, job.name]\n"
         "print(json.dumps(out))\n"
@@ -92,7 +95,7 @@ def test_the_spec_hash_is_the_same_in_another_process() -> None:
         if (
             job := derive_job(
                 kind,
-                workload,
+                KubeWorkload.read(workload),
                 read_ask(workload["metadata"]["annotations"]),
                 configmap="cm",
                 settings=SETTINGS,

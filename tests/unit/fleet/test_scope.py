@@ -11,6 +11,7 @@ from advisor.fleet.decide import Planned, to_create
 from advisor.fleet.jobs import planned_job
 from advisor.fleet.scope import by_namespace, opted_in_namespaces, without_service_account
 from advisor.keys import NAMESPACE_SELECTOR
+from advisor.models.kube import KubeJob, KubeWorkload
 from tests.unit.fleet.test_decide import deployment, measured_for, plan
 
 POOL = {"nodeSelector": {"pool": "shared"}}
@@ -45,9 +46,10 @@ def test_namespaces_opt_in_with_the_workloads_label_set_to_true() -> None:
 
 def test_only_the_opted_in_namespaces_workloads_are_kept_each_under_its_namespace() -> None:
     a, b, quiet = in_namespace("a", "web"), in_namespace("b", "api"), in_namespace("q", "x")
-    grouped = by_namespace([quiet, b, a, {"metadata": "broken"}], ["b", "a", "empty"])
+    listed = [KubeWorkload.read(obj) for obj in (quiet, b, a, {"metadata": "broken"})]
+    grouped = by_namespace(listed, ["b", "a", "empty"])
     assert list(grouped) == ["a", "b", "empty"]  # sorted, an empty one kept
-    assert grouped == {"a": [a], "b": [b], "empty": []}
+    assert grouped == {"a": [KubeWorkload.read(a)], "b": [KubeWorkload.read(b)], "empty": []}
 
 
 def test_each_decision_names_its_workloads_namespace() -> None:
@@ -89,7 +91,9 @@ def test_max_running_is_one_budget_per_pool_across_namespaces() -> None:
     # a Job running in a third namespace on the same pool holds the budget for both
     (other,) = plan([in_namespace("team-z", "z")])
     assert other.job is not None
-    running = planned_job({**copy.deepcopy(other.job.manifest), "status": {"active": 1}})
+    running = planned_job(
+        KubeJob.read({**copy.deepcopy(other.job.manifest), "status": {"active": 1}})
+    )
     assert running.namespace == "team-z"
     start, _ = to_create(decided, [running], max_running=1)
     assert start == []

@@ -24,6 +24,7 @@ from advisor.keys import (
     ANN_ASK_CONTAINER,
     ANN_JOB_POOL,
 )
+from advisor.models.kube import KubeWorkload
 from tests.support.fleet_workloads import (
     SETTINGS,
     _required,
@@ -132,7 +133,7 @@ def amounts(resources: dict[str, Any]) -> dict[str, dict[str, float]]:
 def derive_annotated(workload: dict[str, Any]) -> DerivedJob:
     return derive_job(
         "Deployment",
-        workload,
+        KubeWorkload.read(workload),
         read_ask(workload["metadata"]["annotations"]),
         configmap="resnet-advice",
         settings=SETTINGS,

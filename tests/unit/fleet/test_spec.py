@@ -18,6 +18,7 @@ from advisor.fleet.decide import Planned, decide
 from advisor.fleet.derive import JobSettings, derive_job
 from advisor.fleet.optin import read_ask
 from advisor.fleet.spec import label_of, spec_changes, spec_record
+from advisor.models.kube import KubeWorkload
 from tests.unit.fleet.test_decide import (
     DEFAULTS,
     NOW,
@@ -148,7 +149,12 @@ def test_each_field_of_the_spec_is_calibrate_naming_it(field: str) -> None:
 def _with(settings: JobSettings, workload: dict[str, Any], stored: dict[str, Any]) -> Planned:
     return only(
         decide(
-            [workload], {"advice-web": stored}, [], defaults=DEFAULTS, settings=settings, now=NOW
+            [KubeWorkload.read(workload)],
+            {"advice-web": stored},
+            [],
+            defaults=DEFAULTS,
+            settings=settings,
+            now=NOW,
         )
     )
 
@@ -190,9 +196,17 @@ def test_what_measures_nothing_changes_neither_the_job_name_nor_the_decision() -
     ask = read_ask(before["metadata"]["annotations"], DEFAULTS)
     ask_after = read_ask(after["metadata"]["annotations"], DEFAULTS)
     assert ask_after.restart and not ask.restart
-    name = derive_job("Deployment", before, ask, configmap="advice-web", settings=SETTINGS).name
+    name = derive_job(
+        "Deployment", KubeWorkload.read(before), ask, configmap="advice-web", settings=SETTINGS
+    ).name
     assert (
-        derive_job("Deployment", after, ask_after, configmap="advice-web", settings=settings).name
+        derive_job(
+            "Deployment",
+            KubeWorkload.read(after),
+            ask_after,
+            configmap="advice-web",
+            settings=settings,
+        ).name
         == name
     )
 
@@ -203,7 +217,7 @@ def test_advice_without_the_record_is_judged_by_the_comparisons_it_always_was() 
     before = web()
     job = derive_job(
         "Deployment",
-        before,
+        KubeWorkload.read(before),
         read_ask(before["metadata"]["annotations"], DEFAULTS),
         configmap="advice-web",
         settings=SETTINGS,

@@ -15,6 +15,7 @@ from advisor.fleet.optin import Defaults, OptInError, read_ask
 from advisor.fleet.storage import object_storage_scheme
 from advisor.keys import ANN_MODEL
 from advisor.models import WorkloadKind
+from advisor.models.kube import KubeWorkload
 from tests.support.fleet_workloads import SETTINGS, container, deployment, statefulset
 
 MODEL = "/models/resnet/1"
@@ -57,7 +58,7 @@ def derive(
 ) -> DerivedJob:
     return derive_job(
         WorkloadKind(kind),
-        workload,
+        KubeWorkload.read(workload),
         read_ask({ANN_MODEL: MODEL}),
         configmap="advice",
         settings=SETTINGS,
@@ -254,7 +255,7 @@ def test_plan_skips_each_with_its_reason_and_calibrates_the_shared_claim() -> No
         obj["metadata"]["annotations"]["tf-thread-advisor.io/configmap"] = f"advice-{name}"
     claims = {"rwo": pvc("rwo", ["ReadWriteOnce"]), "rwx": pvc("rwx", ["ReadWriteMany"])}
     decided = decide(
-        workloads,
+        [KubeWorkload.read(obj) for obj in workloads],
         {},
         [],
         defaults=Defaults(),

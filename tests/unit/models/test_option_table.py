@@ -26,6 +26,7 @@ from advisor.models import (
     plan_defaults,
     plan_options,
 )
+from advisor.models.kube import KubeWorkload
 from advisor.models.option_table import PLAN_BUDGET_S
 from advisor.pipeline.plan import PlanRequest, run_args
 from tests.support.fleet_workloads import SETTINGS, deployment
@@ -152,7 +153,9 @@ def test_a_workloads_options_reach_its_jobs_run_and_its_spec() -> None:
     ask = read_ask(workload["metadata"]["annotations"])
     extra = run_args(PlanRequest(**JOB_WIDE))
     settings = dataclasses.replace(SETTINGS, extra_args=extra)
-    job = derive_job("Deployment", workload, ask, configmap="resnet-advice", settings=settings)
+    job = derive_job(
+        "Deployment", KubeWorkload.read(workload), ask, configmap="resnet-advice", settings=settings
+    )
     (advisor,) = job.manifest["spec"]["template"]["spec"]["containers"]
     parsed = options_from_args(build_parser().parse_args(advisor["args"]))
     expected = ask.options.model_copy(update={**JOB_WIDE, "model_path": parsed.model_path})

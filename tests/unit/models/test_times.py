@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from advisor.fleet.jobs import planned_job
+from advisor.models.kube import KubeJob
 from advisor.models.times import kube_time
 
 
@@ -22,6 +23,8 @@ def test_anything_else_is_none() -> None:
 
 def test_a_jobs_creation_time_compares_with_an_aware_one() -> None:
     # status orders a ConfigMap's Jobs by creation time against an aware floor
-    job = planned_job({"metadata": {"name": "j", "creationTimestamp": "2026-11-25T10:00:00"}})
+    job = planned_job(
+        KubeJob.read({"metadata": {"name": "j", "creationTimestamp": "2026-11-25T10:00:00"}})
+    )
     assert job.created is not None
     assert job.created > datetime.min.replace(tzinfo=timezone.utc)
