@@ -48,19 +48,28 @@ from advisor.models import (
     WorkloadRef,
 )
 from advisor.models.kube import Container, KubeWorkload, ObjectMeta, PodSpec
+from advisor.models.plan import Applied, JobExists, PlanReason, Refused, Waits
 from advisor.recommend import ParsedAdvice, parse_configmap
 
 
 @dataclass(frozen=True)
 class Planned:
-    """One decision, with the Job it would create (calibrate) or concerns (pending, failed)."""
+    """One decision, with the Job it would create (calibrate) or concerns (pending, failed).
+
+    The decision's ``reason`` is its cause's sentence; ``because`` (None: that sentence alone)
+    adds what planning and applying it did, typed, which the pipeline puts into words."""
 
     decision: PlanDecision
     job: DerivedJob | None = None
+    because: PlanReason | None = None
 
     @property
     def verdict(self) -> PlanVerdict:
         return self.decision.decision
+
+    @property
+    def reason(self) -> PlanReason:
+        return self.because or PlanReason(self.decision.reason)
 
 
 @dataclass(frozen=True)
@@ -430,11 +439,23 @@ def _days(age: timedelta) -> str:
 
 
 def with_reason(planned: Planned, *, reason: str, verdict: PlanVerdict | None = None) -> Planned:
-    """``planned`` with a new reason (and verdict): what applying it did."""
+    """``planned`` decided again: a new cause (and verdict), nothing applied yet."""
     decision = planned.decision.model_copy(
         update={"reason": one_line(reason, 500), "decision": verdict or planned.verdict}
     )
-    return replace(planned, decision=decision)
+    return replace(planned, decision=decision, because=None)
+
+
+def applying(planned: Planned, part: Applied, *, verdict: PlanVerdict | None = None) -> Planned:
+    """``planned`` with what applying it did added to its reason (and a new verdict)."""
+    decision = planned.decision.model_copy(update={"decision": verdict or planned.verdict})
+    return replace(planned, decision=decision, because=planned.reason.plus(part))
+
+
+def answered(planned: Planned, cause: JobExists | Refused, *, verdict: PlanVerdict) -> Planned:
+    """``planned`` with the API server's answer about its Job as its whole reason."""
+    decision = planned.decision.model_copy(update={"decision": verdict})
+    return replace(planned, decision=decision, because=PlanReason(cause))
 
 
 def to_create(
@@ -457,13 +478,7 @@ def to_create(
         pool = item.job.pool_hash
         busy = running.get(pool, 0)
         if busy >= max_running:
-            out.append(
-                with_reason(
-                    item,
-                    reason=f"{item.decision.reason}; waits: {busy} calibration(s) already "
-                    f"running on node pool {item.job.pool} (max running {max_running})",
-                )
-            )
+            out.append(applying(item, Waits(busy, item.job.pool, max_running)))
             continue
         running[pool] = busy + 1
         start.append(item)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from advisor.fleet.decide import Planned, with_reason
+from advisor.fleet.decide import Planned, applying
 from advisor.fleet.jobs import PlannedJob
 from advisor.models import WorkloadRef
+from advisor.models.plan import Retried
 
 #: a calibration Job as a decision names it: namespace, workload, container, Job name
 JobKey = tuple[str, WorkloadRef | None, str, str]
@@ -41,19 +42,11 @@ def retry_failed(
     out: list[Planned] = []
     to_delete: dict[tuple[str, str], PlannedJob] = {}
     for item in planned:
-        decision = item.decision
         key = decision_key(item) if item.verdict == "failed" else None
         failed = finished.get(key) if key is not None else None
         if failed is None:
             out.append(item)
             continue
         to_delete[(failed.namespace, failed.name)] = failed
-        out.append(
-            with_reason(
-                item,
-                reason=f"{decision.reason}; retried: Job {failed.name} is deleted and created "
-                "again",
-                verdict="calibrate",
-            )
-        )
+        out.append(applying(item, Retried(failed.name), verdict="calibrate"))
     return out, to_delete

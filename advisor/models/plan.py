@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import Field
@@ -35,6 +36,88 @@ class PlanDecision(StrictModel):
     namespace: str | None = Field(
         default=None, description="the workload's namespace (where its calibration Job runs)"
     )
+
+
+@dataclass(frozen=True)
+class Waits:
+    """Not started by this plan: ``busy`` calibrations already run on its node pool, the most
+    ``max_running`` allows."""
+
+    busy: int
+    pool: str
+    max_running: int
+
+
+@dataclass(frozen=True)
+class Retried:
+    """``--retry-failed``: the failed ``job`` of this spec is deleted and created again."""
+
+    job: str
+
+
+@dataclass(frozen=True)
+class Created:
+    """The ``job`` was created (``dry_run``: the API server would create it), with what the API
+    server warned about it."""
+
+    job: str
+    dry_run: bool = False
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RetryUnchecked:
+    """A dry run of a retried Job: the failed one still holds its name, so the server checked
+    nothing (with what it warned)."""
+
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """Not created: the plan stopped before this Job (the error line says why)."""
+
+
+@dataclass(frozen=True)
+class WrittenBack:
+    """A revert applied: the previous advice is written back."""
+
+
+@dataclass(frozen=True)
+class NotWrittenBack:
+    """A revert not applied: the ConfigMap changed since it was read."""
+
+
+#: what applying a decision added to its reason, in the order it happened
+Applied = Waits | Retried | Created | RetryUnchecked | Stopped | WrittenBack | NotWrittenBack
+
+
+@dataclass(frozen=True)
+class JobExists:
+    """The API server answered that ``job`` exists already (an earlier plan created it)."""
+
+    job: str
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Refused:
+    """The API server refused the Job: its ``message`` (a quota, a webhook, an invalid Job)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class PlanReason:
+    """Why a decision is what it is: its ``cause`` (the decision's own sentence, or the API
+    server's answer that replaced it) and what applying it ``added``; put into words, once, by
+    ``advisor.render.plan.plan_reason_text`` (``PlanDecision.reason``)."""
+
+    cause: str | JobExists | Refused
+    added: tuple[Applied, ...] = ()
+
+    def plus(self, part: Applied) -> PlanReason:
+        return PlanReason(self.cause, (*self.added, part))
 
 
 class PlanResult(StrictModel):

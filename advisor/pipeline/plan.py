@@ -39,7 +39,7 @@ from pydantic import ValidationError
 from advisor import __version__
 from advisor.errors import AdvisorError, ClusterRejectedError, Opt, UsageError, usage_error
 from advisor.fleet.advisor_pod import DEFAULT_STARTUP_ALLOWANCE_S
-from advisor.fleet.decide import Planned, decide, to_create, with_reason
+from advisor.fleet.decide import Planned, answered, applying, decide, to_create
 from advisor.fleet.derive import JobSettings
 from advisor.fleet.jobs import PlannedJob, planned_job
 from advisor.fleet.optin import FIELD_ANNOTATION, Defaults
@@ -48,6 +48,14 @@ from advisor.fleet.scope import by_namespace, opted_in_namespaces, without_servi
 from advisor.keys import NAMESPACE_SELECTOR, OPT_IN_SELECTOR, PLANNED_SELECTOR
 from advisor.models import OPTION, CalibrationOptions, PlanResult, TrialMode, plan_options
 from advisor.models.kube import KubeJob, KubeWorkload
+from advisor.models.plan import (
+    Created,
+    JobExists,
+    PlanDecision,
+    Refused,
+    RetryUnchecked,
+    Stopped,
+)
 from advisor.pipeline.plan_events import applied_events, failed_calibrations, record_events
 from advisor.pipeline.production import check_suggest_throttled
 from advisor.pipeline.source import (
@@ -57,6 +65,7 @@ from advisor.pipeline.source import (
     namespace_to_list,
 )
 from advisor.recommend import annotation_key_problem
+from advisor.render.plan import plan_reason_text
 
 if TYPE_CHECKING:
     from advisor.cluster import Connection, RetryPolicy
@@ -260,19 +269,11 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         if request.apply and request.events:
             events = applied_events(applied.values(), failed_jobs)
             record_events(connection, events, now=now or datetime.now(timezone.utc), policy=policy)
-        untried = {
-            id(item): with_reason(
-                item,
-                reason=f"{item.decision.reason}; not created: the plan stopped (the error line "
-                "says why)",
-            )
-            for item in start
-            if id(item) not in applied
-        }
+        untried = {id(item): applying(item, Stopped()) for item in start if id(item) not in applied}
         decided = [applied.get(id(item), untried.get(id(item), item)) for item in decided]
         start = [item for item in applied.values() if item.verdict == "calibrate"]
     created = [item.job.printed for item in start if item.job is not None]
-    decisions = [item.decision for item in decided]
+    decisions = [worded(item) for item in decided]
     if request.prometheus is not None and stopped is None:
         from advisor.pipeline.production import judged_plans
 
@@ -373,6 +374,11 @@ def _decide(
     return decided
 
 
+def worded(item: Planned) -> PlanDecision:
+    """``item``'s decision with its typed reason put into words."""
+    return item.decision.model_copy(update={"reason": plan_reason_text(item.reason)})
+
+
 def _by_name(objects: list[dict[str, Any]]) -> dict[str, Mapping[str, Any]]:
     return {str((obj.get("metadata") or {}).get("name")): obj for obj in objects}
 
@@ -410,19 +416,10 @@ def _create(
             connection, namespace, item.job.manifest, dry_run=dry_run, policy=policy
         )
     except ClusterRejectedError as exc:
-        return with_reason(item, reason=str(exc), verdict="failed")
-    warns = "".join(f"; the API server warns: {text}" for text in outcome.warnings)
+        return answered(item, Refused(str(exc)), verdict="failed")
+    warns = tuple(outcome.warnings)
     if outcome.already_exists:
         if retry is not None:  # a dry run: the failed Job is still there
-            return with_reason(
-                item,
-                reason=f"{item.decision.reason}; the server checks the new Job only once the "
-                f"failed one is deleted (--apply){warns}",
-            )
-        return with_reason(
-            item,
-            reason=f"Job {name} exists already (created by an earlier plan){warns}",
-            verdict="pending",
-        )
-    did = "the API server would create" if dry_run else "created"
-    return with_reason(item, reason=f"{item.decision.reason}; {did} Job {name}{warns}")
+            return applying(item, RetryUnchecked(warns))
+        return answered(item, JobExists(name, warns), verdict="pending")
+    return applying(item, Created(name, dry_run=dry_run, warnings=warns))

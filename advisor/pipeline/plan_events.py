@@ -25,6 +25,7 @@ from advisor.fleet.decide import Planned
 from advisor.fleet.jobs import PlannedJob
 from advisor.fleet.retry import decision_key, job_key
 from advisor.models import WorkloadKind, WorkloadRef
+from advisor.render.plan import plan_reason_text
 
 if TYPE_CHECKING:
     from advisor.cluster import Connection, RetryPolicy
@@ -95,7 +96,8 @@ def _event(
         "uid": str(owner["uid"]),
     }
     container = f" (container {item.decision.container})" if item.decision.container else ""
-    return [WorkloadEvent(involved, reason, f"{item.decision.reason}{container}", kind, name)]
+    message = f"{plan_reason_text(item.reason)}{container}"
+    return [WorkloadEvent(involved, reason, message, kind, name)]
 
 
 def _ref(event: WorkloadEvent) -> WorkloadRef:

@@ -30,6 +30,7 @@ from advisor.fleet.production import Throttled, revert, suggestions
 from advisor.keys import LATENCY_QUERY_ANNOTATION
 from advisor.models import PlanDecision, Production, WorkloadKind, WorkloadRef
 from advisor.models.kube import KubePod, mapping
+from advisor.models.plan import NotWrittenBack, PlanReason, WrittenBack
 from advisor.models.times import parse_timestamp
 from advisor.prometheus import (
     PrometheusClient,
@@ -41,6 +42,7 @@ from advisor.prometheus import (
 )
 from advisor.recommend import ParsedAdvice, parse_configmap
 from advisor.recommend.previous import previous_advice, reverted_configmap
+from advisor.render.plan import plan_reason_text
 
 if TYPE_CHECKING:
     from advisor.cluster import Connection
@@ -278,14 +280,10 @@ def _write_back(
     assert previous is not None
     back = reverted_configmap(obj, previous, now=now, reason=decision.reason)
     if write(back):
-        return decision.model_copy(update={"reason": f"{decision.reason}; written back"})
-    return decision.model_copy(
-        update={
-            "decision": "fits",
-            "reason": f"{decision.reason}; not written: the ConfigMap changed since it was "
-            "read (the next plan judges the new advice)",
-        }
-    )
+        written = PlanReason(decision.reason, (WrittenBack(),))
+        return decision.model_copy(update={"reason": plan_reason_text(written)})
+    kept = PlanReason(decision.reason, (NotWrittenBack(),))
+    return decision.model_copy(update={"decision": "fits", "reason": plan_reason_text(kept)})
 
 
 def _mounts(inventory: Inventory) -> list[Mount]:

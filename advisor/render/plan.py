@@ -9,7 +9,21 @@ from typing import Any, ClassVar
 
 import yaml
 
+from advisor.errors import one_line
 from advisor.models import PlanResult
+from advisor.models.plan import (
+    Applied,
+    Created,
+    JobExists,
+    NotWrittenBack,
+    PlanReason,
+    Refused,
+    Retried,
+    RetryUnchecked,
+    Stopped,
+    Waits,
+    WrittenBack,
+)
 from advisor.render.document import (
     RECORDS,
     TABLES,
@@ -101,6 +115,60 @@ class PlanView(View):
             for d in self.result.decisions
         ]
         return grid(_RECORD_KEYS, rows)
+
+
+#: a reason's longest line: reasons end up in tables, logs and Events
+REASON_LIMIT = 500
+
+
+def plan_reason_text(reason: PlanReason) -> str:
+    """A decision's reason in one line (``PlanDecision.reason``): its cause, then each thing
+    applying it added after a ``;``, clipped to ``REASON_LIMIT`` as each was added."""
+    text = one_line(_cause_text(reason.cause), REASON_LIMIT)
+    for part in reason.added:
+        text = one_line(f"{text}; {_applied_text(part)}", REASON_LIMIT)
+    return text
+
+
+def _cause_text(cause: str | JobExists | Refused) -> str:
+    if isinstance(cause, JobExists):
+        warns = _warns(cause.warnings)
+        return f"Job {cause.job} exists already (created by an earlier plan){warns}"
+    if isinstance(cause, Refused):
+        return cause.message
+    return cause
+
+
+def _applied_text(part: Applied) -> str:
+    if isinstance(part, Waits):
+        return (
+            f"waits: {part.busy} calibration(s) already running on node pool {part.pool} "
+            f"(max running {part.max_running})"
+        )
+    if isinstance(part, Retried):
+        return f"retried: Job {part.job} is deleted and created again"
+    if isinstance(part, Created):
+        did = "the API server would create" if part.dry_run else "created"
+        return f"{did} Job {part.job}{_warns(part.warnings)}"
+    if isinstance(part, RetryUnchecked):
+        return (
+            "the server checks the new Job only once the failed one is deleted (--apply)"
+            + _warns(part.warnings)
+        )
+    return _SAID[type(part)]
+
+
+#: the parts that carry no figure: their sentence alone
+_SAID: dict[type, str] = {
+    Stopped: "not created: the plan stopped (the error line says why)",
+    WrittenBack: "written back",
+    NotWrittenBack: "not written: the ConfigMap changed since it was read (the next plan judges "
+    "the new advice)",
+}
+
+
+def _warns(warnings: tuple[str, ...]) -> str:
+    return "".join(f"; the API server warns: {text}" for text in warnings)
 
 
 def jobs_yaml(jobs: Sequence[dict[str, Any]]) -> str:

@@ -19,7 +19,9 @@ from advisor.fleet.jobs import PlannedJob, planned_job
 from advisor.fleet.optin import CalibrationAsk, Defaults, read_ask
 from advisor.models import Recommendation
 from advisor.models.kube import KubeJob, KubeWorkload
+from advisor.models.plan import Waits
 from advisor.recommend import build_recommendation, render_configmap
+from advisor.render.plan import plan_reason_text
 from testkit.fakeapi.samples import FIXED_NOW, calibration_result, node_profile
 
 SETTINGS = JobSettings(image="registry.example.com/tfta:1", service_account="calib")
@@ -350,7 +352,9 @@ def test_max_running_bounds_calibrations_per_node_pool() -> None:
     start, shown = to_create(decided, [], max_running=1)
     assert [str(p.decision.workload) for p in start] == ["deployment/a", "deployment/c"]
     waiting = next(p for p in shown if str(p.decision.workload) == "deployment/b")
-    assert waiting.verdict == "calibrate" and "waits" in waiting.decision.reason
+    assert waiting.verdict == "calibrate" and waiting.job is not None
+    assert waiting.reason.added == (Waits(busy=1, pool=waiting.job.pool, max_running=1),)
+    assert "waits" in plan_reason_text(waiting.reason)
     start, _ = to_create(decided, [], max_running=2)
     assert len(start) == 3
     busy = _job(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from advisor.fleet.decide import Planned
 from advisor.fleet.retry import retry_failed
+from advisor.models.plan import PlanReason, Retried
+from advisor.render.plan import plan_reason_text
 from tests.unit.fleet.test_decide import _job, deployment, only, plan
 
 FAILED = {"conditions": [{"type": "Failed", "status": "True", "reason": "DeadlineExceeded"}]}
@@ -24,8 +26,10 @@ def test_a_failed_job_of_the_current_spec_is_calibrated_again_after_its_deletion
     (item,) = out
     assert item.verdict == "calibrate"
     assert item.job is not None and item.job.name == failed_job.name
-    assert "DeadlineExceeded" in item.decision.reason  # why it failed stays said
-    assert f"retried: Job {failed_job.name} is deleted and created again" in item.decision.reason
+    assert item.reason == PlanReason(only(decided).decision.reason, (Retried(failed_job.name),))
+    reason = plan_reason_text(item.reason)
+    assert "DeadlineExceeded" in reason  # why it failed stays said
+    assert f"retried: Job {failed_job.name} is deleted and created again" in reason
     assert to_delete == {(failed_job.namespace, failed_job.name): failed_job}
 
 

@@ -12,6 +12,7 @@ from advisor.fleet.jobs import planned_job
 from advisor.fleet.scope import by_namespace, opted_in_namespaces, without_service_account
 from advisor.keys import NAMESPACE_SELECTOR
 from advisor.models.kube import KubeJob, KubeWorkload
+from advisor.render.plan import plan_reason_text
 from tests.unit.fleet.test_decide import deployment, measured_for, plan
 
 POOL = {"nodeSelector": {"pool": "shared"}}
@@ -87,7 +88,7 @@ def test_max_running_is_one_budget_per_pool_across_namespaces() -> None:
     ]
     start, shown = to_create(decided, [], max_running=1)
     assert [p.decision.namespace for p in start] == ["team-a"]
-    assert "waits: 1 calibration(s)" in shown[1].decision.reason
+    assert "waits: 1 calibration(s)" in plan_reason_text(shown[1].reason)
     # a Job running in a third namespace on the same pool holds the budget for both
     (other,) = plan([in_namespace("team-z", "z")])
     assert other.job is not None

@@ -12,8 +12,20 @@ from advisor.models import (
     PlanDecision,
     PlanResult,
 )
+from advisor.models.plan import (
+    Created,
+    JobExists,
+    NotWrittenBack,
+    PlanReason,
+    Refused,
+    Retried,
+    RetryUnchecked,
+    Stopped,
+    Waits,
+    WrittenBack,
+)
 from advisor.render import formats
-from advisor.render.plan import PlanView
+from advisor.render.plan import REASON_LIMIT, PlanView, plan_reason_text
 from tests.unit.render.samples import HOSTILE, markdown_tables
 
 # --------------------------------------------------------------------------------------------------
@@ -95,3 +107,51 @@ def test_plan_across_namespaces_names_each_decisions_namespace() -> None:
     )
     quiet = PlanView(PlanResult(), namespace=None, applied=False, namespaces=["a", "b"])
     assert "no opted-in workloads in namespaces a, b" in formats.render(quiet, "table")
+
+
+# --------------------------------------------------------------------------------------------------
+# a decision's reason: its cause, then what applying it added
+
+
+def test_each_part_of_a_reason_in_words() -> None:
+    cause = "no advice yet: ConfigMap advice-b does not exist"
+    cases = {
+        Waits(1, "pool=a", 2): "waits: 1 calibration(s) already running on node pool pool=a "
+        "(max running 2)",
+        Retried("tfta-b"): "retried: Job tfta-b is deleted and created again",
+        Created("tfta-b"): "created Job tfta-b",
+        Created("tfta-b", dry_run=True, warnings=("w1", "w2")): "the API server would create "
+        "Job tfta-b; the API server warns: w1; the API server warns: w2",
+        RetryUnchecked(("w",)): "the server checks the new Job only once the failed one is "
+        "deleted (--apply); the API server warns: w",
+        Stopped(): "not created: the plan stopped (the error line says why)",
+        WrittenBack(): "written back",
+        NotWrittenBack(): "not written: the ConfigMap changed since it was read (the next plan "
+        "judges the new advice)",
+    }
+    for part, words in cases.items():
+        assert plan_reason_text(PlanReason(cause, (part,))) == f"{cause}; {words}"
+    assert plan_reason_text(PlanReason(cause)) == cause
+
+
+def test_the_api_servers_answer_replaces_the_cause() -> None:
+    assert (
+        plan_reason_text(PlanReason(JobExists("tfta-b", ("w",))))
+        == "Job tfta-b exists already (created by an earlier plan); the API server warns: w"
+    )
+    refused = PlanReason(Refused('jobs "x" is forbidden:\n exceeded quota'), (Stopped(),))
+    assert plan_reason_text(refused) == (
+        'jobs "x" is forbidden: exceeded quota; not created: the plan stopped (the error line '
+        "says why)"
+    )
+
+
+def test_a_reason_is_clipped_as_each_part_is_added() -> None:
+    """The reason stays one line of at most ``REASON_LIMIT``: what does not fit is cut."""
+    long = "x" * (REASON_LIMIT + 50)
+    text = plan_reason_text(PlanReason(long, (Retried("j"), Created("j"))))
+    assert text == "x" * (REASON_LIMIT - 3) + "..."
+    fits = plan_reason_text(PlanReason("x" * 400, (Retried("j"), Created("j"))))
+    assert fits.endswith("; retried: Job j is deleted and created again; created Job j")
+    cut = plan_reason_text(PlanReason("x" * 450, (Retried("j"), Created("j"))))
+    assert cut.endswith("deleted and created again; ...") and len(cut) == REASON_LIMIT
