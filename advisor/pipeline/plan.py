@@ -376,7 +376,15 @@ def _decide(
 
 def worded(item: Planned) -> PlanDecision:
     """``item``'s decision with its typed reason put into words."""
-    return item.decision.model_copy(update={"reason": plan_reason_text(item.reason)})
+    return PlanDecision(
+        workload=item.workload,
+        container=item.container,
+        configmap=item.configmap,
+        decision=item.verdict,
+        reason=plan_reason_text(item.reason),
+        job=item.job_name,
+        namespace=item.namespace,
+    )
 
 
 def _by_name(objects: list[dict[str, Any]]) -> dict[str, Mapping[str, Any]]:

@@ -30,7 +30,7 @@ from advisor.fleet.production import Throttled, revert, suggestions
 from advisor.keys import LATENCY_QUERY_ANNOTATION
 from advisor.models import PlanDecision, Production, WorkloadKind, WorkloadRef
 from advisor.models.kube import KubePod, mapping
-from advisor.models.plan import NotWrittenBack, PlanReason, WrittenBack
+from advisor.models.plan import NotReverted, NotWrittenBack, PlanReason, Reverted, WrittenBack
 from advisor.models.times import parse_timestamp
 from advisor.prometheus import (
     PrometheusClient,
@@ -41,7 +41,7 @@ from advisor.prometheus import (
     queries,
 )
 from advisor.recommend import ParsedAdvice, parse_configmap
-from advisor.recommend.previous import previous_advice, reverted_configmap
+from advisor.recommend.previous import Previous, previous_advice, reverted_configmap
 from advisor.render.plan import plan_reason_text
 
 if TYPE_CHECKING:
@@ -262,12 +262,28 @@ def plan_production(
             parsed: ParsedAdvice | None = parse_configmap(dict(obj), "ConfigMap")
         except InvalidAdviceError:
             parsed = None
-        judged = revert(decision, reader.judge(parsed, mount), previous_advice(obj))
+        judged = judged_decision(decision, reader.judge(parsed, mount), previous_advice(obj))
         if judged.decision == "revert" and apply:
             judged = _write_back(judged, dict(obj), reader.now, write)
         out.append(judged)
     opted_in = {decision.workload for decision in decisions}
     return out + _suggested(wanted, namespace, inventory, opted_in)
+
+
+def judged_decision(
+    decision: PlanDecision, production: Production, previous: Previous | None
+) -> PlanDecision:
+    """``decision`` (one that fits) as production makes it: ``revert`` for a regressed advice
+    with a previous one kept, else the same decision (its reason naming a regression that cannot
+    be undone)."""
+    judged = revert(production, previous)
+    if isinstance(judged, Reverted):
+        back = plan_reason_text(PlanReason(judged))
+        return decision.model_copy(update={"decision": "revert", "reason": back, "job": None})
+    if isinstance(judged, NotReverted):
+        kept = plan_reason_text(PlanReason(decision.reason, (judged,)))
+        return decision.model_copy(update={"reason": kept})
+    return decision
 
 
 def _write_back(
@@ -334,9 +350,12 @@ def _suggested(
         for (ref, container), share in totals.items()
         if share[1] >= MIN_PERIODS
     ]
-    return suggestions(
+    from advisor.pipeline.plan import worded
+
+    suggested = suggestions(
         found, threshold=wanted.suggest_throttled, window=_span(reader.window), namespace=namespace
     )
+    return [worded(item) for item in suggested]
 
 
 def _span(window: timedelta) -> str:
