@@ -249,12 +249,11 @@ Cause = (
 
 @dataclass(frozen=True)
 class PlanReason:
-    """Why a decision is what it is: its ``cause`` (the decision's own, or the API server's
-    answer that replaced it; a ``str`` is a decision's reason already put into words, which
-    production judges) and what applying it ``added``; put into words, once, by
-    ``advisor.render.plan.plan_reason_text`` (``PlanDecision.reason``)."""
+    """Why a decision is what it is: its ``cause`` (fleet's decision, or the API server's answer
+    that replaced it) and what applying it (or judging it in production) ``added``; put into
+    words, once, by ``advisor.render.plan.plan_reason_text`` (``PlanDecision.reason``)."""
 
-    cause: str | Cause
+    cause: Cause
     added: tuple[Applied, ...] = ()
 
     def plus(self, part: Applied) -> PlanReason:

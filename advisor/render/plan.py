@@ -153,9 +153,7 @@ CALIBRATION_RBAC_HINT = (
 )
 
 
-def _cause_text(cause: str | Cause) -> str:
-    if isinstance(cause, str):
-        return cause
+def _cause_text(cause: Cause) -> str:
     if isinstance(cause, Skipped):
         return cause.text
     if isinstance(cause, JobExists | Refused):
