@@ -54,8 +54,11 @@ from advisor.models.plan import (
     CompletedUnfit,
     EarlierRunning,
     Fits,
+    ForeignConfigMap,
     JobExists,
     JobFailed,
+    NotCalibrated,
+    Overridden,
     PlanReason,
     Refused,
     Running,
@@ -150,7 +153,7 @@ def _candidate(
 ) -> _Candidate | Planned:
     kind = ref.kind
     if not kind.calibrated:
-        return _planned(ref, None, None, "skipped", Skipped(f"a {kind} is not calibrated"))
+        return _planned(ref, None, None, "skipped", NotCalibrated(kind))
     pod_spec = workload.pod_spec.raw
     try:
         ask = read_ask(workload.metadata.annotations, defaults)
@@ -164,7 +167,7 @@ def _candidate(
         return _planned(ref, name, None, "skipped", Skipped(str(exc)))
     unusable = _unusable(container.raw, configmap, configmaps.get(configmap))
     if unusable:
-        return _planned(ref, name, configmap, "skipped", Skipped(unusable))
+        return _planned(ref, name, configmap, "skipped", unusable)
     try:
         job = derive_job(kind, workload, ask, configmap=configmap, settings=settings, claims=claims)
     except DeriveError as exc:
@@ -174,17 +177,14 @@ def _candidate(
 
 def _unusable(
     container: Mapping[str, Any], configmap: str, stored: Mapping[str, Any] | None
-) -> str | None:
+) -> ForeignConfigMap | Overridden | None:
     """Why calibrating for ``configmap`` would be waste or harm: it is someone else's, or the
     container keeps the advice's values from TensorFlow (nobody would use what is measured)."""
     if stored is not None and _labels(stored).get(LABEL_MANAGED_BY) != APP_NAME:
-        return (
-            f"ConfigMap {configmap} was not written by tf-thread-advisor and is never replaced: "
-            f"name a new one with annotation {ANN_ASK_CONFIGMAP}"
-        )
+        return ForeignConfigMap(configmap)
     overridden = shadow_problems(dict(container), configmap)
     if overridden:
-        return "the advice would be overridden: " + "; ".join(p.message for p in overridden)
+        return Overridden(tuple(p.message for p in overridden))
     return None
 
 

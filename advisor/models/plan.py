@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from advisor.models.base import StrictModel
-from advisor.models.workload import WorkloadRef
+from advisor.models.workload import WorkloadKind, WorkloadRef
 
 #: what ``plan`` decides for one opted-in workload container
 PlanVerdict = Literal["calibrate", "fits", "pending", "failed", "skipped", "revert", "suggested"]
@@ -210,6 +210,28 @@ class Skipped:
 
 
 @dataclass(frozen=True)
+class NotCalibrated:
+    """A workload of a ``kind`` the advisor does not calibrate."""
+
+    kind: WorkloadKind
+
+
+@dataclass(frozen=True)
+class ForeignConfigMap:
+    """The advice ``configmap`` exists and tf-thread-advisor did not write it: it is never
+    replaced."""
+
+    configmap: str
+
+
+@dataclass(frozen=True)
+class Overridden:
+    """The container keeps the advice's values from TensorFlow: each of ``problems`` says how."""
+
+    problems: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Reverted:
     """Production regressed on the advice (``evidence``): back to the ``previous`` advice (its
     summary)."""
@@ -240,6 +262,9 @@ Cause = (
     | SharedDiffers
     | NoServiceAccount
     | Skipped
+    | NotCalibrated
+    | ForeignConfigMap
+    | Overridden
     | Reverted
     | Suggested
     | JobExists

@@ -20,11 +20,14 @@ from advisor.models.plan import (
     Created,
     EarlierRunning,
     Fits,
+    ForeignConfigMap,
     JobExists,
     JobFailed,
     NoServiceAccount,
+    NotCalibrated,
     NotReverted,
     NotWrittenBack,
+    Overridden,
     PlanReason,
     Refused,
     Retried,
@@ -154,8 +157,8 @@ CALIBRATION_RBAC_HINT = (
 
 
 def _cause_text(cause: Cause) -> str:
-    if isinstance(cause, Skipped):
-        return cause.text
+    if isinstance(cause, Skipped | NotCalibrated | ForeignConfigMap | Overridden):
+        return _skipped_text(cause)
     if isinstance(cause, JobExists | Refused):
         return _answer_text(cause)
     if isinstance(cause, Running | JobFailed | EarlierRunning | CompletedUnfit):
@@ -163,6 +166,20 @@ def _cause_text(cause: Cause) -> str:
     if isinstance(cause, Reverted | Suggested):
         return _production_text(cause)
     return _advice_text(cause)
+
+
+def _skipped_text(cause: Skipped | NotCalibrated | ForeignConfigMap | Overridden) -> str:
+    """Why it cannot be calibrated."""
+    if isinstance(cause, Skipped):
+        return cause.text
+    if isinstance(cause, NotCalibrated):
+        return f"a {cause.kind} is not calibrated"
+    if isinstance(cause, ForeignConfigMap):
+        return (
+            f"ConfigMap {cause.configmap} was not written by tf-thread-advisor and is never "
+            f"replaced: name a new one with annotation {ANN_ASK_CONFIGMAP}"
+        )
+    return "the advice would be overridden: " + "; ".join(cause.problems)
 
 
 def _answer_text(cause: JobExists | Refused) -> str:

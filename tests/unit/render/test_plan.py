@@ -11,6 +11,7 @@ import yaml
 from advisor.models import (
     PlanDecision,
     PlanResult,
+    WorkloadKind,
     WorkloadRef,
 )
 from advisor.models.plan import (
@@ -20,11 +21,14 @@ from advisor.models.plan import (
     Created,
     EarlierRunning,
     Fits,
+    ForeignConfigMap,
     JobExists,
     JobFailed,
     NoServiceAccount,
+    NotCalibrated,
     NotReverted,
     NotWrittenBack,
+    Overridden,
     PlanReason,
     Refused,
     Retried,
@@ -171,7 +175,13 @@ def test_each_cause_in_words() -> None:
         "has no ServiceAccount tfta-calibrate for its calibration Job to run as: list the "
         "namespace in the chart's planner.namespaces, or apply deploy/components/fleet there (it "
         "would calibrate: no advice yet)",
-        Skipped("a pod is not calibrated"): "a pod is not calibrated",
+        Skipped("its container reads no advice ConfigMap"): "its container reads no advice "
+        "ConfigMap",
+        NotCalibrated(WorkloadKind.POD): "a Pod is not calibrated",
+        ForeignConfigMap("theirs"): "ConfigMap theirs was not written by tf-thread-advisor and "
+        "is never replaced: name a new one with annotation tf-thread-advisor.io/configmap",
+        Overridden(("its env sets A", "its env sets B")): "the advice would be overridden: its "
+        "env sets A; its env sets B",
         Reverted("p99 up", "intra=4 inter=2"): "production regressed on this advice: p99 up; "
         "back to the previous advice (intra=4 inter=2)",
         Suggested(0.9, "24h", 0.25): "throttled in 90% of its CFS periods over the last 24h "
