@@ -27,7 +27,7 @@ from typing import Any
 
 from advisor.consumers.fit import node_pool_problems, shadow_problems
 from advisor.consumers.mounts import references
-from advisor.errors import InvalidAdviceError, one_line
+from advisor.errors import InvalidAdviceError
 from advisor.fleet.derive import (
     DerivedJob,
     DeriveError,
@@ -41,35 +41,50 @@ from advisor.fleet.spec import CPU_KEYS, NODE_SELECTOR, spec_changes
 from advisor.keys import ANN_ASK_CONFIGMAP, APP_NAME, LABEL_MANAGED_BY
 from advisor.models import (
     QUOTA_TOLERANCE,
-    PlanDecision,
     PlanVerdict,
     Provenance,
     ServingTarget,
     WorkloadRef,
 )
 from advisor.models.kube import Container, KubeWorkload, ObjectMeta, PodSpec
-from advisor.models.plan import Applied, JobExists, PlanReason, Refused, Waits
+from advisor.models.plan import (
+    Applied,
+    Calibrate,
+    Cause,
+    CompletedUnfit,
+    EarlierRunning,
+    Fits,
+    ForeignConfigMap,
+    JobExists,
+    JobFailed,
+    NotCalibrated,
+    Overridden,
+    PlanReason,
+    Refused,
+    Running,
+    SharedDiffers,
+    Skipped,
+    Waits,
+)
 from advisor.recommend import ParsedAdvice, parse_configmap
 
 
 @dataclass(frozen=True)
 class Planned:
-    """One decision, with the Job it would create (calibrate) or concerns (pending, failed).
+    """One decision (``PlanDecision``'s fields, its ``job_name`` the Job created, to create,
+    running or failed), with the Job it would create (calibrate) or concerns (pending, failed).
 
-    The decision's ``reason`` is its cause's sentence; ``because`` (None: that sentence alone)
-    adds what planning and applying it did, typed, which the pipeline puts into words."""
+    ``reason`` is why, typed: the decision's cause and what planning and applying it did, which
+    the pipeline puts into words (``advisor.render.plan.plan_reason_text``)."""
 
-    decision: PlanDecision
+    workload: WorkloadRef
+    verdict: PlanVerdict
+    reason: PlanReason
+    container: str | None = None
+    configmap: str | None = None
+    job_name: str | None = None
+    namespace: str | None = None
     job: DerivedJob | None = None
-    because: PlanReason | None = None
-
-    @property
-    def verdict(self) -> PlanVerdict:
-        return self.decision.decision
-
-    @property
-    def reason(self) -> PlanReason:
-        return self.because or PlanReason(self.decision.reason)
 
 
 @dataclass(frozen=True)
@@ -107,7 +122,7 @@ def decide(
             if not opted_in(obj.raw):
                 continue
         except OptInError as exc:
-            out.append(_in_namespace(_planned(ref, None, None, "skipped", str(exc)), obj))
+            out.append(_in_namespace(_planned(ref, None, None, "skipped", Skipped(str(exc))), obj))
             continue
         found = _candidate(ref, obj, configmaps, defaults, settings, claims=claims)
         if isinstance(found, Planned):
@@ -124,8 +139,7 @@ def _in_namespace(planned: Planned, workload: KubeWorkload) -> Planned:
     namespace = workload.metadata.namespace
     if not namespace:
         return planned
-    decision = planned.decision.model_copy(update={"namespace": namespace})
-    return replace(planned, decision=decision)
+    return replace(planned, namespace=namespace)
 
 
 def _candidate(
@@ -139,41 +153,38 @@ def _candidate(
 ) -> _Candidate | Planned:
     kind = ref.kind
     if not kind.calibrated:
-        return _planned(ref, None, None, "skipped", f"a {kind} is not calibrated")
+        return _planned(ref, None, None, "skipped", NotCalibrated(kind))
     pod_spec = workload.pod_spec.raw
     try:
         ask = read_ask(workload.metadata.annotations, defaults)
         container = serving_container(workload.pod_spec, ask)
     except (OptInError, DeriveError) as exc:
-        return _planned(ref, None, None, "skipped", str(exc))
+        return _planned(ref, None, None, "skipped", Skipped(str(exc)))
     name = str(container.raw.get("name", "?"))
     try:
         configmap = advice_configmap(container, ask, configmaps)
     except DeriveError as exc:
-        return _planned(ref, name, None, "skipped", str(exc))
+        return _planned(ref, name, None, "skipped", Skipped(str(exc)))
     unusable = _unusable(container.raw, configmap, configmaps.get(configmap))
     if unusable:
         return _planned(ref, name, configmap, "skipped", unusable)
     try:
         job = derive_job(kind, workload, ask, configmap=configmap, settings=settings, claims=claims)
     except DeriveError as exc:
-        return _planned(ref, name, configmap, "skipped", str(exc))
+        return _planned(ref, name, configmap, "skipped", Skipped(str(exc)))
     return _Candidate(ref, ask, name, configmap, job, pod_spec)
 
 
 def _unusable(
     container: Mapping[str, Any], configmap: str, stored: Mapping[str, Any] | None
-) -> str | None:
+) -> ForeignConfigMap | Overridden | None:
     """Why calibrating for ``configmap`` would be waste or harm: it is someone else's, or the
     container keeps the advice's values from TensorFlow (nobody would use what is measured)."""
     if stored is not None and _labels(stored).get(LABEL_MANAGED_BY) != APP_NAME:
-        return (
-            f"ConfigMap {configmap} was not written by tf-thread-advisor and is never replaced: "
-            f"name a new one with annotation {ANN_ASK_CONFIGMAP}"
-        )
+        return ForeignConfigMap(configmap)
     overridden = shadow_problems(dict(container), configmap)
     if overridden:
-        return "the advice would be overridden: " + "; ".join(p.message for p in overridden)
+        return Overridden(tuple(p.message for p in overridden))
     return None
 
 
@@ -222,44 +233,36 @@ def _decide_one(
 ) -> Planned:
     job = found.job
 
-    def planned(verdict: PlanVerdict, reason: str, job_name: str | None = job.name) -> Planned:
+    def planned(verdict: PlanVerdict, cause: Cause, job_name: str | None = job.name) -> Planned:
         return Planned(
-            PlanDecision(
-                workload=found.ref,
-                container=found.container,
-                configmap=found.configmap,
-                decision=verdict,
-                reason=one_line(reason, 500),
-                job=job_name,
-            ),
-            job,
+            found.ref,
+            verdict,
+            PlanReason(cause),
+            container=found.container,
+            configmap=found.configmap,
+            job_name=job_name,
+            job=job,
         )
 
     parsed, problem = _advice(configmaps.get(found.configmap), found.configmap)
     shared = owner is not found
-    differences = (
+    differences = tuple(
         [problem]
         if problem
         else differences_from(parsed, found, max_age=max_age, now=now, shared=shared)
     )
     if shared and differences:
-        return planned(
-            "skipped",
-            f"it shares ConfigMap {found.configmap} with {owner.ref}, which is calibrated for "
-            f"its own shape, and its own differs ({'; '.join(differences)}): give it its own "
-            f"ConfigMap with annotation {ANN_ASK_CONFIGMAP}",
-            None,
-        )
+        return planned("skipped", SharedDiffers(found.configmap, owner.ref, differences), None)
     if not differences:
         return planned("fits", _fits(parsed, found), None)
     waiting = _by_jobs(found, jobs, differences, planned)
-    return waiting or planned("calibrate", "; ".join(differences))
+    return waiting or planned("calibrate", Calibrate(differences))
 
 
 def _by_jobs(
     found: _Candidate,
     jobs: Sequence[PlannedJob],
-    differences: list[str],
+    differences: tuple[str, ...],
     planned: Callable[..., Planned],
 ) -> Planned | None:
     """pending or failed by the Jobs already there for this container; None: none stands in
@@ -268,23 +271,14 @@ def _by_jobs(
     mine = [j for j in jobs if (j.workload, j.container) == (found.ref, found.container)]
     same = next((j for j in mine if j.name == job.name), None)
     if same is not None and same.state == "running":
-        return planned("pending", f"calibration Job {same.name} for this spec has not finished")
+        return planned("pending", Running(same.name))
     if same is not None and same.state == "failed":
-        return planned("failed", f"calibration Job {same.name} failed: {same.reason}")
+        return planned("failed", JobFailed(same.name, same.reason))
     earlier = [j for j in mine if j.name != job.name and j.state == "running"]
     if earlier:
-        return planned(
-            "pending",
-            f"calibration Job {earlier[0].name}, for its earlier spec, is still running; the "
-            f"next plan calibrates the new one ({'; '.join(differences)})",
-            earlier[0].name,
-        )
+        return planned("pending", EarlierRunning(earlier[0].name, differences), earlier[0].name)
     if same is not None:  # complete, and what it wrote does not fit
-        return planned(
-            "failed",
-            f"calibration Job {same.name} for this spec completed, but the advice does not fit "
-            f"({'; '.join(differences)}); it is calibrated again once the Job is deleted",
-        )
+        return planned("failed", CompletedUnfit(same.name, differences))
     return None
 
 
@@ -385,14 +379,18 @@ def _pool_difference(prov: Provenance, pod_spec: Mapping[str, Any]) -> list[str]
     return out
 
 
-def _fits(parsed: ParsedAdvice | None, found: _Candidate) -> str:
+def _fits(parsed: ParsedAdvice | None, found: _Candidate) -> Fits:
     assert parsed is not None  # no differences: there is an advice
     rec, job = parsed.recommendation, found.job
-    exclusive = ", exclusive CPUs" if rec.provenance.cpus_exclusive else ""
-    return (
-        f"advice {rec.intra_op_threads}/{rec.inter_op_threads} in {found.configmap} was measured "
-        f"for it: CPU {job.cpu_from} {job.cpu:g}{exclusive}, {job.pool}, "
-        f"{rec.provenance.objective}"
+    return Fits(
+        rec.intra_op_threads,
+        rec.inter_op_threads,
+        found.configmap,
+        job.cpu_from,
+        job.cpu,
+        bool(rec.provenance.cpus_exclusive),
+        job.pool,
+        str(rec.provenance.objective),
     )
 
 
@@ -410,17 +408,9 @@ def _planned(
     container: str | None,
     configmap: str | None,
     verdict: PlanVerdict,
-    reason: str,
+    cause: Cause,
 ) -> Planned:
-    return Planned(
-        PlanDecision(
-            workload=ref,
-            container=container,
-            configmap=configmap,
-            decision=verdict,
-            reason=one_line(reason, 500),
-        )
-    )
+    return Planned(ref, verdict, PlanReason(cause), container=container, configmap=configmap)
 
 
 def _labels(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -438,24 +428,19 @@ def _days(age: timedelta) -> str:
     return f"{days:.1f} days" if days >= 1 else f"{age.total_seconds() / 3600:.1f} hours"
 
 
-def with_reason(planned: Planned, *, reason: str, verdict: PlanVerdict | None = None) -> Planned:
+def with_cause(planned: Planned, cause: Cause, *, verdict: PlanVerdict | None = None) -> Planned:
     """``planned`` decided again: a new cause (and verdict), nothing applied yet."""
-    decision = planned.decision.model_copy(
-        update={"reason": one_line(reason, 500), "decision": verdict or planned.verdict}
-    )
-    return replace(planned, decision=decision, because=None)
+    return replace(planned, verdict=verdict or planned.verdict, reason=PlanReason(cause))
 
 
 def applying(planned: Planned, part: Applied, *, verdict: PlanVerdict | None = None) -> Planned:
     """``planned`` with what applying it did added to its reason (and a new verdict)."""
-    decision = planned.decision.model_copy(update={"decision": verdict or planned.verdict})
-    return replace(planned, decision=decision, because=planned.reason.plus(part))
+    return replace(planned, verdict=verdict or planned.verdict, reason=planned.reason.plus(part))
 
 
 def answered(planned: Planned, cause: JobExists | Refused, *, verdict: PlanVerdict) -> Planned:
     """``planned`` with the API server's answer about its Job as its whole reason."""
-    decision = planned.decision.model_copy(update={"decision": verdict})
-    return replace(planned, decision=decision, because=PlanReason(cause))
+    return replace(planned, verdict=verdict, reason=PlanReason(cause))
 
 
 def to_create(

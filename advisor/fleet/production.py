@@ -12,33 +12,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from advisor.models import PlanDecision, Production, WorkloadRef
+from advisor.fleet.decide import Planned
+from advisor.models import Production, WorkloadRef
+from advisor.models.plan import NotReverted, PlanReason, Reverted, Suggested
 from advisor.recommend.previous import Previous
 
 #: kube-prometheus' CPUThrottlingHigh level: the share of CFS periods throttled worth a look
 DEFAULT_SUGGEST_THROTTLED = 0.25
-OPT_IN_HINT = "label it tf-thread-advisor.io/calibrate=true to calibrate it"
 
 
-def revert(
-    decision: PlanDecision, production: Production, previous: Previous | None
-) -> PlanDecision:
-    """``decision`` as production makes it: ``revert`` for a regressed advice with a previous
-    one kept, else the same decision (its reason naming a regression that cannot be undone)."""
+def revert(production: Production, previous: Previous | None) -> Reverted | NotReverted | None:
+    """What production makes of a fitting advice: ``Reverted`` (the decision becomes ``revert``)
+    for a regressed advice with a previous one kept, ``NotReverted`` (added to the decision's
+    reason) for a regression that cannot be undone; None: nothing."""
     if production.verdict != "regressed":
-        return decision
-    evidence = f"production regressed on this advice: {production.reason}"
+        return None
     if previous is None:
-        return decision.model_copy(
-            update={"reason": f"{decision.reason}; {evidence}, but no previous advice is kept"}
-        )
-    return decision.model_copy(
-        update={
-            "decision": "revert",
-            "reason": f"{evidence}; back to the previous advice ({previous.summary})",
-            "job": None,
-        }
-    )
+        return NotReverted(production.reason)
+    return Reverted(production.reason, previous.summary)
 
 
 @dataclass(frozen=True)
@@ -52,20 +43,19 @@ class Throttled:
 
 def suggestions(
     found: Iterable[Throttled], *, threshold: float, window: str, namespace: str | None = None
-) -> list[PlanDecision]:
+) -> list[Planned]:
     """A ``suggested`` decision for each container above ``threshold``, most throttled first."""
     above = sorted(
         (t for t in found if t.throttled > threshold),
         key=lambda t: (-t.throttled, str(t.workload), t.container),
     )
     return [
-        PlanDecision(
-            workload=t.workload,
+        Planned(
+            t.workload,
+            "suggested",
+            PlanReason(Suggested(t.throttled, window, threshold)),
             container=t.container,
-            decision="suggested",
             namespace=namespace,
-            reason=f"throttled in {t.throttled:.0%} of its CFS periods over the last {window} "
-            f"(above {threshold:.0%}); {OPT_IN_HINT}",
         )
         for t in above
     ]

@@ -27,9 +27,8 @@ def decision_key(item: Planned) -> JobKey | None:
     """The key of the Job of ``item``'s current spec (None: it has none)."""
     if item.job is None:
         return None
-    decision = item.decision
-    namespace = decision.namespace or str(item.job.manifest["metadata"]["namespace"])
-    return (namespace, decision.workload, decision.container or "", item.job.name)
+    namespace = item.namespace or str(item.job.manifest["metadata"]["namespace"])
+    return (namespace, item.workload, item.container or "", item.job.name)
 
 
 def retry_failed(

@@ -12,16 +12,13 @@ workloads that would be calibrated are ``skipped``, saying what to install.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
-from advisor.fleet.decide import Planned, with_reason
+from advisor.fleet.decide import Planned, with_cause
 from advisor.fleet.optin import OptInError, opted_in
 from advisor.models.kube import KubeWorkload
-
-#: what to install in a namespace so that its calibration Jobs can run
-CALIBRATION_RBAC_HINT = (
-    "list the namespace in the chart's planner.namespaces, or apply deploy/components/fleet there"
-)
+from advisor.models.plan import NoServiceAccount
 
 
 def opted_in_namespaces(objects: Iterable[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
@@ -60,11 +57,6 @@ def without_service_account(planned: Planned, namespace: str, service_account: s
     fits, a Job that is running or failed is still there)."""
     if planned.verdict != "calibrate":
         return planned
-    skipped = with_reason(
-        planned,
-        reason=f"namespace {namespace} has no ServiceAccount {service_account} for its "
-        f"calibration Job to run as: {CALIBRATION_RBAC_HINT} (it would calibrate: "
-        f"{planned.decision.reason})",
-        verdict="skipped",
-    )
-    return Planned(skipped.decision.model_copy(update={"job": None}))
+    cause = NoServiceAccount(namespace, service_account, planned.reason)
+    skipped = with_cause(planned, cause, verdict="skipped")
+    return replace(skipped, job_name=None, job=None)

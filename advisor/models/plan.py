@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from advisor.models.base import StrictModel
-from advisor.models.workload import WorkloadRef
+from advisor.models.workload import WorkloadKind, WorkloadRef
 
 #: what ``plan`` decides for one opted-in workload container
 PlanVerdict = Literal["calibrate", "fits", "pending", "failed", "skipped", "revert", "suggested"]
@@ -88,8 +88,25 @@ class NotWrittenBack:
     """A revert not applied: the ConfigMap changed since it was read."""
 
 
-#: what applying a decision added to its reason, in the order it happened
-Applied = Waits | Retried | Created | RetryUnchecked | Stopped | WrittenBack | NotWrittenBack
+@dataclass(frozen=True)
+class NotReverted:
+    """Production regressed on the advice (``evidence``), but no previous advice is kept to go
+    back to."""
+
+    evidence: str | None
+
+
+#: what applying (or judging in production) a decision added to its reason, in that order
+Applied = (
+    Waits
+    | Retried
+    | Created
+    | RetryUnchecked
+    | Stopped
+    | WrittenBack
+    | NotWrittenBack
+    | NotReverted
+)
 
 
 @dataclass(frozen=True)
@@ -108,12 +125,160 @@ class Refused:
 
 
 @dataclass(frozen=True)
-class PlanReason:
-    """Why a decision is what it is: its ``cause`` (the decision's own sentence, or the API
-    server's answer that replaced it) and what applying it ``added``; put into words, once, by
-    ``advisor.render.plan.plan_reason_text`` (``PlanDecision.reason``)."""
+class Calibrate:
+    """Calibrate: how the stored advice differs from the container now (each a sentence of the
+    spec comparison; the first may be that there is no advice yet)."""
 
-    cause: str | JobExists | Refused
+    differences: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Fits:
+    """The advice ``intra``/``inter`` in ``configmap`` was measured for the container as it is:
+    under its CPU ``cpu_from`` of ``cpu`` (``exclusive`` CPUs), on node ``pool``, for
+    ``objective``."""
+
+    intra: int
+    inter: int
+    configmap: str
+    cpu_from: str
+    cpu: float
+    exclusive: bool
+    pool: str
+    objective: str
+
+
+@dataclass(frozen=True)
+class Running:
+    """The calibration ``job`` of this spec has not finished."""
+
+    job: str
+
+
+@dataclass(frozen=True)
+class JobFailed:
+    """The calibration ``job`` of this spec failed, for the Job's own reason ``why``."""
+
+    job: str
+    why: str
+
+
+@dataclass(frozen=True)
+class EarlierRunning:
+    """The calibration ``job`` of an earlier spec still runs; the next plan calibrates the new
+    spec, which has these ``differences``."""
+
+    job: str
+    differences: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CompletedUnfit:
+    """The calibration ``job`` of this spec completed, but its advice has these
+    ``differences``."""
+
+    job: str
+    differences: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SharedDiffers:
+    """The container shares ``configmap`` with ``owner``, calibrated for its own shape, and the
+    container's own shape has these ``differences``."""
+
+    configmap: str
+    owner: WorkloadRef
+    differences: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NoServiceAccount:
+    """``namespace`` has no ``service_account`` for the calibration Job to run as; the
+    calibration it ``would`` start."""
+
+    namespace: str
+    service_account: str
+    would: PlanReason
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """It cannot be calibrated: ``text``, a sentence about its opt-in, pod template, storage or
+    advice ConfigMap (the error that refused it)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class NotCalibrated:
+    """A workload of a ``kind`` the advisor does not calibrate."""
+
+    kind: WorkloadKind
+
+
+@dataclass(frozen=True)
+class ForeignConfigMap:
+    """The advice ``configmap`` exists and tf-thread-advisor did not write it: it is never
+    replaced."""
+
+    configmap: str
+
+
+@dataclass(frozen=True)
+class Overridden:
+    """The container keeps the advice's values from TensorFlow: each of ``problems`` says how."""
+
+    problems: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Reverted:
+    """Production regressed on the advice (``evidence``): back to the ``previous`` advice (its
+    summary)."""
+
+    evidence: str | None
+    previous: str
+
+
+@dataclass(frozen=True)
+class Suggested:
+    """Not opted in, but ``throttled`` (a share of its CFS periods) over the last ``window``,
+    above ``threshold``."""
+
+    throttled: float
+    window: str
+    threshold: float
+
+
+#: why a decision is what it is, before anything is applied: fleet's own decision, or the API
+#: server's answer about its Job
+Cause = (
+    Calibrate
+    | Fits
+    | Running
+    | JobFailed
+    | EarlierRunning
+    | CompletedUnfit
+    | SharedDiffers
+    | NoServiceAccount
+    | Skipped
+    | NotCalibrated
+    | ForeignConfigMap
+    | Overridden
+    | Reverted
+    | Suggested
+    | JobExists
+    | Refused
+)
+
+
+@dataclass(frozen=True)
+class PlanReason:
+    """Why a decision is what it is: its ``cause`` (fleet's decision, or the API server's answer
+    that replaced it) and what applying it (or judging it in production) ``added``; put into
+    words, once, by ``advisor.render.plan.plan_reason_text`` (``PlanDecision.reason``)."""
+
+    cause: Cause
     added: tuple[Applied, ...] = ()
 
     def plus(self, part: Applied) -> PlanReason:

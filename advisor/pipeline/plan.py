@@ -273,18 +273,17 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         decided = [applied.get(id(item), untried.get(id(item), item)) for item in decided]
         start = [item for item in applied.values() if item.verdict == "calibrate"]
     created = [item.job.printed for item in start if item.job is not None]
-    decisions = [worded(item) for item in decided]
     if request.prometheus is not None and stopped is None:
         from advisor.pipeline.production import judged_plans
 
-        decisions = judged_plans(
-            request.prometheus, decisions, listed.configmaps, namespace=namespace,
+        decided = judged_plans(
+            request.prometheus, decided, listed.configmaps, namespace=namespace,
             connection=connection, policy=policy, apply=request.apply, window=request.window,
             suggest_throttled=request.suggest_throttled, now=now or datetime.now(timezone.utc),
         )  # fmt: skip
     return Plan(
         namespace=namespace,
-        result=PlanResult(decisions=decisions),
+        result=PlanResult(decisions=[worded(item) for item in decided]),
         jobs=created,
         applied=request.apply,
         namespaces=tuple(listed.workloads),
@@ -376,7 +375,15 @@ def _decide(
 
 def worded(item: Planned) -> PlanDecision:
     """``item``'s decision with its typed reason put into words."""
-    return item.decision.model_copy(update={"reason": plan_reason_text(item.reason)})
+    return PlanDecision(
+        workload=item.workload,
+        container=item.container,
+        configmap=item.configmap,
+        decision=item.verdict,
+        reason=plan_reason_text(item.reason),
+        job=item.job_name,
+        namespace=item.namespace,
+    )
 
 
 def _by_name(objects: list[dict[str, Any]]) -> dict[str, Mapping[str, Any]]:

@@ -95,7 +95,7 @@ def _event(
         "namespace": str(meta["namespace"]),
         "uid": str(owner["uid"]),
     }
-    container = f" (container {item.decision.container})" if item.decision.container else ""
+    container = f" (container {item.container})" if item.container else ""
     message = f"{plan_reason_text(item.reason)}{container}"
     return [WorkloadEvent(involved, reason, message, kind, name)]
 

@@ -26,11 +26,12 @@ from advisor.consumers.mounts import Mount
 from advisor.consumers.mounts import workloads as mounted_workloads
 from advisor.consumers.production import MIN_PERIODS, Window, judge, unknown
 from advisor.errors import InvalidAdviceError, Opt, UsageError
+from advisor.fleet.decide import Planned, applying
 from advisor.fleet.production import Throttled, revert, suggestions
 from advisor.keys import LATENCY_QUERY_ANNOTATION
-from advisor.models import PlanDecision, Production, WorkloadKind, WorkloadRef
+from advisor.models import Production, WorkloadKind, WorkloadRef
 from advisor.models.kube import KubePod, mapping
-from advisor.models.plan import NotWrittenBack, PlanReason, WrittenBack
+from advisor.models.plan import NotReverted, NotWrittenBack, PlanReason, Reverted, WrittenBack
 from advisor.models.times import parse_timestamp
 from advisor.prometheus import (
     PrometheusClient,
@@ -41,7 +42,7 @@ from advisor.prometheus import (
     queries,
 )
 from advisor.recommend import ParsedAdvice, parse_configmap
-from advisor.recommend.previous import previous_advice, reverted_configmap
+from advisor.recommend.previous import Previous, previous_advice, reverted_configmap
 from advisor.render.plan import plan_reason_text
 
 if TYPE_CHECKING:
@@ -234,14 +235,14 @@ class PlanProduction:
 
 def plan_production(
     wanted: PlanProduction,
-    decisions: list[PlanDecision],
+    decisions: list[Planned],
     configmaps: Mapping[str, Mapping[str, Any]],
     *,
     namespace: str,
     inventory: Inventory | None,
     apply: bool,
     write: Callable[[dict[str, Any]], bool],
-) -> list[PlanDecision]:
+) -> list[Planned]:
     """``decisions`` with each fitting advice judged in production (``revert`` where it
     regressed and a previous advice is kept; with ``apply`` written back through ``write``,
     which answers False when the ConfigMap changed since it was read), then the ``suggested``
@@ -255,35 +256,50 @@ def plan_production(
     for decision in decisions:
         obj = configmaps.get(decision.configmap or "")
         mount = found.get((decision.workload, decision.container or ""))
-        if decision.decision != "fits" or obj is None or mount is None:
+        if decision.verdict != "fits" or obj is None or mount is None:
             out.append(decision)
             continue
         try:
             parsed: ParsedAdvice | None = parse_configmap(dict(obj), "ConfigMap")
         except InvalidAdviceError:
             parsed = None
-        judged = revert(decision, reader.judge(parsed, mount), previous_advice(obj))
-        if judged.decision == "revert" and apply:
+        judged = judged_decision(decision, reader.judge(parsed, mount), previous_advice(obj))
+        if judged.verdict == "revert" and apply:
             judged = _write_back(judged, dict(obj), reader.now, write)
         out.append(judged)
     opted_in = {decision.workload for decision in decisions}
     return out + _suggested(wanted, namespace, inventory, opted_in)
 
 
+def judged_decision(
+    decision: Planned, production: Production, previous: Previous | None
+) -> Planned:
+    """``decision`` (one that fits) as production makes it: ``revert`` for a regressed advice
+    with a previous one kept, else the same decision (its reason naming a regression that cannot
+    be undone)."""
+    judged = revert(production, previous)
+    if isinstance(judged, Reverted):
+        return replace(
+            decision, verdict="revert", reason=PlanReason(judged), job_name=None, job=None
+        )
+    if isinstance(judged, NotReverted):
+        return applying(decision, judged)
+    return decision
+
+
 def _write_back(
-    decision: PlanDecision,
+    decision: Planned,
     obj: dict[str, Any],
     now: datetime,
     write: Callable[[dict[str, Any]], bool],
-) -> PlanDecision:
+) -> Planned:
     previous = previous_advice(obj)
     assert previous is not None
-    back = reverted_configmap(obj, previous, now=now, reason=decision.reason)
+    reason = plan_reason_text(decision.reason)
+    back = reverted_configmap(obj, previous, now=now, reason=reason)
     if write(back):
-        written = PlanReason(decision.reason, (WrittenBack(),))
-        return decision.model_copy(update={"reason": plan_reason_text(written)})
-    kept = PlanReason(decision.reason, (NotWrittenBack(),))
-    return decision.model_copy(update={"decision": "fits", "reason": plan_reason_text(kept)})
+        return applying(decision, WrittenBack())
+    return applying(decision, NotWrittenBack(), verdict="fits")
 
 
 def _mounts(inventory: Inventory) -> list[Mount]:
@@ -298,7 +314,7 @@ def _mounts(inventory: Inventory) -> list[Mount]:
 
 def _suggested(
     wanted: PlanProduction, namespace: str, inventory: Inventory, opted_in: set[WorkloadRef]
-) -> list[PlanDecision]:
+) -> list[Planned]:
     """The containers not opted in whose pods were throttled above the threshold over the last
     window (pods the API server lists now, matched by name)."""
     reader = wanted.reader
@@ -346,7 +362,7 @@ def _span(window: timedelta) -> str:
 
 def judged_plans(
     settings: Settings,
-    decisions: list[PlanDecision],
+    decisions: list[Planned],
     configmaps: Mapping[str, Mapping[str, Mapping[str, Any]]],
     *,
     namespace: str | None,
@@ -356,7 +372,7 @@ def judged_plans(
     window: timedelta | None,
     suggest_throttled: float,
     now: datetime,
-) -> list[PlanDecision]:
+) -> list[Planned]:
     """``plan_production`` against the cluster, for each namespace planned (``configmaps`` by
     namespace, then by name; ``namespace`` None: the decisions name theirs), in the decisions'
     order: each namespace's workloads and pods listed (a Role without them costs the verdicts,
@@ -368,10 +384,10 @@ def judged_plans(
 
     reader = ProductionReader(PrometheusClient(settings), window=window or DEFAULT_WINDOW, now=now)
     wanted = PlanProduction(reader, suggest_throttled)
-    by_namespace: dict[str, list[PlanDecision]] = {}
+    by_namespace: dict[str, list[Planned]] = {}
     for decision in decisions:
         by_namespace.setdefault(decision.namespace or namespace or "", []).append(decision)
-    out: list[PlanDecision] = []
+    out: list[Planned] = []
     unlisted: dict[str, str] = {}
     for where in dict.fromkeys([*by_namespace, *configmaps]):
         try:

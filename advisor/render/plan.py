@@ -10,17 +10,34 @@ from typing import Any, ClassVar
 import yaml
 
 from advisor.errors import one_line
+from advisor.keys import ANN_ASK_CONFIGMAP
 from advisor.models import PlanResult
 from advisor.models.plan import (
     Applied,
+    Calibrate,
+    Cause,
+    CompletedUnfit,
     Created,
+    EarlierRunning,
+    Fits,
+    ForeignConfigMap,
     JobExists,
+    JobFailed,
+    NoServiceAccount,
+    NotCalibrated,
+    NotReverted,
     NotWrittenBack,
+    Overridden,
     PlanReason,
     Refused,
     Retried,
     RetryUnchecked,
+    Reverted,
+    Running,
+    SharedDiffers,
+    Skipped,
     Stopped,
+    Suggested,
     Waits,
     WrittenBack,
 )
@@ -130,13 +147,100 @@ def plan_reason_text(reason: PlanReason) -> str:
     return text
 
 
-def _cause_text(cause: str | JobExists | Refused) -> str:
+#: what a container that is not opted in is told
+OPT_IN_HINT = "label it tf-thread-advisor.io/calibrate=true to calibrate it"
+
+#: what to install in a namespace so that its calibration Jobs can run
+CALIBRATION_RBAC_HINT = (
+    "list the namespace in the chart's planner.namespaces, or apply deploy/components/fleet there"
+)
+
+
+def _cause_text(cause: Cause) -> str:
+    if isinstance(cause, Skipped | NotCalibrated | ForeignConfigMap | Overridden):
+        return _skipped_text(cause)
+    if isinstance(cause, JobExists | Refused):
+        return _answer_text(cause)
+    if isinstance(cause, Running | JobFailed | EarlierRunning | CompletedUnfit):
+        return _job_text(cause)
+    if isinstance(cause, Reverted | Suggested):
+        return _production_text(cause)
+    return _advice_text(cause)
+
+
+def _skipped_text(cause: Skipped | NotCalibrated | ForeignConfigMap | Overridden) -> str:
+    """Why it cannot be calibrated."""
+    if isinstance(cause, Skipped):
+        return cause.text
+    if isinstance(cause, NotCalibrated):
+        return f"a {cause.kind} is not calibrated"
+    if isinstance(cause, ForeignConfigMap):
+        return (
+            f"ConfigMap {cause.configmap} was not written by tf-thread-advisor and is never "
+            f"replaced: name a new one with annotation {ANN_ASK_CONFIGMAP}"
+        )
+    return "the advice would be overridden: " + "; ".join(cause.problems)
+
+
+def _answer_text(cause: JobExists | Refused) -> str:
+    """The API server's answer about the Job."""
     if isinstance(cause, JobExists):
         warns = _warns(cause.warnings)
         return f"Job {cause.job} exists already (created by an earlier plan){warns}"
-    if isinstance(cause, Refused):
-        return cause.message
-    return cause
+    return cause.message
+
+
+def _production_text(cause: Reverted | Suggested) -> str:
+    """What production's verdicts decide."""
+    if isinstance(cause, Reverted):
+        return (
+            f"production regressed on this advice: {cause.evidence}; back to the previous advice "
+            f"({cause.previous})"
+        )
+    return (
+        f"throttled in {cause.throttled:.0%} of its CFS periods over the last {cause.window} "
+        f"(above {cause.threshold:.0%}); {OPT_IN_HINT}"
+    )
+
+
+def _job_text(cause: Running | JobFailed | EarlierRunning | CompletedUnfit) -> str:
+    """Why the calibration Jobs already there decide it."""
+    if isinstance(cause, Running):
+        return f"calibration Job {cause.job} for this spec has not finished"
+    if isinstance(cause, JobFailed):
+        return f"calibration Job {cause.job} failed: {cause.why}"
+    if isinstance(cause, EarlierRunning):
+        return (
+            f"calibration Job {cause.job}, for its earlier spec, is still running; the next plan "
+            f"calibrates the new one ({'; '.join(cause.differences)})"
+        )
+    return (
+        f"calibration Job {cause.job} for this spec completed, but the advice does not fit "
+        f"({'; '.join(cause.differences)}); it is calibrated again once the Job is deleted"
+    )
+
+
+def _advice_text(cause: Calibrate | Fits | SharedDiffers | NoServiceAccount) -> str:
+    """Why the advice (or the namespace it would be calibrated in) decides it."""
+    if isinstance(cause, Calibrate):
+        return "; ".join(cause.differences)
+    if isinstance(cause, Fits):
+        exclusive = ", exclusive CPUs" if cause.exclusive else ""
+        return (
+            f"advice {cause.intra}/{cause.inter} in {cause.configmap} was measured for it: CPU "
+            f"{cause.cpu_from} {cause.cpu:g}{exclusive}, {cause.pool}, {cause.objective}"
+        )
+    if isinstance(cause, SharedDiffers):
+        return (
+            f"it shares ConfigMap {cause.configmap} with {cause.owner}, which is calibrated for "
+            f"its own shape, and its own differs ({'; '.join(cause.differences)}): give it its "
+            f"own ConfigMap with annotation {ANN_ASK_CONFIGMAP}"
+        )
+    return (
+        f"namespace {cause.namespace} has no ServiceAccount {cause.service_account} for its "
+        f"calibration Job to run as: {CALIBRATION_RBAC_HINT} (it would calibrate: "
+        f"{plan_reason_text(cause.would)})"
+    )
 
 
 def _applied_text(part: Applied) -> str:
@@ -150,6 +254,10 @@ def _applied_text(part: Applied) -> str:
     if isinstance(part, Created):
         did = "the API server would create" if part.dry_run else "created"
         return f"{did} Job {part.job}{_warns(part.warnings)}"
+    if isinstance(part, NotReverted):
+        return (
+            f"production regressed on this advice: {part.evidence}, but no previous advice is kept"
+        )
     if isinstance(part, RetryUnchecked):
         return (
             "the server checks the new Job only once the failed one is deleted (--apply)"

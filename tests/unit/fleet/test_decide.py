@@ -128,17 +128,17 @@ def only(planned: list[Planned]) -> Planned:
 def test_no_configmap_yet_is_calibrate_with_the_job_to_create() -> None:
     one = only(plan([deployment(limits={"cpu": "1"})]))
     assert one.verdict == "calibrate"
-    assert "ConfigMap advice-web does not exist" in one.decision.reason
-    assert one.job is not None and one.decision.job == one.job.name
-    assert str(one.decision.workload) == "deployment/web"
-    assert (one.decision.container, one.decision.configmap) == ("server", "advice-web")
+    assert "ConfigMap advice-web does not exist" in plan_reason_text(one.reason)
+    assert one.job is not None and one.job_name == one.job.name
+    assert str(one.workload) == "deployment/web"
+    assert (one.container, one.configmap) == ("server", "advice-web")
 
 
 def test_advice_measured_for_the_workload_as_it_is_fits() -> None:
     web = deployment(limits={"cpu": "1"}, pod={"nodeSelector": {"pool": "a"}})
     one = only(plan([web], [measured_for(web)]))
-    assert one.verdict == "fits", one.decision.reason
-    assert one.decision.job is None
+    assert one.verdict == "fits", plan_reason_text(one.reason)
+    assert one.job_name is None
 
 
 @pytest.mark.parametrize(
@@ -189,7 +189,7 @@ def test_each_change_of_shape_is_calibrate_naming_it(change: Any, words: str) ->
     change(changed)
     one = only(plan([changed], [stored]))
     assert one.verdict == "calibrate"
-    assert words in one.decision.reason
+    assert words in plan_reason_text(one.reason)
 
 
 def test_older_than_max_age_is_calibrate() -> None:
@@ -198,7 +198,7 @@ def test_older_than_max_age_is_calibrate() -> None:
     assert only(plan([web], [stored])).verdict == "fits"
     one = only(plan([web], [stored], max_age=timedelta(days=30)))
     assert one.verdict == "calibrate"
-    assert "older than the maximum age" in one.decision.reason
+    assert "older than the maximum age" in plan_reason_text(one.reason)
 
 
 def test_hand_written_target_advice_is_recalibrated_for_the_workload() -> None:
@@ -206,7 +206,7 @@ def test_hand_written_target_advice_is_recalibrated_for_the_workload() -> None:
     stored = measured_for(web, target=None)
     one = only(plan([web], [stored]))
     assert one.verdict == "calibrate"
-    assert "hand-written target" in one.decision.reason
+    assert "hand-written target" in plan_reason_text(one.reason)
 
 
 def test_a_configmap_not_written_by_the_advisor_is_never_taken() -> None:
@@ -214,12 +214,14 @@ def test_a_configmap_not_written_by_the_advisor_is_never_taken() -> None:
     foreign = {"metadata": {"name": "advice-web", "namespace": "ml"}, "data": {"A": "1"}}
     one = only(plan([web], [foreign]))
     assert one.verdict == "skipped"
-    assert "reads no advice ConfigMap" in one.decision.reason
-    assert "advice-web, not written by tf-thread-advisor" in one.decision.reason
+    assert "reads no advice ConfigMap" in plan_reason_text(one.reason)
+    assert "advice-web, not written by tf-thread-advisor" in plan_reason_text(one.reason)
     web["metadata"]["annotations"]["tf-thread-advisor.io/configmap"] = "advice-web"
     named = only(plan([web], [foreign]))
     assert (named.verdict, named.job) == ("skipped", None)
-    assert "was not written by tf-thread-advisor and is never replaced" in named.decision.reason
+    assert "was not written by tf-thread-advisor and is never replaced" in plan_reason_text(
+        named.reason
+    )
 
 
 def test_request_only_workload_is_measured_under_its_request() -> None:
@@ -232,13 +234,13 @@ def test_request_only_workload_is_measured_under_its_request() -> None:
     web_limited = deployment(limits={"cpu": "1500m"}, requests={"cpu": "1500m"})
     again = only(plan([web_limited], [stored]))
     assert again.verdict == "calibrate"
-    assert "CPU request" in again.decision.reason
+    assert "CPU request" in plan_reason_text(again.reason)
 
 
 def test_neither_limit_nor_request_is_skipped() -> None:
     one = only(plan([deployment()]))
     assert one.verdict == "skipped"
-    assert "CPU" in one.decision.reason
+    assert "CPU" in plan_reason_text(one.reason)
 
 
 @pytest.mark.parametrize(
@@ -259,7 +261,7 @@ def test_a_bad_annotation_is_skipped_naming_it(annotations: dict[str, str], name
     web = deployment(limits={"cpu": "1"}, annotations=annotations)
     one = only(plan([web]))
     assert one.verdict == "skipped"
-    assert named in one.decision.reason
+    assert named in plan_reason_text(one.reason)
 
 
 def test_several_containers_need_the_container_annotation() -> None:
@@ -268,19 +270,19 @@ def test_several_containers_need_the_container_annotation() -> None:
     web["spec"]["template"]["spec"]["containers"].append(sidecar)
     one = only(plan([web]))
     assert one.verdict == "skipped"
-    assert "tf-thread-advisor.io/container" in one.decision.reason
+    assert "tf-thread-advisor.io/container" in plan_reason_text(one.reason)
     web["metadata"]["annotations"]["tf-thread-advisor.io/container"] = "server"
-    assert only(plan([web])).decision.container == "server"
+    assert only(plan([web])).container == "server"
 
 
 def test_no_mounted_advice_needs_the_configmap_annotation() -> None:
     web = deployment(limits={"cpu": "1"}, configmap=None)
     one = only(plan([web]))
     assert one.verdict == "skipped"
-    assert "tf-thread-advisor.io/configmap" in one.decision.reason
+    assert "tf-thread-advisor.io/configmap" in plan_reason_text(one.reason)
     web["metadata"]["annotations"]["tf-thread-advisor.io/configmap"] = "advice-new"
     named = only(plan([web]))
-    assert (named.verdict, named.decision.configmap) == ("calibrate", "advice-new")
+    assert (named.verdict, named.configmap) == ("calibrate", "advice-new")
 
 
 def _job(planned: Planned, **status: Any) -> PlannedJob:
@@ -293,7 +295,7 @@ def test_a_running_job_for_the_same_spec_is_pending() -> None:
     first = only(plan([web]))
     one = only(plan([web], jobs=[_job(first, active=1)]))
     assert one.verdict == "pending"
-    assert one.decision.job == first.decision.job
+    assert one.job_name == first.job_name
 
 
 def test_a_failed_job_is_failed_with_its_reason_and_exit_code() -> None:
@@ -312,8 +314,8 @@ def test_a_failed_job_is_failed_with_its_reason_and_exit_code() -> None:
     }
     one = only(plan([web], jobs=[_job(first, **failed)]))
     assert one.verdict == "failed"
-    assert "PodFailurePolicy" in one.decision.reason
-    assert "exit 4: model" in one.decision.reason
+    assert "PodFailurePolicy" in plan_reason_text(one.reason)
+    assert "exit 4: model" in plan_reason_text(one.reason)
 
 
 def test_an_earlier_specs_running_job_makes_the_new_spec_wait() -> None:
@@ -322,17 +324,17 @@ def test_an_earlier_specs_running_job_makes_the_new_spec_wait() -> None:
     resized = deployment(limits={"cpu": "2"})
     one = only(plan([resized], jobs=[_job(earlier, active=1)]))
     assert one.verdict == "pending"
-    assert one.decision.job == earlier.decision.job
-    assert "earlier spec" in one.decision.reason
+    assert one.job_name == earlier.job_name
+    assert "earlier spec" in plan_reason_text(one.reason)
 
 
 def test_a_configmap_shared_by_two_shapes_is_calibrated_for_the_first_only() -> None:
     a = deployment("a", limits={"cpu": "1"}, configmap="shared")
     b = deployment("b", limits={"cpu": "2"}, configmap="shared")
     first, second = plan([b, a])
-    assert (str(first.decision.workload), first.verdict) == ("deployment/a", "calibrate")
+    assert (str(first.workload), first.verdict) == ("deployment/a", "calibrate")
     assert second.verdict == "skipped"
-    assert "shares ConfigMap shared with deployment/a" in second.decision.reason
+    assert "shares ConfigMap shared with deployment/a" in plan_reason_text(second.reason)
     twin = deployment("b", limits={"cpu": "1"}, configmap="shared")
     stored = measured_for(a, configmap="shared")
     assert [p.verdict for p in plan([a, twin], [stored])] == ["fits", "fits"]
@@ -350,8 +352,8 @@ def test_max_running_bounds_calibrations_per_node_pool() -> None:
     )
     decided = plan([a, b, c])
     start, shown = to_create(decided, [], max_running=1)
-    assert [str(p.decision.workload) for p in start] == ["deployment/a", "deployment/c"]
-    waiting = next(p for p in shown if str(p.decision.workload) == "deployment/b")
+    assert [str(p.workload) for p in start] == ["deployment/a", "deployment/c"]
+    waiting = next(p for p in shown if str(p.workload) == "deployment/b")
     assert waiting.verdict == "calibrate" and waiting.job is not None
     assert waiting.reason.added == (Waits(busy=1, pool=waiting.job.pool, max_running=1),)
     assert "waits" in plan_reason_text(waiting.reason)
@@ -370,13 +372,13 @@ def test_max_running_bounds_calibrations_per_node_pool() -> None:
         active=1,
     )
     start, _ = to_create(decided, [busy], max_running=1)
-    assert [str(p.decision.workload) for p in start] == ["deployment/a"]
+    assert [str(p.workload) for p in start] == ["deployment/a"]
 
 
 def test_statefulsets_are_planned_too_and_other_kinds_are_not() -> None:
     sts = deployment("db", limits={"cpu": "1"}, kind="StatefulSet")
     one = only(plan([sts]))
-    assert str(one.decision.workload) == "statefulset/db"
+    assert str(one.workload) == "statefulset/db"
     assert one.verdict == "calibrate"
     ds = deployment("agent", limits={"cpu": "1"}, kind="DaemonSet")
     assert only(plan([ds])).verdict == "skipped"
@@ -395,7 +397,9 @@ def test_defaults_are_what_annotations_leave_unsaid() -> None:
         settings=SETTINGS,
         now=NOW,
     )[0]
-    assert one.verdict == "calibrate" and "concurrency was 1, is now 4" in one.decision.reason
+    assert one.verdict == "calibrate" and "concurrency was 1, is now 4" in plan_reason_text(
+        one.reason
+    )
 
 
 def test_a_key_reference_to_an_advice_key_names_the_configmap_and_others_do_not() -> None:
@@ -411,4 +415,4 @@ def test_a_key_reference_to_an_advice_key_names_the_configmap_and_others_do_not(
         },
     ]
     one = only(plan([web]))
-    assert (one.verdict, one.decision.configmap) == ("calibrate", "advice-keys")
+    assert (one.verdict, one.configmap) == ("calibrate", "advice-keys")

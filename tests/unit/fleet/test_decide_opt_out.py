@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from advisor.keys import LABEL_CALIBRATE
+from advisor.render.plan import plan_reason_text
 from tests.unit.fleet.test_decide import deployment, measured_for, only, plan
 
 
@@ -13,7 +14,7 @@ def test_false_is_not_planned_and_true_is() -> None:
     out = deployment("out", limits={"cpu": "1"})
     out["metadata"]["labels"][LABEL_CALIBRATE] = "false"
     planned = plan([out, deployment("in", limits={"cpu": "1"})])
-    assert [str(p.decision.workload) for p in planned] == ["deployment/in"]
+    assert [str(p.workload) for p in planned] == ["deployment/in"]
 
 
 @pytest.mark.parametrize("value", ["True", "yes", ""])
@@ -22,7 +23,10 @@ def test_another_value_of_the_label_is_skipped_naming_it(value: str) -> None:
     web["metadata"]["labels"][LABEL_CALIBRATE] = value
     one = only(plan([web]))
     assert one.verdict == "skipped"
-    assert one.decision.reason == f'label {LABEL_CALIBRATE}={value!r} must be "true" or "false"'
+    assert (
+        plan_reason_text(one.reason)
+        == f'label {LABEL_CALIBRATE}={value!r} must be "true" or "false"'
+    )
     assert one.job is None
 
 
@@ -41,8 +45,10 @@ def test_tf_servings_own_thread_flags_are_skipped_as_overridden(
     web["spec"]["template"]["spec"]["containers"][0]["args"] = words
     one = only(plan([web], [stored]))
     assert one.verdict == "skipped"
-    assert one.decision.reason.startswith("the advice would be overridden: its command line sets")
-    assert f"--tensorflow_{flag}_op_parallelism=" in one.decision.reason
+    assert plan_reason_text(one.reason).startswith(
+        "the advice would be overridden: its command line sets"
+    )
+    assert f"--tensorflow_{flag}_op_parallelism=" in plan_reason_text(one.reason)
 
 
 def test_thread_flags_read_from_the_advice_or_left_at_0_are_used() -> None:
@@ -62,4 +68,4 @@ def test_an_env_of_its_own_is_skipped_as_overridden_too() -> None:
     ]
     one = only(plan([web]))
     assert one.verdict == "skipped"
-    assert "its env sets TF_NUM_INTRAOP_THREADS itself" in one.decision.reason
+    assert "its env sets TF_NUM_INTRAOP_THREADS itself" in plan_reason_text(one.reason)

@@ -26,7 +26,7 @@ def test_a_failed_job_of_the_current_spec_is_calibrated_again_after_its_deletion
     (item,) = out
     assert item.verdict == "calibrate"
     assert item.job is not None and item.job.name == failed_job.name
-    assert item.reason == PlanReason(only(decided).decision.reason, (Retried(failed_job.name),))
+    assert item.reason == PlanReason(only(decided).reason.cause, (Retried(failed_job.name),))
     reason = plan_reason_text(item.reason)
     assert "DeadlineExceeded" in reason  # why it failed stays said
     assert f"retried: Job {failed_job.name} is deleted and created again" in reason

@@ -19,6 +19,7 @@ from advisor.fleet.derive import JobSettings, derive_job
 from advisor.fleet.optin import read_ask
 from advisor.fleet.spec import label_of, spec_changes, spec_record
 from advisor.models.kube import KubeWorkload
+from advisor.render.plan import plan_reason_text
 from tests.unit.fleet.test_decide import (
     DEFAULTS,
     NOW,
@@ -138,12 +139,12 @@ def test_each_field_of_the_spec_is_calibrate_naming_it(field: str) -> None:
     after = copy.deepcopy(before)
     edit(after)
     one = only(plan([after], [stored]))
-    assert one.verdict == "calibrate", one.decision.reason
-    assert words in one.decision.reason
+    assert one.verdict == "calibrate", plan_reason_text(one.reason)
+    assert words in plan_reason_text(one.reason)
     # one field, one reason: the CPU limit and the pool are not named twice
-    assert one.decision.reason.count(";") == words.count(";"), one.decision.reason
+    assert plan_reason_text(one.reason).count(";") == words.count(";"), plan_reason_text(one.reason)
     assert one.job is not None
-    assert one.job.name != only(plan([before])).decision.job
+    assert one.job.name != only(plan([before])).job_name
 
 
 def _with(settings: JobSettings, workload: dict[str, Any], stored: dict[str, Any]) -> Planned:
@@ -174,7 +175,7 @@ def test_plans_flags_that_change_the_measurement_are_calibrate(
     settings = JobSettings(SETTINGS.image, SETTINGS.service_account, extra_args=extra_args)
     one = _with(settings, workload, stored)
     assert one.verdict == "calibrate"
-    assert one.decision.reason == words
+    assert plan_reason_text(one.reason) == words
 
 
 def test_what_measures_nothing_changes_neither_the_job_name_nor_the_decision() -> None:
@@ -192,7 +193,7 @@ def test_what_measures_nothing_changes_neither_the_job_name_nor_the_decision() -
         extra_args=("--configmap-annotation=reloader.stakater.com/match=true",),
     )
     one = _with(settings, after, stored)
-    assert one.verdict == "fits", one.decision.reason
+    assert one.verdict == "fits", plan_reason_text(one.reason)
     ask = read_ask(before["metadata"]["annotations"], DEFAULTS)
     ask_after = read_ask(after["metadata"]["annotations"], DEFAULTS)
     assert ask_after.restart and not ask.restart
@@ -232,7 +233,9 @@ def test_advice_without_the_record_is_judged_by_the_comparisons_it_always_was() 
     _resources(after)["limits"].update(cpu="3")
     one = only(plan([after], [older]))
     assert one.verdict == "calibrate"
-    assert one.decision.reason == "measured under a CPU limit of 2, the container's is now 3"
+    assert (
+        plan_reason_text(one.reason) == "measured under a CPU limit of 2, the container's is now 3"
+    )
 
 
 def test_the_record_keeps_short_values_readable_and_long_ones_hashed() -> None:
@@ -276,6 +279,6 @@ def test_fits_says_when_the_advice_was_measured_on_cpus_of_its_own() -> None:
     workload = web()
     own = only(plan([workload], [measured_for(workload, cpus_exclusive=True)]))
     assert own.verdict == "fits"
-    assert "CPU limit 2, exclusive CPUs, pool=a" in own.decision.reason
+    assert "CPU limit 2, exclusive CPUs, pool=a" in plan_reason_text(own.reason)
     shared = only(plan([workload], [measured_for(workload, cpus_exclusive=False)]))
-    assert "exclusive" not in shared.decision.reason
+    assert "exclusive" not in plan_reason_text(shared.reason)

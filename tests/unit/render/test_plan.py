@@ -11,16 +11,34 @@ import yaml
 from advisor.models import (
     PlanDecision,
     PlanResult,
+    WorkloadKind,
+    WorkloadRef,
 )
 from advisor.models.plan import (
+    Calibrate,
+    Cause,
+    CompletedUnfit,
     Created,
+    EarlierRunning,
+    Fits,
+    ForeignConfigMap,
     JobExists,
+    JobFailed,
+    NoServiceAccount,
+    NotCalibrated,
+    NotReverted,
     NotWrittenBack,
+    Overridden,
     PlanReason,
     Refused,
     Retried,
     RetryUnchecked,
+    Reverted,
+    Running,
+    SharedDiffers,
+    Skipped,
     Stopped,
+    Suggested,
     Waits,
     WrittenBack,
 )
@@ -130,8 +148,51 @@ def test_each_part_of_a_reason_in_words() -> None:
         "judges the new advice)",
     }
     for part, words in cases.items():
-        assert plan_reason_text(PlanReason(cause, (part,))) == f"{cause}; {words}"
-    assert plan_reason_text(PlanReason(cause)) == cause
+        assert plan_reason_text(PlanReason(Skipped(cause), (part,))) == f"{cause}; {words}"
+    assert plan_reason_text(PlanReason(Skipped(cause))) == cause
+
+
+def test_each_cause_in_words() -> None:
+    two = ("no advice yet", "objective was latency, is now throughput")
+    cases: dict[Cause, str] = {
+        Calibrate(two): "no advice yet; objective was latency, is now throughput",
+        Fits(2, 1, "advice-web", "limit", 2.0, True, "pool=a", "latency"): "advice 2/1 in "
+        "advice-web was measured for it: CPU limit 2, exclusive CPUs, pool=a, latency",
+        Fits(2, 1, "advice-web", "request", 1.5, False, "any pool", "throughput"): "advice 2/1 "
+        "in advice-web was measured for it: CPU request 1.5, any pool, throughput",
+        Running("tfta-b"): "calibration Job tfta-b for this spec has not finished",
+        JobFailed("tfta-b", "exit 4: model"): "calibration Job tfta-b failed: exit 4: model",
+        EarlierRunning("tfta-a", two): "calibration Job tfta-a, for its earlier spec, is still "
+        "running; the next plan calibrates the new one (no advice yet; objective was latency, "
+        "is now throughput)",
+        CompletedUnfit("tfta-b", two[:1]): "calibration Job tfta-b for this spec completed, but "
+        "the advice does not fit (no advice yet); it is calibrated again once the Job is deleted",
+        SharedDiffers("shared", WorkloadRef.parse("deployment/a"), two[:1]): "it shares "
+        "ConfigMap shared with deployment/a, which is calibrated for its own shape, and its own "
+        "differs (no advice yet): give it its own ConfigMap with annotation "
+        "tf-thread-advisor.io/configmap",
+        NoServiceAccount("ml", "tfta-calibrate", PlanReason(Calibrate(two[:1]))): "namespace ml "
+        "has no ServiceAccount tfta-calibrate for its calibration Job to run as: list the "
+        "namespace in the chart's planner.namespaces, or apply deploy/components/fleet there (it "
+        "would calibrate: no advice yet)",
+        Skipped("its container reads no advice ConfigMap"): "its container reads no advice "
+        "ConfigMap",
+        NotCalibrated(WorkloadKind.POD): "a Pod is not calibrated",
+        ForeignConfigMap("theirs"): "ConfigMap theirs was not written by tf-thread-advisor and "
+        "is never replaced: name a new one with annotation tf-thread-advisor.io/configmap",
+        Overridden(("its env sets A", "its env sets B")): "the advice would be overridden: its "
+        "env sets A; its env sets B",
+        Reverted("p99 up", "intra=4 inter=2"): "production regressed on this advice: p99 up; "
+        "back to the previous advice (intra=4 inter=2)",
+        Suggested(0.9, "24h", 0.25): "throttled in 90% of its CFS periods over the last 24h "
+        "(above 25%); label it tf-thread-advisor.io/calibrate=true to calibrate it",
+    }
+    for cause, words in cases.items():
+        assert plan_reason_text(PlanReason(cause)) == words
+    kept = PlanReason(Skipped("fits"), (NotReverted("p99 up"),))
+    assert plan_reason_text(kept) == (
+        "fits; production regressed on this advice: p99 up, but no previous advice is kept"
+    )
 
 
 def test_the_api_servers_answer_replaces_the_cause() -> None:
@@ -149,9 +210,9 @@ def test_the_api_servers_answer_replaces_the_cause() -> None:
 def test_a_reason_is_clipped_as_each_part_is_added() -> None:
     """The reason stays one line of at most ``REASON_LIMIT``: what does not fit is cut."""
     long = "x" * (REASON_LIMIT + 50)
-    text = plan_reason_text(PlanReason(long, (Retried("j"), Created("j"))))
+    text = plan_reason_text(PlanReason(Skipped(long), (Retried("j"), Created("j"))))
     assert text == "x" * (REASON_LIMIT - 3) + "..."
-    fits = plan_reason_text(PlanReason("x" * 400, (Retried("j"), Created("j"))))
+    fits = plan_reason_text(PlanReason(Skipped("x" * 400), (Retried("j"), Created("j"))))
     assert fits.endswith("; retried: Job j is deleted and created again; created Job j")
-    cut = plan_reason_text(PlanReason("x" * 450, (Retried("j"), Created("j"))))
+    cut = plan_reason_text(PlanReason(Skipped("x" * 450), (Retried("j"), Created("j"))))
     assert cut.endswith("deleted and created again; ...") and len(cut) == REASON_LIMIT
