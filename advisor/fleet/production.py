@@ -1,8 +1,9 @@
 """What ``plan`` does with production verdicts: undo an advice that made its serving pods worse
 (``revert``), and name the containers that are not opted in but throttled (``suggested``).
 
-A revert needs evidence and something to go back to: a ``regressed`` verdict (never ``unknown``:
-missing data, an unreachable Prometheus or a failed query never undo anything) and the previous
+A revert needs evidence and something to go back to: a ``regressed`` verdict over a full
+after-window (never ``unknown``: missing data, an unreachable Prometheus or a failed query never
+undo anything; never ``provisional``: a short after-window is shown, not acted on) and the previous
 advice the ConfigMap keeps. After a revert the ConfigMap keeps no previous advice, so the same
 advice is never reverted twice in a row.
 """
@@ -25,7 +26,7 @@ def revert(production: Production, previous: Previous | None) -> Reverted | NotR
     """What production makes of a fitting advice: ``Reverted`` (the decision becomes ``revert``)
     for a regressed advice with a previous one kept, ``NotReverted`` (added to the decision's
     reason) for a regression that cannot be undone; None: nothing."""
-    if production.verdict != "regressed":
+    if production.verdict != "regressed" or production.provisional:
         return None
     if previous is None:
         return NotReverted(production.reason)
