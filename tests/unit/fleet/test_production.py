@@ -37,6 +37,12 @@ def test_anything_but_a_regression_changes_nothing(verdict: str) -> None:
     assert judged_decision(FITS, Production(verdict=verdict, reason="x"), KEPT) == FITS
 
 
+def test_a_provisional_regression_is_never_reverted() -> None:
+    short = Production(verdict="regressed", provisional=True, reason="provisional (3.0 h): x")
+    assert judged_decision(FITS, short, KEPT) == FITS
+    assert judged_decision(FITS, short, None) == FITS
+
+
 def test_a_regression_with_nothing_to_go_back_to_is_named() -> None:
     found = judged_decision(FITS, Production(verdict="regressed", reason="p99 up"), None)
     assert found.verdict == "fits"
