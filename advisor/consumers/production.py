@@ -209,7 +209,7 @@ def judge(
         reason=why,
         cause=cause,
         provisional=provisional is not None,
-        p_value=round(p, 6),
+        p_value=float(f"{p:.3g}"),
         **figures,
     )
 
