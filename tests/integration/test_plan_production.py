@@ -24,7 +24,7 @@ from testkit.fakeapi.pods import pod_of
 from testkit.fakeapi.rbac import load_documents, parse_rules
 from testkit.fakeapi.samples import calibration_result, node_profile
 from testkit.fakeapi.server import FakeApiServer, refused_port
-from testkit.fakeprom import Answer, FakePrometheus, vector
+from testkit.fakeprom import Answer, FakePrometheus, matrix, ranged, vector
 from tests.integration.test_plan import NS, PLANNER, advice_fitting, plan, scene
 from tests.support import REPO
 
@@ -41,6 +41,9 @@ THROTTLING = {"a": (0.1, 0.1), "b": (0.1, 0.1), "c": (0.05, 0.40)}
 #: per pod over the last window, for the suggestions: (throttled share)
 BY_POD = {"d-5d8f7c9b6-a1": 0.50, "c-5d8f7c9b6-a1": 0.60, "gone-pod": 0.90}
 PERIODS_PER_WINDOW = 86400.0
+STEP_PERIODS = 3000.0
+#: shorter than the time since the pods started: a full after-window, not provisional
+WINDOW = ("--window", "12h")
 
 
 def recorded(changed: float) -> Any:
@@ -54,15 +57,20 @@ def recorded(changed: float) -> Any:
                     for pod, t in BY_POD.items()
                 )
             )
+        if endpoint == "query":
+            return vector(({}, 3.0)) if query.startswith("count(kube_pod_owner") else vector()
         found = re.search(r'kube_replicaset_owner\{[^}]*owner_name="(\w+)"', query)
         if found is None or found.group(1) not in THROTTLING:
-            return vector()
-        share = THROTTLING[found.group(1)][float(form["time"]) > changed]
-        if THROTTLED in query:
-            return vector(({}, share * PERIODS_PER_WINDOW))
-        if PERIODS in query:
-            return vector(({}, PERIODS_PER_WINDOW))
-        return vector(({}, 1.0))
+            return matrix()
+        shares = THROTTLING[found.group(1)]
+
+        def value(t: float) -> float:
+            share = shares[t > changed]
+            if THROTTLED in query:
+                return share * STEP_PERIODS
+            return STEP_PERIODS if PERIODS in query else 1.0
+
+        return ranged(form, value)
 
     return answer
 
@@ -103,7 +111,7 @@ def changed_at(api: FakeApiServer) -> float:
 def json_plan(
     capsys: pytest.CaptureFixture[str], api: FakeApiServer, *argv: str
 ) -> tuple[dict[str, dict[str, Any]], str]:
-    code, out, err = plan(capsys, api, "--format", "json", *argv)
+    code, out, err = plan(capsys, api, "--format", "json", *WINDOW, *argv)
     assert code == 0, err
     return {row["workload"]: row for row in json.loads(out)["decisions"]}, err
 
@@ -124,11 +132,11 @@ def test_a_regressed_advice_is_reverted_and_throttled_containers_suggested(
     assert "back to the previous advice (intra=4 inter=2" in c["reason"]
     d = found["deployment/d"]  # not opted in, throttled 50% > 25%
     assert (d["decision"], d["container"]) == ("suggested", "server")
-    assert "throttled in 50% of its CFS periods over the last 24h" in d["reason"]
+    assert "throttled in 50% of its CFS periods over the last 12h" in d["reason"]
     assert [row["decision"] for row in found.values()].count("suggested") == 1  # not c, not gone
     assert puts(api) == []  # nothing written without --apply
     with FakePrometheus(recorded(changed_at(api))) as prom:
-        code, table, _ = plan(capsys, api, "--prometheus-url", prom.url)
+        code, table, _ = plan(capsys, api, "--prometheus-url", prom.url, *WINDOW)
     assert code == 0
     assert "nothing was reverted: run again with --apply" in table
     assert re.search(r"deployment/d\s+server\s+-\s+suggested", table)
