@@ -121,6 +121,9 @@ class Windows:
     back: timedelta
     #: why the verdict can only be provisional (None: a full after-window)
     provisional: str | None = None
+    #: when the previous advice's data changed (None: not known): the before-window's pods
+    #: must have started after it
+    previous_changed: datetime | None = None
 
     @property
     def before(self) -> tuple[datetime, datetime]:
@@ -159,7 +162,7 @@ def place(
     days = max(1, math.ceil((end - changed) / DAY))
     backs = [WEEK] + ([days * DAY] if days * DAY < WEEK else [])
     found = [
-        Windows((begun, end), back, provisional)
+        Windows((begun, end), back, provisional, previous_changed)
         for back in backs
         if end - back <= changed and (floor is None or begun - back >= floor)
     ]
@@ -172,6 +175,21 @@ def place(
         if floor is not None
         else f"the after-window ends {_hours(end - changed)} after the data changed: "
         "no earlier window at the same hours",
+    )
+
+
+def ran_previous(windows: Windows, earliest_start: float | None) -> Unknown | None:
+    """Why the before-window's pods may not have run the previous advice: one of them started
+    before its data changed (``earliest_start``, unix seconds; None: not known, not checked)."""
+    changed = windows.previous_changed
+    if changed is None or earliest_start is None or earliest_start >= changed.timestamp():
+        return None
+    started = datetime.fromtimestamp(earliest_start, tz=changed.tzinfo)
+    return Unknown(
+        "not-previous",
+        f"a pod of the before-window started {_stamp(started)}, before the previous advice "
+        f"took effect ({_stamp(changed)}): it may not have run it, so a revert may not restore "
+        "what was measured",
     )
 
 

@@ -22,6 +22,7 @@ VerdictCause = Literal[
     "too-little-data",
     "no-after-window",
     "hours",
+    "not-previous",
     "partial-answer",
     "query-failed",
     "unavailable",

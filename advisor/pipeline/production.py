@@ -36,6 +36,7 @@ from advisor.consumers.production import (
     cfs_steps,
     judge,
     place,
+    ran_previous,
 )
 from advisor.errors import InvalidAdviceError, Opt, UsageError
 from advisor.fleet.decide import Planned, applying
@@ -203,6 +204,11 @@ class ProductionReader:
         try:
             self._check_owners(target)
             windows, before = self._before(target, placed)
+            if windows.previous_changed is not None:
+                starts = self._range(queries.earliest_start(target), windows.before)
+                stale = ran_previous(windows, min((v for _, v in starts), default=None))
+                if stale is not None:
+                    return stale.production()
             after = self._window(target, windows.after)
             for name, template in templates.items():
                 before = self._with_own(before, name, template, target, windows.before)

@@ -35,6 +35,7 @@ PERIODS = "container_cpu_cfs_periods_total"
 THROTTLED = "container_cpu_cfs_throttled_periods_total"
 USAGE = "container_cpu_usage_seconds_total"
 POD_OWNER = "kube_pod_owner"
+POD_START = "kube_pod_start_time"
 #: seconds between the points of a window, and what each point covers
 STEP_S = 300
 STEP = duration(STEP_S)
@@ -136,6 +137,13 @@ def namespace_by_pod(
     container (the pod-level cgroup, ``container=""``, left out): for the suggestions."""
     own = selector(metric, scope, namespace=namespace)[:-1] + ',container!=""}'
     return f"sum by (pod, container) (increase({own}[{duration(seconds)}]))"
+
+
+def earliest_start(target: Container) -> str:
+    """When the earliest of the workload's pods in each step started (unix seconds), from
+    kube-state-metrics: were they all started after the advice they should run?"""
+    starts = selector(POD_START, target.scope, namespace=target.namespace)
+    return f"min({starts} * on (pod) group_left () {workload_pods(target)})"
 
 
 def owner_series(namespace: str, scope: Sequence[Matcher] = (), label: str = "namespace") -> str:

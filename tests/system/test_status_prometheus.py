@@ -106,7 +106,9 @@ def peak_share(t: int) -> float:
 def openmetrics() -> str:
     """The series: each workload's old pod (gone: only kube-state-metrics knows it was the
     workload's) until ten minutes after the change, its new pod from then on."""
-    periods, throttled, usage, pod_owner, rs_owner, p99, requests = ([] for _ in range(7))
+    periods, throttled, usage, pod_owner, rs_owner, p99, requests, pod_start = (
+        [] for _ in range(8)
+    )
 
     def pod_series(pod: str, owner: str, span: tuple[datetime, datetime],
                    figures: tuple[float, float] | None, cluster: str = "") -> None:  # fmt: skip
@@ -119,6 +121,10 @@ def openmetrics() -> str:
         for i, t in enumerate(minutes(start, end)):
             share, cpu = figures if figures is not None else (peak_share(t), 2.0)
             pod_owner.append(f'kube_pod_owner{{{where}namespace="ml",pod="{pod}",{owner}}} 1 {t}')
+            pod_start.append(
+                f'kube_pod_start_time{{{where}namespace="ml",pod="{pod}"}} '
+                f"{int(start.timestamp())} {t}"
+            )
             periods.append(
                 f"container_cpu_cfs_periods_total{{{cadvisor}}} {i * PERIODS_PER_STEP} {t}"
             )
@@ -181,6 +187,7 @@ def openmetrics() -> str:
         ("container_cpu_usage_seconds", "counter", usage),
         ("kube_pod_owner", "gauge", pod_owner),
         ("kube_replicaset_owner", "gauge", rs_owner),
+        ("kube_pod_start_time", "gauge", pod_start),
         ("p99_seconds", "gauge", p99),
         ("requests", "counter", requests),
     )
@@ -462,9 +469,11 @@ def test_partial_answers_are_not_judged(
 
 
 @pytest.fixture
-def fleet(tmp_path: Path) -> Iterator[FakeApiServer]:
+def fleet(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[FakeApiServer]:
     """The namespace as the planner sees it: plan-worse opted in, its advice (which replaced an
-    older one) changed when the history says; the status workloads beside it, not opted in."""
+    older one, whose data changed a week before or ``request.param`` before) changed when the
+    history says; the status workloads beside it, not opted in."""
+    previous_at = CHANGED - getattr(request, "param", timedelta(days=7))
     rules = [*fleet_rules("-planner"), *PRODUCTION]
     with FakeApiServer(tmp_path, namespaces=("ml",), rules=rules) as server_:
         obj = opted_in("plan-worse", server("plan-worse", "2"), **{
@@ -476,7 +485,7 @@ def fleet(tmp_path: Path) -> Iterator[FakeApiServer]:
         old = build_recommendation(
             calibration_result(4, 2, node=node_profile(quota=2.0)),
             advisor_version=__version__,
-            now=CHANGED - timedelta(days=7),
+            now=previous_at,
         )
         server_.put(
             keep_previous(current, render_configmap(old, "advice-plan-worse", "ml")),
@@ -487,20 +496,26 @@ def fleet(tmp_path: Path) -> Iterator[FakeApiServer]:
         yield server_
 
 
+def applied_plan(
+    prometheus: str, fleet: FakeApiServer, capsys: pytest.CaptureFixture[str], *argv: str
+) -> dict[str, Any]:
+    code = main(
+        ["plan", "--kubeconfig", str(fleet.kubeconfig), "--namespace", "ml", "--apply",
+         "--image", "registry.example.com/tf-thread-advisor:1", "--format", "json",
+         "--prometheus-url", prometheus, *argv],
+        instruments=NO_MEASURING,
+    )  # fmt: skip
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, "")
+    return {d["workload"]: d for d in json.loads(out)["decisions"]}
+
+
 def test_plan_reverts_and_suggests_from_a_real_prometheus(
     prometheus: str, fleet: FakeApiServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     regressed = fleet.get("ml", "advice-plan-worse")
     assert regressed is not None
-    code = main(
-        ["plan", "--kubeconfig", str(fleet.kubeconfig), "--namespace", "ml", "--apply",
-         "--image", "registry.example.com/tf-thread-advisor:1", "--format", "json",
-         "--prometheus-url", prometheus, "--window", WINDOW],
-        instruments=NO_MEASURING,
-    )  # fmt: skip
-    out, err = capsys.readouterr()
-    assert (code, err) == (0, "")
-    found = {d["workload"]: d for d in json.loads(out)["decisions"]}
+    found = applied_plan(prometheus, fleet, capsys, "--window", WINDOW)
     worse = found["deployment/plan-worse"]
     assert worse["decision"] == "revert", worse
     assert "throttling 5% -> 40%" in worse["reason"] and worse["reason"].endswith("written back")
@@ -512,3 +527,36 @@ def test_plan_reverts_and_suggests_from_a_real_prometheus(
     assert back["data"]["TF_NUM_INTRAOP_THREADS"] == "4"
     assert PREVIOUS_ANNOTATION not in back["metadata"]["annotations"]
     assert [r["env"] for r in rejected_settings(back)] == [regressed["data"]]
+
+
+def test_a_provisional_regression_is_not_reverted(
+    prometheus: str, fleet: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 24h window: six hours after the change, the regression is provisional."""
+    found = applied_plan(prometheus, fleet, capsys)
+    assert found["deployment/plan-worse"]["decision"] == "fits"
+    kept = fleet.get("ml", "advice-plan-worse")
+    assert kept is not None and PREVIOUS_ANNOTATION in kept["metadata"]["annotations"]
+
+
+@pytest.mark.parametrize("fleet", [timedelta(hours=26)], indirect=True)
+def test_no_revert_where_the_before_window_ran_older_pods(
+    prometheus: str, fleet: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The previous advice took effect 26 hours before the change, but the before-window's pod
+    (kube_pod_start_time) had started 27 hours before: it may never have run that advice."""
+    found = applied_plan(prometheus, fleet, capsys, "--window", WINDOW)
+    assert found["deployment/plan-worse"]["decision"] == "fits"
+    kept = fleet.get("ml", "advice-plan-worse")
+    assert kept is not None and PREVIOUS_ANNOTATION in kept["metadata"]["annotations"]
+    code, out, err = status(
+        capsys, fleet, "--format", "json", "--prometheus-url", prometheus, "--window", WINDOW
+    )
+    assert (code, err) == (0, "")
+    (production,) = [
+        c["production"]
+        for row in json.loads(out)
+        for c in row["consumers"]
+        if c["name"] == "plan-worse"
+    ]
+    assert (production["verdict"], production["cause"]) == ("unknown", "not-previous")

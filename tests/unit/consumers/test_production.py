@@ -24,6 +24,7 @@ from advisor.consumers.production import (
     cfs_steps,
     judge,
     place,
+    ran_previous,
 )
 
 #: 100 ms CFS periods in five minutes of a container that always has work
@@ -220,3 +221,20 @@ def test_the_before_window_ran_the_previous_advice_alone() -> None:
 def test_windows_before_is_the_after_window_moved_back() -> None:
     w = Windows((BEGUN, BEGUN + DAY), WEEK)
     assert w.before == (BEGUN - WEEK, BEGUN + DAY - WEEK)
+
+
+def test_the_before_windows_pods_must_have_started_after_the_previous_advice() -> None:
+    previous = CHANGED - 3 * DAY
+    placed = place(CHANGED, [STARTED], now=BEGUN + timedelta(hours=3), window=timedelta(hours=3),
+                   previous_changed=previous)  # fmt: skip
+    assert isinstance(placed, list)
+    (windows,) = placed
+    assert ran_previous(windows, previous.timestamp() + 60) is None
+    assert ran_previous(windows, None) is None  # no start times: not checked
+    stale = ran_previous(windows, previous.timestamp() - 3600)
+    assert stale is not None and stale.cause == "not-previous"
+    assert "2026-11-17T08:00Z, before the previous advice took effect (2026-11-17T09:00Z)" in (
+        stale.reason
+    )
+    unknown_previous = Windows((BEGUN, BEGUN + DAY), WEEK)
+    assert ran_previous(unknown_previous, 0.0) is None

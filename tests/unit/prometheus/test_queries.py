@@ -88,3 +88,9 @@ def test_owner_series_under_either_label() -> None:
     assert queries.owner_series("ml", (), "exported_namespace") == (
         'count(kube_pod_owner{exported_namespace="ml"})'
     )
+
+
+def test_earliest_start_of_the_workloads_pods_per_step() -> None:
+    text = queries.earliest_start(WEB)
+    assert text.startswith('min(kube_pod_start_time{namespace="ml"} * on (pod) group_left () ')
+    assert text.endswith(f"{queries.workload_pods(WEB)})")
