@@ -210,8 +210,10 @@ def production_cell(production: Production | None) -> str:
         parts.append(f"p99 {_ms(p.p99_before_ms)} -> {_ms(p.p99_after_ms)} ms")
     if p.load_before is not None or p.load_after is not None:
         parts.append(f"load {_rate(p.load_before)} -> {_rate(p.load_after)} req/s")
-    if p.verdict == "unknown" or p.provisional:
-        verdict = f"{p.verdict}{', provisional' if p.provisional else ''} ({p.reason})"
+    if p.provisional:  # its reason starts "provisional (how short the after-window is): "
+        verdict = f"{p.verdict}, {p.reason}"
+    elif p.verdict == "unknown":
+        verdict = f"unknown ({p.reason})"
     else:
         verdict = p.verdict
     return ", ".join(parts) + (": " if parts else "") + verdict

@@ -136,7 +136,7 @@ def test_a_short_after_window_is_provisional_and_says_so(
     assert re.match(
         r"provisional \(22\.\d h of the 24\.0 h after-window so far\): ", worse["reason"]
     )
-    assert code == 0 and "throttled 5% -> 40%: regressed, provisional (provisional (22." in table
+    assert code == 0 and "throttled 5% -> 40%: regressed, provisional (22." in table
 
 
 def test_the_queries_name_the_pods_and_the_windows(
