@@ -246,7 +246,7 @@ class RevertsLimitedError(AdvisorError):
     CronJob fails at once. Never the Job's ``run``."""
 
     exit_code = 19
-    kind = "revert-limit"
+    kind = "reverts"
     retry = Retry.NOT_RUN
     planner_fails = True
 
