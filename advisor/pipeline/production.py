@@ -396,7 +396,9 @@ def _write_back(
     if write(back):
         return [applying(decision, WrittenBack()) for decision in judged]
     return [
-        applying(decision, NotWrittenBack(), verdict=before.verdict)
+        replace(
+            applying(decision, NotWrittenBack(), verdict=before.verdict), job_name=before.job_name
+        )
         for decision, before in zip(judged, planned, strict=True)
     ]
 

@@ -328,3 +328,31 @@ def test_a_negative_max_reverts_is_a_usage_error(
     assert code == 2
     assert "--max-reverts must be 0 or more" in err and len(err.strip().splitlines()) == 1
     assert api.requests == []
+
+
+def test_a_calibration_written_meanwhile_wins_and_the_decision_stays_as_it_was(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The revert carries the resourceVersion plan read: a Job's advice written in between is
+    kept (409), the decision is what it was, and its calibration is still started."""
+    deploy(api, worker("web"))
+    api.put(replacing(hand_written("advice-web"), "advice-web"), manager="tf-thread-advisor")
+    changed = changed_at(api, "web")
+
+    def a_job_writes_first(server: FakeApiServer) -> None:
+        server.before_write = None
+        newer = server.get(NS, "advice-web")
+        assert newer is not None
+        newer["metadata"]["annotations"]["note"] = "written by a calibration meanwhile"
+        server.put(newer, manager="tf-thread-advisor")
+
+    api.before_write = a_job_writes_first
+    code, found, _ = json_plan(capsys, api, {"web": WORSE}, changed, "--apply")
+    web = found["deployment/web"]
+    assert (code, web["decision"]) == (0, "calibrate")
+    said = "; not written: the ConfigMap changed since it was read (the next plan judges the "
+    assert f"{said}new advice); created Job tfta-web-" in web["reason"]
+    assert web["job"] is not None and posted_jobs(api) == ["deployment/web"]
+    stored = api.get(NS, "advice-web")
+    assert stored is not None and stored["metadata"]["annotations"]["note"]
+    assert api.events()[0]["reason"] == "CalibrationStarted" and len(api.events()) == 1
