@@ -20,6 +20,10 @@ until then are still returned (``stopped``). ``dry_run="server"`` asks the same 
 with ``dryRun=All`` and creates nothing. With ``apply``, each workload acted on gets an Event
 (``plan_events``).
 
+With Prometheus, production is judged before any Job is created (``judged_plans``): a revert
+takes the place of a calibration this plan would start (``advisor.fleet.production`` has the
+rules), and is written first.
+
 Kubernetes is the engine: the Jobs are scheduled on each workload's node pool with its resources,
 and the next scheduled plan continues where this one stopped.
 """
