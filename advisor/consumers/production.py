@@ -256,6 +256,7 @@ def _not_comparable(before: Window, after: Window, *, latency: bool, load: bool)
     return None
 
 
+_NOT_SIGNIFICANT = f"the samples do not differ (Mann-Whitney p >= {ALPHA:g})"
 #: (verdict, reason, p-value, what decided)
 Decided = tuple[ProductionVerdict, str, float, VerdictCause]
 
@@ -265,13 +266,13 @@ def _p99(before: list[float], after: list[float]) -> Decided:
     was, now = median(before), median(after)
     change = (now - was) / was if was > 0 else math.inf if now > was else 0.0
     figures = f"p99 {now * 1000:.0f} ms vs {was * 1000:.0f} ms before"
-    detail = f"Mann-Whitney p={test.p:.2g}"
+    # the p-value is the verdict's own field: a plan reason words several consumers in one line
     if test.p < ALPHA and change > P99_SHARE:
-        return "regressed", f"{figures}: {change:+.0%} ({detail})", test.p, "p99"
+        return "regressed", f"{figures}: {change:+.0%}", test.p, "p99"
     if test.p < ALPHA and change < -P99_SHARE:
-        return "improved", f"{figures}: {change:+.0%} ({detail})", test.p, "p99"
-    within = f"within {P99_SHARE:.0%}" if abs(change) <= P99_SHARE else "not significant"
-    return "unchanged", f"{figures}: {within} ({detail})", test.p, "p99"
+        return "improved", f"{figures}: {change:+.0%}", test.p, "p99"
+    within = f"within {P99_SHARE:.0%}" if abs(change) <= P99_SHARE else _NOT_SIGNIFICANT
+    return "unchanged", f"{figures}: {within}", test.p, "p99"
 
 
 def _throttling(before: Window, after: Window) -> Decided | Unknown:
@@ -290,14 +291,13 @@ def _throttling(before: Window, after: Window) -> Decided | Unknown:
     test = mann_whitney(before.shares, after.shares)
     points = now - was
     change = f"throttling {was:.0%} -> {now:.0%}"
-    detail = f"Mann-Whitney p={test.p:.2g}"
     limit = f"{THROTTLED_POINTS * 100:g} points"
     if test.p < ALPHA and points > THROTTLED_POINTS:
-        return "regressed", f"{change}: rose by more than {limit} ({detail})", test.p, "throttling"
+        return "regressed", f"{change}: rose by more than {limit}", test.p, "throttling"
     if test.p < ALPHA and points < -THROTTLED_POINTS:
-        return "improved", f"{change}: fell by more than {limit} ({detail})", test.p, "throttling"
-    within = f"within {limit}" if abs(points) <= THROTTLED_POINTS else "not significant"
-    return "unchanged", f"{change}: {within} ({detail})", test.p, "throttling"
+        return "improved", f"{change}: fell by more than {limit}", test.p, "throttling"
+    within = f"within {limit}" if abs(points) <= THROTTLED_POINTS else _NOT_SIGNIFICANT
+    return "unchanged", f"{change}: {within}", test.p, "throttling"
 
 
 def _mean(values: list[float]) -> float | None:

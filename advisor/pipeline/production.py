@@ -25,7 +25,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from advisor.consumers.mounts import Mount
+from advisor.consumers.mounts import Mount, Workload, mounts
 from advisor.consumers.mounts import workloads as mounted_workloads
 from advisor.consumers.production import (
     MIN_PERIODS,
@@ -40,11 +40,27 @@ from advisor.consumers.production import (
 )
 from advisor.errors import InvalidAdviceError, Opt, UsageError
 from advisor.fleet.decide import Planned, applying
-from advisor.fleet.production import Throttled, revert, suggestions
+from advisor.fleet.optin import OptInError, may_revert
+from advisor.fleet.production import (
+    DEFAULT_MAX_REVERTS,
+    RevertBudget,
+    Throttled,
+    revert,
+    suggestions,
+)
 from advisor.keys import LATENCY_QUERY_ANNOTATION, LOAD_QUERY_ANNOTATION
 from advisor.models import Production, WorkloadKind, WorkloadRef
 from advisor.models.kube import KubePod, mapping
-from advisor.models.plan import NotReverted, NotWrittenBack, PlanReason, Reverted, WrittenBack
+from advisor.models.plan import (
+    Calibrate,
+    ConsumerVerdict,
+    Fits,
+    NotReverted,
+    NotWrittenBack,
+    PlanReason,
+    Reverted,
+    WrittenBack,
+)
 from advisor.models.times import parse_timestamp
 from advisor.prometheus import (
     PartialAnswer,
@@ -372,11 +388,12 @@ def _started(pod: KubePod) -> datetime | None:
 
 @dataclass(frozen=True)
 class PlanProduction:
-    """What ``plan`` asks of production: the reader, and the throttled share above which a
-    container that is not opted in is suggested."""
+    """What ``plan`` asks of production: the reader, the throttled share above which a
+    container that is not opted in is suggested, and the reverts it may still decide."""
 
     reader: ProductionReader
     suggest_throttled: float
+    budget: RevertBudget = field(default_factory=RevertBudget)
 
 
 def plan_production(
@@ -389,72 +406,156 @@ def plan_production(
     apply: bool,
     write: Callable[[dict[str, Any]], bool],
 ) -> list[Planned]:
-    """``decisions`` with each fitting advice judged in production (``revert`` where it
-    regressed and a previous advice is kept; with ``apply`` written back through ``write``,
-    which answers False when the ConfigMap changed since it was read), then the ``suggested``
+    """``decisions`` with each advice that fits or would be calibrated judged in production,
+    once per ConfigMap from every container reading it (``revert`` where it regressed and may be
+    undone, ``advisor.fleet.production``; with ``apply`` written back through ``write``, which
+    answers False when the ConfigMap changed since it was read), then the ``suggested``
     containers. ``inventory`` None: the workloads and pods could not be listed, so nothing is
     judged and nothing suggested."""
     reader = wanted.reader
     if inventory is None:
         return decisions
-    found = {(m.workload.ref, m.container_name): m for m in _mounts(inventory)}
-    out = []
-    for decision in decisions:
-        obj = configmaps.get(decision.configmap or "")
-        mount = found.get((decision.workload, decision.container or ""))
-        if decision.verdict != "fits" or obj is None or mount is None:
-            out.append(decision)
+    found = mounted_workloads(inventory.workloads, inventory.pods)
+    containers = {(m.workload.ref, m.container_name): m for m in _mounts(found)}
+    readers = mounts(found)
+    groups: dict[str, list[int]] = {}
+    for index, decision in enumerate(decisions):
+        if _judged(decision) and decision.configmap in configmaps:
+            groups.setdefault(str(decision.configmap), []).append(index)
+    out = list(decisions)
+    for name, indices in groups.items():
+        obj = configmaps[name]
+        planned = [decisions[i] for i in indices]
+        consumers = _consumers(planned, containers, readers.get((namespace, name), []))
+        if not consumers:
             continue
         try:
             parsed: ParsedAdvice | None = parse_configmap(dict(obj), "ConfigMap")
         except InvalidAdviceError:
             parsed = None
         previous = previous_advice(obj)
-        judged = judged_decision(decision, reader.judge(parsed, mount, previous), previous)
-        if judged.verdict == "revert" and apply:
-            judged = _write_back(judged, dict(obj), reader.now, write)
-        out.append(judged)
+        verdicts = [
+            ConsumerVerdict(m.workload.ref, m.container_name, reader.judge(parsed, m, previous))
+            for m in consumers
+        ]
+        opted_out, problem = _opted_out(planned, consumers)
+        outcome = revert(
+            verdicts,
+            previous,
+            opted_out=opted_out,
+            opt_out_problem=problem,
+            confounded=[c for d in planned for c in _calibrate_cause(d, "changed")],
+            budget=wanted.budget,
+        )
+        judged = [judged_decision(d, outcome) for d in planned]
+        if isinstance(outcome, Reverted) and apply:
+            judged = _write_back(judged, planned, dict(obj), reader.now, write)
+        for index, decision in zip(indices, judged, strict=True):
+            out[index] = decision
     opted_in = {decision.workload for decision in decisions}
     return out + _suggested(wanted, namespace, inventory, opted_in)
 
 
-def judged_decision(
-    decision: Planned, production: Production, previous: Previous | None
-) -> Planned:
-    """``decision`` (one that fits) as production makes it: ``revert`` for a regressed advice
-    with a previous one kept, else the same decision (its reason naming a regression that cannot
-    be undone)."""
-    judged = revert(production, previous)
-    if isinstance(judged, Reverted):
+def _judged(decision: Planned) -> bool:
+    """A decision production may turn into a revert: its advice fits, or would be calibrated
+    again (not one whose calibration is running or failed: that Job's outcome comes first)."""
+    cause = decision.reason.cause
+    return isinstance(cause, Fits) or (
+        decision.verdict == "calibrate" and isinstance(cause, Calibrate)
+    )
+
+
+def _calibrate_cause(decision: Planned, what: str) -> tuple[str, ...]:
+    """The calibration's ``differences`` or ``changed`` (none for an advice that fits)."""
+    cause = decision.reason.cause
+    return tuple(getattr(cause, what)) if isinstance(cause, Calibrate) else ()
+
+
+def _consumers(
+    planned: list[Planned],
+    containers: Mapping[tuple[WorkloadRef, str], Mount],
+    readers: list[Mount],
+) -> list[Mount]:
+    """Every container of the advice: the opted-in ones decided for (whatever they mount: the
+    ConfigMap may be named by annotation), then every other container that reads it."""
+    out: dict[tuple[WorkloadRef, str], Mount] = {}
+    for decision in planned:
+        mount = containers.get((decision.workload, decision.container or ""))
+        if mount is not None:
+            out.setdefault((decision.workload, decision.container or ""), mount)
+    for mount in readers:
+        out.setdefault((mount.workload.ref, mount.container_name), mount)
+    return list(out.values())
+
+
+def _opted_out(
+    planned: list[Planned], consumers: list[Mount]
+) -> tuple[list[WorkloadRef], str | None]:
+    """The workloads among the advice's consumers that opted out of reverts, and the first
+    annotation that cannot be read as allowing one (a consumer not decided for is read here)."""
+    decided = {d.workload: d.revert for d in planned}
+    refs: list[WorkloadRef] = []
+    problem = None
+    for mount in consumers:
+        ref = mount.workload.ref
+        if ref in refs:
+            continue
+        try:
+            allowed = decided[ref] if ref in decided else may_revert(mount.workload.annotations)
+        except OptInError as exc:
+            problem = problem or f"{ref}: {exc}"
+            continue
+        if not allowed:
+            refs.append(ref)
+    return refs, problem
+
+
+def judged_decision(decision: Planned, outcome: Reverted | NotReverted | None) -> Planned:
+    """``decision`` as production makes it: ``revert`` (its Job left to the next plan, which
+    calibrates again where it would have), a regression left as it is named in its reason, or
+    the same decision."""
+    if isinstance(outcome, Reverted):
+        then = _calibrate_cause(decision, "differences")
         return replace(
-            decision, verdict="revert", reason=PlanReason(judged), job_name=None, job=None
+            decision,
+            verdict="revert",
+            reason=PlanReason(replace(outcome, then=then)),
+            job_name=None,
         )
-    if isinstance(judged, NotReverted):
-        return applying(decision, judged)
+    if isinstance(outcome, NotReverted):
+        return applying(decision, outcome)
     return decision
 
 
 def _write_back(
-    decision: Planned,
+    judged: list[Planned],
+    planned: list[Planned],
     obj: dict[str, Any],
     now: datetime,
     write: Callable[[dict[str, Any]], bool],
-) -> Planned:
+) -> list[Planned]:
+    """The advice's previous one written back once, for every decision reading it; when the
+    ConfigMap changed since it was read, each decision is what it was, saying so."""
     previous = previous_advice(obj)
     assert previous is not None
-    reason = plan_reason_text(decision.reason)
+    reason = plan_reason_text(judged[0].reason)
     back = reverted_configmap(obj, previous, now=now, reason=reason)
     if write(back):
-        return applying(decision, WrittenBack())
-    return applying(decision, NotWrittenBack(), verdict="fits")
+        return [applying(decision, WrittenBack()) for decision in judged]
+    return [
+        replace(
+            applying(decision, NotWrittenBack(), verdict=before.verdict), job_name=before.job_name
+        )
+        for decision, before in zip(judged, planned, strict=True)
+    ]
 
 
-def _mounts(inventory: Inventory) -> list[Mount]:
-    """Every container of the inventory's workloads, whatever it reads (a revert judges the
-    container the plan decided for; the ConfigMap is the decision's)."""
+def _mounts(found: list[Workload]) -> list[Mount]:
+    """Every container of the workloads, whatever it reads (a revert judges the container the
+    plan decided for; the ConfigMap is the decision's)."""
     return [
         Mount(workload, container, "", optional=False)
-        for workload in mounted_workloads(inventory.workloads, inventory.pods)
+        for workload in found
         for container in workload.pod_spec.containers
     ]
 
@@ -519,6 +620,7 @@ def judged_plans(
     window: timedelta | None,
     suggest_throttled: float,
     now: datetime,
+    max_reverts: int = DEFAULT_MAX_REVERTS,
 ) -> list[Planned]:
     """``plan_production`` against the cluster, for each namespace planned (``configmaps`` by
     namespace, then by name; ``namespace`` None: the decisions name theirs), in the decisions'
@@ -530,7 +632,7 @@ def judged_plans(
     from advisor.errors import AdvisorError
 
     reader = ProductionReader(PrometheusClient(settings), window=window or DEFAULT_WINDOW, now=now)
-    wanted = PlanProduction(reader, suggest_throttled)
+    wanted = PlanProduction(reader, suggest_throttled, RevertBudget(max_reverts))
     by_namespace: dict[str, list[Planned]] = {}
     for decision in decisions:
         by_namespace.setdefault(decision.namespace or namespace or "", []).append(decision)
