@@ -160,7 +160,9 @@ def place(
         provisional = f"{_hours(end - begun)} of the {_hours(window)} after-window so far"
     floor = None if previous_changed is None else previous_changed + WARM_UP
     days = max(1, math.ceil((end - changed) / DAY))
-    backs = [WEEK] + ([days * DAY] if days * DAY < WEEK else [])
+    # an after-window of a week or more: whole weeks back, still the same hours of the week
+    weeks = max(1, math.ceil((end - changed) / WEEK))
+    backs = [weeks * WEEK] + ([days * DAY] if days * DAY < WEEK else [])
     found = [
         Windows((begun, end), back, provisional, previous_changed)
         for back in backs

@@ -239,3 +239,11 @@ def test_the_before_windows_pods_must_have_started_after_the_previous_advice() -
     )
     unknown_previous = Windows((BEGUN, BEGUN + DAY), WEEK)
     assert ran_previous(unknown_previous, 0.0) is None
+
+
+def test_an_after_window_of_a_week_is_compared_with_the_week_before() -> None:
+    placed = place(CHANGED, [STARTED], now=CHANGED + 30 * DAY, window=WEEK)
+    assert isinstance(placed, list)
+    (windows,) = placed
+    assert windows.back == 2 * WEEK  # one week back would overlap the rollout and warm-up
+    assert windows.before[1] <= CHANGED
