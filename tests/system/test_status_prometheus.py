@@ -1,15 +1,23 @@
-"""``status --prometheus-url`` against a real Prometheus (Debian's package, 2.42) serving hours of
-history written for the test: cAdvisor's CFS and CPU counters and kube-state-metrics' owner
-series, as OpenMetrics loaded with ``promtool tsdb create-blocks-from openmetrics`` (the recipe in
-REAL-PARTS.md, "Prometheus with loaded history"). The workloads and their live pods are on the
-strict fake API server; the PromQL the advisor runs is evaluated by Prometheus itself.
+"""``status --prometheus-url`` and ``plan``'s reverts against a real Prometheus (Debian's
+package, 2.42) serving more than a day of history written for the test: cAdvisor's CFS and CPU
+counters, kube-state-metrics' owner and start-time series, a latency gauge and a request counter,
+as OpenMetrics loaded with ``promtool tsdb create-blocks-from openmetrics`` (testkit/realprom.py,
+the recipe in REAL-PARTS.md). The workloads and their live pods are on the strict fake API
+server; the PromQL the advisor runs is evaluated by Prometheus itself, over windows at the same
+hours a day apart (a week back holds nothing here, so the advisor falls back to a day).
 
-Six workloads: one throttled 40% before the advice and 2% after (improved), one 5% then 40%
-(regressed), one 20% then 21% (unchanged), one with no series at all (unknown), one whose own
-latency query rose beyond its before-window spread while its throttling stayed flat (regressed),
-and a StatefulSet whose one pod name spans the rollout (improved). For ``plan``, an opted-in
-workload that regressed: its advice is reverted through the fake API server, and the one not
-opted in that is throttled 40% is suggested.
+The verdicts judged: throttled 40% -> 2% (improved); 5% -> 40% (regressed); 20% -> 21%
+(unchanged: significant, smaller than the effect size); no series (unknown); a latency query that
+rose while throttling stayed flat (regressed); a StatefulSet whose one pod name spans the rollout
+(improved); 5% -> 40% at the same load (regressed); the same with the load doubled (unknown:
+load changed); the same with the latency histogram renamed (unknown: the latency query gave no
+data after); a daily peak that began as the new pods started (unchanged against the same hours a
+day back; provisional over a 24h window); partial answers through a loopback proxy adding
+``warnings``/``isPartial`` (unknown); one workload in two clusters of one Prometheus (regressed in
+prod-eu, improved in prod-us, told apart by ``--prometheus-selector``). For ``plan``: an opted-in
+workload that regressed is reverted through the fake API server, and the one not opted in that is
+throttled 40% suggested; not reverted over a provisional window, nor where the before-window's
+pod started before the previous advice took effect.
 """
 
 from __future__ import annotations
@@ -17,11 +25,7 @@ from __future__ import annotations
 import http.server
 import json
 import re
-import shutil
-import socket
-import subprocess
 import threading
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -42,11 +46,13 @@ from advisor.keys import (
 from advisor.models.times import timestamp
 from advisor.recommend import build_recommendation, render_configmap
 from advisor.recommend.previous import keep_previous, rejected_settings
+from testkit import realprom
 from testkit.fakeapi.apps import workload
 from testkit.fakeapi.pods import TEMPLATE_HASH, pod_of
 from testkit.fakeapi.rbac import fleet_rules
 from testkit.fakeapi.samples import calibration_result, node_profile
 from testkit.fakeapi.server import FakeApiServer
+from testkit.realprom import binaries, loaded_prometheus
 from tests.integration.status_cli import reader_rules
 from tests.integration.test_plan import NO_MEASURING, advice_fitting, opted_in, server
 from tests.integration.test_plan_production import PRODUCTION
@@ -191,65 +197,17 @@ def openmetrics() -> str:
         ("p99_seconds", "gauge", p99),
         ("requests", "counter", requests),
     )
-    lines = []
-    for family, kind, samples in families:
-        lines.append(f"# TYPE {family} {kind}")
-        lines += sorted(
-            samples, key=lambda line: (line.rsplit(" ", 2)[0], int(line.rsplit(" ", 1)[1]))
-        )
-    return "\n".join([*lines, "# EOF", ""])
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return realprom.openmetrics(families)
 
 
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    binary, promtool = shutil.which("prometheus"), shutil.which("promtool")
-    if binary is None or promtool is None:
+    if binaries() is None:
         missing_real_part(
             "prometheus/promtool not installed (scripts/install-test-tools.sh, as root)"
         )
-    assert binary is not None and promtool is not None
-    work = tmp_path_factory.mktemp("prometheus")
-    series = work / "series.om"
-    series.write_text(openmetrics())
-    subprocess.run(
-        [promtool, "tsdb", "create-blocks-from", "openmetrics", str(series), str(work / "tsdb")],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = (work / "prometheus.log").open("w")
-    server = subprocess.Popen(
-        [binary, "--config.file=/dev/null", f"--storage.tsdb.path={work / 'tsdb'}",
-         f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=30d"],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/-/ready", timeout=2) as resp:
-                    if resp.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                said = (work / "prometheus.log").read_text()[-2000:]
-                pytest.fail(f"prometheus did not become ready: {said}")
-            time.sleep(0.5)
+    with loaded_prometheus(tmp_path_factory.mktemp("prometheus"), openmetrics()) as url:
         yield url
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
 
 
 def deployment(
