@@ -132,10 +132,11 @@ def test_a_short_after_window_is_provisional_and_says_so(
         code, table, _ = status(capsys, api, "--namespace", "ml", "--prometheus-url", prom.url)
     worse = found["web-worse"]
     assert (worse["verdict"], worse["provisional"]) == ("regressed", True)
+    # 22.8 h when the module was imported; more as the session runs on
     assert re.match(
-        r"provisional \(22\.\d h of the 24\.0 h after-window so far\): ", worse["reason"]
+        r"provisional \(2[23]\.\d h of the 24\.0 h after-window so far\): ", worse["reason"]
     )
-    assert code == 0 and "throttled 5% -> 40%: regressed, provisional (22." in table
+    assert code == 0 and "throttled 5% -> 40%: regressed, provisional (2" in table
 
 
 def test_the_queries_name_the_pods_and_the_windows(

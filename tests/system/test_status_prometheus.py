@@ -334,7 +334,8 @@ def test_a_daily_peak_three_hours_into_new_advice_is_not_a_regression(
     assert (code, err) == (0, "")
     peak = productions(out)["web-peak"]
     assert (peak["verdict"], peak["provisional"]) == ("unchanged", True), peak
-    assert peak["reason"].startswith("provisional (3.0 h of the 24.0 h after-window so far)")
+    # 3.0 h when the module was imported (NOW); more as a long session runs on
+    assert re.match(r"provisional \(\d+\.\d h of the 24\.0 h after-window so far\)", peak["reason"])
     assert peak["throttled_before"] == pytest.approx(0.40, abs=0.03)
 
 
