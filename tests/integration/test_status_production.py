@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator, Mapping
 from datetime import timedelta
 from pathlib import Path
@@ -481,3 +482,30 @@ def test_a_bad_selector_is_a_usage_error(
     assert "--prometheus-selector 'cluster=prod-eu': not a label matcher" in err
     code, _, err = status(capsys, api, "--prometheus-selector", 'cluster="a"')
     assert code == 2 and "need --prometheus-url" in err
+
+
+def test_one_consumers_slow_query_is_its_unknown_alone(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Prometheus answers every query but web-same's in time (a heavy query, not a stalled
+    server): web-same is unknown, the others judged, and no warning says Prometheus is down."""
+
+    def answer(endpoint: str, form: Mapping[str, str]) -> Answer:
+        if '"web-same"' in form["query"]:
+            time.sleep(1.0)
+        return recorded(endpoint, form)
+
+    with FakePrometheus(answer) as prom:
+        code, out, err = status(
+            capsys, api, "--namespace", "ml", "--format", "json", "--prometheus-url", prom.url,
+            "--prometheus-timeout", "0.3", *WINDOW,
+        )  # fmt: skip
+    assert (code, err) == (0, "")
+    found = productions(json.loads(out))
+    same = found["web-same"]
+    assert (same["verdict"], same["cause"]) == ("unknown", "query-failed")
+    assert same["reason"].startswith("a query timed out: ")
+    assert (found["web-better"]["verdict"], found["web-worse"]["verdict"]) == (
+        "improved",
+        "regressed",
+    )
