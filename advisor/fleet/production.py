@@ -55,7 +55,7 @@ DEFAULT_MAX_REVERTS = 1
 def regressed(production: Production) -> bool:
     """The verdict that may undo an advice: ``regressed``, and not provisional (a verdict from an
     after-window shorter than a full one says so and never reverts)."""
-    return production.verdict == "regressed" and not getattr(production, "provisional", False)
+    return production.verdict == "regressed" and not production.provisional
 
 
 @dataclass

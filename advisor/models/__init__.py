@@ -76,6 +76,7 @@ from advisor.models.plan import (
 from advisor.models.production import (
     Production,
     ProductionVerdict,
+    VerdictCause,
 )
 from advisor.models.progress import (
     Progress,
@@ -189,6 +190,7 @@ __all__ = [
     "TrialResult",
     "TrialStatus",
     "TrialSummary",
+    "VerdictCause",
     "WorkloadInfo",
     "WorkloadKind",
     "WorkloadRef",

@@ -1,22 +1,25 @@
-"""Reading production: each consuming container's serving metrics from Prometheus, before the
-advice's data last changed and after its pods started with it, judged by
-``advisor.consumers.production``.
+"""Reading production: each consuming container's serving metrics from Prometheus, in a window
+after its pods started with the advice and one at the same hours before the advice's data
+changed (placed by ``advisor.consumers.production.place``), sampled every ``queries.STEP`` and
+judged by ``advisor.consumers.production.judge``.
 
-The windows: before is ``window`` up to ``data-changed-at``; after starts once every pod the API
-server lists for the workload had started and ``WARM_UP`` more passed (caches, JIT, connection
-pools), and lasts ``window`` or until now. A workload whose running pods started before the data
-changed has no after yet: they may not run the advice.
+The before-window is tried a week back first: where Prometheus holds too little there (retention,
+a new workload), the days-back placement is read instead.
 
-Prometheus trouble never stops a command: a Prometheus that cannot be reached or refuses the
-credentials makes every verdict ``unknown`` with the reason (asked once, then not again), and the
-command logs ONE warning line at the end (``warn``); a latency query Prometheus refuses makes
-that workload's verdict alone ``unknown``.
+Prometheus trouble never stops a command. A Prometheus that cannot be reached, refuses the
+credentials, or answers nothing at all in time makes every verdict ``unknown`` with the reason
+(asked once, then not again), and the command logs ONE warning line at the end (``warn``). One
+query refused (400, 422), answered in part, or timed out while others were answered is that
+consumer's ``unknown`` alone. kube-state-metrics series that cannot be joined (no
+``kube_pod_owner`` in a namespace, or its labels renamed ``exported_namespace``) are detected
+once per namespace and named in one warning line.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -24,7 +27,17 @@ from typing import TYPE_CHECKING, Any
 
 from advisor.consumers.mounts import Mount, Workload, mounts
 from advisor.consumers.mounts import workloads as mounted_workloads
-from advisor.consumers.production import MIN_PERIODS, Window, judge, unknown
+from advisor.consumers.production import (
+    MIN_PERIODS,
+    MIN_SAMPLES,
+    Unknown,
+    Window,
+    Windows,
+    cfs_steps,
+    judge,
+    place,
+    ran_previous,
+)
 from advisor.errors import InvalidAdviceError, Opt, UsageError
 from advisor.fleet.decide import Planned, applying
 from advisor.fleet.optin import OptInError, may_revert
@@ -35,7 +48,7 @@ from advisor.fleet.production import (
     revert,
     suggestions,
 )
-from advisor.keys import LATENCY_QUERY_ANNOTATION
+from advisor.keys import LATENCY_QUERY_ANNOTATION, LOAD_QUERY_ANNOTATION
 from advisor.models import Production, WorkloadKind, WorkloadRef
 from advisor.models.kube import KubePod, mapping
 from advisor.models.plan import (
@@ -50,15 +63,19 @@ from advisor.models.plan import (
 )
 from advisor.models.times import parse_timestamp
 from advisor.prometheus import (
+    PartialAnswer,
     PrometheusClient,
     PrometheusError,
     PrometheusUnavailable,
+    QueryFailed,
     QueryRefused,
+    QueryTimedOut,
     Settings,
     queries,
 )
+from advisor.prometheus.promql import Matcher, parse_matchers
 from advisor.recommend import ParsedAdvice, parse_configmap
-from advisor.recommend.previous import previous_advice, reverted_configmap
+from advisor.recommend.previous import Previous, previous_advice, reverted_configmap
 from advisor.render.plan import plan_reason_text
 
 if TYPE_CHECKING:
@@ -68,13 +85,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 DEFAULT_WINDOW = timedelta(hours=24)
-#: skipped after the last pod started with the advice
-WARM_UP = timedelta(minutes=10)
-#: an after-window shorter than this (or than ``window``, if shorter) is too little data
-MIN_AFTER = timedelta(hours=1)
-#: points the latency query is evaluated at per window
-LATENCY_POINTS = 24
 DEFAULT_TIMEOUT_S = 10.0
+#: consumers in a row whose queries timed out after which Prometheus counts as unavailable
+TIMEOUTS_IN_A_ROW = 3
 
 
 def prometheus_settings(
@@ -84,14 +97,16 @@ def prometheus_settings(
     ca_file: Path | None = None,
     headers: Mapping[str, str] | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    selector: str | None = None,
 ) -> Settings | None:
     """The checked settings (None without ``url``): bad input is a UsageError before anything
     is asked of the cluster."""
     if not url:
-        if token_file or ca_file or headers:
+        if token_file or ca_file or headers or selector:
             raise UsageError(
-                Opt("prometheus_token_file"), ", ", Opt("prometheus_ca_file"), " and ",
-                Opt("prometheus_header"), " need ", Opt("prometheus_url"),
+                Opt("prometheus_token_file"), ", ", Opt("prometheus_ca_file"), ", ",
+                Opt("prometheus_header"), " and ", Opt("prometheus_selector"), " need ",
+                Opt("prometheus_url"),
             )  # fmt: skip
         return None
     if not url.startswith(("http://", "https://")):
@@ -110,7 +125,21 @@ def prometheus_settings(
         ca_file=ca_file,
         headers=dict(headers or {}),
         timeout_s=timeout_s,
+        scope=checked_selector(selector),
     )
+
+
+def checked_selector(text: str | None) -> tuple[Matcher, ...]:
+    """``--prometheus-selector``'s matchers (none for an empty value), or a UsageError."""
+    if not text or not text.strip():
+        return ()
+    inner = text.strip()
+    if inner.startswith("{") and inner.endswith("}"):
+        inner = inner[1:-1]
+    try:
+        return parse_matchers(inner)
+    except ValueError as exc:
+        raise UsageError(Opt("prometheus_selector"), f" {text!r}: {exc}") from None
 
 
 def check_suggest_throttled(share: float) -> None:
@@ -128,17 +157,28 @@ class ProductionReader:
     now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     #: why Prometheus answers nothing (set on the first such failure; nothing is asked after)
     unavailable: str | None = None
-    #: latency queries refused, one line each, for the log
+    #: the workload's own queries refused, one line each, for the log
     refused: list[str] = field(default_factory=list)
+    #: per namespace: why kube-state-metrics' owner series do not join (None: they do)
+    owners: dict[str, str | None] = field(default_factory=dict)
+    #: queries answered so far, and consumers in a row whose queries timed out
+    answered: int = 0
+    timeouts: int = 0
 
-    def judge(self, parsed: ParsedAdvice | None, mount: Mount) -> Production:
-        """The verdict on ``mount``'s container for the advice it reads."""
-        windows = self._windows(parsed, mount)
-        if isinstance(windows, str):
-            return unknown(windows)
+    @property
+    def scope(self) -> Sequence[Matcher]:
+        return self.client.settings.scope
+
+    def judge(
+        self, parsed: ParsedAdvice | None, mount: Mount, previous: Previous | None = None
+    ) -> Production:
+        """The verdict on ``mount``'s container for the advice it reads (``previous``: the
+        advice it replaced, whose start bounds the before-window)."""
+        placed = self._windows(parsed, mount, previous)
+        if isinstance(placed, Unknown):
+            return placed.production()
         if self.unavailable is not None:
-            return unknown(self.unavailable)
-        changed, begun, end = windows
+            return Unknown("unavailable", self.unavailable).production()
         workload = mount.workload
         target = queries.Container(
             namespace=workload.namespace,
@@ -146,98 +186,204 @@ class ProductionReader:
             workload=workload.name,
             container=mount.container_name,
             live=tuple(str(pod.metadata.raw.get("name", "")) for pod in workload.pods),
+            scope=tuple(self.scope),
         )
-        template = workload.annotations.get(LATENCY_QUERY_ANNOTATION)
-        latency = str(template) if template else None
+        own = {
+            "latency": workload.annotations.get(LATENCY_QUERY_ANNOTATION),
+            "load": workload.annotations.get(LOAD_QUERY_ANNOTATION),
+        }
+        templates = {name: str(text) for name, text in own.items() if text}
+        read = self._read(target, placed, templates, f"{workload.namespace}/{workload.ref}")
+        if isinstance(read, Production):
+            return read
+        windows, before, after = read
+        self.timeouts = 0
+        found = judge(
+            before,
+            after,
+            latency="latency" in templates,
+            load="load" in templates,
+            provisional=windows.provisional,
+        )
+        return self._named_owners(found, target)
+
+    def _read(
+        self,
+        target: queries.Container,
+        placed: list[Windows],
+        templates: Mapping[str, str],
+        who: str,
+    ) -> tuple[Windows, Window, Window] | Production:
+        """The two windows' samples, or the unknown verdict Prometheus' trouble makes (``who``:
+        the workload, for the log)."""
+        before = after = Window()
         try:
-            before = self._window(target, changed - self.window, changed)
-            after = self._window(target, begun, end)
-            if latency is not None:
-                before = self._with_p99(before, latency, target, changed - self.window, changed)
-                after = self._with_p99(after, latency, target, begun, end)
-        except PrometheusUnavailable as exc:
-            self.unavailable = f"Prometheus unavailable: {exc}"
-            return unknown(self.unavailable)
-        except _LatencyRefused as exc:
-            self.refused.append(f"{workload.namespace}/{workload.ref}: {exc}")
-            return judge(before, after, latency_problem=f"the latency query failed: {exc}")
-        except QueryRefused as exc:
-            return unknown(f"Prometheus refused a query: {exc}")
-        return judge(before, after)
+            self._check_owners(target)
+            windows, before = self._before(target, placed)
+            if windows.previous_changed is not None:
+                starts = self._range(queries.earliest_start(target), windows.before)
+                stale = ran_previous(windows, min((v for _, v in starts), default=None))
+                if stale is not None:
+                    return stale.production()
+            after = self._window(target, windows.after)
+            for name, template in templates.items():
+                before = self._with_own(before, name, template, target, windows.before)
+                after = self._with_own(after, name, template, target, windows.after)
+        except PrometheusError as exc:
+            return self._trouble(exc, before, after, who)
+        return windows, before, after
+
+    def _trouble(self, exc: PrometheusError, before: Window, after: Window, who: str) -> Production:
+        """The unknown verdict ``exc`` makes; whether Prometheus is asked again."""
+        if isinstance(exc, QueryTimedOut):
+            self.timeouts += 1
+            if not self.answered or self.timeouts >= TIMEOUTS_IN_A_ROW:
+                # nothing answered in time at all, or again and again: the server, not a query
+                exc = PrometheusUnavailable(str(exc))
+            else:
+                return Unknown("query-failed", f"a query timed out: {exc}").production()
+        if isinstance(exc, _OwnQueryRefused):
+            self.refused.append(f"{who}: {exc}")
+            # what was read is still shown; the verdict is not had without the query
+            shown = judge(before, after)
+            return shown.model_copy(
+                update={
+                    "verdict": "unknown",
+                    "cause": "query-failed",
+                    "reason": f"the {exc.name} query failed: {exc}",
+                    "p_value": None,
+                }
+            )
+        if isinstance(exc, PartialAnswer):
+            return Unknown("partial-answer", f"{exc}: not judged on part of it").production()
+        if isinstance(exc, QueryFailed):
+            return Unknown("query-failed", f"Prometheus refused a query: {exc}").production()
+        self.unavailable = f"Prometheus unavailable: {exc}"
+        return Unknown("unavailable", self.unavailable).production()
 
     def _windows(
-        self, parsed: ParsedAdvice | None, mount: Mount
-    ) -> tuple[datetime, datetime, datetime] | str:
-        """(data changed, after-window start, after-window end), or why there is none."""
+        self, parsed: ParsedAdvice | None, mount: Mount, previous: Previous | None
+    ) -> list[Windows] | Unknown:
+        """The placements to try, or why there is none."""
         if parsed is None:
-            return "the advice does not validate"
+            return Unknown("invalid-advice", "the advice does not validate")
         changed = parsed.data_changed_at
         if changed is None:
-            return "the advice records no data-changed-at (written by an older advisor)"
+            return Unknown(
+                "no-data-changed",
+                "the advice records no data-changed-at (written by an older advisor)",
+            )
         # a pod without a start time has not started: it runs nothing yet
         starts = [s for s in map(_started, mount.workload.pods) if s is not None]
-        if any(start < changed for start in starts):
-            return "its running pods predate the advice's data (no after-window yet)"
-        begun = max([changed, *starts]) + WARM_UP
-        end = min(begun + self.window, self.now)
-        needed = min(MIN_AFTER, self.window)
-        if end - begun < needed:
-            ran = max(timedelta(0), end - begun)
-            return (
-                f"too little data after the advice: {_hours(ran)} since its pods started "
-                f"and warmed up (needs {_hours(needed)})"
-            )
-        return changed, begun, end
+        before_changed = None
+        if previous is not None and previous.data_changed_at:
+            before_changed = parse_timestamp(previous.data_changed_at)
+        return place(
+            changed, starts, now=self.now, window=self.window, previous_changed=before_changed
+        )
+
+    def _before(self, target: queries.Container, placed: list[Windows]) -> tuple[Windows, Window]:
+        """The first placement whose before-window holds enough data (else the last one)."""
+        for i, windows in enumerate(placed):
+            before = self._window(target, windows.before)
+            enough = before.periods >= MIN_PERIODS and len(before.cfs) >= MIN_SAMPLES
+            if enough or i == len(placed) - 1:
+                return windows, before
+        raise AssertionError("place() gives at least one placement")
 
     def warn(self) -> None:
-        """The one warning line for Prometheus trouble, and one per refused latency query."""
+        """The one warning line for Prometheus trouble, one per refused query of a workload's,
+        and one for kube-state-metrics series that do not join."""
         if self.unavailable is not None:
             log.warning("%s; production verdicts are unknown", self.unavailable)
         for line in self.refused:
-            log.warning("latency query of %s", line)
+            log.warning("query of %s", line)
+        problems = {ns: why for ns, why in self.owners.items() if why}
+        if problems:
+            log.warning(
+                "kube-state-metrics: %s; pods gone before now are not counted, so verdicts "
+                "there may be unknown",
+                "; ".join(f"{why} (namespace {ns})" for ns, why in sorted(problems.items())),
+            )
 
-    def _window(self, target: queries.Container, start: datetime, end: datetime) -> Window:
-        """The CFS and CPU figures of one window, read at its end over its length."""
-        seconds = (end - start).total_seconds()
-        return Window(
-            throttled_periods=self._scalar(queries.throttled_periods(target, seconds), end),
-            periods=self._scalar(queries.periods(target, seconds), end),
-            cpu=self._scalar(queries.cpu_per_pod(target, seconds), end),
-        )
+    def _check_owners(self, target: queries.Container) -> None:
+        """Whether kube-state-metrics' owner series join in the target's namespace (once)."""
+        if target.kind is WorkloadKind.POD or target.namespace in self.owners:
+            return
+        own = self._instant(queries.owner_series(target.namespace, self.scope), self.now)
+        why = None
+        if not own:
+            renamed = self._instant(
+                queries.owner_series(target.namespace, self.scope, "exported_namespace"),
+                self.now,
+            )
+            why = (
+                "kube_pod_owner's namespace label is renamed exported_namespace (scrape "
+                "kube-state-metrics with honor_labels)"
+                if renamed
+                else "no kube_pod_owner series (is kube-state-metrics scraped?)"
+            )
+        self.owners[target.namespace] = why
 
-    def _with_p99(
+    def _named_owners(self, found: Production, target: queries.Container) -> Production:
+        """``found`` with the kube-state-metrics problem named, where data was missing."""
+        why = self.owners.get(target.namespace)
+        if why is None or found.cause != "too-little-data":
+            return found
+        return found.model_copy(update={"reason": f"{found.reason}; {why}"})
+
+    def _window(self, target: queries.Container, span: tuple[datetime, datetime]) -> Window:
+        """The CFS and CPU samples of one window."""
+        throttled = self._range(queries.throttled_periods(target), span)
+        periods = self._range(queries.periods(target), span)
+        cpu = self._range(queries.cpu_per_pod(target), span)
+        return Window(cfs=cfs_steps(throttled, periods), cpu=[v for _, v in cpu])
+
+    def _with_own(
         self,
         figures: Window,
-        latency: str,
+        name: str,
+        template: str,
         target: queries.Container,
-        start: datetime,
-        end: datetime,
+        span: tuple[datetime, datetime],
     ) -> Window:
-        """``figures`` with the workload's latency query over the window (LATENCY_POINTS)."""
-        step = max(60.0, (end - start).total_seconds() / LATENCY_POINTS)
+        """``figures`` with the workload's own ``name`` query (latency, load) over the window."""
         try:
-            series = self.client.query_range(queries.latency(latency, target), start, end, step)
+            points = self._range(queries.templated(template, target), span)
         except QueryRefused as exc:
-            raise _LatencyRefused(str(exc)) from None
-        points = [value for one in series for value in one.values]
-        return replace(figures, p99=points)
+            raise _OwnQueryRefused(name, str(exc)) from None
+        values = [value for _, value in points]
+        return replace(figures, p99=values) if name == "latency" else replace(figures, load=values)
 
-    def _scalar(self, expr: str, at: datetime) -> float | None:
+    def _range(self, expr: str, span: tuple[datetime, datetime]) -> list[tuple[float, float]]:
+        """The answer's points, summed over its series at each step, finite values only."""
+        start, end = span
+        series = self.client.query_range(expr, start, end, queries.STEP_S)
+        self.answered += 1
+        summed: dict[float, float] = {}
+        for one in series:
+            for at, value in one.points:
+                if math.isfinite(value):
+                    summed[at] = summed.get(at, 0.0) + value
+        return sorted(summed.items())
+
+    def _instant(self, expr: str, at: datetime) -> list[float]:
         samples = [s.value for s in self.client.query(expr, at) if s.value == s.value]
-        return sum(samples) if samples else None
+        self.answered += 1
+        return samples
 
 
-class _LatencyRefused(PrometheusError):
-    """A workload's own latency query was refused (its verdict alone is unknown)."""
+class _OwnQueryRefused(PrometheusError):
+    """A workload's own query (latency, load) was refused (its verdict alone is unknown)."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
 
 
 def _started(pod: KubePod) -> datetime | None:
     text = mapping(pod.raw.get("status")).get("startTime")
     return parse_timestamp(text) if isinstance(text, str) else None
-
-
-def _hours(span: timedelta) -> str:
-    return f"{span.total_seconds() / 3600:.1f} h"
 
 
 @dataclass(frozen=True)
@@ -287,14 +433,15 @@ def plan_production(
             parsed: ParsedAdvice | None = parse_configmap(dict(obj), "ConfigMap")
         except InvalidAdviceError:
             parsed = None
+        previous = previous_advice(obj)
         verdicts = [
-            ConsumerVerdict(m.workload.ref, m.container_name, reader.judge(parsed, m))
+            ConsumerVerdict(m.workload.ref, m.container_name, reader.judge(parsed, m, previous))
             for m in consumers
         ]
         opted_out, problem = _opted_out(planned, consumers)
         outcome = revert(
             verdicts,
-            previous_advice(obj),
+            previous,
             opted_out=opted_out,
             opt_out_problem=problem,
             confounded=[c for d in planned for c in _calibrate_cause(d, "changed")],
@@ -423,11 +570,11 @@ def _suggested(
         return []
     seconds = reader.window.total_seconds()
     try:
-        throttled = reader.client.query(
-            queries.namespace_by_pod(queries.THROTTLED, namespace, seconds), reader.now
-        )
-        periods = reader.client.query(
-            queries.namespace_by_pod(queries.PERIODS, namespace, seconds), reader.now
+        throttled, periods = (
+            reader.client.query(
+                queries.namespace_by_pod(metric, namespace, seconds, reader.scope), reader.now
+            )
+            for metric in (queries.THROTTLED, queries.PERIODS)
         )
     except PrometheusError as exc:
         reader.unavailable = f"Prometheus unavailable: {exc}"

@@ -17,41 +17,45 @@ import pytest
 
 from advisor import __version__
 from advisor.keys import ANN_REVERT
-from advisor.prometheus.queries import PERIODS, THROTTLED
+from advisor.prometheus.queries import PERIODS, POD_START, THROTTLED
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
 from advisor.recommend.previous import keep_previous
 from testkit.fakeapi.pods import pod_of
 from testkit.fakeapi.samples import calibration_result, node_profile
 from testkit.fakeapi.server import FakeApiServer
-from testkit.fakeprom import Answer, FakePrometheus, vector
+from testkit.fakeprom import Answer, FakePrometheus, matrix, ranged, vector
 from tests.integration.test_plan import NS, PLANNER, advice_fitting, opted_in, plan, server
 from tests.integration.test_plan_production import PRODUCTION
 
 NOW = datetime.now(timezone.utc)
-PERIODS_PER_WINDOW = 86400.0
+STEP_PERIODS = 3000.0
+#: shorter than the time since the pods started: a full after-window, not provisional
+WINDOW = ("--window", "12h")
 #: the throttled share (before the advice, after it) of each workload's pods
 WORSE, BETTER, SAME = (0.05, 0.40), (0.40, 0.05), (0.10, 0.10)
 REVERTS_LIMITED = 19
 
 
 def answers(shares: Mapping[str, tuple[float, float]], changed: float) -> Any:
-    """Prometheus's answers: each workload's throttled share before and after ``changed``
-    (found by the owner the query joins on), nothing throttled for the suggestions."""
+    """Prometheus's answers: each workload's throttled share before and after ``changed`` at
+    every step (found by the owner the query joins on), nothing throttled for the suggestions;
+    kube-state-metrics there, with no pod start times."""
 
     def answer(endpoint: str, form: Mapping[str, str]) -> Answer:
         query = form["query"]
+        if endpoint == "query":
+            return vector(({}, 3.0)) if query.startswith("count(kube_pod_owner") else vector()
         found = re.search(r'kube_replicaset_owner\{[^}]*owner_name="([\w-]+)"', query)
-        if query.startswith("sum by (pod, container)") or found is None:
-            return vector()
-        if found.group(1) not in shares:
-            return vector()
-        # the before-window is read at the change, the after-window an hour or more later
-        share = shares[found.group(1)][float(form["time"]) > changed + 60]
-        if THROTTLED in query:
-            return vector(({}, share * PERIODS_PER_WINDOW))
-        if PERIODS in query:
-            return vector(({}, PERIODS_PER_WINDOW))
-        return vector(({}, 1.0))
+        if found is None or found.group(1) not in shares or POD_START in query:
+            return matrix()
+        share = shares[found.group(1)]
+
+        def value(t: float) -> float:
+            if THROTTLED in query:
+                return share[t > changed] * STEP_PERIODS
+            return STEP_PERIODS if PERIODS in query else 1.0
+
+        return ranged(form, value)
 
     return answer
 
@@ -118,7 +122,9 @@ def json_plan(
     *argv: str,
 ) -> tuple[int, dict[str, dict[str, Any]], str]:
     with FakePrometheus(answers(shares, changed)) as prom:
-        code, out, err = plan(capsys, api, "--format", "json", "--prometheus-url", prom.url, *argv)
+        code, out, err = plan(
+            capsys, api, "--format", "json", "--prometheus-url", prom.url, *WINDOW, *argv
+        )
     return code, {row["workload"]: row for row in json.loads(out)["decisions"]}, err
 
 
@@ -204,14 +210,16 @@ def test_a_preview_counts_the_limit_as_apply_would(
         regressed_advice(api, name)
     shares = {"one": WORSE, "two": WORSE, "three": WORSE}
     with FakePrometheus(answers(shares, changed_at(api, "one"))) as prom:
-        code, table, _ = plan(capsys, api, "--prometheus-url", prom.url, "--max-reverts", "2")
+        code, table, _ = plan(
+            capsys, api, "--prometheus-url", prom.url, "--max-reverts", "2", *WINDOW
+        )
     assert code == REVERTS_LIMITED
     assert table.count("revert ") >= 2
     assert "1 regressed advice not reverted: --max-reverts reached (ml/advice-two)" in table
     assert "nothing was reverted: run again with --apply" in table
     assert puts(api) == []
     with FakePrometheus(answers(shares, changed_at(api, "one"))) as prom:
-        code, _, _ = plan(capsys, api, "--prometheus-url", prom.url, "--max-reverts", "0")
+        code, _, _ = plan(capsys, api, "--prometheus-url", prom.url, "--max-reverts", "0", *WINDOW)
     assert code == REVERTS_LIMITED  # 0: none reverted, every regression shown
 
 

@@ -70,6 +70,12 @@ def test_anything_but_a_regression_changes_nothing(verdict: str) -> None:
     assert judged_decision(FITS, revert([judged(WEB, verdict)], KEPT)) == FITS
 
 
+def test_a_provisional_regression_is_never_reverted() -> None:
+    short = Production(verdict="regressed", provisional=True, reason="provisional (3.0 h): x")
+    assert revert([ConsumerVerdict(WEB, "server", short)], KEPT) is None
+    assert revert([ConsumerVerdict(WEB, "server", short), WORSE], KEPT) is not None
+
+
 def test_a_regression_with_nothing_to_go_back_to_is_named() -> None:
     found = judged_decision(FITS, revert([judged(WEB, "regressed", "p99 up")], None))
     assert found.verdict == "fits"
