@@ -109,6 +109,11 @@ class SearchSettings:
     #: turns on (None: never focus); one more than ``drop_after``, so a clearly worse contender
     #: has had its chance to be dropped first
     focus_after: int | None = 4
+    #: race windows every setting still in the race needs before the race may end settled
+    #: (perf_analyzer's three windows); the noise band of fewer is wide enough to keep it open
+    settle_windows: int = 3
+    #: never end settled: race until the budget is spent (``--spend-budget``)
+    spend_budget: bool = False
     #: a bound on the loop whatever the clock says (a trial function that takes no time at all)
     max_trials: int = 1000
     seed: int = 0

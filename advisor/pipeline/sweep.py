@@ -202,6 +202,8 @@ def sweep(
     CalibrationError when the budget is too small, the baseline fails or no setting succeeds.
     """
     clock = clock or SystemClock()
+    if options.spend_budget:
+        settings = replace(settings or SearchSettings(), spend_budget=True)
     started = clock.monotonic()
     until = started + options.budget_s
     emit = progress or _log_progress
