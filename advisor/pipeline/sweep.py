@@ -52,6 +52,7 @@ from advisor.models import (
     Progress,
     ProgressFn,
     ThreadSetting,
+    TimeSplit,
     TrialResult,
     WorkloadInfo,
 )
@@ -249,6 +250,7 @@ def sweep(
             incumbent=held,
         )
 
+    searched_at = clock.monotonic()
     stats, choice = _choose(outcome, objective, options, picks, held)
     affinity = len(node.affinity_cpus)
     advice = choice.chosen.setting.spelled_out(affinity)
@@ -282,9 +284,11 @@ def sweep(
             say=say,
         )
         notes.append(f"oneDNN: {verdict.reason}")
+    onednn_s = None if verdict is None else clock.monotonic() - searched_at
     if launcher is not None:
         notes.extend(launcher.notes)
     elapsed = clock.monotonic() - started
+    split = _time_split(outcome, launcher, elapsed, onednn_s)
     result = CalibrationResult(
         setting=advice,
         objective=options.objective,
@@ -307,6 +311,9 @@ def sweep(
         workload=info,
         budget_s=options.budget_s,
         elapsed_s=max(0.0, elapsed),
+        stopped=outcome.stopped,
+        unsettled={key.label: why for key, why in outcome.open},
+        time_split=split,
         tf_version=info.tf_version,
         trial_mode=None if launcher is None else launcher.used_overall,
         onednn=verdict,
@@ -322,6 +329,25 @@ def sweep(
     )
     say(sweep_done_line(result))
     return result
+
+
+def _time_split(
+    outcome: SearchOutcome, launcher: Launcher | None, elapsed: float, onednn_s: float | None
+) -> TimeSplit:
+    """Where ``elapsed`` went: the trial server's start, the model's inspection, the screen, the
+    race, the oneDNN pairs, and the rest."""
+    startup = None if launcher is None else launcher.startup_s
+    inspect = None if launcher is None else launcher.inspect_s
+    parts = [startup, inspect, outcome.screen_s, outcome.race_s, onednn_s]
+    other = elapsed - sum(p for p in parts if p is not None)
+    return TimeSplit(
+        startup_s=startup,
+        inspect_s=inspect,
+        screen_s=outcome.screen_s,
+        race_s=outcome.race_s,
+        onednn_s=onednn_s,
+        other_s=max(0.0, other),
+    )
 
 
 def _choose(
