@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from advisor.calibrate.choice import TRADE_OFF, beats
-from advisor.calibrate.rounds import narrow_replacement, unstable
+from advisor.calibrate.choice import TRADE_OFF, Choice, beats
+from advisor.calibrate.rounds import unstable
 from advisor.calibrate.state import BASELINE, SearchState
 from advisor.calibrate.statistics import within
 from advisor.models import OpenReason, ThreadSetting
@@ -65,6 +65,17 @@ def settlement(state: SearchState, alive: Sequence[ThreadSetting]) -> Settlement
             continue  # it lost beyond noise, in the rounds too: more windows will not advise it
         else:
             open_.append((key, "noise"))
-    if narrow_replacement(choice) and not any(k == pick.setting for k, _ in open_):
+    if _narrow(choice, settings.replace_margin) and not any(k == pick.setting for k, _ in open_):
         open_.append((pick.setting, "incumbent"))
     return Settlement(tuple(open_))
+
+
+def _narrow(choice: Choice, margin: float) -> bool:
+    """The advice replaced the incumbent by less than ``margin`` times the band of the two.
+
+    Wider than the focus's question (twice the band): the rule is asked after every round, and
+    a margin that one look would trust is crossed by chance more often when looked at again and
+    again; a few windows also make a band that is too narrow (their spread is a guess)."""
+    if choice.kept or choice.versus_incumbent is None or choice.incumbent_band is None:
+        return False
+    return abs(choice.versus_incumbent - 1) < margin * choice.incumbent_band
