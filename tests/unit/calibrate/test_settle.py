@@ -11,12 +11,12 @@ import pytest
 
 from advisor.calibrate.budget import Budget
 from advisor.calibrate.candidates import candidate_configs, tf_picks, with_incumbent
-from advisor.calibrate.choice import beats
+from advisor.calibrate.choice import beats, choose
 from advisor.calibrate.search import BASELINE, SearchOutcome, SearchSettings, race
 from advisor.calibrate.settle import settlement
 from advisor.calibrate.state import SearchState
 from advisor.calibrate.statistics import aggregate, holds_in_rounds, noise_band
-from advisor.models import CalibrationOptions, Incumbent, ThreadSetting, TrialResult
+from advisor.models import CalibrationOptions, ThreadSetting, TrialResult
 from advisor.objectives import P99, named
 from advisor.pipeline.sweep import sweep
 from tests.support.search_fakes import FakeClock, FakeTrials, node
@@ -127,8 +127,6 @@ def test_a_clear_winner_settles_the_race_in_a_fraction_of_the_budget() -> None:
 
 
 def pick(outcome: SearchOutcome, incumbent: ThreadSetting = BASELINE) -> ThreadSetting:
-    from advisor.calibrate.choice import choose
-
     stats = aggregate(outcome.trials, PICKS)
     return choose(
         stats, named("latency"), incumbent=incumbent, excluded=outcome.dropped
