@@ -299,6 +299,12 @@ def _and(labels: list[str]) -> str:
     return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
 
 
+def took_text(elapsed_s: float, stopped: str | None) -> str:
+    """``38 s, settled``: what a calibration took and why it ended, from its provenance (older
+    advice: the seconds alone)."""
+    return f"{elapsed_s:.0f} s" + ("" if stopped is None else f", {stopped}")
+
+
 def time_split_line(result: CalibrationResult) -> str | None:
     """``time: 2.9 s TF start, 1.1 s model load, 11.8 s screen, 20.4 s race, 0.6 s other``
     (older results: None)."""
