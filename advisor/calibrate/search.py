@@ -47,9 +47,11 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
      the advice's tolerance) or beaten by it beyond their noise band and in at least
      ``HOLDS_SHARE`` of the rounds that measured both (``choice.beats``);
   4. the incumbent question is answered: kept (by 3, nothing beats it beyond noise and nothing
-     is more than the tolerance better), or replaced by a setting that beat it beyond noise,
-     in the rounds too, and by more than twice their band (a narrower win could still be
-     undone by the windows a full budget adds).
+     is more than the tolerance better), or replaced by a setting that beat it beyond noise and
+     in the rounds, by more than ``clear_margin`` (3) times their band, or by more than
+     ``replace_margin`` (2) times it in every one of at least ``replace_rounds`` (5) rounds
+     measuring both. A narrower win could still be undone by the windows a full budget adds,
+     and a rule asked after every round is crossed by chance more often than one asked once.
 
   Where the evidence never settles (a noisy neighbour, a tie wider than the tolerance) the
   budget ends it as before, and the outcome says which settings kept it open and why.
