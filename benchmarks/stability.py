@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor import __version__
+from advisor.errors import AdvisorError
 from advisor.keys import HASH_ANNOTATION
 from advisor.models import (
     CalibrationResult,
@@ -37,7 +38,7 @@ from advisor.models import (
     WorkloadInfo,
 )
 from advisor.pipeline.drift import installed_tf_version
-from advisor.recommend import build_recommendation, render_configmap
+from advisor.recommend import build_recommendation, parse_configmap, render_configmap
 from benchmarks import REPO, cgroups
 from testkit.fakeapi.server import FakeApiServer
 
@@ -89,18 +90,31 @@ def seed(api: FakeApiServer, setting: str, node: NodeProfile) -> None:
 
 
 def run_once(
-    api: FakeApiServer, group: cgroups.RealCgroup | None, budget: float
+    api: FakeApiServer, group: cgroups.RealCgroup | None, budget: float, spend: bool = False
 ) -> tuple[int, list[str], float]:
     argv = advisor_argv(
         "run",
         *("--budget", f"{budget:g}", "--configmap", NAME, "--namespace", NS),
         *("--kubeconfig", str(api.kubeconfig)),
+        *(("--spend-budget",) if spend else ()),
     )
     command = group.command(argv) if group is not None else argv
     started = time.monotonic()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=env, check=False)
     return done.returncode, done.stderr.splitlines(), time.monotonic() - started
+
+
+def calibration_took(stored: dict[str, Any]) -> tuple[float | None, str | None]:
+    """What the stored advice's calibration took and why it ended, from its provenance (None,
+    None: nothing stored, or not ours)."""
+    if not stored:
+        return None, None
+    try:
+        prov = parse_configmap(stored).recommendation.provenance
+    except AdvisorError:
+        return None, None
+    return prov.elapsed_s, prov.stopped
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,6 +126,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quota", type=float, default=None, help="CPUs (needs root, cgroup v1)")
     parser.add_argument("--seed-advice", metavar="I/J", help="store this advice first")
     parser.add_argument("--json", type=Path, help="also write the runs as JSON here")
+    parser.add_argument(
+        "--spend-budget",
+        action="store_true",
+        help="run with --spend-budget: race until the budget is spent (before the stopping rule)",
+    )
     args = parser.parse_args(argv)
     load_start = os.getloadavg()
     log(f"load average at start: {load_start[0]:.2f} {load_start[1]:.2f} {load_start[2]:.2f}")
@@ -126,8 +145,9 @@ def main(argv: list[str] | None = None) -> int:
             log(f"stored {args.seed_advice} as the advice in force")
         before = api.get(NS, NAME)
         for index in range(args.runs):
-            code, lines, wall = run_once(api, group, args.budget)
+            code, lines, wall = run_once(api, group, args.budget, args.spend_budget)
             stored = api.get(NS, NAME) or {}
+            took, stopped = calibration_took(stored)
             data = stored.get("data")
             changed = before is not None and data != before.get("data")
             messages = [line.split(" INFO ", 1)[1] for line in lines if " INFO " in line]
@@ -148,12 +168,15 @@ def main(argv: list[str] | None = None) -> int:
                         HASH_ANNOTATION
                     ),
                     "data_changed": changed,
+                    "elapsed_s": took,
+                    "stopped": stopped,
                     "summary": story,
                     "error": None if code == 0 else (lines[-1] if lines else "no output"),
                 }
             )
+            ended = "" if took is None else f" (calibration {took:.0f} s, {stopped or 'ended'})"
             log(
-                f"run {index + 1}: exit {code}, {wall:.0f} s, data {data}"
+                f"run {index + 1}: exit {code}, {wall:.0f} s{ended}, data {data}"
                 f"{' (CHANGED)' if changed else ''}"
             )
             for line in story:
@@ -166,10 +189,14 @@ def main(argv: list[str] | None = None) -> int:
         else sum(r["data_changed"] for r in runs)
     )
     log(f"load average at end: {load_end[0]:.2f} {load_end[1]:.2f} {load_end[2]:.2f}")
+    tooks = sorted(r["elapsed_s"] for r in runs if r["elapsed_s"] is not None)
+    settled = sum(r["stopped"] == "settled" for r in runs)
+    median = f"{tooks[len(tooks) // 2]:.0f} s" if tooks else "-"
     what = "after the first write" if not args.seed_advice else "counting the first run"
     print(
         f"{args.runs} runs, budget {args.budget:g} s, quota {args.quota or 'none'}: data "
-        f"changed {changes} time(s) {what}; load {load_start[0]:.2f} -> {load_end[0]:.2f}"
+        f"changed {changes} time(s) {what}; calibrations took {median} (median), {settled} of "
+        f"{len(runs)} settled; load {load_start[0]:.2f} -> {load_end[0]:.2f}"
     )
     if args.json:
         args.json.write_text(
