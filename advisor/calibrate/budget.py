@@ -119,6 +119,10 @@ class SearchSettings:
     clear_margin: float = 3.0
     replace_margin: float = 2.0
     replace_rounds: int = 5
+    #: two settings within TRADE_OFF of each other are a settled tie only once the noise band of
+    #: the two is at most this: close medians over few or spread windows (a band of 15-25%) can
+    #: still be 15% apart
+    settle_band: float = 0.10
     #: never end settled: race until the budget is spent (``--spend-budget``)
     spend_budget: bool = False
     #: a bound on the loop whatever the clock says (a trial function that takes no time at all)

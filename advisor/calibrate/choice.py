@@ -113,7 +113,7 @@ def beats(
     band = noise_band(mine, theirs, measure)
     a, b = measure.value(mine), measure.value(theirs)
     pooled = a < b * (1 - band) if measure.lower_is_better else a > b * (1 + band)
-    return pooled and holds_in_rounds(mine, theirs, measure)
+    return pooled and holds_in_rounds(mine, theirs, measure, band)
 
 
 def choose(

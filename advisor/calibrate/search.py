@@ -43,9 +43,10 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
      unmeasured;
   2. every one of them is through the stability gate (stable, or unstable past
      ``unstable_windows``);
-  3. every one but the pick is within ``TRADE_OFF`` of it (a choice among them costs less than
-     the advice's tolerance) or beaten by it beyond their noise band and in at least
-     ``HOLDS_SHARE`` of the rounds that measured both (``choice.beats``);
+  3. every one but the pick is within ``TRADE_OFF`` of it with a noise band of the two no wider
+     than ``settle_band`` (a choice among them costs less than the advice's tolerance, and the
+     windows know it), or beaten by it beyond their noise band and in at least ``HOLDS_SHARE``
+     of the rounds that measured both (``choice.beats``);
   4. the incumbent question is answered: kept (by 3, nothing beats it beyond noise and nothing
      is more than the tolerance better), or replaced by a setting that beat it beyond noise and
      in the rounds, by more than ``clear_margin`` (3) times their band, or by more than

@@ -11,7 +11,7 @@ from advisor.calibrate.budget import SearchSettings
 from advisor.calibrate.choice import TRADE_OFF, Choice, beats
 from advisor.calibrate.rounds import unstable
 from advisor.calibrate.state import BASELINE, SearchState
-from advisor.calibrate.statistics import paired_rounds, within
+from advisor.calibrate.statistics import noise_band, paired_rounds, within
 from advisor.models import OpenReason, ThreadSetting
 from advisor.objectives import Measure
 
@@ -32,8 +32,9 @@ class Settlement:
 def settlement(state: SearchState, alive: Sequence[ThreadSetting]) -> Settlement:
     """The race's answer as the measurement stands: settled when every setting still in it (the
     contenders, the baseline, the incumbent) has the race windows the rule needs and is through
-    the stability gate, every one but the pick is within TRADE_OFF of it or beaten by it beyond
-    noise (and in the rounds), and a replaced incumbent was beaten by more than twice their band.
+    the stability gate, every one but the pick is within TRADE_OFF of it (with a noise band of the
+    two no wider than ``settle_band``) or beaten by it beyond noise (and in the rounds), and a
+    replaced incumbent was beaten clearly (``_narrow``).
 
     Not asked (never settled) without what TF runs for the baseline (the pick weighs its threads)
     or before the race measured anything.
@@ -61,8 +62,10 @@ def settlement(state: SearchState, alive: Sequence[ThreadSetting]) -> Settlement
             open_.append((key, "unstable"))
         elif s is pick:
             continue
-        elif within(measure.value(s), measure.value(pick), TRADE_OFF):
-            continue  # a choice between the two costs less than the tolerance
+        elif within(measure.value(s), measure.value(pick), TRADE_OFF) and (
+            noise_band(s, pick, measure) <= settings.settle_band
+        ):
+            continue  # a choice between the two costs less than the tolerance, and is known to
         elif beats(pick, s, state.objective, state.p99_slo_ms):
             continue  # it lost beyond noise, in the rounds too: more windows will not advise it
         else:

@@ -17,8 +17,9 @@ A median can be moved by a few windows that a burst on the node hit: the pooled 
 "37% better" when the bursts fell on the other setting's windows. The race measures its settings
 in rounds, each setting once per round, close together in time, so a real difference shows in
 the rounds too: ``holds_in_rounds`` is whether one setting beat the other in at least
-``HOLDS_SHARE`` of the race rounds that measured both (with fewer than ``MIN_PAIRED_ROUNDS`` of
-them there is nothing to reproduce it with, and the pooled figure decides alone).
+``HOLDS_SHARE`` of the race rounds that measured both, and beyond the noise band in the median
+round (with fewer than ``MIN_PAIRED_ROUNDS`` of them there is nothing to reproduce it with, and
+the pooled figure decides alone).
 
 A percentile of one window's latencies is ``advisor.calibrate.percentile``, apart from these: it
 imports nothing, so the trial child and the benchmark share it without the models.
@@ -227,14 +228,26 @@ def paired_rounds(
     return out
 
 
-def holds_in_rounds(mine: ConfigStats, theirs: ConfigStats, measure: Measure) -> bool:
-    """``mine`` beat ``theirs`` in at least HOLDS_SHARE of the race rounds that measured both;
-    True with fewer than MIN_PAIRED_ROUNDS of them (nothing to reproduce the win in)."""
+def holds_in_rounds(
+    mine: ConfigStats, theirs: ConfigStats, measure: Measure, band: float = 0.0
+) -> bool:
+    """``mine`` beat ``theirs`` in at least HOLDS_SHARE of the race rounds that measured both,
+    and by more than ``band`` in the median round (the median of the per-round ratios: a burst
+    that hits both in one round cancels out, where it moves the pooled medians of windows taken
+    at different times); True with fewer than MIN_PAIRED_ROUNDS of them (nothing to reproduce
+    the win in)."""
     pairs = paired_rounds(mine, theirs, measure)
     if len(pairs) < MIN_PAIRED_ROUNDS:
         return True
-    wins = sum(1 for a, b in pairs if (a < b if measure.lower_is_better else a > b))
-    return wins >= math.ceil(HOLDS_SHARE * len(pairs))
+    lower = measure.lower_is_better
+    wins = sum(1 for a, b in pairs if (a < b if lower else a > b))
+    if wins < math.ceil(HOLDS_SHARE * len(pairs)):
+        return False
+    ratios = [a / b for a, b in pairs if b > 0]
+    if not ratios:
+        return False
+    middle = statistics.median(ratios)
+    return middle < 1 - band if lower else middle > 1 + band
 
 
 def ratio(mine: ConfigStats, theirs: ConfigStats, measure: Measure) -> float | None:

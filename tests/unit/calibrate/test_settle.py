@@ -317,11 +317,11 @@ def test_beside_a_noisy_neighbour_a_gain_the_rounds_do_not_show_changes_nothing(
 ) -> None:
     """The issue's platform-team case: a process burning CPU in bursts beside the runs, and a
     setting (1/3) 3% better than TF's default. Judged by the pooled medians alone, 3 of these 10
-    full-budget runs (seeds 14, 15 and 18) replaced TF's default; judged in the rounds too, none
-    does, and the runs that may stop early settle well inside the budget."""
+    runs replaced TF's default, spending the budget (seeds 14, 15, 18) or not (11, 12, 15);
+    judged in the rounds too, none does. The evidence never settles there: a run that may stop
+    early ends with the budget and says what kept it open, or settles on TF's default."""
     table = {(1, 1): 10.0, (1, 2): 10.3, (1, 3): 9.7, (2, 1): 14.0, (None, None): 10.0}
-    took = []
-    for seed in range(20):
+    for seed in range(10, 20):
         clock = FakeClock()
         fake = FakeTrials(
             clock=clock,
@@ -340,6 +340,4 @@ def test_beside_a_noisy_neighbour_a_gain_the_rounds_do_not_show_changes_nothing(
             clock=clock,
         )
         assert result.kept_default, (seed, result.setting)
-        took.append(result.elapsed_s)
-    if not spend:
-        assert sorted(took)[len(took) // 2] < 300.0 / 3
+        assert result.stopped == "settled" or result.unsettled or spend
