@@ -11,6 +11,10 @@ same quota), to see whether the first run replaces it and what the log says abou
 
     python -m benchmarks stability --runs 5 --budget 30                  # ~3 min
     python -m benchmarks stability --runs 1 --quota 1 --seed-advice 4/2  # as root
+    python -m benchmarks stability --runs 5 --quota 1 --neighbour 0.5    # beside a bursty neighbour
+
+``--neighbour 0.5`` runs a process beside the runs (outside their quota, as another pod on the
+node) that burns a CPU in bursts half of the time: busy for a random 0.2-2 s, then idle as long.
 """
 
 from __future__ import annotations
@@ -56,6 +60,34 @@ def maybe_quota(quota: float | None) -> Iterator[cgroups.RealCgroup | None]:
         return
     with cgroups.real_cgroup(quota) as group:
         yield group
+
+
+#: the neighbour: burns a CPU for a random 0.2-2 s, then sleeps for as long as its share says
+NEIGHBOUR = """
+import random, sys, time
+share = float(sys.argv[1])
+rng = random.Random(0)
+while True:
+    busy = rng.uniform(0.2, 2.0)
+    end = time.monotonic() + busy
+    while time.monotonic() < end:
+        pass
+    time.sleep(busy * (1 - share) / share)
+"""
+
+
+@contextlib.contextmanager
+def neighbour(share: float | None) -> Iterator[None]:
+    """A process burning ``share`` of a CPU in bursts while the block runs (None: none)."""
+    if not share:
+        yield
+        return
+    proc = subprocess.Popen([sys.executable, "-c", NEIGHBOUR, str(share)])
+    try:
+        yield
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def advisor_argv(*argv: str) -> list[str]:
@@ -127,6 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed-advice", metavar="I/J", help="store this advice first")
     parser.add_argument("--json", type=Path, help="also write the runs as JSON here")
     parser.add_argument(
+        "--neighbour",
+        type=float,
+        metavar="SHARE",
+        help="beside a process burning SHARE of a CPU in bursts (0.5: half of the time)",
+    )
+    parser.add_argument(
         "--spend-budget",
         action="store_true",
         help="run with --spend-budget: race until the budget is spent (before the stopping rule)",
@@ -139,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         tempfile.TemporaryDirectory() as tmp,
         FakeApiServer(Path(tmp), configmap_name=NAME) as api,
         maybe_quota(args.quota) as group,
+        neighbour(args.neighbour),
     ):
         if args.seed_advice:
             seed(api, args.seed_advice, probed_node(group))
@@ -194,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     median = f"{tooks[len(tooks) // 2]:.0f} s" if tooks else "-"
     what = "after the first write" if not args.seed_advice else "counting the first run"
     print(
-        f"{args.runs} runs, budget {args.budget:g} s, quota {args.quota or 'none'}: data "
+        f"{args.runs} runs, budget {args.budget:g} s, quota {args.quota or 'none'}"
+        f"{f', neighbour {args.neighbour:g}' if args.neighbour else ''}: data "
         f"changed {changes} time(s) {what}; calibrations took {median} (median), {settled} of "
         f"{len(runs)} settled; load {load_start[0]:.2f} -> {load_end[0]:.2f}"
     )
