@@ -408,6 +408,8 @@ def _fits(parsed: ParsedAdvice | None, found: _Candidate) -> Fits:
         bool(rec.provenance.cpus_exclusive),
         job.pool,
         str(rec.provenance.objective),
+        rec.provenance.elapsed_s,
+        rec.provenance.stopped,
     )
 
 

@@ -199,6 +199,9 @@ class Fits:
     exclusive: bool
     pool: str
     objective: str
+    #: what its calibration took, s, and why it ended (older advice: None)
+    took_s: float | None = None
+    stopped: str | None = None
 
 
 @dataclass(frozen=True)

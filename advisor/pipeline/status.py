@@ -38,6 +38,7 @@ from advisor.pipeline.source import (
 )
 from advisor.recommend import ParsedAdvice, parse_configmap
 from advisor.recommend.previous import previous_advice
+from advisor.render.words import took_text
 
 if TYPE_CHECKING:
     from advisor.cluster.inventory import Inventory
@@ -129,6 +130,9 @@ def advice_status(
         gain_within_noise=prov.gain_within_noise,
         trials=prov.trials_total,
         budget_s=prov.budget_s,
+        elapsed_s=prov.elapsed_s,
+        stopped=prov.stopped,
+        took=took_text(prov.elapsed_s, prov.stopped),
         tf_version=prov.tf_version,
         advisor_version=prov.advisor_version,
         created_at=timestamp(prov.created_at),

@@ -57,6 +57,7 @@ from advisor.render.document import (
     View,
     grid,
 )
+from advisor.render.words import took_text
 
 _COLUMNS = ("WORKLOAD", "CONTAINER", "CONFIGMAP", "DECISION", "JOB")
 _RECORD_KEYS = ("workload", "container", "configmap", "decision", "reason", "job", "namespace")
@@ -245,9 +246,10 @@ def _advice_text(cause: Calibrate | Fits | SharedDiffers | NoServiceAccount) -> 
         return "; ".join(cause.differences)
     if isinstance(cause, Fits):
         exclusive = ", exclusive CPUs" if cause.exclusive else ""
+        took = "" if cause.took_s is None else f"; took {took_text(cause.took_s, cause.stopped)}"
         return (
             f"advice {cause.intra}/{cause.inter} in {cause.configmap} was measured for it: CPU "
-            f"{cause.cpu_from} {cause.cpu:g}{exclusive}, {cause.pool}, {cause.objective}"
+            f"{cause.cpu_from} {cause.cpu:g}{exclusive}, {cause.pool}, {cause.objective}{took}"
         )
     if isinstance(cause, SharedDiffers):
         return (

@@ -39,6 +39,7 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
     ("GAIN", "gain"),
     ("TRIALS", "trials"),
     ("BUDGET", "budget_s"),
+    ("TOOK", "took"),
     ("TF", "tf_version"),
     ("AGE", "age"),
     ("STALE", "stale"),
