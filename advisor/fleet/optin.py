@@ -22,12 +22,13 @@ from advisor.keys import (
     ANN_ASK_CONFIGMAP,
     ANN_ASK_CONTAINER,
     ANN_MODEL,
+    ANN_REQUESTS,
     ANN_RESTART,
     LABEL_CALIBRATE,
     PREFIX,
 )
 from advisor.kubenames import dns1123_subdomain_problem
-from advisor.models import OPTION, OPTIONS, CalibrationOptions, plan_defaults
+from advisor.models import NO_FILE, OPTION, OPTIONS, CalibrationOptions, plan_defaults
 
 #: CalibrationOptions' field -> the annotation that sets it (to read it, and to name it in a
 #: problem): the option table's annotations
@@ -117,6 +118,7 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
     # the objective and its bound (below) is where it matters most
     order = [_BOUND, *(field for field in defaults.options if field != _BOUND)]
     asked = {field: _value(annotations, field) for field in order}
+    _inside_the_model(asked.get("requests"))
     raw: dict[str, Any] = {"model_path": model}
     raw.update((field, _or(asked[field], d)) for field, d in defaults.options.items())
     # the default bound goes with the default objective's kind only: a workload that asks for
@@ -141,6 +143,19 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
         configmap=_name(annotations, ANN_ASK_CONFIGMAP),
         restart=restart,
     )
+
+
+def _inside_the_model(requests: Any) -> None:
+    """The requests annotation names a file that travels with the model's copy: a path inside
+    the model directory, relative to it (or ``none``)."""
+    if requests is None or requests == NO_FILE:
+        return
+    text = str(requests)
+    if posixpath.isabs(text) or ".." in text.split("/") or posixpath.normpath(text) == ".":
+        raise OptInError(
+            f"annotation {ANN_REQUESTS}={text!r} must name a file inside the model directory, "
+            f"relative to it (no leading '/', no '..'), or be {NO_FILE}"
+        )
 
 
 def _problem(exc: ValidationError) -> str:

@@ -289,8 +289,10 @@ OPTIONS: tuple[Option, ...] = (
         "assets.extra/tf_serving_warmup_requests when it has one, else synthesised)",
         limits=(("min_length", 1),),
         plan=PlanFlag(
-            "workload", "{annotation}: a file inside the model directory, relative to it, or "
-            "none (default: the model's warmup file)", rank=6
+            "workload",
+            "{annotation}: a file inside the model directory, relative to it, or "
+            "none (default: the model's warmup file)",
+            rank=6,
         ),
         annotation=ANN_REQUESTS,
         job_rank=6,

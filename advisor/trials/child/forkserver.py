@@ -90,9 +90,8 @@ def _preload(message: dict[str, Any]) -> None:
         return
     if isinstance(path, str):
         from advisor.trials.child.requests import preload
-        from advisor.trials.child.workloads import MAX_INPUT_BYTES
 
-        preload(path, max_bytes=MAX_INPUT_BYTES)
+        preload(path)
 
 
 def _fork_trial(channel: socket.socket, message: dict[str, Any]) -> int:

@@ -107,7 +107,12 @@ class Request:
 # --------------------------------------------------------------------------------------------------
 
 
-def read_requests(path: str, *, max_bytes: int) -> list[RawRequest]:
+#: a request file larger than this is refused before it is read: its requests could not fit the
+#: cap on what they hold (``bind``'s ``max_bytes``) in any encoding worth replaying
+MAX_FILE_BYTES = 4 << 30
+
+
+def read_requests(path: str, *, max_bytes: int = MAX_FILE_BYTES) -> list[RawRequest]:
     """Every record of the file; RequestsError (one line) for anything unreadable."""
     where = path
     try:
@@ -118,10 +123,10 @@ def read_requests(path: str, *, max_bytes: int) -> list[RawRequest]:
         raise RequestsError(f"{path}: cannot read it: {exc.strerror or exc}") from None
     if size == 0:
         raise RequestsError(f"{path}: the request file is empty")
-    if size > 4 * max_bytes:
+    if size > max_bytes:
         raise RequestsError(
-            f"{path}: the request file is {size / 2**30:.1f} GiB; its requests may hold at most "
-            f"{max_bytes / 2**30:g} GiB"
+            f"{path}: the request file is {size / 2**30:.1f} GiB; at most "
+            f"{max_bytes / 2**30:g} GiB are read"
         )
     if _is_tfrecord(head):
         found = list(_prediction_logs(path, where))
@@ -460,9 +465,8 @@ def _from_json(value: Any, wanted: tf.DType, place: str) -> np.ndarray:
             if isinstance(item, list):
                 raise RequestsError(f"{place} is not a rectangular array (rows differ in length)")
             if not isinstance(item, (str, bytes)):
-                raise RequestsError(
-                    f"{place} holds {_json_kind(item)}s, the signature takes string"
-                )
+                what = _json_kind(item).split(" ", 1)[-1]
+                raise RequestsError(f"{place} holds {what}s, the signature takes string")
         encoded = [i.encode("utf-8") if isinstance(i, str) else i for i in array.flat]
         return np.array(encoded, dtype=object).reshape(array.shape)
     try:
@@ -526,17 +530,17 @@ def _nbytes(array: np.ndarray) -> int:
 _READ: dict[str, list[RawRequest]] = {}
 
 
-def preload(path: str, *, max_bytes: int) -> None:
+def preload(path: str) -> None:
     """Read ``path`` now, in the trial server (protobuf, JSON and numpy only: TF's runtime stays
     uninitialised, as forking needs); a file that cannot be read is left for the child to read
     again and report."""
     if path in _READ:
         return
     with contextlib.suppress(RequestsError):
-        _READ[path] = read_requests(path, max_bytes=max_bytes)
+        _READ[path] = read_requests(path)
 
 
-def read_once(path: str, *, max_bytes: int) -> list[RawRequest]:
+def read_once(path: str) -> list[RawRequest]:
     """The records of ``path``: as the trial server read them before the fork, else read now."""
     found = _READ.get(path)
-    return found if found is not None else read_requests(path, max_bytes=max_bytes)
+    return found if found is not None else read_requests(path)

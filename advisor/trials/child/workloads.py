@@ -300,7 +300,7 @@ def _replayed(
     """
     from advisor.trials.child import requests as recorded
 
-    raw = recorded.read_once(replay.path, max_bytes=MAX_INPUT_BYTES)
+    raw = recorded.read_once(replay.path)
     bound = recorded.bind(
         raw,
         {name: declared for name, (declared, _) in callables.items()},

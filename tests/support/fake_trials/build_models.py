@@ -121,6 +121,27 @@ def write_warmup(model: Path) -> None:
             out.write(log.SerializeToString())
 
 
+def write_bad_requests(out: Path) -> None:
+    """TFRecords the tests' bad cases replay against sm_good: an int64 input where float32 is
+    declared (record 2), and records that are no PredictionLog."""
+    from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
+
+    def predict(values: np.ndarray) -> bytes:
+        request = predict_pb2.PredictRequest()
+        request.inputs["features"].CopyFrom(tf.make_tensor_proto(values))
+        log = prediction_log_pb2.PredictionLog(
+            predict_log=prediction_log_pb2.PredictLog(request=request)
+        )
+        return log.SerializeToString()
+
+    out.mkdir(parents=True, exist_ok=True)
+    with tf.io.TFRecordWriter(str(out / "int64.tfrecord")) as writer:
+        writer.write(predict(np.ones((1, 16), np.float32)))
+        writer.write(predict(np.ones((1, 16), np.int64)))
+    with tf.io.TFRecordWriter(str(out / "not_a_log.tfrecord")) as writer:
+        writer.write(b"\xff\xff\xff not a protobuf")
+
+
 def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     good = Dense()
@@ -129,6 +150,7 @@ def main(out: Path) -> None:
     parses = ParsesExamples()
     save(parses, out / "sm_warmup", serving_default=parses.serve, by_x=parses.by_x)
     write_warmup(out / "sm_warmup")
+    write_bad_requests(out / "requests")
 
     strings = tf.Module()
     strings.f = tf.function(

@@ -39,6 +39,7 @@ ASKED = {
     "batch_size": "8",
     "p99_slo_ms": "12.5",
     "budget_s": "120.5",
+    "requests": "none",
 }
 #: what plan passes to every Job, none of it run's default
 JOB_WIDE: dict[str, Any] = {"trial_mode": "spawn", "sweep_onednn": True}
@@ -168,6 +169,33 @@ def test_a_workloads_options_reach_its_jobs_run_and_its_spec() -> None:
     for option in (*plan_options("workload"), *plan_options("job")):
         assert spec[option.key] == getattr(expected, option.field)
         assert option.spec_label and label_of(option.key) == option.spec_label
+
+
+def test_a_request_file_inside_the_model_reaches_the_job_where_its_copy_has_it() -> None:
+    """The requests annotation names a file relative to the model directory: the Job's run reads
+    it inside the model's copy, and the spec keeps it as annotated (the model path is there)."""
+    rel = "assets.extra/requests.jsonl"
+    workload = deployment(annotations={FIELD_ANNOTATION["requests"]: rel})
+    ask = read_ask(workload["metadata"]["annotations"])
+    assert ask.options.requests == rel
+    job = derive_job(
+        "Deployment", KubeWorkload.read(workload), ask, configmap="resnet-advice", settings=SETTINGS
+    )
+    (advisor,) = job.manifest["spec"]["template"]["spec"]["containers"]
+    parsed = options_from_args(build_parser().parse_args(advisor["args"]))
+    assert parsed.model_path is not None
+    assert parsed.requests == f"{parsed.model_path}/{rel}"
+    spec = calibration_spec(
+        pod={}, container={}, ask=ask, model_path="/m", model_volume=None, extra_args=()
+    )
+    assert spec["requests"] == rel
+
+
+@pytest.mark.parametrize("value", ["/models/r.json", "../r.json", "a/../../r.json", "."])
+def test_a_request_file_outside_the_model_is_refused_naming_the_annotation(value: str) -> None:
+    annotations = deployment(annotations={FIELD_ANNOTATION["requests"]: value})["metadata"]
+    with pytest.raises(ValueError, match=f"annotation {keys.ANN_REQUESTS}="):
+        read_ask(annotations["annotations"])
 
 
 def test_job_wide_options_at_runs_default_add_no_argument() -> None:
