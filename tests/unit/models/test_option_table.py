@@ -201,3 +201,14 @@ def test_a_request_file_outside_the_model_is_refused_naming_the_annotation(value
 def test_job_wide_options_at_runs_default_add_no_argument() -> None:
     assert run_args(PlanRequest()) == ()
     assert run_args(PlanRequest(**JOB_WIDE)) == ("--trial-mode=spawn", "--sweep-onednn")
+
+
+def test_requests_need_a_model_and_refuse_a_batch_size_beside_them() -> None:
+    """Each request keeps its own batch; ``none`` (synthesise) takes a batch size as ever."""
+    with pytest.raises(ValueError, match="requests replays a model's requests: it needs model"):
+        CalibrationOptions(requests="r.json")
+    with pytest.raises(ValueError, match="batch_size cannot be given with requests"):
+        CalibrationOptions(model_path="/m", requests="r.json", batch_size=4)
+    assert CalibrationOptions(model_path="/m", requests="none", batch_size=4).requests_file is None
+    assert CalibrationOptions(requests="none").requests_file is None
+    assert CalibrationOptions(model_path="/m", requests="r.json").requests_file == "r.json"
