@@ -266,6 +266,10 @@ containers:
       {{- with $m.signature }}
       - --signature={{ . }}
       {{- end }}
+      {{- /* a file inside the model directory, relative to it, or none */}}
+      {{- with $m.requests }}
+      - --requests={{ if eq . "none" }}none{{ else }}{{ $modelPath }}/{{ . }}{{ end }}
+      {{- end }}
       {{- end }}
       {{- /* the Job's node pool, recorded in the advice (also as node labels): status
       reports consumers that are not pinned to it (node-pool-differs) */}}
