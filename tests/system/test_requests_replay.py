@@ -51,6 +51,11 @@ for case in cases:
         name: [TensorDecl(n, d, None if s is None else tuple(s)) for n, d, s in inputs]
         for name, inputs in case["signatures"].items()
     }
+    hidden = {}
+    if case.get("hide_serving_api"):
+        for name in ("tensorflow_serving", "tensorflow_serving.apis"):
+            hidden[name] = sys.modules.get(name)
+            sys.modules[name] = None  # import fails, as where the package is not installed
     try:
         raw = r.read_requests(path)
         bound = r.bind(raw, signatures, path=path, default_signature="serving_default",
@@ -58,6 +63,12 @@ for case in cases:
     except Exception as exc:
         answers[case["id"]] = {"error": f"{type(exc).__name__}: {exc}".replace(path, "FILE")}
         continue
+    finally:
+        for name, module in hidden.items():
+            if module is None:
+                del sys.modules[name]
+            else:
+                sys.modules[name] = module
     answers[case["id"]] = {"requests": [
         {"record": b.record, "rows": b.rows, "calls": [
             [sig, {k: [r._dtype_name(v), list(v.shape),
@@ -236,6 +247,13 @@ def _file_cases(models: Path) -> list[tuple[str, Path, dict[str, Any], Any]]:
             "record 1: not a PredictionLog",
         ),
         ("over-the-cap", warmup, WARMUP, "record 2: the requests so far hold"),
+        (
+            "without-the-serving-api",
+            warmup,
+            WARMUP,
+            "FILE: reading a TFRecord of PredictionLog needs tensorflow-serving-api: pip install "
+            "--no-deps 'tensorflow-serving-api==2.",
+        ),
     ]
 
 
@@ -256,6 +274,8 @@ def answers(test_models: Callable[[], Path], tmp_path_factory: pytest.TempPathFa
         case = {"id": case_id, "file": str(path), "signatures": signatures}
         if case_id == "over-the-cap":
             case["max_bytes"] = 40  # record 1's two float32[4] rows fit, record 2's do not
+        if case_id == "without-the-serving-api":
+            case["hide_serving_api"] = True
         cases.append(case)
     listing = tmp / "cases.json"
     listing.write_text(json.dumps(cases))
@@ -313,6 +333,7 @@ def test_b64_values_are_the_bytes_they_encode(answers: Any) -> None:
         "prediction-log-wrong-dtype",
         "prediction-log-not-a-log",
         "over-the-cap",
+        "without-the-serving-api",
     ],
 )
 def test_a_prediction_log_is_read_per_kind_and_damage_names_the_record(

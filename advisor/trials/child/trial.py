@@ -145,7 +145,9 @@ def _load(request: TrialRequest) -> Any:
 
     replay = None
     if request.requests is not None:
-        replay = workloads.Replay(request.requests, request.requests_origin or "file")
+        replay = workloads.Replay(
+            request.requests, request.requests_origin or "file", request.mode == "inspect"
+        )
     return workloads.load_workload(
         request.kind, request.path, request.signature, request.batch_size, replay
     )
