@@ -72,9 +72,8 @@ class Declared(Protocol):
 class JsonValue:
     """A REST value as JSON gave it (b64 objects decoded to bytes): typed when bound."""
 
+    #: for ``instances``, the list of the rows' values (stacked on a new batch dimension)
     value: Any
-    #: ``instances``: the value is a list of rows, one per instance
-    rows: bool = False
 
 
 @dataclass(frozen=True)
@@ -226,7 +225,7 @@ def _instances(instances: Any, place: str) -> tuple[dict[str | None, np.ndarray 
         )
     if not named[0]:
         rows = [_decoded(row, f"{place}: instance {i}") for i, row in enumerate(instances, 1)]
-        return {None: JsonValue(rows, rows=True)}, len(rows)
+        return {None: JsonValue(rows)}, len(rows)
     names = list(instances[0])
     if not names:
         raise RequestsError(f"{place}: instance 1 is an empty object")
@@ -239,9 +238,7 @@ def _instances(instances: Any, place: str) -> tuple[dict[str | None, np.ndarray 
                 "same inputs"
             )
     inputs: dict[str | None, np.ndarray | JsonValue] = {
-        name: JsonValue(
-            [_decoded(row[name], f"{place}: input {name!r}") for row in instances], rows=True
-        )
+        name: JsonValue([_decoded(row[name], f"{place}: input {name!r}") for row in instances])
         for name in names
     }
     return inputs, len(instances)
