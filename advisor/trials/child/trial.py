@@ -17,9 +17,9 @@ stdout/stderr cannot corrupt it:
   ``{"status": "model_error", "reason"}`` or ``{"status": "requests_error", "reason"}`` (the
   requests to replay cannot be).
 
-``requests`` counts requests, each timed for the percentiles; ``throughput_rps`` counts the
-examples (rows) they carried per second: a request of batch 8 is 8 (synthesised inputs: the batch
-size; replayed requests: each one's own).
+``requests`` counts requests, each timed for the percentiles; ``throughput_rps`` counts what each
+request counts for (``LoadedWorkload.request``): replayed requests their examples (rows) per
+second, since their batches differ; synthesised inputs, all of one batch size, requests per second.
 """
 
 from __future__ import annotations

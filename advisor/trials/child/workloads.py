@@ -69,8 +69,10 @@ class LoadedWorkload:
     signature_digest: str
     #: input name -> "dtype[shape]" of the tensor fed (a dimension that varies: its range)
     inputs: dict[str, str]
-    #: runs one request, waits for its outputs and returns its examples (rows); safe to call
-    #: from several threads at once
+    #: runs one request, waits for its outputs and returns what it counts for throughput: a
+    #: replayed request its examples (rows, which differ from request to request), a synthesised
+    #: one 1 (every request has the batch size: throughput stays requests per second, as
+    #: ever); safe to call from several threads at once
     request: Callable[[], int]
     #: where the inputs came from: ``InputsSource``'s fields
     inputs_source: dict[str, Any] = field(default_factory=lambda: {"kind": "synthesised"})
@@ -171,7 +173,7 @@ def _builtin(batch_size: int) -> LoadedWorkload:
         signature=None,
         signature_digest=spec_digest(declared, outputs, extra=BUILTIN_NAME),
         inputs=describe_tensors(tensors),
-        request=lambda: _wait(model(image), rows=batch_size),
+        request=lambda: _wait(model(image), rows=1),
     )
 
 
@@ -215,7 +217,7 @@ def _savedmodel(
         signature=signature,
         signature_digest=digest,
         inputs=describe_tensors(tensors),
-        request=lambda: _wait(function(**tensors), keep=loaded, rows=batch_size),
+        request=lambda: _wait(function(**tensors), keep=loaded, rows=1),
     )
 
 
@@ -265,7 +267,7 @@ def _keras(path: str, batch_size: int, replay: Replay | None) -> LoadedWorkload:
         signature=None,
         signature_digest=digest,
         inputs=describe_tensors(tensors),
-        request=lambda: _wait(serve(*arguments), rows=batch_size),
+        request=lambda: _wait(serve(*arguments), rows=1),
     )
 
 
