@@ -118,13 +118,13 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
     # the objective and its bound (below) is where it matters most
     order = [_BOUND, *(field for field in defaults.options if field != _BOUND)]
     asked = {field: _value(annotations, field) for field in order}
-    _inside_the_model(asked.get("requests"))
     raw: dict[str, Any] = {"model_path": model}
     raw.update((field, _or(asked[field], d)) for field, d in defaults.options.items())
     # the default bound goes with the default objective's kind only: a workload that asks for
     # latency is not refused because the plan's default objective takes a bound
     if asked[_BOUND] is None and raw["objective"] != defaults.options["objective"]:
         raw[_BOUND] = None
+    _inside_the_model(raw.get("requests"), asked=asked.get("requests") is not None)
     try:
         options = CalibrationOptions(**raw)
     except ValidationError as exc:
@@ -145,16 +145,17 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
     )
 
 
-def _inside_the_model(requests: Any) -> None:
-    """The requests annotation names a file that travels with the model's copy: a path inside
-    the model directory, relative to it (or ``none``)."""
+def _inside_the_model(requests: Any, *, asked: bool) -> None:
+    """The request file (the annotation's, else plan's default) travels with the model's copy:
+    a path inside the model directory, relative to it (or ``none``)."""
     if requests is None or requests == NO_FILE:
         return
     text = str(requests)
     if posixpath.isabs(text) or ".." in text.split("/") or posixpath.normpath(text) == ".":
+        where = f"annotation {ANN_REQUESTS}" if asked else "plan's --requests"
         raise OptInError(
-            f"annotation {ANN_REQUESTS}={text!r} must name a file inside the model directory, "
-            f"relative to it (no leading '/', no '..'), or be {NO_FILE}"
+            f"{where}={text!r} must name a file inside the model directory, relative to it (no "
+            f"leading '/', no '..'), or be {NO_FILE}"
         )
 
 

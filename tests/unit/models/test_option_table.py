@@ -196,6 +196,9 @@ def test_a_request_file_outside_the_model_is_refused_naming_the_annotation(value
     annotations = deployment(annotations={FIELD_ANNOTATION["requests"]: value})["metadata"]
     with pytest.raises(ValueError, match=f"annotation {keys.ANN_REQUESTS}="):
         read_ask(annotations["annotations"])
+    # plan's own default obeys the same rule, named as its flag
+    with pytest.raises(ValueError, match="plan's --requests="):
+        read_ask(deployment()["metadata"]["annotations"], Defaults(requests=value))
 
 
 def test_job_wide_options_at_runs_default_add_no_argument() -> None:
