@@ -85,6 +85,9 @@ class Planned:
     job_name: str | None = None
     namespace: str | None = None
     job: DerivedJob | None = None
+    #: production may write the previous advice back (the workload's
+    #: ``tf-thread-advisor.io/revert`` annotation)
+    revert: bool = True
 
 
 @dataclass(frozen=True)
@@ -242,6 +245,7 @@ def _decide_one(
             configmap=found.configmap,
             job_name=job_name,
             job=job,
+            revert=found.ask.revert,
         )
 
     parsed, problem = _advice(configmaps.get(found.configmap), found.configmap)
@@ -256,7 +260,8 @@ def _decide_one(
     if not differences:
         return planned("fits", _fits(parsed, found), None)
     waiting = _by_jobs(found, jobs, differences, planned)
-    return waiting or planned("calibrate", Calibrate(differences))
+    changed = tuple(shape_changes(parsed, found)) if parsed is not None else ()
+    return waiting or planned("calibrate", Calibrate(differences, changed))
 
 
 def _by_jobs(
@@ -294,7 +299,7 @@ def differences_from(
     if parsed is None:
         return [f"no advice yet: ConfigMap {found.configmap} does not exist"]
     prov = parsed.recommendation.provenance
-    target, now_target = prov.target, found.job.target
+    target = prov.target
     if target is None:
         return [
             f"the advice in {found.configmap} was measured by a hand-written target, not for "
@@ -303,6 +308,21 @@ def differences_from(
     out = []
     if not shared and (target.workload, target.container) != (found.ref, found.container):
         out.append(f"the advice was measured for {target.workload} container {target.container}")
+    out += shape_changes(parsed, found)
+    age = now - prov.created_at
+    if max_age is not None and age > max_age:
+        out.append(f"older than the maximum age ({_days(age)} old)")
+    return out
+
+
+def shape_changes(parsed: ParsedAdvice, found: _Candidate) -> list[str]:
+    """How the container's calibration spec differs from the one the advice records (empty:
+    the same, or no spec recorded: a hand-written target's advice)."""
+    prov = parsed.recommendation.provenance
+    target, now_target = prov.target, found.job.target
+    if target is None:
+        return []
+    out = []
     cpu = _cpu_difference(prov, found.job)
     pool = _pool_difference(prov, found.pod_spec)
     out += cpu + pool
@@ -323,9 +343,6 @@ def differences_from(
         if was_value != is_value:
             out.append(f"{what} was {_show(was_value)}, is now {_show(is_value)}")
     out += _spec_difference(target, now_target, cpu=bool(cpu), pool=bool(pool))
-    age = now - prov.created_at
-    if max_age is not None and age > max_age:
-        out.append(f"older than the maximum age ({_days(age)} old)")
     return out
 
 

@@ -24,6 +24,7 @@ from advisor.keys import (
     ANN_MODEL,
     ANN_REQUESTS,
     ANN_RESTART,
+    ANN_REVERT,
     LABEL_CALIBRATE,
     PREFIX,
 )
@@ -85,6 +86,8 @@ class CalibrationAsk:
     configmap: str | None = None
     #: restart the workload on new advice
     restart: bool = False
+    #: production may write the previous advice back where this advice regressed
+    revert: bool = True
 
 
 def opted_in(obj: Mapping[str, Any]) -> bool:
@@ -142,6 +145,7 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
         container=_name(annotations, ANN_ASK_CONTAINER),
         configmap=_name(annotations, ANN_ASK_CONFIGMAP),
         restart=restart,
+        revert=may_revert(annotations),
     )
 
 
@@ -157,6 +161,12 @@ def _inside_the_model(requests: Any, *, asked: bool) -> None:
             f"{where}={text!r} must name a file inside the model directory, relative to it (no "
             f"leading '/', no '..'), or be {NO_FILE}"
         )
+
+
+def may_revert(annotations: Mapping[str, Any]) -> bool:
+    """The workload's ``tf-thread-advisor.io/revert``: False when it says "false"; OptInError
+    for a value that is neither "true" nor "false"."""
+    return _flag(annotations, ANN_REVERT, True)
 
 
 def _problem(exc: ValidationError) -> str:

@@ -80,6 +80,7 @@ from advisor.models.plan import (
 from advisor.models.production import (
     Production,
     ProductionVerdict,
+    VerdictCause,
 )
 from advisor.models.progress import (
     Progress,
@@ -197,6 +198,7 @@ __all__ = [
     "TrialResult",
     "TrialStatus",
     "TrialSummary",
+    "VerdictCause",
     "WorkloadInfo",
     "WorkloadKind",
     "WorkloadRef",

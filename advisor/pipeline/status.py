@@ -37,6 +37,7 @@ from advisor.pipeline.source import (
     namespace_to_list,
 )
 from advisor.recommend import ParsedAdvice, parse_configmap
+from advisor.recommend.previous import previous_advice
 
 if TYPE_CHECKING:
     from advisor.cluster.inventory import Inventory
@@ -180,8 +181,11 @@ def with_consumers(
         reading = by_configmap.pop((row.namespace or "", row.name), [])
         found = [fit.consumer(parsed, mount, reloader_match=match) for mount in reading]
         if production is not None:
+            previous = previous_advice(obj)
             found = [
-                consumer.model_copy(update={"production": production.judge(parsed, mount)})
+                consumer.model_copy(
+                    update={"production": production.judge(parsed, mount, previous)}
+                )
                 for consumer, mount in zip(found, reading, strict=True)
             ]
         joined.append(row.model_copy(update={"consumers": found, "unused": not found}))
