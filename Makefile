@@ -10,6 +10,7 @@ test: deps lint pytest
 
 deps:
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	PYTHON=$(PYTHON) bash scripts/install-serving-api.sh
 	bash scripts/install-test-tools.sh
 
 lint:

@@ -239,6 +239,18 @@ class DecisionsFailedError(AdvisorError):
     planner_fails = True
 
 
+class RequestsError(AdvisorError):
+    """A request file (``--requests FILE``, or the model's own warmup file) cannot be replayed:
+    unreadable, empty, corrupt or truncated, or a request the signature does not take; the line
+    names the file and the record. Apart from ModelError because the model may be fine: the
+    fix is the file, or ``--requests none``."""
+
+    exit_code = 18
+    kind = "requests"
+    retry = Retry.FAIL_JOB
+    planner_fails = False
+
+
 class RevertsLimitedError(AdvisorError):
     """``plan``: more advice regressed than ``--max-reverts`` may revert in one plan; the rest
     stay as they are (stdout lists every decision first). Many at once may be a change under

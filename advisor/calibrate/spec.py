@@ -20,6 +20,8 @@ class WorkloadSpec:
     signature: str = OPTION["signature"].default
     batch_size: int = OPTION["batch_size"].default
     concurrency: int = OPTION["concurrency"].default
+    #: ``--requests``: a request file, ``none``, or None (the model's warmup file, if any)
+    requests: str | None = OPTION["requests"].default
 
 
 @dataclass(frozen=True)

@@ -151,11 +151,14 @@ def run_args(
         f"--configmap={configmap}",
         "--namespace=$(TFTA_POD_NAMESPACE)",
     ]
-    # the workload's options (its annotations over plan's defaults), from the option table
+    # the workload's options (its annotations over plan's defaults), from the option table; a
+    # file inside the model directory is where the Job's copy of the model has it
+    copied = f"{MODEL_MOUNT}/{posixpath.basename(model_path)}"
     for option in job_options():
-        if (arg := option.run_arg(getattr(ask.options, option.field))) is not None:
+        value = getattr(ask.options, option.field)
+        if (arg := option.run_arg(value, model_dir=copied)) is not None:
             args.append(arg)
-    args.append(f"{OPTION['model_path'].flag}={MODEL_MOUNT}/{posixpath.basename(model_path)}")
+    args.append(f"{OPTION['model_path'].flag}={copied}")
     # the Job's node pool, recorded in the advice: status reports consumers not pinned to it
     selector = PodSpec.read(pod).node_selector
     args += [f"--node-selector={k}={v}" for k, v in sorted(selector.items())]

@@ -22,13 +22,14 @@ from advisor.keys import (
     ANN_ASK_CONFIGMAP,
     ANN_ASK_CONTAINER,
     ANN_MODEL,
+    ANN_REQUESTS,
     ANN_RESTART,
     ANN_REVERT,
     LABEL_CALIBRATE,
     PREFIX,
 )
 from advisor.kubenames import dns1123_subdomain_problem
-from advisor.models import OPTION, OPTIONS, CalibrationOptions, plan_defaults
+from advisor.models import NO_FILE, OPTION, OPTIONS, CalibrationOptions, plan_defaults
 
 #: CalibrationOptions' field -> the annotation that sets it (to read it, and to name it in a
 #: problem): the option table's annotations
@@ -126,6 +127,7 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
     # latency is not refused because the plan's default objective takes a bound
     if asked[_BOUND] is None and raw["objective"] != defaults.options["objective"]:
         raw[_BOUND] = None
+    _inside_the_model(raw.get("requests"), asked=asked.get("requests") is not None)
     try:
         options = CalibrationOptions(**raw)
     except ValidationError as exc:
@@ -145,6 +147,20 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
         restart=restart,
         revert=may_revert(annotations),
     )
+
+
+def _inside_the_model(requests: Any, *, asked: bool) -> None:
+    """The request file (the annotation's, else plan's default) travels with the model's copy:
+    a path inside the model directory, relative to it (or ``none``)."""
+    if requests is None or requests == NO_FILE:
+        return
+    text = str(requests)
+    if posixpath.isabs(text) or ".." in text.split("/") or posixpath.normpath(text) == ".":
+        where = f"annotation {ANN_REQUESTS}" if asked else "plan's --requests"
+        raise OptInError(
+            f"{where}={text!r} must name a file inside the model directory, relative to it (no "
+            f"leading '/', no '..'), or be {NO_FILE}"
+        )
 
 
 def may_revert(annotations: Mapping[str, Any]) -> bool:

@@ -19,6 +19,26 @@ from advisor.models.stored_setting import FlatSetting, MeasuredSetting, SpelledS
 #: which loader a model needs (``advisor.trials.modelfile`` decides, the child loads)
 ModelFormat = Literal["builtin", "savedmodel", "keras"]
 TrialStatus = Literal["ok", "failed", "timeout", "crashed", "oom", "skipped"]
+#: where replayed requests come from: the SavedModel's own
+#: ``assets.extra/tf_serving_warmup_requests``, or the file ``--requests`` names
+RequestsOrigin = Literal["warmup", "file"]
+#: where a calibration's inputs come from: synthesised from the signature, or requests replayed
+InputsKind = Literal["synthesised", "warmup", "file"]
+
+
+class InputsSource(StrictModel):
+    """Where the inputs a calibration fed the model came from; ``advisor.render.words`` words it
+    (``warmup file (12 requests, batch sizes 1-8)``)."""
+
+    kind: InputsKind
+    file: str | None = Field(default=None, description="the request file replayed")
+    requests: int | None = Field(default=None, ge=1, description="distinct requests replayed")
+    batch_sizes: tuple[int, int] | None = Field(
+        default=None, description="the fewest and most examples (rows) of one replayed request"
+    )
+    detail: str | None = Field(
+        default=None, description="synthesised: what synthesis read from the model, in words"
+    )
 
 
 class WorkloadInfo(StrictModel):
@@ -31,11 +51,16 @@ class WorkloadInfo(StrictModel):
         default=None, description="sha256 of the input/output specs (names, dtypes, shapes)"
     )
     inputs: dict[str, str] = Field(
-        default_factory=dict, description="input name -> dtype[shape] as synthesised"
+        default_factory=dict,
+        description="input name -> dtype[shape] as fed (replayed requests: a dimension that "
+        "varies is its range, 1-8)",
     )
     batch_size: int = Field(default=1, ge=1)
     concurrency: int = Field(default=1, ge=1)
     tf_version: str | None = Field(default=None, description="TensorFlow that loaded the model")
+    inputs_source: InputsSource | None = Field(
+        default=None, description="where the inputs came from; null: synthesised (older results)"
+    )
 
 
 class Measurement(StrictModel):

@@ -18,6 +18,7 @@ calibration spec); the three flags that name it relate as ``RESTART`` says.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -31,6 +32,7 @@ from advisor.keys import (
     ANN_MODEL,
     ANN_OBJECTIVE,
     ANN_P99_MS,
+    ANN_REQUESTS,
     ANN_RESTART,
 )
 from advisor.objectives import DEFAULT_OBJECTIVE, OBJECTIVES, bounded_names
@@ -63,6 +65,10 @@ Parse = Literal["int", "float", "choice", "text", "switch"]
 PlanScope = Literal["workload", "job"]
 
 _SAME = object()
+
+#: ``--requests``'s word for "no request file": synthesise inputs, even where the model has a
+#: warmup file
+NO_FILE = "none"
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,9 @@ class Option:
     job_rank: int = 0
     #: how a reason names it when the calibration spec changes
     spec_label: str = ""
+    #: its annotation names a file inside the model directory, relative to it: a Job's ``run``
+    #: gets it joined to the model's copy (``run_arg``'s ``model_dir``); ``NO_FILE`` passes as is
+    model_relative: bool = False
 
     @property
     def key(self) -> str:
@@ -141,12 +150,15 @@ class Option:
         """The pydantic field ``CalibrationOptions`` declares the option with."""
         return Field(default=self.default, description=self.description, **dict(self.limits))
 
-    def run_arg(self, value: Any) -> str | None:
-        """The ``run`` argument that sets ``value`` (None: none is needed)."""
+    def run_arg(self, value: Any, *, model_dir: str | None = None) -> str | None:
+        """The ``run`` argument that sets ``value`` (None: none is needed); a ``model_relative``
+        value is joined to ``model_dir``, the model's path where the Job's ``run`` reads it."""
         if value is None or value is False:
             return None
         if value is True:
             return self.flag
+        if self.model_relative and model_dir is not None and value != NO_FILE:
+            value = posixpath.join(model_dir, value)
         if self.parse == "float":  # 300, not 300.0: as the shipped Job writes it
             value = str(int(value)) if float(value).is_integer() else repr(float(value))
         return f"{self.flag}={value}"
@@ -273,6 +285,31 @@ OPTIONS: tuple[Option, ...] = (
         "change the advice; --budget is the ceiling)",
     ),
     Option(
+        field="requests",
+        default=None,
+        description="requests to replay: a TF Serving REST body (JSON or JSON lines) or a "
+        "TFRecord of PredictionLog; 'none': synthesise inputs even where the SavedModel has "
+        "assets.extra/tf_serving_warmup_requests (replayed by default)",
+        flag="--requests",
+        parse="text",
+        metavar="FILE",
+        help="replay these requests, each with its own batch and shapes: a TF Serving REST body "
+        "(instances or inputs, one body or JSON lines) or a TFRecord of "
+        "PredictionLog; 'none' synthesises inputs (default: the SavedModel's "
+        "assets.extra/tf_serving_warmup_requests when it has one, else synthesised)",
+        limits=(("min_length", 1),),
+        plan=PlanFlag(
+            "workload",
+            "{annotation}: a file inside the model directory, relative to it, or "
+            "none (default: the model's warmup file)",
+            rank=6,
+        ),
+        annotation=ANN_REQUESTS,
+        job_rank=6,
+        spec_label="requests file",
+        model_relative=True,
+    ),
+    Option(
         field="sweep_onednn",
         default=False,
         description="also measure TF_ENABLE_ONEDNN_OPTS=0 against =1 for the advised setting",
@@ -342,6 +379,7 @@ RESTART = Restart()
 __all__ = [
     "DEFAULT_BUDGET_S",
     "MIN_BUDGET_S",
+    "NO_FILE",
     "OPTION",
     "OPTIONS",
     "PLAN_BUDGET_S",

@@ -8,7 +8,7 @@ from pydantic import AfterValidator, Field, WithJsonSchema, field_validator, mod
 
 from advisor.errors import InvalidOptionsError, Opt
 from advisor.models.base import StrictModel
-from advisor.models.option_table import MIN_BUDGET_S, OPTION, TrialMode
+from advisor.models.option_table import MIN_BUDGET_S, NO_FILE, OPTION, TrialMode
 from advisor.models.setting import ThreadSetting
 from advisor.objectives import OBJECTIVES, bounded_names, named
 
@@ -55,6 +55,7 @@ class CalibrationOptions(StrictModel):
     budget_s: float = OPTION["budget_s"].model_field()
     spend_budget: bool = OPTION["spend_budget"].model_field()
     trial_mode: TrialMode = OPTION["trial_mode"].model_field()
+    requests: str | None = OPTION["requests"].model_field()
     sweep_onednn: bool = OPTION["sweep_onednn"].model_field()
     rejected: tuple[ThreadSetting, ...] = Field(
         default=(),
@@ -79,6 +80,33 @@ class CalibrationOptions(StrictModel):
                 "are needed for the model check, the TF default and two settings",
             )
         return value
+
+    @property
+    def requests_file(self) -> str | None:
+        """The request file the user named (None: none, or ``none``)."""
+        return None if self.requests in (None, NO_FILE) else self.requests
+
+    @model_validator(mode="after")
+    def _requests_are_replayed_as_recorded(self) -> CalibrationOptions:
+        # each request carries its own batch: a batch size beside them would be ignored or would
+        # measure other requests than those given (the warmup file's case is checked where the
+        # model is looked at, in advisor.trials.requestfile)
+        if self.requests_file is None:
+            return self
+        if self.model_path is None:
+            raise InvalidOptionsError(
+                Opt("requests"), " replays a model's requests: it needs ", Opt("model_path")
+            )
+        if self.batch_size != OPTION["batch_size"].default:
+            raise InvalidOptionsError(
+                Opt("batch_size"),
+                " cannot be given with ",
+                Opt("requests"),
+                ": each request keeps its own batch (or pass ",
+                Opt("requests"),
+                f" {NO_FILE} to synthesise inputs of that batch size)",
+            )
+        return self
 
     @model_validator(mode="after")
     def _slo_has_its_bound(self) -> CalibrationOptions:

@@ -7,7 +7,8 @@ beats it beyond noise.
 
 A stored advice is ignored, with a note, when it is not ours, does not validate, or was measured
 for something other than what this run measures: another node shape, CPU limit, CPU model or TF
-version (``check``'s comparisons), another model, batch, concurrency or objective. Such an advice
+version (``check``'s comparisons), another model, inputs (synthesised, the warmup file, a
+requests file), batch, concurrency or objective. Such an advice
 was never shown to be good here, so keeping it would be inertia, not evidence; TF's default is
 then the incumbent, as it is when nothing is stored.
 """
@@ -34,6 +35,7 @@ from advisor.models import (
     OnednnValue,
     Provenance,
     ThreadSetting,
+    WorkloadInfo,
     over_cap,
     thread_cap,
 )
@@ -41,6 +43,7 @@ from advisor.models.notes import AdviceIgnored, BadThreadValue, NoProvenance, No
 from advisor.pipeline.drift import installed_tf_version, provenance_differences
 from advisor.pipeline.source import read_advice_file
 from advisor.recommend import ParsedAdvice, load_configmap_yaml, parse_configmap
+from advisor.trials.requestfile import WARMUP_FILE
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,9 @@ def workload_differences(prov: Provenance, options: CalibrationOptions) -> list[
         found.append(f"signature: measured {work.signature}, this run {options.signature}")
     if work.batch_size != options.batch_size:
         found.append(f"batch size: measured {work.batch_size}, this run {options.batch_size}")
+    measured_inputs, these_inputs = _inputs(work), _inputs_asked(options)
+    if measured_inputs != these_inputs:
+        found.append(f"inputs: measured on {measured_inputs}, this run {these_inputs}")
     if work.concurrency != options.concurrency:
         found.append(f"concurrency: measured {work.concurrency}, this run {options.concurrency}")
     if prov.objective != options.objective or prov.p99_slo_ms != options.p99_slo_ms:
@@ -72,6 +78,24 @@ def workload_differences(prov: Provenance, options: CalibrationOptions) -> list[
             f"{_objective(options.objective, options.p99_slo_ms)}"
         )
     return found
+
+
+def _inputs(work: WorkloadInfo) -> str:
+    """Where the stored advice's inputs came from (older advice: synthesised)."""
+    source = work.inputs_source
+    if source is None or source.kind == "synthesised":
+        return "synthesised inputs"
+    return "the warmup file" if source.kind == "warmup" else f"requests file {source.file}"
+
+
+def _inputs_asked(options: CalibrationOptions) -> str:
+    """Where this run's inputs will come from, as ``_inputs`` words it."""
+    if options.requests_file is not None:
+        return f"requests file {options.requests_file}"
+    model = options.model_path
+    if options.requests is None and model is not None and (Path(model) / WARMUP_FILE).exists():
+        return "the warmup file"
+    return "synthesised inputs"
 
 
 def _objective(name: str, slo: float | None) -> str:

@@ -111,6 +111,7 @@ def _launcher(
         signature=options.signature,
         batch_size=options.batch_size,
         concurrency=options.concurrency,
+        requests=options.requests,
     )
     say(f"inspecting the workload ({options.model_path or 'built-in'})")
     return Launcher(workload, options.trial_mode, programs=programs)

@@ -13,6 +13,7 @@ from advisor.errors import Opt, OutputError
 from advisor.models import CalibrationResult
 from advisor.render.heatmap import heatmap_svg
 from advisor.render.table import text_summary
+from advisor.render.words import inputs_text
 
 _TRIAL_COLUMNS = (
     ("round", "round"),
@@ -75,8 +76,8 @@ pre {{ background: #f7f7f7; padding: 10px; white-space: pre-wrap; }}
 </style></head><body>
 <h1>Calibration: TF_NUM_INTRAOP_THREADS={result.setting.intra},
 TF_NUM_INTEROP_THREADS={result.setting.inter}</h1>
-<p>Workload: {e(what)} ({e(workload.kind)}, batch {workload.batch_size},
-concurrency {workload.concurrency}). Objective: {e(result.objective)}.
+<p>Workload: {e(what)} ({e(workload.kind)}, concurrency {workload.concurrency}). Inputs:
+{e(inputs_text(workload))}. Objective: {e(result.objective)}.
 Node: {result.node.effective_cpus:g} usable CPUs, {len(result.node.affinity_cpus)} in the
 affinity mask, quota {e(str(result.node.quota_cpus or "none"))}.</p>
 <figure class="heatmap">

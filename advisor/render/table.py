@@ -6,7 +6,7 @@ the calibration result records them: nothing here recomputes a statistic or a ve
 from __future__ import annotations
 
 from advisor.models import CalibrationResult, SettingStats
-from advisor.render.words import number, stop_text, summary_lines, time_split_line
+from advisor.render.words import inputs_text, number, stop_text, summary_lines, time_split_line
 
 #: the table's groups, top to bottom: the advice first, failures last (best first within each,
 #: as the result orders its settings)
@@ -85,5 +85,6 @@ def text_summary(result: CalibrationResult) -> str:
     split = time_split_line(result)
     if split is not None:
         lines.append(split)
+    lines.append(f"inputs: {inputs_text(result.workload)}")
     lines.extend(f"note: {note}" for note in result.notes)
     return "\n".join(lines)

@@ -17,6 +17,7 @@ from advisor.models import (
     OpenReason,
     PairsVerdict,
     ThreadSetting,
+    WorkloadInfo,
 )
 from advisor.models.notes import (
     AdviceIgnored,
@@ -336,6 +337,26 @@ def gain_line(result: CalibrationResult) -> str:
     if not result.kept_default:
         line += f"; {_threads_versus_default(result)}"
     return line
+
+
+def inputs_text(workload: WorkloadInfo) -> str:
+    """Where the inputs came from: ``warmup file (12 requests, batch sizes 1-8)``, ``requests
+    file FILE (...)``, ``synthesised`` (with what synthesis read, where it says)."""
+    source = workload.inputs_source
+    if source is None or source.kind == "synthesised":
+        detail = None if source is None else source.detail
+        shown = "synthesised" if not detail else f"synthesised ({detail})"
+        if workload.kind != "builtin":
+            shown += f", batch size {workload.batch_size}"
+        return shown
+    counted = []
+    if source.requests is not None:
+        counted.append(f"{source.requests} request{'s' if source.requests != 1 else ''}")
+    if source.batch_sizes is not None:
+        low, high = source.batch_sizes
+        counted.append(f"batch size {low}" if low == high else f"batch sizes {low}-{high}")
+    what = "warmup file" if source.kind == "warmup" else f"requests file {source.file}"
+    return f"{what} ({', '.join(counted)})" if counted else what
 
 
 def summary_lines(result: CalibrationResult) -> list[str]:

@@ -32,6 +32,7 @@ from advisor.trials import runner, supervise
 from advisor.trials.environment import trial_env, trial_program
 from advisor.trials.forkclient import ServerError, TrialServer, server_program
 from advisor.trials.modelfile import check_workload
+from advisor.trials.requestfile import requests_source
 from advisor.trials.spawn import SpawnStarter
 from advisor.trials.supervise import Child, LaunchFailure, Starter
 
@@ -189,7 +190,8 @@ class Launcher:
     def inspect(self, timeout_s: float) -> WorkloadInfo:
         """Describe the workload (ModelError if it is unusable), starting the server first."""
         began = time.monotonic()
-        check_workload(self.workload)  # a bad path fails now, not after a TF import
+        # a bad path or request file fails now, not after a TF import
+        requests_source(self.workload, check_workload(self.workload))
         if self.mode != "spawn":
             self._start_server(timeout_s)
         info: WorkloadInfo | None = None

@@ -22,10 +22,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
-from advisor.errors import ModelError, first_error, one_line
+from advisor.errors import ModelError, RequestsError, first_error, one_line
 from advisor.models import ModelFormat, ThreadSetting, TrialResult, WorkloadInfo
 from advisor.trials.environment import trial_env
 from advisor.trials.modelfile import check_workload, workload_kind
+from advisor.trials.requestfile import requests_source
 from advisor.trials.spawn import SpawnStarter
 from advisor.trials.supervise import Starter, run_child
 from advisor.trials.wire import TrialRequest
@@ -57,7 +58,7 @@ def run_trial(
     }
     try:
         request = _request(workload_kind(workload), workload, spec)
-    except ModelError as exc:
+    except (ModelError, RequestsError) as exc:
         return TrialResult(**identity, status="failed", reason=str(exc))
     env = trial_env(spec.setting, onednn=spec.onednn)
     outcome = run_child(
@@ -101,8 +102,9 @@ def inspect_workload(
 ) -> WorkloadInfo:
     """Load the model once in a child and describe it; anything wrong is a one-line ModelError.
 
-    The child also runs one request on the synthesised inputs, so a model that cannot run on
-    them fails here, before any budget is spent on a sweep.
+    The child also runs one request on the synthesised inputs (or each distinct request it
+    replays), so a model that cannot run on them fails here, before any budget is spent on a
+    sweep; a request file that cannot be replayed is a one-line RequestsError.
     """
     where = workload.model_path or "built-in workload"
     kind = check_workload(workload)
@@ -120,6 +122,9 @@ def inspect_workload(
     status = outcome.answer.get("status")
     if status == "model_error":
         raise ModelError(one_line(str(outcome.answer.get("reason") or f"{where}: unusable model")))
+    if status == "requests_error":
+        reason = outcome.answer.get("reason") or f"{where}: the requests cannot be replayed"
+        raise RequestsError(one_line(str(reason)))
     try:
         return WorkloadInfo.model_validate(outcome.answer.get("info"))
     except ValidationError as exc:
@@ -131,7 +136,9 @@ def inspect_workload(
 def _request(
     kind: ModelFormat, workload: WorkloadSpec, spec: TrialSpec | None = None
 ) -> TrialRequest:
-    """What the child is asked: to measure ``spec`` or, without one, to inspect the workload."""
+    """What the child is asked: to measure ``spec`` or, without one, to inspect the workload.
+
+    The requests to replay are looked for here, each time: a warmup file is the model's own."""
     window: dict[str, Any] = (
         {}
         if spec is None
@@ -150,12 +157,20 @@ def _request(
             signature=workload.signature,
             batch_size=workload.batch_size,
             concurrency=workload.concurrency,
+            **_replayed(kind, workload),
             **window,
         )
     except ValidationError as exc:  # a size or a window no child could use
         where = workload.model_path or "built-in workload"
         problem = first_error(exc)
         raise ModelError(f"{where}: the trial request does not validate: {problem}") from None
+
+
+def _replayed(kind: ModelFormat, workload: WorkloadSpec) -> dict[str, Any]:
+    source = requests_source(workload, kind)
+    if source is None:
+        return {}
+    return {"requests": source.path, "requests_origin": source.origin}
 
 
 def _label(spec: TrialSpec) -> str:

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from advisor.models import ModelFormat, StrictModel
+from advisor.models import ModelFormat, RequestsOrigin, StrictModel
 
 
 class TrialRequest(StrictModel):
@@ -32,6 +32,9 @@ class TrialRequest(StrictModel):
     min_requests: int = Field(default=0, ge=0)
     max_measure_s: float | None = Field(default=None, ge=0)
     loaded_marker: str | None = None
+    #: the requests to replay (``advisor.trials.requestfile``); None: inputs are synthesised
+    requests: str | None = None
+    requests_origin: RequestsOrigin | None = None
 
     @model_validator(mode="after")
     def _a_trial_has_its_window(self) -> TrialRequest:

@@ -130,6 +130,7 @@ def the_one_line(err: str) -> str:
 
 
 U, M, P = errors.UsageError, errors.ModelError, errors.ProbeError
+R = errors.RequestsError
 
 
 @dataclass(frozen=True)
@@ -426,6 +427,111 @@ CASES = [
         "predict_v9",
     ),
     model_case("model-string-inputs", "{models}/sm_string", ("sm_string", "string")),
+    # requests to replay: the flags together, then the file (found before any child starts),
+    # then each request against the model's signature (a TF child reads them)
+    Case("requests-without-model", (*RUN, "--requests", "{tmp}/r.json"), U, ("--requests",)),
+    Case(
+        "requests-with-batch-size",
+        (*RUN, "--model", "{tmp}/fake_sm", "--requests", "{tmp}/r.json", "--batch-size", "4"),
+        U,
+        ("--batch-size cannot be given with --requests", "--requests none"),
+    ),
+    Case(
+        "warmup-file-with-batch-size",
+        (*RUN, "--model", "{tmp}/warm_sm", "--batch-size", "4"),
+        U,
+        ("tf_serving_warmup_requests", "--batch-size cannot be given", "--requests none"),
+        loads_model=True,
+    ),
+    Case(
+        "requests-missing",
+        (*RUN, "--model", "{tmp}/fake_sm", "--requests", "{tmp}/nope.json"),
+        R,
+        ("{tmp}/nope.json: no such request file",),
+        loads_model=True,
+    ),
+    Case(
+        "requests-empty",
+        (*RUN, "--model", "{tmp}/fake_sm", "--requests", "{tmp}/empty.json"),
+        R,
+        ("{tmp}/empty.json: the request file is empty",),
+        loads_model=True,
+    ),
+    Case(
+        "requests-a-directory",
+        (*RUN, "--model", "{tmp}/fake_sm", "--requests", "{tmp}/empty"),
+        R,
+        ("{tmp}/empty: not a regular file",),
+        loads_model=True,
+    ),
+    Case(
+        "warmup-file-empty",
+        (*RUN, "--model", "{tmp}/empty_warm_sm"),
+        R,
+        ("tf_serving_warmup_requests: the request file is empty",),
+        loads_model=True,
+    ),
+    *(
+        Case(case_id, (*RUN, "--model", model, "--requests", file), error, says, loads_model=True)
+        for case_id, model, file, error, says in (
+            (
+                "requests-unknown-input",
+                "{models}/sm_good",
+                "{tmp}/unknown_input.json",
+                R,
+                ("unknown_input.json: record 1: signature 'serving_default' has no input 'x'",),
+            ),
+            (
+                "requests-missing-input",
+                "{models}/two_inputs.keras",
+                "{tmp}/one_of_two.json",
+                R,
+                ("one_of_two.json: record 1: input 'tokens' is missing",),
+            ),
+            (
+                "requests-wrong-dtype",
+                "{models}/sm_good",
+                "{models}/requests/int64.tfrecord",
+                R,
+                ("int64.tfrecord: record 2: input 'features' is int64, the signature takes float",),
+            ),
+            (
+                "requests-wrong-shape",
+                "{models}/sm_good",
+                "{tmp}/short_rows.json",
+                R,
+                ("short_rows.json: record 2: input 'features' has shape [1,3]", "[?,16]"),
+            ),
+            (
+                "requests-bad-b64",
+                "{models}/sm_string",
+                "{tmp}/bad_b64.json",
+                R,
+                ("bad_b64.json: record 1: instance 2: a b64 value does not decode",),
+            ),
+            (
+                "requests-corrupt",
+                "{models}/sm_good",
+                "{models}/requests/not_a_log.tfrecord",
+                R,
+                ("not_a_log.tfrecord: record 1: not a PredictionLog",),
+            ),
+            (
+                "requests-neither-json-nor-tfrecord",
+                "{models}/sm_good",
+                "{tmp}/plain/variables.txt",
+                R,
+                ("variables.txt: neither a TF Serving REST body",),
+            ),
+            (
+                "requests-the-model-rejects",
+                "{models}/sm_fails",
+                "{tmp}/small_values.json",
+                M,
+                ("small_values.json: record 1: the model failed on it", "inputs must exceed 2"),
+            ),
+        )
+    ),
 ]
 
 
@@ -435,6 +541,23 @@ def _prepare_model_paths(tmp: Path) -> None:
     (tmp / "plain" / "variables.txt").write_text("not a model\n")
     (tmp / "g.keras").write_bytes(bytes(range(256)) * 4)
     os.mkfifo(tmp / "fifo.keras")  # nobody writes to it: opening it to read would block
+    # a directory the parent takes for a SavedModel: the request file's checks come first
+    for model in ("fake_sm", "warm_sm", "empty_warm_sm"):
+        (tmp / model).mkdir()
+        (tmp / model / "saved_model.pb").write_bytes(b"not read before the requests are")
+    for model, content in (("warm_sm", b"\x01"), ("empty_warm_sm", b"")):
+        (tmp / model / "assets.extra").mkdir()
+        (tmp / model / "assets.extra" / "tf_serving_warmup_requests").write_bytes(content)
+    (tmp / "empty.json").write_bytes(b"")
+    rows = [[0.5] * 16]
+    for name, bodies in {
+        "unknown_input.json": [{"inputs": {"x": rows}}],
+        "one_of_two.json": [{"inputs": {"numbers": [[0.0] * 8]}}],
+        "short_rows.json": [{"instances": rows}, {"instances": [[0.5] * 3]}],
+        "bad_b64.json": [{"instances": ["text", {"b64": "not base64!"}]}],
+        "small_values.json": [{"instances": [[1.0, 1.0, 1.0]]}],
+    }.items():
+        (tmp / name).write_text("\n".join(json.dumps(body) for body in bodies) + "\n")
 
 
 def needs_models(case: Case) -> bool:

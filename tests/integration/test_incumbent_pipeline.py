@@ -22,7 +22,13 @@ from advisor.keys import (
     LABEL_MANAGED_BY,
     PROVENANCE_ANNOTATION,
 )
-from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
+from advisor.models import (
+    CalibrationOptions,
+    CalibrationResult,
+    InputsSource,
+    NodeProfile,
+    WorkloadInfo,
+)
 from advisor.pipeline import Instruments
 from advisor.pipeline.drift import installed_tf_version
 from advisor.pipeline.incumbent import from_configmap, from_env_file
@@ -236,3 +242,25 @@ def test_an_incumbent_file_that_cannot_be_used_is_an_error_before_the_sweep(
     assert simulated == []  # no sweep ran
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "in-force.yaml" in err[0]
+
+
+def test_advice_measured_on_other_inputs_is_not_the_incumbent(tmp_path: Path) -> None:
+    """Replayed requests and synthesised inputs are different measurements of one model."""
+    model = tmp_path / "m"
+    warmup = model / "assets.extra" / "tf_serving_warmup_requests"
+    warmup.parent.mkdir(parents=True)
+    warmup.write_bytes(b"records")
+    replayed = WorkloadInfo(
+        kind="savedmodel",
+        path=str(model),
+        inputs_source=InputsSource(kind="warmup", file=str(warmup), requests=2),
+    )
+    obj = stored(NODE, workload=replayed)
+    same = CalibrationOptions(model_path=str(model))
+    assert from_configmap(obj, "the store", NODE, same).incumbent is not None
+    synthesised = CalibrationOptions(model_path=str(model), requests="none")
+    held = from_configmap(obj, "the store", NODE, synthesised)
+    assert held.incumbent is None
+    assert "inputs: measured on the warmup file, this run synthesised inputs" in note_text(
+        held.notes[0]
+    )

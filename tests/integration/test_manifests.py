@@ -299,6 +299,18 @@ def test_image_requirements_pin_every_dependency_for_both_architectures(arch: st
         assert req.specifier.contains(pins[name][0]), f"{name}=={pins[name][0]} violates {req}"
 
 
+@pytest.mark.parametrize("arch", sorted(MACHINES))
+def test_the_image_pins_the_serving_api_of_its_tensorflow(arch: str) -> None:
+    """Installed without its requirement of the ``tensorflow`` distribution (every pin is, with
+    --no-deps): no second TensorFlow beside tensorflow-cpu."""
+    pins = _pins_for(arch)
+    tensorflow = pins.get("tensorflow-cpu", pins.get("tensorflow"))
+    assert tensorflow is not None
+    serving = pins["tensorflow-serving-api"][0]
+    assert serving.split(".")[:2] == tensorflow[0].split(".")[:2]
+    assert "--no-deps" in (REPO / "Dockerfile").read_text()
+
+
 def test_a_pin_shared_by_both_architectures_carries_both_wheels_hashes() -> None:
     amd64, arm64 = _pins_for("amd64"), _pins_for("arm64")
     # numpy ships a wheel per architecture: one line, both hashes, each build checks its own

@@ -28,6 +28,7 @@ from advisor.errors import (
     ModelError,
     OutputError,
     ProbeError,
+    RequestsError,
     RestartFailedError,
     RestartTargetError,
     UsageError,
@@ -54,6 +55,7 @@ NO_RETRY_CODES = {
         AdviceKeptError,
         RestartTargetError,
         RestartFailedError,
+        RequestsError,
     )
 }
 RETRY_CODE = ClusterUnreachableError.exit_code

@@ -11,7 +11,9 @@ serves one value of it only.
 
 Forking is safe only while the runtime is uninitialised (tensorflow#2448, #8220, #51832): the
 server therefore never loads a model or runs an op, and the ``state`` request lets the parent
-(and the tests) check that it still has not.
+(and the tests) check that it still has not. It does read a trial's request file to replay
+(``advisor.trials.child.requests.preload``: protobuf, JSON and numpy, no op) before its first
+fork, so each child finds the records parsed.
 
 Protocol: JSON lines on the inherited socket ``--fd``. The server says
 ``{"event": "ready", "pid", "import_s", "threads", "tf_initialized"}`` once, then answers
@@ -32,6 +34,7 @@ import socket
 import sys
 import time
 import warnings
+from pathlib import Path
 from typing import Any
 
 
@@ -59,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         if op == "state":
             _send(channel, {"event": "state", **_state()})
         elif op == "fork":
+            _preload(message)
             pid = _fork_trial(channel, message)
             _send(channel, {"event": "forked", "pid": pid})
             _send(channel, {"event": "exit", "pid": pid, "returncode": _wait(pid)})
@@ -76,6 +80,18 @@ def _state() -> dict[str, Any]:
 
     handle = getattr(context.context(), "_context_handle", None)
     return {"threads": read_thread_count(), "tf_initialized": handle is not None}
+
+
+def _preload(message: dict[str, Any]) -> None:
+    """Read the trial's requests to replay, once: anything wrong is the child's to report."""
+    try:
+        path = json.loads(Path(message["request"]).read_text(encoding="utf-8")).get("requests")
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        return
+    if isinstance(path, str):
+        from advisor.trials.child.requests import preload
+
+        preload(path)
 
 
 def _fork_trial(channel: socket.socket, message: dict[str, Any]) -> int:

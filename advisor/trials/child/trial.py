@@ -14,7 +14,12 @@ stdout/stderr cannot corrupt it:
   "throttled_time_ms", "involuntary_switches_per_request", "peak_rss_mib"}`` or
   ``{"status": "failed", "reason"}``;
 - mode ``inspect`` -> ``{"status": "ok", "info": {WorkloadInfo fields}}`` or
-  ``{"status": "model_error", "reason"}``.
+  ``{"status": "model_error", "reason"}`` or ``{"status": "requests_error", "reason"}`` (the
+  requests to replay cannot be).
+
+``requests`` counts requests, each timed for the percentiles; ``throughput_rps`` counts what each
+request counts for (``LoadedWorkload.request``): replayed requests their examples (rows) per
+second, since their batches differ; synthesised inputs, all of one batch size, requests per second.
 """
 
 from __future__ import annotations
@@ -91,12 +96,14 @@ def die_with_parent() -> None:
 
 
 def _inspect(request: TrialRequest) -> dict[str, Any]:
-    from advisor.errors import ModelError
+    from advisor.errors import ModelError, RequestsError
 
     try:
         loaded = _load(request)
     except ModelError as exc:
         return {"status": "model_error", "reason": str(exc)}
+    except RequestsError as exc:
+        return {"status": "requests_error", "reason": str(exc)}
     import tensorflow as tf
 
     info = {
@@ -108,6 +115,7 @@ def _inspect(request: TrialRequest) -> dict[str, Any]:
         "batch_size": request.batch_size,
         "concurrency": request.concurrency,
         "tf_version": tf.__version__,
+        "inputs_source": loaded.inputs_source,
     }
     return {"status": "ok", "info": info}
 
@@ -135,13 +143,18 @@ def _trial(request: TrialRequest) -> dict[str, Any]:
 def _load(request: TrialRequest) -> Any:
     from advisor.trials.child import workloads
 
+    replay = None
+    if request.requests is not None:
+        replay = workloads.Replay(
+            request.requests, request.requests_origin or "file", request.mode == "inspect"
+        )
     return workloads.load_workload(
-        request.kind, request.path, request.signature, request.batch_size
+        request.kind, request.path, request.signature, request.batch_size, replay
     )
 
 
 def _measure(
-    call: Callable[[], None],
+    call: Callable[[], int],
     *,
     concurrency: int,
     warmup_s: float,
@@ -165,8 +178,9 @@ def _measure(
     throttling_before = read_throttling()
     usage_before = resource.getrusage(resource.RUSAGE_SELF)
     started = time.perf_counter()
+    rows = [0]
     latencies = _run_for(
-        call, concurrency, measure_s, min_requests=min_requests, max_s=max_measure_s
+        call, concurrency, measure_s, min_requests=min_requests, max_s=max_measure_s, rows=rows
     )
     window = time.perf_counter() - started
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -182,7 +196,7 @@ def _measure(
         "p90_ms": percentile(latencies, 90) * 1e3,
         "p99_ms": percentile(latencies, 99) * 1e3,
         "max_ms": latencies[-1] * 1e3,
-        "throughput_rps": len(latencies) / window,
+        "throughput_rps": rows[0] / window,
         "cpu_time_s": max(cpu, 0.0),
         "threads": threads,
         "nr_throttled": None,
@@ -198,15 +212,17 @@ def _measure(
 
 
 def _run_for(
-    call: Callable[[], None],
+    call: Callable[[], int],
     concurrency: int,
     seconds: float,
     *,
     min_requests: int = 0,
     max_s: float | None = None,
+    rows: list[int] | None = None,
 ) -> list[float]:
     """Latencies (s) of requests issued by ``concurrency`` loops until ``seconds`` have passed
-    and ``min_requests`` have completed, or ``max_s`` has passed, whichever comes first.
+    and ``min_requests`` have completed, or ``max_s`` has passed, whichever comes first; the
+    examples they carried are added to ``rows[0]``.
 
     Each loop issues at least one request, so even a window shorter than one request measures
     something. TF releases the GIL while it computes, so the loops really overlap.
@@ -221,10 +237,11 @@ def _run_for(
 
     def loop() -> None:
         mine: list[float] = []
+        examples = 0
         try:
             while True:
                 begin = time.perf_counter()
-                call()
+                examples += call()
                 finished = time.perf_counter()
                 mine.append(finished - begin)
                 done[0] += 1  # a racy count is fine: it only decides when to stop
@@ -234,6 +251,8 @@ def _run_for(
             errors.append(exc)
         with lock:
             latencies.extend(mine)
+            if rows is not None:
+                rows[0] += examples
 
     if concurrency == 1:
         loop()

@@ -2,8 +2,10 @@
 
 Imports tensorflow, so only the trial child (``advisor.trials.child.trial``) may import this module:
 thread settings are read once when TF starts, and the parent must stay TF-free to run many
-settings. Everything here ends in a ``LoadedWorkload`` whose ``request()`` is one inference on
-inputs synthesised from the model's own signature, because the advisor never sees real traffic.
+settings. Everything here ends in a ``LoadedWorkload`` whose ``request()`` is one inference: on
+recorded requests where there are some (``advisor.trials.child.requests``: the model's warmup
+file or ``--requests FILE``, replayed as recorded, in a fixed cycle), else on inputs synthesised
+from the model's own signature.
 
 Input synthesis rules (documented for users in the error messages):
 - the first dimension, when unknown, is the batch: it is filled from ``batch_size``; when it is
@@ -19,8 +21,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -59,19 +62,38 @@ class TensorDecl:
 
 @dataclass(frozen=True)
 class LoadedWorkload:
-    """A model ready to serve requests on fixed synthesised inputs."""
+    """A model ready to serve requests on fixed inputs (synthesised, or recorded requests)."""
 
     kind: str
     signature: str | None
     signature_digest: str
-    #: input name -> "dtype[shape]" of the synthesised tensor
+    #: input name -> "dtype[shape]" of the tensor fed (a dimension that varies: its range)
     inputs: dict[str, str]
-    #: runs one request and waits for its outputs; safe to call from several threads at once
-    request: Callable[[], None]
+    #: runs one request, waits for its outputs and returns what it counts for throughput: a
+    #: replayed request its examples (rows, which differ from request to request), a synthesised
+    #: one 1 (every request has the batch size: throughput stays requests per second, as
+    #: ever); safe to call from several threads at once
+    request: Callable[[], int]
+    #: where the inputs came from: ``InputsSource``'s fields
+    inputs_source: dict[str, Any] = field(default_factory=lambda: {"kind": "synthesised"})
 
 
-def load_workload(kind: str, path: str | None, signature: str, batch_size: int) -> LoadedWorkload:
-    """Load what ``kind`` names; every problem with the model is a one-line ModelError."""
+@dataclass(frozen=True)
+class Replay:
+    """Recorded requests to replay: the file and where it came from (``RequestsOrigin``)."""
+
+    path: str
+    origin: str
+    #: run every distinct request once at load (inspection does, so a request the model rejects
+    #: fails before any trial; a trial's warm-up window runs them anyway)
+    check_each: bool = True
+
+
+def load_workload(
+    kind: str, path: str | None, signature: str, batch_size: int, replay: Replay | None = None
+) -> LoadedWorkload:
+    """Load what ``kind`` names; every problem with the model is a one-line ModelError, every
+    problem with the requests to replay a one-line RequestsError."""
     if batch_size < 1:
         raise ModelError(f"batch size {batch_size}: must be at least 1")
     if kind == "builtin":
@@ -79,9 +101,9 @@ def load_workload(kind: str, path: str | None, signature: str, batch_size: int) 
     if path is None:
         raise ModelError(f"workload kind {kind!r} needs a model path")
     if kind == "savedmodel":
-        return _savedmodel(path, signature, batch_size)
+        return _savedmodel(path, signature, batch_size, replay)
     if kind == "keras":
-        return _keras(path, batch_size)
+        return _keras(path, batch_size, replay)
     raise ModelError(f"unknown workload kind {kind!r}")
 
 
@@ -151,7 +173,7 @@ def _builtin(batch_size: int) -> LoadedWorkload:
         signature=None,
         signature_digest=spec_digest(declared, outputs, extra=BUILTIN_NAME),
         inputs=describe_tensors(tensors),
-        request=lambda: _wait(model(image)),
+        request=lambda: _wait(model(image), rows=1),
     )
 
 
@@ -160,7 +182,9 @@ def _builtin(batch_size: int) -> LoadedWorkload:
 # --------------------------------------------------------------------------------------------------
 
 
-def _savedmodel(path: str, signature: str, batch_size: int) -> LoadedWorkload:
+def _savedmodel(
+    path: str, signature: str, batch_size: int, replay: Replay | None
+) -> LoadedWorkload:
     try:
         loaded = tf.saved_model.load(path)
     except Exception as exc:
@@ -178,19 +202,26 @@ def _savedmodel(path: str, signature: str, batch_size: int) -> LoadedWorkload:
         _decl(name, spec.dtype, spec.shape)
         for name, spec in sorted(dict(function.structured_outputs).items())
     ]
+    digest = spec_digest(declared, outputs)
+    if replay is not None:
+        callables: Callables = {
+            str(name): (_signature_inputs(fn), _KeywordCall(fn, loaded))
+            for name, fn in sorted(signatures.items())
+        }
+        return _replayed(replay, "savedmodel", signature, digest, callables)
     tensors = synthesise(declared, batch_size, where=path)
     _check_first_call(path, lambda: _wait(function(**tensors)), tensors)
     # Keep the loaded object alive: signature functions only hold weak references to it.
     return LoadedWorkload(
         kind="savedmodel",
         signature=signature,
-        signature_digest=spec_digest(declared, outputs),
+        signature_digest=digest,
         inputs=describe_tensors(tensors),
-        request=lambda: _wait(function(**tensors), keep=loaded),
+        request=lambda: _wait(function(**tensors), keep=loaded, rows=1),
     )
 
 
-def _keras(path: str, batch_size: int) -> LoadedWorkload:
+def _keras(path: str, batch_size: int, replay: Replay | None) -> LoadedWorkload:
     import keras
 
     try:
@@ -212,27 +243,143 @@ def _keras(path: str, batch_size: int) -> LoadedWorkload:
         [str(getattr(t, "name", "") or f"output_{i}") for i, t in enumerate(model_outputs)]
     )
     outputs = [_decl(n, t.dtype, t.shape) for n, t in zip(out_names, model_outputs, strict=True)]
-    tensors = synthesise(declared, batch_size, where=path)
-    arguments = [tensors[d.name] for d in declared]
     specs = [tf.TensorSpec(d.shape, d.dtype, name=d.name) for d in declared]
-    single = len(arguments) == 1
+    single = len(declared) == 1
 
     # A fixed input signature, as TF Serving runs it: no Python per call, no retracing.
     @tf.function(input_signature=specs)  # type: ignore[untyped-decorator]
     def serve(*xs: Any) -> Any:
         return model(xs[0] if single else list(xs), training=False)
 
+    digest = spec_digest(declared, outputs)
+    if replay is not None:
+        # a .keras file has one way in; requests name it as TF Serving's default signature
+        def by_name(**named: Any) -> Any:
+            return serve(*(named[d.name] for d in declared))
+
+        default = "serving_default"
+        return _replayed(replay, "keras", default, digest, {default: (declared, by_name)})
+    tensors = synthesise(declared, batch_size, where=path)
+    arguments = [tensors[d.name] for d in declared]
     _check_first_call(path, lambda: _wait(serve(*arguments)), tensors)
     return LoadedWorkload(
         kind="keras",
         signature=None,
-        signature_digest=spec_digest(declared, outputs),
+        signature_digest=digest,
         inputs=describe_tensors(tensors),
-        request=lambda: _wait(serve(*arguments)),
+        request=lambda: _wait(serve(*arguments), rows=1),
     )
 
 
-def _check_first_call(path: str, call: Callable[[], None], tensors: dict[str, Any]) -> None:
+# --------------------------------------------------------------------------------------------------
+# Recorded requests
+# --------------------------------------------------------------------------------------------------
+
+#: a signature's declared inputs and how to call it with tensors by input name
+Callables = dict[str, tuple[list[TensorDecl], Callable[..., Any]]]
+
+
+def _signature_inputs(function: Any) -> list[TensorDecl]:
+    _, kw_specs = function.structured_input_signature
+    return [_decl(name, spec.dtype, spec.shape) for name, spec in sorted(kw_specs.items())]
+
+
+class _KeywordCall:
+    """A signature function called by input name, holding the loaded model alive (signature
+    functions only hold weak references to it)."""
+
+    def __init__(self, function: Any, keep: object) -> None:
+        self.function = function
+        self.keep = keep
+
+    def __call__(self, **tensors: Any) -> Any:
+        return self.function(**tensors)
+
+
+def _replayed(
+    replay: Replay, kind: str, default_signature: str, digest: str, callables: Callables
+) -> LoadedWorkload:
+    """The workload that replays ``replay``'s requests in a fixed cycle, each as recorded.
+
+    Every distinct request runs once here, so a model that rejects one fails before any trial.
+    """
+    from advisor.trials.child import requests as recorded
+
+    raw = recorded.read_once(replay.path)
+    bound = recorded.bind(
+        raw,
+        {name: declared for name, (declared, _) in callables.items()},
+        path=replay.path,
+        default_signature=default_signature,
+        max_bytes=MAX_INPUT_BYTES,
+    )
+    prepared: list[tuple[int, list[tuple[Callable[..., Any], dict[str, Any]]]]] = []
+    for request in bound:
+        calls = [
+            (callables[name][1], {k: tf.constant(v) for k, v in arrays.items()})
+            for name, arrays in request.calls
+        ]
+        prepared.append((request.rows, calls))
+    checked = zip(bound, prepared, strict=True) if replay.check_each else ()
+    for request, (_, calls) in checked:
+        try:
+            for call, tensors in calls:
+                _wait(call(**tensors))
+        except Exception as exc:
+            raise ModelError(
+                f"{replay.path}: record {request.record}: the model failed on it: {_why(exc)}"
+            ) from None
+    lock = threading.Lock()
+    position = [0]
+
+    def replay_one() -> int:
+        with lock:  # loops in several threads share one fixed order
+            index = position[0]
+            position[0] = (index + 1) % len(prepared)
+        rows, calls = prepared[index]
+        for call, tensors in calls:
+            _wait(call(**tensors))
+        return rows
+
+    batches = [rows for rows, _ in prepared]
+    return LoadedWorkload(
+        kind=kind,
+        signature=default_signature if kind == "savedmodel" else None,
+        signature_digest=digest,
+        inputs=_describe_replayed(bound),
+        request=replay_one,
+        inputs_source={
+            "kind": replay.origin,
+            "file": replay.path,
+            "requests": len(prepared),
+            "batch_sizes": [min(batches), max(batches)],
+        },
+    )
+
+
+def _describe_replayed(bound: Sequence[Any]) -> dict[str, str]:
+    """input -> "float32[1-8,4]": each dimension's range over the requests that feed it."""
+    shapes: dict[str, tuple[str, list[tuple[int, ...]]]] = {}
+    for request in bound:
+        for _, arrays in request.calls:
+            for name, array in arrays.items():
+                dtype = "string" if array.dtype.kind in "OSU" else tf.as_dtype(array.dtype).name
+                shapes.setdefault(name, (dtype, []))[1].append(tuple(array.shape))
+    described = {}
+    for name, (dtype, seen) in sorted(shapes.items()):
+        ranks = {len(s) for s in seen}
+        if len(ranks) != 1:
+            described[name] = f"{dtype}[rank {min(ranks)}-{max(ranks)}]"
+            continue
+        dims = []
+        for column in zip(*seen, strict=True):
+            low, high = min(column), max(column)
+            dims.append(str(low) if low == high else f"{low}-{high}")
+        described[name] = f"{dtype}[{','.join(dims)}]"
+    return described
+
+
+def _check_first_call(path: str, call: Callable[[], object], tensors: dict[str, Any]) -> None:
     """Run one request now, so a model that rejects its synthesised inputs fails as a ModelError."""
     try:
         call()
@@ -353,11 +500,13 @@ def _unique_names(names: list[str]) -> list[str]:
     return unique
 
 
-def _wait(outputs: Any, keep: object = None) -> None:
-    """Bring every output to the host, as a server does before it answers."""
+def _wait(outputs: Any, keep: object = None, rows: int = 0) -> int:
+    """Bring every output to the host, as a server does before it answers; ``rows``, the
+    request's examples, is handed back for the caller's count."""
     del keep
     for tensor in tf.nest.flatten(outputs):
         tensor.numpy()
+    return rows
 
 
 #: lines of a TF OpError message that locate the failing node but say nothing to a user

@@ -266,6 +266,10 @@ containers:
       {{- with $m.signature }}
       - --signature={{ . }}
       {{- end }}
+      {{- /* a file inside the model directory, relative to it, or none */}}
+      {{- with $m.requests }}
+      - --requests={{ if eq . "none" }}none{{ else }}{{ $modelPath }}/{{ . }}{{ end }}
+      {{- end }}
       {{- end }}
       {{- /* the Job's node pool, recorded in the advice (also as node labels): status
       reports consumers that are not pinned to it (node-pool-differs) */}}
@@ -346,12 +350,13 @@ podFailurePolicy:
     # Exit codes (advisor/errors.py, README "Exit codes") a retry cannot fix: internal 1,
     # usage 2, probe 3, model 4, invalid advice 6, forbidden 8, rejected by the API server 10,
     # mismatch 11, local output 12, a better stored advice kept 13, a restart target missing or
-    # not patchable 14, a restart failed after the advice was written 15 (the advice stands).
+    # not patchable 14, a restart failed after the advice was written 15 (the advice stands), a
+    # request file that cannot be replayed 18.
     - action: FailJob
       onExitCodes:
         containerName: advisor
         operator: In
-        values: [1, 2, 3, 4, 6, 8, 10, 11, 12, 13, 14, 15]
+        values: [1, 2, 3, 4, 6, 8, 10, 11, 12, 13, 14, 15, 18]
     # Retried, counting towards backoffLimit: calibration 5, unreachable 7, conflict 9.
     # Interrupted (130) is in no exit-code rule: a drained pod's SIGTERM reaches the
     # DisruptionTarget rule below.

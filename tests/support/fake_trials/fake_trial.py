@@ -5,7 +5,8 @@
 Modes: ok (noisy output, then a valid answer), env (reports the thread variables it was given as
 a failure reason), hang (starts a grandchild, writes both pids to ARG, sleeps forever), crash
 (traceback on stderr, exit 3), garbage / not_object / invalid / silent (bad or no answer),
-sigkill, sigsegv (dies by that signal), hog (allocates 4 GiB: for a memory-limited cgroup).
+sigkill, sigsegv (dies by that signal), requests_error (an inspection's answer: the request
+file cannot be replayed), hog (allocates 4 GiB: for a memory-limited cgroup).
 """
 
 from __future__ import annotations
@@ -62,8 +63,8 @@ def main() -> int:
         print("Traceback (most recent call last):", file=sys.stderr)
         print("RuntimeError: the model exploded", file=sys.stderr, flush=True)
         return 3
-    elif mode == "garbage":
-        args.result.write_text("this is {not json")
+    elif mode in ("garbage", "requests_error"):
+        args.result.write_text(_fixed_answer(mode, args.request))
     elif mode == "not_object":
         args.result.write_text("[1, 2, 3]")
     elif mode == "invalid":
@@ -83,6 +84,14 @@ def main() -> int:
     else:
         raise SystemExit(f"unknown mode {mode}")
     return 0
+
+
+def _fixed_answer(mode: str, request: Path) -> str:
+    if mode == "requests_error":
+        # an inspection whose requests to replay cannot be: the line, as the child words it
+        reason = f"{json.loads(request.read_text())['requests']}: record 2: bad"
+        return json.dumps({"status": "requests_error", "reason": reason})
+    return "this is {not json"
 
 
 if __name__ == "__main__":

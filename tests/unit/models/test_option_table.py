@@ -39,6 +39,7 @@ ASKED = {
     "batch_size": "8",
     "p99_slo_ms": "12.5",
     "budget_s": "120.5",
+    "requests": "none",
 }
 #: what plan passes to every Job, none of it run's default
 JOB_WIDE: dict[str, Any] = {"trial_mode": "spawn", "sweep_onednn": True}
@@ -170,6 +171,47 @@ def test_a_workloads_options_reach_its_jobs_run_and_its_spec() -> None:
         assert option.spec_label and label_of(option.key) == option.spec_label
 
 
+def test_a_request_file_inside_the_model_reaches_the_job_where_its_copy_has_it() -> None:
+    """The requests annotation names a file relative to the model directory: the Job's run reads
+    it inside the model's copy, and the spec keeps it as annotated (the model path is there)."""
+    rel = "assets.extra/requests.jsonl"
+    workload = deployment(annotations={FIELD_ANNOTATION["requests"]: rel})
+    ask = read_ask(workload["metadata"]["annotations"])
+    assert ask.options.requests == rel
+    job = derive_job(
+        "Deployment", KubeWorkload.read(workload), ask, configmap="resnet-advice", settings=SETTINGS
+    )
+    (advisor,) = job.manifest["spec"]["template"]["spec"]["containers"]
+    parsed = options_from_args(build_parser().parse_args(advisor["args"]))
+    assert parsed.model_path is not None
+    assert parsed.requests == f"{parsed.model_path}/{rel}"
+    spec = calibration_spec(
+        pod={}, container={}, ask=ask, model_path="/m", model_volume=None, extra_args=()
+    )
+    assert spec["requests"] == rel
+
+
+@pytest.mark.parametrize("value", ["/models/r.json", "../r.json", "a/../../r.json", "."])
+def test_a_request_file_outside_the_model_is_refused_naming_the_annotation(value: str) -> None:
+    annotations = deployment(annotations={FIELD_ANNOTATION["requests"]: value})["metadata"]
+    with pytest.raises(ValueError, match=f"annotation {keys.ANN_REQUESTS}="):
+        read_ask(annotations["annotations"])
+    # plan's own default obeys the same rule, named as its flag
+    with pytest.raises(ValueError, match="plan's --requests="):
+        read_ask(deployment()["metadata"]["annotations"], Defaults(requests=value))
+
+
 def test_job_wide_options_at_runs_default_add_no_argument() -> None:
     assert run_args(PlanRequest()) == ()
     assert run_args(PlanRequest(**JOB_WIDE)) == ("--trial-mode=spawn", "--sweep-onednn")
+
+
+def test_requests_need_a_model_and_refuse_a_batch_size_beside_them() -> None:
+    """Each request keeps its own batch; ``none`` (synthesise) takes a batch size as ever."""
+    with pytest.raises(ValueError, match="requests replays a model's requests: it needs model"):
+        CalibrationOptions(requests="r.json")
+    with pytest.raises(ValueError, match="batch_size cannot be given with requests"):
+        CalibrationOptions(model_path="/m", requests="r.json", batch_size=4)
+    assert CalibrationOptions(model_path="/m", requests="none", batch_size=4).requests_file is None
+    assert CalibrationOptions(requests="none").requests_file is None
+    assert CalibrationOptions(model_path="/m", requests="r.json").requests_file == "r.json"

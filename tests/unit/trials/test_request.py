@@ -78,7 +78,10 @@ def test_the_wire_keys_are_the_ones_the_child_always_read() -> None:
         "min_requests",
         "max_measure_s",
         "loaded_marker",
+        "requests",
+        "requests_origin",
     }
+    assert wire["requests"] is None  # inputs synthesised: no request file
     assert wire["path"] == "/models/m.keras" and wire["loaded_marker"] == "/tmp/loaded"
 
 

@@ -18,11 +18,12 @@ from pathlib import Path
 import pytest
 
 from advisor.calibrate.spec import TrialSpec, WorkloadSpec
-from advisor.errors import ModelError
+from advisor.errors import ModelError, RequestsError
 from advisor.models import ADVICE_ENV_NAMES, ThreadSetting, TrialResult
 from advisor.trials.environment import trial_env
 from advisor.trials.modelfile import workload_kind
 from advisor.trials.runner import inspect_workload, run_trial
+from advisor.trials.spawn import SpawnStarter
 from advisor.trials.supervise import terminate_all_trials
 from tests.support import FAKE_TRIALS
 
@@ -278,3 +279,19 @@ def _mkdir(path: Path) -> Path:
 def _write(path: Path) -> Path:
     path.write_text("x")
     return path
+
+
+def test_requests_the_child_cannot_replay_are_one_requests_error_line(tmp_path: Path) -> None:
+    """The child's answer crosses to the parent as ModelError's does: the line, its own code."""
+    model = _mkdir(tmp_path / "m")
+    (model / "saved_model.pb").write_bytes(b"pb")
+    requests = tmp_path / "r.json"
+    requests.write_text('{"instances": [1]}')
+    program = [sys.executable, str(FAKE_TRIALS / "fake_trial.py"), "requests_error"]
+    with pytest.raises(RequestsError) as caught:
+        inspect_workload(
+            WorkloadSpec(str(model), requests=str(requests)),
+            timeout_s=60,
+            starter=SpawnStarter(program),
+        )
+    assert str(caught.value) == f"{requests}: record 2: bad"

@@ -1,0 +1,72 @@
+"""Where a calibration's inputs came from, in words: the table's summary and the report say it."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.models import InputsSource, WorkloadInfo
+from advisor.render.report import report_html
+from advisor.render.table import text_summary
+from advisor.render.words import inputs_text
+from testkit.fakeapi.samples import calibration_result
+
+
+@pytest.mark.parametrize(
+    ("workload", "words"),
+    [
+        (WorkloadInfo(kind="builtin"), "synthesised"),
+        (
+            WorkloadInfo(kind="savedmodel", path="/m", batch_size=8),
+            "synthesised, batch size 8",
+        ),
+        (
+            WorkloadInfo(
+                kind="savedmodel",
+                path="/m",
+                inputs_source=InputsSource(kind="synthesised", detail="parse spec of 3 features"),
+            ),
+            "synthesised (parse spec of 3 features), batch size 1",
+        ),
+        (
+            WorkloadInfo(
+                kind="savedmodel",
+                path="/m",
+                inputs_source=InputsSource(
+                    kind="warmup", file="/m/assets.extra/w", requests=12, batch_sizes=(1, 8)
+                ),
+            ),
+            "warmup file (12 requests, batch sizes 1-8)",
+        ),
+        (
+            WorkloadInfo(
+                kind="keras",
+                path="/m.keras",
+                inputs_source=InputsSource(
+                    kind="file", file="req.jsonl", requests=1, batch_sizes=(4, 4)
+                ),
+            ),
+            "requests file req.jsonl (1 request, batch size 4)",
+        ),
+    ],
+)
+def test_the_source_of_the_inputs_in_words(workload: WorkloadInfo, words: str) -> None:
+    assert inputs_text(workload) == words
+
+
+def test_the_summary_and_the_report_say_where_the_inputs_came_from() -> None:
+    result = calibration_result(2, 1)
+    source = InputsSource(kind="warmup", file="/m/w", requests=3, batch_sizes=(1, 2))
+    workload = WorkloadInfo(kind="savedmodel", path="/m", inputs_source=source)
+    replayed = result.model_copy(update={"workload": workload})
+    line = "inputs: warmup file (3 requests, batch sizes 1-2)"
+    assert line in text_summary(replayed).splitlines()
+    assert "Inputs:\nwarmup file (3 requests, batch sizes 1-2)." in report_html(replayed)
+    # stored with the result: JSON and YAML (and the ConfigMap's provenance) carry it as data
+    dumped = replayed.model_dump(mode="json")["workload"]["inputs_source"]
+    assert dumped == {
+        "kind": "warmup",
+        "file": "/m/w",
+        "requests": 3,
+        "batch_sizes": [1, 2],
+        "detail": None,
+    }
