@@ -61,6 +61,7 @@ ANN_CONCURRENCY = PREFIX + "concurrency"
 ANN_BATCH_SIZE = PREFIX + "batch-size"
 ANN_P99_MS = PREFIX + "p99-ms"
 ANN_BUDGET = PREFIX + "budget"
+ANN_INPUT_SHAPE = PREFIX + "input-shape"
 ANN_RESTART = PREFIX + "restart"
 #: the serving container to calibrate, where its pod has several
 ANN_ASK_CONTAINER = PREFIX + "container"

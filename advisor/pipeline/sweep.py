@@ -107,6 +107,7 @@ def _launcher(
         model_path=options.model_path,
         signature=options.signature,
         batch_size=options.batch_size,
+        input_shape=options.input_shape,
         concurrency=options.concurrency,
     )
     say(f"inspecting the workload ({options.model_path or 'built-in'})")

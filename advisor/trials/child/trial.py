@@ -136,7 +136,11 @@ def _load(request: TrialRequest) -> Any:
     from advisor.trials.child import workloads
 
     return workloads.load_workload(
-        request.kind, request.path, request.signature, request.batch_size
+        request.kind,
+        request.path,
+        request.signature,
+        request.batch_size,
+        input_shape=request.input_shape,
     )
 
 
