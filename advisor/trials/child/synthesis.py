@@ -166,9 +166,15 @@ class GraphFacts:
     categories: set[tuple[Source, str]] = field(default_factory=set)
 
 
-def read_graph(function: Any, input_names: Sequence[str]) -> GraphFacts:
-    """Follow each input of ``function`` (a ConcreteFunction; its first inputs are
-    ``input_names``, in order) through its graph and the functions it calls."""
+def read_graph(function: Any, declared: Sequence[TensorDecl]) -> GraphFacts:
+    """Follow each input of ``function`` (a ConcreteFunction; its first inputs are ``declared``,
+    in order) through its graph and the functions it calls.
+
+    Only integers and strings have values the graph can say anything about: a model of float
+    inputs alone is not read (a big graph takes a tenth of a second, paid by every trial)."""
+    if not any(tf.as_dtype(d.dtype).is_integer or d.dtype == "string" for d in declared):
+        return GraphFacts()
+    input_names = [d.name for d in declared]
     graph = function.graph
     captures = {internal.op.name: external for external, internal in graph.captures}
     inputs = {t.op.name: name for t, name in zip(function.inputs, input_names, strict=False)}
@@ -518,7 +524,8 @@ def _first(value: Any) -> str | None:
 def check_input_shapes(
     declared: Sequence[TensorDecl], given: Mapping[str, tuple[int, ...]], where: str
 ) -> None:
-    """``--input-shape`` names only inputs the signature has, whose shapes it leaves open."""
+    """``--input-shape`` names only inputs the signature has, whose shapes it leaves open, and
+    every input with an unknown dimension after the batch (all of them named at once)."""
     by_name = {d.name: d for d in declared}
     for name in given:
         d = by_name.get(name)
@@ -530,9 +537,26 @@ def check_input_shapes(
             )
         if d.shape is not None and None not in d.shape[1:]:
             raise ModelError(
-                f"{where}: --input-shape names input {name!r}, whose shape {d.describe()} is "
-                "known after the batch: give only inputs with unknown dimensions"
+                f"{where}: --input-shape names input {name!r}, whose shape {d.describe()} has "
+                "no unknown dimension after the batch: give only inputs with unknown dimensions"
             )
+    missing = [
+        d for d in declared if d.name not in given and (d.shape is None or None in d.shape[1:])
+    ]
+    if missing:
+        what = ", ".join(f"{d.name!r} {d.describe()}" for d in missing)
+        example = ";".join(f"{d.name}={_placeholder_dims(d)}" for d in missing)
+        inputs, have = ("input", "has") if len(missing) == 1 else ("inputs", "have")
+        raise ModelError(
+            f"{where}: {inputs} {what} {have} unknown dimensions after the batch; give the "
+            f"sizes with --input-shape '{example}'"
+        )
+
+
+def _placeholder_dims(d: TensorDecl) -> str:
+    if d.shape is None:
+        return "D1[,D2...]"
+    return ",".join(f"D{i}" if dim is None else str(dim) for i, dim in enumerate(d.shape) if i)
 
 
 def concrete_shape(

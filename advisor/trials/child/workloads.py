@@ -203,8 +203,8 @@ def _savedmodel(
         _decl(name, spec.dtype, spec.shape)
         for name, spec in sorted(dict(function.structured_outputs).items())
     ]
-    # the signature's inputs, in the order its function takes them (its keywords, sorted)
-    graph = synthesis.read_graph(function, sorted(kw_specs))
+    # declared in the order the signature's function takes them (its keywords, sorted)
+    graph = synthesis.read_graph(function, declared)
     tensors, source = synthesise(
         declared, batch_size, where=path, graph=graph, input_shapes=shapes, model_path=path
     )
@@ -251,11 +251,12 @@ def _keras(path: str, batch_size: int, shapes: dict[str, tuple[int, ...]]) -> Lo
         return model(xs[0] if single else list(xs), training=False)
 
     try:
-        graph = synthesis.read_graph(serve.get_concrete_function(), [d.name for d in declared])
+        graph = synthesis.read_graph(serve.get_concrete_function(), declared)
     except Exception:  # a model that cannot be traced fails on its first call, said there
         graph = None
+    # no warmup file to name: TF Serving serves SavedModels
     tensors, source = synthesise(
-        declared, batch_size, where=path, graph=graph, input_shapes=shapes, model_path=path
+        declared, batch_size, where=path, graph=graph, input_shapes=shapes
     )
     arguments = [tensors[d.name] for d in declared]
 
