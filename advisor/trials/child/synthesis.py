@@ -326,24 +326,26 @@ class _Reader:
 
     def _origin(self, frame: _Frame, ref: str) -> _Origin | None:
         """The variable, table or constant a resource or a read value comes from."""
+        name, _out, _index = frame.body.split(ref)
+        node = frame.body.by_name.get(name)
         for _ in range(64):
-            name, _out, _index = frame.body.split(ref)
-            if name in frame.arg_origins:
-                return frame.arg_origins[name]
+            if node is None or node.op not in _READ_OPS or not node.input:
+                break
+            name, _out, _index = frame.body.split(node.input[0])
             node = frame.body.by_name.get(name)
-            if node is None:
-                return None
-            if node.op in _READ_OPS and node.input:
-                ref = node.input[0]
-                continue
-            if node.op == "Const":
-                dims = node.attr["value"].tensor.tensor_shape.dim
-                return _Origin(shape=tuple(int(d.size) for d in dims))
-            if node.op in ("VarHandleOp", "VariableV2"):
-                return _Origin(shape=tuple(int(d.size) for d in node.attr["shape"].shape.dim))
-            if frame.body.top and node.op == "Placeholder" and name in self.captures:
-                return _Origin(handle=self.captures[name])
+        if name in frame.arg_origins:
+            return frame.arg_origins[name]
+        if node is None:
             return None
+        dims: Any = None
+        if node.op == "Const":
+            dims = node.attr["value"].tensor.tensor_shape.dim
+        elif node.op in ("VarHandleOp", "VariableV2"):
+            dims = node.attr["shape"].shape.dim
+        if dims is not None:
+            return _Origin(shape=tuple(int(d.size) for d in dims))
+        if frame.body.top and node.op == "Placeholder" and name in self.captures:
+            return _Origin(handle=self.captures[name])
         return None
 
     # ---------------------------------------------------------------------------------------------
@@ -351,37 +353,48 @@ class _Reader:
 
     def _note(self, frame: _Frame, node: Any) -> None:
         inputs = self._data_inputs(node)
+        if not inputs:
+            return
+        first = self._labels(frame, inputs[0])
         facts = self.facts
-        if node.op in _PARSE_OPS and inputs:
-            spec = _parse_spec(frame, node)
-            if spec is not None:
-                for label in self._labels(frame, inputs[0]):
-                    if label.source == "input":
-                        known = facts.parse_specs.setdefault(label.name, [])
-                        have = {f.key for f in known}
-                        known.extend(f for f in spec[0] if f.key not in have)
-        elif node.op in _IMAGE_OPS and inputs:
-            facts.images.update((lab.source, lab.name) for lab in self._labels(frame, inputs[0]))
-        elif node.op in _HASH_OPS and inputs:
-            facts.categories.update(
-                (lab.source, lab.name) for lab in self._labels(frame, inputs[0]) if lab.direct
-            )
+        if node.op in _PARSE_OPS:
+            self._note_parse(frame, node, first)
+        elif node.op in _IMAGE_OPS:
+            facts.images.update((lab.source, lab.name) for lab in first)
+        elif node.op in _HASH_OPS:
+            facts.categories.update((lab.source, lab.name) for lab in first if lab.direct)
         elif node.op in _LOOKUP_OPS and len(inputs) >= 2:
-            keys = self._table_keys(frame, node, inputs[0])
-            for label in self._labels(frame, inputs[1]):
-                if label.direct:
-                    facts.categories.add((label.source, label.name))
-                if keys is not None and len(keys):
-                    facts.vocab.setdefault((label.source, label.name), keys)
+            self._note_lookup(frame, node, inputs)
         elif node.op in ("ResourceGather", "GatherV2", "Gather") and len(inputs) >= 2:
-            if node.op == "GatherV2" and _const_value(frame, inputs[2:3]) not in (0, None):
-                return  # gathers along another axis: its size is not a table's
-            rows = self._rows(self._origin(frame, inputs[0]))
-            if rows is None or rows < 1:
-                return
-            for label in self._labels(frame, inputs[1]):
-                slot = (label.source, label.name)
-                facts.rows[slot] = min(rows, facts.rows.get(slot, rows))
+            self._note_gather(frame, node, inputs)
+
+    def _note_parse(self, frame: _Frame, node: Any, serialized: Labels) -> None:
+        spec = _parse_spec(frame, node)
+        if spec is None:
+            return
+        for label in serialized:
+            if label.source == "input":
+                known = self.facts.parse_specs.setdefault(label.name, [])
+                have = {f.key for f in known}
+                known.extend(f for f in spec[0] if f.key not in have)
+
+    def _note_lookup(self, frame: _Frame, node: Any, inputs: Sequence[str]) -> None:
+        keys = self._table_keys(frame, node, inputs[0])
+        for label in self._labels(frame, inputs[1]):
+            if label.direct:
+                self.facts.categories.add((label.source, label.name))
+            if keys is not None and len(keys):
+                self.facts.vocab.setdefault((label.source, label.name), keys)
+
+    def _note_gather(self, frame: _Frame, node: Any, inputs: Sequence[str]) -> None:
+        if node.op == "GatherV2" and _const_value(frame, inputs[2:3]) not in (0, None):
+            return  # gathers along another axis: its size is not a table's
+        rows = self._rows(self._origin(frame, inputs[0]))
+        if rows is None or rows < 1:
+            return
+        for label in self._labels(frame, inputs[1]):
+            slot = (label.source, label.name)
+            self.facts.rows[slot] = min(rows, self.facts.rows.get(slot, rows))
 
     def _rows(self, origin: _Origin | None) -> int | None:
         if origin is None:
@@ -458,7 +471,8 @@ def _parse_spec(frame: _Frame, node: Any) -> tuple[list[Feature], dict[_Slot, st
     dense_types = [tf.as_dtype(t).name for t in attr["Tdense"].list.type]
     sparse_types = [tf.as_dtype(t).name for t in attr["sparse_types"].list.type]
     dense_shapes = [
-        tuple(None if d.size < 0 else int(d.size) for d in s.dim) for s in attr["dense_shapes"].list.shape
+        tuple(None if d.size < 0 else int(d.size) for d in s.dim)
+        for s in attr["dense_shapes"].list.shape
     ]
     ragged_types: list[str] = []
     if node.op == "ParseExampleV2":

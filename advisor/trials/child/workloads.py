@@ -255,9 +255,7 @@ def _keras(path: str, batch_size: int, shapes: dict[str, tuple[int, ...]]) -> Lo
     except Exception:  # a model that cannot be traced fails on its first call, said there
         graph = None
     # no warmup file to name: TF Serving serves SavedModels
-    tensors, source = synthesise(
-        declared, batch_size, where=path, graph=graph, input_shapes=shapes
-    )
+    tensors, source = synthesise(declared, batch_size, where=path, graph=graph, input_shapes=shapes)
     arguments = [tensors[d.name] for d in declared]
 
     _check_first_call(path, lambda: _wait(serve(*arguments)), tensors)
@@ -309,9 +307,7 @@ def synthesise(
         itemsize = tf.as_dtype(d.dtype).size
         total += int(np.prod(shapes[d.name], dtype=np.int64)) * itemsize
     _check_size(total, batch_size, where)
-    maker = synthesis.Synthesis(
-        graph, rng, where=where, model_path=model_path, input_shapes=given
-    )
+    maker = synthesis.Synthesis(graph, rng, where=where, model_path=model_path, input_shapes=given)
     values = {d.name: maker.values(d, shapes[d.name]) for d in declared}
     # strings (serialized tf.Examples) are sized once made
     _check_size(total + sum(_string_bytes(v) for v in values.values()), batch_size, where)
@@ -327,7 +323,7 @@ def _check_size(total: int, batch_size: int, where: str) -> None:
 
 
 def _string_bytes(values: Any) -> int:
-    if getattr(values, "dtype", None) != object:
+    if getattr(getattr(values, "dtype", None), "kind", "") != "O":
         return 0
     return sum(len(v) for v in values.reshape(-1))
 
