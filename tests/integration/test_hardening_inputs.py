@@ -468,7 +468,7 @@ CASES = [
     model_case(
         "model-input-shape-known",
         "{models}/sm_good",
-        ("sm_good", "'features' float32[?,16]", "no unknown dimension"),
+        ("sm_good", "'features', whose shape float32[?,16]", "no unknown dimension"),
         "--input-shape",
         "features=16",
     ),

@@ -560,10 +560,11 @@ def check_input_shapes(
     if missing:
         what = ", ".join(f"{d.name!r} {d.describe()}" for d in missing)
         example = ";".join(f"{d.name}={_placeholder_dims(d)}" for d in missing)
-        inputs, have = ("input", "has") if len(missing) == 1 else ("inputs", "have")
+        # the remedy first: a long line is clipped at its end
+        inputs = "input" if len(missing) == 1 else "inputs"
         raise ModelError(
-            f"{where}: {inputs} {what} {have} unknown dimensions after the batch; give the "
-            f"sizes with --input-shape '{example}'"
+            f"{where}: give the unknown dimensions after the batch with --input-shape "
+            f"'{example}' ({inputs} {what})"
         )
 
 
@@ -627,13 +628,11 @@ def concrete_shape(
 
 
 def requests_hint(model_path: str | None) -> str:
-    """How to give a model what it really serves: its warmup file or ``--requests``."""
+    """How to give a model what it really serves: its warmup file (a SavedModel's, as TF Serving
+    replays it) or ``--requests``. Short: the line naming the model ends with it."""
     if model_path is None:
-        return "give representative requests with --requests FILE"
-    return (
-        f"give representative requests: the model's warmup file ({model_path.rstrip('/')}/"
-        f"{WARMUP_FILE}, as TF Serving replays it) or --requests FILE"
-    )
+        return "give recorded requests with --requests FILE"
+    return f"give recorded requests: the model's {WARMUP_FILE} or --requests FILE"
 
 
 class Synthesis:
@@ -694,9 +693,9 @@ class Synthesis:
             for feature in features:
                 if ("feature", feature.key) in self.facts.images:
                     raise ModelError(
-                        f"{self.where}: input {d.name!r} takes tf.Examples whose feature "
-                        f"{feature.key!r} holds encoded image bytes, which cannot be synthesised "
-                        f"meaningfully; {requests_hint(self.model_path)}"
+                        f"{self.where}: tf.Example feature {feature.key!r} of input {d.name!r} "
+                        "is encoded image bytes, which cannot be synthesised meaningfully; "
+                        f"{requests_hint(self.model_path)}"
                     )
             self._parsed[d.name] = len(features)
             count = int(np.prod(shape, dtype=np.int64))
@@ -704,18 +703,17 @@ class Synthesis:
             return np.array(examples, dtype=object).reshape(shape)
         if slot in self.facts.images:
             raise ModelError(
-                f"{self.where}: input {d.name!r} takes encoded image bytes (it is decoded in the "
-                f"graph), which cannot be synthesised meaningfully; "
-                f"{requests_hint(self.model_path)}"
+                f"{self.where}: input {d.name!r} is encoded image bytes (decoded in the graph), "
+                f"which cannot be synthesised meaningfully; {requests_hint(self.model_path)}"
             )
         if slot in self.facts.categories:
             return np.array(self._words(slot, d.name, int(np.prod(shape))), dtype=object).reshape(
                 shape
             )
         raise ModelError(
-            f"{self.where}: input {d.name!r} takes raw text (a string the graph does not parse "
-            f"as tf.Example nor look up as a category), which cannot be synthesised "
-            f"meaningfully; {requests_hint(self.model_path)}"
+            f"{self.where}: input {d.name!r} is raw text (not parsed as tf.Example nor looked "
+            f"up as a category), which cannot be synthesised meaningfully; "
+            f"{requests_hint(self.model_path)}"
         )
 
     def _words(self, slot: tuple[Source, str], label: str, count: int) -> list[bytes]:

@@ -62,7 +62,7 @@ def test_the_canonical_spelling_sorts_the_names_and_drops_spaces() -> None:
     ],
 )
 def test_a_malformed_shape_is_one_line_naming_the_part_at_fault(text: str, says: str) -> None:
-    with pytest.raises(ValueError, match="^[^\n]*$") as caught:
+    with pytest.raises(ValueError, match=r"^[^\n]*$") as caught:
         parse_input_shapes(text)
     assert says in str(caught.value)
 
