@@ -214,7 +214,12 @@ OPTIONS: tuple[Option, ...] = (
         help="the sizes of an input's unknown dimensions after the batch (a sequence length, "
         "an image side), e.g. 'input_ids=128;attention_mask=128'; several inputs separated by "
         "';'",
-        plan=PlanFlag("workload", "{annotation}", rank=6),
+        plan=PlanFlag(
+            "workload",
+            "{annotation}: sizes of unknown dimensions after the batch, NAME=D1[,D2...], "
+            "several separated by ';' (default: none)",
+            rank=6,
+        ),
         annotation=ANN_INPUT_SHAPE,
         job_rank=6,
         spec_label="input shape",

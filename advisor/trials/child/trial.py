@@ -13,7 +13,8 @@ stdout/stderr cannot corrupt it:
   "p99_ms", "max_ms", "throughput_rps", "cpu_time_s", "threads", "nr_throttled",
   "throttled_time_ms", "involuntary_switches_per_request", "peak_rss_mib"}`` or
   ``{"status": "failed", "reason"}``;
-- mode ``inspect`` -> ``{"status": "ok", "info": {WorkloadInfo fields}}`` or
+- mode ``inspect`` -> ``{"status": "ok", "info": {WorkloadInfo fields}, "synthesised_from"}``
+  (what the inputs were synthesised from, ``LoadedWorkload.synthesised_from``) or
   ``{"status": "model_error", "reason"}``.
 """
 
@@ -109,7 +110,7 @@ def _inspect(request: TrialRequest) -> dict[str, Any]:
         "concurrency": request.concurrency,
         "tf_version": tf.__version__,
     }
-    return {"status": "ok", "info": info}
+    return {"status": "ok", "info": info, "synthesised_from": loaded.synthesised_from}
 
 
 def _trial(request: TrialRequest) -> dict[str, Any]:
