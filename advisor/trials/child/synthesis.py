@@ -176,11 +176,14 @@ def read_graph(function: Any, declared: Sequence[TensorDecl]) -> GraphFacts:
         return GraphFacts()
     input_names = [d.name for d in declared]
     graph = function.graph
-    captures = {internal.op.name: external for external, internal in graph.captures}
-    inputs = {t.op.name: name for t, name in zip(function.inputs, input_names, strict=False)}
-    graph_def = graph.as_graph_def()
-    reader = _Reader(graph_def.library, captures)
-    reader.run_top(graph_def.node, inputs)
+    try:
+        captures = {internal.op.name: external for external, internal in graph.captures}
+        inputs = {t.op.name: name for t, name in zip(function.inputs, input_names, strict=False)}
+        graph_def = graph.as_graph_def()
+        reader = _Reader(graph_def.library, captures)
+        reader.run_top(graph_def.node, inputs)
+    except Exception:  # a graph this reader cannot follow says nothing: the signature's rules
+        return GraphFacts()
     return reader.facts
 
 
@@ -239,7 +242,7 @@ class _Reader:
         function = self.functions.get(name)
         if function is None or name in self._active:
             return []
-        key = (name, tuple(labels), tuple(id(o) for o in origins))
+        key = (name, tuple(labels), tuple(_origin_key(o) for o in origins))
         if key in self._memo:
             return self._memo[key]
         arg_names = [a.name for a in function.signature.input_arg]
@@ -429,6 +432,13 @@ class _Reader:
             except Exception:  # not that kind of resource: nothing to learn from it
                 self._runtime[key] = None
         return self._runtime[key]
+
+
+def _origin_key(origin: _Origin | None) -> Any:
+    """An origin as a memo key: the same resource (a tensor handle is not hashable) or shape."""
+    if origin is None:
+        return None
+    return (None if origin.handle is None else id(origin.handle), origin.shape)
 
 
 def _union(groups: Iterable[Labels]) -> Labels:
