@@ -102,6 +102,19 @@ def test_tf_examples_are_built_from_the_parse_spec_in_the_graph(models: Path) ->
     assert _probe("savedmodel", models / "sm_examples", 3) == answer
 
 
+def test_the_older_parse_op_of_estimator_exports_is_read_too(models: Path) -> None:
+    answer = _probe("savedmodel", models / "sm_examples_v1", 4)
+    assert answer["synthesised_from"] == (
+        "synthesised: parse spec (3 features), table sizes (item<50)"
+    )
+    for example in answer["inputs"]["inputs"]["values"]:
+        assert set(example) == {"words", "age", "item"}
+        assert len(example["age"]) == 1 and len(example["item"]) == 1
+        assert 0 <= example["item"][0] < 50
+        # a string feature no vocabulary covers gets short tokens
+        assert all(w.isalpha() and 3 <= len(w) <= 8 for w in example["words"])
+
+
 def test_ids_spread_over_a_100000_row_embedding(models: Path) -> None:
     answer = _probe("keras", models / "embedding.keras", 64)
     assert answer["synthesised_from"] == f"synthesised: table sizes (ids<{EMBEDDING_ROWS})"

@@ -7,6 +7,9 @@ signature teams serve on CPUs, each tiny and built from fixed seeds:
   float and id features, a var-len string feature looked up in a vocabulary of constants, a
   var-len string feature looked up in an asset vocabulary file, a ragged int feature; the id
   feature indexes a 1000-row embedding;
+- ``sm_examples_v1``: the same through the older ``ParseExample`` op (Estimator exports), its
+  keys one constant each: a var-len string feature without a vocabulary, dense float and id
+  features, the id into a 50-row table;
 - ``embedding.keras``: int ids into a Keras ``Embedding`` of 100000 rows;
 - ``sm_bert``: a BERT-style encoder exported by Keras (``input_ids``/``attention_mask``, unknown
   sequence length, a 512-row token embedding);
@@ -35,6 +38,7 @@ TAGS = ["sports", "news", "music"]
 CITIES = ["paris", "lima", "oslo", "pune"]
 EMBEDDING_ROWS = 100_000
 EXAMPLE_ROWS = 1000
+V1_ROWS = 50
 BERT_VOCAB = 512
 
 
@@ -82,6 +86,28 @@ class Examples(tf.Module):
         clicks = tf.cast(f["clicks"].row_lengths(), tf.float32)
         score = tf.reduce_sum(user, axis=1) + tf.reduce_sum(f["price"], axis=1) + clicks
         return {"score": score + tf.cast(tf.reduce_sum(tags) + tf.reduce_sum(cities), tf.float32)}
+
+
+class ExamplesV1(tf.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.items = _weights(V1_ROWS, 2)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
+    def serve(self, inputs: tf.Tensor) -> dict[str, tf.Tensor]:
+        parsed = tf.raw_ops.ParseExample(
+            serialized=inputs,
+            names=tf.constant([], tf.string),
+            sparse_keys=[tf.constant("words")],
+            dense_keys=[tf.constant("age"), tf.constant("item")],
+            dense_defaults=[tf.constant([0.0]), tf.constant([0], tf.int64)],
+            sparse_types=[tf.string],
+            dense_shapes=[[1], [1]],
+        )
+        age, item = parsed.dense_values
+        words = tf.cast(tf.strings.length(parsed.sparse_values[0]), tf.float32)
+        vectors = tf.gather(self.items, item[:, 0])
+        return {"score": tf.reduce_sum(vectors, axis=1) + age[:, 0] + tf.reduce_sum(words)}
 
 
 class Text(tf.Module):
@@ -153,6 +179,7 @@ def main(out: Path) -> None:
     cities.write_text("\n".join(CITIES) + "\n")
     modules = {
         "sm_examples": Examples(cities),
+        "sm_examples_v1": ExamplesV1(),
         "sm_text": Text(),
         "sm_image": Image(),
         "sm_category": Category(),
