@@ -63,6 +63,8 @@ ANN_P99_MS = PREFIX + "p99-ms"
 ANN_BUDGET = PREFIX + "budget"
 #: a request file inside the model directory (relative to it), or "none"
 ANN_REQUESTS = PREFIX + "requests"
+#: the dimensions after the batch of inputs with unknown ones (--input-shape's syntax)
+ANN_INPUT_SHAPE = PREFIX + "input-shape"
 ANN_RESTART = PREFIX + "restart"
 #: the serving container to calibrate, where its pod has several
 ANN_ASK_CONTAINER = PREFIX + "container"

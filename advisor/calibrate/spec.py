@@ -19,6 +19,8 @@ class WorkloadSpec:
     # the options' defaults (the option table's)
     signature: str = OPTION["signature"].default
     batch_size: int = OPTION["batch_size"].default
+    #: ``--input-shape`` in its canonical spelling (None: none given)
+    input_shape: str | None = OPTION["input_shape"].default
     concurrency: int = OPTION["concurrency"].default
     #: ``--requests``: a request file, ``none``, or None (the model's warmup file, if any)
     requests: str | None = OPTION["requests"].default

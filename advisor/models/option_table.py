@@ -29,6 +29,7 @@ from advisor.keys import (
     ANN_BATCH_SIZE,
     ANN_BUDGET,
     ANN_CONCURRENCY,
+    ANN_INPUT_SHAPE,
     ANN_MODEL,
     ANN_OBJECTIVE,
     ANN_P99_MS,
@@ -213,6 +214,27 @@ OPTIONS: tuple[Option, ...] = (
         annotation=ANN_BATCH_SIZE,
         job_rank=4,
         spec_label="batch size",
+    ),
+    Option(
+        field="input_shape",
+        default=None,
+        description="sizes of unknown dimensions after the batch, per input: "
+        "NAME=D1[,D2...], several separated by ';' (stored canonically: names sorted)",
+        flag="--input-shape",
+        parse="text",
+        metavar="NAME=D1[,D2...][;...]",
+        help="the sizes of an input's unknown dimensions after the batch (a sequence length, "
+        "an image side), e.g. 'input_ids=128;attention_mask=128'; several inputs separated by "
+        "';'",
+        plan=PlanFlag(
+            "workload",
+            "{annotation}: sizes of unknown dimensions after the batch, NAME=D1[,D2...], "
+            "several separated by ';' (default: none)",
+            rank=6,
+        ),
+        annotation=ANN_INPUT_SHAPE,
+        job_rank=6,
+        spec_label="input shape",
     ),
     Option(
         field="concurrency",

@@ -8,6 +8,7 @@ from pydantic import AfterValidator, Field, WithJsonSchema, field_validator, mod
 
 from advisor.errors import InvalidOptionsError, Opt
 from advisor.models.base import StrictModel
+from advisor.models.input_shape import canonical_input_shapes
 from advisor.models.option_table import MIN_BUDGET_S, NO_FILE, OPTION, TrialMode
 from advisor.models.setting import ThreadSetting
 from advisor.objectives import OBJECTIVES, bounded_names, named
@@ -49,6 +50,7 @@ class CalibrationOptions(StrictModel):
     model_path: str | None = OPTION["model_path"].model_field()
     signature: str = OPTION["signature"].model_field()
     batch_size: int = OPTION["batch_size"].model_field()
+    input_shape: str | None = OPTION["input_shape"].model_field()
     concurrency: int = OPTION["concurrency"].model_field()
     objective: ObjectiveName = OPTION["objective"].model_field()
     p99_slo_ms: float | None = OPTION["p99_slo_ms"].model_field()
@@ -69,6 +71,17 @@ class CalibrationOptions(StrictModel):
         if value is not None and not value.strip():
             raise InvalidOptionsError(Opt("model_path"), " must not be empty")
         return value
+
+    @field_validator("input_shape")
+    @classmethod
+    def _input_shape_parses(cls, value: str | None) -> str | None:
+        # spelled canonically, so one shape is one calibration spec however it was written
+        if value is None:
+            return None
+        try:
+            return canonical_input_shapes(value)
+        except ValueError as exc:
+            raise InvalidOptionsError(Opt("input_shape"), f" {value!r}: {exc}") from None
 
     @field_validator("budget_s")
     @classmethod

@@ -39,6 +39,7 @@ from advisor.models import (
     over_cap,
     thread_cap,
 )
+from advisor.models.input_shape import parse_input_shapes
 from advisor.models.notes import AdviceIgnored, BadThreadValue, NoProvenance, Note
 from advisor.pipeline.drift import installed_tf_version, provenance_differences
 from advisor.pipeline.source import read_advice_file
@@ -72,6 +73,7 @@ def workload_differences(prov: Provenance, options: CalibrationOptions) -> list[
         found.append(f"inputs: measured on {measured_inputs}, this run {these_inputs}")
     if work.concurrency != options.concurrency:
         found.append(f"concurrency: measured {work.concurrency}, this run {options.concurrency}")
+    found += _input_shape_differences(work.inputs, options.input_shape)
     if prov.objective != options.objective or prov.p99_slo_ms != options.p99_slo_ms:
         found.append(
             f"objective: measured for {_objective(prov.objective, prov.p99_slo_ms)}, this run "
@@ -96,6 +98,24 @@ def _inputs_asked(options: CalibrationOptions) -> str:
     if options.requests is None and model is not None and (Path(model) / WARMUP_FILE).exists():
         return "the warmup file"
     return "synthesised inputs"
+
+
+def _input_shape_differences(inputs: dict[str, str], input_shape: str | None) -> list[str]:
+    """Where ``--input-shape`` gives an input other dimensions than it was measured with (as the
+    stored advice describes it: ``int32[1,128]``, the batch first)."""
+    if input_shape is None:
+        return []
+    found = []
+    for name, dims in parse_input_shapes(input_shape).items():
+        described = inputs.get(name, "")
+        measured = described.partition("[")[2].rstrip("]").split(",")[1:]
+        wanted = [str(d) for d in dims]
+        if described and measured != wanted:
+            found.append(
+                f"input shape: measured {name}={','.join(measured)}, this run "
+                f"{name}={','.join(wanted)}"
+            )
+    return found
 
 
 def _objective(name: str, slo: float | None) -> str:

@@ -110,6 +110,7 @@ def _launcher(
         model_path=options.model_path,
         signature=options.signature,
         batch_size=options.batch_size,
+        input_shape=options.input_shape,
         concurrency=options.concurrency,
         requests=options.requests,
     )

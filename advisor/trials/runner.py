@@ -156,6 +156,7 @@ def _request(
             path=workload.model_path,
             signature=workload.signature,
             batch_size=workload.batch_size,
+            input_shape=workload.input_shape,
             concurrency=workload.concurrency,
             **_replayed(kind, workload),
             **window,

@@ -26,6 +26,9 @@ class TrialRequest(StrictModel):
     path: str | None = Field(default=None, description="model path; null for builtin")
     signature: str = Field(min_length=1)
     batch_size: int = Field(ge=1)
+    input_shape: str | None = Field(
+        default=None, description="--input-shape, canonical: NAME=D1[,D2...];..."
+    )
     concurrency: int = Field(ge=1)
     warmup_s: float | None = Field(default=None, ge=0)
     measure_s: float | None = Field(default=None, ge=0)

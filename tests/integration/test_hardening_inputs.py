@@ -192,6 +192,22 @@ CASES = [
     ),
     Case("p99-word", (*RUN, "--objective", "slo", "--p99-ms", "fast"), U, ("--p99-ms", "'fast'")),
     Case("model-empty", (*RUN, "--model", " "), U, ("--model", "empty")),
+    # --input-shape: its syntax is checked before anything starts (the model's names and ranks
+    # are the inspection's, in the model cases below)
+    Case("input-shape-no-name", (*RUN, "--input-shape", "128"), U, ("--input-shape '128'",)),
+    Case(
+        "input-shape-zero",
+        (*RUN, "--input-shape", "ids=0"),
+        U,
+        ("--input-shape 'ids=0'", "dimension '0'"),
+    ),
+    Case(
+        "input-shape-twice",
+        (*RUN, "--input-shape", "ids=8;ids=9"),
+        U,
+        ("--input-shape", "'ids' is given twice"),
+    ),
+    Case("input-shape-empty", (*RUN, "--input-shape", ";"), U, ("--input-shape", "no input")),
     # names
     Case(
         "configmap-upper-case",
@@ -426,7 +442,37 @@ CASES = [
         "--signature",
         "predict_v9",
     ),
-    model_case("model-string-inputs", "{models}/sm_string", ("sm_string", "string")),
+    model_case(
+        "model-string-inputs",
+        "{models}/sm_string",
+        ("sm_string", "raw text", "tf_serving_warmup_requests", "--requests"),
+    ),
+    model_case(
+        "model-unknown-dimension",
+        "{models}/sm_unknown_dim",
+        ("sm_unknown_dim", "'x' float32[?,?]", "--input-shape 'x=D1'"),
+    ),
+    model_case(
+        "model-input-shape-names-no-input",
+        "{models}/sm_good",
+        ("sm_good", "--input-shape names input 'nope'", "lacks"),
+        "--input-shape",
+        "nope=3",
+    ),
+    model_case(
+        "model-input-shape-wrong-rank",
+        "{models}/sm_unknown_dim",
+        ("sm_unknown_dim", "--input-shape x=3,4", "gives 2", "has 1"),
+        "--input-shape",
+        "x=3,4",
+    ),
+    model_case(
+        "model-input-shape-known",
+        "{models}/sm_good",
+        ("sm_good", "'features', whose shape float32[?,16]", "no unknown dimension"),
+        "--input-shape",
+        "features=16",
+    ),
     # requests to replay: the flags together, then the file (found before any child starts),
     # then each request against the model's signature (a TF child reads them)
     Case("requests-without-model", (*RUN, "--requests", "{tmp}/r.json"), U, ("--requests",)),

@@ -84,6 +84,20 @@ def test_advice_measured_for_something_else_is_not_the_incumbent(
     assert note.endswith("TF's default is the incumbent")
 
 
+def test_advice_measured_with_another_input_shape_is_not_the_incumbent() -> None:
+    sample = calibration_result(2, 1, node=NODE).workload
+    workload = sample.model_copy(
+        update={"inputs": {"input_ids": "int32[1,128]", "attention_mask": "int32[1,128]"}}
+    )
+    obj = stored(NODE, workload=workload)
+    same = CalibrationOptions(input_shape="input_ids=128;attention_mask=128")
+    assert from_configmap(obj, "the store", NODE, same).incumbent is not None
+    longer = CalibrationOptions(input_shape="input_ids=256;attention_mask=128")
+    held = from_configmap(obj, "the store", NODE, longer)
+    assert held.incumbent is None
+    assert "input shape: measured input_ids=128, this run input_ids=256" in note_text(held.notes[0])
+
+
 def test_advice_from_another_tf_version_is_not_the_incumbent() -> None:
     obj = stored(NODE, tf_version="1.0.0")
     held = from_configmap(obj, "the store", NODE, OPTIONS)

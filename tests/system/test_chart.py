@@ -183,6 +183,7 @@ def test_model_sources_reach_the_advisor(renders: dict[str, Any]) -> None:
     }
     args = k8s.advisor_container(jobs["ranker-intel"])["args"]
     assert k8s.arg_value(args, "--model") == "/model/ranker/1"
+    assert k8s.arg_value(args, "--input-shape") == "history=50"
     # the builtin default passes no --model at all
     assert (
         k8s.arg_value(k8s.advisor_container(k8s.one(renders["defaults"], "Job"))["args"], "--model")

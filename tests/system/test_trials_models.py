@@ -33,7 +33,7 @@ def test_a_savedmodel_signature_is_described(models: Path) -> None:
     assert default.path == str(models / "sm_good")
     assert default.signature == "serving_default"
     assert default.inputs == {"features": "float32[1,16]"}
-    # int inputs are synthesised as small non-negative ids (the table has 4 rows)
+    # int inputs that index a table are spread over its rows (this one has 4)
     by_ids = inspect_workload(WorkloadSpec(str(models / "sm_good"), "by_ids", batch_size=3))
     assert by_ids.signature == "by_ids"
     assert by_ids.inputs == {"ids": "int64[3,4]"}
@@ -81,15 +81,16 @@ def test_real_trials_on_a_savedmodel_and_a_keras_file(models: Path) -> None:
             "sm_string",
             "serving_default",
             1,
-            "{m}: input 'text' is a string tensor; the advisor cannot synthesise meaningful "
-            "strings (serve a model whose signature takes numeric tensors)",
+            "{m}: input 'text' is raw text (not parsed as tf.Example nor looked up as a "
+            "category), which cannot be synthesised meaningfully; give recorded requests: the "
+            "model's assets.extra/tf_serving_warmup_requests or --requests FILE",
         ),
         (
             "sm_unknown_dim",
             "serving_default",
             1,
-            "{m}: input 'x' float32[?,?] has an unknown dimension 1; only the first (batch) "
-            "dimension can be filled in",
+            "{m}: give the unknown dimensions after the batch with --input-shape 'x=D1' "
+            "(input 'x' float32[?,?])",
         ),
         (
             "sm_fixed_batch",
@@ -140,6 +141,7 @@ def test_a_trial_on_an_unusable_model_fails_with_the_model_error(models: Path) -
     )
     assert result.status == "failed"
     assert result.reason == (
-        f"ModelError: {path}: input 'text' is a string tensor; the advisor cannot synthesise "
-        "meaningful strings (serve a model whose signature takes numeric tensors)"
+        f"ModelError: {path}: input 'text' is raw text (not parsed as tf.Example nor looked up "
+        "as a category), which cannot be synthesised meaningfully; give recorded requests: the "
+        "model's assets.extra/tf_serving_warmup_requests or --requests FILE"
     )

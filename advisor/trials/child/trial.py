@@ -149,7 +149,12 @@ def _load(request: TrialRequest) -> Any:
             request.requests, request.requests_origin or "file", request.mode == "inspect"
         )
     return workloads.load_workload(
-        request.kind, request.path, request.signature, request.batch_size, replay
+        request.kind,
+        request.path,
+        request.signature,
+        request.batch_size,
+        replay,
+        input_shape=request.input_shape,
     )
 
 

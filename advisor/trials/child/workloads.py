@@ -7,13 +7,16 @@ recorded requests where there are some (``advisor.trials.child.requests``: the m
 file or ``--requests FILE``, replayed as recorded, in a fixed cycle), else on inputs synthesised
 from the model's own signature.
 
-Input synthesis rules (documented for users in the error messages):
+Input synthesis rules (documented for users in the error messages; what the graph says about
+the values is read by ``advisor.trials.child.synthesis``):
 - the first dimension, when unknown, is the batch: it is filled from ``batch_size``; when it is
   fixed, ``batch_size`` must equal it (a model exported for batch 8 cannot be fed batch 1);
-- any other unknown dimension, or an unknown rank, is refused: a guess (1? 224?) would measure
-  a different model than the one served;
-- floats are uniform in [0, 1), integers are small non-negative values (0..3, so embedding and
-  gather indices stay in range), booleans are random; strings and exotic dtypes are refused.
+- any other unknown dimension, or an unknown rank, takes its size from ``--input-shape``, and
+  is refused without it: a guess (1? 224?) would measure a different model than the one served;
+- floats are uniform in [0, 1), booleans are random; integers that index a table (an embedding,
+  a gather) are spread over its rows, others are small non-negative values (0..3); strings are
+  serialized tf.Examples built from the graph's parse spec, or categories from its vocabulary;
+  raw text, image bytes and exotic dtypes are refused.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import hashlib
 import json
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,15 +33,15 @@ import numpy as np
 import tensorflow as tf
 
 from advisor.errors import ModelError, one_line
+from advisor.models.input_shape import parse_input_shapes
+from advisor.trials.child import synthesis
 
 #: one seed for weights and inputs: every trial must run the very same computation.
 SEED = 20240601
 
-#: integers are drawn from [0, INT_HIGH): small enough to be valid ids/indices for most models.
-INT_HIGH = 4
-
 #: synthesised inputs larger than this (all inputs together) are refused as a batch-size problem.
 MAX_INPUT_BYTES = 1 << 30
+
 
 BUILTIN_NAME = "builtin-cnn-v1"
 _BUILTIN_SIDE = 112
@@ -74,7 +77,8 @@ class LoadedWorkload:
     #: one 1 (every request has the batch size: throughput stays requests per second, as
     #: ever); safe to call from several threads at once
     request: Callable[[], int]
-    #: where the inputs came from: ``InputsSource``'s fields
+    #: where the inputs came from: ``InputsSource``'s fields (a model's synthesised inputs:
+    #: ``detail`` says what synthesis read, ``synthesis.Synthesis.description``)
     inputs_source: dict[str, Any] = field(default_factory=lambda: {"kind": "synthesised"})
 
 
@@ -90,20 +94,34 @@ class Replay:
 
 
 def load_workload(
-    kind: str, path: str | None, signature: str, batch_size: int, replay: Replay | None = None
+    kind: str,
+    path: str | None,
+    signature: str,
+    batch_size: int,
+    replay: Replay | None = None,
+    *,
+    input_shape: str | None = None,
 ) -> LoadedWorkload:
     """Load what ``kind`` names; every problem with the model is a one-line ModelError, every
-    problem with the requests to replay a one-line RequestsError."""
+    problem with the requests to replay a one-line RequestsError.
+
+    ``input_shape``: ``--input-shape`` as the options spell it (synthesis only)."""
     if batch_size < 1:
         raise ModelError(f"batch size {batch_size}: must be at least 1")
+    try:
+        shapes = {} if input_shape is None else parse_input_shapes(input_shape)
+    except ValueError as exc:
+        raise ModelError(f"--input-shape {input_shape!r}: {exc}") from None
     if kind == "builtin":
+        if shapes:
+            raise ModelError("--input-shape names inputs, but the built-in workload takes none")
         return _builtin(batch_size)
     if path is None:
         raise ModelError(f"workload kind {kind!r} needs a model path")
     if kind == "savedmodel":
-        return _savedmodel(path, signature, batch_size, replay)
+        return _savedmodel(path, signature, batch_size, replay, shapes)
     if kind == "keras":
-        return _keras(path, batch_size, replay)
+        return _keras(path, batch_size, replay, shapes)
     raise ModelError(f"unknown workload kind {kind!r}")
 
 
@@ -166,7 +184,7 @@ def _builtin(batch_size: int) -> LoadedWorkload:
     model = _BuiltinModel()
     declared = [TensorDecl("image", "float32", (None, _BUILTIN_SIDE, _BUILTIN_SIDE, 3))]
     outputs = [TensorDecl("logits", "float32", (None, 10))]
-    tensors = synthesise(declared, batch_size)
+    tensors, _ = synthesise(declared, batch_size)
     image = tensors["image"]
     return LoadedWorkload(
         kind="builtin",
@@ -183,7 +201,11 @@ def _builtin(batch_size: int) -> LoadedWorkload:
 
 
 def _savedmodel(
-    path: str, signature: str, batch_size: int, replay: Replay | None
+    path: str,
+    signature: str,
+    batch_size: int,
+    replay: Replay | None,
+    shapes: dict[str, tuple[int, ...]],
 ) -> LoadedWorkload:
     try:
         loaded = tf.saved_model.load(path)
@@ -209,7 +231,11 @@ def _savedmodel(
             for name, fn in sorted(signatures.items())
         }
         return _replayed(replay, "savedmodel", signature, digest, callables)
-    tensors = synthesise(declared, batch_size, where=path)
+    # declared in the order the signature's function takes them (its keywords, sorted)
+    graph = synthesis.read_graph(function, declared)
+    tensors, source = synthesise(
+        declared, batch_size, where=path, graph=graph, input_shapes=shapes, model_path=path
+    )
     _check_first_call(path, lambda: _wait(function(**tensors)), tensors)
     # Keep the loaded object alive: signature functions only hold weak references to it.
     return LoadedWorkload(
@@ -218,10 +244,13 @@ def _savedmodel(
         signature_digest=digest,
         inputs=describe_tensors(tensors),
         request=lambda: _wait(function(**tensors), keep=loaded, rows=1),
+        inputs_source={"kind": "synthesised", "detail": source},
     )
 
 
-def _keras(path: str, batch_size: int, replay: Replay | None) -> LoadedWorkload:
+def _keras(
+    path: str, batch_size: int, replay: Replay | None, shapes: dict[str, tuple[int, ...]]
+) -> LoadedWorkload:
     import keras
 
     try:
@@ -259,7 +288,12 @@ def _keras(path: str, batch_size: int, replay: Replay | None) -> LoadedWorkload:
 
         default = "serving_default"
         return _replayed(replay, "keras", default, digest, {default: (declared, by_name)})
-    tensors = synthesise(declared, batch_size, where=path)
+    try:
+        graph = synthesis.read_graph(serve.get_concrete_function(), declared)
+    except Exception:  # a model that cannot be traced fails on its first call, said there
+        graph = None
+    # no warmup file to name: TF Serving serves SavedModels
+    tensors, source = synthesise(declared, batch_size, where=path, graph=graph, input_shapes=shapes)
     arguments = [tensors[d.name] for d in declared]
     _check_first_call(path, lambda: _wait(serve(*arguments)), tensors)
     return LoadedWorkload(
@@ -268,6 +302,7 @@ def _keras(path: str, batch_size: int, replay: Replay | None) -> LoadedWorkload:
         signature_digest=digest,
         inputs=describe_tensors(tensors),
         request=lambda: _wait(serve(*arguments), rows=1),
+        inputs_source={"kind": "synthesised", "detail": source},
     )
 
 
@@ -396,62 +431,46 @@ def _check_first_call(path: str, call: Callable[[], object], tensors: dict[str, 
 
 
 def synthesise(
-    declared: Sequence[TensorDecl], batch_size: int, *, where: str = "built-in workload"
-) -> dict[str, Any]:
-    """Fixed-seed tensors for each declared input, by the rules in the module docstring."""
+    declared: Sequence[TensorDecl],
+    batch_size: int,
+    *,
+    where: str = "built-in workload",
+    graph: synthesis.GraphFacts | None = None,
+    input_shapes: Mapping[str, tuple[int, ...]] | None = None,
+    model_path: str | None = None,
+) -> tuple[dict[str, Any], str | None]:
+    """Fixed-seed tensors for each declared input, by the rules in the module docstring, and
+    what they were synthesised from (``synthesis.Synthesis.description``)."""
     rng = np.random.default_rng(SEED)
-    shapes = {d.name: _concrete_shape(d, batch_size, where) for d in declared}
+    given = dict(input_shapes or {})
+    synthesis.check_input_shapes(declared, given, where)
+    shapes = {
+        d.name: synthesis.concrete_shape(d, batch_size, where, given.get(d.name)) for d in declared
+    }
     total = 0
     for d in declared:
         itemsize = tf.as_dtype(d.dtype).size
         total += int(np.prod(shapes[d.name], dtype=np.int64)) * itemsize
+    _check_size(total, batch_size, where)
+    maker = synthesis.Synthesis(graph, rng, where=where, model_path=model_path, input_shapes=given)
+    values = {d.name: maker.values(d, shapes[d.name]) for d in declared}
+    # strings (serialized tf.Examples) are sized once made
+    _check_size(total + sum(_string_bytes(v) for v in values.values()), batch_size, where)
+    return {name: tf.constant(v) for name, v in values.items()}, maker.description()
+
+
+def _check_size(total: int, batch_size: int, where: str) -> None:
     if total > MAX_INPUT_BYTES:
         raise ModelError(
             f"{where}: batch size {batch_size} makes the inputs {total / 2**30:.1f} GiB; "
             f"limit {MAX_INPUT_BYTES // 2**30} GiB"
         )
-    return {d.name: tf.constant(_values(d, shapes[d.name], rng, where)) for d in declared}
 
 
-def _concrete_shape(d: TensorDecl, batch_size: int, where: str) -> tuple[int, ...]:
-    if d.shape is None:
-        raise ModelError(f"{where}: input {d.name!r} has an unknown rank; cannot synthesise it")
-    dims: list[int] = []
-    for index, dim in enumerate(d.shape):
-        if index == 0:
-            if dim is None:
-                dims.append(batch_size)
-                continue
-            if dim != batch_size:
-                raise ModelError(
-                    f"{where}: input {d.name!r} {d.describe()} has a fixed batch dimension {dim}; "
-                    f"use batch size {dim} (asked for {batch_size})"
-                )
-        elif dim is None:
-            raise ModelError(
-                f"{where}: input {d.name!r} {d.describe()} has an unknown dimension {index}; "
-                "only the first (batch) dimension can be filled in"
-            )
-        dims.append(dim)
-    return tuple(dims)
-
-
-def _values(d: TensorDecl, shape: tuple[int, ...], rng: np.random.Generator, where: str) -> Any:
-    dtype = tf.as_dtype(d.dtype)
-    if dtype == tf.string:
-        raise ModelError(
-            f"{where}: input {d.name!r} is a string tensor; the advisor cannot synthesise "
-            "meaningful strings (serve a model whose signature takes numeric tensors)"
-        )
-    if dtype.is_bool:
-        return rng.random(shape) < 0.5
-    if dtype.is_floating:
-        return rng.random(shape).astype(dtype.as_numpy_dtype)
-    if dtype.is_integer:
-        return rng.integers(0, INT_HIGH, size=shape).astype(dtype.as_numpy_dtype)
-    raise ModelError(
-        f"{where}: input {d.name!r} has dtype {dtype.name}, which cannot be synthesised"
-    )
+def _string_bytes(values: Any) -> int:
+    if getattr(getattr(values, "dtype", None), "kind", "") != "O":
+        return 0
+    return sum(len(v) for v in values.reshape(-1))
 
 
 def describe_tensors(tensors: dict[str, Any]) -> dict[str, str]:

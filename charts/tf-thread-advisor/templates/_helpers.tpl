@@ -270,6 +270,9 @@ containers:
       {{- with $m.requests }}
       - --requests={{ if eq . "none" }}none{{ else }}{{ $modelPath }}/{{ . }}{{ end }}
       {{- end }}
+      {{- with $m.inputShape }}
+      - --input-shape={{ . }}
+      {{- end }}
       {{- end }}
       {{- /* the Job's node pool, recorded in the advice (also as node labels): status
       reports consumers that are not pinned to it (node-pool-differs) */}}

@@ -40,6 +40,7 @@ ASKED = {
     "p99_slo_ms": "12.5",
     "budget_s": "120.5",
     "requests": "none",
+    "input_shape": "input_ids=128;attention_mask=128",
 }
 #: what plan passes to every Job, none of it run's default
 JOB_WIDE: dict[str, Any] = {"trial_mode": "spawn", "sweep_onednn": True}

@@ -35,7 +35,9 @@ def test_the_runner_hands_the_child_a_request_that_validates() -> None:
     spec = TrialSpec(
         ThreadSetting(3, 1), warmup_s=0.25, measure_s=1.5, min_requests=200, max_measure_s=4.0
     )
-    workload = WorkloadSpec(None, signature="serving_default", batch_size=8, concurrency=2)
+    workload = WorkloadSpec(
+        None, signature="serving_default", batch_size=8, input_shape="ids=16", concurrency=2
+    )
     result = run_trial(spec, workload, deadline_s=30, program=[sys.executable, "-c", ECHO])
     assert result.status == "failed"
     request = TrialRequest.model_validate_json(result.reason or "")
@@ -45,6 +47,7 @@ def test_the_runner_hands_the_child_a_request_that_validates() -> None:
         path=None,
         signature="serving_default",
         batch_size=8,
+        input_shape="ids=16",
         concurrency=2,
         warmup_s=0.25,
         measure_s=1.5,
@@ -72,6 +75,7 @@ def test_the_wire_keys_are_the_ones_the_child_always_read() -> None:
         "path",
         "signature",
         "batch_size",
+        "input_shape",
         "concurrency",
         "warmup_s",
         "measure_s",
