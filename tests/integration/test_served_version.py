@@ -1,11 +1,14 @@
 """A model path that is a TF Serving base path is measured at the version TF Serving serves (its
 highest), through ``calibrate`` and ``run``: the sweep, the incumbent check and the provenance
-all see the version directory, so a new version is a new model. The sweep is the cost model (no
-TF); the model trees are fixture directories."""
+all see the version directory, so a new version is a new model; in fleet mode the model copy
+carries every version with what it holds. The sweep is the cost model (no TF); the model trees
+are fixture directories."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import shutil
+import subprocess
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
@@ -13,6 +16,8 @@ import yaml
 
 from advisor import errors
 from advisor.cli import main
+from advisor.fleet.naming import MODEL_MOUNT
+from advisor.fleet.optin import read_ask
 from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
 from advisor.pipeline import (
     CalibrateRequest,
@@ -24,6 +29,8 @@ from advisor.pipeline import (
 )
 from advisor.pipeline.sweep import sweep
 from advisor.recommend import parse_configmap
+from advisor.trials.modelfile import served_version
+from tests.support.fleet_workloads import arg, container, copier, deployment, derive
 from tests.support.search_fakes import FakeClock, FakeTrials, tripwire
 from tests.support.search_fakes import node as simulated_node
 
@@ -123,3 +130,42 @@ def test_a_broken_highest_version_stops_calibrate_and_run_before_probing(
     assert code == errors.ModelError.exit_code, err
     assert f"{base}: a TF Serving base path (versions 1, 2)" in err
     assert "Traceback" not in err and not output.exists()
+
+
+# --------------------------------------------------------------------------------------------------
+# Fleet mode: the copy the derived init container makes carries what the run reads
+
+
+def test_the_derived_copy_carries_the_versions_and_what_each_holds(tmp_path: Path) -> None:
+    """The init container's own command, run on a tree shaped as TF Serving's (a version reached
+    through a symlink, as a volume's ..data links are): every version directory arrives with
+    its assets.extra warmup file and a request file beside it, and the copy resolves to the
+    highest version, as the Job's run reads it."""
+    served_root = tmp_path / "serving"
+    base = served_root / "models" / "resnet"
+    version(base, "1")
+    real = version(tmp_path / "store", "7")
+    (real / "requests.jsonl").write_text('{"instances": [[0.5]]}\n')
+    base.joinpath("7").symlink_to(real, target_is_directory=True)
+    workload = deployment(container(image="tensorflow/serving:2.19.0"))
+    del workload["metadata"]["annotations"]["tf-thread-advisor.io/model"]
+    job = derive(workload, read_ask(workload["metadata"]["annotations"]))
+    command = copier(job)["command"]
+    assert command == ["cp", "-RL", "/models/model", f"{MODEL_MOUNT}/"]
+    # the same command, with the container's paths moved under tmp_path
+    shutil.move(str(base), str(served_root / "models" / "model"))
+    copy_dir = tmp_path / "copy"
+    copy_dir.mkdir()
+    subprocess.run(
+        [*command[:2], str(served_root) + command[2], f"{copy_dir}/"], check=True, timeout=60
+    )
+    (model_arg,) = arg(job, "--model")
+    copied = copy_dir / PurePosixPath(model_arg).relative_to(MODEL_MOUNT)
+    for number in ("1", "7"):
+        assert (copied / number / "saved_model.pb").is_file()
+        warmup = copied / number / "assets.extra" / "tf_serving_warmup_requests"
+        assert warmup.is_file() and not warmup.is_symlink()
+    assert (copied / "7" / "requests.jsonl").read_text() == '{"instances": [[0.5]]}\n'
+    assert not (copied / "7").is_symlink()
+    found = served_version(str(copied))
+    assert found is not None and (found.version, found.path) == (7, str(copied / "7"))
