@@ -4,7 +4,9 @@ measures each one in its own pod shape.
 A Deployment or StatefulSet opts in with the label ``tf-thread-advisor.io/calibrate: "true"`` and
 says what to measure in annotations (``optin``). ``derive`` turns its pod template into the
 calibration Job, from its parts: ``serving_shape`` (the quota, resources and nodes it copies of the
-serving pod), ``model_copy`` (the init container that copies the model out of the serving image),
+serving pod), ``model_copy`` (where the model is: the annotation's path, else the one a TF Serving
+container names, read by ``tf_serving``; and the init container that copies it out of the serving
+image),
 ``advisor_pod`` (the advisor container, its volumes and the Job-level settings) and ``naming`` (the
 Job's labels, annotations, name and hashes); ``errors`` holds the DeriveError they raise.
 ``jobs`` reads back the Jobs it made; ``decide`` compares a workload's advice with its Job and

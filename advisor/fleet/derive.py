@@ -35,7 +35,7 @@ from advisor.fleet.advisor_pod import (
     run_args,
 )
 from advisor.fleet.errors import DeriveError
-from advisor.fleet.model_copy import checked_model_path, copy_container, model_source
+from advisor.fleet.model_copy import copy_container, model_source, serving_model_path
 from advisor.fleet.naming import job_name
 from advisor.fleet.optin import CalibrationAsk
 from advisor.fleet.serving_shape import advisor_resources, node_pool, pod_spec
@@ -168,7 +168,7 @@ def derive_job(
     image = container.get("image")
     if not isinstance(image, str) or not image:
         raise DeriveError(f"container {container_name} has no image to copy the model from")
-    model_path = checked_model_path(ask.model_path)
+    model_path = serving_model_path(ask.model_path, container)
     resources, quota, cpu_from = advisor_resources(container, pod)
     pool, pool_hash = node_pool(pod)
 

@@ -26,7 +26,9 @@ from advisor.fleet.naming import (
     TOKEN_VOLUME,
 )
 from advisor.fleet.serving_shape import pod_level_resources, qos_class
-from advisor.fleet.storage import claim_problem, serving_model_problem
+from advisor.fleet.storage import claim_problem, object_storage_problem, serving_model_problem
+from advisor.fleet.tf_serving import BASE_PATH_ENV, BASE_PATH_FLAG, NAME_ENV, served_model
+from advisor.keys import ANN_MODEL
 from advisor.models import WorkloadKind
 from advisor.models.kube import Container, KubeWorkload, PodSpec, mapping, sequence
 
@@ -46,11 +48,33 @@ _ENV_REFERENCE = re.compile(r"\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)")
 # Where the model is
 
 
-def checked_model_path(path: str) -> str:
+def serving_model_path(annotated: str | None, container: Mapping[str, Any]) -> str:
+    """The model's path in the serving container, normalised: the annotation's, else the base
+    path a TF Serving container names itself (``fleet.tf_serving``). DeriveError when there is
+    neither, or it is one the copy cannot take (object storage, a relative path)."""
+    if annotated is not None:
+        return checked_model_path(annotated)
+    name = container.get("name", "?")
+    if problem := serving_model_problem(container):
+        raise DeriveError(problem)
+    served = served_model(container)
+    if served is None:
+        raise DeriveError(
+            f"annotation {ANN_MODEL} is required: the model's path in the container (container "
+            f"{name} is no TF Serving server that names its model with {BASE_PATH_FLAG} or "
+            f"{BASE_PATH_ENV}/{NAME_ENV})"
+        )
+    where = f"container {name}'s model ({served.named_by})"
+    if problem := object_storage_problem(served.path, where):
+        raise DeriveError(problem)
+    return checked_model_path(served.path, where)
+
+
+def checked_model_path(path: str, where: str = "model path") -> str:
     """The model path, normalised; DeriveError when it is not one the copy can take."""
     normal = posixpath.normpath(path)
     if not posixpath.isabs(normal) or normal == "/":
-        raise DeriveError(f"model path {path!r} must be an absolute path below '/'")
+        raise DeriveError(f"{where} {path!r} must be an absolute path below '/'")
     if _under(MODEL_MOUNT, normal) is not None:
         raise DeriveError(
             f"model path {path!r} is inside {MODEL_MOUNT}, where the calibration pod puts its "

@@ -77,8 +77,9 @@ class Defaults:
 class CalibrationAsk:
     """What one opted-in workload asks to be measured, defaults filled in and checked."""
 
-    #: the model's absolute path inside the serving container
-    model_path: str
+    #: the model's absolute path inside the serving container (None: not annotated, the one a
+    #: TF Serving container names itself, read where the Job is derived)
+    model_path: str | None
     options: CalibrationOptions
     #: the serving container, when the pod has several (None: the pod's only one)
     container: str | None = None
@@ -108,11 +109,9 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
     cannot be used."""
     defaults = defaults or Defaults()
     model = _text(annotations, ANN_MODEL)
-    if model is None:
-        raise OptInError(f"annotation {ANN_MODEL} is required: the model's path in the container")
-    if problem := object_storage_problem(model, f"annotation {ANN_MODEL}"):
+    if model is not None and (problem := object_storage_problem(model, f"annotation {ANN_MODEL}")):
         raise OptInError(problem)
-    if not posixpath.isabs(model) or ".." in model.split("/"):
+    if model is not None and (not posixpath.isabs(model) or ".." in model.split("/")):
         raise OptInError(
             f"annotation {ANN_MODEL}={model!r} must be an absolute path without '..' "
             "(the model's path inside the serving container)"

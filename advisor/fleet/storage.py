@@ -19,10 +19,10 @@ Pure: plain dicts in (the claims as the API server lists them), a message or Non
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from advisor.fleet.tf_serving import BASE_PATH_ENV, BASE_PATH_FLAG, flag_values
 from advisor.models.kube import Container, mapping, sequence
 
 #: the modes any number of nodes may mount a volume with
@@ -30,9 +30,6 @@ SHARED_MODES = frozenset({"ReadOnlyMany", "ReadWriteMany"})
 #: the schemes of remote storage TensorFlow Serving reads through its file systems
 OBJECT_STORAGE_SCHEMES = ("gs", "s3", "az", "hdfs", "http", "https")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
-#: TensorFlow Serving's flag, and the official image's env that its entrypoint passes to it
-_BASE_PATH_FLAG = "--model_base_path"
-_BASE_PATH_ENV = "MODEL_BASE_PATH"
 _INSTEAD_OF_CLAIM = (
     "use a ReadOnlyMany or ReadWriteMany claim, bake the model into the serving image, or "
     "serve it from an image volume or a ConfigMap"
@@ -72,40 +69,18 @@ def serving_model_problem(container: Mapping[str, Any]) -> str | None:
     string) or the official image's ``MODEL_BASE_PATH`` env naming object storage. A
     ``--model_config_file`` is a file the planner cannot read: what it names is left alone."""
     name = container.get("name", "?")
-    for value in _base_paths(container):
-        problem = object_storage_problem(value, f"container {name}'s {_BASE_PATH_FLAG}")
+    for value in flag_values(container, BASE_PATH_FLAG):
+        problem = object_storage_problem(value, f"container {name}'s {BASE_PATH_FLAG}")
         if problem:
             return problem
     for entry in Container.read(container).env:
-        if entry.get("name") == _BASE_PATH_ENV:
+        if entry.get("name") == BASE_PATH_ENV:
             problem = object_storage_problem(
-                str(entry.get("value") or ""), f"container {name}'s env {_BASE_PATH_ENV}"
+                str(entry.get("value") or ""), f"container {name}'s env {BASE_PATH_ENV}"
             )
             if problem:
                 return problem
     return None
-
-
-def _base_paths(container: Mapping[str, Any]) -> list[str]:
-    """Every value the container's command and args give ``--model_base_path``."""
-    tokens: list[str] = []
-    view = Container.read(container)
-    for part in [*view.command, *view.args]:
-        text = str(part)
-        try:  # a shell string (sh -c "tensorflow_model_server --model_base_path=...")
-            tokens += shlex.split(text)
-        except ValueError:
-            tokens += text.split()
-    values = []
-    for index, token in enumerate(tokens):
-        flag, equals, value = token.partition("=")
-        if flag != _BASE_PATH_FLAG:
-            continue
-        if equals:
-            values.append(value)
-        elif index + 1 < len(tokens):
-            values.append(tokens[index + 1])
-    return values
 
 
 # --------------------------------------------------------------------------------------------------

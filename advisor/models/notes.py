@@ -100,6 +100,16 @@ class Unstable:
     cv: float
 
 
+@dataclass(frozen=True)
+class HighestVersion:
+    """The model path was a TF Serving base path: its highest version (``path``) was measured,
+    the one TF Serving's default version policy serves."""
+
+    base_path: str
+    version: int
+    path: str
+
+
 #: why a stored advice is not the advice in force. not ours: another tool wrote it; elsewhere:
 #: measured for something other than this run measures (``detail``: the differences); invalid:
 #: it does not validate; unusable: its file cannot be read as a ConfigMap; unreadable: the env
@@ -160,5 +170,6 @@ Note = (
     | DefaultKept
     | Unmeasured
     | Unstable
+    | HighestVersion
     | StoredAdviceNote
 )

@@ -183,11 +183,17 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         field="model_path",
         default=None,
-        description="SavedModel directory or .keras file; null = built-in workload",
+        description=(
+            "SavedModel directory, TF Serving base path (its highest version) or .keras file; "
+            "null = built-in workload"
+        ),
         flag="--model",
         parse="text",
         metavar="PATH",
-        help="SavedModel directory or .keras file to measure (default: a built-in CNN workload)",
+        help=(
+            "SavedModel directory, TF Serving base path (its highest version is measured) or "
+            ".keras file to measure (default: a built-in CNN workload)"
+        ),
         # read on its own (required, and a path in the serving container, not the Job's)
         annotation=ANN_MODEL,
     ),

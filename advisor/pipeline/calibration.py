@@ -12,20 +12,27 @@ In stages, like ``run``, so a caller can wrap the sweep alone (the CLI's progres
     prepared.write_report(result)            # the HTML/SVG report, if asked for
 
 ``calibrate_only(request)`` does all three.
+
+A model path that is a TF Serving base path is resolved first, to the version directory TF
+Serving serves from it (``resolve_served_version``, ``run`` too): that path is what the sweep
+measures, the incumbent is compared with and the provenance records, so a new version is a new
+model.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from advisor.models import CalibrationOptions, CalibrationResult, Incumbent, NodeProfile, ProgressFn
+from advisor.models.notes import HighestVersion, Note
 from advisor.pipeline.files import check_output_path
 from advisor.pipeline.incumbent import read_incumbent
 from advisor.pipeline.instruments import Instruments
 from advisor.render.report import write_report
 from advisor.render.words import note_text
+from advisor.trials.modelfile import served_version
 
 log = logging.getLogger("advisor.calibrate")
 
@@ -51,19 +58,45 @@ class PreparedCalibration:
     node: NodeProfile
     incumbent: Incumbent | None
     instruments: Instruments
+    #: what the result should say before the sweep's own notes (the version measured)
+    notes: tuple[Note, ...] = ()
 
     def measure(self, progress: ProgressFn | None = None) -> CalibrationResult:
         """The sweep (the budget's time), the incumbent racing as a named arm."""
         request = self.request
-        return self.instruments.sweep(
+        result = self.instruments.sweep(
             request.options, self.node, progress=progress, incumbent=self.incumbent
         )
+        return with_notes(result, self.notes)
 
     def write_report(self, result: CalibrationResult) -> None:
         """The report file, if the request asked for one (OutputError if it cannot be written)."""
         if self.request.report is not None:
             write_report(result, self.request.report)
             log.info("report written to %s", self.request.report)
+
+
+def resolve_served_version(
+    options: CalibrationOptions,
+) -> tuple[CalibrationOptions, HighestVersion | None]:
+    """The options with a TF Serving base path replaced by the version directory TF Serving
+    serves from it, and the note that says so (None: the path was no base path). ModelError when
+    the highest version is not a SavedModel."""
+    if options.model_path is None:
+        return options, None
+    served = served_version(options.model_path)
+    if served is None:
+        return options, None
+    note = HighestVersion(served.base_path, served.version, served.path)
+    log.info("%s", note_text(note))
+    return options.model_copy(update={"model_path": served.path}), note
+
+
+def with_notes(result: CalibrationResult, notes: tuple[Note, ...]) -> CalibrationResult:
+    """``result`` with ``notes`` worded before its own."""
+    if not notes:
+        return result
+    return result.model_copy(update={"notes": [*map(note_text, notes), *result.notes]})
 
 
 def prepare_calibration(
@@ -75,6 +108,8 @@ def prepare_calibration(
     instruments = instruments or Instruments()
     if request.report is not None:
         check_output_path("report", request.report)
+    options, version = resolve_served_version(request.options)
+    request = replace(request, options=options)
     node = instruments.probe(request.host_root)
     incumbent = None
     if request.incumbent is not None:
@@ -82,7 +117,8 @@ def prepare_calibration(
         for note in held.notes:
             log.warning("%s", note_text(note))
         incumbent = held.incumbent
-    return PreparedCalibration(request, node, incumbent, instruments)
+    notes = (version,) if version is not None else ()
+    return PreparedCalibration(request, node, incumbent, instruments, notes)
 
 
 def calibrate_only(

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,7 +47,8 @@ from advisor.models import (
     ThreadSetting,
     WorkloadRef,
 )
-from advisor.models.notes import Forced, UndoneInProduction
+from advisor.models.notes import Forced, Note, UndoneInProduction
+from advisor.pipeline.calibration import resolve_served_version, with_notes
 from advisor.pipeline.files import StagedFile, check_output_path, stage_file
 from advisor.pipeline.incumbent import (
     IncumbentChoice,
@@ -218,6 +219,8 @@ class PreparedRun:
     #: the ConfigMap the cluster held at the preflight (None: none, or no cluster target)
     stored: dict[str, Any] | None = None
     instruments: Instruments = field(default_factory=Instruments)
+    #: what the result should say before the sweep's own notes (the version measured)
+    notes: tuple[Note, ...] = ()
 
     def measure(self, progress: ProgressFn | None = None) -> CalibrationResult:
         """Probe this node and run the sweep (minutes: the budget), the stored advice racing as
@@ -239,10 +242,7 @@ class PreparedRun:
         if options.rejected:
             held = self._rejected_incumbent(held, options.rejected)
         result = self.instruments.sweep(options, node, progress=progress, incumbent=held.incumbent)
-        if not held.notes:
-            return result
-        notes = [*(note_text(note) for note in held.notes), *result.notes]
-        return result.model_copy(update={"notes": notes})
+        return with_notes(result, (*self.notes, *held.notes))
 
     def _without_rejected(self, held: IncumbentChoice) -> CalibrationOptions:
         """The options with the settings production undid for this target left out (the stored
@@ -382,7 +382,13 @@ def prepare_run(request: RunRequest, instruments: Instruments | None = None) -> 
     """The checks before the sweep: the request itself, then (with a ConfigMap target) cluster
     access, RBAC and the budget guard by a dry-run apply, and every restart target."""
     check_run_request(request)
-    prepared = PreparedRun(request, instruments=instruments or Instruments())
+    options, version = resolve_served_version(request.options)
+    prepared = PreparedRun(
+        replace(request, options=options),
+        instruments=instruments or Instruments(),
+        notes=(version,) if version is not None else (),
+    )
+    request = prepared.request
     if request.configmap is None:
         return prepared
     from advisor.cluster import ConfigMapWriter, RetryPolicy, connect

@@ -25,6 +25,7 @@ from advisor.models.notes import (
     DefaultKept,
     FewerThreads,
     Forced,
+    HighestVersion,
     IncumbentKept,
     IncumbentUnmeasured,
     NoGain,
@@ -198,6 +199,11 @@ def note_text(note: Note) -> str:
             text = (
                 f"unstable (its windows disagree by a CV over {cv:.0%}; its numbers are less "
                 f"sure than the others'): {_labels(settings)}"
+            )
+        case HighestVersion(base_path, version, path):
+            text = (
+                f"{base_path} is a TF Serving base path: its highest version, {version}, was "
+                f"measured ({path}), the one TF Serving serves by default"
             )
         case _:
             text = _stored_advice_note(note)

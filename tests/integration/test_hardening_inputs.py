@@ -431,6 +431,11 @@ CASES = [
     model_case("model-missing", "{tmp}/nope", ("/nope", "no such file")),
     model_case("model-empty-dir", "{tmp}/empty", ("/empty", "empty")),
     model_case("model-not-savedmodel", "{tmp}/plain", ("/plain", "saved_model.pb")),
+    model_case(
+        "model-base-path-highest-version-broken",
+        "{tmp}/served",
+        ("/served: a TF Serving base path (versions 1, 2)", "highest version, 2"),
+    ),
     model_case("model-garbage-keras", "{tmp}/g.keras", ("g.keras", "zip")),
     model_case("model-fifo", "{tmp}/fifo.keras", ("fifo.keras", "not a regular file")),
     model_case("model-wrong-suffix", "{out}", ("advice.yaml", "SavedModel")),
@@ -585,6 +590,9 @@ def _prepare_model_paths(tmp: Path) -> None:
     (tmp / "empty").mkdir()
     (tmp / "plain").mkdir()
     (tmp / "plain" / "variables.txt").write_text("not a model\n")
+    (tmp / "served" / "1").mkdir(parents=True)
+    (tmp / "served" / "1" / "saved_model.pb").write_bytes(b"")
+    (tmp / "served" / "2").mkdir()  # the highest version, and no SavedModel
     (tmp / "g.keras").write_bytes(bytes(range(256)) * 4)
     os.mkfifo(tmp / "fifo.keras")  # nobody writes to it: opening it to read would block
     # a directory the parent takes for a SavedModel: the request file's checks come first

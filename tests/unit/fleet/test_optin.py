@@ -180,9 +180,10 @@ def test_a_zero_is_refused_not_taken_for_absent() -> None:
         read_ask(_ask_of(**{ANN_CONCURRENCY: "0"}), Defaults(concurrency=4))
 
 
-def test_the_model_is_required() -> None:
-    with pytest.raises(OptInError, match=f"annotation {ANN_MODEL} is required"):
-        read_ask({ANN_OBJECTIVE: "latency"})
+def test_without_the_model_annotation_the_container_names_it_later() -> None:
+    """A TF Serving container names its model itself (fleet.tf_serving, read where the Job is
+    derived); any other container is skipped there, for want of the annotation."""
+    assert read_ask({ANN_OBJECTIVE: "latency"}).model_path is None
 
 
 @pytest.mark.parametrize("text", ["nan", "NaN", "inf", "-inf", "Infinity"])

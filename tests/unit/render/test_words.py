@@ -12,6 +12,7 @@ from advisor.models.notes import (
     DefaultKept,
     FewerThreads,
     Forced,
+    HighestVersion,
     IncumbentKept,
     IncumbentUnmeasured,
     NoGain,
@@ -118,6 +119,11 @@ IGNORED = "not used as the advice in force; TF's default is the incumbent"
             "the stored advice was undone in production: TF's default is the incumbent",
         ),
         (Forced(), "--force: the stored advice is not the incumbent; TF's default is"),
+        (
+            HighestVersion("/models/m", 12, "/models/m/12"),
+            "/models/m is a TF Serving base path: its highest version, 12, was measured "
+            "(/models/m/12), the one TF Serving serves by default",
+        ),
     ],
 )
 def test_each_note_is_worded_once(note: Note, words: str) -> None:

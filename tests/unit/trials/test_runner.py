@@ -236,7 +236,8 @@ def test_workload_kinds_by_path(tmp_path: Path) -> None:
         ),
         (
             lambda p: _write(_mkdir(p / "notsm") / "variables.txt").parent,
-            "{p}/notsm: not a SavedModel directory (no saved_model.pb in it)",
+            "{p}/notsm: not a SavedModel directory (no saved_model.pb in it) nor a TF Serving "
+            "base path (no numbered version directory in it)",
         ),
         (
             lambda p: _write(p / "model.h5"),
