@@ -32,6 +32,13 @@ CALIBRATE_MAX_GRID_SHARE = 0.25
 RSS_MAX_MIB = 1.5 * 1024
 MIN_OK_TRIALS_PER_60S = 30
 SHORT_BUDGET_S = 30.0
+#: replaying recorded requests keeps at least this share of the trials per minute measured
+#: against synthesised inputs of the same shapes (issue 38's second target)
+REPLAY_COST_MIN_SHARE = 0.80
+REPLAY_COST_TARGET = (
+    f"replaying warmup requests keeps >= {REPLAY_COST_MIN_SHARE:.0%} of the measured (ok) trials "
+    "per 60 s against synthesised inputs of the same shapes"
+)
 
 TARGETS = {
     "1cpu_p99": f"1-CPU latency: advice p99 <= {P99_VS_DEFAULT_MAX:.2f} x default p99",
@@ -235,3 +242,11 @@ def per_60s(ok_trials: int | None, wall_s: float | None) -> float | None:
     if ok_trials is None or not wall_s:
         return None
     return ok_trials * 60.0 / wall_s
+
+
+def replay_cost_verdict(replay_per_60s: float | None, synthesised_per_60s: float | None) -> str:
+    """PASS when the replay keeps ``REPLAY_COST_MIN_SHARE`` of the synthesised run's rate; n/a
+    when either run measured nothing."""
+    if not replay_per_60s or not synthesised_per_60s:
+        return "n/a"
+    return _verdict(replay_per_60s >= REPLAY_COST_MIN_SHARE * synthesised_per_60s)

@@ -115,7 +115,7 @@ def scenario_figures(
             advice_vs_default=None if advice_value is None else round(advice_value / default, 3),
             advice_vs_grid_best=None if advice_value is None else round(advice_value / best, 3),
         ),
-        calibrate=_calibration(run),
+        calibrate=calibration_of(run),
         grid_time=GridTime(
             start_s=round(grid_time.start_s, 2),
             measure_s=round(grid_time.measure_s, 2),
@@ -135,7 +135,8 @@ def scenario_figures(
     )
 
 
-def _calibration(run: CalibrateRun) -> Calibration:
+def calibration_of(run: CalibrateRun) -> Calibration:
+    """A calibrate run as its run records it."""
     result = run.result
     return Calibration(
         argv=run.argv[1:],
@@ -153,6 +154,7 @@ def _calibration(run: CalibrateRun) -> Calibration:
         its_own_baseline=None if result is None else result.get("baseline"),
         its_own_chosen=None if result is None else result.get("chosen"),
         windows=_windows(run),
+        its_own_workload=None if result is None else result.get("workload"),
     )
 
 
