@@ -49,6 +49,7 @@ from benchmarks.results import (
     ScenarioResult,
 )
 from benchmarks.scenario_result import Calibrations, Looks, kill_after, scenario_figures
+from testkit.serving_models import KINDS as SERVING_KINDS
 
 BUILD_TIMEOUT_S = 300.0
 
@@ -403,6 +404,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "TF Serving models of five signature kinds, each replaying its warmup requests",
     )
     parser.add_argument(
+        "--kind",
+        action="append",
+        choices=list(SERVING_KINDS),
+        help="serving family: only this kind (repeatable; default: all five)",
+    )
+    parser.add_argument(
+        "--no-replay-cost",
+        action="store_true",
+        help="serving family: skip the replay's cost against synthesis (two calibrations)",
+    )
+    parser.add_argument(
         "--serving-path",
         choices=serving.SERVING_PATHS,
         default="version",
@@ -431,18 +443,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="MD",
         help="also put the tables into MD's LATEST section (e.g. docs/benchmark.md)",
     )
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.kind and args.family != "serving":
+        parser.error("--kind chooses among the serving family's models: add --family serving")
+    return args
 
 
 def plan_of(args: argparse.Namespace, mode: str, why_not: str | None) -> Plan:
-    """The mode's plan, with ``--budget`` in place of the advisor's default when given, and the
-    short sweep on every scenario with ``--short-everywhere``."""
-    the_plan = plan.make_plan(mode, why_not is None, why_not, args.family)
+    """The mode's plan, with ``--budget`` in place of the advisor's default when given, the
+    short sweep on every scenario with ``--short-everywhere``, only the serving kinds given with
+    ``--kind`` and no replay cost with ``--no-replay-cost``."""
+    kinds = tuple(args.kind) if args.kind else None
+    the_plan = plan.make_plan(mode, why_not is None, why_not, args.family, kinds)
     effort = the_plan.effort
     if args.budget is not None:
         effort = dataclasses.replace(effort, calibrate_budget_s=args.budget)
     if args.short_everywhere:
         effort = dataclasses.replace(effort, short_everywhere=True)
+    if args.no_replay_cost:
+        effort = dataclasses.replace(effort, replay_cost=False)
     return dataclasses.replace(the_plan, effort=effort)
 
 

@@ -197,31 +197,39 @@ def smoke_scenarios(can_quota: bool) -> tuple[Scenario, ...]:
     return (Scenario("builtin", 1.0 if can_quota else None, "latency", 1),)
 
 
-def serving_scenarios(mode: str, can_quota: bool) -> tuple[Scenario, ...]:
+def serving_scenarios(
+    mode: str, can_quota: bool, kinds: tuple[str, ...] | None = None
+) -> tuple[Scenario, ...]:
     """Full: every kind under each of ``SERVING_QUOTAS``; quick: every kind under the 1-CPU
     quota; smoke: the recommender alone (numeric inputs: the advisor calibrates it with or without
-    its warmup requests), under the quota where one can be made."""
+    its warmup requests), under the quota where one can be made. ``kinds`` keeps only those."""
     if mode == "smoke":
         quota = 1.0 if can_quota else None
-        return (Scenario(serving_workload(REPLAY_COST_KIND), quota, "latency", 1),)
+        chosen = kinds or (REPLAY_COST_KIND,)
+        return tuple(Scenario(serving_workload(k), quota, "latency", 1) for k in chosen)
     quotas = SERVING_QUOTAS if mode == "full" else (1.0,)
     return tuple(
         Scenario(serving_workload(kind), quota, "latency", 1)
         for kind in SERVING_KINDS
+        if kinds is None or kind in kinds
         for quota in quotas
     )
 
 
 def make_plan(
-    mode: str, can_quota: bool, why_not: str | None = None, family: str = "shapes"
+    mode: str,
+    can_quota: bool,
+    why_not: str | None = None,
+    family: str = "shapes",
+    kinds: tuple[str, ...] | None = None,
 ) -> Plan:
-    """The scenarios of ``mode`` in ``family``; without cgroups only the no-quota ones remain (and
-    it says so)."""
+    """The scenarios of ``mode`` in ``family`` (``serving``: of ``kinds`` only, when given);
+    without cgroups only the no-quota ones remain (and it says so)."""
     if family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}; known: {', '.join(FAMILIES)}")
     effort = EFFORT[mode]
     if family == "serving":
-        scenarios = serving_scenarios(mode, can_quota)
+        scenarios = serving_scenarios(mode, can_quota, kinds)
         effort = SERVING_EFFORT[mode]
     elif mode == "smoke":
         scenarios = smoke_scenarios(can_quota)

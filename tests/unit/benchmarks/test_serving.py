@@ -210,3 +210,28 @@ def test_concurrent_callers_each_take_a_distinct_request() -> None:
     for t in threads:
         t.join()
     assert sorted(sent) == list(range(1000))
+
+
+def test_kind_keeps_only_those_models_and_needs_the_serving_family(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = advice_quality.parse_args(["--family", "serving", "--kind", "bert", "--kind", "text"])
+    made = advice_quality.plan_of(args, "full", None)
+    assert [s.name for s in made.scenarios] == [
+        "serving_text/noquota/latency/c1",
+        "serving_text/1cpu/latency/c1",
+        "serving_bert/noquota/latency/c1",
+        "serving_bert/1cpu/latency/c1",
+    ]
+    assert made.effort.replay_cost
+    smoke = advice_quality.plan_of(
+        advice_quality.parse_args(["--family", "serving", "--kind", "text", "--no-replay-cost"]),
+        "smoke",
+        None,
+    )
+    assert [s.serving_kind for s in smoke.scenarios] == ["text"]
+    assert not smoke.effort.replay_cost
+    with pytest.raises(SystemExit) as refused:
+        advice_quality.parse_args(["--kind", "bert"])
+    assert refused.value.code == 2
+    assert "add --family serving" in capsys.readouterr().err
