@@ -157,3 +157,38 @@ def test_one_seed_gives_the_same_warmup_bytes(tmp_path: Path) -> None:
     a, b, c = (Path(x["warmup"]).read_bytes() for x in (first, again, other))
     assert a == b
     assert a != c
+
+
+@pytest.mark.parametrize("kind", list(serving_models.KINDS))
+def test_the_benchmarks_judge_replays_each_kind_in_the_files_order(
+    built: dict[str, tuple[dict[str, Any], Any]], kind: str
+) -> None:
+    """benchmarks/harness_child.py ``--serving`` (the serving family's judge) reads the same file
+    its own way: every record, its batch, and a window of requests each timed alone."""
+    info, _ = built[kind]
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    env.update(TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS="1")
+    commands = [
+        {"cmd": "measure", "window_s": 0.3, "warmup_s": 0.05, "concurrency": 1},
+        {"cmd": "measure", "window_s": 0.3, "warmup_s": 0.0, "concurrency": 2},
+        {"cmd": "quit"},
+    ]
+    argv = ["-m", "benchmarks.harness_child", "serve", "--serving", info["version_dir"]]
+    proc = subprocess.run(
+        [sys.executable, *argv],
+        input="".join(json.dumps(c) + "\n" for c in commands),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        cwd=REPO,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ready, *windows = (json.loads(line) for line in proc.stdout.splitlines())
+    assert ready["requests"] == {"count": 32, "batch_sizes": info["batch_sizes"]}
+    assert set(ready["inputs"]) == set(EXPECTED_DTYPES[kind])
+    assert len(windows) == 2
+    for window in windows:
+        assert window["completed"] >= 1
+        assert all(ms > 0 for ms in window["latencies_ms"])
