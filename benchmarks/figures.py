@@ -50,6 +50,7 @@ TARGETS = {
     "(builtin, 1-CPU quota, latency)",
     "near_best_30s": f"a {SHORT_BUDGET_S:g} s sweep's advice within {GRID_BEST_TOLERANCE:.0%} of "
     "grid best (no quota, latency)",
+    "from_warmup": "the calibration replayed the model's own warmup requests (serving family)",
 }
 
 __all__ = ["percentile"]  # re-exported: the judge's percentile is the advisor's
@@ -196,12 +197,15 @@ def targets(
     ok_trials_per_60s: float | None = None,
     short_advice: float | None = None,
     short_ran: bool = False,
+    inputs_kind: str | None = None,
 ) -> dict[str, str]:
     """PASS / MISS / n/a for each target in ``TARGETS`` (n/a: not this scenario's, or no advice).
 
     ``short_advice``: the grid's value of the advice of the short-budget sweep, when one ran
     (``short_ran``; no advice from it is a miss). Its target is the done-when's, the no-quota
-    latency scenarios; elsewhere a short sweep is compared in ``budget_table``."""
+    latency scenarios; elsewhere a short sweep is compared in ``budget_table``.
+    ``inputs_kind``: where the calibration says its inputs came from (``warmup``, ``file``,
+    ``synthesised``; None: it says nothing, or it failed)."""
     objective = scenario.objective
     has_advice = advice is not None
     one_cpu = scenario.quota_cpus == 1.0 and objective == "latency"
@@ -234,7 +238,18 @@ def targets(
             if short_ran and done_when_short(scenario.quota_cpus, objective)
             else None
         ),
+        "from_warmup": _verdict(
+            inputs_kind == "warmup" if scenario.serving_kind is not None else None
+        ),
     }
+
+
+def inputs_kind(workload: Mapping[str, Any] | None) -> str | None:
+    """Where a calibration's inputs came from, as its result's ``workload`` says
+    (``inputs_source.kind``); None where it says nothing."""
+    source = (workload or {}).get("inputs_source") or {}
+    kind = source.get("kind") if isinstance(source, Mapping) else None
+    return kind if isinstance(kind, str) else None
 
 
 def per_60s(ok_trials: int | None, wall_s: float | None) -> float | None:
@@ -244,9 +259,11 @@ def per_60s(ok_trials: int | None, wall_s: float | None) -> float | None:
     return ok_trials * 60.0 / wall_s
 
 
-def replay_cost_verdict(replay_per_60s: float | None, synthesised_per_60s: float | None) -> str:
+def replay_cost_verdict(
+    replay_per_60s: float | None, synthesised_per_60s: float | None, replayed: bool = True
+) -> str:
     """PASS when the replay keeps ``REPLAY_COST_MIN_SHARE`` of the synthesised run's rate; n/a
-    when either run measured nothing."""
-    if not replay_per_60s or not synthesised_per_60s:
+    when either run measured nothing, or the replay run did not replay (``replayed``)."""
+    if not replay_per_60s or not synthesised_per_60s or not replayed:
         return "n/a"
     return _verdict(replay_per_60s >= REPLAY_COST_MIN_SHARE * synthesised_per_60s)

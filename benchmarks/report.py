@@ -325,6 +325,28 @@ def targets_table(results: Sequence[ScenarioResult]) -> str:
     return markdown_table(headers, rows) + "\n\n" + legend
 
 
+def inputs_table(results: Sequence[ScenarioResult]) -> str:
+    """What each calibration says it fed the model: the warmup file (how many requests, which
+    batch sizes), a requests file, or synthesis; and the inputs' dtypes and shapes."""
+    headers = ["scenario", "inputs from", "requests", "batch sizes", "inputs"]
+    rows = []
+    for r in results:
+        workload = r.calibrate.its_own_workload or {}
+        source = workload.get("inputs_source") or {}
+        inputs = workload.get("inputs") or {}
+        sizes = source.get("batch_sizes")
+        rows.append(
+            [
+                r.scenario,
+                "- (failed)" if r.calibrate.exit_code != 0 else source.get("kind", "not said"),
+                str(source.get("requests") or "-"),
+                "-" if not sizes else "-".join(str(b) for b in dict.fromkeys(sizes)),
+                ", ".join(f"{k} {v}" for k, v in inputs.items()) or "-",
+            ]
+        )
+    return markdown_table(headers, rows)
+
+
 def replay_cost_table(cost: ReplayCost) -> str:
     """The two calibrations of one model, replaying its warmup requests and on synthesised
     inputs of the same shapes, and what each measured per minute."""
@@ -501,6 +523,8 @@ def render(report: Run) -> str:
             ]
         parts += ["", "### Cost", cost_table(results)]
         parts += ["", "### Targets", targets_table(results)]
+        if report.family == "serving":
+            parts += ["", "### Inputs each calibration measured on", inputs_table(results)]
         budgets = budget_table(results)
         if budgets is not None:
             parts += [

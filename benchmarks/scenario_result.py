@@ -98,6 +98,7 @@ def scenario_figures(
         ok_trials_per_60s=figures.per_60s(run.ok_trials, wall),
         short_advice=None if short is None else short.advice_value,
         short_ran=short is not None,
+        inputs_kind=figures.inputs_kind(None if run.result is None else run.result.get("workload")),
     )
     return ScenarioResult(
         scenario=scenario.name,

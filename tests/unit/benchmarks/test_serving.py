@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks import advice_quality, plan, report, serving
+from benchmarks import advice_quality, figures, plan, report, serving
 from benchmarks.calibrate_run import CalibrateRun, calibrate_argv
 from benchmarks.harness_child import Replay
 from benchmarks.plan import Scenario
@@ -85,15 +85,26 @@ def test_a_serving_model_is_calibrated_without_a_batch_size_its_requests_carry_t
     assert synth[-4:] == ["--requests", "none", "--batch-size", str(plan.REPLAY_COST_BATCH)]
 
 
-def _run(ok: int, wall: float, exit_code: int = 0, error: str | None = None) -> CalibrateRun:
+def _run(
+    ok: int,
+    wall: float,
+    exit_code: int = 0,
+    error: str | None = None,
+    source: str | None = "warmup",
+) -> CalibrateRun:
+    """A calibrate run with ``ok`` measured trials whose inputs came from ``source`` (None: the
+    result does not say, as an advisor before request replay writes it)."""
     trials = [{"status": "ok"}] * ok + [{"status": "failed"}]
     result = None
     if exit_code == 0:
+        workload: dict[str, Any] = {"inputs": {"user_id": "int64[4]"}}
+        if source is not None:
+            workload["inputs_source"] = {"kind": source}
         result = {
             "intra_op_threads": 1,
             "inter_op_threads": 1,
             "trials": trials,
-            "workload": {"inputs": {"user_id": "int64[4]"}},
+            "workload": workload,
         }
     return CalibrateRun(
         argv=["python", "calibrate"], exit_code=exit_code, wall_s=wall, result=result, error=error
@@ -102,14 +113,25 @@ def _run(ok: int, wall: float, exit_code: int = 0, error: str | None = None) -> 
 
 def test_the_replay_cost_is_the_ratio_of_ok_trials_per_minute_and_its_verdict() -> None:
     scenario = serving.replay_cost_scenario(1.0)
-    kept = serving.replay_cost_of(scenario, 32, _run(36, 45.0), _run(40, 45.0))
+    synthesised = _run(40, 45.0, source="synthesised")
+    kept = serving.replay_cost_of(scenario, 32, _run(36, 45.0), synthesised)
     assert (kept.replay_per_60s, kept.synthesised_per_60s) == (48.0, 53.33)
     assert kept.ratio == 0.9
     assert kept.target == "PASS"
-    assert kept.replay.its_own_workload == {"inputs": {"user_id": "int64[4]"}}
-    slow = serving.replay_cost_of(scenario, 32, _run(30, 45.0), _run(40, 45.0))
+    assert kept.replay.its_own_workload == {
+        "inputs": {"user_id": "int64[4]"},
+        "inputs_source": {"kind": "warmup"},
+    }
+    slow = serving.replay_cost_of(scenario, 32, _run(30, 45.0), synthesised)
     assert slow.ratio == 0.75
     assert slow.target == "MISS"
+    # an advisor that did not replay (it says nothing of its inputs, or says synthesised): the
+    # ratio is shown, but it is no measure of the replay's cost
+    for source in (None, "synthesised"):
+        unreplayed = serving.replay_cost_of(
+            scenario, 32, _run(36, 45.0, source=source), _run(40, 45.0, source=None)
+        )
+        assert (unreplayed.ratio, unreplayed.target) == (0.9, "n/a")
     # a run that failed measured nothing: no ratio, no verdict, and its error is kept
     refused = _run(0, 2.0, exit_code=2, error="exit 2: unrecognized arguments: --requests")
     failed = serving.replay_cost_of(scenario, 32, _run(36, 45.0), refused)
@@ -153,7 +175,7 @@ def test_the_replay_cost_calibrates_replay_first_then_synthesised_in_one_group(
         scenario: Scenario, model: Path | None, *_a: Any, extra: tuple[str, ...] = (), **_k: Any
     ) -> CalibrateRun:
         calls.append((scenario.name, model, tuple(extra)))
-        return _run(40 if extra else 36, 45.0)
+        return _run(40, 45.0, source="synthesised") if extra else _run(36, 45.0)
 
     monkeypatch.setattr(serving, "build_serving", build)
     monkeypatch.setattr(serving, "run_calibrate", calibrate)
@@ -235,3 +257,60 @@ def test_kind_keeps_only_those_models_and_needs_the_serving_family(
         advice_quality.parse_args(["--kind", "bert"])
     assert refused.value.code == 2
     assert "add --family serving" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("workload", "source", "verdict"),
+    [
+        ("serving_text", "warmup", "PASS"),
+        ("serving_text", "synthesised", "MISS"),
+        ("serving_text", None, "MISS"),  # refused, or an advisor that does not say
+        ("builtin", None, "n/a"),
+    ],
+)
+def test_a_serving_calibration_passes_from_warmup_only_when_it_replayed_the_warmup_file(
+    workload: str, source: str | None, verdict: str
+) -> None:
+    inputs = None if source is None else {"inputs_source": {"kind": source}}
+    kind = figures.inputs_kind(inputs)
+    made = figures.targets(
+        Scenario(workload, 1.0, "latency", 1),
+        advice=10.0,
+        default=20.0,
+        best=10.0,
+        calibrate_wall_s=40.0,
+        grid_s=300.0,
+        peak_rss_mib=900.0,
+        inputs_kind=kind,
+    )
+    assert made["from_warmup"] == verdict
+
+
+def test_the_serving_report_says_what_each_calibration_fed_the_model() -> None:
+    replayed = {
+        "inputs": {"user_id": "int64[1-8]"},
+        "inputs_source": {"kind": "warmup", "requests": 32, "batch_sizes": [1, 8]},
+    }
+    the_run = run(
+        {
+            "family": "serving",
+            "scenarios": [
+                {
+                    "scenario": "serving_recommender/1cpu/latency/c1",
+                    "workload": "serving_recommender",
+                    "calibrate": {"exit_code": 0, "its_own_workload": replayed},
+                },
+                {
+                    "scenario": "serving_text/1cpu/latency/c1",
+                    "workload": "serving_text",
+                    "calibrate": {"exit_code": 4, "error": "exit 4: a string input"},
+                },
+            ],
+        }
+    )
+    text = report.render(the_run)
+    table = text.split("### Inputs each calibration measured on\n")[1]
+    assert "| serving_recommender/1cpu/latency/c1 | warmup      | 32       | 1-8 " in table
+    assert "| serving_text/1cpu/latency/c1        | - (failed)  | -        | -   " in table
+    assert "calibrate failed in serving_text/1cpu/latency/c1: exit 4: a string input" in text
+    assert "### Inputs each calibration" not in report.render(run({"scenarios": [{}]}))
