@@ -4,13 +4,15 @@ the exhaustive grid, under real cgroup v1 quotas, measured by the benchmark's ow
     python -m benchmarks quality --quick --json out.json   # < 10 min on a 2-core box
     python -m benchmarks quality --smoke                   # seconds: checks the plumbing
     python -m benchmarks quality --json full.json          # every scenario (about an hour)
+    python -m benchmarks quality --family serving          # TF Serving models (about 20 min)
 
 Per workload, one measuring child per setting is started once (benchmarks/pool.py). Per quota,
 a fresh cgroup is made; the real ``tf-thread-advisor calibrate`` runs inside it with the default
 budget (timed, its process tree's RSS polled); then every child moves into the group and the
 settings are measured in seeded, reshuffled rounds so drift hits all alike. Needs root for the
-quotas; without it only the no-quota scenarios run, and the report says so. How to read the
-output: docs/benchmark.md.
+quotas; without it only the no-quota scenarios run, and the report says so. ``--family serving``
+runs the TF Serving models of benchmarks/serving.py instead, each judged on its own warmup
+requests. How to read the output: docs/benchmark.md.
 """
 
 from __future__ import annotations
@@ -32,13 +34,22 @@ from pathlib import Path
 from typing import Any
 
 from advisor.recommend import configmap_yaml
-from benchmarks import REPO, arms, cgroups, figures, machine, plan, report
+from benchmarks import REPO, arms, cgroups, figures, machine, plan, report, serving
 from benchmarks.calibrate_run import CalibrateRun, run_calibrate
 from benchmarks.measure import first_look, log, measure_rounds, refine
 from benchmarks.plan import Effort, Plan, Scenario
 from benchmarks.pool import CHILD, DEFAULT, Arm, Pool
-from benchmarks.results import GridTime, Host, Pooled, Run, ScalingRow, ScenarioResult
+from benchmarks.results import (
+    GridTime,
+    Host,
+    Pooled,
+    ReplayCost,
+    Run,
+    ScalingRow,
+    ScenarioResult,
+)
 from benchmarks.scenario_result import Calibrations, Looks, kill_after, scenario_figures
+from testkit.serving_models import KINDS as SERVING_KINDS
 
 BUILD_TIMEOUT_S = 300.0
 
@@ -310,20 +321,35 @@ class Outcome:
     scenarios: list[ScenarioResult] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     children: dict[str, dict[str, Any]] = field(default_factory=dict)
+    replay_cost: ReplayCost | None = None
 
 
-def run_plan(the_plan: Plan, can_quota: bool, host: Host, seed: int) -> Outcome:
+def workload_model(workload: str, tmp: Path, serving_path: str) -> tuple[Path | None, list[str]]:
+    """What calibrate is given for ``workload`` (None: the built-in) and how the measuring
+    children load it; builds the model in a child first where the benchmark makes it."""
+    if workload == "builtin":
+        return None, ["--builtin"]
+    kind = plan.serving_kind(workload)
+    if kind is not None:
+        model = serving.build_serving(kind, tmp)
+        return model.path_for_advisor(serving_path), ["--serving", str(model.version_dir)]
+    path = build_shape(workload, tmp)
+    return path, ["--model", str(path)]
+
+
+def run_plan(
+    the_plan: Plan, can_quota: bool, host: Host, seed: int, serving_path: str = "version"
+) -> Outcome:
     out = Outcome()
     with tempfile.TemporaryDirectory(prefix="tfta-bench-") as tmp_name:
         tmp = Path(tmp_name)
         for workload in dict.fromkeys(s.workload for s in the_plan.scenarios):
             of_workload = [s for s in the_plan.scenarios if s.workload == workload]
             try:
-                model_path = None if workload == "builtin" else build_shape(workload, tmp)
+                model_path, args = workload_model(workload, tmp, serving_path)
             except (RuntimeError, subprocess.TimeoutExpired) as exc:
                 out.failures.append(f"{workload}: {exc}")
                 continue
-            args = ["--builtin"] if model_path is None else ["--model", str(model_path)]
             with Pool(args, tmp) as pool:
                 log(f"workload {workload}")
                 for quota in dict.fromkeys(s.quota_cpus for s in of_workload):
@@ -346,7 +372,36 @@ def run_plan(the_plan: Plan, can_quota: bool, host: Host, seed: int) -> Outcome:
                     k: {"ready_s": round(c.ready_s or 0.0, 2), **c.info}
                     for k, c in pool.children.items()
                 }
+        if the_plan.effort.replay_cost:
+            try:
+                out.replay_cost = replay_cost(the_plan, can_quota, tmp, serving_path)
+            except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+                out.failures.append(f"replay cost: {type(exc).__name__}: {exc}")
+                log(f"FAILED replay cost: {exc}")
     return out
+
+
+def replay_cost(the_plan: Plan, can_quota: bool, tmp: Path, serving_path: str) -> ReplayCost:
+    """The recommender with every warmup request of one batch size, calibrated replaying them
+    and on synthesised inputs of those shapes, under the 1-CPU quota where one can be made."""
+    model = serving.build_serving(
+        plan.REPLAY_COST_KIND, tmp / "replay-cost", batch_size=plan.REPLAY_COST_BATCH
+    )
+    quota = 1.0 if can_quota else None
+    log(f"replay cost: calibrate {model.kind} replaying its warmup file, then synthesised")
+    with maybe_group(quota, can_quota) as group:
+        cost = serving.measure_replay_cost(
+            model,
+            which_path=serving_path,
+            quota_cpus=quota,
+            group=group,
+            budget_s=the_plan.effort.calibrate_budget_s,
+        )
+    log(
+        f"  -> {cost.replay_per_60s} vs {cost.synthesised_per_60s} ok trials per 60 s "
+        f"({cost.target})"
+    )
+    return cost
 
 
 def _terminate(signum: int, _frame: object) -> None:
@@ -361,6 +416,31 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="reduced set, under 10 min here")
     mode.add_argument("--smoke", action="store_true", help="one tiny scenario: plumbing only")
+    parser.add_argument(
+        "--family",
+        choices=plan.FAMILIES,
+        default="shapes",
+        help="which scenarios: the built-in network and the benchmark's shapes (default), or "
+        "TF Serving models of five signature kinds, each replaying its warmup requests",
+    )
+    parser.add_argument(
+        "--kind",
+        action="append",
+        choices=list(SERVING_KINDS),
+        help="serving family: only this kind (repeatable; default: all five)",
+    )
+    parser.add_argument(
+        "--no-replay-cost",
+        action="store_true",
+        help="serving family: skip the replay's cost against synthesis (two calibrations)",
+    )
+    parser.add_argument(
+        "--serving-path",
+        choices=serving.SERVING_PATHS,
+        default="version",
+        help="serving family: give calibrate the model's version directory (default) or its "
+        "TF Serving base path",
+    )
     parser.add_argument("--json", type=Path, help="also write the full report as JSON here")
     parser.add_argument("--seed", type=int, default=6, help="seed of the round orders")
     parser.add_argument("--no-scaling", action="store_true", help="skip the simulated scaling")
@@ -389,13 +469,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="MD",
         help="also put the tables into MD's LATEST section (e.g. docs/benchmark.md)",
     )
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.kind and args.family != "serving":
+        parser.error("--kind chooses among the serving family's models: add --family serving")
+    return args
 
 
 def plan_of(args: argparse.Namespace, mode: str, why_not: str | None) -> Plan:
-    """The mode's plan, with ``--budget`` in place of the advisor's default when given, and the
-    short sweep on every scenario with ``--short-everywhere``."""
-    the_plan = plan.make_plan(mode, why_not is None, why_not)
+    """The mode's plan, with ``--budget`` in place of the advisor's default when given, the
+    short sweep on every scenario with ``--short-everywhere``, only the serving kinds given with
+    ``--kind`` and no replay cost with ``--no-replay-cost``."""
+    kinds = tuple(args.kind) if args.kind else None
+    the_plan = plan.make_plan(mode, why_not is None, why_not, args.family, kinds)
     effort = the_plan.effort
     if args.budget is not None:
         effort = dataclasses.replace(effort, calibrate_budget_s=args.budget)
@@ -403,6 +488,8 @@ def plan_of(args: argparse.Namespace, mode: str, why_not: str | None) -> Plan:
         effort = dataclasses.replace(effort, short_everywhere=True)
     if args.spend_budget:
         effort = dataclasses.replace(effort, spend_budget=True)
+    if args.no_replay_cost:
+        effort = dataclasses.replace(effort, replay_cost=False)
     return dataclasses.replace(the_plan, effort=effort)
 
 
@@ -426,8 +513,8 @@ def main(argv: list[str] | None = None) -> int:
         log(note)
     scaled: dict[str, list[ScalingRow]] = {}
     try:
-        outcome = run_plan(the_plan, why_not is None, host, args.seed)
-        if not args.no_scaling:
+        outcome = run_plan(the_plan, why_not is None, host, args.seed, args.serving_path)
+        if not args.no_scaling and the_plan.effort.scaling_sizes:
             from benchmarks import scaling
 
             log("simulated scaling")
@@ -438,6 +525,7 @@ def main(argv: list[str] | None = None) -> int:
     loadavg_end = os.getloadavg()
     full = Run(
         mode=mode,
+        family=args.family,
         command=command,
         started_utc=started_utc,
         host=Host.model_validate({**host.dump(), "loadavg_end": loadavg_end}),
@@ -448,6 +536,7 @@ def main(argv: list[str] | None = None) -> int:
         failures=outcome.failures,
         children=outcome.children,
         **scaled,  # left out of the JSON when not simulated
+        **({} if outcome.replay_cost is None else {"replay_cost": outcome.replay_cost}),
         wall_s=round(time.monotonic() - started, 1),
     )
     text = report.render(full)
@@ -461,7 +550,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.write_docs is not None:
         doc = args.write_docs.read_text()
         args.write_docs.write_text(report.replace_latest(doc, report.latest_block(full, text)))
-    failed_calibrations = [s for s in full.scenarios if s.calibrate.error]
+    failed_calibrations = [s.scenario for s in full.scenarios if s.calibrate.error]
+    cost = full.replay_cost
+    if cost is not None and (cost.replay.error or cost.synthesised.error):
+        failed_calibrations.append("replay cost")
     return 1 if full.failures or failed_calibrations else 0
 
 

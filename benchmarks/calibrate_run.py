@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,7 +91,10 @@ def calibrate_argv(
     incumbent: Path | None = None,
     *,
     spend_budget: bool = False,
+    extra: Sequence[str] = (),
 ) -> list[str]:
+    """The calibrate command line of ``scenario``; a TF Serving model's (``serving`` family) gets
+    no ``--batch-size``: its requests carry their own batches. ``extra`` goes last."""
     argv = [sys.executable, "-m", "advisor", "calibrate", "--format", "json"]
     if spend_budget:
         argv += ["--spend-budget"]
@@ -99,12 +103,13 @@ def calibrate_argv(
     if incumbent is not None:
         argv += ["--incumbent", str(incumbent)]
     argv += ["--objective", scenario.objective, "--concurrency", str(scenario.concurrency)]
-    argv += ["--batch-size", str(scenario.batch_size)]
+    if scenario.serving_kind is None:
+        argv += ["--batch-size", str(scenario.batch_size)]
     if model_path is not None:
         argv += ["--model", str(model_path)]
     if budget_s is not None:
         argv += ["--budget", f"{budget_s:g}"]
-    return argv
+    return [*argv, *extra]
 
 
 def _tree_rss(root: psutil.Process) -> int:
@@ -126,10 +131,17 @@ def run_calibrate(
     trial_mode: str | None = None,
     incumbent: Path | None = None,
     spend_budget: bool = False,
+    extra: Sequence[str] = (),
 ) -> CalibrateRun:
     """Run calibrate to the end (or kill it after ``timeout_s``); never raises for its failure."""
     argv = calibrate_argv(
-        scenario, model_path, budget_s, trial_mode, incumbent, spend_budget=spend_budget
+        scenario,
+        model_path,
+        budget_s,
+        trial_mode,
+        incumbent,
+        spend_budget=spend_budget,
+        extra=extra,
     )
     run = CalibrateRun(argv=argv)
     env = dict(os.environ)

@@ -32,6 +32,13 @@ CALIBRATE_MAX_GRID_SHARE = 0.25
 RSS_MAX_MIB = 1.5 * 1024
 MIN_OK_TRIALS_PER_60S = 30
 SHORT_BUDGET_S = 30.0
+#: replaying recorded requests keeps at least this share of the trials per minute measured
+#: against synthesised inputs of the same shapes (issue 38's second target)
+REPLAY_COST_MIN_SHARE = 0.80
+REPLAY_COST_TARGET = (
+    f"replaying warmup requests keeps >= {REPLAY_COST_MIN_SHARE:.0%} of the measured (ok) trials "
+    "per 60 s against synthesised inputs of the same shapes"
+)
 
 TARGETS = {
     "1cpu_p99": f"1-CPU latency: advice p99 <= {P99_VS_DEFAULT_MAX:.2f} x default p99",
@@ -43,6 +50,7 @@ TARGETS = {
     "(builtin, 1-CPU quota, latency)",
     "near_best_30s": f"a {SHORT_BUDGET_S:g} s sweep's advice within {GRID_BEST_TOLERANCE:.0%} of "
     "grid best (no quota, latency)",
+    "from_warmup": "the calibration replayed the model's own warmup requests (serving family)",
 }
 
 __all__ = ["percentile"]  # re-exported: the judge's percentile is the advisor's
@@ -189,12 +197,15 @@ def targets(
     ok_trials_per_60s: float | None = None,
     short_advice: float | None = None,
     short_ran: bool = False,
+    inputs_kind: str | None = None,
 ) -> dict[str, str]:
     """PASS / MISS / n/a for each target in ``TARGETS`` (n/a: not this scenario's, or no advice).
 
     ``short_advice``: the grid's value of the advice of the short-budget sweep, when one ran
     (``short_ran``; no advice from it is a miss). Its target is the done-when's, the no-quota
-    latency scenarios; elsewhere a short sweep is compared in ``budget_table``."""
+    latency scenarios; elsewhere a short sweep is compared in ``budget_table``.
+    ``inputs_kind``: where the calibration says its inputs came from (``warmup``, ``file``,
+    ``synthesised``; None: it says nothing, or it failed)."""
     objective = scenario.objective
     has_advice = advice is not None
     one_cpu = scenario.quota_cpus == 1.0 and objective == "latency"
@@ -227,7 +238,18 @@ def targets(
             if short_ran and done_when_short(scenario.quota_cpus, objective)
             else None
         ),
+        "from_warmup": _verdict(
+            inputs_kind == "warmup" if scenario.serving_kind is not None else None
+        ),
     }
+
+
+def inputs_kind(workload: Mapping[str, Any] | None) -> str | None:
+    """Where a calibration's inputs came from, as its result's ``workload`` says
+    (``inputs_source.kind``); None where it says nothing."""
+    source = (workload or {}).get("inputs_source") or {}
+    kind = source.get("kind") if isinstance(source, Mapping) else None
+    return kind if isinstance(kind, str) else None
 
 
 def per_60s(ok_trials: int | None, wall_s: float | None) -> float | None:
@@ -235,3 +257,13 @@ def per_60s(ok_trials: int | None, wall_s: float | None) -> float | None:
     if ok_trials is None or not wall_s:
         return None
     return ok_trials * 60.0 / wall_s
+
+
+def replay_cost_verdict(
+    replay_per_60s: float | None, synthesised_per_60s: float | None, replayed: bool = True
+) -> str:
+    """PASS when the replay keeps ``REPLAY_COST_MIN_SHARE`` of the synthesised run's rate; n/a
+    when either run measured nothing, or the replay run did not replay (``replayed``)."""
+    if not replay_per_60s or not synthesised_per_60s or not replayed:
+        return "n/a"
+    return _verdict(replay_per_60s >= REPLAY_COST_MIN_SHARE * synthesised_per_60s)

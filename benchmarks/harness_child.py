@@ -11,18 +11,28 @@ TF defaults), exactly how a Deployment receives the advice through the ConfigMap
 once at start-up, which is why each setting is its own process; the process stays alive between
 measurements so rounds can interleave settings without paying the ~3 s TF import every time.
 
+A TF Serving model version (``--serving DIR``) is fed its own warmup requests
+(``assets.extra/tf_serving_warmup_requests``), read here with TF Serving's protos and nothing of
+the advisor's request reader: each request keeps its batch and shapes, goes to the signature it
+names (Classify and Regress requests: their examples serialized, to the signature's one input),
+and the requests are sent in the file's order, from the first one again in every window, so
+every setting is timed on the same sequence. A latency is one request's.
+
 Protocol: the real stdout carries one JSON object per line (everything libraries print goes to
 stderr). After ``{"ready": ...}`` it reads commands from stdin, one JSON object per line:
 ``{"cmd": "measure", "window_s": 1.0, "warmup_s": 0.2, "concurrency": 1}`` or ``{"cmd": "quit"}``.
 
 Usage (from the checkout's root, as benchmarks/pool.py starts it):
-    python -m benchmarks.harness_child serve (--builtin | --model DIR) [--batch-size N]
+    python -m benchmarks.harness_child serve (--builtin | --model DIR | --serving DIR)
+        [--batch-size N]
     python -m benchmarks.harness_child build --shape NAME --out DIR
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import itertools
 import json
 import os
 import resource
@@ -64,6 +74,71 @@ def _load_savedmodel(path: str, batch_size: int) -> tuple[Infer, dict[str, str]]
     return (lambda: fn(**inputs)), shapes
 
 
+#: where TF Serving reads a model version's warmup requests
+WARMUP_RELPATH = "assets.extra/tf_serving_warmup_requests"
+
+
+class Replay:
+    """A model version's warmup requests, sent in the file's order, round and round."""
+
+    def __init__(self, calls: list[Infer]) -> None:
+        self.calls = calls
+        self.sent = itertools.count()
+
+    def restart(self) -> None:
+        """From the first request again (every window starts on the same sequence)."""
+        self.sent = itertools.count()
+
+    def __call__(self) -> Any:
+        # next() on a count is atomic under the GIL: concurrent callers take distinct requests
+        return self.calls[next(self.sent) % len(self.calls)]()
+
+
+def _feed(log: Any, loaded: Any) -> tuple[Any, dict[str, Any]]:
+    """One PredictionLog as TF Serving would run it: the signature and its input tensors."""
+    import tensorflow as tf
+
+    kind = log.WhichOneof("log_type")
+    if kind == "predict_log":
+        request = log.predict_log.request
+        feed = {name: tf.constant(tf.make_ndarray(t)) for name, t in request.inputs.items()}
+    elif kind in {"classify_log", "regress_log"}:
+        request = getattr(log, kind).request
+        examples = [e.SerializeToString() for e in request.input.example_list.examples]
+        feed = {"": tf.constant(examples)}
+    else:
+        raise ValueError(f"warmup record of kind {kind!r} is not replayed by this harness")
+    fn = loaded.signatures[request.model_spec.signature_name or "serving_default"]
+    if "" in feed:  # Classify/Regress: TF Serving feeds the one string input, whatever its name
+        (name,) = fn.structured_input_signature[1]
+        feed = {name: feed[""]}
+    return fn, feed
+
+
+def _load_serving(version_dir: str) -> tuple[Replay, dict[str, str], dict[str, Any]]:
+    """The version's warmup requests, ready to send; the first one's inputs (name -> dtype and
+    shape, as the other workloads describe theirs) and how many requests of which batches."""
+    import tensorflow as tf
+    from tensorflow_serving.apis import prediction_log_pb2
+
+    loaded = tf.saved_model.load(version_dir)
+    calls: list[Infer] = []
+    batches: list[int] = []
+    shapes: dict[str, str] = {}
+    path = Path(version_dir) / WARMUP_RELPATH
+    for raw in tf.data.TFRecordDataset(str(path)):
+        fn, feed = _feed(prediction_log_pb2.PredictionLog.FromString(raw.numpy()), loaded)
+        calls.append(functools.partial(fn, **feed))
+        batches.append(int(next(iter(feed.values())).shape[0]))
+        if not shapes:
+            shapes = {name: f"{t.dtype.name}{t.shape.as_list()}" for name, t in feed.items()}
+    if not calls:
+        raise ValueError(f"{path}: no warmup requests")
+    for call in calls:  # every signature and shape traced before anything is timed
+        call()
+    return Replay(calls), shapes, {"count": len(calls), "batch_sizes": batches}
+
+
 def _load_builtin(batch_size: int) -> tuple[Infer, dict[str, str]]:
     """The advisor's built-in network, loaded the way its trial child loads it; only the timing
     around ``request()`` is ours."""
@@ -73,11 +148,20 @@ def _load_builtin(batch_size: int) -> tuple[Infer, dict[str, str]]:
     return loaded.request, dict(loaded.inputs)
 
 
-def measure(infer: Infer, window_s: float, warmup_s: float, concurrency: int) -> dict[str, Any]:
-    """Closed loop: ``concurrency`` callers, each sending the next request when one returns."""
+def measure(
+    infer: Infer,
+    window_s: float,
+    warmup_s: float,
+    concurrency: int,
+    restart: Callable[[], None] | None = None,
+) -> dict[str, Any]:
+    """Closed loop: ``concurrency`` callers, each sending the next request when one returns.
+    ``restart`` (replayed requests) is called between the warm-up and the window."""
     warm_end = time.perf_counter() + warmup_s
     while time.perf_counter() < warm_end:
         infer()
+    if restart is not None:
+        restart()
     latencies: list[list[float]] = [[] for _ in range(concurrency)]
     completed = [0] * concurrency
     start = time.perf_counter()
@@ -121,13 +205,20 @@ def serve(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     import tensorflow as tf  # noqa: F401  (imported first so load_s includes TF's start-up)
 
-    if args.model:
+    replay: Replay | None = None
+    requests: dict[str, Any] | None = None
+    if args.serving:
+        replay, shapes, requests = _load_serving(args.serving)
+        infer: Infer = replay
+    elif args.model:
         infer, shapes = _load_savedmodel(args.model, args.batch_size)
     else:
         infer, shapes = _load_builtin(args.batch_size)
     infer()  # trace and initialise the thread pools before saying ready
     threads = sum(1 for _ in Path("/proc/self/task").iterdir())
     ready = {"ready": True, "pid": os.getpid(), "inputs": shapes, "os_threads": threads}
+    if requests is not None:
+        ready["requests"] = requests
     ready["load_s"] = round(time.perf_counter() - started, 3)
     proto.write(json.dumps(ready) + "\n")
     for line in sys.stdin:
@@ -136,7 +227,11 @@ def serve(args: argparse.Namespace) -> int:
             break
         if cmd.get("cmd") == "measure":
             result = measure(
-                infer, float(cmd["window_s"]), float(cmd["warmup_s"]), int(cmd["concurrency"])
+                infer,
+                float(cmd["window_s"]),
+                float(cmd["warmup_s"]),
+                int(cmd["concurrency"]),
+                restart=None if replay is None else replay.restart,
             )
             proto.write(json.dumps(result) + "\n")
         else:
@@ -163,6 +258,7 @@ def main() -> int:
     which = p_serve.add_mutually_exclusive_group(required=True)
     which.add_argument("--builtin", action="store_true")
     which.add_argument("--model")
+    which.add_argument("--serving", help="a TF Serving model version: replay its warmup file")
     p_serve.add_argument("--batch-size", type=int, default=1)
     p_serve.set_defaults(func=serve)
     p_build = sub.add_parser("build")

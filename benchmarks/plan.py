@@ -1,5 +1,10 @@
 """What the benchmark runs: scenarios, the settings compared in each, and per-mode effort.
 
+Two families of scenarios: ``shapes`` (the default: the advisor's built-in network and the
+benchmark's own shapes, across quotas, objectives and concurrencies) and ``serving`` (the five
+signature kinds teams serve with TF Serving, testkit/serving_models.py, each replaying its own
+warmup requests, under a 1-CPU quota and without one).
+
 Pure data and arithmetic (no TensorFlow, no processes), so the tests can check the plan itself:
 that the quick set keeps the 1-CPU latency scenario, that the grid is intra 1..2x affinity by
 inter 1..4, and that the static rule is the one people actually use.
@@ -7,12 +12,14 @@ inter 1..4, and that the static rule is the one people actually use.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
 from dataclasses import dataclass, field
 
 from benchmarks.figures import SHORT_BUDGET_S, done_when_short
+from testkit.serving_models import KINDS as SERVING_KINDS
 
 QUOTAS: tuple[float | None, ...] = (None, 1.5, 1.0)
 OBJECTIVES = ("latency", "throughput")
@@ -20,6 +27,15 @@ CONCURRENCIES = (1, 2)
 #: the advisor's own network, and a shape the benchmark builds (benchmarks/shapes.py)
 WORKLOADS = ("builtin", "wide_mlp")
 MAX_INTER = 4
+FAMILIES = ("shapes", "serving")
+#: a serving scenario's workload is this prefix and the kind (``serving_bert``)
+SERVING_PREFIX = "serving_"
+#: the serving family's quotas: the issue's target names these two
+SERVING_QUOTAS: tuple[float | None, ...] = (None, 1.0)
+#: the model whose warmup replay is timed against synthesis (numeric inputs: both are possible),
+#: and the one batch size of all its requests (so both feed the same shapes)
+REPLAY_COST_KIND = "recommender"
+REPLAY_COST_BATCH = 4
 
 
 @dataclass(frozen=True)
@@ -34,6 +50,11 @@ class Scenario:
     def name(self) -> str:
         quota = "noquota" if self.quota_cpus is None else f"{self.quota_cpus:g}cpu"
         return f"{self.workload}/{quota}/{self.objective}/c{self.concurrency}"
+
+    @property
+    def serving_kind(self) -> str | None:
+        """The TF Serving model kind of a ``serving`` scenario, None for the other family."""
+        return serving_kind(self.workload)
 
     @property
     def group_key(self) -> tuple[str, float | None, int, int]:
@@ -72,6 +93,8 @@ class Effort:
     #: calibrate every scenario a second time with the first one's result as the incumbent
     #: (``calibrate --incumbent``): how often the advice a roll-out would act on stays the same
     repeat_with_incumbent: bool = True
+    #: time a warmup-replay calibration against a synthesised one of the same shapes (``serving``)
+    replay_cost: bool = False
 
     def short_budget_for(self, scenario: Scenario) -> float | None:
         """The short budget ``scenario`` is calibrated with a second time, or None."""
@@ -114,6 +137,47 @@ EFFORT = {
 }
 
 
+def serving_kind(workload: str) -> str | None:
+    """``bert`` for ``serving_bert``; None for a workload of the ``shapes`` family."""
+    if not workload.startswith(SERVING_PREFIX):
+        return None
+    kind = workload.removeprefix(SERVING_PREFIX)
+    return kind if kind in SERVING_KINDS else None
+
+
+def serving_workload(kind: str) -> str:
+    return f"{SERVING_PREFIX}{kind}"
+
+
+#: the serving family measures latency with one request in flight: per request, each with its
+#: own batch, as the issue's target asks. Shorter than the shapes family's full effort, so the
+#: five kinds under two quotas fit in about 20 min on 2 cores; no spawn, short or incumbent
+#: reruns (those questions are the shapes family's), but the replay's cost beside synthesis.
+_SERVING_FULL = Effort(
+    rounds=3,
+    window_s=0.8,
+    warmup_s=0.15,
+    compare_spawn="none",
+    refine_rounds=3,
+    repeat_with_incumbent=False,
+    scaling_sizes=(),
+    replay_cost=True,
+)
+SERVING_EFFORT = {
+    "full": _SERVING_FULL,
+    "quick": dataclasses.replace(_SERVING_FULL, rounds=2, window_s=0.6, refine_rounds=2),
+    "smoke": dataclasses.replace(
+        _SERVING_FULL,
+        rounds=2,
+        window_s=0.2,
+        warmup_s=0.05,
+        calibrate_budget_s=30.0,
+        grid_limit=(2, 1),
+        refine_rounds=1,
+    ),
+}
+
+
 def full_scenarios() -> tuple[Scenario, ...]:
     return tuple(
         Scenario(w, q, o, c)
@@ -136,9 +200,41 @@ def smoke_scenarios(can_quota: bool) -> tuple[Scenario, ...]:
     return (Scenario("builtin", 1.0 if can_quota else None, "latency", 1),)
 
 
-def make_plan(mode: str, can_quota: bool, why_not: str | None = None) -> Plan:
-    """The scenarios of ``mode``; without cgroups only the no-quota ones remain (and it says so)."""
+def serving_scenarios(
+    mode: str, can_quota: bool, kinds: tuple[str, ...] | None = None
+) -> tuple[Scenario, ...]:
+    """Full: every kind under each of ``SERVING_QUOTAS``; quick: every kind under the 1-CPU
+    quota; smoke: the recommender alone (numeric inputs: the advisor calibrates it with or without
+    its warmup requests), under the quota where one can be made. ``kinds`` keeps only those."""
     if mode == "smoke":
+        quota = 1.0 if can_quota else None
+        chosen = kinds or (REPLAY_COST_KIND,)
+        return tuple(Scenario(serving_workload(k), quota, "latency", 1) for k in chosen)
+    quotas = SERVING_QUOTAS if mode == "full" else (1.0,)
+    return tuple(
+        Scenario(serving_workload(kind), quota, "latency", 1)
+        for kind in SERVING_KINDS
+        if kinds is None or kind in kinds
+        for quota in quotas
+    )
+
+
+def make_plan(
+    mode: str,
+    can_quota: bool,
+    why_not: str | None = None,
+    family: str = "shapes",
+    kinds: tuple[str, ...] | None = None,
+) -> Plan:
+    """The scenarios of ``mode`` in ``family`` (``serving``: of ``kinds`` only, when given);
+    without cgroups only the no-quota ones remain (and it says so)."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown family {family!r}; known: {', '.join(FAMILIES)}")
+    effort = EFFORT[mode]
+    if family == "serving":
+        scenarios = serving_scenarios(mode, can_quota, kinds)
+        effort = SERVING_EFFORT[mode]
+    elif mode == "smoke":
         scenarios = smoke_scenarios(can_quota)
     elif mode == "quick":
         scenarios = quick_scenarios()
@@ -149,13 +245,15 @@ def make_plan(mode: str, can_quota: bool, why_not: str | None = None) -> Plan:
         kept = tuple(s for s in scenarios if s.quota_cpus is None)
         dropped = len(scenarios) - len(kept)
         if mode == "quick" and not kept:
-            kept = (Scenario("builtin", None, "latency", 1),)
+            kept = tuple(dataclasses.replace(s, quota_cpus=None) for s in scenarios)
+            if family == "shapes":
+                kept = (Scenario("builtin", None, "latency", 1),)
         notes.append(
             f"no real cgroup quotas ({why_not or 'unavailable'}): dropped {dropped} quota "
             "scenario(s), only no-quota scenarios were run"
         )
         scenarios = kept
-    return Plan(mode, scenarios, EFFORT[mode], tuple(notes))
+    return Plan(mode, scenarios, effort, tuple(notes))
 
 
 def effective_cpus(affinity: int, quota_cpus: float | None) -> float:

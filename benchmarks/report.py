@@ -13,6 +13,7 @@ from advisor.models.option_table import DEFAULT_BUDGET_S
 from advisor.render.document import Grid
 from benchmarks.figures import (
     GRID_BEST_TOLERANCE,
+    REPLAY_COST_TARGET,
     SHORT_BUDGET_S,
     TARGETS,
     grid_noise,
@@ -24,6 +25,7 @@ from benchmarks.results import (
     Calibration,
     Host,
     Look,
+    ReplayCost,
     Rerun,
     Run,
     ScalingRow,
@@ -365,6 +367,58 @@ def targets_table(results: Sequence[ScenarioResult]) -> str:
     return markdown_table(headers, rows) + "\n\n" + legend
 
 
+def inputs_table(results: Sequence[ScenarioResult]) -> str:
+    """What each calibration says it fed the model: the warmup file (how many requests, which
+    batch sizes), a requests file, or synthesis; and the inputs' dtypes and shapes."""
+    headers = ["scenario", "inputs from", "requests", "batch sizes", "inputs"]
+    rows = []
+    for r in results:
+        workload = r.calibrate.its_own_workload or {}
+        source = workload.get("inputs_source") or {}
+        inputs = workload.get("inputs") or {}
+        sizes = source.get("batch_sizes")
+        rows.append(
+            [
+                r.scenario,
+                "- (failed)" if r.calibrate.exit_code != 0 else source.get("kind", "not said"),
+                str(source.get("requests") or "-"),
+                "-" if not sizes else "-".join(str(b) for b in dict.fromkeys(sizes)),
+                ", ".join(f"{k} {v}" for k, v in inputs.items()) or "-",
+            ]
+        )
+    return markdown_table(headers, rows)
+
+
+def replay_cost_table(cost: ReplayCost) -> str:
+    """The two calibrations of one model, replaying its warmup requests and on synthesised
+    inputs of the same shapes, and what each measured per minute."""
+    headers = ["inputs", "exit", "calibrate s", "trials ok", "ok per 60 s", "inputs it reports"]
+    rows = []
+    for name, run in (("warmup replay", cost.replay), ("synthesised", cost.synthesised)):
+        seen = (run.its_own_workload or {}).get("inputs") if run.exit_code == 0 else None
+        rows.append(
+            [
+                name,
+                "-" if run.exit_code is None else str(run.exit_code),
+                f"{run.wall_s:.1f}" if run.wall_s else "-",
+                "-" if run.ok_trials is None else str(run.ok_trials),
+                _per_minute(run.ok_trials, run.wall_s if run.exit_code == 0 else None),
+                ", ".join(f"{k} {v}" for k, v in seen.items()) if seen else "-",
+            ]
+        )
+    quota = _quota_name(cost.quota_cpus)
+    ratio = "-" if cost.ratio is None else f"{cost.ratio:.2f}"
+    lines = [
+        f"{cost.workload}, {cost.requests} warmup requests of batch {cost.batch_size}, "
+        f"quota {quota}: replay / synthesised = {ratio}, target {cost.target} "
+        f"({REPLAY_COST_TARGET}).",
+    ]
+    for name, run in (("warmup replay", cost.replay), ("synthesised", cost.synthesised)):
+        if run.error:
+            lines.append(f"{name} calibration failed: {run.error}")
+    return markdown_table(headers, rows) + "\n\n" + "\n".join(lines)
+
+
 def scaling_table(rows: Sequence[ScalingRow]) -> str:
     headers = [
         "start-up",
@@ -459,7 +513,8 @@ def replace_latest(doc: str, block: str) -> str:
 def render(report: Run) -> str:
     """The whole report as Markdown-compatible text (it is pasted into docs/benchmark.md)."""
     results = report.scenarios
-    parts = [f"## Advice quality ({report.mode}, {report.started_utc})"]
+    family = "" if report.family in {None, "shapes"} else f", {report.family} family"
+    parts = [f"## Advice quality ({report.mode}{family}, {report.started_utc})"]
     parts += ["", machine_line(report.host)]
     parts += [f"note: {n}" for n in report.notes]
     if results:
@@ -513,6 +568,8 @@ def render(report: Run) -> str:
         if settle is not None:
             parts += ["", settle]
         parts += ["", "### Targets", targets_table(results)]
+        if report.family == "serving":
+            parts += ["", "### Inputs each calibration measured on", inputs_table(results)]
         budgets = budget_table(results)
         if budgets is not None:
             parts += [
@@ -524,6 +581,12 @@ def render(report: Run) -> str:
                 f"{GRID_BEST_TOLERANCE:.0%} of the grid's best; cal/grid: the median calibrate "
                 "wall over the grid's time.",
             ]
+    if report.replay_cost:
+        parts += [
+            "",
+            "### Replaying warmup requests against synthesised inputs",
+            replay_cost_table(report.replay_cost),
+        ]
     if report.scaling:
         parts += [
             "",

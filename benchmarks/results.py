@@ -72,6 +72,8 @@ class Calibration(Record):
     its_own_chosen: Any = None
     #: every trial as [intra, inter, round, status, p99 ms, req/s] (absent in the oldest run)
     windows: list[list[Any]] | None = None
+    #: the advisor's own ``workload`` section: what it measured, and with which inputs
+    its_own_workload: Any = None
 
 
 class GridTime(Record):
@@ -165,6 +167,26 @@ class ScenarioResult(Record):
     targets: dict[str, str]
 
 
+class ReplayCost(Record):
+    """One model calibrated twice in the same quota: replaying its warmup requests (the
+    advisor's default for a TF Serving version that has them), and on inputs it synthesises of
+    the same shapes (``--requests none``): what the replay costs the sweep in measured trials
+    per minute."""
+
+    workload: str
+    quota_cpus: float | None
+    batch_size: int
+    requests: int
+    replay: Calibration
+    synthesised: Calibration
+    replay_per_60s: float | None
+    synthesised_per_60s: float | None
+    #: replay's ok trials per 60 s over the synthesised run's
+    ratio: float | None
+    #: PASS, MISS or n/a (a run failed)
+    target: str
+
+
 class ScalingRow(Record):
     """One simulated node size (benchmarks/scaling.py)."""
 
@@ -213,6 +235,8 @@ class Run(Record):
     """A whole benchmark run, as ``quality --json`` writes it."""
 
     mode: str
+    #: which scenarios (benchmarks/plan.py FAMILIES); absent in runs recorded before families
+    family: str | None = None
     command: str = ""
     started_utc: str
     host: Host | None = None
@@ -226,4 +250,5 @@ class Run(Record):
     #: workload -> setting key -> the measuring child's start-up time and what it said
     children: dict[str, dict[str, Any]] = Field(default_factory=dict)
     scaling: list[ScalingRow] | None = None
+    replay_cost: ReplayCost | None = None
     wall_s: float | None = None

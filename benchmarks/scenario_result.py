@@ -98,6 +98,7 @@ def scenario_figures(
         ok_trials_per_60s=figures.per_60s(run.ok_trials, wall),
         short_advice=None if short is None else short.advice_value,
         short_ran=short is not None,
+        inputs_kind=figures.inputs_kind(None if run.result is None else run.result.get("workload")),
     )
     return ScenarioResult(
         scenario=scenario.name,
@@ -115,7 +116,7 @@ def scenario_figures(
             advice_vs_default=None if advice_value is None else round(advice_value / default, 3),
             advice_vs_grid_best=None if advice_value is None else round(advice_value / best, 3),
         ),
-        calibrate=_calibration(run),
+        calibrate=calibration_of(run),
         grid_time=GridTime(
             start_s=round(grid_time.start_s, 2),
             measure_s=round(grid_time.measure_s, 2),
@@ -135,7 +136,8 @@ def scenario_figures(
     )
 
 
-def _calibration(run: CalibrateRun) -> Calibration:
+def calibration_of(run: CalibrateRun) -> Calibration:
+    """A calibrate run as its run records it."""
     result = run.result
     return Calibration(
         argv=run.argv[1:],
@@ -155,6 +157,7 @@ def _calibration(run: CalibrateRun) -> Calibration:
         its_own_baseline=None if result is None else result.get("baseline"),
         its_own_chosen=None if result is None else result.get("chosen"),
         windows=_windows(run),
+        its_own_workload=None if result is None else result.get("workload"),
     )
 
 

@@ -100,3 +100,63 @@ def test_smoke_run_reports_every_figure_and_cleans_up(tmp_path: Path) -> None:
     assert [row["cpus"] for row in report["scaling"]] == [2, 64, 64] * len(scaling.LAUNCHERS)
     assert "### Targets" in stdout
     assert scenario["scenario"] in stdout
+
+
+@pytest.mark.tf
+def test_serving_smoke_judges_a_tf_serving_model_on_its_warmup_requests(tmp_path: Path) -> None:
+    """``--family serving --smoke``: the recommender built in TF Serving's layout, the judge's
+    children replaying its warmup file, a real calibrate on its version directory, and the replay's
+    cost against synthesis. A calibration the advisor refuses (no ``--requests`` flag yet) is a
+    row that says so, not a crash."""
+    try:
+        import tensorflow_serving.apis  # noqa: F401
+    except ImportError:
+        missing_real_part("tensorflow-serving-api is not installed")
+    out = tmp_path / "serving.json"
+    argv = ["quality", "--family", "serving", "--smoke", "--json", str(out)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks", *argv],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    stdout, stderr = proc.communicate(timeout=420)
+    assert not list(CPU_ROOT.glob(f"tfta-{proc.pid}-*")), "a cgroup was left behind"
+    report = json.loads(out.read_text())
+    assert (report["mode"], report["family"]) == ("smoke", "serving")
+    assert "## Advice quality (smoke, serving family" in stdout
+    assert "scaling" not in report
+    (scenario,) = report["scenarios"]
+    assert scenario["workload"] == "serving_recommender"
+    calibrate = scenario["calibrate"]
+    assert "--batch-size" not in calibrate["argv"]
+    model = Path(calibrate["argv"][calibrate["argv"].index("--model") + 1])
+    assert model.name == "1" and model.parent.name == "recommender"  # the version directory
+    failed = []
+    if calibrate["exit_code"] == 0:
+        assert scenario["advice"]["setting"] in scenario["settings"]
+    else:
+        assert calibrate["error"] and f"calibrate failed in {scenario['scenario']}" in stdout
+        failed.append(scenario["scenario"])
+    # the judge's children replayed the warmup file: 32 requests of batches 1..8
+    children = report["children"]["serving_recommender"]
+    for child in children.values():
+        assert child["requests"]["count"] == 32
+        assert set(child["requests"]["batch_sizes"]) <= set(range(1, 9))
+    assert {"default", "1/1", "2/1"} <= set(scenario["settings"])
+    for stats in scenario["settings"].values():
+        assert stats["p99_ms"] >= stats["p50_ms"] > 0
+    # the replay's cost: the same model with one batch size, calibrated twice
+    cost = report["replay_cost"]
+    assert cost["workload"] == "serving_recommender"
+    assert (cost["batch_size"], cost["requests"]) == (4, 32)
+    assert cost["replay"]["argv"][-2:] == ["--budget", "30"]
+    assert cost["synthesised"]["argv"][-4:] == ["--requests", "none", "--batch-size", "4"]
+    assert cost["target"] in {"PASS", "MISS", "n/a"}
+    for run in (cost["replay"], cost["synthesised"]):
+        if run["exit_code"] != 0:
+            assert cost["target"] == "n/a" and run["error"]
+            failed.append("replay cost")
+    assert "### Replaying warmup requests against synthesised inputs" in stdout
+    assert proc.returncode == (1 if failed else 0), stderr[-2000:]
