@@ -13,7 +13,7 @@ from typing import Any
 from advisor.cluster import listing
 from advisor.cluster.config import Connection
 from advisor.cluster.http import PAGE_SIZE
-from advisor.cluster.jobs import rule
+from advisor.cluster.planner_role import rule
 from advisor.retry import RetryPolicy
 
 

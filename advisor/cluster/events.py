@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from advisor.cluster.config import Connection
 from advisor.cluster.http import Target, create, final_error
-from advisor.cluster.jobs import rule
+from advisor.cluster.planner_role import rule
 from advisor.errors import one_line
 from advisor.models.times import timestamp
 from advisor.retry import RetryPolicy

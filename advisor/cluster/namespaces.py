@@ -13,7 +13,7 @@ from typing import Any
 
 from advisor.cluster.config import Connection
 from advisor.cluster.http import PAGE_SIZE, Target, list_all
-from advisor.cluster.jobs import rule
+from advisor.cluster.planner_role import rule
 from advisor.retry import Deadline, RetryPolicy
 
 #: the client's method listing each resource in the whole cluster

@@ -12,7 +12,7 @@ from typing import Any
 
 from advisor.cluster.config import Connection
 from advisor.cluster.http import Target, final_error, request
-from advisor.cluster.jobs import rule
+from advisor.cluster.planner_role import rule
 from advisor.retry import Deadline, RetryPolicy
 
 

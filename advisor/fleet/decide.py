@@ -38,7 +38,7 @@ from advisor.fleet.derive import (
 from advisor.fleet.jobs import PlannedJob
 from advisor.fleet.optin import CalibrationAsk, Defaults, OptInError, opted_in, read_ask
 from advisor.fleet.spec import CPU_KEYS, NODE_SELECTOR, spec_changes
-from advisor.keys import ANN_ASK_CONFIGMAP, APP_NAME, LABEL_MANAGED_BY
+from advisor.keys import ANN_CONFIGMAP, APP_NAME, LABEL_MANAGED_BY
 from advisor.models import (
     QUOTA_TOLERANCE,
     PlanVerdict,
@@ -214,11 +214,11 @@ def advice_configmap(
         )
         raise DeriveError(
             f"its container reads no advice ConfigMap with envFrom{reads}: mount one, or name "
-            f"the one to write with annotation {ANN_ASK_CONFIGMAP}"
+            f"the one to write with annotation {ANN_CONFIGMAP}"
         )
     raise DeriveError(
         f"its container reads several ConfigMaps that could be its advice ({', '.join(names)}): "
-        f"name one with annotation {ANN_ASK_CONFIGMAP}"
+        f"name one with annotation {ANN_CONFIGMAP}"
     )
 
 

@@ -267,8 +267,8 @@ def cluster_status(
     after seconds."""
     from advisor.cluster import RetryPolicy, connect
     from advisor.cluster.inventory import list_inventory
-    from advisor.cluster.jobs import list_jobs
     from advisor.cluster.listing import READER_HINT, list_advice
+    from advisor.cluster.plan_lists import list_jobs
 
     if all_namespaces and namespace:
         raise UsageError(Opt("namespace"), " and ", Opt("all_namespaces"), " exclude each other")
