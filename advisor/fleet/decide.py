@@ -27,6 +27,7 @@ from typing import Any
 
 from advisor.consumers.fit import node_pool_problems, shadow_problems
 from advisor.consumers.mounts import references
+from advisor.consumers.quota import same_quota
 from advisor.errors import InvalidAdviceError
 from advisor.fleet.derive import (
     DerivedJob,
@@ -40,7 +41,6 @@ from advisor.fleet.optin import CalibrationAsk, Defaults, OptInError, opted_in, 
 from advisor.fleet.spec import CPU_KEYS, NODE_SELECTOR, spec_changes
 from advisor.keys import ANN_CONFIGMAP, APP_NAME, LABEL_MANAGED_BY
 from advisor.models import (
-    QUOTA_TOLERANCE,
     PlanVerdict,
     Provenance,
     ServingTarget,
@@ -359,7 +359,7 @@ def _cpu_difference(prov: Provenance, job: DerivedJob) -> list[str]:
                 else f"no CPU limit (request {job.cpu:g})"
             )
         ]
-    if abs(measured - job.cpu) > QUOTA_TOLERANCE:
+    if not same_quota(measured, job.cpu):
         return [
             f"measured under a CPU {was_from} of {measured:g}, the container's is now {job.cpu:g}"
         ]

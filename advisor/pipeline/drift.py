@@ -12,12 +12,12 @@ import re
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 
+from advisor.consumers.quota import same_quota
 from advisor.models import (
     ADVICE_ENV_NAMES,
     ENV_INTRA_OP,
     ENV_ONEDNN,
     ONEDNN_VALUES,
-    QUOTA_TOLERANCE,
     THREAD_VALUE_PATTERN,
     NodeProfile,
     Provenance,
@@ -50,11 +50,7 @@ def provenance_differences(
             f"affinity: calibrated with {len(prov.affinity_cpus)} CPUs, "
             f"this process has {len(node.affinity_cpus)}"
         )
-    if (prov.quota_cpus is None) != (node.quota_cpus is None) or (
-        prov.quota_cpus is not None
-        and node.quota_cpus is not None
-        and abs(prov.quota_cpus - node.quota_cpus) > QUOTA_TOLERANCE
-    ):
+    if not same_quota(prov.quota_cpus, node.quota_cpus):
         found.append(
             f"CPU quota: calibrated {_quota(prov.quota_cpus)}, here {_quota(node.quota_cpus)}"
         )
