@@ -82,11 +82,7 @@ from advisor.models.progress import (
     ProgressFn,
 )
 from advisor.models.recommendation import (
-    ADVICE_ENV_NAMES,
-    ENV_INTER_OP,
-    ENV_INTRA_OP,
     ENV_NAME_PATTERN,
-    ENV_OMP,
     MAX_PROVENANCE_TRIALS,
     MAX_SPEC_FIELDS,
     MIN_THREAD_CAP,
@@ -107,6 +103,14 @@ from advisor.models.setting import (
     ThreadSetting,
 )
 from advisor.models.status import AdviceStatus, JobState, StatusResult
+from advisor.models.tf_env import (
+    ADVICE_ENV_NAMES,
+    ENV_INTER_OP,
+    ENV_INTRA_OP,
+    ENV_OMP,
+    env_setting,
+    setting_env,
+)
 from advisor.models.workload import (
     CALIBRATED_KINDS,
     KINDS,
@@ -192,9 +196,11 @@ __all__ = [
     "WorkloadInfo",
     "WorkloadKind",
     "WorkloadRef",
+    "env_setting",
     "job_options",
     "over_cap",
     "plan_defaults",
     "plan_options",
+    "setting_env",
     "thread_cap",
 ]

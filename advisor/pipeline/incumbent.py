@@ -33,7 +33,7 @@ from advisor.models import (
     NodeProfile,
     OnednnValue,
     Provenance,
-    ThreadSetting,
+    env_setting,
     over_cap,
     thread_cap,
 )
@@ -166,7 +166,7 @@ def from_env_file(path: Path, node: NodeProfile) -> IncumbentChoice:
             return IncumbentChoice(notes=(BadThreadValue(source, name, value, cap),))
     return IncumbentChoice(
         Incumbent(
-            setting=ThreadSetting(int(env[ENV_INTRA_OP]), int(env[ENV_INTER_OP])),
+            setting=env_setting(env),
             onednn=_onednn(env.get(ENV_ONEDNN)),
             source=source,
         ),
