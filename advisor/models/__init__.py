@@ -17,6 +17,7 @@ from advisor.models.base import (
     StrictModel,
 )
 from advisor.models.calibration import (
+    KERAS_SUFFIXES,
     CalibrationResult,
     Incumbent,
     IncumbentOutcome,
@@ -32,6 +33,7 @@ from advisor.models.calibration import (
     TrialResult,
     TrialStatus,
     WorkloadInfo,
+    model_format,
 )
 from advisor.models.consumers import (
     Consumer,
@@ -130,6 +132,7 @@ __all__ = [
     "ENV_NAME_PATTERN",
     "ENV_OMP",
     "ENV_ONEDNN",
+    "KERAS_SUFFIXES",
     "KINDS",
     "MAX_PROVENANCE_TRIALS",
     "MAX_SPEC_FIELDS",
@@ -198,6 +201,7 @@ __all__ = [
     "WorkloadRef",
     "env_setting",
     "job_options",
+    "model_format",
     "over_cap",
     "plan_defaults",
     "plan_options",

@@ -27,6 +27,7 @@ import numpy as np
 import tensorflow as tf
 
 from advisor.errors import ModelError, one_line
+from advisor.models import ModelFormat
 
 #: one seed for weights and inputs: every trial must run the very same computation.
 SEED = 20240601
@@ -61,7 +62,7 @@ class TensorDecl:
 class LoadedWorkload:
     """A model ready to serve requests on fixed synthesised inputs."""
 
-    kind: str
+    kind: ModelFormat
     signature: str | None
     signature_digest: str
     #: input name -> "dtype[shape]" of the synthesised tensor
@@ -70,7 +71,9 @@ class LoadedWorkload:
     request: Callable[[], None]
 
 
-def load_workload(kind: str, path: str | None, signature: str, batch_size: int) -> LoadedWorkload:
+def load_workload(
+    kind: ModelFormat, path: str | None, signature: str, batch_size: int
+) -> LoadedWorkload:
     """Load what ``kind`` names; every problem with the model is a one-line ModelError."""
     if batch_size < 1:
         raise ModelError(f"batch size {batch_size}: must be at least 1")
