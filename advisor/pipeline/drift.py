@@ -40,6 +40,12 @@ def installed_tf_version() -> str | None:
     return None
 
 
+def tf_version_changed(measured: str | None, installed: str | None) -> bool:
+    """Whether the TensorFlow an advice was measured with is not the one installed here: both
+    known and different (an unknown version on either side is no evidence of a change)."""
+    return bool(measured and installed and measured != installed)
+
+
 def provenance_differences(
     prov: Provenance, node: NodeProfile, tf_version: str | None
 ) -> list[str]:
@@ -57,7 +63,7 @@ def provenance_differences(
     here_model = node.topology.cpu_model
     if prov.cpu_model and here_model and prov.cpu_model != here_model:
         found.append(f"CPU model: calibrated on {prov.cpu_model!r}, here {here_model!r}")
-    if prov.tf_version and tf_version and prov.tf_version != tf_version:
+    if tf_version_changed(prov.tf_version, tf_version):
         found.append(f"TensorFlow: calibrated with {prov.tf_version}, installed {tf_version}")
     return found
 
