@@ -67,6 +67,7 @@ from advisor.models.plan import (
     Waits,
 )
 from advisor.recommend import ParsedAdvice, parse_configmap
+from advisor.recommend.measured_for import option_changes
 
 
 @dataclass(frozen=True)
@@ -312,16 +313,8 @@ def differences_from(
     ):
         if was != now_value:
             out.append(f"{what} was {was}, is now {now_value}")
-    options = found.ask.options
-    workload = prov.workload
-    for what, was_value, is_value in (
-        ("objective", prov.objective, options.objective),
-        ("concurrency", workload.concurrency, options.concurrency),
-        ("batch size", workload.batch_size, options.batch_size),
-        ("p99 bound (ms)", prov.p99_slo_ms, options.p99_slo_ms),
-    ):
-        if was_value != is_value:
-            out.append(f"{what} was {_show(was_value)}, is now {_show(is_value)}")
+    for change in option_changes(prov, found.ask.options).values():
+        out.append(f"{change.what} was {_show(change.was)}, is now {_show(change.now)}")
     out += _spec_difference(target, now_target, cpu=bool(cpu), pool=bool(pool))
     age = now - prov.created_at
     if max_age is not None and age > max_age:

@@ -41,6 +41,7 @@ from advisor.models.notes import AdviceIgnored, BadThreadValue, NoProvenance, No
 from advisor.pipeline.drift import installed_tf_version, provenance_differences
 from advisor.pipeline.source import read_advice_file
 from advisor.recommend import ParsedAdvice, load_configmap_yaml, parse_configmap
+from advisor.recommend.measured_for import option_changes
 
 
 @dataclass(frozen=True)
@@ -62,11 +63,11 @@ def workload_differences(prov: Provenance, options: CalibrationOptions) -> list[
         found.append(f"model: measured on {stored}, this run measures {model}")
     elif work.kind == "savedmodel" and work.signature not in (None, options.signature):
         found.append(f"signature: measured {work.signature}, this run {options.signature}")
-    if work.batch_size != options.batch_size:
-        found.append(f"batch size: measured {work.batch_size}, this run {options.batch_size}")
-    if work.concurrency != options.concurrency:
-        found.append(f"concurrency: measured {work.concurrency}, this run {options.concurrency}")
-    if prov.objective != options.objective or prov.p99_slo_ms != options.p99_slo_ms:
+    changed = option_changes(prov, options)
+    for what in ("batch size", "concurrency"):
+        if (change := changed.get(what)) is not None:
+            found.append(f"{what}: measured {change.was}, this run {change.now}")
+    if "objective" in changed or "p99 bound (ms)" in changed:
         found.append(
             f"objective: measured for {_objective(prov.objective, prov.p99_slo_ms)}, this run "
             f"{_objective(options.objective, options.p99_slo_ms)}"
