@@ -17,7 +17,10 @@ from typing import Any, Literal
 from advisor.cluster.config import Connection
 from advisor.cluster.http import Target, create, final_error, namespace_missing, request
 from advisor.cluster.planner_role import rule
+from advisor.cluster.rest import Resource, send
 from advisor.retry import Deadline, RetryPolicy
+
+JOBS = Resource("batch/v1", "jobs")
 
 
 @dataclass(frozen=True)
@@ -58,18 +61,15 @@ def create_job(
 
     Sent with ``fieldValidation=Strict``: a field the server does not know is refused, where by
     default it would be dropped and the Job would run without it."""
-    from kubernetes import client
-
     policy = policy or RetryPolicy()
     name = str((manifest.get("metadata") or {}).get("name") or "")
     extra: dict[str, Any] = {"dry_run": "All"} if dry_run else {}
     attempt = f"create jobs/{name} in namespace {namespace}" + (" (dry run)" if dry_run else "")
-    batch = client.BatchV1Api(connection.api_client)
     resp = create(
         connection,
         policy,
         attempt,
-        (batch, "create_namespaced_job"),
+        JOBS,
         namespace=namespace,
         body=manifest,
         field_validation="Strict",
@@ -90,22 +90,19 @@ def delete_job(
     """Delete the Job ``name`` and, in the background, its pods (batch/v1's default would
     orphan them); False when it was gone already. The name is free at once: a Job has no
     finalizer of its own."""
-    from kubernetes import client
-
     policy = policy or RetryPolicy()
-    batch = client.BatchV1Api(connection.api_client)
     attempt = f"delete jobs/{name} in namespace {namespace}"
     resp = request(
         connection,
         policy,
         Deadline(policy),
         attempt,
-        lambda timeout: batch.delete_namespaced_job(
-            name,
-            namespace,
-            propagation_policy="Background",
-            _preload_content=False,
-            _request_timeout=timeout,
+        lambda timeout: send(
+            connection.api_client,
+            "DELETE",
+            JOBS.path(namespace, name),
+            query={"propagationPolicy": "Background"},
+            timeout=timeout,
         ),
     )
     if resp.status in (200, 202):

@@ -18,8 +18,9 @@ from typing import Any
 
 from advisor.cluster import listing
 from advisor.cluster.config import Connection
-from advisor.cluster.http import PAGE_SIZE, Target, list_all, list_method
+from advisor.cluster.http import PAGE_SIZE, Target, list_all
 from advisor.cluster.planner_role import rule
+from advisor.cluster.rest import Resource, lister
 from advisor.models import CALIBRATED_KINDS
 from advisor.retry import Deadline, RetryPolicy
 
@@ -38,8 +39,6 @@ def list_jobs(
 ) -> list[dict[str, Any]]:
     """The Jobs of ``namespace`` (None: of every namespace) matching the label ``selector``,
     with apiVersion and kind."""
-    from kubernetes import client
-
     policy = policy or RetryPolicy()
     everywhere = namespace is None
     items = list_all(
@@ -47,7 +46,7 @@ def list_jobs(
         policy,
         Deadline(policy),
         f"list jobs in {_where(namespace)}",
-        list_method(client.BatchV1Api(connection.api_client), "Job", everywhere),
+        lister(connection.api_client, Resource("batch/v1", "jobs"), everywhere),
         *((namespace,) if namespace else ()),
         target=Target(
             "jobs", namespace or "(all)", rule("list", "jobs", "batch", cluster=everywhere)
@@ -69,11 +68,8 @@ def list_workloads(
     """The Deployments, then the StatefulSets, of ``namespace`` (None: of every namespace, one
     paged list each) matching the label ``selector``, each with apiVersion and kind (a list's
     items have neither), within one deadline."""
-    from kubernetes import client
-
     policy = policy or RetryPolicy()
     deadline = Deadline(policy)
-    apps = client.AppsV1Api(connection.api_client)
     found: list[dict[str, Any]] = []
     everywhere = namespace is None
     for kind in CALIBRATED_KINDS:
@@ -83,7 +79,7 @@ def list_workloads(
             policy,
             deadline,
             f"list {resource} in {_where(namespace)}",
-            list_method(apps, kind, everywhere),
+            lister(connection.api_client, Resource(kind.api_version, resource), everywhere),
             *((namespace,) if namespace else ()),
             target=Target(
                 f"{resource}.{group}",
