@@ -239,6 +239,18 @@ class DecisionsFailedError(AdvisorError):
     planner_fails = True
 
 
+class RevertsLimitedError(AdvisorError):
+    """``plan``: more advice regressed than ``--max-reverts`` may revert in one plan; the rest
+    stay as they are (stdout lists every decision first). Many at once may be a change under
+    every workload, for a person to look at; a retry would revert more, so the planner's
+    CronJob fails at once. Never the Job's ``run``."""
+
+    exit_code = 19
+    kind = "reverts"
+    retry = Retry.NOT_RUN
+    planner_fails = True
+
+
 class InterruptedRunError(AdvisorError):
     """SIGINT/SIGTERM arrived; the run stopped and published nothing."""
 

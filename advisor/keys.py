@@ -73,6 +73,11 @@ ANN_CONTAINER = PREFIX + "container"
 ANN_CONFIGMAP = PREFIX + "configmap"
 #: its latency query (PromQL, the p99 in seconds), for production verdicts
 LATENCY_QUERY_ANNOTATION = PREFIX + "latency-query"
+#: its load query (PromQL, requests per second): windows of different load are not compared
+LOAD_QUERY_ANNOTATION = PREFIX + "load-query"
+#: "false": ``plan`` never writes the previous advice back where production regressed on its
+#: advice (the verdict is still shown); "true" or absent: it may
+ANN_REVERT = PREFIX + "revert"
 #: on its pod template: a restart sets it to the advice's content hash
 ADVICE_HASH_ANNOTATION = PREFIX + "advice-hash"
 

@@ -139,26 +139,39 @@ def calibrate(
     log(f"calibrate {scenario.name} (in the scenario's cgroup)")
     budget = effort.calibrate_budget_s
     timeout = kill_after(budget)
-    run = run_calibrate(scenario, model_path, group, budget, timeout)
+    spend = effort.spend_budget
+    run = run_calibrate(scenario, model_path, group, budget, timeout, spend_budget=spend)
+    ended = None if run.result is None else run.result.get("stopped")
     log(
-        f"  -> advice {run.advice}, {run.wall_s:.1f} s, {run.trial_count} trials, "
+        f"  -> advice {run.advice}, {run.wall_s:.1f} s ({ended or 'ended'}), "
+        f"{run.trial_count} trials, "
         f"peak RSS {run.peak_tree_rss_mib:.0f} MiB{'; ' + run.error if run.error else ''}"
     )
     repeated = None
     if effort.repeat_with_incumbent:
         repeated = repeat_with_incumbent(
-            scenario, run, model_path=model_path, group=group, budget=budget, timeout=timeout
+            scenario,
+            run,
+            model_path=model_path,
+            group=group,
+            budget=budget,
+            timeout=timeout,
+            spend_budget=spend,
         )
     spawned = None
     if effort.compare_spawn == "all" or (effort.compare_spawn == "first" and first):
         log(f"calibrate {scenario.name} again, every trial spawned")
-        spawned = run_calibrate(scenario, model_path, group, budget, timeout, trial_mode="spawn")
+        spawned = run_calibrate(
+            scenario, model_path, group, budget, timeout, trial_mode="spawn", spend_budget=spend
+        )
         log(f"  -> advice {spawned.advice}, {spawned.wall_s:.1f} s, {spawned.ok_trials} ok")
     short = None
     short_budget = effort.short_budget_for(scenario)
     if short_budget:
         log(f"calibrate {scenario.name} again with --budget {short_budget:g}")
-        short = run_calibrate(scenario, model_path, group, short_budget, kill_after(short_budget))
+        short = run_calibrate(
+            scenario, model_path, group, short_budget, kill_after(short_budget), spend_budget=spend
+        )
         log(f"  -> advice {short.advice}, {short.wall_s:.1f} s, {short.ok_trials} ok")
     return Calibrations(run, spawned=spawned, short=short, repeat=repeated)
 
@@ -261,6 +274,7 @@ def repeat_with_incumbent(
     group: cgroups.RealCgroup | None,
     budget: float | None,
     timeout: float,
+    spend_budget: bool = False,
 ) -> CalibrateRun | None:
     """The scenario calibrated again with the first run's advice as the incumbent, as the next
     scheduled Job would race the ConfigMap the first one wrote; None when the first gave none."""
@@ -272,7 +286,13 @@ def repeat_with_incumbent(
         handle.flush()
         log(f"calibrate {scenario.name} again, its advice {first.advice} as the incumbent")
         again = run_calibrate(
-            scenario, model_path, group, budget, timeout, incumbent=Path(handle.name)
+            scenario,
+            model_path,
+            group,
+            budget,
+            timeout,
+            incumbent=Path(handle.name),
+            spend_budget=spend_budget,
         )
     same = again.data == first.data
     log(
@@ -352,6 +372,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "budget that meets the targets)",
     )
     parser.add_argument(
+        "--spend-budget",
+        action="store_true",
+        help="calibrate with --spend-budget: race until the budget is spent, as before the "
+        "stopping rule (the before of a before/after comparison of time to settle)",
+    )
+    parser.add_argument(
         "--short-everywhere",
         action="store_true",
         help="calibrate every scenario a second time with the short budget, not only the no-quota"
@@ -375,6 +401,8 @@ def plan_of(args: argparse.Namespace, mode: str, why_not: str | None) -> Plan:
         effort = dataclasses.replace(effort, calibrate_budget_s=args.budget)
     if args.short_everywhere:
         effort = dataclasses.replace(effort, short_everywhere=True)
+    if args.spend_budget:
+        effort = dataclasses.replace(effort, spend_budget=True)
     return dataclasses.replace(the_plan, effort=effort)
 
 

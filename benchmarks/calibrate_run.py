@@ -88,8 +88,12 @@ def calibrate_argv(
     budget_s: float | None,
     trial_mode: str | None = None,
     incumbent: Path | None = None,
+    *,
+    spend_budget: bool = False,
 ) -> list[str]:
     argv = [sys.executable, "-m", "advisor", "calibrate", "--format", "json"]
+    if spend_budget:
+        argv += ["--spend-budget"]
     if trial_mode is not None:
         argv += ["--trial-mode", trial_mode]
     if incumbent is not None:
@@ -121,9 +125,12 @@ def run_calibrate(
     *,
     trial_mode: str | None = None,
     incumbent: Path | None = None,
+    spend_budget: bool = False,
 ) -> CalibrateRun:
     """Run calibrate to the end (or kill it after ``timeout_s``); never raises for its failure."""
-    argv = calibrate_argv(scenario, model_path, budget_s, trial_mode, incumbent)
+    argv = calibrate_argv(
+        scenario, model_path, budget_s, trial_mode, incumbent, spend_budget=spend_budget
+    )
     run = CalibrateRun(argv=argv)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))

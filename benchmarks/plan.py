@@ -49,6 +49,9 @@ class Effort:
     window_s: float
     warmup_s: float
     calibrate_budget_s: float | None = None
+    #: calibrate with ``--spend-budget``: race until the budget is spent, as before the stopping
+    #: rule (the "before" of a before/after comparison)
+    spend_budget: bool = False
     grid_limit: tuple[int, int] | None = None  # (max intra, max inter), smoke only
     scaling_sizes: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256)
     #: also calibrate with every trial spawned (--trial-mode spawn): the fork server's gain,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Sequence
 
+from advisor.models.option_table import DEFAULT_BUDGET_S
 from advisor.render.document import Grid
 from benchmarks.figures import (
     GRID_BEST_TOLERANCE,
@@ -206,6 +207,7 @@ def cost_table(results: Sequence[ScenarioResult]) -> str:
     headers = [
         "scenario",
         "calibrate s",
+        "ended",
         "grid s",
         "cal/grid",
         "trials ok",
@@ -224,6 +226,7 @@ def cost_table(results: Sequence[ScenarioResult]) -> str:
             [
                 r.scenario,
                 f"{cal.wall_s:.1f}" if cal.wall_s else "-",
+                _ended(cal),
                 f"{r.grid_time.total_s:.1f}",
                 _ratio(r.calibrate_vs_grid),
                 "-" if cal.ok_trials is None else str(cal.ok_trials),
@@ -235,6 +238,45 @@ def cost_table(results: Sequence[ScenarioResult]) -> str:
             ]
         )
     return markdown_table(headers, rows)
+
+
+def settle_line(results: Sequence[ScenarioResult]) -> str | None:
+    """``time to settle: median 38.2 s of a 45 s budget (0.85 of it); 5 of 6 settled, the rest
+    spent the budget``: the stopping rule's target (under a third of the Job's 300 s, under two
+    thirds of calibrate's 45 s). None for runs before the rule."""
+    ended = [
+        (r.calibrate.reported_elapsed_s, r.calibrate.stopped, _budget_of(r.calibrate))
+        for r in results
+        if r.calibrate.stopped is not None and r.calibrate.reported_elapsed_s is not None
+    ]
+    if not ended:
+        return None
+    elapsed = statistics.median(e for e, _, _ in ended)
+    budgets = sorted({b for _, _, b in ended if b is not None})
+    settled = sum(1 for _, stopped, _ in ended if stopped == "settled")
+    of = ""
+    if len(budgets) == 1:
+        of = f" of a {budgets[0]:g} s budget ({elapsed / budgets[0]:.2f} of it)"
+    return (
+        f"time to settle: median {elapsed:.1f} s{of}; {settled} of {len(ended)} settled, the "
+        "rest spent the budget (`ended`: why, and the seconds the calibration says it took)."
+    )
+
+
+def _budget_of(cal: Calibration) -> float | None:
+    """The budget a calibration ran with: its ``--budget``, else the advisor's default."""
+    if "--budget" in cal.argv:
+        return float(cal.argv[cal.argv.index("--budget") + 1])
+    return DEFAULT_BUDGET_S
+
+
+def _ended(cal: Calibration) -> str:
+    """``settled 38.2`` or ``budget 45.0``: why the calibration ended and the seconds it says it
+    took (its own ``elapsed_s``: from the sweep's start, before the process's exit); ``-`` for
+    a run before the stopping rule."""
+    if cal.stopped is None or cal.reported_elapsed_s is None:
+        return "-"
+    return f"{cal.stopped} {cal.reported_elapsed_s:.1f}"
 
 
 def _per_minute(ok_trials: int | None, wall_s: float | None) -> str:
@@ -467,6 +509,9 @@ def render(report: Run) -> str:
                 f"{sum(r.targets['near_best'] == 'PASS' for r in results)} of {len(results)}).",
             ]
         parts += ["", "### Cost", cost_table(results)]
+        settle = settle_line(results)
+        if settle is not None:
+            parts += ["", settle]
         parts += ["", "### Targets", targets_table(results)]
         budgets = budget_table(results)
         if budgets is not None:

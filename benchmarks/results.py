@@ -58,6 +58,10 @@ class Calibration(Record):
     error: str | None = None
     wall_s: float = 0.0
     reported_elapsed_s: float | None = None
+    #: why it ended: settled (the stopping rule) or budget (absent before the rule)
+    stopped: str | None = None
+    #: where its time went: TF start, model load, screen, race, the rest (absent before)
+    time_split: dict[str, Any] | None = None
     trials: int | None = None
     ok_trials: int | None = None
     trial_mode: str | None = None
@@ -90,6 +94,8 @@ class Rerun(Record):
     advice_vs_grid_best: float | None = None
     peak_tree_rss_mib: float = 0.0
     budget_s: float | None = None
+    reported_elapsed_s: float | None = None
+    stopped: str | None = None
 
 
 class Repeat(Rerun):

@@ -153,7 +153,11 @@ def simulate_one(
             throughput_rps=rps,
         )
 
-    options = CalibrationOptions() if budget_s is None else CalibrationOptions(budget_s=budget_s)
+    # spending the budget as before the stopping rule: the coverage this measures is the
+    # screen's, and the race's rounds are a budget's worth
+    options = CalibrationOptions(spend_budget=True)
+    if budget_s is not None:
+        options = options.model_copy(update={"budget_s": budget_s})
     result = sweep(
         options,
         node,

@@ -143,6 +143,8 @@ def _calibration(run: CalibrateRun) -> Calibration:
         error=run.error,
         wall_s=round(run.wall_s, 2),
         reported_elapsed_s=None if result is None else result.get("elapsed_s"),
+        stopped=None if result is None else result.get("stopped"),
+        time_split=None if result is None else result.get("time_split"),
         trials=run.trial_count,
         ok_trials=run.ok_trials,
         trial_mode=None if result is None else result.get("trial_mode"),
@@ -210,6 +212,8 @@ def _rerun_fields(
         "advice_vs_grid_best": None if value is None else round(value / best, 3),
         "peak_tree_rss_mib": round(run.peak_tree_rss_mib, 1),
         "budget_s": None if run.result is None else run.result.get("budget_s"),
+        "reported_elapsed_s": None if run.result is None else run.result.get("elapsed_s"),
+        "stopped": None if run.result is None else run.result.get("stopped"),
     }
 
 

@@ -11,6 +11,10 @@ same quota), to see whether the first run replaces it and what the log says abou
 
     python -m benchmarks stability --runs 5 --budget 30                  # ~3 min
     python -m benchmarks stability --runs 1 --quota 1 --seed-advice 4/2  # as root
+    python -m benchmarks stability --runs 5 --quota 1 --neighbour 0.5    # beside a bursty neighbour
+
+``--neighbour 0.5`` runs a process beside the runs (outside their quota, as another pod on the
+node) that burns a CPU in bursts half of the time: busy for a random 0.2-2 s, then idle as long.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor import __version__
+from advisor.errors import AdvisorError
 from advisor.keys import HASH_ANNOTATION
 from advisor.models import (
     CalibrationResult,
@@ -37,7 +42,7 @@ from advisor.models import (
     WorkloadInfo,
 )
 from advisor.pipeline.drift import installed_tf_version
-from advisor.recommend import build_recommendation, render_configmap
+from advisor.recommend import build_recommendation, parse_configmap, render_configmap
 from benchmarks import REPO, cgroups
 from testkit.fakeapi.server import FakeApiServer
 
@@ -55,6 +60,34 @@ def maybe_quota(quota: float | None) -> Iterator[cgroups.RealCgroup | None]:
         return
     with cgroups.real_cgroup(quota) as group:
         yield group
+
+
+#: the neighbour: burns a CPU for a random 0.2-2 s, then sleeps for as long as its share says
+NEIGHBOUR = """
+import random, sys, time
+share = float(sys.argv[1])
+rng = random.Random(0)
+while True:
+    busy = rng.uniform(0.2, 2.0)
+    end = time.monotonic() + busy
+    while time.monotonic() < end:
+        pass
+    time.sleep(busy * (1 - share) / share)
+"""
+
+
+@contextlib.contextmanager
+def neighbour(share: float | None) -> Iterator[None]:
+    """A process burning ``share`` of a CPU in bursts while the block runs (None: none)."""
+    if not share:
+        yield
+        return
+    proc = subprocess.Popen([sys.executable, "-c", NEIGHBOUR, str(share)])
+    try:
+        yield
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def advisor_argv(*argv: str) -> list[str]:
@@ -89,18 +122,31 @@ def seed(api: FakeApiServer, setting: str, node: NodeProfile) -> None:
 
 
 def run_once(
-    api: FakeApiServer, group: cgroups.RealCgroup | None, budget: float
+    api: FakeApiServer, group: cgroups.RealCgroup | None, budget: float, spend: bool = False
 ) -> tuple[int, list[str], float]:
     argv = advisor_argv(
         "run",
         *("--budget", f"{budget:g}", "--configmap", NAME, "--namespace", NS),
         *("--kubeconfig", str(api.kubeconfig)),
+        *(("--spend-budget",) if spend else ()),
     )
     command = group.command(argv) if group is not None else argv
     started = time.monotonic()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=env, check=False)
     return done.returncode, done.stderr.splitlines(), time.monotonic() - started
+
+
+def calibration_took(stored: dict[str, Any]) -> tuple[float | None, str | None]:
+    """What the stored advice's calibration took and why it ended, from its provenance (None,
+    None: nothing stored, or not ours)."""
+    if not stored:
+        return None, None
+    try:
+        prov = parse_configmap(stored).recommendation.provenance
+    except AdvisorError:
+        return None, None
+    return prov.elapsed_s, prov.stopped
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,6 +158,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quota", type=float, default=None, help="CPUs (needs root, cgroup v1)")
     parser.add_argument("--seed-advice", metavar="I/J", help="store this advice first")
     parser.add_argument("--json", type=Path, help="also write the runs as JSON here")
+    parser.add_argument(
+        "--neighbour",
+        type=float,
+        metavar="SHARE",
+        help="beside a process burning SHARE of a CPU in bursts (0.5: half of the time)",
+    )
+    parser.add_argument(
+        "--spend-budget",
+        action="store_true",
+        help="run with --spend-budget: race until the budget is spent (before the stopping rule)",
+    )
     args = parser.parse_args(argv)
     load_start = os.getloadavg()
     log(f"load average at start: {load_start[0]:.2f} {load_start[1]:.2f} {load_start[2]:.2f}")
@@ -120,14 +177,16 @@ def main(argv: list[str] | None = None) -> int:
         tempfile.TemporaryDirectory() as tmp,
         FakeApiServer(Path(tmp), configmap_name=NAME) as api,
         maybe_quota(args.quota) as group,
+        neighbour(args.neighbour),
     ):
         if args.seed_advice:
             seed(api, args.seed_advice, probed_node(group))
             log(f"stored {args.seed_advice} as the advice in force")
         before = api.get(NS, NAME)
         for index in range(args.runs):
-            code, lines, wall = run_once(api, group, args.budget)
+            code, lines, wall = run_once(api, group, args.budget, args.spend_budget)
             stored = api.get(NS, NAME) or {}
+            took, stopped = calibration_took(stored)
             data = stored.get("data")
             changed = before is not None and data != before.get("data")
             messages = [line.split(" INFO ", 1)[1] for line in lines if " INFO " in line]
@@ -148,12 +207,15 @@ def main(argv: list[str] | None = None) -> int:
                         HASH_ANNOTATION
                     ),
                     "data_changed": changed,
+                    "elapsed_s": took,
+                    "stopped": stopped,
                     "summary": story,
                     "error": None if code == 0 else (lines[-1] if lines else "no output"),
                 }
             )
+            ended = "" if took is None else f" (calibration {took:.0f} s, {stopped or 'ended'})"
             log(
-                f"run {index + 1}: exit {code}, {wall:.0f} s, data {data}"
+                f"run {index + 1}: exit {code}, {wall:.0f} s{ended}, data {data}"
                 f"{' (CHANGED)' if changed else ''}"
             )
             for line in story:
@@ -166,10 +228,15 @@ def main(argv: list[str] | None = None) -> int:
         else sum(r["data_changed"] for r in runs)
     )
     log(f"load average at end: {load_end[0]:.2f} {load_end[1]:.2f} {load_end[2]:.2f}")
+    tooks = sorted(r["elapsed_s"] for r in runs if r["elapsed_s"] is not None)
+    settled = sum(r["stopped"] == "settled" for r in runs)
+    median = f"{tooks[len(tooks) // 2]:.0f} s" if tooks else "-"
     what = "after the first write" if not args.seed_advice else "counting the first run"
     print(
-        f"{args.runs} runs, budget {args.budget:g} s, quota {args.quota or 'none'}: data "
-        f"changed {changes} time(s) {what}; load {load_start[0]:.2f} -> {load_end[0]:.2f}"
+        f"{args.runs} runs, budget {args.budget:g} s, quota {args.quota or 'none'}"
+        f"{f', neighbour {args.neighbour:g}' if args.neighbour else ''}: data "
+        f"changed {changes} time(s) {what}; calibrations took {median} (median), {settled} of "
+        f"{len(runs)} settled; load {load_start[0]:.2f} -> {load_end[0]:.2f}"
     )
     if args.json:
         args.json.write_text(

@@ -41,6 +41,35 @@ def matrix(*series: tuple[Mapping[str, str], list[tuple[float, float]]]) -> Answ
     return _success({"resultType": "matrix", "result": result})
 
 
+def ranged(form: Mapping[str, str], value: Callable[[float], float | None]) -> Answer:
+    """200 with a range query's answer over the form's ``start``, ``end`` and ``step``: one
+    series without labels, ``value(t)`` at each step (None: no point there; no point at all:
+    no series)."""
+    start, end, step = (float(form[key]) for key in ("start", "end", "step"))
+    points = []
+    at = start
+    while at <= end + 1e-6:
+        found = value(at)
+        if found is not None:
+            points.append((at, found))
+        at += step
+    return matrix(({}, points)) if points else matrix()
+
+
+def partial(
+    answer: Answer, *, warnings: list[str] | None = None, is_partial: bool = False
+) -> Answer:
+    """``answer`` (a success) marked as not whole: Thanos' ``warnings``, VictoriaMetrics'
+    ``isPartial``."""
+    status, body = answer
+    data = json.loads(body)
+    if warnings:
+        data["warnings"] = warnings
+    if is_partial:
+        data["isPartial"] = True
+    return status, json.dumps(data).encode()
+
+
 def error(status: int, error_type: str, message: str) -> Answer:
     """An error answer as Prometheus writes it (400 bad_data, 422 execution, 503 unavailable)."""
     body = {"status": "error", "errorType": error_type, "error": message}

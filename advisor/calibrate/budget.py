@@ -109,6 +109,22 @@ class SearchSettings:
     #: turns on (None: never focus); one more than ``drop_after``, so a clearly worse contender
     #: has had its chance to be dropped first
     focus_after: int | None = 4
+    #: race windows every setting still in the race needs before the race may end settled
+    #: (perf_analyzer's three windows); the noise band of fewer is wide enough to keep it open
+    settle_windows: int = 3
+    #: a replaced incumbent settles the race once the advice beat it by more than ``clear_margin``
+    #: times the noise band of the two, or by more than ``replace_margin`` times it in every one of
+    #: at least ``replace_rounds`` race rounds that measured both; a narrower win: the budget
+    #: decides, as it always did
+    clear_margin: float = 3.0
+    replace_margin: float = 2.0
+    replace_rounds: int = 5
+    #: two settings within TRADE_OFF of each other are a settled tie only once the noise band of
+    #: the two is at most this: close medians over few or spread windows (a band of 15-25%) can
+    #: still be 15% apart
+    settle_band: float = 0.10
+    #: never end settled: race until the budget is spent (``--spend-budget``)
+    spend_budget: bool = False
     #: a bound on the loop whatever the clock says (a trial function that takes no time at all)
     max_trials: int = 1000
     seed: int = 0

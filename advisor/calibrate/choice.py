@@ -18,7 +18,10 @@ chosen setting's and the baseline's own.
 Change only on evidence: the advice in force (the incumbent: the stored advice, else TF's default)
 stands until a setting beats it beyond the noise band of the two (at least MIN_BAND). Without that
 rule the pick among settings within noise moves with the noise from run to run, and every move is
-a rollout of every consumer for a difference the measurement itself calls no difference. When
+a rollout of every consumer for a difference the measurement itself calls no difference. Nor
+does a win the race's rounds do not reproduce (``statistics.holds_in_rounds``): beside a noisy
+neighbour a few bursts on the incumbent's windows move its median, and a claimed gain that the
+interleaved rounds do not show is no gain. When
 settings do beat it, the advice is the cheapest of those that are also within TRADE_OFF of the
 best, so the usual trade of a little speed for fewer threads never goes below the incumbent.
 """
@@ -28,7 +31,13 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from advisor.calibrate.statistics import ConfigStats, noise_band, ratio, within
+from advisor.calibrate.statistics import (
+    ConfigStats,
+    holds_in_rounds,
+    noise_band,
+    ratio,
+    within,
+)
 from advisor.models import ThreadSetting
 from advisor.models.notes import (
     FewerThreads,
@@ -94,15 +103,17 @@ def beats(
     p99_slo_ms: float | None = None,
 ) -> bool:
     """``mine`` is better than ``theirs`` beyond the noise band of the two (so by at least
-    MIN_BAND). Under an objective's bound (an SLO), meeting it where ``theirs`` does not is a win
-    by itself, and missing it where ``theirs`` meets it never is."""
+    MIN_BAND), and in the race's rounds too, not only in the pooled medians
+    (``holds_in_rounds``). Under an objective's bound (an SLO), meeting it where ``theirs`` does
+    not is a win by itself, and missing it where ``theirs`` meets it never is."""
     met = objective.admits(mine, p99_slo_ms)
     if met != objective.admits(theirs, p99_slo_ms):
         return met
     measure = objective.measure(met)
     band = noise_band(mine, theirs, measure)
     a, b = measure.value(mine), measure.value(theirs)
-    return a < b * (1 - band) if measure.lower_is_better else a > b * (1 + band)
+    pooled = a < b * (1 - band) if measure.lower_is_better else a > b * (1 + band)
+    return pooled and holds_in_rounds(mine, theirs, measure, band)
 
 
 def choose(

@@ -8,8 +8,11 @@ key that changes nothing measurable is one more thing to wonder about. The two a
 the thread setting was chosen by (``Choice.measure``): under an SLO no setting met, that is p99,
 not the objective's throughput.
 
-Planned as the search is, by its ``Budget`` (``advisor.calibrate.budget``). Pure: time from the
-budget's Clock, trials from TrialFns, like the search.
+Planned as the search is, by its ``Budget`` (``advisor.calibrate.budget``), and ended as early:
+once the verdict is settled (``settled``: at least ``SETTLE_PAIRS`` pairs, and one value ahead by
+more than twice the band, or the two within a band of at most the search's ``settle_band``
+together with their difference), unless the search spends its budget (``spend_budget``). Pure:
+time from the budget's Clock, trials from TrialFns, like the search.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ MIN_PAIRS = 3
 #: tests' fake-clock model, 4 at 60 s)
 BUDGET_SHARE = 1 / 3
 
+#: pairs a verdict must rest on before it may end the pairs early (the budget ends them otherwise)
+SETTLE_PAIRS = 5
+
 #: shorter windows than the race's: the verdict rests on the median over pairs, not on one window
 WINDOW = Window(warmup_s=0.3, measure_s=0.5, min_requests=200, max_measure_s=2.0)
 
@@ -53,11 +59,17 @@ def measure_pairs(
     say: Callable[[str], None],
 ) -> tuple[list[TrialResult], PairsVerdict]:
     """Pairs of trials (one per value, alternating order) while ``budget`` (the search's plan:
-    its safety, its reserve at the end, its deadlines) fits another pair; the verdict."""
+    its safety, its reserve at the end, its deadlines) fits another pair and the verdict is not
+    ``settled``; the verdict."""
     trials: list[TrialResult] = []
     pairs = 0
     took: list[float] = []
     while budget.remaining() >= 2 * _planned(budget, took):
+        if not budget.settings.spend_budget and settled(
+            verdict(trials, measure, pairs), budget.settings.settle_band
+        ):
+            say(f"oneDNN: settled after {pairs} pairs")
+            break
         order = ONEDNN_VALUES if pairs % 2 == 0 else ONEDNN_VALUES[::-1]
         for onednn in order:
             spec = WINDOW.spec(setting, pairs, onednn=onednn)
@@ -70,6 +82,17 @@ def measure_pairs(
             trials.append(result)
         pairs += 1
     return trials, verdict(trials, measure, pairs)
+
+
+def settled(decided: PairsVerdict, settle_band: float) -> bool:
+    """More pairs would not change ``decided``: it rests on SETTLE_PAIRS pairs, and one value is
+    ahead by more than twice the band, or the two are within noise with the band and their
+    difference together at most ``settle_band``."""
+    if decided.counted < SETTLE_PAIRS or decided.band is None:
+        return False
+    if decided.code == "better":
+        return decided.margin > 2 * decided.band
+    return decided.margin + decided.band <= settle_band
 
 
 def _planned(budget: Budget, took: list[float]) -> float:

@@ -137,7 +137,7 @@ def _question(state: SearchState, stats: Sequence[ConfigStats]) -> list[ThreadSe
             leader.setting,
             held.setting,
         ]  # does the best beat the advice in force beyond noise?
-    if held is not None and not choice.kept and _close(choice):
+    if held is not None and not choice.kept and narrow_replacement(choice):
         return [chosen.setting, held.setting]  # it did, but not by much: does it really?
     if chosen is not leader:
         return [leader.setting, chosen.setting]
@@ -147,7 +147,7 @@ def _question(state: SearchState, stats: Sequence[ConfigStats]) -> list[ThreadSe
     return [leader.setting, rivals[0].setting] if rivals else []
 
 
-def _close(choice: Choice) -> bool:
+def narrow_replacement(choice: Choice) -> bool:
     """The advice beat the incumbent by less than twice the band it was judged with: a few more
     windows could still undo the replacement."""
     if choice.versus_incumbent is None or choice.incumbent_band is None:

@@ -16,8 +16,8 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
   measures them and the baseline once, with longer windows, in an order shuffled per round (seeded:
   reproducible, but no setting is always first or always right after the baseline). A contender
   clearly worse than the leader (beyond the noise of the two medians, and at least 10%) after
-  ``drop_after`` windows is dropped. Rounds go on until the budget is spent; when a full trial no
-  longer fits, the last ones get shorter windows, so the budget is not left unused.
+  ``drop_after`` windows is dropped. Rounds go on until the answer is settled (below) or the
+  budget is spent; when a full trial no longer fits, the last ones get shorter windows.
 - **Focus** (once every contender has ``focus_after`` race windows): the advice turns on one
   comparison, so the rest of the budget goes to it. The current pick (``choose``, as the result
   will make it) names the question: the leader and the pick when they differ (is the pick really
@@ -34,6 +34,33 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
 - **Stability gate** (like perf_analyzer's): a setting whose windows disagree by a CV above
   ``STABLE_CV`` is measured first in the next round and is never dropped before
   ``unstable_windows`` windows; one still unstable when the budget ends is reported.
+
+- **Settled** (the stopping rule, asked after every race round): the race ends as soon as more
+  measurement cannot change the advice by more than its tolerance (``advisor.calibrate.settle``):
+
+  1. every setting still in the race (the contenders not dropped, the baseline, the incumbent)
+     has at least ``settle_windows`` race windows, so none within noise of the pick is
+     unmeasured;
+  2. every one of them is through the stability gate (stable, or unstable past
+     ``unstable_windows``);
+  3. every one but the pick is within ``TRADE_OFF`` of it with a noise band of the two no wider
+     than ``settle_band`` (a choice among them costs less than the advice's tolerance, and the
+     windows know it), or beaten by it beyond their noise band and in at least ``HOLDS_SHARE``
+     of the rounds that measured both (``choice.beats``);
+  4. the incumbent question is answered: kept (by 3, nothing beats it beyond noise and nothing
+     is more than the tolerance better), or replaced by a setting that beat it beyond noise and
+     in the rounds, by more than ``clear_margin`` (3) times their band, or by more than
+     ``replace_margin`` (2) times it in every one of at least ``replace_rounds`` (5) rounds
+     measuring both. A narrower win could still be undone by the windows a full budget adds,
+     and a rule asked after every round is crossed by chance more often than one asked once.
+
+  Where the evidence never settles (a noisy neighbour, a tie wider than the tolerance) the
+  budget ends it as before, and the outcome says which settings kept it open and why.
+  ``--spend-budget`` (``spend_budget``) never ends it early. A win counts only where the rounds
+  reproduce it (``choice``): bursts that hit one setting's windows move its pooled median, not
+  its place in the round-by-round comparison, so an early stop never rests on a claimed gain the
+  interleaved rounds do not show, and never replaces an incumbent on less than the full-budget
+  rule would ask.
 
 Pure: time comes from a ``Clock``, trials from a ``TrialFn``; tests drive both with fakes.
 """
@@ -53,6 +80,7 @@ from advisor.calibrate.budget import (
     result_text,
 )
 from advisor.calibrate.rounds import contenders, drop, focus, measure_of, round_members, unstable
+from advisor.calibrate.settle import settlement
 from advisor.calibrate.state import BASELINE, SearchOutcome, SearchState
 from advisor.calibrate.statistics import SCREEN_ROUND, aggregate
 from advisor.errors import CalibrationError, Opt
@@ -193,11 +221,13 @@ def _screen(state: SearchState, candidates: Sequence[ThreadSetting]) -> None:
 
 
 def _race(state: SearchState) -> None:
-    """Rounds 1, 2, ...: the contenders and the baseline, shuffled, until the budget is spent."""
+    """Rounds 1, 2, ...: the contenders and the baseline, shuffled, until the answer is settled
+    or the budget is spent."""
     settings = state.settings
     alive = contenders(state)
     state.outcome.contenders = list(alive)
     if not alive:
+        state.outcome.stopped = "settled"  # nothing to race: TF's default is the only setting
         return
     held = state.incumbent
     against = "the TF default" + (
@@ -240,6 +270,15 @@ def _race(state: SearchState) -> None:
             state.outcome.dropped.append(key)
             state.say(f"race: {key.label} dropped (clearly worse than the best)")
         number += 1
+        if not settings.spend_budget and settlement(state, alive).settled:
+            state.outcome.stopped = "settled"
+            state.say(
+                f"race: settled after {len(state.outcome.trials)} trials, "
+                f"{state.budget.elapsed():.0f} of {state.budget.budget_s:.0f} s: more windows "
+                "cannot change the advice by more than its tolerance"
+            )
+            return
+    state.outcome.open = settlement(state, alive).open
 
 
 def race(
@@ -256,8 +295,8 @@ def race(
     picks: ThreadSetting | None = None,
     incumbent: ThreadSetting = BASELINE,
 ) -> SearchOutcome:
-    """Screen the baseline and the candidates, then race the best few until the budget (ending at
-    ``until`` on ``clock``) is spent.
+    """Screen the baseline and the candidates, then race the best few until the answer is settled
+    or the budget (ending at ``until`` on ``clock``) is spent.
 
     ``picks`` is what TF runs for the baseline (``candidates.tf_picks``); without it the race
     never focuses, since the pick it would focus on weighs the baseline's threads. ``incumbent``
@@ -280,8 +319,12 @@ def race(
         incumbent=incumbent,
     )
     state.outcome.incumbent = incumbent
+    began = state.budget.now()
     _screen(state, candidates)
+    screened = state.budget.now()
     _race(state)
+    state.outcome.screen_s = screened - began
+    state.outcome.race_s = state.budget.now() - screened
     final = list(aggregate(state.outcome.trials))
     measure = measure_of(state, final)
     raced = any(s.raced for s in final if not s.is_baseline)

@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 from advisor.calibrate.budget import Budget, SearchSettings, TrialFn
 from advisor.calibrate.choice import Choice, choose
 from advisor.calibrate.statistics import ConfigStats, aggregate
-from advisor.models import Progress, ProgressFn, ThreadSetting, TrialResult
+from advisor.models import (
+    OpenReason,
+    Progress,
+    ProgressFn,
+    StopReason,
+    ThreadSetting,
+    TrialResult,
+)
 from advisor.objectives import Objective
 
 #: TF's default: the baseline arm, the reference every setting is compared with
@@ -35,6 +42,13 @@ class SearchOutcome:
     unstable: list[ThreadSetting] = field(default_factory=list)
     #: the advice in force, measured as a named arm (BASELINE: TF's default is the incumbent)
     incumbent: ThreadSetting = BASELINE
+    #: settled: the stopping rule ended the race; budget: the budget (or the trial bound) did
+    stopped: StopReason = "budget"
+    #: ended by the budget: each setting that kept the race open, and why
+    open: tuple[tuple[ThreadSetting, OpenReason], ...] = ()
+    #: seconds the screen and the race took (the trials' start-up included)
+    screen_s: float = 0.0
+    race_s: float = 0.0
 
 
 @dataclass

@@ -13,6 +13,14 @@ for ``n`` windows (the standard error of a median). Two medians are a tie when t
 than ``Z`` (2) standard errors of their difference, ``Z * sqrt(e1**2 + e2**2)``: the noise band
 (``band`` wherever the code holds one), at least ``MIN_BAND`` and at most ``MAX_BAND``.
 
+A median can be moved by a few windows that a burst on the node hit: the pooled figure says
+"37% better" when the bursts fell on the other setting's windows. The race measures its settings
+in rounds, each setting once per round, close together in time, so a real difference shows in
+the rounds too: ``holds_in_rounds`` is whether one setting beat the other in at least
+``HOLDS_SHARE`` of the race rounds that measured both, and beyond the noise band in the median
+round (with fewer than ``MIN_PAIRED_ROUNDS`` of them there is nothing to reproduce it with, and
+the pooled figure decides alone).
+
 A percentile of one window's latencies is ``advisor.calibrate.percentile``, apart from these: it
 imports nothing, so the trial child and the benchmark share it without the models.
 """
@@ -44,6 +52,13 @@ MEDIAN_ERROR = 1.2533
 #: a setting whose windows' CV is above this is unstable (perf_analyzer's stability criterion):
 #: the search measures it again rather than trust or drop it
 STABLE_CV = 0.10
+
+#: the share of the race rounds measuring both in which a setting must beat another for its win
+#: to hold (3 of 3, 3 of 4, 4 of 5, 5 of 6, ... 8 of 10): a burst may cost a round, not the verdict
+HOLDS_SHARE = 0.75
+
+#: race rounds measuring both that a win must be reproduced in before the rounds are asked
+MIN_PAIRED_ROUNDS = 3
 
 #: trials of this round are screen windows (short, one or two per setting); later rounds are race
 #: windows, which a raced setting is judged by
@@ -195,6 +210,44 @@ def median_error(cv: float, windows: int) -> float:
 def noise_band_of_errors(*errors: float) -> float:
     """``Z * sqrt(sum of squared relative errors)``, between MIN_BAND and MAX_BAND."""
     return min(MAX_BAND, max(MIN_BAND, Z * math.sqrt(sum(e * e for e in errors))))
+
+
+def paired_rounds(
+    mine: ConfigStats, theirs: ConfigStats, measure: Measure
+) -> list[tuple[float, float]]:
+    """(mine, theirs) in every race round that measured both, in round order: the same stretch
+    of time, so a burst on the node hits both or neither more often than not."""
+    theirs_by_round = {t.round: measure.read(t) for t in theirs.trusted if t.round > SCREEN_ROUND}
+    out = []
+    for trial in sorted(mine.trusted, key=lambda t: t.round):
+        if trial.round <= SCREEN_ROUND or trial.round not in theirs_by_round:
+            continue
+        a, b = measure.read(trial), theirs_by_round[trial.round]
+        if a is not None and b is not None:
+            out.append((a, b))
+    return out
+
+
+def holds_in_rounds(
+    mine: ConfigStats, theirs: ConfigStats, measure: Measure, band: float = 0.0
+) -> bool:
+    """``mine`` beat ``theirs`` in at least HOLDS_SHARE of the race rounds that measured both,
+    and by more than ``band`` in the median round (the median of the per-round ratios: a burst
+    that hits both in one round cancels out, where it moves the pooled medians of windows taken
+    at different times); True with fewer than MIN_PAIRED_ROUNDS of them (nothing to reproduce
+    the win in)."""
+    pairs = paired_rounds(mine, theirs, measure)
+    if len(pairs) < MIN_PAIRED_ROUNDS:
+        return True
+    lower = measure.lower_is_better
+    wins = sum(1 for a, b in pairs if (a < b if lower else a > b))
+    if wins < math.ceil(HOLDS_SHARE * len(pairs)):
+        return False
+    ratios = [a / b for a, b in pairs if b > 0]
+    if not ratios:
+        return False
+    middle = statistics.median(ratios)
+    return middle < 1 - band if lower else middle > 1 + band
 
 
 def ratio(mine: ConfigStats, theirs: ConfigStats, measure: Measure) -> float | None:

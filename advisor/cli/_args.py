@@ -135,6 +135,7 @@ PROMETHEUS_ENV = {
     "token_file": "TFTA_PROMETHEUS_TOKEN_FILE",
     "ca_file": "TFTA_PROMETHEUS_CA_FILE",
     "headers": "TFTA_PROMETHEUS_HEADERS",
+    "selector": "TFTA_PROMETHEUS_SELECTOR",
 }
 
 
@@ -172,6 +173,14 @@ def add_prometheus(parser: Arguments) -> None:
         f"(default: ${PROMETHEUS_ENV['headers']}, comma-separated)",
     )
     parser.add_argument(
+        "--prometheus-selector",
+        metavar="MATCHERS",
+        default=env(PROMETHEUS_ENV["selector"]) or None,
+        help="label matchers added to every selector the advisor writes, e.g. "
+        "'cluster=\"prod-eu\"' where one Prometheus holds several clusters "
+        f"(default ${PROMETHEUS_ENV['selector']})",
+    )
+    parser.add_argument(
         "--prometheus-timeout",
         metavar="S",
         type=float,
@@ -198,4 +207,5 @@ def prometheus_settings(args: argparse.Namespace) -> Any:
         ca_file=args.prometheus_ca_file,
         headers=pairs([h.strip() for h in args.prometheus_header], "--prometheus-header"),
         timeout_s=args.prometheus_timeout,
+        selector=args.prometheus_selector,
     )

@@ -16,7 +16,7 @@ from advisor.cli._args import (
     prometheus_settings,
 )
 from advisor.cli._output import add_format, emit
-from advisor.errors import DecisionsFailedError
+from advisor.errors import DecisionsFailedError, RevertsLimitedError
 from advisor.models import RESTART, Option, plan_options
 from advisor.pipeline import Instruments
 from advisor.pipeline.plan import (
@@ -30,7 +30,7 @@ from advisor.pipeline.plan import (
 from advisor.pipeline.source import CLUSTER_TIMEOUT_S
 from advisor.pipeline.status import format_age
 from advisor.render import formats
-from advisor.render.plan import PlanView, jobs_yaml
+from advisor.render.plan import PlanView, jobs_yaml, revert_limit_text
 
 
 def register(subparsers: Any) -> None:
@@ -53,9 +53,12 @@ def register(subparsers: Any) -> None:
         "Role lacks stops it (exit 8). Any failed decision makes it exit 17 after printing them "
         "all. Needs get/list on deployments, statefulsets, configmaps, persistentvolumeclaims "
         "and jobs, and create on "
-        "jobs (and events) with --apply. With --prometheus-url, an advice that fits but made its "
-        "serving pods worse in production is revert (--apply writes the advice it replaced "
-        "back; needs list on pods and daemonsets and update on configmaps), and containers not "
+        "jobs (and events) with --apply. With --prometheus-url, an advice that made its "
+        "serving pods worse in production and helped none of its consumers is revert, even "
+        "where it would be calibrated again unless the workload's spec changed since (--apply "
+        "writes the advice it replaced back, at most --max-reverts a plan, and records an "
+        "AdviceReverted Event; needs list on pods and daemonsets and update on configmaps; a "
+        'workload annotated tf-thread-advisor.io/revert: "false" opts out), and containers not '
         "opted in that are throttled above --suggest-throttled are suggested.",
     )
     scope = parser.add_mutually_exclusive_group()
@@ -205,6 +208,15 @@ def register(subparsers: Any) -> None:
     )
     add_prometheus(parser)
     parser.add_argument(
+        "--max-reverts",
+        metavar="N",
+        type=int,
+        default=default_of(PlanRequest, "max_reverts"),
+        help="with --prometheus-url: revert at most N regressed advice in this plan (default "
+        "%(default)s; 0: none, the verdicts still shown); the rest say so and plan exits 19: "
+        "many at once may be a change under every workload (a node-pool upgrade), not bad advice",
+    )
+    parser.add_argument(
         "--suggest-throttled",
         metavar="PCT",
         type=_percent,
@@ -271,6 +283,7 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
         prometheus=prometheus_settings(args),
         window=args.window,
         suggest_throttled=args.suggest_throttled / 100,
+        max_reverts=args.max_reverts,
     )
     result = plan(request)
     if args.print_jobs:
@@ -281,6 +294,7 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
             namespace=result.namespace,
             applied=result.applied,
             namespaces=result.namespaces,
+            revert_limited=result.revert_limited,
         )
         emit(formats.render(view, args.format))
     if result.stopped is not None:
@@ -289,4 +303,6 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
         raise DecisionsFailedError(
             f"{len(failed)} decision(s) failed: {', '.join(failed)} (the reasons above say why)"
         )
+    if limited := result.revert_limited:
+        raise RevertsLimitedError(revert_limit_text(limited))
     return 0

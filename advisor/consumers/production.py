@@ -1,104 +1,318 @@
-"""Did the advice help in production? The verdict on one consuming container from its serving
-pods' figures before the advice's data changed and after its pods started with it.
+"""Did the advice help in production? Where the two windows go, and the verdict on one consuming
+container from its serving pods' samples in them.
 
-The rule (docs/deploy.md, "Did it help? Reading production"):
+The windows (``place``): **after** starts once every pod the API server lists for the workload
+had started with the advice and ``WARM_UP`` passed, and lasts ``window`` or until now; shorter
+than ``MIN_AFTER`` it is no after-window yet, shorter than ``window`` its verdict is
+``provisional`` (shown, never acted on). **before** covers the same hours: the after-window a
+week back where the history allows (``WEEK``), else the fewest whole days back that end it
+before the data changed. It must lie wholly after the previous advice took effect (its own
+data-changed time and ``WARM_UP``), so that what it measured is what a revert restores; where no
+such placement exists the verdict is unknown.
 
-- With the workload's latency query answered on both sides (at least ``MIN_P99_POINTS`` points
-  each), p99 decides: ``regressed`` when the after-window's median is above the highest value
-  the before-window saw (beyond its own spread), ``improved`` when it is below the lowest,
-  ``unchanged`` otherwise.
-- Without p99, throttling decides: ``regressed`` when the throttled share of CFS periods rose by
-  more than ``THROTTLED_POINTS`` percentage points, ``improved`` when it fell by more,
-  ``unchanged`` otherwise; a side with fewer than ``MIN_PERIODS`` CFS periods counts as no data.
-- Otherwise ``unknown``, with what was missing. CPU is shown, never judged: using more of a
-  limit is what a better thread setting may do.
+The verdict (``judge``; docs/deploy.md, "Did it help? Reading production"):
+
+- A load query configured (requests per second): a side without load samples is unknown, and so
+  is a load that changed by more than ``LOAD_SHARE`` between the windows: nothing else is
+  comparable then.
+- A latency query configured: p99 decides, and a side without ``MIN_SAMPLES`` latency samples is
+  unknown (a renamed histogram must not hand the verdict to throttling). ``regressed`` or
+  ``improved`` only where the samples differ by the Mann-Whitney U test (p below ``ALPHA``,
+  ``advisor.consumers.ranktest``) AND the median moved by more than ``P99_SHARE``; otherwise
+  ``unchanged``.
+- No latency query: the per-step throttled shares decide the same way, the effect being the
+  whole window's throttled share moving by more than ``THROTTLED_POINTS``; a side with fewer
+  than ``MIN_SAMPLES`` steps or ``MIN_PERIODS`` CFS periods is too little data.
+
+CPU is shown, never judged: using more of a limit is what a better thread setting may do.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from statistics import median
+from datetime import datetime, timedelta
+from statistics import fmean, median
 
-from advisor.models import Production
+from advisor.consumers.ranktest import mann_whitney
+from advisor.models import Production, ProductionVerdict, VerdictCause
 
-#: percentage points of throttled periods that count as a change (a fraction: 0.10)
+#: percentage points of the throttled share that count as a change (a fraction: 0.10)
 THROTTLED_POINTS = 0.10
+#: relative change of the median p99 that counts as a change
+P99_SHARE = 0.10
+#: relative change of the mean load beyond which the windows are not comparable
+LOAD_SHARE = 0.20
+#: the rank test's significance level (two-sided)
+ALPHA = 0.01
+#: fewer samples (steps) than this on a side: too little data
+MIN_SAMPLES = 8
 #: fewer CFS periods than this on a side (10 s of runnable time at the default 100 ms): no data
 MIN_PERIODS = 100.0
-#: fewer latency points than this on a side: p99 not judged
-MIN_P99_POINTS = 3
+#: a step with fewer CFS periods than this (the container idle) gives no throttled share
+MIN_STEP_PERIODS = 10.0
+#: skipped after the last pod started with an advice
+WARM_UP = timedelta(minutes=10)
+#: an after-window shorter than this (or than ``window``, if shorter) is too little data
+MIN_AFTER = timedelta(hours=1)
+WEEK = timedelta(days=7)
+DAY = timedelta(days=1)
+
+Points = Sequence[tuple[float, float]]
 
 
 @dataclass(frozen=True)
 class Window:
-    """What Prometheus answered for one window (None: no series)."""
+    """What Prometheus answered for one window, one sample per step (empty: no series)."""
 
-    throttled_periods: float | None = None
-    periods: float | None = None
-    cpu: float | None = None
-    #: the latency query's values over the window, seconds
+    #: per step: (throttled periods, periods), steps with too few periods left out
+    cfs: list[tuple[float, float]] = field(default_factory=list)
+    #: per step: cores one pod used
+    cpu: list[float] = field(default_factory=list)
+    #: per step: the latency query's value, seconds
     p99: list[float] = field(default_factory=list)
+    #: per step: the load query's value, requests per second
+    load: list[float] = field(default_factory=list)
+
+    @property
+    def periods(self) -> float:
+        return sum(periods for _, periods in self.cfs)
 
     @property
     def throttled(self) -> float | None:
-        if self.periods is None or self.periods < MIN_PERIODS or self.throttled_periods is None:
+        """The whole window's throttled share (None: too few CFS periods)."""
+        if self.periods < MIN_PERIODS:
             return None
-        return min(1.0, max(0.0, self.throttled_periods / self.periods))
+        return min(1.0, max(0.0, sum(t for t, _ in self.cfs) / self.periods))
 
     @property
-    def p99_median(self) -> float | None:
-        return median(self.p99) if len(self.p99) >= MIN_P99_POINTS else None
+    def shares(self) -> list[float]:
+        return [min(1.0, max(0.0, t / p)) for t, p in self.cfs]
 
 
-def unknown(reason: str) -> Production:
-    """A verdict nothing could be judged for."""
-    return Production(verdict="unknown", reason=reason)
+def cfs_steps(throttled: Points, periods: Points) -> list[tuple[float, float]]:
+    """(throttled, periods) per step where both were answered and the container ran."""
+    by_time = dict(throttled)
+    return [
+        (by_time[at], total)
+        for at, total in periods
+        if at in by_time and math.isfinite(total) and math.isfinite(by_time[at])
+        and total >= MIN_STEP_PERIODS
+    ]  # fmt: skip
 
 
-def judge(before: Window, after: Window, *, latency_problem: str | None = None) -> Production:
-    """The verdict for one container; ``latency_problem``: why its latency query gave nothing
-    (a refused query makes the verdict unknown: throttling alone must not overrule a p99 the
-    workload asked to be judged by)."""
+@dataclass(frozen=True)
+class Unknown:
+    """No verdict can be had: what is missing or different."""
+
+    cause: VerdictCause
+    reason: str
+
+    def production(self) -> Production:
+        return Production(verdict="unknown", cause=self.cause, reason=self.reason)
+
+
+@dataclass(frozen=True)
+class Windows:
+    """One placement: the after-window, and the before-window ``back`` earlier."""
+
+    after: tuple[datetime, datetime]
+    back: timedelta
+    #: why the verdict can only be provisional (None: a full after-window)
+    provisional: str | None = None
+    #: when the previous advice's data changed (None: not known): the before-window's pods
+    #: must have started after it
+    previous_changed: datetime | None = None
+
+    @property
+    def before(self) -> tuple[datetime, datetime]:
+        start, end = self.after
+        return start - self.back, end - self.back
+
+
+def place(
+    changed: datetime,
+    starts: Sequence[datetime],
+    *,
+    now: datetime,
+    window: timedelta,
+    previous_changed: datetime | None = None,
+) -> list[Windows] | Unknown:
+    """The placements to try, best first (a week back, then days back), or why there is none.
+    ``starts``: the start times of the pods the API server lists for the workload."""
+    if any(start < changed for start in starts):
+        return Unknown(
+            "no-after-window", "its running pods predate the advice's data (no after-window yet)"
+        )
+    begun = max([changed, *starts]) + WARM_UP
+    end = min(begun + window, now)
+    needed = min(MIN_AFTER, window)
+    if end - begun < needed:
+        ran = max(timedelta(0), end - begun)
+        return Unknown(
+            "no-after-window",
+            f"too little data after the advice: {_hours(ran)} since its pods started "
+            f"and warmed up (needs {_hours(needed)})",
+        )
+    provisional = None
+    if end - begun < window:
+        provisional = f"{_hours(end - begun)} of the {_hours(window)} after-window so far"
+    floor = None if previous_changed is None else previous_changed + WARM_UP
+    days = max(1, math.ceil((end - changed) / DAY))
+    # an after-window of a week or more: whole weeks back, still the same hours of the week
+    weeks = max(1, math.ceil((end - changed) / WEEK))
+    backs = [weeks * WEEK] + ([days * DAY] if days * DAY < WEEK else [])
+    found = [
+        Windows((begun, end), back, provisional, previous_changed)
+        for back in backs
+        if end - back <= changed and (floor is None or begun - back >= floor)
+    ]
+    if found:
+        return found
+    return Unknown(
+        "hours",
+        f"no before-window at the same hours ran the previous advice alone: it took effect "
+        f"{_stamp(floor)}, {days} day(s) back starts {_stamp(begun - days * DAY)}"
+        if floor is not None
+        else f"the after-window ends {_hours(end - changed)} after the data changed: "
+        "no earlier window at the same hours",
+    )
+
+
+def ran_previous(windows: Windows, earliest_start: float | None) -> Unknown | None:
+    """Why the before-window's pods may not have run the previous advice: one of them started
+    before its data changed (``earliest_start``, unix seconds; None: not known, not checked)."""
+    changed = windows.previous_changed
+    if changed is None or earliest_start is None or earliest_start >= changed.timestamp():
+        return None
+    started = datetime.fromtimestamp(earliest_start, tz=changed.tzinfo)
+    return Unknown(
+        "not-previous",
+        f"a pod of the before-window started {_stamp(started)}, before the previous advice "
+        f"took effect ({_stamp(changed)}): it may not have run it, so a revert may not restore "
+        "what was measured",
+    )
+
+
+def judge(
+    before: Window,
+    after: Window,
+    *,
+    latency: bool = False,
+    load: bool = False,
+    provisional: str | None = None,
+) -> Production:
+    """The verdict for one container. ``latency``/``load``: the workload names that query (then
+    its samples must be there on both sides); ``provisional``: why the after-window is short."""
     figures = {
         "throttled_before": _round(before.throttled, 4),
         "throttled_after": _round(after.throttled, 4),
-        "cpu_before": _round(before.cpu, 3),
-        "cpu_after": _round(after.cpu, 3),
-        "p99_before_ms": _ms(before.p99_median),
-        "p99_after_ms": _ms(after.p99_median),
+        "cpu_before": _round(_mean(before.cpu), 3),
+        "cpu_after": _round(_mean(after.cpu), 3),
+        "p99_before_ms": _ms(_median(before.p99)),
+        "p99_after_ms": _ms(_median(after.p99)),
+        "load_before": _round(_mean(before.load), 3),
+        "load_after": _round(_mean(after.load), 3),
     }
-    if latency_problem is not None:
-        return Production(verdict="unknown", reason=latency_problem, **figures)
-    p99_before, p99_after = before.p99_median, after.p99_median
-    if p99_before is not None and p99_after is not None:
-        low, high = min(before.p99), max(before.p99)
-        spread = f"before {low * 1000:.0f}-{high * 1000:.0f} ms"
-        if p99_after > high:
-            verdict, why = "regressed", f"p99 {p99_after * 1000:.0f} ms is above {spread}"
-        elif p99_after < low:
-            verdict, why = "improved", f"p99 {p99_after * 1000:.0f} ms is below {spread}"
-        else:
-            verdict, why = "unchanged", f"p99 {p99_after * 1000:.0f} ms is within {spread}"
-        return Production(verdict=verdict, reason=why, **figures)
-    throttled_before, throttled_after = before.throttled, after.throttled
-    if throttled_before is None or throttled_after is None:
-        side = "before" if throttled_before is None else "after"
-        return Production(
-            verdict="unknown",
-            reason=f"too little data {side} the advice (no CFS periods"
-            f"{'' if before.p99 or after.p99 else ' and no latency query'})",
-            **figures,
-        )
-    points = (throttled_after - throttled_before) * 100
-    limit = THROTTLED_POINTS * 100
-    change = f"throttling {throttled_before:.0%} -> {throttled_after:.0%}"
-    if points > limit:
-        verdict, why = "regressed", f"{change}: rose by more than {limit:g} points"
-    elif points < -limit:
-        verdict, why = "improved", f"{change}: fell by more than {limit:g} points"
-    else:
-        verdict, why = "unchanged", f"{change}: within {limit:g} points"
-    return Production(verdict=verdict, reason=why, **figures)
+    blocked = _not_comparable(before, after, latency=latency, load=load)
+    if blocked is not None:
+        return Production(verdict="unknown", cause=blocked.cause, reason=blocked.reason, **figures)
+    decided = _p99(before.p99, after.p99) if latency else _throttling(before, after)
+    if isinstance(decided, Unknown):
+        return Production(verdict="unknown", cause=decided.cause, reason=decided.reason, **figures)
+    verdict, why, p, cause = decided
+    if provisional is not None:
+        why = f"provisional ({provisional}): {why}"
+    return Production(
+        verdict=verdict,
+        reason=why,
+        cause=cause,
+        provisional=provisional is not None,
+        p_value=float(f"{p:.3g}"),
+        **figures,
+    )
+
+
+def _not_comparable(before: Window, after: Window, *, latency: bool, load: bool) -> Unknown | None:
+    if load:
+        for side, window in (("before", before), ("after", after)):
+            if not window.load:
+                return Unknown("load-missing", f"the load query gave no data {side} the advice")
+        was, now = fmean(before.load), fmean(after.load)
+        if abs(now - was) > LOAD_SHARE * max(was, 0.0) or (was <= 0 < now):
+            return Unknown(
+                "load-changed",
+                f"load changed: {_rate(was)} -> {_rate(now)} req/s "
+                f"(more than {LOAD_SHARE:.0%}: the windows are not comparable)",
+            )
+    if latency:
+        for side, window in (("before", before), ("after", after)):
+            if len(window.p99) < MIN_SAMPLES:
+                got = "no data" if not window.p99 else f"{len(window.p99)} sample(s)"
+                return Unknown(
+                    "latency-missing",
+                    f"the latency query gave {got} {side} the advice (needs {MIN_SAMPLES}; "
+                    "throttling alone does not judge a workload that names one)",
+                )
+    return None
+
+
+_NOT_SIGNIFICANT = f"the samples do not differ (Mann-Whitney p >= {ALPHA:g})"
+#: (verdict, reason, p-value, what decided)
+Decided = tuple[ProductionVerdict, str, float, VerdictCause]
+
+
+def _p99(before: list[float], after: list[float]) -> Decided:
+    test = mann_whitney(before, after)
+    was, now = median(before), median(after)
+    change = (now - was) / was if was > 0 else math.inf if now > was else 0.0
+    figures = f"p99 {now * 1000:.0f} ms vs {was * 1000:.0f} ms before"
+    # the p-value is the verdict's own field: a plan reason words several consumers in one line
+    if test.p < ALPHA and change > P99_SHARE:
+        return "regressed", f"{figures}: {change:+.0%}", test.p, "p99"
+    if test.p < ALPHA and change < -P99_SHARE:
+        return "improved", f"{figures}: {change:+.0%}", test.p, "p99"
+    within = f"within {P99_SHARE:.0%}" if abs(change) <= P99_SHARE else _NOT_SIGNIFICANT
+    return "unchanged", f"{figures}: {within}", test.p, "p99"
+
+
+def _throttling(before: Window, after: Window) -> Decided | Unknown:
+    for side, window in (("before", before), ("after", after)):
+        if window.throttled is None or len(window.cfs) < MIN_SAMPLES:
+            return Unknown(
+                "too-little-data",
+                f"too little data {side} the advice (no CFS periods"
+                f"{'' if before.p99 or after.p99 else ' and no latency query'})"
+                if window.throttled is None
+                else f"too little data {side} the advice ({len(window.cfs)} step(s) the "
+                f"container ran; needs {MIN_SAMPLES})",
+            )
+    was, now = before.throttled, after.throttled
+    assert was is not None and now is not None
+    test = mann_whitney(before.shares, after.shares)
+    points = now - was
+    change = f"throttling {was:.0%} -> {now:.0%}"
+    limit = f"{THROTTLED_POINTS * 100:g} points"
+    if test.p < ALPHA and points > THROTTLED_POINTS:
+        return "regressed", f"{change}: rose by more than {limit}", test.p, "throttling"
+    if test.p < ALPHA and points < -THROTTLED_POINTS:
+        return "improved", f"{change}: fell by more than {limit}", test.p, "throttling"
+    within = f"within {limit}" if abs(points) <= THROTTLED_POINTS else _NOT_SIGNIFICANT
+    return "unchanged", f"{change}: {within}", test.p, "throttling"
+
+
+def _mean(values: list[float]) -> float | None:
+    finite = [v for v in values if math.isfinite(v)]
+    return fmean(finite) if finite else None
+
+
+def _median(values: list[float]) -> float | None:
+    return median(values) if values else None
+
+
+def _rate(value: float) -> str:
+    return f"{value:.0f}" if abs(value) >= 10 else f"{value:.2g}"
 
 
 def _round(value: float | None, digits: int) -> float | None:
@@ -107,3 +321,11 @@ def _round(value: float | None, digits: int) -> float | None:
 
 def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1000, 1)
+
+
+def _hours(span: timedelta) -> str:
+    return f"{span.total_seconds() / 3600:.1f} h"
+
+
+def _stamp(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%MZ")

@@ -86,6 +86,9 @@ class Planned:
     job_name: str | None = None
     namespace: str | None = None
     job: DerivedJob | None = None
+    #: production may write the previous advice back (the workload's
+    #: ``tf-thread-advisor.io/revert`` annotation)
+    revert: bool = True
 
 
 @dataclass(frozen=True)
@@ -243,6 +246,7 @@ def _decide_one(
             configmap=found.configmap,
             job_name=job_name,
             job=job,
+            revert=found.ask.revert,
         )
 
     parsed, problem = _advice(configmaps.get(found.configmap), found.configmap)
@@ -257,7 +261,8 @@ def _decide_one(
     if not differences:
         return planned("fits", _fits(parsed, found), None)
     waiting = _by_jobs(found, jobs, differences, planned)
-    return waiting or planned("calibrate", Calibrate(differences))
+    changed = tuple(shape_changes(parsed, found)) if parsed is not None else ()
+    return waiting or planned("calibrate", Calibrate(differences, changed))
 
 
 def _by_jobs(
@@ -295,7 +300,7 @@ def differences_from(
     if parsed is None:
         return [f"no advice yet: ConfigMap {found.configmap} does not exist"]
     prov = parsed.recommendation.provenance
-    target, now_target = prov.target, found.job.target
+    target = prov.target
     if target is None:
         return [
             f"the advice in {found.configmap} was measured by a hand-written target, not for "
@@ -304,6 +309,21 @@ def differences_from(
     out = []
     if not shared and (target.workload, target.container) != (found.ref, found.container):
         out.append(f"the advice was measured for {target.workload} container {target.container}")
+    out += shape_changes(parsed, found)
+    age = now - prov.created_at
+    if max_age is not None and age > max_age:
+        out.append(f"older than the maximum age ({_days(age)} old)")
+    return out
+
+
+def shape_changes(parsed: ParsedAdvice, found: _Candidate) -> list[str]:
+    """How the container's calibration spec differs from the one the advice records (empty:
+    the same, or no spec recorded: a hand-written target's advice)."""
+    prov = parsed.recommendation.provenance
+    target, now_target = prov.target, found.job.target
+    if target is None:
+        return []
+    out = []
     cpu = _cpu_difference(prov, found.job)
     pool = _pool_difference(prov, found.pod_spec)
     out += cpu + pool
@@ -316,9 +336,6 @@ def differences_from(
     for change in option_changes(prov, found.ask.options).values():
         out.append(f"{change.what} was {_show(change.was)}, is now {_show(change.now)}")
     out += _spec_difference(target, now_target, cpu=bool(cpu), pool=bool(pool))
-    age = now - prov.created_at
-    if max_age is not None and age > max_age:
-        out.append(f"older than the maximum age ({_days(age)} old)")
     return out
 
 
@@ -384,6 +401,8 @@ def _fits(parsed: ParsedAdvice | None, found: _Candidate) -> Fits:
         bool(rec.provenance.cpus_exclusive),
         job.pool,
         str(rec.provenance.objective),
+        rec.provenance.elapsed_s,
+        rec.provenance.stopped,
     )
 
 

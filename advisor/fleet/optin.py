@@ -23,6 +23,7 @@ from advisor.keys import (
     ANN_CONTAINER,
     ANN_MODEL,
     ANN_RESTART,
+    ANN_REVERT,
     LABEL_CALIBRATE,
     PREFIX,
 )
@@ -84,6 +85,8 @@ class CalibrationAsk:
     configmap: str | None = None
     #: restart the workload on new advice
     restart: bool = False
+    #: production may write the previous advice back where this advice regressed
+    revert: bool = True
 
 
 def opted_in(obj: Mapping[str, Any]) -> bool:
@@ -140,7 +143,14 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
         container=_name(annotations, ANN_CONTAINER),
         configmap=_name(annotations, ANN_CONFIGMAP),
         restart=restart,
+        revert=may_revert(annotations),
     )
+
+
+def may_revert(annotations: Mapping[str, Any]) -> bool:
+    """The workload's ``tf-thread-advisor.io/revert``: False when it says "false"; OptInError
+    for a value that is neither "true" nor "false"."""
+    return _flag(annotations, ANN_REVERT, True)
 
 
 def _problem(exc: ValidationError) -> str:

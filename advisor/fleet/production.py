@@ -1,35 +1,119 @@
 """What ``plan`` does with production verdicts: undo an advice that made its serving pods worse
 (``revert``), and name the containers that are not opted in but throttled (``suggested``).
 
-A revert needs evidence and something to go back to: a ``regressed`` verdict (never ``unknown``:
-missing data, an unreachable Prometheus or a failed query never undo anything) and the previous
-advice the ConfigMap keeps. After a revert the ConfigMap keeps no previous advice, so the same
-advice is never reverted twice in a row.
+A revert needs evidence and something to go back to, and is bounded:
+
+- evidence: a ``regressed`` verdict; any other (``unknown``: missing data, an unreachable
+  Prometheus, a failed query; ``unchanged``; ``improved``; a provisional verdict from a short
+  after-window) never undoes anything;
+- one advice (ConfigMap) read by several containers is judged once, from all of them: reverted
+  only when none improved and at least one regressed (writing it back changes every consumer);
+- something to go back to: the previous advice the ConfigMap keeps. After a revert it keeps
+  none, so the same advice is never reverted twice in a row;
+- a workload annotated ``tf-thread-advisor.io/revert: "false"`` opts its advice out (the verdict
+  is still shown);
+- precedence over calibrating: an advice ``plan`` would calibrate again (one measured by a
+  hand-written target, one older than ``--max-age``) is reverted now and calibrated by the next
+  plan, since a Job may take hours and may well advise the same; but where the workload's own
+  calibration spec changed since the advice, before and after differ by more than the advice, and
+  it is calibrated, not reverted;
+- at most ``--max-reverts`` advice per plan (``RevertBudget``): many regressions at once are more
+  likely a change under every workload (a node-pool upgrade, a new kernel) than many bad advice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from advisor.fleet.decide import Planned
 from advisor.models import Production, WorkloadRef
-from advisor.models.plan import NotReverted, PlanReason, Reverted, Suggested
+from advisor.models.plan import (
+    Confounded,
+    ConsumerVerdict,
+    Helped,
+    NoPrevious,
+    NotReverted,
+    NotRevertedWhy,
+    OptedOut,
+    PlanReason,
+    Reverted,
+    RevertLimit,
+    Suggested,
+)
 from advisor.recommend.previous import Previous
 
 #: kube-prometheus' CPUThrottlingHigh level: the share of CFS periods throttled worth a look
 DEFAULT_SUGGEST_THROTTLED = 0.25
+#: reverts per plan unless told: a nightly plan undoes one regressed advice a night. One new
+#: advice per node pool lands between two plans at the default --max-running 1, so a real
+#: regression is undone the first night; several at once look like a change under every workload
+#: (a node-pool upgrade), which a person should see (plan exits 19) before more are undone
+DEFAULT_MAX_REVERTS = 1
 
 
-def revert(production: Production, previous: Previous | None) -> Reverted | NotReverted | None:
-    """What production makes of a fitting advice: ``Reverted`` (the decision becomes ``revert``)
-    for a regressed advice with a previous one kept, ``NotReverted`` (added to the decision's
-    reason) for a regression that cannot be undone; None: nothing."""
-    if production.verdict != "regressed":
+def regressed(production: Production) -> bool:
+    """The verdict that may undo an advice: ``regressed``, and not provisional (a verdict from an
+    after-window shorter than a full one says so and never reverts)."""
+    return production.verdict == "regressed" and not production.provisional
+
+
+@dataclass
+class RevertBudget:
+    """The reverts one plan may still decide (``--max-reverts``), across its namespaces."""
+
+    limit: int = DEFAULT_MAX_REVERTS
+    used: int = 0
+    #: the regressed advice left as they are because the limit was reached
+    refused: int = 0
+
+    def take(self) -> bool:
+        if self.used >= self.limit:
+            self.refused += 1
+            return False
+        self.used += 1
+        return True
+
+
+def revert(
+    verdicts: Sequence[ConsumerVerdict],
+    previous: Previous | None,
+    *,
+    opted_out: Sequence[WorkloadRef] = (),
+    opt_out_problem: str | None = None,
+    confounded: Sequence[str] = (),
+    then: Sequence[str] = (),
+    budget: RevertBudget | None = None,
+) -> Reverted | NotReverted | None:
+    """What production makes of one advice, judged on each of its consumers (``verdicts``):
+    ``Reverted`` (its decisions become ``revert``), ``NotReverted`` (added to their reasons: a
+    regression left as it is, and why); None: nothing regressed. ``then``: what a calibration
+    would have been started for (the next plan's, after the revert)."""
+    if not any(regressed(v.production) for v in verdicts):
         return None
-    if previous is None:
-        return NotReverted(production.reason)
-    return Reverted(production.reason, previous.summary)
+    judged = tuple(verdicts)
+    why: NotRevertedWhy | None = None
+    if any(v.production.verdict == "improved" for v in verdicts):
+        why = Helped()
+    elif opted_out or opt_out_problem:
+        why = OptedOut(tuple(opted_out), opt_out_problem)
+    elif confounded:
+        why = Confounded(tuple(confounded))
+    elif previous is None:
+        why = NoPrevious()
+    elif budget is not None and not budget.take():
+        why = RevertLimit(budget.limit)
+    if why is not None or previous is None:
+        return NotReverted(judged, why or NoPrevious())
+    return Reverted(judged, previous.summary, tuple(then))
+
+
+def revert_limited(decision: Planned) -> bool:
+    """Whether ``decision``'s regressed advice was left as it is for ``--max-reverts``."""
+    return any(
+        isinstance(part, NotReverted) and isinstance(part.why, RevertLimit)
+        for part in decision.reason.added
+    )
 
 
 @dataclass(frozen=True)

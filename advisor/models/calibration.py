@@ -109,6 +109,43 @@ class TrialResult(FlatSetting):
         return self.setting.is_default
 
 
+#: why a calibration ended. settled: more measurement could not change the advice by more than
+#: its tolerance (the stopping rule of ``advisor.calibrate.search``); budget: the budget did
+StopReason = Literal["settled", "budget"]
+
+#: why a setting kept the race open when the budget ended it. noise: within the noise band of the
+#: pick and further from it than the trade-off band; incumbent: it replaced the advice in force by
+#: less than twice their noise band; unstable: the stability gate held it; windows: fewer race
+#: windows than the rule needs
+OpenReason = Literal["noise", "incumbent", "unstable", "windows"]
+
+
+class TimeSplit(StrictModel):
+    """Where a calibration's time went, seconds: the parts before anything is measured, and the
+    measuring (the trials' own start-up is inside ``screen_s`` and ``race_s``)."""
+
+    startup_s: float | None = Field(
+        default=None,
+        ge=0,
+        description="until the trial server was ready: TensorFlow's import "
+        "(null: trials spawned, each importing it itself)",
+    )
+    inspect_s: float | None = Field(
+        default=None,
+        ge=0,
+        description="inspecting the model: one child loads it and serves one "
+        "request (null: no child inspected it)",
+    )
+    screen_s: float = Field(default=0.0, ge=0, description="the screen: every setting once")
+    race_s: float = Field(default=0.0, ge=0, description="the race of the few near the best")
+    onednn_s: float | None = Field(
+        default=None, ge=0, description="with --sweep-onednn: the 0/1 pairs"
+    )
+    other_s: float = Field(
+        default=0.0, ge=0, description="the rest: probing the workload's file, choosing, writing"
+    )
+
+
 #: what the oneDNN pairs decided. few pairs: too few measured pairs to judge, left unset;
 #: better: one value beat the other beyond noise, the advice sets it; within noise: no difference
 #: beyond noise, left unset
@@ -361,8 +398,23 @@ class CalibrationResult(SpelledSetting):
     )
     trials: list[TrialResult]
     workload: WorkloadInfo
-    budget_s: float = Field(gt=0)
-    elapsed_s: float = Field(ge=0)
+    budget_s: float = Field(gt=0, description="the ceiling: the most the calibration may take, s")
+    elapsed_s: float = Field(ge=0, description="what it took, s")
+    stopped: StopReason | None = Field(
+        default=None,
+        description="settled: ended as soon as more measurement could not change the advice; "
+        "budget: the budget ended it (--spend-budget, or evidence that never settled); null: "
+        "older results",
+    )
+    unsettled: dict[str, OpenReason] = Field(
+        default_factory=dict,
+        description="stopped by the budget: each setting that kept the race open (its label) "
+        "and why (noise: within noise of the pick; incumbent: a narrow replacement; unstable; "
+        "windows: too few race windows)",
+    )
+    time_split: TimeSplit | None = Field(
+        default=None, description="where the time went (older results: none)"
+    )
     tf_version: str | None = None
     trial_mode: Literal["fork", "spawn"] | None = Field(
         default=None, description="how the trials were started (after any fallback)"

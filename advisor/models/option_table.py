@@ -263,6 +263,16 @@ OPTIONS: tuple[Option, ...] = (
         spec_label="budget (s)",
     ),
     Option(
+        field="spend_budget",
+        default=False,
+        description="race until the budget is spent, even once more measurement cannot change "
+        "the advice",
+        flag="--spend-budget",
+        parse="switch",
+        help="race until the budget is spent (default: end as soon as more measurement cannot "
+        "change the advice; --budget is the ceiling)",
+    ),
+    Option(
         field="sweep_onednn",
         default=False,
         description="also measure TF_ENABLE_ONEDNN_OPTS=0 against =1 for the advised setting",

@@ -53,6 +53,7 @@ class CalibrationOptions(StrictModel):
     objective: ObjectiveName = OPTION["objective"].model_field()
     p99_slo_ms: float | None = OPTION["p99_slo_ms"].model_field()
     budget_s: float = OPTION["budget_s"].model_field()
+    spend_budget: bool = OPTION["spend_budget"].model_field()
     trial_mode: TrialMode = OPTION["trial_mode"].model_field()
     sweep_onednn: bool = OPTION["sweep_onednn"].model_field()
     rejected: tuple[ThreadSetting, ...] = Field(

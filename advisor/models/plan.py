@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from advisor.models.base import StrictModel
+from advisor.models.production import Production
 from advisor.models.workload import WorkloadKind, WorkloadRef
 
 #: what ``plan`` decides for one opted-in workload container
@@ -89,11 +90,59 @@ class NotWrittenBack:
 
 
 @dataclass(frozen=True)
-class NotReverted:
-    """Production regressed on the advice (``evidence``), but no previous advice is kept to go
-    back to."""
+class ConsumerVerdict:
+    """The production verdict on one container reading the advice."""
 
-    evidence: str | None
+    workload: WorkloadRef
+    container: str
+    production: Production
+
+
+@dataclass(frozen=True)
+class NoPrevious:
+    """The ConfigMap keeps no previous advice to go back to."""
+
+
+@dataclass(frozen=True)
+class OptedOut:
+    """These ``workloads`` reading the advice say ``tf-thread-advisor.io/revert: "false"`` (or
+    cannot be read as allowing it: ``problem``)."""
+
+    workloads: tuple[WorkloadRef, ...]
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class RevertLimit:
+    """``--max-reverts`` advice were reverted by this plan already."""
+
+    limit: int
+
+
+@dataclass(frozen=True)
+class Confounded:
+    """The workload's calibration spec changed after the advice (``differences``): before and
+    after differ by more than the advice, so it is calibrated, not reverted."""
+
+    differences: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Helped:
+    """The advice improved production for at least one of its consumers: it is kept."""
+
+
+#: why a regressed advice is not reverted
+NotRevertedWhy = NoPrevious | OptedOut | RevertLimit | Confounded | Helped
+
+
+@dataclass(frozen=True)
+class NotReverted:
+    """Production regressed on the advice for some of its consumers (``verdicts``: every
+    consumer judged), but it is not reverted, for ``why``."""
+
+    verdicts: tuple[ConsumerVerdict, ...]
+    why: NotRevertedWhy = NoPrevious()
 
 
 #: what applying (or judging in production) a decision added to its reason, in that order
@@ -130,6 +179,10 @@ class Calibrate:
     spec comparison; the first may be that there is no advice yet)."""
 
     differences: tuple[str, ...]
+    #: those of ``differences`` that are changes of the workload's own calibration spec since
+    #: the advice was measured (its CPU, pool, model, image, objective, Job fields): a
+    #: production comparison across them does not judge the advice alone
+    changed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -146,6 +199,9 @@ class Fits:
     exclusive: bool
     pool: str
     objective: str
+    #: what its calibration took, s, and why it ended (older advice: None)
+    took_s: float | None = None
+    stopped: str | None = None
 
 
 @dataclass(frozen=True)
@@ -233,11 +289,13 @@ class Overridden:
 
 @dataclass(frozen=True)
 class Reverted:
-    """Production regressed on the advice (``evidence``): back to the ``previous`` advice (its
-    summary)."""
+    """Production regressed on the advice and improved for none of its consumers (``verdicts``:
+    every consumer judged): back to the ``previous`` advice (its summary). ``then``: the
+    differences a calibration would have been started for, left to the next plan."""
 
-    evidence: str | None
+    verdicts: tuple[ConsumerVerdict, ...]
     previous: str
+    then: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

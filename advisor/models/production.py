@@ -1,5 +1,5 @@
 """What the serving pods' own metrics said about an advice: before and after, and a verdict
-(filled by ``advisor.pipeline`` from Prometheus for ``status``; the rule is
+(filled by ``advisor.pipeline`` from Prometheus for ``status`` and ``plan``; the rule is
 ``advisor.consumers.production``)."""
 
 from __future__ import annotations
@@ -12,11 +12,28 @@ from advisor.models.base import StrictModel
 
 #: improved/unchanged/regressed by the rule in docs/deploy.md; unknown: the reason says why
 ProductionVerdict = Literal["improved", "unchanged", "regressed", "unknown"]
+#: what decided the verdict (p99, throttling) or, for unknown, what was missing or different
+VerdictCause = Literal[
+    "p99",
+    "throttling",
+    "load-changed",
+    "load-missing",
+    "latency-missing",
+    "too-little-data",
+    "no-after-window",
+    "hours",
+    "not-previous",
+    "partial-answer",
+    "query-failed",
+    "unavailable",
+    "no-data-changed",
+    "invalid-advice",
+]
 
 
 class Production(StrictModel):
-    """One consuming container's production figures before the advice's data changed and after
-    its pods started with it (null where not known)."""
+    """One consuming container's production figures over a window before the advice's data
+    changed and one after its pods started with it, at the same hours (null where not known)."""
 
     verdict: ProductionVerdict
     throttled_before: float | None = Field(
@@ -33,4 +50,18 @@ class Production(StrictModel):
     p99_after_ms: float | None = Field(default=None, ge=0)
     reason: str | None = Field(
         default=None, description="why the verdict: the figures that decided, or what was missing"
+    )
+    load_before: float | None = Field(
+        default=None, ge=0, description="the workload's load query (req/s), mean over the window"
+    )
+    load_after: float | None = Field(default=None, ge=0)
+    provisional: bool = Field(
+        default=False,
+        description="the after-window is shorter than a full window: shown, never acted on",
+    )
+    cause: VerdictCause | None = Field(
+        default=None, description="what decided the verdict, or what made it unknown"
+    )
+    p_value: float | None = Field(
+        default=None, ge=0, le=1, description="the rank test's two-sided p-value, where one ran"
     )

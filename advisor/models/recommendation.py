@@ -15,6 +15,7 @@ from advisor.models.calibration import (
     Measurement,
     NearBest,
     OnednnVerdict,
+    StopReason,
     TrialStatus,
     WorkloadInfo,
 )
@@ -210,8 +211,13 @@ class Provenance(StrictModel):
     trials: list[TrialSummary] = Field(
         default_factory=list, max_length=MAX_PROVENANCE_TRIALS, description="compact trial table"
     )
-    budget_s: float = Field(gt=0, description="the sweep's wall-clock budget")
-    elapsed_s: float = Field(ge=0)
+    budget_s: float = Field(gt=0, description="the sweep's wall-clock budget: its ceiling")
+    elapsed_s: float = Field(ge=0, description="what the calibration took, s")
+    stopped: StopReason | None = Field(
+        default=None,
+        description="settled: it ended as soon as more measurement could not change the advice; "
+        "budget: the budget ended it (older advice: none)",
+    )
     advisor_version: str = Field(min_length=1)
     created_at: datetime = Field(description="when the advice was built (UTC)")
 

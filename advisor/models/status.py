@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field
 
 from advisor.models.base import StrictModel
+from advisor.models.calibration import StopReason
 from advisor.models.consumers import Consumer
 from advisor.models.recommendation import NearBestRange, ServingTarget
 
@@ -54,6 +55,15 @@ class AdviceStatus(StrictModel):
     gain_within_noise: bool | None = None
     trials: int | None = None
     budget_s: float | None = None
+    elapsed_s: float | None = Field(default=None, description="what its calibration took, s")
+    stopped: StopReason | None = Field(
+        default=None,
+        description="settled: its calibration ended when more measurement could not change "
+        "the advice; budget: the budget ended it (older advice: null)",
+    )
+    took: str | None = Field(
+        default=None, description="elapsed_s and stopped in words, for the table: 38 s, settled"
+    )
     tf_version: str | None = None
     advisor_version: str | None = None
     created_at: str | None = Field(default=None, description="when it was built, ISO 8601 UTC")

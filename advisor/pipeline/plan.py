@@ -20,6 +20,10 @@ until then are still returned (``stopped``). ``dry_run="server"`` asks the same 
 with ``dryRun=All`` and creates nothing. With ``apply``, each workload acted on gets an Event
 (``plan_events``).
 
+With Prometheus, production is judged before any Job is created (``judged_plans``): a revert
+takes the place of a calibration this plan would start (``advisor.fleet.production`` has the
+rules), and is written first.
+
 Kubernetes is the engine: the Jobs are scheduled on each workload's node pool with its resources,
 and the next scheduled plan continues where this one stopped.
 """
@@ -43,6 +47,7 @@ from advisor.fleet.decide import Planned, answered, applying, decide, to_create
 from advisor.fleet.derive import JobSettings
 from advisor.fleet.jobs import PlannedJob, planned_job
 from advisor.fleet.optin import FIELD_ANNOTATION, Defaults
+from advisor.fleet.production import DEFAULT_MAX_REVERTS, revert_limited
 from advisor.fleet.retry import retry_failed
 from advisor.fleet.scope import by_namespace, opted_in_namespaces, without_service_account
 from advisor.keys import NAMESPACE_SELECTOR, OPT_IN_SELECTOR, PLANNED_SELECTOR
@@ -134,6 +139,8 @@ class PlanRequest:
     prometheus: Settings | None = None
     window: timedelta | None = None
     suggest_throttled: float = 0.25
+    #: the most advice one plan reverts (0: none; the verdicts are still shown)
+    max_reverts: int = DEFAULT_MAX_REVERTS
 
 
 @dataclass(frozen=True)
@@ -152,6 +159,15 @@ class Plan:
     #: what stopped ``apply`` midway (a rule the Role lacks, an API server gone): the decisions
     #: and the Jobs created before it stand, the rest were not tried
     stopped: AdvisorError | None = None
+    #: the decisions whose regressed advice was not reverted for ``max_reverts``
+    limited: tuple[Planned, ...] = ()
+
+    @property
+    def revert_limited(self) -> list[str]:
+        """The advice ConfigMaps (NAMESPACE/NAME) that regressed and stay as they are because
+        ``max_reverts`` were reverted already."""
+        found = [f"{d.namespace or self.namespace or ''}/{d.configmap}" for d in self.limited]
+        return list(dict.fromkeys(found))
 
     @property
     def failed(self) -> list[str]:
@@ -174,6 +190,8 @@ def check_plan_request(request: PlanRequest) -> None:
         raise UsageError(Opt("restart"), " and ", Opt("restart_forbidden"), " exclude each other")
     if request.max_running < 1:
         raise UsageError(Opt("max_running"), f" must be 1 or more, got {request.max_running}")
+    if request.max_reverts < 0:
+        raise UsageError(Opt("max_reverts"), f" must be 0 or more, got {request.max_reverts}")
     _check_job_settings(request)
     for key in request.configmap_annotations:
         if problem := annotation_key_problem(key):
@@ -250,6 +268,16 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
     decided = _decide(listed, request, settings, now or datetime.now(timezone.utc))
     # the Jobs of every namespace listed count against their node pool's budget
     failed_jobs = failed_calibrations(decided, listed.jobs)
+    if request.prometheus is not None:
+        # before any Job is created: a revert takes the place of a calibration
+        from advisor.pipeline.production import judged_plans
+
+        decided = judged_plans(
+            request.prometheus, decided, listed.configmaps, namespace=namespace,
+            connection=connection, policy=policy, apply=request.apply, window=request.window,
+            suggest_throttled=request.suggest_throttled, now=now or datetime.now(timezone.utc),
+            max_reverts=request.max_reverts,
+        )  # fmt: skip
     retried: dict[tuple[str, str], PlannedJob] = {}
     if request.retry_failed:
         decided, retried = retry_failed(decided, listed.jobs)
@@ -267,20 +295,12 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
                 stopped = exc
                 break
         if request.apply and request.events:
-            events = applied_events(applied.values(), failed_jobs)
+            events = applied_events(applied.values(), failed_jobs, reverted=decided)
             record_events(connection, events, now=now or datetime.now(timezone.utc), policy=policy)
         untried = {id(item): applying(item, Stopped()) for item in start if id(item) not in applied}
         decided = [applied.get(id(item), untried.get(id(item), item)) for item in decided]
         start = [item for item in applied.values() if item.verdict == "calibrate"]
     created = [item.job.printed for item in start if item.job is not None]
-    if request.prometheus is not None and stopped is None:
-        from advisor.pipeline.production import judged_plans
-
-        decided = judged_plans(
-            request.prometheus, decided, listed.configmaps, namespace=namespace,
-            connection=connection, policy=policy, apply=request.apply, window=request.window,
-            suggest_throttled=request.suggest_throttled, now=now or datetime.now(timezone.utc),
-        )  # fmt: skip
     return Plan(
         namespace=namespace,
         result=PlanResult(decisions=[worded(item) for item in decided]),
@@ -288,6 +308,7 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         applied=request.apply,
         namespaces=tuple(listed.workloads),
         stopped=stopped,
+        limited=tuple(item for item in decided if revert_limited(item)),
     )
 
 

@@ -1,7 +1,9 @@
 """The Events ``plan --apply`` records on each workload it acted on, so ``kubectl describe
 deployment`` tells the story: CalibrationStarted (Normal) when it created a Job,
 CalibrationRefused (Warning) when the API server refused the Job, CalibrationFailed (Warning)
-when the Job of the current spec failed.
+when the Job of the current spec failed, AdviceReverted (Warning) when it wrote the previous
+advice back, with the production figures that decided it (on each opted-in workload reading the
+advice).
 
 A failed Job is reported once: its Event is named after the Job, so the next plan's create of it
 is 409 AlreadyExists (while the API server keeps Events: its event TTL, an hour by default; a
@@ -25,7 +27,8 @@ from advisor.fleet.decide import Planned
 from advisor.fleet.jobs import PlannedJob
 from advisor.fleet.retry import decision_key, job_key
 from advisor.models import WorkloadKind, WorkloadRef
-from advisor.render.plan import plan_reason_text
+from advisor.models.plan import WrittenBack
+from advisor.render.plan import plan_reason_text, revert_event_text
 
 if TYPE_CHECKING:
     from advisor.cluster import Connection, RetryPolicy
@@ -35,11 +38,19 @@ log = logging.getLogger(__name__)
 
 
 def applied_events(
-    attempted: Iterable[Planned], failed_jobs: Iterable[Planned]
+    attempted: Iterable[Planned],
+    failed_jobs: Iterable[Planned],
+    *,
+    reverted: Iterable[Planned] = (),
 ) -> list[WorkloadEvent]:
-    """The Events for the decisions whose Job the plan tried to create (as it went) and for
-    those whose current spec's Job failed."""
+    """The Events for the decisions whose advice was written back (among ``reverted``), whose
+    Job the plan tried to create (as it went) and for those whose current spec's Job failed."""
     events: list[WorkloadEvent] = []
+    for item in reverted:
+        written = any(isinstance(part, WrittenBack) for part in item.reason.added)
+        if item.verdict == "revert" and written:
+            text = revert_event_text(item.reason)
+            events += _event(item, "AdviceReverted", "Warning", message=text)
     for after in attempted:
         if after.verdict == "calibrate":
             events += _event(after, "CalibrationStarted", "Normal")
@@ -75,7 +86,12 @@ def record_events(
 
 
 def _event(
-    item: Planned, reason: str, kind: EventType, name: str | None = None
+    item: Planned,
+    reason: str,
+    kind: EventType,
+    name: str | None = None,
+    *,
+    message: str | None = None,
 ) -> list[WorkloadEvent]:
     """The Event about ``item``'s workload, which its Job's ownerReference names (with its uid);
     none when the Job has no owner to name."""
@@ -96,8 +112,8 @@ def _event(
         "uid": str(owner["uid"]),
     }
     container = f" (container {item.container})" if item.container else ""
-    message = f"{plan_reason_text(item.reason)}{container}"
-    return [WorkloadEvent(involved, reason, message, kind, name)]
+    said = f"{message or plan_reason_text(item.reason)}{container}"
+    return [WorkloadEvent(involved, reason, said, kind, name)]
 
 
 def _ref(event: WorkloadEvent) -> WorkloadRef:

@@ -1,46 +1,79 @@
-"""Reading production: each consuming container's serving metrics from Prometheus, before the
-advice's data last changed and after its pods started with it, judged by
-``advisor.consumers.production``.
+"""Reading production: each consuming container's serving metrics from Prometheus, in a window
+after its pods started with the advice and one at the same hours before the advice's data
+changed (placed by ``advisor.consumers.production.place``), sampled every ``queries.STEP`` and
+judged by ``advisor.consumers.production.judge``.
 
-The windows: before is ``window`` up to ``data-changed-at``; after starts once every pod the API
-server lists for the workload had started and ``WARM_UP`` more passed (caches, JIT, connection
-pools), and lasts ``window`` or until now. A workload whose running pods started before the data
-changed has no after yet: they may not run the advice.
+The before-window is tried a week back first: where Prometheus holds too little there (retention,
+a new workload), the days-back placement is read instead.
 
-Prometheus trouble never stops a command: a Prometheus that cannot be reached or refuses the
-credentials makes every verdict ``unknown`` with the reason (asked once, then not again), and the
-command logs ONE warning line at the end (``warn``); a latency query Prometheus refuses makes
-that workload's verdict alone ``unknown``.
+Prometheus trouble never stops a command. A Prometheus that cannot be reached, refuses the
+credentials, or answers nothing at all in time makes every verdict ``unknown`` with the reason
+(asked once, then not again), and the command logs ONE warning line at the end (``warn``). One
+query refused (400, 422), answered in part, or timed out while others were answered is that
+consumer's ``unknown`` alone. kube-state-metrics series that cannot be joined (no
+``kube_pod_owner`` in a namespace, or its labels renamed ``exported_namespace``) are detected
+once per namespace and named in one warning line.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from advisor.consumers.mounts import Mount
+from advisor.consumers.mounts import Mount, Workload, mounts
 from advisor.consumers.mounts import workloads as mounted_workloads
-from advisor.consumers.production import MIN_PERIODS, Window, judge, unknown
+from advisor.consumers.production import (
+    MIN_PERIODS,
+    MIN_SAMPLES,
+    Unknown,
+    Window,
+    Windows,
+    cfs_steps,
+    judge,
+    place,
+    ran_previous,
+)
 from advisor.errors import InvalidAdviceError, Opt, UsageError
 from advisor.fleet.decide import Planned, applying
-from advisor.fleet.production import Throttled, revert, suggestions
-from advisor.keys import LATENCY_QUERY_ANNOTATION
+from advisor.fleet.optin import OptInError, may_revert
+from advisor.fleet.production import (
+    DEFAULT_MAX_REVERTS,
+    RevertBudget,
+    Throttled,
+    revert,
+    suggestions,
+)
+from advisor.keys import LATENCY_QUERY_ANNOTATION, LOAD_QUERY_ANNOTATION
 from advisor.models import Production, WorkloadKind, WorkloadRef
 from advisor.models.kube import KubePod, mapping
-from advisor.models.plan import NotReverted, NotWrittenBack, PlanReason, Reverted, WrittenBack
+from advisor.models.plan import (
+    Calibrate,
+    ConsumerVerdict,
+    Fits,
+    NotReverted,
+    NotWrittenBack,
+    PlanReason,
+    Reverted,
+    WrittenBack,
+)
 from advisor.models.times import parse_timestamp
 from advisor.prometheus import (
+    PartialAnswer,
     PrometheusClient,
     PrometheusError,
     PrometheusUnavailable,
+    QueryFailed,
     QueryRefused,
+    QueryTimedOut,
     Settings,
     queries,
 )
+from advisor.prometheus.promql import Matcher, parse_matchers
 from advisor.recommend import ParsedAdvice, parse_configmap
 from advisor.recommend.previous import Previous, previous_advice, reverted_configmap
 from advisor.render.plan import plan_reason_text
@@ -52,13 +85,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 DEFAULT_WINDOW = timedelta(hours=24)
-#: skipped after the last pod started with the advice
-WARM_UP = timedelta(minutes=10)
-#: an after-window shorter than this (or than ``window``, if shorter) is too little data
-MIN_AFTER = timedelta(hours=1)
-#: points the latency query is evaluated at per window
-LATENCY_POINTS = 24
 DEFAULT_TIMEOUT_S = 10.0
+#: consumers in a row whose queries timed out after which Prometheus counts as unavailable
+TIMEOUTS_IN_A_ROW = 3
 
 
 def prometheus_settings(
@@ -68,14 +97,16 @@ def prometheus_settings(
     ca_file: Path | None = None,
     headers: Mapping[str, str] | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    selector: str | None = None,
 ) -> Settings | None:
     """The checked settings (None without ``url``): bad input is a UsageError before anything
     is asked of the cluster."""
     if not url:
-        if token_file or ca_file or headers:
+        if token_file or ca_file or headers or selector:
             raise UsageError(
-                Opt("prometheus_token_file"), ", ", Opt("prometheus_ca_file"), " and ",
-                Opt("prometheus_header"), " need ", Opt("prometheus_url"),
+                Opt("prometheus_token_file"), ", ", Opt("prometheus_ca_file"), ", ",
+                Opt("prometheus_header"), " and ", Opt("prometheus_selector"), " need ",
+                Opt("prometheus_url"),
             )  # fmt: skip
         return None
     if not url.startswith(("http://", "https://")):
@@ -94,7 +125,21 @@ def prometheus_settings(
         ca_file=ca_file,
         headers=dict(headers or {}),
         timeout_s=timeout_s,
+        scope=checked_selector(selector),
     )
+
+
+def checked_selector(text: str | None) -> tuple[Matcher, ...]:
+    """``--prometheus-selector``'s matchers (none for an empty value), or a UsageError."""
+    if not text or not text.strip():
+        return ()
+    inner = text.strip()
+    if inner.startswith("{") and inner.endswith("}"):
+        inner = inner[1:-1]
+    try:
+        return parse_matchers(inner)
+    except ValueError as exc:
+        raise UsageError(Opt("prometheus_selector"), f" {text!r}: {exc}") from None
 
 
 def check_suggest_throttled(share: float) -> None:
@@ -112,17 +157,28 @@ class ProductionReader:
     now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     #: why Prometheus answers nothing (set on the first such failure; nothing is asked after)
     unavailable: str | None = None
-    #: latency queries refused, one line each, for the log
+    #: the workload's own queries refused, one line each, for the log
     refused: list[str] = field(default_factory=list)
+    #: per namespace: why kube-state-metrics' owner series do not join (None: they do)
+    owners: dict[str, str | None] = field(default_factory=dict)
+    #: queries answered so far, and consumers in a row whose queries timed out
+    answered: int = 0
+    timeouts: int = 0
 
-    def judge(self, parsed: ParsedAdvice | None, mount: Mount) -> Production:
-        """The verdict on ``mount``'s container for the advice it reads."""
-        windows = self._windows(parsed, mount)
-        if isinstance(windows, str):
-            return unknown(windows)
+    @property
+    def scope(self) -> Sequence[Matcher]:
+        return self.client.settings.scope
+
+    def judge(
+        self, parsed: ParsedAdvice | None, mount: Mount, previous: Previous | None = None
+    ) -> Production:
+        """The verdict on ``mount``'s container for the advice it reads (``previous``: the
+        advice it replaced, whose start bounds the before-window)."""
+        placed = self._windows(parsed, mount, previous)
+        if isinstance(placed, Unknown):
+            return placed.production()
         if self.unavailable is not None:
-            return unknown(self.unavailable)
-        changed, begun, end = windows
+            return Unknown("unavailable", self.unavailable).production()
         workload = mount.workload
         target = queries.Container(
             namespace=workload.namespace,
@@ -130,89 +186,199 @@ class ProductionReader:
             workload=workload.name,
             container=mount.container_name,
             live=tuple(str(pod.metadata.raw.get("name", "")) for pod in workload.pods),
+            scope=tuple(self.scope),
         )
-        template = workload.annotations.get(LATENCY_QUERY_ANNOTATION)
-        latency = str(template) if template else None
+        own = {
+            "latency": workload.annotations.get(LATENCY_QUERY_ANNOTATION),
+            "load": workload.annotations.get(LOAD_QUERY_ANNOTATION),
+        }
+        templates = {name: str(text) for name, text in own.items() if text}
+        read = self._read(target, placed, templates, f"{workload.namespace}/{workload.ref}")
+        if isinstance(read, Production):
+            return read
+        windows, before, after = read
+        self.timeouts = 0
+        found = judge(
+            before,
+            after,
+            latency="latency" in templates,
+            load="load" in templates,
+            provisional=windows.provisional,
+        )
+        return self._named_owners(found, target)
+
+    def _read(
+        self,
+        target: queries.Container,
+        placed: list[Windows],
+        templates: Mapping[str, str],
+        who: str,
+    ) -> tuple[Windows, Window, Window] | Production:
+        """The two windows' samples, or the unknown verdict Prometheus' trouble makes (``who``:
+        the workload, for the log)."""
+        before = after = Window()
         try:
-            before = self._window(target, changed - self.window, changed)
-            after = self._window(target, begun, end)
-            if latency is not None:
-                before = self._with_p99(before, latency, target, changed - self.window, changed)
-                after = self._with_p99(after, latency, target, begun, end)
-        except PrometheusUnavailable as exc:
-            self.unavailable = f"Prometheus unavailable: {exc}"
-            return unknown(self.unavailable)
-        except _LatencyRefused as exc:
-            self.refused.append(f"{workload.namespace}/{workload.ref}: {exc}")
-            return judge(before, after, latency_problem=f"the latency query failed: {exc}")
-        except QueryRefused as exc:
-            return unknown(f"Prometheus refused a query: {exc}")
-        return judge(before, after)
+            self._check_owners(target)
+            windows, before = self._before(target, placed)
+            if windows.previous_changed is not None:
+                starts = self._range(queries.earliest_start(target), windows.before)
+                stale = ran_previous(windows, min((v for _, v in starts), default=None))
+                if stale is not None:
+                    return stale.production()
+            after = self._window(target, windows.after)
+            for name, template in templates.items():
+                before = self._with_own(before, name, template, target, windows.before)
+                after = self._with_own(after, name, template, target, windows.after)
+        except PrometheusError as exc:
+            return self._trouble(exc, before, after, who)
+        return windows, before, after
+
+    def _trouble(self, exc: PrometheusError, before: Window, after: Window, who: str) -> Production:
+        """The unknown verdict ``exc`` makes; whether Prometheus is asked again."""
+        if isinstance(exc, QueryTimedOut):
+            self.timeouts += 1
+            if not self.answered or self.timeouts >= TIMEOUTS_IN_A_ROW:
+                # nothing answered in time at all, or again and again: the server, not a query
+                exc = PrometheusUnavailable(str(exc))
+            else:
+                return Unknown("query-failed", f"a query timed out: {exc}").production()
+        if isinstance(exc, _OwnQueryRefused):
+            self.refused.append(f"{who}: {exc}")
+            # what was read is still shown; the verdict is not had without the query
+            shown = judge(before, after)
+            return shown.model_copy(
+                update={
+                    "verdict": "unknown",
+                    "cause": "query-failed",
+                    "reason": f"the {exc.name} query failed: {exc}",
+                    "p_value": None,
+                }
+            )
+        if isinstance(exc, PartialAnswer):
+            return Unknown("partial-answer", f"{exc}: not judged on part of it").production()
+        if isinstance(exc, QueryFailed):
+            return Unknown("query-failed", f"Prometheus refused a query: {exc}").production()
+        self.unavailable = f"Prometheus unavailable: {exc}"
+        return Unknown("unavailable", self.unavailable).production()
 
     def _windows(
-        self, parsed: ParsedAdvice | None, mount: Mount
-    ) -> tuple[datetime, datetime, datetime] | str:
-        """(data changed, after-window start, after-window end), or why there is none."""
+        self, parsed: ParsedAdvice | None, mount: Mount, previous: Previous | None
+    ) -> list[Windows] | Unknown:
+        """The placements to try, or why there is none."""
         if parsed is None:
-            return "the advice does not validate"
+            return Unknown("invalid-advice", "the advice does not validate")
         changed = parsed.data_changed_at
         if changed is None:
-            return "the advice records no data-changed-at (written by an older advisor)"
+            return Unknown(
+                "no-data-changed",
+                "the advice records no data-changed-at (written by an older advisor)",
+            )
         # a pod without a start time has not started: it runs nothing yet
         starts = [s for s in map(_started, mount.workload.pods) if s is not None]
-        if any(start < changed for start in starts):
-            return "its running pods predate the advice's data (no after-window yet)"
-        begun = max([changed, *starts]) + WARM_UP
-        end = min(begun + self.window, self.now)
-        needed = min(MIN_AFTER, self.window)
-        if end - begun < needed:
-            ran = max(timedelta(0), end - begun)
-            return (
-                f"too little data after the advice: {_hours(ran)} since its pods started "
-                f"and warmed up (needs {_hours(needed)})"
-            )
-        return changed, begun, end
+        before_changed = None
+        if previous is not None and previous.data_changed_at:
+            before_changed = parse_timestamp(previous.data_changed_at)
+        return place(
+            changed, starts, now=self.now, window=self.window, previous_changed=before_changed
+        )
+
+    def _before(self, target: queries.Container, placed: list[Windows]) -> tuple[Windows, Window]:
+        """The first placement whose before-window holds enough data (else the last one)."""
+        for i, windows in enumerate(placed):
+            before = self._window(target, windows.before)
+            enough = before.periods >= MIN_PERIODS and len(before.cfs) >= MIN_SAMPLES
+            if enough or i == len(placed) - 1:
+                return windows, before
+        raise AssertionError("place() gives at least one placement")
 
     def warn(self) -> None:
-        """The one warning line for Prometheus trouble, and one per refused latency query."""
+        """The one warning line for Prometheus trouble, one per refused query of a workload's,
+        and one for kube-state-metrics series that do not join."""
         if self.unavailable is not None:
             log.warning("%s; production verdicts are unknown", self.unavailable)
         for line in self.refused:
-            log.warning("latency query of %s", line)
+            log.warning("query of %s", line)
+        problems = {ns: why for ns, why in self.owners.items() if why}
+        if problems:
+            log.warning(
+                "kube-state-metrics: %s; pods gone before now are not counted, so verdicts "
+                "there may be unknown",
+                "; ".join(f"{why} (namespace {ns})" for ns, why in sorted(problems.items())),
+            )
 
-    def _window(self, target: queries.Container, start: datetime, end: datetime) -> Window:
-        """The CFS and CPU figures of one window, read at its end over its length."""
-        seconds = (end - start).total_seconds()
-        return Window(
-            throttled_periods=self._scalar(queries.throttled_periods(target, seconds), end),
-            periods=self._scalar(queries.periods(target, seconds), end),
-            cpu=self._scalar(queries.cpu_per_pod(target, seconds), end),
-        )
+    def _check_owners(self, target: queries.Container) -> None:
+        """Whether kube-state-metrics' owner series join in the target's namespace (once)."""
+        if target.kind is WorkloadKind.POD or target.namespace in self.owners:
+            return
+        own = self._instant(queries.owner_series(target.namespace, self.scope), self.now)
+        why = None
+        if not own:
+            renamed = self._instant(
+                queries.owner_series(target.namespace, self.scope, "exported_namespace"),
+                self.now,
+            )
+            why = (
+                "kube_pod_owner's namespace label is renamed exported_namespace (scrape "
+                "kube-state-metrics with honor_labels)"
+                if renamed
+                else "no kube_pod_owner series (is kube-state-metrics scraped?)"
+            )
+        self.owners[target.namespace] = why
 
-    def _with_p99(
+    def _named_owners(self, found: Production, target: queries.Container) -> Production:
+        """``found`` with the kube-state-metrics problem named, where data was missing."""
+        why = self.owners.get(target.namespace)
+        if why is None or found.cause != "too-little-data":
+            return found
+        return found.model_copy(update={"reason": f"{found.reason}; {why}"})
+
+    def _window(self, target: queries.Container, span: tuple[datetime, datetime]) -> Window:
+        """The CFS and CPU samples of one window."""
+        throttled = self._range(queries.throttled_periods(target), span)
+        periods = self._range(queries.periods(target), span)
+        cpu = self._range(queries.cpu_per_pod(target), span)
+        return Window(cfs=cfs_steps(throttled, periods), cpu=[v for _, v in cpu])
+
+    def _with_own(
         self,
         figures: Window,
-        latency: str,
+        name: str,
+        template: str,
         target: queries.Container,
-        start: datetime,
-        end: datetime,
+        span: tuple[datetime, datetime],
     ) -> Window:
-        """``figures`` with the workload's latency query over the window (LATENCY_POINTS)."""
-        step = max(60.0, (end - start).total_seconds() / LATENCY_POINTS)
+        """``figures`` with the workload's own ``name`` query (latency, load) over the window."""
         try:
-            series = self.client.query_range(queries.latency(latency, target), start, end, step)
+            points = self._range(queries.templated(template, target), span)
         except QueryRefused as exc:
-            raise _LatencyRefused(str(exc)) from None
-        points = [value for one in series for value in one.values]
-        return replace(figures, p99=points)
+            raise _OwnQueryRefused(name, str(exc)) from None
+        values = [value for _, value in points]
+        return replace(figures, p99=values) if name == "latency" else replace(figures, load=values)
 
-    def _scalar(self, expr: str, at: datetime) -> float | None:
+    def _range(self, expr: str, span: tuple[datetime, datetime]) -> list[tuple[float, float]]:
+        """The answer's points, summed over its series at each step, finite values only."""
+        start, end = span
+        series = self.client.query_range(expr, start, end, queries.STEP_S)
+        self.answered += 1
+        summed: dict[float, float] = {}
+        for one in series:
+            for at, value in one.points:
+                if math.isfinite(value):
+                    summed[at] = summed.get(at, 0.0) + value
+        return sorted(summed.items())
+
+    def _instant(self, expr: str, at: datetime) -> list[float]:
         samples = [s.value for s in self.client.query(expr, at) if s.value == s.value]
-        return sum(samples) if samples else None
+        self.answered += 1
+        return samples
 
 
-class _LatencyRefused(PrometheusError):
-    """A workload's own latency query was refused (its verdict alone is unknown)."""
+class _OwnQueryRefused(PrometheusError):
+    """A workload's own query (latency, load) was refused (its verdict alone is unknown)."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
 
 
 def _started(pod: KubePod) -> datetime | None:
@@ -220,17 +386,14 @@ def _started(pod: KubePod) -> datetime | None:
     return parse_timestamp(text) if isinstance(text, str) else None
 
 
-def _hours(span: timedelta) -> str:
-    return f"{span.total_seconds() / 3600:.1f} h"
-
-
 @dataclass(frozen=True)
 class PlanProduction:
-    """What ``plan`` asks of production: the reader, and the throttled share above which a
-    container that is not opted in is suggested."""
+    """What ``plan`` asks of production: the reader, the throttled share above which a
+    container that is not opted in is suggested, and the reverts it may still decide."""
 
     reader: ProductionReader
     suggest_throttled: float
+    budget: RevertBudget = field(default_factory=RevertBudget)
 
 
 def plan_production(
@@ -243,71 +406,156 @@ def plan_production(
     apply: bool,
     write: Callable[[dict[str, Any]], bool],
 ) -> list[Planned]:
-    """``decisions`` with each fitting advice judged in production (``revert`` where it
-    regressed and a previous advice is kept; with ``apply`` written back through ``write``,
-    which answers False when the ConfigMap changed since it was read), then the ``suggested``
+    """``decisions`` with each advice that fits or would be calibrated judged in production,
+    once per ConfigMap from every container reading it (``revert`` where it regressed and may be
+    undone, ``advisor.fleet.production``; with ``apply`` written back through ``write``, which
+    answers False when the ConfigMap changed since it was read), then the ``suggested``
     containers. ``inventory`` None: the workloads and pods could not be listed, so nothing is
     judged and nothing suggested."""
     reader = wanted.reader
     if inventory is None:
         return decisions
-    found = {(m.workload.ref, m.container_name): m for m in _mounts(inventory)}
-    out = []
-    for decision in decisions:
-        obj = configmaps.get(decision.configmap or "")
-        mount = found.get((decision.workload, decision.container or ""))
-        if decision.verdict != "fits" or obj is None or mount is None:
-            out.append(decision)
+    found = mounted_workloads(inventory.workloads, inventory.pods)
+    containers = {(m.workload.ref, m.container_name): m for m in _mounts(found)}
+    readers = mounts(found)
+    groups: dict[str, list[int]] = {}
+    for index, decision in enumerate(decisions):
+        if _judged(decision) and decision.configmap in configmaps:
+            groups.setdefault(str(decision.configmap), []).append(index)
+    out = list(decisions)
+    for name, indices in groups.items():
+        obj = configmaps[name]
+        planned = [decisions[i] for i in indices]
+        consumers = _consumers(planned, containers, readers.get((namespace, name), []))
+        if not consumers:
             continue
         try:
             parsed: ParsedAdvice | None = parse_configmap(dict(obj), "ConfigMap")
         except InvalidAdviceError:
             parsed = None
-        judged = judged_decision(decision, reader.judge(parsed, mount), previous_advice(obj))
-        if judged.verdict == "revert" and apply:
-            judged = _write_back(judged, dict(obj), reader.now, write)
-        out.append(judged)
+        previous = previous_advice(obj)
+        verdicts = [
+            ConsumerVerdict(m.workload.ref, m.container_name, reader.judge(parsed, m, previous))
+            for m in consumers
+        ]
+        opted_out, problem = _opted_out(planned, consumers)
+        outcome = revert(
+            verdicts,
+            previous,
+            opted_out=opted_out,
+            opt_out_problem=problem,
+            confounded=[c for d in planned for c in _calibrate_cause(d, "changed")],
+            budget=wanted.budget,
+        )
+        judged = [judged_decision(d, outcome) for d in planned]
+        if isinstance(outcome, Reverted) and apply:
+            judged = _write_back(judged, planned, dict(obj), reader.now, write)
+        for index, decision in zip(indices, judged, strict=True):
+            out[index] = decision
     opted_in = {decision.workload for decision in decisions}
     return out + _suggested(wanted, namespace, inventory, opted_in)
 
 
-def judged_decision(
-    decision: Planned, production: Production, previous: Previous | None
-) -> Planned:
-    """``decision`` (one that fits) as production makes it: ``revert`` for a regressed advice
-    with a previous one kept, else the same decision (its reason naming a regression that cannot
-    be undone)."""
-    judged = revert(production, previous)
-    if isinstance(judged, Reverted):
+def _judged(decision: Planned) -> bool:
+    """A decision production may turn into a revert: its advice fits, or would be calibrated
+    again (not one whose calibration is running or failed: that Job's outcome comes first)."""
+    cause = decision.reason.cause
+    return isinstance(cause, Fits) or (
+        decision.verdict == "calibrate" and isinstance(cause, Calibrate)
+    )
+
+
+def _calibrate_cause(decision: Planned, what: str) -> tuple[str, ...]:
+    """The calibration's ``differences`` or ``changed`` (none for an advice that fits)."""
+    cause = decision.reason.cause
+    return tuple(getattr(cause, what)) if isinstance(cause, Calibrate) else ()
+
+
+def _consumers(
+    planned: list[Planned],
+    containers: Mapping[tuple[WorkloadRef, str], Mount],
+    readers: list[Mount],
+) -> list[Mount]:
+    """Every container of the advice: the opted-in ones decided for (whatever they mount: the
+    ConfigMap may be named by annotation), then every other container that reads it."""
+    out: dict[tuple[WorkloadRef, str], Mount] = {}
+    for decision in planned:
+        mount = containers.get((decision.workload, decision.container or ""))
+        if mount is not None:
+            out.setdefault((decision.workload, decision.container or ""), mount)
+    for mount in readers:
+        out.setdefault((mount.workload.ref, mount.container_name), mount)
+    return list(out.values())
+
+
+def _opted_out(
+    planned: list[Planned], consumers: list[Mount]
+) -> tuple[list[WorkloadRef], str | None]:
+    """The workloads among the advice's consumers that opted out of reverts, and the first
+    annotation that cannot be read as allowing one (a consumer not decided for is read here)."""
+    decided = {d.workload: d.revert for d in planned}
+    refs: list[WorkloadRef] = []
+    problem = None
+    for mount in consumers:
+        ref = mount.workload.ref
+        if ref in refs:
+            continue
+        try:
+            allowed = decided[ref] if ref in decided else may_revert(mount.workload.annotations)
+        except OptInError as exc:
+            problem = problem or f"{ref}: {exc}"
+            continue
+        if not allowed:
+            refs.append(ref)
+    return refs, problem
+
+
+def judged_decision(decision: Planned, outcome: Reverted | NotReverted | None) -> Planned:
+    """``decision`` as production makes it: ``revert`` (its Job left to the next plan, which
+    calibrates again where it would have), a regression left as it is named in its reason, or
+    the same decision."""
+    if isinstance(outcome, Reverted):
+        then = _calibrate_cause(decision, "differences")
         return replace(
-            decision, verdict="revert", reason=PlanReason(judged), job_name=None, job=None
+            decision,
+            verdict="revert",
+            reason=PlanReason(replace(outcome, then=then)),
+            job_name=None,
         )
-    if isinstance(judged, NotReverted):
-        return applying(decision, judged)
+    if isinstance(outcome, NotReverted):
+        return applying(decision, outcome)
     return decision
 
 
 def _write_back(
-    decision: Planned,
+    judged: list[Planned],
+    planned: list[Planned],
     obj: dict[str, Any],
     now: datetime,
     write: Callable[[dict[str, Any]], bool],
-) -> Planned:
+) -> list[Planned]:
+    """The advice's previous one written back once, for every decision reading it; when the
+    ConfigMap changed since it was read, each decision is what it was, saying so."""
     previous = previous_advice(obj)
     assert previous is not None
-    reason = plan_reason_text(decision.reason)
+    reason = plan_reason_text(judged[0].reason)
     back = reverted_configmap(obj, previous, now=now, reason=reason)
     if write(back):
-        return applying(decision, WrittenBack())
-    return applying(decision, NotWrittenBack(), verdict="fits")
+        return [applying(decision, WrittenBack()) for decision in judged]
+    return [
+        replace(
+            applying(decision, NotWrittenBack(), verdict=before.verdict), job_name=before.job_name
+        )
+        for decision, before in zip(judged, planned, strict=True)
+    ]
 
 
-def _mounts(inventory: Inventory) -> list[Mount]:
-    """Every container of the inventory's workloads, whatever it reads (a revert judges the
-    container the plan decided for; the ConfigMap is the decision's)."""
+def _mounts(found: list[Workload]) -> list[Mount]:
+    """Every container of the workloads, whatever it reads (a revert judges the container the
+    plan decided for; the ConfigMap is the decision's)."""
     return [
         Mount(workload, container, "", optional=False)
-        for workload in mounted_workloads(inventory.workloads, inventory.pods)
+        for workload in found
         for container in workload.pod_spec.containers
     ]
 
@@ -322,11 +570,11 @@ def _suggested(
         return []
     seconds = reader.window.total_seconds()
     try:
-        throttled = reader.client.query(
-            queries.namespace_by_pod(queries.THROTTLED, namespace, seconds), reader.now
-        )
-        periods = reader.client.query(
-            queries.namespace_by_pod(queries.PERIODS, namespace, seconds), reader.now
+        throttled, periods = (
+            reader.client.query(
+                queries.namespace_by_pod(metric, namespace, seconds, reader.scope), reader.now
+            )
+            for metric in (queries.THROTTLED, queries.PERIODS)
         )
     except PrometheusError as exc:
         reader.unavailable = f"Prometheus unavailable: {exc}"
@@ -372,6 +620,7 @@ def judged_plans(
     window: timedelta | None,
     suggest_throttled: float,
     now: datetime,
+    max_reverts: int = DEFAULT_MAX_REVERTS,
 ) -> list[Planned]:
     """``plan_production`` against the cluster, for each namespace planned (``configmaps`` by
     namespace, then by name; ``namespace`` None: the decisions name theirs), in the decisions'
@@ -383,7 +632,7 @@ def judged_plans(
     from advisor.errors import AdvisorError
 
     reader = ProductionReader(PrometheusClient(settings), window=window or DEFAULT_WINDOW, now=now)
-    wanted = PlanProduction(reader, suggest_throttled)
+    wanted = PlanProduction(reader, suggest_throttled, RevertBudget(max_reverts))
     by_namespace: dict[str, list[Planned]] = {}
     for decision in decisions:
         by_namespace.setdefault(decision.namespace or namespace or "", []).append(decision)

@@ -37,6 +37,8 @@ from advisor.pipeline.source import (
     namespace_to_list,
 )
 from advisor.recommend import ParsedAdvice, parse_configmap
+from advisor.recommend.previous import previous_advice
+from advisor.render.words import took_text
 
 if TYPE_CHECKING:
     from advisor.cluster.inventory import Inventory
@@ -128,6 +130,9 @@ def advice_status(
         gain_within_noise=prov.gain_within_noise,
         trials=prov.trials_total,
         budget_s=prov.budget_s,
+        elapsed_s=prov.elapsed_s,
+        stopped=prov.stopped,
+        took=took_text(prov.elapsed_s, prov.stopped),
         tf_version=prov.tf_version,
         advisor_version=prov.advisor_version,
         created_at=timestamp(prov.created_at),
@@ -180,8 +185,11 @@ def with_consumers(
         reading = by_configmap.pop((row.namespace or "", row.name), [])
         found = [fit.consumer(parsed, mount, reloader_match=match) for mount in reading]
         if production is not None:
+            previous = previous_advice(obj)
             found = [
-                consumer.model_copy(update={"production": production.judge(parsed, mount)})
+                consumer.model_copy(
+                    update={"production": production.judge(parsed, mount, previous)}
+                )
                 for consumer, mount in zip(found, reading, strict=True)
             ]
         joined.append(row.model_copy(update={"consumers": found, "unused": not found}))

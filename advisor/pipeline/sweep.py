@@ -41,6 +41,7 @@ from advisor.calibrate.statistics import STABLE_CV, ConfigStats, aggregate
 from advisor.calibrate.verdicts import judged_settings, near_best
 from advisor.errors import CalibrationError
 from advisor.models import (
+    ENV_ONEDNN,
     ONEDNN_VALUES,
     CalibrationOptions,
     CalibrationResult,
@@ -49,9 +50,11 @@ from advisor.models import (
     NodeProfile,
     OnednnValue,
     OnednnVerdict,
+    PairsVerdict,
     Progress,
     ProgressFn,
     ThreadSetting,
+    TimeSplit,
     TrialResult,
     WorkloadInfo,
     model_format,
@@ -140,7 +143,7 @@ def _onednn_phase(
     trial_fn: TrialFn,
     budget: Budget,
     say: Callable[[str], None],
-) -> tuple[list[TrialResult], OnednnVerdict]:
+) -> tuple[list[TrialResult], PairsVerdict]:
     """--sweep-onednn on the advised setting: one trial server per value (TF reads the variable
     at import), or the caller's TrialFn for both (the spec carries the value)."""
     say(f"oneDNN: TF_ENABLE_ONEDNN_OPTS=0 vs =1 at intra={setting.intra} inter={setting.inter}")
@@ -167,10 +170,7 @@ def _onednn_phase(
                 server.launch(launcher.load_timeout_s if launcher is not None else 0.0)
             for server in servers.values():
                 server.ready(max(1.0, budget.remaining()))
-            trials, decided = onednn.measure_pairs(
-                setting, fns, measure=measure, budget=budget, say=say
-            )
-            return trials, decided.stored(onednn_reason(decided))
+            return onednn.measure_pairs(setting, fns, measure=measure, budget=budget, say=say)
     finally:
         notes = launcher.notes if launcher is not None else []
         for server in servers.values():
@@ -197,6 +197,8 @@ def sweep(
     CalibrationError when the budget is too small, the baseline fails or no setting succeeds.
     """
     clock = clock or SystemClock()
+    if options.spend_budget:
+        settings = replace(settings or SearchSettings(), spend_budget=True)
     started = clock.monotonic()
     until = started + options.budget_s
     emit = progress or _log_progress
@@ -242,6 +244,7 @@ def sweep(
             incumbent=held,
         )
 
+    searched_at = clock.monotonic()
     stats, choice = _choose(outcome, objective, options, picks, held)
     affinity = len(node.affinity_cpus)
     advice = choice.chosen.setting.spelled_out(affinity)
@@ -251,10 +254,11 @@ def sweep(
     ]
     outcome_of_incumbent = _incumbent_outcome(choice, incumbent, held, picks, options)
     verdict: OnednnVerdict | None = None
+    decided_onednn: PairsVerdict | None = None
     onednn_trials: list[TrialResult] = []
     if options.sweep_onednn:
         searched = settings or SearchSettings()
-        onednn_trials, verdict = _onednn_phase(
+        onednn_trials, decided_onednn = _onednn_phase(
             options,
             advice,
             # judged as the setting was chosen: by p99 under an SLO no setting met
@@ -274,10 +278,19 @@ def sweep(
             ),
             say=say,
         )
+        verdict = decided_onednn.stored(onednn_reason(decided_onednn))
         notes.append(f"oneDNN: {verdict.reason}")
+    onednn_s = None if verdict is None else clock.monotonic() - searched_at
+    stopped, unsettled = outcome.stopped, {key.label: why for key, why in outcome.open}
+    if decided_onednn is not None and not onednn.settled(
+        decided_onednn, (settings or SearchSettings()).settle_band
+    ):
+        stopped = "budget"  # the pairs ran until the budget ended them
+        unsettled[ENV_ONEDNN] = "noise"
     if launcher is not None:
         notes.extend(launcher.notes)
     elapsed = clock.monotonic() - started
+    split = _time_split(outcome, launcher, elapsed, onednn_s)
     result = CalibrationResult(
         setting=advice,
         objective=options.objective,
@@ -300,6 +313,9 @@ def sweep(
         workload=info,
         budget_s=options.budget_s,
         elapsed_s=max(0.0, elapsed),
+        stopped=stopped,
+        unsettled=unsettled,
+        time_split=split,
         tf_version=info.tf_version,
         trial_mode=None if launcher is None else launcher.used_overall,
         onednn=verdict,
@@ -315,6 +331,25 @@ def sweep(
     )
     say(sweep_done_line(result))
     return result
+
+
+def _time_split(
+    outcome: SearchOutcome, launcher: Launcher | None, elapsed: float, onednn_s: float | None
+) -> TimeSplit:
+    """Where ``elapsed`` went: the trial server's start, the model's inspection, the screen, the
+    race, the oneDNN pairs, and the rest."""
+    startup = None if launcher is None else launcher.startup_s
+    inspect = None if launcher is None else launcher.inspect_s
+    parts = [startup, inspect, outcome.screen_s, outcome.race_s, onednn_s]
+    other = elapsed - sum(p for p in parts if p is not None)
+    return TimeSplit(
+        startup_s=startup,
+        inspect_s=inspect,
+        screen_s=outcome.screen_s,
+        race_s=outcome.race_s,
+        onednn_s=onednn_s,
+        other_s=max(0.0, other),
+    )
 
 
 def _choose(

@@ -6,20 +6,26 @@ server's client, and nothing else of ``advisor.cluster``.
 """
 
 from advisor.prometheus.client import (
+    PartialAnswer,
     PrometheusClient,
     PrometheusError,
     PrometheusUnavailable,
+    QueryFailed,
     QueryRefused,
+    QueryTimedOut,
     Sample,
     Series,
     Settings,
 )
 
 __all__ = [
+    "PartialAnswer",
     "PrometheusClient",
     "PrometheusError",
     "PrometheusUnavailable",
+    "QueryFailed",
     "QueryRefused",
+    "QueryTimedOut",
     "Sample",
     "Series",
     "Settings",

@@ -9,10 +9,16 @@ names never meets a URL length limit.
 
 Transient trouble (refused or dropped connections, timeouts, 429, 5xx) is retried with backoff
 under the same ``RetryPolicy`` the API server's calls use; everything else ends the call at once.
-Two errors: ``QueryRefused`` when Prometheus answered that this one query cannot run (400, 422:
-a bad query, a range too long), so other queries may still be asked; ``PrometheusUnavailable``
-for everything that makes every query fail (cannot connect, 401/403, 5xx past the retries, an
-answer that is not the Prometheus API).
+Whole answers only: every query asks for no partial response (``partial_response=false``, which
+Thanos reads), and an answer that says it is not whole (Thanos' or Prometheus' ``warnings``,
+VictoriaMetrics' ``isPartial``) is no answer.
+
+Two kinds of error. ``QueryFailed`` is this one query's: Prometheus refused it (``QueryRefused``:
+400, 422, a bad query, a range too long), answered part of it (``PartialAnswer``), or gave no
+answer in time while the connection was made (``QueryTimedOut``, also Prometheus' own 503
+``timeout``), so other queries may still be asked. ``PrometheusUnavailable`` is everything that
+makes every query fail (cannot connect, 401/403, 5xx past the retries, an answer that is not the
+Prometheus API).
 """
 
 from __future__ import annotations
@@ -35,19 +41,35 @@ from pathlib import Path
 from typing import Any
 
 from advisor.models.kube import mapping
+from advisor.prometheus.promql import Matcher
 from advisor.retry import Deadline, RetryPolicy, retry_after_seconds
 
 log = logging.getLogger(__name__)
 #: characters of an error body quoted in a message
 QUOTED = 160
+#: asked with every query: Thanos answers an error rather than part of the stores' data
+WHOLE = {"partial_response": "false"}
 
 
 class PrometheusError(Exception):
     """A query that got no answer; the message says why in one line."""
 
 
-class QueryRefused(PrometheusError):
-    """Prometheus refused this query (HTTP 400 or 422): others may still be answered."""
+class QueryFailed(PrometheusError):
+    """This one query got no whole answer: others may still be answered."""
+
+
+class QueryRefused(QueryFailed):
+    """Prometheus refused this query (HTTP 400 or 422)."""
+
+
+class PartialAnswer(QueryFailed):
+    """The answer says it is partial (``warnings``, ``isPartial``): a store or a shard missing."""
+
+
+class QueryTimedOut(QueryFailed):
+    """The query was sent and no answer came in time (a heavy query, or a stalled server: the
+    caller tells them apart by what else was answered)."""
 
 
 class PrometheusUnavailable(PrometheusError):
@@ -63,6 +85,8 @@ class Settings:
     ca_file: Path | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     timeout_s: float = 10.0
+    #: label matchers added to every selector the advisor writes (``--prometheus-selector``)
+    scope: tuple[Matcher, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -104,7 +128,7 @@ class PrometheusClient:
 
     def query(self, expr: str, at: datetime) -> list[Sample]:
         """``expr`` evaluated at ``at``: a vector (a scalar answer is one sample, no labels)."""
-        data = self._call("query", {"query": expr, "time": _unix(at)})
+        data = self._call("query", {"query": expr, "time": _unix(at), **WHOLE})
         kind, result = data.get("resultType"), data.get("result")
         if kind == "scalar":
             return [Sample({}, _number(result))]
@@ -119,6 +143,7 @@ class PrometheusClient:
             "start": _unix(start),
             "end": _unix(end),
             "step": f"{max(1.0, step_s):g}",
+            **WHOLE,
         }
         data = self._call("query_range", params)
         result = data.get("result")
@@ -145,10 +170,12 @@ class PrometheusClient:
             timeout = deadline.request_timeout()
             started = self.policy.clock()
             wait: float | None = None
+            timed_out = False
             try:
                 status, body, headers = self._transport(request, timeout)
             except TimeoutError:
                 last, unreachable_since = f"no answer within {timeout:.1f}s", None
+                timed_out = True
             except OSError as exc:
                 last = _transport_problem(exc)
                 if not _cannot_connect(exc):
@@ -158,7 +185,9 @@ class PrometheusClient:
             else:
                 if status < 400:
                     return self._data(body)
-                if status != 429 and status < 500:
+                # Prometheus' own query timeout (503 "timeout"): the same query would time out
+                # again
+                if (status != 429 and status < 500) or _error_type(body) == "timeout":
                     raise self._refusal(status, body)
                 last, unreachable_since = f"HTTP {status}: {_error_text(body)}", None
                 if status == 429:
@@ -171,6 +200,11 @@ class PrometheusClient:
                     f"attempt(s); last: {last})"
                 )
             if wait + timeout / 4 >= deadline.remaining():
+                if timed_out:
+                    raise QueryTimedOut(
+                        f"Prometheus at {self.where} gave no answer within "
+                        f"{self.policy.total_s:g}s ({attempt} attempt(s); last: {last})"
+                    )
                 raise PrometheusUnavailable(
                     f"Prometheus at {self.where} gave no answer within "
                     f"{self.policy.total_s:g}s ({attempt} attempt(s); last: {last})"
@@ -212,6 +246,13 @@ class PrometheusClient:
                 f"{self.where} did not answer as the Prometheus API does "
                 f"({_error_text(body) or 'empty answer'})"
             )
+        warnings = answer.get("warnings")
+        if answer.get("isPartial") is True or warnings:
+            said = "; ".join(map(str, warnings)) if isinstance(warnings, list) else ""
+            raise PartialAnswer(
+                "Prometheus answered part of the data only"
+                + (f" ({' '.join(said.split())[:QUOTED]})" if said else " (isPartial)")
+            )
         return mapping(answer.get("data"))
 
     def _refusal(self, status: int, body: bytes) -> PrometheusError:
@@ -221,6 +262,8 @@ class PrometheusClient:
             return PrometheusUnavailable(f"Prometheus at {self.where} {word} (HTTP {status})")
         if status in (400, 422):
             return QueryRefused(f"Prometheus refused the query (HTTP {status}): {text}")
+        if status >= 500:
+            return QueryTimedOut(f"Prometheus timed out the query (HTTP {status}): {text}")
         return PrometheusUnavailable(f"Prometheus at {self.where} answered HTTP {status}: {text}")
 
 
@@ -283,6 +326,12 @@ def _error_text(body: bytes) -> str:
     else:
         text = body.decode("utf-8", "replace")
     return " ".join(text.split())[:QUOTED]
+
+
+def _error_type(body: bytes) -> str | None:
+    answer = _json(body)
+    kind = None if answer is None else answer.get("errorType")
+    return kind if isinstance(kind, str) else None
 
 
 def _labels(item: Any) -> dict[str, str]:

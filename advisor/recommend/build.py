@@ -139,6 +139,7 @@ def build_recommendation(
             trials=[_trial_summary(t) for t in _kept_trials(result.trials)],
             budget_s=result.budget_s,
             elapsed_s=round(result.elapsed_s, 1),
+            stopped=result.stopped,
             advisor_version=advisor_version,
             created_at=created,
         )

@@ -10,23 +10,28 @@ from typing import Any, ClassVar
 import yaml
 
 from advisor.errors import one_line
-from advisor.keys import ANN_CONFIGMAP
-from advisor.models import PlanResult
+from advisor.keys import ANN_CONFIGMAP, ANN_REVERT
+from advisor.models import PlanResult, Production
 from advisor.models.plan import (
     Applied,
     Calibrate,
     Cause,
     CompletedUnfit,
+    Confounded,
+    ConsumerVerdict,
     Created,
     EarlierRunning,
     Fits,
     ForeignConfigMap,
+    Helped,
     JobExists,
     JobFailed,
+    NoPrevious,
     NoServiceAccount,
     NotCalibrated,
     NotReverted,
     NotWrittenBack,
+    OptedOut,
     Overridden,
     PlanReason,
     Refused,
@@ -52,6 +57,7 @@ from advisor.render.document import (
     View,
     grid,
 )
+from advisor.render.words import took_text
 
 _COLUMNS = ("WORKLOAD", "CONTAINER", "CONFIGMAP", "DECISION", "JOB")
 _RECORD_KEYS = ("workload", "container", "configmap", "decision", "reason", "job", "namespace")
@@ -70,11 +76,14 @@ class PlanView(View):
         namespace: str | None,
         applied: bool,
         namespaces: Sequence[str] = (),
+        revert_limited: Sequence[str] = (),
     ) -> None:
         self.result = result
         self.namespace = namespace
         self.applied = applied
         self.namespaces = tuple(namespaces)
+        #: the regressed advice (NAMESPACE/NAME) left as they are for --max-reverts
+        self.revert_limited = tuple(revert_limited)
 
     def data(self) -> Any:
         return self.result.model_dump(mode="json")
@@ -111,6 +120,8 @@ class PlanView(View):
                 Lines(("nothing was reverted: run again with --apply to write the previous advice "
                        "back",))
             )  # fmt: skip
+        if self.revert_limited:
+            blocks.append(Lines((revert_limit_text(self.revert_limited),)))
         return Document(title, tuple(blocks))
 
     def _nothing(self) -> str:
@@ -132,6 +143,15 @@ class PlanView(View):
             for d in self.result.decisions
         ]
         return grid(_RECORD_KEYS, rows)
+
+
+def revert_limit_text(limited: Sequence[str]) -> str:
+    """The summary of the regressed advice ``--max-reverts`` left as they are."""
+    return (
+        f"{len(limited)} regressed advice not reverted: --max-reverts reached "
+        f"({', '.join(limited)}); many regressions at once may be a change under every "
+        "workload (a node-pool upgrade): look before the next plan reverts more"
+    )
 
 
 #: a reason's longest line: reasons end up in tables, logs and Events
@@ -193,9 +213,9 @@ def _answer_text(cause: JobExists | Refused) -> str:
 def _production_text(cause: Reverted | Suggested) -> str:
     """What production's verdicts decide."""
     if isinstance(cause, Reverted):
+        then = f"; calibrated by the next plan ({'; '.join(cause.then)})" if cause.then else ""
         return (
-            f"production regressed on this advice: {cause.evidence}; back to the previous advice "
-            f"({cause.previous})"
+            f"{_regression(cause.verdicts)}; back to the previous advice ({cause.previous}){then}"
         )
     return (
         f"throttled in {cause.throttled:.0%} of its CFS periods over the last {cause.window} "
@@ -226,9 +246,10 @@ def _advice_text(cause: Calibrate | Fits | SharedDiffers | NoServiceAccount) -> 
         return "; ".join(cause.differences)
     if isinstance(cause, Fits):
         exclusive = ", exclusive CPUs" if cause.exclusive else ""
+        took = "" if cause.took_s is None else f"; took {took_text(cause.took_s, cause.stopped)}"
         return (
             f"advice {cause.intra}/{cause.inter} in {cause.configmap} was measured for it: CPU "
-            f"{cause.cpu_from} {cause.cpu:g}{exclusive}, {cause.pool}, {cause.objective}"
+            f"{cause.cpu_from} {cause.cpu:g}{exclusive}, {cause.pool}, {cause.objective}{took}"
         )
     if isinstance(cause, SharedDiffers):
         return (
@@ -255,15 +276,87 @@ def _applied_text(part: Applied) -> str:
         did = "the API server would create" if part.dry_run else "created"
         return f"{did} Job {part.job}{_warns(part.warnings)}"
     if isinstance(part, NotReverted):
-        return (
-            f"production regressed on this advice: {part.evidence}, but no previous advice is kept"
-        )
+        return _not_reverted_text(part)
     if isinstance(part, RetryUnchecked):
         return (
             "the server checks the new Job only once the failed one is deleted (--apply)"
             + _warns(part.warnings)
         )
     return _SAID[type(part)]
+
+
+def _regression(verdicts: Sequence[ConsumerVerdict]) -> str:
+    """What production said of an advice: one consumer's reason, or each consumer's verdict."""
+    if len(verdicts) == 1:
+        return f"production regressed on this advice: {verdicts[0].production.reason}"
+    worse = [_consumer(v) for v in verdicts if v.production.verdict == "regressed"]
+    each = "; ".join(
+        f"{_consumer(v)} {v.production.verdict} ({v.production.reason})" for v in verdicts
+    )
+    return (
+        f"production regressed on this advice for {', '.join(worse)} of its {len(verdicts)} "
+        f"consumers: {each}"
+    )
+
+
+def _consumer(verdict: ConsumerVerdict) -> str:
+    return f"{verdict.workload} ({verdict.container})"
+
+
+def _not_reverted_text(part: NotReverted) -> str:
+    """A regression left as it is, and why."""
+    said = _regression(part.verdicts)
+    why = part.why
+    if isinstance(why, NoPrevious):
+        return f"{said}, but no previous advice is kept"
+    if isinstance(why, Helped):
+        better = [_consumer(v) for v in part.verdicts if v.production.verdict == "improved"]
+        return f"{said}; kept: it improved for {', '.join(better)}"
+    if isinstance(why, OptedOut):
+        if why.problem is not None and not why.workloads:
+            return f"{said}; not reverted: {why.problem}"
+        names = ", ".join(str(ref) for ref in why.workloads)
+        return f'{said}; not reverted: {names} opts out with annotation {ANN_REVERT}: "false"'
+    if isinstance(why, Confounded):
+        return (
+            f"{said}; not reverted: its calibration spec changed since the advice "
+            f"({'; '.join(why.differences)}), so before and after are not comparable: it is "
+            "calibrated instead"
+        )
+    return f"{said}; not reverted: --max-reverts {why.limit} reached"
+
+
+def revert_event_text(reason: PlanReason) -> str:
+    """The AdviceReverted Event's message: what was written back, and each consumer's figures
+    before and after the advice that decided it."""
+    cause = reason.cause
+    assert isinstance(cause, Reverted)
+    figures = "; ".join(
+        f"{_consumer(v)}: {_figures(v.production)}: {v.production.verdict} ({v.production.reason})"
+        for v in cause.verdicts
+    )
+    return f"advice reverted to the previous one ({cause.previous}): {figures}"
+
+
+def _figures(production: Production) -> str:
+    """Before -> after: throttled share, p99 and CPU, each where known."""
+    p = production
+    parts = []
+    if p.throttled_before is not None or p.throttled_after is not None:
+        parts.append(f"throttled {_share(p.throttled_before)} -> {_share(p.throttled_after)}")
+    if p.p99_before_ms is not None or p.p99_after_ms is not None:
+        parts.append(f"p99 {_number(p.p99_before_ms, 0)} -> {_number(p.p99_after_ms, 0)} ms")
+    if p.cpu_before is not None or p.cpu_after is not None:
+        parts.append(f"CPU {_number(p.cpu_before, 2)} -> {_number(p.cpu_after, 2)} cores per pod")
+    return ", ".join(parts) or "no figures"
+
+
+def _share(value: float | None) -> str:
+    return "?" if value is None else f"{value:.0%}"
+
+
+def _number(value: float | None, digits: int) -> str:
+    return "?" if value is None else f"{value:.{digits}f}"
 
 
 #: the parts that carry no figure: their sentence alone

@@ -39,6 +39,7 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
     ("GAIN", "gain"),
     ("TRIALS", "trials"),
     ("BUDGET", "budget_s"),
+    ("TOOK", "took"),
     ("TF", "tf_version"),
     ("AGE", "age"),
     ("STALE", "stale"),
@@ -84,6 +85,11 @@ _CSV_PRODUCTION_KEYS = (
     "p99_before_ms",
     "p99_after_ms",
     "production_reason",
+    "load_before",
+    "load_after",
+    "production_provisional",
+    "production_cause",
+    "production_p_value",
 )
 CPU_MODEL_WIDTH = 28
 #: consumers named in the one line of a failing status (``problems_line``)
@@ -194,7 +200,7 @@ def _judged(rows: Sequence[AdviceStatus]) -> bool:
 
 def production_cell(production: Production | None) -> str:
     """``throttled 41% -> 3%, p99 122 -> 58 ms: improved``; what was known, then the verdict
-    (an unknown one with its reason)."""
+    (an unknown or provisional one with its reason)."""
     if production is None:
         return "-"
     p = production
@@ -203,8 +209,21 @@ def production_cell(production: Production | None) -> str:
         parts.append(f"throttled {_share(p.throttled_before)} -> {_share(p.throttled_after)}")
     if p.p99_before_ms is not None or p.p99_after_ms is not None:
         parts.append(f"p99 {_ms(p.p99_before_ms)} -> {_ms(p.p99_after_ms)} ms")
-    verdict = p.verdict if p.verdict != "unknown" else f"unknown ({p.reason})"
+    if p.load_before is not None or p.load_after is not None:
+        parts.append(f"load {_rate(p.load_before)} -> {_rate(p.load_after)} req/s")
+    if p.provisional:  # its reason starts "provisional (how short the after-window is): "
+        verdict = f"{p.verdict}, {p.reason}"
+    elif p.verdict == "unknown":
+        verdict = f"unknown ({p.reason})"
+    else:
+        verdict = p.verdict
     return ", ".join(parts) + (": " if parts else "") + verdict
+
+
+def _rate(value: float | None) -> str:
+    if value is None:
+        return "?"
+    return f"{value:.0f}" if abs(value) >= 10 else f"{value:.2g}"
 
 
 def _share(value: float | None) -> str:
@@ -363,5 +382,5 @@ def _production_cells(consumer: Consumer | None, keys: tuple[str, ...]) -> list[
     if production is None:
         return [""] * len(keys)
     values = production.model_dump()
-    names = {"production_verdict": "verdict", "production_reason": "reason"}
+    names = {key: key.removeprefix("production_") for key in keys}
     return ["" if (v := values[names.get(key, key)]) is None else str(v) for key in keys]

@@ -6,7 +6,7 @@ the calibration result records them: nothing here recomputes a statistic or a ve
 from __future__ import annotations
 
 from advisor.models import CalibrationResult, SettingStats
-from advisor.render.words import number, summary_lines
+from advisor.render.words import number, stop_text, summary_lines, time_split_line
 
 #: the table's groups, top to bottom: the advice first, failures last (best first within each,
 #: as the result orders its settings)
@@ -80,5 +80,10 @@ def text_summary(result: CalibrationResult) -> str:
         f"{result.elapsed_s:.1f} of {result.budget_s:g} s; node: {node.effective_cpus:g} usable "
         f"CPUs of {len(node.affinity_cpus)} in the affinity mask"
     )
+    if result.stopped is not None:
+        lines.append(f"ended: {stop_text(result)}")
+    split = time_split_line(result)
+    if split is not None:
+        lines.append(split)
     lines.extend(f"note: {note}" for note in result.notes)
     return "\n".join(lines)

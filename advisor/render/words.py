@@ -14,6 +14,7 @@ from advisor.models import (
     IncumbentVerdict,
     Measurement,
     NearBestRange,
+    OpenReason,
     PairsVerdict,
     ThreadSetting,
     setting_env,
@@ -256,15 +257,66 @@ def _percent(ratio: float | None, measure: Measure) -> str:
 
 
 def sweep_done_line(result: CalibrationResult) -> str:
-    """``advice: intra=2 inter=1 (in force before: ...; p99 ... for TF's default (...)) after 40
-    trials in 58.2 s``: the sweep's last progress line."""
+    """``advice: intra=2 inter=1 (in force before: ...; p99 ... for TF's default (...)), settled
+    after 14 trials in 38.2 s``: the sweep's last progress line."""
     held = result.incumbent
     before = "" if held is None else f"in force before: {_held_verdict(result, held)}; "
     return (
         f"advice: intra={result.setting.intra} inter={result.setting.inter} "
-        f"({before}{versus_default(result)}) after "
-        f"{len(result.trials)} trials in {result.elapsed_s:.1f} s"
+        f"({before}{versus_default(result)}), {stop_text(result)}"
     )
+
+
+#: what kept a race open, in words (``OpenReason``)
+_OPEN_WORDS: dict[OpenReason, str] = {
+    "noise": "still within noise",
+    "incumbent": "only narrowly ahead of the advice in force",
+    "unstable": "unstable",
+    "windows": "short of race windows",
+}
+
+
+def stop_text(result: CalibrationResult) -> str:
+    """Why the calibration ended: ``settled after 14 trials in 38.2 s``, or ``budget spent after
+    40 trials in 58.2 s, 1/2 and 2/1 still within noise`` (older results: ``after ...``)."""
+    took = f"after {len(result.trials)} trials in {result.elapsed_s:.1f} s"
+    if result.stopped is None:
+        return took
+    if result.stopped == "settled":
+        return f"settled {took}"
+    grouped: dict[OpenReason, list[str]] = {}
+    for label, why in result.unsettled.items():
+        grouped.setdefault(why, []).append(label)
+    open_ = "; ".join(f"{_and(labels)} {_OPEN_WORDS[why]}" for why, labels in grouped.items())
+    return f"budget spent {took}" + (f", {open_}" if open_ else "")
+
+
+def _and(labels: list[str]) -> str:
+    """``1/2``, ``1/2 and 2/1``, ``1/2, 2/1 and 2/2``."""
+    return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
+
+
+def took_text(elapsed_s: float, stopped: str | None) -> str:
+    """``38 s, settled``: what a calibration took and why it ended, from its provenance (older
+    advice: the seconds alone)."""
+    return f"{elapsed_s:.0f} s" + ("" if stopped is None else f", {stopped}")
+
+
+def time_split_line(result: CalibrationResult) -> str | None:
+    """``time: 2.9 s TF start, 1.1 s model load, 11.8 s screen, 20.4 s race, 0.6 s other``
+    (older results: None)."""
+    split = result.time_split
+    if split is None:
+        return None
+    parts = [
+        (split.startup_s, "TF start"),
+        (split.inspect_s, "model load"),
+        (split.screen_s, "screen"),
+        (split.race_s, "race"),
+        (split.onednn_s, "oneDNN pairs"),
+        (split.other_s, "other"),
+    ]
+    return "time: " + ", ".join(f"{s:.1f} s {what}" for s, what in parts if s is not None)
 
 
 def _held_verdict(result: CalibrationResult, held: IncumbentOutcome) -> str:

@@ -150,6 +150,8 @@ class Launcher:
         self.import_s: float | None = None
         #: seconds inspection took (a forked child's, when forking works: start-up per trial)
         self.inspect_s: float | None = None
+        #: seconds from starting the trial server until it was ready (None: none was started)
+        self.startup_s: float | None = None
         #: the process group of every child it started (``terminate`` kills those still running)
         self._started: set[int] = set()
 
@@ -267,8 +269,10 @@ class Launcher:
         return _Owned(starter, self._started)
 
     def _start_server(self, timeout_s: float) -> None:
+        began = time.monotonic()
         self._launch_server()
         self.ready(timeout_s)
+        self.startup_s = time.monotonic() - began
         if self._server is not None:
             log.debug("trial server ready (TF imported in %.1f s)", self.import_s or 0.0)
 

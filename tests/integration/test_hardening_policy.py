@@ -172,8 +172,9 @@ def planner_policies() -> dict[str, dict[str, Any]]:
 
 @pytest.mark.parametrize("where", ["deploy/components/fleet", "chart"])
 def test_the_planner_fails_at_once_where_a_second_plan_would_decide_the_same(where: str) -> None:
-    """plan's own codes: a bug, bad flags, a rule the Role lacks, a refusal and a failed
-    decision (17, plan's, never run's) are not retried; an unreachable API server is."""
+    """plan's own codes: a bug, bad flags, a rule the Role lacks, a refusal, a failed decision
+    (17, plan's, never run's) and --max-reverts reached (19: a retry would revert more) are not
+    retried; an unreachable API server is."""
     policy = planner_policies()[where]
     (fail_job,) = [r for r in policy["rules"] if r["action"] == "FailJob"]
     assert fail_job["onExitCodes"]["containerName"] == "planner"
@@ -184,8 +185,9 @@ def test_the_planner_fails_at_once_where_a_second_plan_would_decide_the_same(whe
         errors.ForbiddenError.exit_code,
         errors.ClusterRejectedError.exit_code,
         errors.DecisionsFailedError.exit_code,
+        errors.RevertsLimitedError.exit_code,
     }
-    # the run's Job policy never sees plan's code
-    assert errors.DecisionsFailedError.exit_code not in set().union(
-        *exit_code_rules(job_policy()).values()
-    )
+    # the run's Job policy never sees plan's codes
+    run_codes = set().union(*exit_code_rules(job_policy()).values())
+    assert errors.DecisionsFailedError.exit_code not in run_codes
+    assert errors.RevertsLimitedError.exit_code not in run_codes

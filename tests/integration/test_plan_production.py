@@ -24,7 +24,8 @@ from testkit.fakeapi.pods import pod_of
 from testkit.fakeapi.rbac import load_documents, parse_rules
 from testkit.fakeapi.samples import calibration_result, node_profile
 from testkit.fakeapi.server import FakeApiServer, refused_port
-from testkit.fakeprom import Answer, FakePrometheus, vector
+from testkit.fakeprom import Answer, FakePrometheus, matrix, ranged, vector
+from tests.integration.status_cli import status
 from tests.integration.test_plan import NS, PLANNER, advice_fitting, plan, scene
 from tests.support import REPO
 
@@ -41,9 +42,19 @@ THROTTLING = {"a": (0.1, 0.1), "b": (0.1, 0.1), "c": (0.05, 0.40)}
 #: per pod over the last window, for the suggestions: (throttled share)
 BY_POD = {"d-5d8f7c9b6-a1": 0.50, "c-5d8f7c9b6-a1": 0.60, "gone-pod": 0.90}
 PERIODS_PER_WINDOW = 86400.0
+#: when the advice c's advice replaced had changed
+PREVIOUS_CHANGED = NOW - timedelta(days=9)
+STEP_PERIODS = 3000.0
+#: shorter than the time since the pods started: a full after-window, not provisional
+WINDOW = ("--window", "12h")
 
 
-def recorded(changed: float) -> Any:
+def recorded(changed: float, pods_started: float | None = None) -> Any:
+    """Prometheus' answers for the planned namespace; ``pods_started``: when the pods of the
+    before-window started (None: kube-state-metrics keeps no start times)."""
+    if pods_started is None:
+        pods_started = PREVIOUS_CHANGED.timestamp() + 60
+
     def answer(endpoint: str, form: Mapping[str, str]) -> Answer:
         query = form["query"]
         if query.startswith("sum by (pod, container)"):
@@ -54,15 +65,23 @@ def recorded(changed: float) -> Any:
                     for pod, t in BY_POD.items()
                 )
             )
+        if endpoint == "query":
+            return vector(({}, 3.0)) if query.startswith("count(kube_pod_owner") else vector()
+        if query.startswith("min(kube_pod_start_time"):
+            # the pods of the before-window started when the previous advice took effect
+            return ranged(form, lambda t: pods_started)
         found = re.search(r'kube_replicaset_owner\{[^}]*owner_name="(\w+)"', query)
         if found is None or found.group(1) not in THROTTLING:
-            return vector()
-        share = THROTTLING[found.group(1)][float(form["time"]) > changed]
-        if THROTTLED in query:
-            return vector(({}, share * PERIODS_PER_WINDOW))
-        if PERIODS in query:
-            return vector(({}, PERIODS_PER_WINDOW))
-        return vector(({}, 1.0))
+            return matrix()
+        shares = THROTTLING[found.group(1)]
+
+        def value(t: float) -> float:
+            share = shares[t > changed]
+            if THROTTLED in query:
+                return share * STEP_PERIODS
+            return STEP_PERIODS if PERIODS in query else 1.0
+
+        return ranged(form, value)
 
     return answer
 
@@ -73,7 +92,7 @@ def replaced_advice(api: FakeApiServer) -> dict[str, Any]:
     old_rec = build_recommendation(
         calibration_result(4, 2, node=node_profile(quota=2.0)),
         advisor_version=__version__,
-        now=NOW - timedelta(days=9),
+        now=PREVIOUS_CHANGED,
     )
     return keep_previous(current, render_configmap(old_rec, "advice-c", NS))
 
@@ -103,7 +122,7 @@ def changed_at(api: FakeApiServer) -> float:
 def json_plan(
     capsys: pytest.CaptureFixture[str], api: FakeApiServer, *argv: str
 ) -> tuple[dict[str, dict[str, Any]], str]:
-    code, out, err = plan(capsys, api, "--format", "json", *argv)
+    code, out, err = plan(capsys, api, "--format", "json", *WINDOW, *argv)
     assert code == 0, err
     return {row["workload"]: row for row in json.loads(out)["decisions"]}, err
 
@@ -124,14 +143,34 @@ def test_a_regressed_advice_is_reverted_and_throttled_containers_suggested(
     assert "back to the previous advice (intra=4 inter=2" in c["reason"]
     d = found["deployment/d"]  # not opted in, throttled 50% > 25%
     assert (d["decision"], d["container"]) == ("suggested", "server")
-    assert "throttled in 50% of its CFS periods over the last 24h" in d["reason"]
+    assert "throttled in 50% of its CFS periods over the last 12h" in d["reason"]
     assert [row["decision"] for row in found.values()].count("suggested") == 1  # not c, not gone
     assert puts(api) == []  # nothing written without --apply
     with FakePrometheus(recorded(changed_at(api))) as prom:
-        code, table, _ = plan(capsys, api, "--prometheus-url", prom.url)
+        code, table, _ = plan(capsys, api, "--prometheus-url", prom.url, *WINDOW)
     assert code == 0
     assert "nothing was reverted: run again with --apply" in table
     assert re.search(r"deployment/d\s+server\s+-\s+suggested", table)
+
+
+def test_no_revert_where_the_before_window_did_not_run_the_previous_advice(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pod of the before-window started before the previous advice took effect (no restart
+    when it was written): what was measured is not what a revert restores."""
+    stale = PREVIOUS_CHANGED.timestamp() - 3600
+    with FakePrometheus(recorded(changed_at(api), pods_started=stale)) as prom:
+        found, _ = json_plan(capsys, api, "--apply", "--prometheus-url", prom.url)
+        code, out, _ = status(capsys, api, "--namespace", NS, "--format", "json",
+                              "--prometheus-url", prom.url, *WINDOW)  # fmt: skip
+    assert found["deployment/c"]["decision"] == "fits"
+    assert puts(api) == []
+    assert code == 0
+    (production,) = [
+        c["production"] for row in json.loads(out) for c in row["consumers"] if c["name"] == "c"
+    ]
+    assert (production["verdict"], production["cause"]) == ("unknown", "not-previous")
+    assert "before the previous advice took effect" in production["reason"]
 
 
 def test_apply_writes_the_previous_advice_back_once(

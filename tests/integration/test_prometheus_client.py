@@ -13,14 +13,16 @@ from pathlib import Path
 import pytest
 
 from advisor.prometheus import (
+    PartialAnswer,
     PrometheusClient,
     PrometheusUnavailable,
     QueryRefused,
+    QueryTimedOut,
     Settings,
 )
 from advisor.retry import RetryPolicy
 from testkit.fakeapi.server import refused_port
-from testkit.fakeprom import Answer, FakePrometheus, error, matrix, vector
+from testkit.fakeprom import Answer, FakePrometheus, error, matrix, partial, vector
 
 AT = datetime(2026, 11, 20, 8, 0, tzinfo=timezone.utc)
 
@@ -46,7 +48,11 @@ def test_instant_query_sends_the_form_and_the_auth_and_reads_the_vector(tmp_path
         ).query('up{job="x"}', AT)
     (request,) = prom.requests
     assert request.path == "/prefix/api/v1/query"
-    assert request.form == {"query": 'up{job="x"}', "time": f"{AT.timestamp():.3f}"}
+    assert request.form == {
+        "query": 'up{job="x"}',
+        "time": f"{AT.timestamp():.3f}",
+        "partial_response": "false",  # Thanos: an error rather than part of the stores
+    }
     assert request.headers["authorization"] == "Bearer s3cret"
     assert request.headers["x-scope-orgid"] == "team-a"
     assert [(s.labels, s.value) for s in got[:1]] == [({"pod": "web-1"}, 0.25)]
@@ -104,6 +110,33 @@ def test_a_bad_query_is_refused_alone() -> None:
     assert len(prom.requests) == 1
 
 
+@pytest.mark.parametrize(
+    ("answer", "words"),
+    [
+        (
+            partial(vector(), warnings=["No StoreAPIs matched"]),
+            r"part of the data only \(No StoreAPIs",
+        ),
+        (partial(vector(), is_partial=True), r"part of the data only \(isPartial\)"),
+    ],
+)
+def test_a_partial_answer_is_no_answer(answer: Answer, words: str) -> None:
+    with FakePrometheus(lambda endpoint, form: answer) as prom:
+        with pytest.raises(PartialAnswer, match=words):
+            client(prom.url).query("q", AT)
+        with pytest.raises(PartialAnswer):
+            client(prom.url).query_range("q", AT, AT, 60)
+    assert [r.form["partial_response"] for r in prom.requests] == ["false", "false"]
+
+
+def test_prometheus_own_timeout_is_this_querys_failure() -> None:
+    timeout = error(503, "timeout", "query timed out in expression evaluation")
+    with FakePrometheus(lambda endpoint, form: timeout) as prom:
+        with pytest.raises(QueryTimedOut, match="timed out the query"):
+            client(prom.url).query("q", AT)
+    assert len(prom.requests) == 1  # not retried: it would time out again
+
+
 def test_nothing_listening_is_given_up_within_the_unreachable_bound() -> None:
     started = time.monotonic()
     with pytest.raises(PrometheusUnavailable, match="cannot reach Prometheus"):
@@ -112,10 +145,11 @@ def test_nothing_listening_is_given_up_within_the_unreachable_bound() -> None:
 
 
 def test_a_slow_server_costs_the_total_bound_not_forever() -> None:
+    """Timed out: this query's failure (the reader tells a stalled server from a heavy query)."""
     with FakePrometheus(lambda endpoint, form: vector(), delay_s=1.0) as prom:
         started = time.monotonic()
         slow = PrometheusClient(Settings(url=prom.url, timeout_s=0.2), fast(total_s=0.6))
-        with pytest.raises(PrometheusUnavailable, match="no answer within"):
+        with pytest.raises(QueryTimedOut, match="no answer within"):
             slow.query("q", AT)
     assert time.monotonic() - started < 2.5
 

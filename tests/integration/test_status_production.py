@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator, Mapping
 from datetime import timedelta
 from pathlib import Path
@@ -13,44 +14,54 @@ from typing import Any
 
 import pytest
 
-from advisor.keys import LATENCY_QUERY_ANNOTATION
+from advisor.keys import LATENCY_QUERY_ANNOTATION, LOAD_QUERY_ANNOTATION
 from advisor.prometheus.queries import PERIODS, THROTTLED, USAGE
 from testkit.fakeapi.pods import pod_of
 from testkit.fakeapi.server import FakeApiServer, refused_port
-from testkit.fakeprom import Answer, FakePrometheus, error, matrix, vector
+from testkit.fakeprom import Answer, FakePrometheus, error, matrix, partial, ranged, vector
 from tests.integration.status_cli import json_rows, reader_rules, status
 from tests.integration.test_status_consumers import MEASURED, advice_cm, deployment, reads
 
 #: throttled share (before, after) per workload, as the recorded answers give it
 THROTTLING = {"web-better": (0.41, 0.03), "web-worse": (0.05, 0.40), "web-same": (0.20, 0.22)}
-#: p99 seconds (before points, after points) for the workload with a latency query
+#: p99 seconds (before points, after points) for the workload with a latency query, in turn
 P99 = {"web-slow": ([0.100, 0.110, 0.122], [0.180, 0.190, 0.200])}
-PERIODS_PER_WINDOW = 86400.0
+#: 100 ms CFS periods in a 5-minute step of a container that always has work
+STEP_PERIODS = 3000.0
 CHANGED = MEASURED.timestamp()
 LATENCY = 'p99_seconds{namespace="$namespace",deployment="$workload"}'
+#: shorter than the time since the pods started: a full after-window, not provisional
+WINDOW = ("--window", "12h")
 
 
 def recorded(endpoint: str, form: Mapping[str, str]) -> Answer:
     """Prometheus's answers for the workloads above: by the workload the query names and the
-    side of data-changed-at it is evaluated at."""
+    side of data-changed-at each step falls on; kube-state-metrics is there."""
     query = form["query"]
-    if endpoint == "query_range":
-        (name,) = [n for n in P99 if f'"{n}"' in query]
-        points = P99[name][float(form["start"]) >= CHANGED]
-        start = float(form["start"])
-        return matrix(({}, [(start + 600 * i, v) for i, v in enumerate(points)]))
-    names = [n for n in (*THROTTLING, *P99) if n in query]
+    if endpoint == "query":
+        return (
+            vector(({}, 4.0)) if query.startswith("count(kube_pod_owner{namespace=") else vector()
+        )
+    names = [n for n in (*THROTTLING, *P99) if f'"{n}"' in query]
     if not names:
-        return vector()
-    after = float(form["time"]) > CHANGED
-    share = THROTTLING.get(names[0], (0.1, 0.1))[after]
-    if query.startswith("avg_over_time") and USAGE in query:
-        return vector(({}, 1.5 if after else 2.5))
-    if THROTTLED in query:
-        return vector(({}, share * PERIODS_PER_WINDOW))
-    if PERIODS in query:
-        return vector(({}, PERIODS_PER_WINDOW))
-    return error(400, "bad_data", "unexpected query")
+        return matrix()
+    name = names[0]
+
+    def value(t: float) -> float:
+        after = t > CHANGED
+        if query.startswith("p99_seconds"):
+            points = P99[name][after]
+            return points[int(t // 300) % len(points)]
+        if USAGE in query:
+            return 1.5 if after else 2.5
+        share = THROTTLING.get(name, (0.1, 0.1))[after]
+        return share * STEP_PERIODS if THROTTLED in query else STEP_PERIODS
+
+    if not query.startswith("p99_seconds") and not any(
+        m in query for m in (USAGE, THROTTLED, PERIODS)
+    ):
+        return error(400, "bad_data", "unexpected query")
+    return ranged(form, value)
 
 
 def serving(api: FakeApiServer, name: str, **annotations: str) -> None:
@@ -81,15 +92,18 @@ def test_verdicts_and_figures_per_consumer(
     api: FakeApiServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with FakePrometheus(recorded) as prom:
-        found = productions(json_rows(capsys, api, "--prometheus-url", prom.url))
+        found = productions(json_rows(capsys, api, "--prometheus-url", prom.url, *WINDOW))
     assert {name: p["verdict"] for name, p in found.items()} == {
         "web-better": "improved",
         "web-worse": "regressed",
+        # a steady 2 points: the rank test sees it, the effect size does not count it
         "web-same": "unchanged",
-        # throttling barely moved (10% both sides) but its own p99 rose beyond its spread
+        # throttling barely moved (10% both sides) but its own p99 rose
         "web-slow": "regressed",
     }
-    assert found["web-better"] == {
+    better = found["web-better"]
+    assert better["p_value"] < 0.01
+    assert better == {
         "verdict": "improved",
         "throttled_before": 0.41,
         "throttled_after": 0.03,
@@ -97,10 +111,33 @@ def test_verdicts_and_figures_per_consumer(
         "cpu_after": 1.5,
         "p99_before_ms": None,
         "p99_after_ms": None,
+        "load_before": None,
+        "load_after": None,
+        "provisional": False,
+        "cause": "throttling",
+        "p_value": better["p_value"],
         "reason": "throttling 41% -> 3%: fell by more than 10 points",
     }
-    assert (found["web-slow"]["p99_before_ms"], found["web-slow"]["p99_after_ms"]) == (110, 190)
-    assert "above before 100-122 ms" in found["web-slow"]["reason"]
+    slow = found["web-slow"]
+    assert (slow["p99_before_ms"], slow["p99_after_ms"], slow["cause"]) == (110, 190, "p99")
+    assert slow["reason"].startswith("p99 190 ms vs 110 ms before: +73%")
+    assert "web-same" in found and "within 10 points" in found["web-same"]["reason"]
+
+
+def test_a_short_after_window_is_provisional_and_says_so(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The pods started 23 hours ago: a 24h window is not full yet."""
+    with FakePrometheus(recorded) as prom:
+        found = productions(json_rows(capsys, api, "--prometheus-url", prom.url))
+        code, table, _ = status(capsys, api, "--namespace", "ml", "--prometheus-url", prom.url)
+    worse = found["web-worse"]
+    assert (worse["verdict"], worse["provisional"]) == ("regressed", True)
+    # 22.8 h when the module was imported; more as the session runs on
+    assert re.match(
+        r"provisional \(2[23]\.\d h of the 24\.0 h after-window so far\): ", worse["reason"]
+    )
+    assert code == 0 and "throttled 5% -> 40%: regressed, provisional (2" in table
 
 
 def test_the_queries_name_the_pods_and_the_windows(
@@ -108,25 +145,36 @@ def test_the_queries_name_the_pods_and_the_windows(
 ) -> None:
     with FakePrometheus(recorded) as prom:
         json_rows(capsys, api, "--prometheus-url", prom.url, "--window", "12h")
-    instant = [r.form for r in prom.requests if r.endpoint == "query"]
-    better = [f for f in instant if "web-better" in f["query"] and THROTTLED in f["query"]]
+    ranges = [r.form for r in prom.requests if r.endpoint == "query_range"]
+    assert {f["partial_response"] for f in ranges} == {"false"}
+    assert {f["step"] for f in ranges} == {"300"}
+    better = [f for f in ranges if "web-better" in f["query"] and THROTTLED in f["query"]]
     # json_rows asks twice (JSON and YAML): the same two windows each time
     before, after = (
-        min(better, key=lambda f: float(f["time"])),
-        max(better, key=lambda f: float(f["time"])),
+        min(better, key=lambda f: float(f["start"])),
+        max(better, key=lambda f: float(f["start"])),
     )
-    assert float(before["time"]) == pytest.approx(CHANGED)
-    assert "[43200s]" in before["query"]  # the window asked for
+    # after: once the pod started (an hour after the change) and warmed up (10 min)
+    started = CHANGED + 3600 + 600
+    assert (float(after["start"]), float(after["end"])) == pytest.approx(
+        (started, started + 12 * 3600)
+    )
+    # before: the same hours a week back
+    week = 7 * 86400
+    assert (float(before["start"]), float(before["end"])) == pytest.approx(
+        (started - week, started + 12 * 3600 - week)
+    )
+    assert "[300s]" in before["query"] and "[43200s]" not in before["query"]
     assert 'pod=~"web-better-' in before["query"]  # its live pod, by name
     assert (
         'kube_replicaset_owner{namespace="ml",owner_kind="Deployment",owner_name="web-better"}'
         in before["query"]
     )
-    # after: once the pod started (an hour after the change) and warmed up (10 min)
-    started = CHANGED + 3600 + 600
-    assert float(after["time"]) == pytest.approx(started + 12 * 3600)
-    latency = next(r.form for r in prom.requests if r.endpoint == "query_range")
+    latency = next(f for f in ranges if f["query"].startswith("p99_seconds"))
     assert latency["query"] == 'p99_seconds{namespace="ml",deployment="web-slow"}'
+    instant = [r.form["query"] for r in prom.requests if r.endpoint == "query"]
+    # kube-state-metrics checked once per run for the namespace
+    assert instant == ['count(kube_pod_owner{namespace="ml"})'] * 2
 
 
 def test_table_gains_a_production_column_only_with_prometheus(
@@ -137,10 +185,13 @@ def test_table_gains_a_production_column_only_with_prometheus(
     code, as_json, _ = status(capsys, api, "--namespace", "ml", "--format", "json")
     assert "production" not in as_json
     with FakePrometheus(recorded) as prom:
-        code, table, err = status(capsys, api, "--namespace", "ml", "--prometheus-url", prom.url)
-        _, markdown, _ = status(
-            capsys, api, "--namespace", "ml", "--prometheus-url", prom.url, "--format", "markdown"
+        code, table, err = status(
+            capsys, api, "--namespace", "ml", "--prometheus-url", prom.url, *WINDOW
         )
+        _, markdown, _ = status(
+            capsys, api, "--namespace", "ml", "--prometheus-url", prom.url, "--format", "markdown",
+            *WINDOW,
+        )  # fmt: skip
     assert (code, err) == (0, "")
     assert "PRODUCTION" in table
     assert "throttled 41% -> 3%: improved" in table
@@ -187,14 +238,15 @@ def test_a_refused_latency_query_affects_its_workload_alone(
     api: FakeApiServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def answer(endpoint: str, form: Mapping[str, str]) -> Answer:
-        if endpoint == "query_range":
+        if form["query"].startswith("p99_seconds"):
             return error(400, "bad_data", 'parse error: unexpected identifier "deployment"')
         return recorded(endpoint, form)
 
     with FakePrometheus(answer) as prom:
         code, out, err = status(
-            capsys, api, "--namespace", "ml", "--format", "json", "--prometheus-url", prom.url
-        )
+            capsys, api, "--namespace", "ml", "--format", "json", "--prometheus-url", prom.url,
+            *WINDOW,
+        )  # fmt: skip
     assert code == 0
     found = productions(json.loads(out))
     assert found["web-slow"]["verdict"] == "unknown"
@@ -249,8 +301,9 @@ def test_csv_gains_the_production_figures_only_with_prometheus(
     assert "production_verdict" not in without
     with FakePrometheus(recorded) as prom:
         code, out, _ = status(
-            capsys, api, "--namespace", "ml", "--format", "csv", "--prometheus-url", prom.url
-        )
+            capsys, api, "--namespace", "ml", "--format", "csv", "--prometheus-url", prom.url,
+            *WINDOW,
+        )  # fmt: skip
     assert code == 0
     lines = {r["consumer_name"]: r for r in csv.DictReader(io.StringIO(out))}
     assert lines["web-better"]["production_verdict"] == "improved"
@@ -260,6 +313,13 @@ def test_csv_gains_the_production_figures_only_with_prometheus(
     )
     assert lines["web-better"]["p99_before_ms"] == ""
     assert lines["web-slow"]["p99_after_ms"] == "190.0"
+    assert (
+        lines["web-better"]["production_cause"],
+        lines["web-better"]["production_provisional"],
+    ) == (
+        "throttling",
+        "False",
+    )
 
 
 def test_the_environment_names_prometheus_when_the_flags_do_not(
@@ -268,7 +328,184 @@ def test_the_environment_names_prometheus_when_the_flags_do_not(
     with FakePrometheus(recorded) as prom:
         monkeypatch.setenv("TFTA_PROMETHEUS_URL", prom.url)
         monkeypatch.setenv("TFTA_PROMETHEUS_HEADERS", "X-Scope-OrgID=team-a,X-Extra=1")
-        found = productions(json_rows(capsys, api, "--namespace", "ml"))
+        monkeypatch.setenv("TFTA_PROMETHEUS_SELECTOR", 'cluster="prod-eu"')
+        found = productions(json_rows(capsys, api, "--namespace", "ml", *WINDOW))
     assert found["web-better"]["verdict"] == "improved"
+    # every query the advisor writes; the latency query is the workload's own
+    assert all(
+        'cluster="prod-eu"' in r.form["query"]
+        for r in prom.requests
+        if not r.form["query"].startswith("p99_seconds")
+    )
     assert {r.headers["x-scope-orgid"] for r in prom.requests} == {"team-a"}
     assert {r.headers["x-extra"] for r in prom.requests} == {"1"}
+
+
+@pytest.mark.parametrize("how", ["warnings", "isPartial"])
+def test_a_partial_answer_is_that_consumers_unknown(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str], how: str
+) -> None:
+    """Thanos with a store down answers with ``warnings``, VictoriaMetrics with ``isPartial``:
+    the consumer whose query got such an answer is unknown, saying so; the rest are judged."""
+
+    def answer(endpoint: str, form: Mapping[str, str]) -> Answer:
+        whole = recorded(endpoint, form)
+        if '"web-worse"' not in form["query"]:
+            return whole
+        if how == "warnings":
+            return partial(whole, warnings=["No StoreAPIs matched for this query"])
+        return partial(whole, is_partial=True)
+
+    with FakePrometheus(answer) as prom:
+        code, out, err = status(
+            capsys, api, "--namespace", "ml", "--format", "json", "--prometheus-url", prom.url,
+            *WINDOW,
+        )  # fmt: skip
+    assert (code, err) == (0, "")
+    found = productions(json.loads(out))
+    worse = found["web-worse"]
+    assert (worse["verdict"], worse["cause"]) == ("unknown", "partial-answer")
+    said = "No StoreAPIs matched" if how == "warnings" else "isPartial"
+    assert (
+        worse["reason"].startswith("Prometheus answered part of the data only")
+        and said in (worse["reason"])
+    )
+    assert found["web-better"]["verdict"] == "improved"
+
+
+def test_a_refused_or_timed_out_query_is_that_consumers_unknown(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """422 for one workload's queries, Prometheus' own timeout (503 ``timeout``) for another's:
+    those two are unknown, the others judged, Prometheus asked on."""
+
+    def answer(endpoint: str, form: Mapping[str, str]) -> Answer:
+        if '"web-worse"' in form["query"]:
+            return error(422, "execution", "query processing would load too many samples")
+        if '"web-same"' in form["query"]:
+            return error(503, "timeout", "query timed out in expression evaluation")
+        return recorded(endpoint, form)
+
+    with FakePrometheus(answer) as prom:
+        code, out, err = status(
+            capsys, api, "--namespace", "ml", "--format", "json", "--prometheus-url", prom.url,
+            *WINDOW,
+        )  # fmt: skip
+    assert (code, err) == (0, "")
+    found = productions(json.loads(out))
+    assert (found["web-worse"]["verdict"], found["web-worse"]["cause"]) == (
+        "unknown",
+        "query-failed",
+    )
+    assert (
+        "HTTP 422" in found["web-worse"]["reason"]
+        and "too many samples" in found["web-worse"]["reason"]
+    )
+    assert (found["web-same"]["verdict"], found["web-same"]["cause"]) == ("unknown", "query-failed")
+    assert "timed out" in found["web-same"]["reason"]
+    assert (found["web-better"]["verdict"], found["web-slow"]["verdict"]) == (
+        "improved",
+        "regressed",
+    )
+
+
+def test_load_that_doubled_is_unknown_naming_it(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    obj = deployment("web-busy", reads(cpu="4"))
+    obj["metadata"]["annotations"] = {
+        LOAD_QUERY_ANNOTATION: 'sum(rate(requests{w="$workload"}[5m]))'
+    }
+    api.put_workload(obj)
+    api.put_pod(pod_of(obj, "a1", started=MEASURED + timedelta(hours=1)))
+
+    def answer(endpoint: str, form: Mapping[str, str]) -> Answer:
+        if form["query"].startswith("sum(rate(requests"):
+            return ranged(form, lambda t: 200.0 if t > CHANGED else 100.0)
+        if '"web-busy"' in form["query"]:
+            return recorded(
+                endpoint, {**form, "query": form["query"].replace("web-busy", "web-worse")}
+            )
+        return recorded(endpoint, form)
+
+    with FakePrometheus(answer) as prom:
+        found = productions(json_rows(capsys, api, "--prometheus-url", prom.url, *WINDOW))
+        _, table, _ = status(
+            capsys, api, "--namespace", "ml", "--prometheus-url", prom.url, *WINDOW
+        )
+    busy = found["web-busy"]
+    assert (busy["verdict"], busy["cause"]) == ("unknown", "load-changed")
+    assert busy["reason"].startswith("load changed: 100 -> 200 req/s")
+    assert (busy["load_before"], busy["load_after"]) == (100.0, 200.0)
+    assert busy["throttled_after"] == 0.4  # shown, not judged
+    assert "throttled 5% -> 40%, load 100 -> 200 req/s: unknown (load changed" in table
+
+
+@pytest.mark.parametrize(
+    ("answers", "words"),
+    [
+        ({}, "no kube_pod_owner series"),
+        ({"exported_namespace": 3.0}, "renamed exported_namespace"),
+    ],
+)
+def test_kube_state_metrics_that_do_not_join_are_named_once(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str], answers: dict[str, float], words: str
+) -> None:
+    def answer(endpoint: str, form: Mapping[str, str]) -> Answer:
+        query = form["query"]
+        if endpoint == "query":
+            hit = [v for label, v in answers.items() if f"{{{label}=" in query]
+            return vector(({}, hit[0])) if hit else vector()
+        # no gone pods can be found: before the advice there is nothing
+        return recorded(endpoint, form) if float(form["start"]) > CHANGED else matrix()
+
+    with FakePrometheus(answer) as prom:
+        code, out, err = status(
+            capsys, api, "--namespace", "ml", "--format", "json", "--prometheus-url", prom.url,
+            *WINDOW,
+        )  # fmt: skip
+    assert code == 0
+    (line,) = err.strip().splitlines()
+    assert "kube-state-metrics" in line and words in line and "namespace ml" in line
+    found = productions(json.loads(out))
+    assert found["web-better"]["cause"] == "too-little-data"
+    assert words in found["web-better"]["reason"]
+
+
+def test_a_bad_selector_is_a_usage_error(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = status(
+        capsys, api, "--prometheus-url", "http://p:9090", "--prometheus-selector", "cluster=prod-eu"
+    )
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "--prometheus-selector 'cluster=prod-eu': not a label matcher" in err
+    code, _, err = status(capsys, api, "--prometheus-selector", 'cluster="a"')
+    assert code == 2 and "need --prometheus-url" in err
+
+
+def test_one_consumers_slow_query_is_its_unknown_alone(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Prometheus answers every query but web-same's in time (a heavy query, not a stalled
+    server): web-same is unknown, the others judged, and no warning says Prometheus is down."""
+
+    def answer(endpoint: str, form: Mapping[str, str]) -> Answer:
+        if '"web-same"' in form["query"]:
+            time.sleep(1.0)
+        return recorded(endpoint, form)
+
+    with FakePrometheus(answer) as prom:
+        code, out, err = status(
+            capsys, api, "--namespace", "ml", "--format", "json", "--prometheus-url", prom.url,
+            "--prometheus-timeout", "0.3", *WINDOW,
+        )  # fmt: skip
+    assert (code, err) == (0, "")
+    found = productions(json.loads(out))
+    same = found["web-same"]
+    assert (same["verdict"], same["cause"]) == ("unknown", "query-failed")
+    assert same["reason"].startswith("a query timed out: ")
+    assert (found["web-better"]["verdict"], found["web-worse"]["verdict"]) == (
+        "improved",
+        "regressed",
+    )

@@ -166,3 +166,37 @@ class FakeTrials:
 
 
 TrialFnLike = Callable[[TrialSpec, float], TrialResult]
+
+
+@dataclass
+class Bursts:
+    """A noisy neighbour around a trial function: in half of the ``period_s`` slots of the fake
+    clock (seeded), every trial that starts in one is ``factor`` times slower. Bursts last longer
+    than a trial, so they hit runs of consecutive trials, not single windows."""
+
+    trials: TrialFnLike
+    clock: FakeClock
+    seed: int = 0
+    period_s: float = 6.0
+    factor: float = 1.6
+    start: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.start = self.clock.monotonic()
+        rng = random.Random(self.seed)
+        self.on = [rng.random() < 0.5 for _ in range(4096)]
+
+    def __call__(self, spec: TrialSpec, deadline_s: float) -> TrialResult:
+        began = self.clock.monotonic()
+        result = self.trials(spec, deadline_s)
+        slot = int((began - self.start) / self.period_s) % len(self.on)
+        if result.status != "ok" or not self.on[slot]:
+            return result
+        f = self.factor
+        return result.model_copy(
+            update={
+                "p50_ms": (result.p50_ms or 0.0) * f,
+                "p99_ms": (result.p99_ms or 0.0) * f,
+                "throughput_rps": (result.throughput_rps or 0.0) / f,
+            }
+        )

@@ -692,6 +692,8 @@ PROMETHEUS_SET = (
     "--set", "planner.prometheus.tokenKey=token",
     "--set", "planner.prometheus.headers.X-Scope-OrgID=team-a",
     "--set", "planner.prometheus.window=12h",
+    "--set-string", 'planner.prometheus.selector=cluster=~"prod-eu|prod-us"',
+    "--set", "planner.maxReverts=2",
 )  # fmt: skip
 
 
@@ -704,6 +706,9 @@ def test_prometheus_passes_url_auth_and_its_rules_match_the_production_component
     assert parsed.prometheus_header == ["X-Scope-OrgID=team-a"]
     assert str(parsed.prometheus_token_file) == "/var/run/tf-thread-advisor/prometheus/token"
     assert parsed.suggest_throttled == 25
+    # the matchers reach the flag as written: quoted for YAML, parsed back by the planner
+    assert parsed.prometheus_selector == 'cluster=~"prod-eu|prod-us"'
+    assert parsed.max_reverts == 2
     (mount,) = [m for m in container["volumeMounts"] if m["name"] == "prometheus"]
     assert mount["readOnly"] is True
     (volume,) = [
@@ -734,7 +739,9 @@ def test_without_prometheus_the_planner_gets_no_more_rights(
     fleet_only: list[dict[str, Any]],
 ) -> None:
     (container,) = [planner_container(k8s.one(fleet_only, "CronJob"))]
-    assert not [a for a in container["args"] if "prometheus" in a or "suggest" in a]
+    assert not [
+        a for a in container["args"] if "prometheus" in a or "suggest" in a or "reverts" in a
+    ]
     verbs = {
         v for r in k8s.by_kind(fleet_only, "Role") for rule in r["rules"] for v in rule["verbs"]
     }

@@ -365,7 +365,11 @@ def test_production_component_adds_the_planners_reading_rights_only(tmp_path: Pa
     assert policy["spec"]["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "planner"
     (container,) = k8s.pod_spec(k8s.one(docs, "CronJob"))["containers"]
     env = {e["name"]: e for e in container["env"]}
-    for name, key in (("TFTA_PROMETHEUS_URL", "url"), ("TFTA_PROMETHEUS_HEADERS", "headers")):
+    for name, key in (
+        ("TFTA_PROMETHEUS_URL", "url"),
+        ("TFTA_PROMETHEUS_HEADERS", "headers"),
+        ("TFTA_PROMETHEUS_SELECTOR", "selector"),
+    ):
         ref = env[name]["valueFrom"]["configMapKeyRef"]
         assert ref == {"name": "tf-thread-advisor-prometheus", "key": key, "optional": True}
     k8s.assert_container_hardened(container)

@@ -80,7 +80,9 @@ def runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
         _timeout: float,
         trial_mode: str = "fork",
         incumbent: Path | None = None,
+        spend_budget: bool = False,
     ) -> FakeRun:
+        assert not spend_budget  # the quick plan races as the advisor does by default
         calls.append((scenario.name, "incumbent" if incumbent else trial_mode))
         return _run((1, 2) if trial_mode == "spawn" else (1, 1), trial_mode, budget)
 

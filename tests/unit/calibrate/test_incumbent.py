@@ -128,6 +128,7 @@ def simulated(
     *,
     objective: ObjectiveName = "latency",
     budget: float = 45.0,
+    spend: bool = False,
     **fake: Any,
 ) -> tuple[CalibrationResult, FakeTrials, list[str]]:
     profile = node(cpus, quota=quota)
@@ -143,7 +144,7 @@ def simulated(
     )
     lines: list[str] = []
     result = sweep(
-        CalibrationOptions(objective=objective, budget_s=budget),
+        CalibrationOptions(objective=objective, budget_s=budget, spend_budget=spend),
         profile,
         progress=lambda event: lines.append(event.line),
         trial_fn=trials,
@@ -243,9 +244,10 @@ def test_the_incumbents_verdict_is_read_from_what_is_stored(
 
 
 def test_a_stored_incumbent_in_a_near_tie_is_kept_and_the_focus_asks_about_it() -> None:
-    # 2 CPUs under 1.5: 1/2 and 1/1 within 3% of each other; the store holds 1/1
+    # 2 CPUs under 1.5: 1/2 and 1/1 within 3% of each other; the store holds 1/1. Spending the
+    # budget: a tie inside the trade-off band would settle the race before any focus
     table = {(1, 2): 10.0, (1, 1): 10.3, (None, None): 14.0}
-    result, _, lines = simulated(2, 1.5, (1, 1), table=table, noise=0.08, flat_p99=16.0)
+    result, _, lines = simulated(2, 1.5, (1, 1), table=table, noise=0.08, flat_p99=16.0, spend=True)
     assert result.counts == (1, 1)
     assert result.incumbent is not None and result.incumbent.kept
     assert any(re.search(r"focus on (1/2 against 1/1|1/1 against 1/2)", line) for line in lines)
@@ -268,7 +270,7 @@ def assert_nothing_said_after_the_last_trial(lines: list[str]) -> None:
     """After the last trial's result only what happened to it may be said: a drop, the advice."""
     last = max(i for i, line in enumerate(lines) if " -> " in line)
     for line in lines[last + 1 :]:
-        assert re.search(r"dropped \(|^advice: |screen pass \d: stopped", line), line
+        assert re.search(r"dropped \(|^advice: |screen pass \d: stopped|race: settled", line), line
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -278,10 +280,19 @@ def test_a_focus_whose_round_never_runs_is_never_logged(seed: int, budget: int) 
     often, sometimes right when no trial fits any more (with the focus line said when asked,
     18 of these 66 sweeps logged a focus after their last trial)."""
     table = {(1, 2): 10.0, (1, 1): 10.3, (2, 1): 10.5, (None, None): 14.0}
-    _, _, lines = simulated(
-        2, 1.5, None, budget=budget, noise=0.2, seed=seed, table=table, flat_p99=16.0
-    )
-    assert_nothing_said_after_the_last_trial(lines)
+    for spend in (False, True):
+        _, _, lines = simulated(
+            2,
+            1.5,
+            None,
+            budget=budget,
+            noise=0.2,
+            seed=seed,
+            table=table,
+            flat_p99=16.0,
+            spend=spend,
+        )
+        assert_nothing_said_after_the_last_trial(lines)
 
 
 def test_kept_advice_renders_the_same_data_as_the_stored_one() -> None:

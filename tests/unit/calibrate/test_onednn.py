@@ -4,6 +4,7 @@ carries the variable only when one value wins beyond noise (fake clock, fake tri
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pytest
 
@@ -17,6 +18,7 @@ from advisor.models import (
     ENV_ONEDNN,
     ONEDNN_VALUES,
     CalibrationOptions,
+    PairsVerdict,
     ThreadSetting,
     TrialResult,
 )
@@ -98,9 +100,10 @@ def test_pairs_alternate_their_order_on_the_advised_setting_within_the_budget() 
 @pytest.mark.parametrize("safety", [1.2, 2.0])
 def test_the_pairs_are_planned_by_the_search_budget(safety: float) -> None:
     """Its safety, reserve and deadlines are the search's: a pair starts only while two usual
-    trials fit before the reserve, and no deadline reaches into it."""
+    trials fit before the reserve, and no deadline reaches into it (spending the budget: equal
+    values would settle after SETTLE_PAIRS pairs)."""
     clock = FakeClock()
-    settings = SearchSettings(overhead_guess_s=1.0, safety=safety, reserve_s=1.5)
+    settings = SearchSettings(overhead_guess_s=1.0, safety=safety, reserve_s=1.5, spend_budget=True)
     budget = Budget(until=clock.monotonic() + 20.0, clock=clock, settings=settings, budget_s=20.0)
     deadlines: list[float] = []
 
@@ -111,13 +114,7 @@ def test_the_pairs_are_planned_by_the_search_budget(safety: float) -> None:
             intra_op_threads=2, inter_op_threads=1, status="ok", p99_ms=5.0, onednn=spec.onednn
         )
 
-    trials, verdict = onednn.measure_pairs(
-        ThreadSetting(2, 1),
-        dict.fromkeys(ONEDNN_VALUES, trial),
-        measure=P99,
-        budget=budget,
-        say=lambda _line: None,
-    )
+    trials, verdict = pairs_on_2_1(trial, budget)
     usual = (1.0 + onednn.WINDOW.warmup_s + onednn.WINDOW.measure_s) * safety
     # each pair starts with two usual trials left before the reserve, and takes 2 s here
     assert verdict.pairs == math.floor((20.0 - 1.5 - 2 * usual) / 2.0) + 1
@@ -195,3 +192,60 @@ def test_validate_accepts_0_and_1_and_no_other_extra_key() -> None:
     cm["data"]["TF_SOMETHING_ELSE"] = "1"
     with pytest.raises(InvalidAdviceError, match="unexpected TF_SOMETHING_ELSE"):
         parse_configmap(cm)
+
+
+def steady_pairs(p99: dict[str, float], spend: bool) -> PairsVerdict:
+    """Pairs of steady windows (``p99`` per value) within 60 s, spending the budget or not."""
+    clock = FakeClock()
+    settings = SearchSettings(overhead_guess_s=0.3, spend_budget=spend)
+    budget = Budget(until=clock.monotonic() + 60.0, clock=clock, settings=settings, budget_s=60)
+
+    def trial(spec: TrialSpec, deadline_s: float) -> TrialResult:
+        clock.advance(1.0)
+        assert spec.onednn is not None
+        return TrialResult(
+            intra_op_threads=2,
+            inter_op_threads=1,
+            status="ok",
+            p99_ms=p99[spec.onednn],
+            onednn=spec.onednn,
+        )
+
+    return pairs_on_2_1(trial, budget)[1]
+
+
+def pairs_on_2_1(
+    trial: Callable[[TrialSpec, float], TrialResult], budget: Budget
+) -> tuple[list[TrialResult], PairsVerdict]:
+    """The pairs on 2/1, both values measured by ``trial``, judged by p99."""
+    return onednn.measure_pairs(
+        ThreadSetting(2, 1),
+        dict.fromkeys(ONEDNN_VALUES, trial),
+        measure=P99,
+        budget=budget,
+        say=lambda _line: None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("p99", "code"), [({"0": 5.0, "1": 5.0}, "within noise"), ({"0": 5.0, "1": 8.0}, "better")]
+)
+def test_the_pairs_end_once_their_verdict_is_settled(p99: dict[str, float], code: str) -> None:
+    """Steady windows: equal values (within noise, a narrow band) or a clear winner settle after
+    SETTLE_PAIRS pairs; spending the budget, the pairs go on."""
+    early, spent = steady_pairs(p99, False), steady_pairs(p99, True)
+    assert early.code == spent.code == code
+    assert onednn.settled(early, SearchSettings().settle_band)
+    assert early.pairs == onednn.SETTLE_PAIRS < spent.pairs
+
+
+def test_noisy_pairs_are_not_settled() -> None:
+    # the two values 6% apart, the windows spread by 20%: within noise, but a wide band
+    trials = [
+        TrialResult(intra_op_threads=1, inter_op_threads=1, status="ok", p99_ms=p, onednn=v)
+        for i in range(6)
+        for p, v in ((5.0 * (0.8 + 0.08 * i), "0"), (5.3 * (0.8 + 0.08 * i), "1"))
+    ]
+    verdict = onednn.verdict(trials, P99, pairs=6)
+    assert verdict.code == "within noise"
+    assert not onednn.settled(verdict, SearchSettings().settle_band)

@@ -19,7 +19,7 @@ from advisor.fleet.jobs import PlannedJob, planned_job
 from advisor.fleet.optin import CalibrationAsk, Defaults, read_ask
 from advisor.models import Recommendation
 from advisor.models.kube import KubeJob, KubeWorkload
-from advisor.models.plan import Waits
+from advisor.models.plan import Calibrate, Waits
 from advisor.recommend import build_recommendation, render_configmap
 from advisor.render.plan import plan_reason_text
 from testkit.fakeapi.samples import FIXED_NOW, calibration_result, node_profile
@@ -190,6 +190,9 @@ def test_each_change_of_shape_is_calibrate_naming_it(change: Any, words: str) ->
     one = only(plan([changed], [stored]))
     assert one.verdict == "calibrate"
     assert words in plan_reason_text(one.reason)
+    # a change of the workload since the advice: production cannot judge the advice alone
+    assert isinstance(one.reason.cause, Calibrate)
+    assert one.reason.cause.changed and words in "; ".join(one.reason.cause.changed)
 
 
 def test_older_than_max_age_is_calibrate() -> None:
@@ -199,6 +202,7 @@ def test_older_than_max_age_is_calibrate() -> None:
     one = only(plan([web], [stored], max_age=timedelta(days=30)))
     assert one.verdict == "calibrate"
     assert "older than the maximum age" in plan_reason_text(one.reason)
+    assert one.reason.cause == Calibrate(one.reason.cause.differences, ())  # nothing changed
 
 
 def test_hand_written_target_advice_is_recalibrated_for_the_workload() -> None:
@@ -207,6 +211,16 @@ def test_hand_written_target_advice_is_recalibrated_for_the_workload() -> None:
     one = only(plan([web], [stored]))
     assert one.verdict == "calibrate"
     assert "hand-written target" in plan_reason_text(one.reason)
+    # no spec recorded: nothing is known to have changed since the advice
+    assert isinstance(one.reason.cause, Calibrate) and one.reason.cause.changed == ()
+
+
+@pytest.mark.parametrize(("value", "revert"), [(None, True), ("true", True), ("False", False)])
+def test_the_revert_annotation_is_carried_to_the_decision(value: str | None, revert: bool) -> None:
+    annotations = {} if value is None else {"tf-thread-advisor.io/revert": value}
+    web = deployment(limits={"cpu": "1"}, annotations=annotations)
+    one = only(plan([web], [measured_for(web)]))
+    assert (one.verdict, one.revert) == ("fits", revert)
 
 
 def test_a_configmap_not_written_by_the_advisor_is_never_taken() -> None:
@@ -254,6 +268,7 @@ def test_neither_limit_nor_request_is_skipped() -> None:
         ({"tf-thread-advisor.io/objective": "fastest"}, "tf-thread-advisor.io/objective"),
         ({"tf-thread-advisor.io/objective": "slo"}, "tf-thread-advisor.io/p99-ms"),
         ({"tf-thread-advisor.io/restart": "yes"}, "tf-thread-advisor.io/restart"),
+        ({"tf-thread-advisor.io/revert": "no"}, "tf-thread-advisor.io/revert"),
         ({"tf-thread-advisor.io/configmap": "Not_A_Name"}, "tf-thread-advisor.io/configmap"),
     ],
 )

@@ -1,29 +1,61 @@
-"""plan's production decisions: a revert only on a regression with a previous advice kept, and
-suggestions above the threshold, most throttled first."""
+"""plan's production decisions: what a regressed advice becomes (revert, or left as it is and
+why, in that precedence), one advice judged once from all its consumers, the reverts a plan may
+make, and suggestions above the threshold, most throttled first."""
 
 from __future__ import annotations
 
 import pytest
 
 from advisor.fleet.decide import Planned
-from advisor.fleet.production import Throttled, suggestions
+from advisor.fleet.production import (
+    DEFAULT_MAX_REVERTS,
+    RevertBudget,
+    Throttled,
+    revert,
+    revert_limited,
+    suggestions,
+)
 from advisor.models import Production, WorkloadRef
-from advisor.models.plan import Fits, PlanReason
+from advisor.models.plan import (
+    Calibrate,
+    Confounded,
+    ConsumerVerdict,
+    Fits,
+    Helped,
+    NoPrevious,
+    NotReverted,
+    OptedOut,
+    PlanReason,
+    Reverted,
+    RevertLimit,
+)
 from advisor.pipeline.production import judged_decision
 from advisor.recommend.previous import Previous
 from advisor.render.plan import plan_reason_text
 
+WEB, API = WorkloadRef.parse("deployment/web"), WorkloadRef.parse("deployment/api")
 FITS = Planned(
-    WorkloadRef.parse("deployment/web"), "fits",
+    WEB, "fits",
     PlanReason(Fits(4, 2, "advice", "limit", 2.0, False, "any pool", "latency")),
     container="server", configmap="advice",
+)  # fmt: skip
+HAND_WRITTEN = "the advice in advice was measured by a hand-written target, not for this workload"
+CALIBRATE = Planned(
+    WEB, "calibrate", PlanReason(Calibrate((HAND_WRITTEN,))), container="server",
+    configmap="advice", job_name="tfta-web-1",
 )  # fmt: skip
 KEPT = Previous({"TF_NUM_INTRAOP_THREADS": "4"}, "{}", "v1", None, "intra=4 inter=2")
 
 
+def judged(workload: WorkloadRef, verdict: str, reason: str = "x") -> ConsumerVerdict:
+    return ConsumerVerdict(workload, "server", Production(verdict=verdict, reason=reason))
+
+
+WORSE = judged(WEB, "regressed", "throttling 5% -> 40%: rose")
+
+
 def test_a_regression_with_a_previous_advice_is_a_revert_naming_the_figures() -> None:
-    regressed = Production(verdict="regressed", reason="throttling 5% -> 40%: rose")
-    found = judged_decision(FITS, regressed, KEPT)
+    found = judged_decision(FITS, revert([WORSE], KEPT))
     assert found.verdict == "revert"
     assert plan_reason_text(found.reason) == (
         "production regressed on this advice: throttling 5% -> 40%: rose; back to the previous "
@@ -34,15 +66,105 @@ def test_a_regression_with_a_previous_advice_is_a_revert_naming_the_figures() ->
 
 @pytest.mark.parametrize("verdict", ["unknown", "unchanged", "improved"])
 def test_anything_but_a_regression_changes_nothing(verdict: str) -> None:
-    assert judged_decision(FITS, Production(verdict=verdict, reason="x"), KEPT) == FITS
+    assert revert([judged(WEB, verdict)], KEPT) is None
+    assert judged_decision(FITS, revert([judged(WEB, verdict)], KEPT)) == FITS
+
+
+def test_a_provisional_regression_is_never_reverted() -> None:
+    short = Production(verdict="regressed", provisional=True, reason="provisional (3.0 h): x")
+    assert revert([ConsumerVerdict(WEB, "server", short)], KEPT) is None
+    assert revert([ConsumerVerdict(WEB, "server", short), WORSE], KEPT) is not None
 
 
 def test_a_regression_with_nothing_to_go_back_to_is_named() -> None:
-    found = judged_decision(FITS, Production(verdict="regressed", reason="p99 up"), None)
+    found = judged_decision(FITS, revert([judged(WEB, "regressed", "p99 up")], None))
     assert found.verdict == "fits"
     assert plan_reason_text(found.reason).endswith(
         "production regressed on this advice: p99 up, but no previous advice is kept"
     )
+
+
+def test_a_regressed_advice_plan_would_calibrate_is_reverted_first() -> None:
+    """A hand-written target's advice (every advice before fleet mode): reverted now, its Job
+    left to the next plan (which finds the previous advice, and calibrates)."""
+    found = judged_decision(CALIBRATE, revert([WORSE], KEPT))
+    assert (found.verdict, found.job_name) == ("revert", None)
+    assert plan_reason_text(found.reason).endswith(
+        f"back to the previous advice (intra=4 inter=2); calibrated by the next plan "
+        f"({HAND_WRITTEN})"
+    )
+
+
+def test_a_changed_spec_confounds_the_comparison_so_it_is_calibrated() -> None:
+    outcome = revert([WORSE], KEPT, confounded=["CPU limit was 2, is now 4"])
+    assert outcome == NotReverted((WORSE,), Confounded(("CPU limit was 2, is now 4",)))
+    found = judged_decision(CALIBRATE, outcome)
+    assert (found.verdict, found.job_name) == ("calibrate", "tfta-web-1")
+    assert "so before and after are not comparable: it is calibrated instead" in (
+        plan_reason_text(found.reason)
+    )
+
+
+def test_a_shared_advice_is_reverted_only_when_none_improved() -> None:
+    """One ConfigMap, three consumers: reverting changes them all."""
+    same, better = judged(API, "unchanged"), judged(API, "improved", "p99 down")
+    unknown = judged(API, "unknown", "too little data")
+    assert isinstance(revert([WORSE, same], KEPT), Reverted)
+    assert isinstance(revert([same, WORSE, unknown], KEPT), Reverted)
+    assert revert([WORSE, better], KEPT) == NotReverted((WORSE, better), Helped())
+    assert revert([same, unknown], KEPT) is None
+    text = plan_reason_text(judged_decision(FITS, revert([WORSE, better], KEPT)).reason)
+    assert "for deployment/web (server) of its 2 consumers" in text
+    assert text.endswith("kept: it improved for deployment/api (server)")
+
+
+def test_an_opted_out_consumer_keeps_the_advice_and_the_verdict_is_shown() -> None:
+    outcome = revert([WORSE], KEPT, opted_out=[WEB])
+    assert outcome == NotReverted((WORSE,), OptedOut((WEB,)))
+    text = plan_reason_text(judged_decision(FITS, outcome).reason)
+    assert "throttling 5% -> 40%: rose" in text
+    assert text.endswith(
+        'deployment/web opts out with annotation tf-thread-advisor.io/revert: "false"'
+    )
+    bad = revert([WORSE], KEPT, opt_out_problem="deployment/api: annotation ... must be")
+    assert bad == NotReverted((WORSE,), OptedOut((), "deployment/api: annotation ... must be"))
+
+
+def test_precedence_of_the_reasons_to_keep_a_regressed_advice() -> None:
+    """Helped, opted out, confounded, nothing kept, the limit: the first that holds is said, and
+    the limit is spent on real reverts only."""
+    better = judged(API, "improved")
+    budget = RevertBudget(limit=1)
+
+    def why(verdicts: list[ConsumerVerdict], **left: object) -> object:
+        given = {"opted_out": [WEB], "confounded": ["x"], **left}
+        outcome = revert(
+            verdicts, None, opted_out=given["opted_out"],  # type: ignore[arg-type]
+            confounded=given["confounded"], budget=budget,  # type: ignore[arg-type]
+        )  # fmt: skip
+        assert isinstance(outcome, NotReverted)
+        return outcome.why
+
+    assert why([WORSE, better]) == Helped()
+    assert why([WORSE]) == OptedOut((WEB,))
+    assert why([WORSE], opted_out=[]) == Confounded(("x",))
+    assert why([WORSE], opted_out=[], confounded=[]) == NoPrevious()
+    assert (budget.used, budget.refused) == (0, 0)
+
+
+def test_the_budget_bounds_reverts_per_plan_and_counts_the_rest() -> None:
+    budget = RevertBudget(limit=2)
+    outcomes = [revert([WORSE], KEPT, budget=budget) for _ in range(4)]
+    assert [type(o) for o in outcomes] == [Reverted, Reverted, NotReverted, NotReverted]
+    assert outcomes[3] == NotReverted((WORSE,), RevertLimit(2))
+    assert (budget.used, budget.refused) == (2, 2)
+    limited = judged_decision(FITS, outcomes[3])
+    assert revert_limited(limited) and not revert_limited(FITS)
+    assert plan_reason_text(limited.reason).endswith("not reverted: --max-reverts 2 reached")
+    assert revert([WORSE], KEPT, budget=RevertBudget(limit=0)) == NotReverted(
+        (WORSE,), RevertLimit(0)
+    )
+    assert DEFAULT_MAX_REVERTS == 1
 
 
 def test_suggestions_above_the_threshold_most_throttled_first() -> None:

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from advisor.prometheus import promql
+from advisor.prometheus.promql import parse_matchers, selector
 
 
 @pytest.mark.parametrize(
@@ -57,3 +58,40 @@ def test_selector_escapes_every_value_in_order() -> None:
 @pytest.mark.parametrize(("seconds", "text"), [(86400, "86400s"), (0.2, "1s"), (90.6, "91s")])
 def test_duration_whole_seconds_at_least_one(seconds: float, text: str) -> None:
     assert promql.duration(seconds) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "rendered"),
+    [
+        ('cluster="prod-eu"', ['cluster="prod-eu"']),
+        (
+            ' cluster = "a" , env!="dev",region=~"eu-.*" ',
+            ['cluster="a"', 'env!="dev"', 'region=~"eu-.*"'],
+        ),
+        ('c="a\\"b"', ['c="a\\"b"']),
+    ],
+)
+def test_matchers_parse_and_render_escaped(text: str, rendered: list[str]) -> None:
+    assert [str(m) for m in parse_matchers(text)] == rendered
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("cluster=prod", "not a label matcher"),
+        ('cluster="a",', "a comma ends"),
+        ('cluster="a" env="b"', "expected a comma"),
+        ('1x="a"', "not a label matcher"),
+        ('c=~"("', "not a regular expression"),
+        ("", "no label matcher"),
+        ('c="a"} or vector(1) #', "expected a comma"),
+    ],
+)
+def test_bad_matchers_are_refused(text: str, words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        parse_matchers(text)
+
+
+def test_a_selector_gets_the_scope_last() -> None:
+    scope = parse_matchers('cluster="eu"')
+    assert selector("m", scope, namespace="ml") == 'm{namespace="ml",cluster="eu"}'

@@ -11,6 +11,7 @@ import yaml
 from advisor.models import (
     PlanDecision,
     PlanResult,
+    Production,
     WorkloadKind,
     WorkloadRef,
 )
@@ -18,22 +19,29 @@ from advisor.models.plan import (
     Calibrate,
     Cause,
     CompletedUnfit,
+    Confounded,
+    ConsumerVerdict,
     Created,
     EarlierRunning,
     Fits,
     ForeignConfigMap,
+    Helped,
     JobExists,
     JobFailed,
+    NoPrevious,
     NoServiceAccount,
     NotCalibrated,
     NotReverted,
+    NotRevertedWhy,
     NotWrittenBack,
+    OptedOut,
     Overridden,
     PlanReason,
     Refused,
     Retried,
     RetryUnchecked,
     Reverted,
+    RevertLimit,
     Running,
     SharedDiffers,
     Skipped,
@@ -43,8 +51,14 @@ from advisor.models.plan import (
     WrittenBack,
 )
 from advisor.render import formats
-from advisor.render.plan import REASON_LIMIT, PlanView, plan_reason_text
+from advisor.render.plan import REASON_LIMIT, PlanView, plan_reason_text, revert_event_text
 from tests.unit.render.samples import HOSTILE, markdown_tables
+
+API = WorkloadRef.parse("deployment/api")
+WEB_WORSE = ConsumerVerdict(
+    WorkloadRef.parse("deployment/web"), "server", Production(verdict="regressed", reason="p99 up")
+)
+API_SAME = ConsumerVerdict(API, "main", Production(verdict="unchanged", reason="p99 flat"))
 
 # --------------------------------------------------------------------------------------------------
 # plan
@@ -182,16 +196,62 @@ def test_each_cause_in_words() -> None:
         "is never replaced: name a new one with annotation tf-thread-advisor.io/configmap",
         Overridden(("its env sets A", "its env sets B")): "the advice would be overridden: its "
         "env sets A; its env sets B",
-        Reverted("p99 up", "intra=4 inter=2"): "production regressed on this advice: p99 up; "
-        "back to the previous advice (intra=4 inter=2)",
+        Reverted((WEB_WORSE,), "intra=4 inter=2"): "production regressed on this advice: p99 "
+        "up; back to the previous advice (intra=4 inter=2)",
+        Reverted((WEB_WORSE, API_SAME), "intra=4 inter=2", ("a hand-written target",)): (
+            "production regressed on this advice for deployment/web (server) of its 2 "
+            "consumers: deployment/web (server) regressed (p99 up); deployment/api (main) "
+            "unchanged (p99 flat); back to the previous advice (intra=4 inter=2); calibrated by "
+            "the next plan (a hand-written target)"
+        ),
         Suggested(0.9, "24h", 0.25): "throttled in 90% of its CFS periods over the last 24h "
         "(above 25%); label it tf-thread-advisor.io/calibrate=true to calibrate it",
     }
     for cause, words in cases.items():
         assert plan_reason_text(PlanReason(cause)) == words
-    kept = PlanReason(Skipped("fits"), (NotReverted("p99 up"),))
+    kept = PlanReason(Skipped("fits"), (NotReverted((WEB_WORSE,)),))
     assert plan_reason_text(kept) == (
         "fits; production regressed on this advice: p99 up, but no previous advice is kept"
+    )
+
+
+def test_each_reason_a_regression_is_kept_in_words() -> None:
+    said = "production regressed on this advice: p99 up"
+    cases: dict[NotRevertedWhy, str] = {
+        NoPrevious(): f"{said}, but no previous advice is kept",
+        OptedOut((WorkloadRef.parse("deployment/web"),)): f"{said}; not reverted: "
+        'deployment/web opts out with annotation tf-thread-advisor.io/revert: "false"',
+        OptedOut((), "deployment/x: bad"): f"{said}; not reverted: deployment/x: bad",
+        Confounded(("CPU limit 2 -> 4",)): f"{said}; not reverted: its calibration spec changed "
+        "since the advice (CPU limit 2 -> 4), so before and after are not comparable: it is "
+        "calibrated instead",
+        RevertLimit(1): f"{said}; not reverted: --max-reverts 1 reached",
+    }
+    for why, words in cases.items():
+        assert plan_reason_text(PlanReason(Skipped("x"), (NotReverted((WEB_WORSE,), why),))) == (
+            f"x; {words}"
+        )
+    improved = ConsumerVerdict(API, "main", Production(verdict="improved", reason="p99 down"))
+    helped = PlanReason(Skipped("x"), (NotReverted((WEB_WORSE, improved), Helped()),))
+    assert plan_reason_text(helped) == (
+        "x; production regressed on this advice for deployment/web (server) of its 2 consumers: "
+        "deployment/web (server) regressed (p99 up); deployment/api (main) improved (p99 down); "
+        "kept: it improved for deployment/api (main)"
+    )
+
+
+def test_the_revert_event_gives_each_consumers_figures() -> None:
+    figures = Production(
+        verdict="regressed", reason="throttling 5% -> 40%: rose", throttled_before=0.05,
+        throttled_after=0.4, cpu_before=2.0, cpu_after=3.9, p99_before_ms=120.0,
+        p99_after_ms=181.4,
+    )  # fmt: skip
+    web = ConsumerVerdict(WorkloadRef.parse("deployment/web"), "server", figures)
+    text = revert_event_text(PlanReason(Reverted((web, API_SAME), "intra=4 inter=2")))
+    assert text == (
+        "advice reverted to the previous one (intra=4 inter=2): deployment/web (server): "
+        "throttled 5% -> 40%, p99 120 -> 181 ms, CPU 2.00 -> 3.90 cores per pod: regressed "
+        "(throttling 5% -> 40%: rose); deployment/api (main): no figures: unchanged (p99 flat)"
     )
 
 

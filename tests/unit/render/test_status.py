@@ -38,6 +38,9 @@ STATUS_KEYS = [
     "gain_within_noise",
     "trials",
     "budget_s",
+    "elapsed_s",
+    "stopped",
+    "took",
     "tf_version",
     "advisor_version",
     "created_at",
@@ -154,3 +157,31 @@ def test_exclusive_cpus_show_by_the_quota_and_in_csv_and_json() -> None:
         ("4.0", "false"),
     ]
     assert [r["cpus_exclusive"] for r in json.loads(formats.render(view, "json"))] == [True, False]
+
+
+def test_production_cell_words_each_verdict() -> None:
+    from advisor.models import Production
+    from advisor.render.status import production_cell
+
+    improved = Production(
+        verdict="improved", throttled_before=0.41, throttled_after=0.03,
+        p99_before_ms=122.0, p99_after_ms=58.0, reason="p99 ...", cause="p99",
+    )  # fmt: skip
+    assert production_cell(improved) == "throttled 41% -> 3%, p99 122 -> 58 ms: improved"
+    busy = Production(
+        verdict="unknown", throttled_before=0.05, throttled_after=0.4, load_before=100.0,
+        load_after=200.0, reason="load changed: 100 -> 200 req/s", cause="load-changed",
+    )  # fmt: skip
+    assert production_cell(busy) == (
+        "throttled 5% -> 40%, load 100 -> 200 req/s: unknown (load changed: 100 -> 200 req/s)"
+    )
+    short = Production(
+        verdict="regressed", throttled_before=0.05, throttled_after=0.4, provisional=True,
+        reason="provisional (3.0 h of the 24.0 h after-window so far): throttling 5% -> 40%",
+    )  # fmt: skip
+    assert production_cell(short) == (
+        "throttled 5% -> 40%: regressed, provisional (3.0 h of the 24.0 h after-window so far): "
+        "throttling 5% -> 40%"
+    )
+    assert production_cell(Production(verdict="unknown", reason="no data")) == "unknown (no data)"
+    assert production_cell(None) == "-"

@@ -1,0 +1,343 @@
+"""The stopping rule: the race ends as soon as more measurement cannot change the advice by more
+than its tolerance, and not before; the budget ends it where the evidence never settles, and
+``spend_budget`` spends it whole. Driven by the fake clock and the cost-model trial function, and
+by hand-made windows where the rule's edges need exact numbers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.calibrate.budget import Budget
+from advisor.calibrate.candidates import candidate_configs, tf_picks, with_incumbent
+from advisor.calibrate.choice import beats, choose
+from advisor.calibrate.search import BASELINE, SearchOutcome, SearchSettings, race
+from advisor.calibrate.settle import settlement
+from advisor.calibrate.state import SearchState
+from advisor.calibrate.statistics import aggregate, holds_in_rounds, noise_band
+from advisor.models import CalibrationOptions, ThreadSetting, TrialResult
+from advisor.objectives import P99, named
+from advisor.pipeline.sweep import sweep
+from tests.support.search_fakes import Bursts, FakeClock, FakeTrials, node
+
+FORK_S = 0.3
+SPEND = SearchSettings(spend_budget=True)
+#: what TF runs by itself on the 2-CPU node of these searches
+PICKS = ThreadSetting(2, 2)
+
+
+def run(
+    budget: float,
+    quota: float | None = 1.0,
+    *,
+    settings: SearchSettings | None = None,
+    incumbent: ThreadSetting = BASELINE,
+    lines: list[str] | None = None,
+    **fake: Any,
+) -> tuple[FakeTrials, float, SearchOutcome]:
+    """One search on 2 CPUs (what TF runs passed, so the rule may be asked): the trials, the
+    fake seconds it took, and its outcome."""
+    profile = node(2, quota=quota)
+    clock = FakeClock()
+    fake.setdefault("overhead_s", FORK_S)
+    trials = FakeTrials(clock=clock, usable=profile.effective_cpus, affinity=2, **fake)
+    start = clock.monotonic()
+    outcome = race(
+        with_incumbent(candidate_configs(profile), incumbent),
+        named("latency"),
+        trials,
+        clock=clock,
+        until=start + budget,
+        budget_s=budget,
+        settings=settings,
+        progress=(lambda event: lines.append(event.line)) if lines is not None else None,
+        picks=tf_picks(profile),
+        incumbent=incumbent,
+    )
+    return trials, clock.monotonic() - start, outcome
+
+
+def race_windows(fake: FakeTrials, setting: ThreadSetting) -> int:
+    return sum(1 for spec, _, _ in fake.calls if spec.round > 0 and spec.setting == setting)
+
+
+def window(setting: ThreadSetting, p99: float, round_: int) -> TrialResult:
+    return TrialResult(
+        intra_op_threads=setting.intra,
+        inter_op_threads=setting.inter,
+        round=round_,
+        status="ok",
+        p50_ms=p99 * 0.8,
+        p99_ms=p99,
+        throughput_rps=1000 / p99,
+    )
+
+
+def state_of(
+    trials: list[TrialResult], incumbent: ThreadSetting = BASELINE, **settings: Any
+) -> SearchState:
+    """A search that measured ``trials`` (its budget is not asked)."""
+    state = SearchState(
+        budget=Budget(
+            until=100.0, clock=FakeClock(), settings=SearchSettings(**settings), budget_s=100.0
+        ),
+        trial_fn=lambda spec, deadline: window(spec.setting, 1.0, spec.round),
+        progress=None,
+        objective=named("latency"),
+        p99_slo_ms=None,
+        picks=PICKS,
+        incumbent=incumbent,
+    )
+    state.outcome.trials.extend(trials)
+    return state
+
+
+def rounds(table: dict[ThreadSetting, list[float]]) -> list[TrialResult]:
+    """Race windows, round by round: each setting's i-th value in round i + 1."""
+    return [
+        window(setting, p99, number + 1)
+        for setting, values in table.items()
+        for number, p99 in enumerate(values)
+    ]
+
+
+# --------------------------------------------------------------------------------------------------
+# it stops
+
+
+def test_a_clear_winner_settles_the_race_in_a_fraction_of_the_budget() -> None:
+    # under a 1-CPU quota 1/1 is far ahead of TF's default and of every other setting
+    lines: list[str] = []
+    fake, took, outcome = run(300.0, noise=0.02, lines=lines)
+    assert outcome.stopped == "settled"
+    assert took < 300.0 / 3
+    assert outcome.open == ()
+    assert any(
+        line.endswith("more windows cannot change the advice by more than its tolerance")
+        for line in lines
+    )
+    # every setting still racing had the windows the rule needs
+    for setting in [*outcome.contenders, BASELINE]:
+        if setting not in outcome.dropped:
+            assert race_windows(fake, setting) >= SearchSettings().settle_windows
+    # and the advice is the one the whole budget gives
+    _, _, full = run(300.0, noise=0.02, settings=SPEND)
+    assert pick(outcome) == pick(full) == ThreadSetting(1, 1)
+
+
+def pick(outcome: SearchOutcome, incumbent: ThreadSetting = BASELINE) -> ThreadSetting:
+    stats = aggregate(outcome.trials, PICKS)
+    return choose(
+        stats, named("latency"), incumbent=incumbent, excluded=outcome.dropped
+    ).chosen.setting
+
+
+def test_a_tie_inside_the_trade_off_band_settles_on_the_cheaper_setting() -> None:
+    # 1/2 and 1/1 within 2% of each other: whichever more windows favour, the advice is 1/1
+    table = {ThreadSetting(1, 2): 10.0, ThreadSetting(1, 1): 10.2, ThreadSetting(2, 1): 13.0}
+    _, took, outcome = run(300.0, quota=1.5, noise=0.01, table=table, flat_p99=16.0)
+    assert outcome.stopped == "settled"
+    assert took < 100.0
+    assert pick(outcome) == ThreadSetting(1, 1)
+
+
+def test_the_race_settles_once_the_incumbent_question_is_answered() -> None:
+    # the advice in force (1/2) is 2% behind the best: kept, and nothing more to ask
+    table = {ThreadSetting(1, 1): 10.0, ThreadSetting(1, 2): 10.2, ThreadSetting(2, 1): 13.0}
+    held = ThreadSetting(1, 2)
+    _, took, kept = run(300.0, quota=1.5, noise=0.01, table=table, flat_p99=16.0, incumbent=held)
+    assert kept.stopped == "settled" and took < 100.0
+    assert pick(kept, held) == held
+    # a stored 2/1 that 1/1 beats by far: replaced, and settled
+    _, took, replaced = run(
+        300.0, quota=1.5, noise=0.01, table=table, flat_p99=16.0, incumbent=ThreadSetting(2, 1)
+    )
+    assert replaced.stopped == "settled" and took < 100.0
+    assert pick(replaced, ThreadSetting(2, 1)) == ThreadSetting(1, 1)
+
+
+# --------------------------------------------------------------------------------------------------
+# it does not stop
+
+
+def test_never_while_a_contender_within_noise_of_the_pick_lacks_race_windows() -> None:
+    a, b = ThreadSetting(1, 1), ThreadSetting(1, 2)
+    three = {BASELINE: [20.0, 20.5, 19.8], a: [10.0, 10.1, 9.9]}
+    # b: one race window, 8% behind 1/1: within noise, not within the trade-off band
+    state = state_of([*rounds(three), window(b, 10.8, 1)])
+    assert settlement(state, [a, b]).open == ((b, "windows"),)
+    assert not settlement(state, [a, b]).settled
+    # with its windows, 8% behind at this spread is beyond noise: settled
+    state.outcome.trials.extend([window(b, 10.9, 2), window(b, 10.8, 3)])
+    assert settlement(state, [a, b]).settled
+
+
+def test_never_while_a_setting_within_noise_and_beyond_the_trade_off_band_stays_there() -> None:
+    a, b = ThreadSetting(1, 1), ThreadSetting(1, 2)
+    # b is 8% behind, but the windows disagree by ~7% (stable, yet three of them make a band of
+    # ~14%): within noise, and 8% is more than the 5% the advice may give up: more windows could
+    # make b the advice
+    table = {
+        BASELINE: [20.0, 20.5, 19.8],
+        a: [10.0, 10.8, 9.4],
+        b: [10.8, 11.7, 10.1],
+    }
+    state = state_of(rounds(table))
+    stats = {s.setting: s for s in aggregate(state.outcome.trials, PICKS)}
+    assert noise_band(stats[a], stats[b], P99) > 0.08
+    assert settlement(state, [a, b]).open == ((b, "noise"),)
+
+
+def test_never_while_the_stability_gate_holds_a_setting() -> None:
+    a, b = ThreadSetting(1, 1), ThreadSetting(2, 1)
+    # 1/1 is the best by far, but its windows disagree by more than STABLE_CV
+    table = {BASELINE: [20.0, 20.2, 19.9], a: [8.0, 12.0, 9.0], b: [16.0, 16.1, 15.9]}
+    state = state_of(rounds(table))
+    assert settlement(state, [a, b]).open == ((a, "unstable"),)
+    # past unstable_windows the gate lets it through (and the result reports it unstable)
+    more = {a: [8.0, 12.0, 9.0, 11.5, 8.5], BASELINE: [20.0] * 5, b: [16.0] * 5}
+    assert settlement(state_of(rounds(more)), [a, b]).settled
+
+
+def test_a_search_held_by_the_gate_measures_the_unstable_setting_first() -> None:
+    fake, _, outcome = run(300.0, noise=0.01, noisy={ThreadSetting(1, 1): 0.4})
+    if outcome.stopped == "settled":
+        assert race_windows(fake, ThreadSetting(1, 1)) >= SearchSettings().unstable_windows
+
+
+def test_spend_budget_spends_it() -> None:
+    _, took, outcome = run(120.0, noise=0.02, settings=SPEND)
+    assert outcome.stopped == "budget"
+    assert took >= 0.9 * 120.0
+    profile = node(2, quota=1.0)
+    for spend in (False, True):
+        clock = FakeClock()
+        trials = FakeTrials(clock=clock, usable=1.0, affinity=2, overhead_s=FORK_S, noise=0.02)
+        result = sweep(
+            CalibrationOptions(budget_s=120.0, spend_budget=spend),
+            profile,
+            progress=lambda event: None,
+            trial_fn=trials,
+            clock=clock,
+        )
+        assert result.stopped == ("budget" if spend else "settled")
+        assert (result.elapsed_s >= 0.9 * 120.0) == spend
+        assert result.setting == ThreadSetting(1, 1)
+
+
+def test_a_budget_that_ends_an_open_race_says_what_kept_it_open() -> None:
+    # 1/2 and 1/1 8% apart under heavy noise: within noise, beyond the trade-off band
+    table = {ThreadSetting(1, 2): 10.0, ThreadSetting(1, 1): 10.8, ThreadSetting(2, 1): 14.0}
+    _, _, outcome = run(45.0, quota=1.5, noise=0.2, table=table, flat_p99=16.0)
+    assert outcome.stopped == "budget"
+    assert outcome.open
+    assert {why for _, why in outcome.open} <= {"noise", "windows", "unstable", "incumbent"}
+
+
+# --------------------------------------------------------------------------------------------------
+# a change must hold
+
+
+def test_a_pooled_win_the_rounds_do_not_reproduce_is_no_win() -> None:
+    # beside a noisy neighbour: bursts hit TF's default in four of seven rounds, 1/3 in one. The
+    # medians say 1/3 is far better; round by round it won three of seven.
+    held, challenger = BASELINE, ThreadSetting(1, 3)
+    table = {
+        held: [10.0, 16.0, 10.1, 16.5, 17.0, 9.9, 16.2],
+        challenger: [10.3, 10.2, 16.4, 10.4, 10.1, 10.2, 10.5],
+    }
+    stats = {s.setting: s for s in aggregate(rounds(table), PICKS)}
+    assert stats[challenger].p99_ms < stats[held].p99_ms * (
+        1 - noise_band(stats[challenger], stats[held], P99)
+    )
+    assert not holds_in_rounds(stats[challenger], stats[held], P99)
+    assert not beats(stats[challenger], stats[held], named("latency"))
+    # a challenger as far ahead in every round: a win
+    steady = {
+        held: [16.0, 16.0, 16.1, 16.5, 17.0, 16.2, 16.2],
+        challenger: [10.3, 10.2, 10.4, 10.4, 10.1, 10.2, 10.5],
+    }
+    again = {s.setting: s for s in aggregate(rounds(steady), PICKS)}
+    assert holds_in_rounds(again[challenger], again[held], P99)
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize(
+    ("table", "held"),
+    [
+        # the advice in force 6% behind the best: within noise at this spread, or just beyond
+        ({(1, 1): 10.0, (1, 2): 10.6, (2, 1): 14.0}, ThreadSetting(1, 2)),
+        # TF's default 4% behind the best
+        ({(1, 1): 10.0, (1, 2): 10.9, (2, 1): 14.0, (None, None): 10.4}, BASELINE),
+    ],
+)
+def test_an_early_stop_never_replaces_an_incumbent_the_whole_budget_keeps(
+    seed: int, table: dict[Any, float], held: ThreadSetting
+) -> None:
+    """The same trials up to the stop (same seeds): the whole budget only adds windows."""
+    common: dict[str, Any] = {"quota": 1.5, "noise": 0.12, "seed": seed, "table": table}
+    _, _, early = run(
+        120.0, flat_p99=16.0, incumbent=held, settings=SearchSettings(seed=seed), **common
+    )
+    _, _, full = run(
+        120.0,
+        flat_p99=16.0,
+        incumbent=held,
+        settings=SearchSettings(seed=seed, spend_budget=True),
+        **common,
+    )
+    if early.stopped == "settled" and pick(early, held) != held:
+        assert pick(full, held) != held
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_an_early_replacement_is_by_the_setting_that_is_better(seed: int) -> None:
+    # the advice in force 12% behind 1/1: the whole budget's verdict wavers with the noise at
+    # this spread; an early stop replaces it by 1/1 or not at all
+    table = {(1, 1): 10.0, (1, 2): 11.2, (2, 1): 14.0}
+    held = ThreadSetting(1, 2)
+    _, _, early = run(
+        120.0,
+        quota=1.5,
+        noise=0.12,
+        seed=seed,
+        table=table,
+        flat_p99=16.0,
+        incumbent=held,
+        settings=SearchSettings(seed=seed),
+    )
+    if early.stopped == "settled":
+        assert pick(early, held) in (held, ThreadSetting(1, 1))
+
+
+@pytest.mark.parametrize("spend", [False, True])
+def test_beside_a_noisy_neighbour_a_gain_the_rounds_do_not_show_changes_nothing(
+    spend: bool,
+) -> None:
+    """The issue's platform-team case: a process burning CPU in bursts beside the runs, and a
+    setting (1/3) 3% better than TF's default. Judged by the pooled medians alone, 3 of these 10
+    runs replaced TF's default, spending the budget (seeds 14, 15, 18) or not (11, 12, 15);
+    judged in the rounds too, none does. The evidence never settles there: a run that may stop
+    early ends with the budget and says what kept it open, or settles on TF's default."""
+    table = {(1, 1): 10.0, (1, 2): 10.3, (1, 3): 9.7, (2, 1): 14.0, (None, None): 10.0}
+    for seed in range(10, 20):
+        clock = FakeClock()
+        fake = FakeTrials(
+            clock=clock,
+            usable=1.5,
+            affinity=2,
+            overhead_s=FORK_S,
+            noise=0.04,
+            seed=seed,
+            table=table,
+        )
+        result = sweep(
+            CalibrationOptions(budget_s=300.0, spend_budget=spend),
+            node(2, quota=1.5),
+            progress=lambda event: None,
+            trial_fn=Bursts(fake, clock, seed=seed),
+            clock=clock,
+        )
+        assert result.kept_default, (seed, result.setting)
+        assert result.stopped == "settled" or result.unsettled or spend
