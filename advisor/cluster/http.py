@@ -91,8 +91,8 @@ def request(
     what: str,
     call: Callable[[float], Any],
 ) -> Response:
-    """``call(timeout)`` (a client method with ``_preload_content=False``), retried on
-    connection errors, timeouts, 429 and 5xx until ``deadline``; ``what`` ("patch
+    """``call(timeout)`` (``rest.send``, or a client method with ``_preload_content=False``),
+    retried on connection errors, timeouts, 429 and 5xx until ``deadline``; ``what`` ("patch
     deployments/web in namespace ml") names the attempt in logs and in the final error."""
     import urllib3
     from kubernetes.client.exceptions import ApiException
@@ -195,7 +195,7 @@ def list_all(
     page_size: int = PAGE_SIZE,
     **params: Any,
 ) -> list[dict[str, Any]]:
-    """Every item of ``method``'s list (``list_namespaced_job``; ``scope``: its namespace, if
+    """Every item of ``method``'s list (``rest.lister``'s; ``scope``: its namespace, if
     any), page by page as kubectl asks (``limit``/``continue``), so a namespace with thousands of
     objects costs several answers of bounded size, not one huge one. Each page is retried within
     ``deadline``; a final answer other than 200 is ``final_error`` about ``target``. Items come as
