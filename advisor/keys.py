@@ -5,9 +5,9 @@ The keys are the advisor's public face: a user labels a workload with them, kube
 dashboards select by them, and an advice written by an older advisor is read back by them, so a
 key's text never changes. They sit at the bottom of the layers, importing nothing, because every
 layer uses them: the advice's ConfigMap (``advisor.recommend``), the cluster code, fleet mode's
-decisions and the pipeline. Two keys of different objects never share a name here: the Job's
-``ANN_JOB_CONTAINER`` says which container the Job measures, the workload's
-``ANN_ASK_CONTAINER`` asks for one.
+decisions and the pipeline. One text has one name here: a key two objects carry (``ANN_CONTAINER``
+on a workload asks for a container, on a calibration Job says which one it measures) is defined
+once, with both meanings, so the two can never drift apart.
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ from __future__ import annotations
 PREFIX = "tf-thread-advisor.io/"
 #: the app's name: the value of LABEL_NAME on what it writes, and the advice's manager
 APP_NAME = "tf-thread-advisor"
+#: the field manager of every server-side apply and patch: the ownership of the fields the
+#: advisor writes hangs on it, so the ConfigMap writer and the restarter must send the same one
+FIELD_MANAGER = "tf-thread-advisor"
 
 # --------------------------------------------------------------------------------------------------
 # Kubernetes' recommended labels, on every object the advisor writes
@@ -66,10 +69,12 @@ ANN_REQUESTS = PREFIX + "requests"
 #: the dimensions after the batch of inputs with unknown ones (--input-shape's syntax)
 ANN_INPUT_SHAPE = PREFIX + "input-shape"
 ANN_RESTART = PREFIX + "restart"
-#: the serving container to calibrate, where its pod has several
-ANN_ASK_CONTAINER = PREFIX + "container"
-#: the advice ConfigMap to write, where its container reads none or several
-ANN_ASK_CONFIGMAP = PREFIX + "configmap"
+#: on a workload: the serving container to calibrate, where its pod has several; on a
+#: calibration Job: the container it measures
+ANN_CONTAINER = PREFIX + "container"
+#: on a workload: the advice ConfigMap to write, where its container reads none or several; on a
+#: calibration Job: the ConfigMap it writes
+ANN_CONFIGMAP = PREFIX + "configmap"
 #: its latency query (PromQL, the p99 in seconds), for production verdicts
 LATENCY_QUERY_ANNOTATION = PREFIX + "latency-query"
 #: its load query (PromQL, requests per second): windows of different load are not compared
@@ -98,11 +103,9 @@ PLANNED_SELECTOR = f"{LABEL_NAME}={APP_NAME},{LABEL_COMPONENT}={CALIBRATION_COMP
 #: so the readable values go in annotations)
 LABEL_SPEC_HASH = PREFIX + "spec-hash"
 LABEL_POOL_HASH = PREFIX + "pool-hash"
-#: what the Job measures: the workload (``deployment/NAME``), its container, the ConfigMap it
-#: writes and the node pool, readable ("pool=a" or "any node")
+#: what the Job measures: the workload (``deployment/NAME``), its container (ANN_CONTAINER), the
+#: ConfigMap it writes (ANN_CONFIGMAP) and the node pool, readable ("pool=a" or "any node")
 ANN_JOB_WORKLOAD = PREFIX + "workload"
-ANN_JOB_CONTAINER = PREFIX + "container"
-ANN_JOB_CONFIGMAP = PREFIX + "configmap"
 ANN_JOB_POOL = PREFIX + "pool"
 
 #: the service meshes' opt-outs of sidecar injection, on the calibration pod, which a namespace

@@ -13,16 +13,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from advisor.calibrate.percentile import percentile
 from advisor.calibrate.statistics import coefficient_of_variation
 from advisor.objectives import Measure, named
 from benchmarks.results import Pooled
-
-if TYPE_CHECKING:
-    from benchmarks.plan import Scenario
-
 
 #: the advice's quality targets (measured and reported, never asserted, never tuned toward)
 P99_VS_DEFAULT_MAX = 0.60
@@ -185,8 +181,25 @@ def _verdict(ok: bool | None) -> str:
     return "n/a" if ok is None else ("PASS" if ok else "MISS")
 
 
+class Judged(Protocol):
+    """What the targets read of a scenario (``benchmarks.plan.Scenario``, which imports this
+    module for its budgets: a protocol keeps the two from importing each other)."""
+
+    @property
+    def workload(self) -> str: ...
+
+    @property
+    def quota_cpus(self) -> float | None: ...
+
+    @property
+    def objective(self) -> str: ...
+
+    @property
+    def serving_kind(self) -> str | None: ...
+
+
 def targets(
-    scenario: Scenario,
+    scenario: Judged,
     *,
     advice: float | None,
     default: float,

@@ -12,17 +12,23 @@ workloads carry advice measured for them (``fits``, what a nightly plan mostly s
     python -m benchmarks fleet --workloads 200 --namespaces 3 --repeat 5
 
 Each line is the median of ``--repeat`` plans and its spread (min-max), for ``plan -A`` and for
-``plan`` of one namespace holding the same workloads, with the time spent in the pure decisions
-alone (``fleet.decide`` over what was listed) beside it: the rest is listing over HTTP, JSON
-decoding and the fake server itself. The load average and the machine are printed first: the
-figures are wall-clock and only comparable on a quiet machine.
+``plan`` of one namespace holding the same workloads: first end to end, ``python -m advisor
+plan`` in a fresh process as a person or the CronJob runs it, with its parts
+(``benchmarks/fleet_child.py``: the imports, the lists, the decisions, the rest); then planned
+again in this process, imports paid, and the pure decisions alone (``fleet.decide`` over what was
+listed): the rest of those is listing over HTTP, JSON decoding and the fake server itself, which
+runs in this process. The load average and the machine are printed first: the figures are
+wall-clock and only comparable on a quiet machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -59,15 +65,21 @@ CPUS = ("1", "2", "4", "1500m")
 
 @dataclass(frozen=True)
 class Timing:
-    """One way of planning, ``repeat`` times: seconds each, and its decisions by verdict."""
+    """One way of planning, ``repeat`` times: seconds each, and its decisions by verdict; end to
+    end, the seconds of each part too (``benchmarks/fleet_child.py``)."""
 
     what: str
     seconds: list[float]
     verdicts: dict[str, int]
+    parts: dict[str, list[float]] | None = None
 
     @property
     def median(self) -> float:
         return statistics.median(self.seconds)
+
+    def part(self, name: str) -> float:
+        assert self.parts is not None
+        return statistics.median(self.parts[name])
 
 
 def serving(namespace: str, index: int) -> dict[str, Any]:
@@ -179,9 +191,49 @@ def measure(workloads: int, namespaces: int, repeat: int) -> list[Timing]:
             def whole(ask: PlanRequest = ask) -> list[str]:
                 return [d.decision for d in plan(ask).result.decisions]
 
-            out.append(timed(label, repeat, whole))
+            args = (
+                ["--all-namespaces"] if "all_namespaces" in request else ["--namespace", names[0]]
+            )
+            out.append(end_to_end(f"{label}, end to end", repeat, api.kubeconfig, args))
+            out.append(timed(f"{label}, imports paid", repeat, whole))
             out.append(timed(f"{label}: decisions only", repeat, _decisions_only(stored)))
     return out
+
+
+def end_to_end(what: str, repeat: int, kubeconfig: Path, args: Sequence[str]) -> Timing:
+    """``python -m advisor plan`` in a fresh process, ``repeat`` times (once untimed first, so the
+    files are in the page cache as they are for a CronJob that ran yesterday): the wall time of
+    each process and what its parts took."""
+    seconds: list[float] = []
+    parts: dict[str, list[float]] = {}
+    verdicts: dict[str, int] = {}
+    for run in range(repeat + 1):
+        with tempfile.TemporaryDirectory() as tmp:
+            report = Path(tmp) / "parts.json"
+            command = [sys.executable, "-m", "benchmarks.fleet_child", str(report), "--", *args]
+            command += ["--kubeconfig", str(kubeconfig), "--image", IMAGE]
+            start = time.perf_counter()
+            subprocess.run(command, cwd=REPO, check=True)
+            took = time.perf_counter() - start
+            answer = json.loads(report.read_text(encoding="utf-8"))
+        if answer["code"] != 0:
+            raise RuntimeError(f"plan exited {answer['code']}")
+        if run == 0:
+            continue
+        seconds.append(took)
+        child = answer["parts"]
+        rest = child["total"] - child["imports"] - child["listing"] - child["deciding"]
+        for name, value in (
+            ("start", took - child["total"]),
+            ("imports", child["imports"]),
+            ("listing", child["listing"]),
+            ("deciding", child["deciding"]),
+            ("rest", rest),
+        ):
+            parts.setdefault(name, []).append(value)
+        decided = answer["verdicts"]
+        verdicts = {v: decided.count(v) for v in sorted(set(decided))}
+    return Timing(what, seconds, verdicts, parts)
 
 
 def _decisions_only(stored: Stored) -> Callable[[], list[str]]:
@@ -220,9 +272,15 @@ def report(timings: list[Timing], workloads: int) -> str:
         per = 1000 * timing.median / workloads
         shown = ", ".join(f"{n} {v}" for v, n in timing.verdicts.items())
         lines.append(
-            f"{timing.what:<44} {timing.median:6.2f} s  ({low:.2f}-{high:.2f}; "
+            f"{timing.what:<48} {timing.median:6.2f} s  ({low:.2f}-{high:.2f}; "
             f"{per:.2f} ms a workload)  {shown}"
         )
+        if timing.parts is not None:
+            shares = ", ".join(
+                f"{name} {timing.part(name):.2f} s"
+                for name in ("start", "imports", "listing", "deciding", "rest")
+            )
+            lines.append(f"  its parts (medians): {shares}")
     return "\n".join(lines)
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from advisor.models import ADVICE_ENV_NAMES, ENV_INTER_OP, ENV_INTRA_OP, ENV_OMP, ThreadSetting
+from advisor.models import ADVICE_ENV_NAMES, ThreadSetting, setting_env
 from benchmarks import REPO
 from benchmarks.cgroups import RealCgroup, move
 
@@ -61,11 +61,7 @@ class Arm:
         """The environment a Deployment gets from the advice ConfigMap (or none of it)."""
         env = {k: v for k, v in base.items() if k not in ADVICE_ENV_NAMES}
         env["TF_CPP_MIN_LOG_LEVEL"] = "2"
-        intra, inter = self.setting.intra, self.setting.inter
-        if intra is not None and inter is not None:
-            env[ENV_INTRA_OP] = str(intra)
-            env[ENV_INTER_OP] = str(inter)
-            env[ENV_OMP] = str(intra)
+        env.update(setting_env(self.setting))
         return env
 
 

@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 from advisor.cluster.config import Connection
 from advisor.cluster.http import Target, create, final_error
-from advisor.cluster.jobs import rule
+from advisor.cluster.planner_role import rule
+from advisor.cluster.rest import Resource
 from advisor.errors import one_line
 from advisor.models.times import timestamp
 from advisor.retry import RetryPolicy
@@ -73,18 +74,15 @@ def record_event(
 ) -> bool:
     """Create the Event; False when one of its name is there already. ForbiddenError when the
     Role may not create events, ClusterRejectedError for any other refusal."""
-    from kubernetes import client
-
     policy = policy or RetryPolicy()
     manifest = event_manifest(event, now)
     namespace = manifest["metadata"]["namespace"]
     attempt = f"create events/{manifest['metadata']['name']} in namespace {namespace}"
-    core = client.CoreV1Api(connection.api_client)
     resp = create(
         connection,
         policy,
         attempt,
-        (core, "create_namespaced_event"),
+        Resource("v1", "events"),
         namespace=namespace,
         body=manifest,
     )

@@ -8,7 +8,6 @@ because only the caller knows what a 404 or a 409 means for its object.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import re
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.cluster.config import Connection
+from advisor.cluster.rest import Resource, send, wire_name
 from advisor.errors import (
     AdvisorError,
     ClusterRejectedError,
@@ -91,8 +91,8 @@ def request(
     what: str,
     call: Callable[[float], Any],
 ) -> Response:
-    """``call(timeout)`` (a client method with ``_preload_content=False``), retried on
-    connection errors, timeouts, 429 and 5xx until ``deadline``; ``what`` ("patch
+    """``call(timeout)`` (``rest.send``, or a client method with ``_preload_content=False``),
+    retried on connection errors, timeouts, 429 and 5xx until ``deadline``; ``what`` ("patch
     deployments/web in namespace ml") names the attempt in logs and in the final error."""
     import urllib3
     from kubernetes.client.exceptions import ApiException
@@ -195,7 +195,7 @@ def list_all(
     page_size: int = PAGE_SIZE,
     **params: Any,
 ) -> list[dict[str, Any]]:
-    """Every item of ``method``'s list (``list_namespaced_job``; ``scope``: its namespace, if
+    """Every item of ``method``'s list (``rest.lister``'s; ``scope``: its namespace, if
     any), page by page as kubectl asks (``limit``/``continue``), so a namespace with thousands of
     objects costs several answers of bounded size, not one huge one. Each page is retried within
     ``deadline``; a final answer other than 200 is ``final_error`` about ``target``. Items come as
@@ -226,51 +226,34 @@ def snake_kind(kind: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower()
 
 
-def list_method(api: Any, kind: str, everywhere: bool = False) -> Callable[..., Any]:
-    """The client's list method for ``kind`` (``Pod``, ``StatefulSet``): ``api``'s
-    ``list_namespaced_pod``, or ``list_pod_for_all_namespaces`` when ``everywhere``."""
-    snake = snake_kind(kind)
-    name = f"list_{snake}_for_all_namespaces" if everywhere else f"list_namespaced_{snake}"
-    method: Callable[..., Any] = getattr(api, name)
-    return method
-
-
 def create(
     connection: Connection,
     policy: RetryPolicy,
     attempt: str,
-    method: tuple[Any, str],
+    resource: Resource,
     *,
     namespace: str,
     body: dict[str, Any],
     **params: Any,
 ) -> Response:
-    """POST ``body`` to ``namespace`` through ``method``, a client API and its method's name
-    (``create_namespaced_job``), unchecked by the client, retried within one deadline; the
+    """POST ``body`` to ``resource`` in ``namespace`` (``params``: the create's query parameters,
+    ``dry_run``, ``field_validation``), unchecked by the client, retried within one deadline; the
     answer for the caller to judge."""
-    call = unchecked(*method)
+    query = {wire_name(key): value for key, value in params.items()}
     return request(
         connection,
         policy,
         Deadline(policy),
         attempt,
-        lambda timeout: call(
-            namespace, body, _preload_content=False, _request_timeout=timeout, **params
+        lambda timeout: send(
+            connection.api_client,
+            "POST",
+            resource.path(namespace),
+            query=query,
+            body=body,
+            timeout=timeout,
         ),
     )
-
-
-def unchecked(api: Any, method: str) -> Callable[..., Any]:
-    """The client's ``method`` (``create_namespaced_job``) without its own check of the body:
-    recent clients validate a dict against their generated models before sending it, and refuse
-    what their models do not know (a field added in a newer Kubernetes than the client, copied
-    from the workload's pod template). The API server is the judge of an object: its 422 names
-    the field."""
-    bound: Callable[..., Any] = getattr(api, method)
-    plain = getattr(getattr(type(api), method), "__wrapped__", None)
-    if plain is None:  # an older client sends a dict as it is
-        return bound
-    return functools.partial(plain, api)
 
 
 def namespace_missing(resp: Response) -> bool:

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.cluster.config import Connection
-from advisor.cluster.http import PAGE_SIZE, Target, list_all, list_method
+from advisor.cluster.http import PAGE_SIZE, Target, list_all
 from advisor.cluster.listing import READER_HINT
+from advisor.cluster.rest import Resource, lister
 from advisor.errors import Opt
 from advisor.models import POD_OWNER_KINDS, WorkloadKind
 from advisor.models.kube import KubePod, KubeWorkload
@@ -53,27 +54,28 @@ def list_inventory(
     page_size: int = PAGE_SIZE,
 ) -> Inventory:
     """The inventory of ``namespace`` (None: all namespaces), within one deadline."""
-    from kubernetes import client
-
     policy = policy or RetryPolicy()
-    lister = _Lister(connection, namespace, policy, Deadline(policy), page_size)
-    apps = client.AppsV1Api(connection.api_client)
-    core = client.CoreV1Api(connection.api_client)
+    lists = _Lister(connection, namespace, policy, Deadline(policy), page_size)
+    everywhere = namespace is None
+
+    def of(api_version: str, resource: str) -> Callable[..., Any]:
+        return lister(connection.api_client, Resource(api_version, resource), everywhere)
+
     workloads: list[KubeWorkload] = []
     for kind in POD_OWNER_KINDS:
-        items = lister.items(kind.group, kind.resource, list_method(apps, kind, namespace is None))
+        items = lists.items(kind.group, kind.resource, of(kind.api_version, kind.resource))
         workloads += [
             KubeWorkload.read({"apiVersion": kind.api_version, "kind": kind.value, **item})
             for item in items
         ]
     pod = WorkloadKind.POD
-    pods = lister.items(
-        pod.group, pod.resource, list_method(core, pod, namespace is None), field_selector=LIVE_PODS
+    pods = lists.items(
+        pod.group, pod.resource, of(pod.api_version, pod.resource), field_selector=LIVE_PODS
     )
-    configmaps = lister.items(
+    configmaps = lists.items(
         "",
         "configmaps",
-        list_method(core, "ConfigMap", namespace is None),
+        of("v1", "configmaps"),
         _headers={"Accept": METADATA_ONLY},
     )
     names = frozenset(

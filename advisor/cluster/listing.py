@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from advisor.cluster.config import Connection
-from advisor.cluster.http import PAGE_SIZE, Target, list_all, list_method
+from advisor.cluster.http import PAGE_SIZE, Target, list_all
+from advisor.cluster.rest import kind_resource, lister
 from advisor.keys import ADVICE_SELECTOR
 from advisor.retry import Deadline, RetryPolicy
 
@@ -50,18 +51,16 @@ def list_core(
     namespaces) matching the label ``selector``, paged, as full objects: a list's items carry no
     apiVersion/kind, so they are put back (for ``parse_configmap``). A 403 names ``rule``, what
     the caller's Role must allow."""
-    from kubernetes import client
-
-    core = client.CoreV1Api(connection.api_client)
     policy = policy or RetryPolicy()
     where = f"namespace {namespace}" if namespace else "all namespaces"
-    resource = f"{kind.lower()}s"
+    listed = kind_resource("v1", kind)
+    resource = listed.resource
     items = list_all(
         connection,
         policy,
         Deadline(policy),
         f"list {resource} in {where}",
-        list_method(core, kind, everywhere=namespace is None),
+        lister(connection.api_client, listed, everywhere=namespace is None),
         *((namespace,) if namespace else ()),
         target=Target(resource, namespace or "(all)", rule),
         page_size=page_size,

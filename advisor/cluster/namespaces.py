@@ -13,14 +13,9 @@ from typing import Any
 
 from advisor.cluster.config import Connection
 from advisor.cluster.http import PAGE_SIZE, Target, list_all
-from advisor.cluster.jobs import rule
+from advisor.cluster.planner_role import rule
+from advisor.cluster.rest import Resource, lister
 from advisor.retry import Deadline, RetryPolicy
-
-#: the client's method listing each resource in the whole cluster
-_LIST_METHODS = {
-    "namespaces": "list_namespace",
-    "serviceaccounts": "list_service_account_for_all_namespaces",
-}
 
 
 def list_namespaces(
@@ -61,10 +56,7 @@ def _list_everywhere(
     **selectors: str,
 ) -> list[dict[str, Any]]:
     """Every core ``resource`` of the cluster matching ``selectors``, paged."""
-    from kubernetes import client
-
-    core = client.CoreV1Api(connection.api_client)
-    method = getattr(core, _LIST_METHODS[resource])
+    method = lister(connection.api_client, Resource("v1", resource), everywhere=True)
     policy = policy or RetryPolicy()
     return list_all(
         connection,

@@ -12,7 +12,8 @@ from typing import Any
 
 from advisor.cluster.config import Connection
 from advisor.cluster.http import Target, final_error, request
-from advisor.cluster.jobs import rule
+from advisor.cluster.planner_role import rule
+from advisor.cluster.rest import Resource, send
 from advisor.retry import Deadline, RetryPolicy
 
 
@@ -24,20 +25,20 @@ def replace_configmap(
 ) -> bool:
     """Replace the ConfigMap (its ``metadata.resourceVersion`` the one read); False when it
     changed since (409), True when written. Any other refusal is a typed error."""
-    from kubernetes import client
-
     policy = policy or RetryPolicy()
     name = str((configmap.get("metadata") or {}).get("name") or "")
-    core = client.CoreV1Api(connection.api_client)
-    body: Any = configmap  # the client sends a dict as it is
     attempt = f"update configmaps/{name} in namespace {namespace}"
     resp = request(
         connection,
         policy,
         Deadline(policy),
         attempt,
-        lambda timeout: core.replace_namespaced_config_map(
-            name, namespace, body, _preload_content=False, _request_timeout=timeout
+        lambda timeout: send(
+            connection.api_client,
+            "PUT",
+            Resource("v1", "configmaps").path(namespace, name),
+            body=configmap,
+            timeout=timeout,
         ),
     )
     if resp.status == 200:

@@ -22,12 +22,11 @@ from advisor.errors import (
     InvalidAdviceError,
     Opt,
 )
-from advisor.keys import APP_NAME, LABEL_MANAGED_BY
+from advisor.keys import APP_NAME, FIELD_MANAGER, LABEL_MANAGED_BY
 from advisor.recommend import keep_data_changed_at, parse_configmap
 from advisor.recommend.previous import keep_previous
 from advisor.retry import Conflict, Deadline, RetryPolicy, until_no_conflict
 
-FIELD_MANAGER = "tf-thread-advisor"
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
 ROLE_HINT = "Role tf-thread-advisor (deploy/rbac.yaml)"
 

@@ -30,7 +30,6 @@ from advisor.consumers.mounts import ADVICE_KEYS, Mount, Workload
 from advisor.keys import ADVICE_HASH_ANNOTATION, RELOADER_AUTO, RELOADER_RELOAD, RELOADER_SEARCH
 from advisor.models import (
     ENV_INTRA_OP,
-    QUOTA_TOLERANCE,
     Consumer,
     Problem,
     Provenance,
@@ -120,7 +119,7 @@ def cpu_problems(prov: Provenance, limit: float | None, mount: Mount) -> list[Pr
                 f"({prov.effective_cpus:g} CPUs usable)",
             )
         ]
-    if abs(limit - measured) > QUOTA_TOLERANCE:
+    if not quota.same_quota(limit, measured):
         return [
             Problem(
                 code="cpu-limit-differs",
@@ -131,7 +130,7 @@ def cpu_problems(prov: Provenance, limit: float | None, mount: Mount) -> list[Pr
         f"{_pod_name(pod)} ({actual:g})"
         for pod in mount.workload.pods
         if (actual := _pod_limit(pod, mount.container_name)) is not None
-        and abs(actual - measured) > QUOTA_TOLERANCE
+        and not quota.same_quota(actual, measured)
     ]
     if not resized:
         return []
@@ -163,7 +162,7 @@ def request_problems(
     under that limit, which must then be the quota (and is checked as a limit is)."""
     measured = prov.quota_cpus
     if limit is not None:
-        if measured is not None and abs(limit - measured) > QUOTA_TOLERANCE:
+        if measured is not None and not quota.same_quota(limit, measured):
             return [
                 Problem(
                     code="cpu-limit-differs",
@@ -182,7 +181,7 @@ def request_problems(
                 f"measured for a request of {measured:g} CPUs: nothing guarantees it those",
             )
         ]
-    if abs(request - measured) > QUOTA_TOLERANCE:
+    if not quota.same_quota(request, measured):
         return [
             Problem(
                 code="cpu-request-differs",

@@ -7,6 +7,7 @@ as text.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -35,12 +36,22 @@ def cpu_quantity(value: Any) -> float | None:
         return None
     if isinstance(value, int | float):
         cpus = float(value)
-    elif isinstance(value, str) and (match := _QUANTITY.match(value.strip())) is not None:
-        number = float(match["number"])
-        if match["exponent"] is not None:
-            cpus = number * 10.0 ** int(match["exponent"])
-        else:
-            cpus = number * _SUFFIX.get(match["suffix"] or "", 1.0)
-    else:
+        return cpus if cpus >= 0 else None
+    if isinstance(value, str):
+        return _text_quantity(value)
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_quantity(value: str) -> float | None:
+    """A quantity string's CPUs: a fleet writes a handful of distinct ones thousands of times, so
+    each is parsed once."""
+    match = _QUANTITY.match(value.strip())
+    if match is None:
         return None
+    number = float(match["number"])
+    if match["exponent"] is not None:
+        cpus = number * 10.0 ** int(match["exponent"])
+    else:
+        cpus = number * _SUFFIX.get(match["suffix"] or "", 1.0)
     return cpus if cpus >= 0 else None

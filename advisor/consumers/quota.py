@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.consumers.quantity import cpu_quantity
-from advisor.models import CpuFrom
+from advisor.models import QUOTA_TOLERANCE, CpuFrom
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,15 @@ class CpuQuota:
     cpus: float
     cpu_from: CpuFrom
     quantity: Any
+
+
+def same_quota(a: float | None, b: float | None) -> bool:
+    """Whether two CPU quotas (in CPUs; None: no quota) are one: both absent, or both present
+    and closer than CFS rounding (``QUOTA_TOLERANCE``). Every comparison of a quota measured under
+    with one run under (``check``, ``run``'s target, ``status``, ``plan``) asks this."""
+    if a is None or b is None:
+        return a is None and b is None
+    return abs(a - b) <= QUOTA_TOLERANCE
 
 
 def cpu_limit(container: Mapping[str, Any], pod: Mapping[str, Any]) -> float | None:

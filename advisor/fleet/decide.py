@@ -27,6 +27,7 @@ from typing import Any
 
 from advisor.consumers.fit import node_pool_problems, shadow_problems
 from advisor.consumers.mounts import references
+from advisor.consumers.quota import same_quota
 from advisor.errors import InvalidAdviceError
 from advisor.fleet.derive import (
     DerivedJob,
@@ -38,9 +39,8 @@ from advisor.fleet.derive import (
 from advisor.fleet.jobs import PlannedJob
 from advisor.fleet.optin import CalibrationAsk, Defaults, OptInError, opted_in, read_ask
 from advisor.fleet.spec import CPU_KEYS, NODE_SELECTOR, spec_changes
-from advisor.keys import ANN_ASK_CONFIGMAP, APP_NAME, LABEL_MANAGED_BY
+from advisor.keys import ANN_CONFIGMAP, APP_NAME, LABEL_MANAGED_BY
 from advisor.models import (
-    QUOTA_TOLERANCE,
     PlanVerdict,
     Provenance,
     ServingTarget,
@@ -67,6 +67,7 @@ from advisor.models.plan import (
     Waits,
 )
 from advisor.recommend import ParsedAdvice, parse_configmap
+from advisor.recommend.measured_for import option_changes
 
 
 @dataclass(frozen=True)
@@ -217,11 +218,11 @@ def advice_configmap(
         )
         raise DeriveError(
             f"its container reads no advice ConfigMap with envFrom{reads}: mount one, or name "
-            f"the one to write with annotation {ANN_ASK_CONFIGMAP}"
+            f"the one to write with annotation {ANN_CONFIGMAP}"
         )
     raise DeriveError(
         f"its container reads several ConfigMaps that could be its advice ({', '.join(names)}): "
-        f"name one with annotation {ANN_ASK_CONFIGMAP}"
+        f"name one with annotation {ANN_CONFIGMAP}"
     )
 
 
@@ -332,16 +333,8 @@ def shape_changes(parsed: ParsedAdvice, found: _Candidate) -> list[str]:
     ):
         if was != now_value:
             out.append(f"{what} was {was}, is now {now_value}")
-    options = found.ask.options
-    workload = prov.workload
-    for what, was_value, is_value in (
-        ("objective", prov.objective, options.objective),
-        ("concurrency", workload.concurrency, options.concurrency),
-        ("batch size", workload.batch_size, options.batch_size),
-        ("p99 bound (ms)", prov.p99_slo_ms, options.p99_slo_ms),
-    ):
-        if was_value != is_value:
-            out.append(f"{what} was {_show(was_value)}, is now {_show(is_value)}")
+    for change in option_changes(prov, found.ask.options).values():
+        out.append(f"{change.what} was {_show(change.was)}, is now {_show(change.now)}")
     out += _spec_difference(target, now_target, cpu=bool(cpu), pool=bool(pool))
     return out
 
@@ -376,7 +369,7 @@ def _cpu_difference(prov: Provenance, job: DerivedJob) -> list[str]:
                 else f"no CPU limit (request {job.cpu:g})"
             )
         ]
-    if abs(measured - job.cpu) > QUOTA_TOLERANCE:
+    if not same_quota(measured, job.cpu):
         return [
             f"measured under a CPU {was_from} of {measured:g}, the container's is now {job.cpu:g}"
         ]

@@ -41,9 +41,8 @@ from advisor.fleet.optin import CalibrationAsk
 from advisor.fleet.serving_shape import advisor_resources, node_pool, pod_spec
 from advisor.fleet.spec import calibration_spec, spec_hash, spec_record
 from advisor.keys import (
-    ANN_ASK_CONTAINER,
-    ANN_JOB_CONFIGMAP,
-    ANN_JOB_CONTAINER,
+    ANN_CONFIGMAP,
+    ANN_CONTAINER,
     ANN_JOB_POOL,
     ANN_JOB_WORKLOAD,
     APP_NAME,
@@ -120,7 +119,7 @@ def serving_container(spec: PodSpec, ask: CalibrationAsk) -> Container:
             else "names no container of its pod"
         )
         raise DeriveError(
-            f"annotation {ANN_ASK_CONTAINER}={ask.container!r} {why} "
+            f"annotation {ANN_CONTAINER}={ask.container!r} {why} "
             f"(containers: {', '.join(names) or 'none'})"
         )
     if len(containers) == 1:
@@ -129,7 +128,7 @@ def serving_container(spec: PodSpec, ask: CalibrationAsk) -> Container:
         raise DeriveError("its pod template has no containers")
     raise DeriveError(
         f"its pod has {len(containers)} containers ({', '.join(names)}): set annotation "
-        f"{ANN_ASK_CONTAINER} to the one that serves the model"
+        f"{ANN_CONTAINER} to the one that serves the model"
     )
 
 
@@ -227,8 +226,8 @@ def derive_job(
             },
             "annotations": {
                 ANN_JOB_WORKLOAD: str(ref),
-                ANN_JOB_CONTAINER: container_name,
-                ANN_JOB_CONFIGMAP: configmap,
+                ANN_CONTAINER: container_name,
+                ANN_CONFIGMAP: configmap,
                 ANN_JOB_POOL: pool,
             },
             # not the controller: the workload's controller must not adopt or count the Job;

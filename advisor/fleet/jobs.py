@@ -11,8 +11,8 @@ from typing import Any
 from advisor.errors import EXIT_CODES, one_line
 from advisor.fleet.naming import ADVISOR_CONTAINER, COPY_CONTAINER
 from advisor.keys import (
-    ANN_JOB_CONFIGMAP,
-    ANN_JOB_CONTAINER,
+    ANN_CONFIGMAP,
+    ANN_CONTAINER,
     ANN_JOB_POOL,
     ANN_JOB_WORKLOAD,
     LABEL_POOL_HASH,
@@ -57,8 +57,8 @@ def planned_job(job: KubeJob) -> PlannedJob:
         name=meta.name or "?",
         namespace=meta.namespace,
         workload=WorkloadRef.read(str(annotations.get(ANN_JOB_WORKLOAD, ""))),
-        container=str(annotations.get(ANN_JOB_CONTAINER, "")),
-        configmap=str(annotations.get(ANN_JOB_CONFIGMAP, "")),
+        container=str(annotations.get(ANN_CONTAINER, "")),
+        configmap=str(annotations.get(ANN_CONFIGMAP, "")),
         spec_hash=str(labels.get(LABEL_SPEC_HASH, "")),
         pool=str(annotations.get(ANN_JOB_POOL, "")),
         pool_hash=str(labels.get(LABEL_POOL_HASH, "")),

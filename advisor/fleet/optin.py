@@ -19,8 +19,8 @@ from pydantic import ValidationError
 from advisor.errors import InvalidOptionsError, first_error
 from advisor.fleet.storage import object_storage_problem
 from advisor.keys import (
-    ANN_ASK_CONFIGMAP,
-    ANN_ASK_CONTAINER,
+    ANN_CONFIGMAP,
+    ANN_CONTAINER,
     ANN_MODEL,
     ANN_REQUESTS,
     ANN_RESTART,
@@ -141,8 +141,8 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
     return CalibrationAsk(
         model_path=model,
         options=options,
-        container=_name(annotations, ANN_ASK_CONTAINER),
-        configmap=_name(annotations, ANN_ASK_CONFIGMAP),
+        container=_name(annotations, ANN_CONTAINER),
+        configmap=_name(annotations, ANN_CONFIGMAP),
         restart=restart,
         revert=may_revert(annotations),
     )

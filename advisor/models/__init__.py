@@ -17,6 +17,7 @@ from advisor.models.base import (
     StrictModel,
 )
 from advisor.models.calibration import (
+    KERAS_SUFFIXES,
     CalibrationResult,
     Incumbent,
     IncumbentOutcome,
@@ -38,6 +39,7 @@ from advisor.models.calibration import (
     TrialResult,
     TrialStatus,
     WorkloadInfo,
+    model_format,
 )
 from advisor.models.consumers import (
     Consumer,
@@ -90,11 +92,7 @@ from advisor.models.progress import (
     ProgressFn,
 )
 from advisor.models.recommendation import (
-    ADVICE_ENV_NAMES,
-    ENV_INTER_OP,
-    ENV_INTRA_OP,
     ENV_NAME_PATTERN,
-    ENV_OMP,
     MAX_PROVENANCE_TRIALS,
     MAX_SPEC_FIELDS,
     MIN_THREAD_CAP,
@@ -115,6 +113,14 @@ from advisor.models.setting import (
     ThreadSetting,
 )
 from advisor.models.status import AdviceStatus, JobState, StatusResult
+from advisor.models.tf_env import (
+    ADVICE_ENV_NAMES,
+    ENV_INTER_OP,
+    ENV_INTRA_OP,
+    ENV_OMP,
+    env_setting,
+    setting_env,
+)
 from advisor.models.workload import (
     CALIBRATED_KINDS,
     KINDS,
@@ -134,6 +140,7 @@ __all__ = [
     "ENV_NAME_PATTERN",
     "ENV_OMP",
     "ENV_ONEDNN",
+    "KERAS_SUFFIXES",
     "KINDS",
     "MAX_PROVENANCE_TRIALS",
     "MAX_SPEC_FIELDS",
@@ -208,9 +215,12 @@ __all__ = [
     "WorkloadInfo",
     "WorkloadKind",
     "WorkloadRef",
+    "env_setting",
     "job_options",
+    "model_format",
     "over_cap",
     "plan_defaults",
     "plan_options",
+    "setting_env",
     "thread_cap",
 ]

@@ -6,6 +6,7 @@ setting, the advice, and how it compares with TF's default and the advice in for
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_serializer, field_validator
@@ -16,8 +17,11 @@ from advisor.models.options import ObjectiveName, OnednnValue
 from advisor.models.setting import ThreadSetting
 from advisor.models.stored_setting import FlatSetting, MeasuredSetting, SpelledSetting
 
-#: which loader a model needs (``advisor.trials.modelfile`` decides, the child loads)
+#: which loader a model needs (``model_format`` names it, ``advisor.trials.modelfile`` checks it
+#: on disk, the child loads it)
 ModelFormat = Literal["builtin", "savedmodel", "keras"]
+#: what a model path ends with when it is one file Keras loads (Keras 3 loads both)
+KERAS_SUFFIXES = (".keras", ".h5")
 TrialStatus = Literal["ok", "failed", "timeout", "crashed", "oom", "skipped"]
 #: where replayed requests come from: the SavedModel's own
 #: ``assets.extra/tf_serving_warmup_requests``, or the file ``--requests`` names
@@ -39,6 +43,16 @@ class InputsSource(StrictModel):
     detail: str | None = Field(
         default=None, description="synthesised: what synthesis read from the model, in words"
     )
+
+
+def model_format(path: str | None) -> ModelFormat:
+    """The format a model path names, by its name alone: no path is the built-in workload, a
+    Keras suffix (any case) a Keras file, anything else a SavedModel directory."""
+    if path is None:
+        return "builtin"
+    if PurePath(path).suffix.lower() in KERAS_SUFFIXES:
+        return "keras"
+    return "savedmodel"
 
 
 class WorkloadInfo(StrictModel):

@@ -4,14 +4,17 @@ spec, a container, a pod and a Job, each built once from the API's dict where it
 The API server's objects are read leniently: a field that is missing or of the wrong type reads
 as empty (``{}``, ``()``, ``""``, None), never as an error, since a check or a plan says what a
 workload lacks in its own words. The views keep the dict they were read from (``raw``) for what
-is copied into a manifest unchanged. ``mapping`` and ``sequence`` are the one lenient reader of
-the nested blocks no view names (a volume's source, an affinity's terms).
+is copied into a manifest unchanged. A pod spec and a container read each field when it is first
+asked for, and keep it: reading such a view costs nothing (``plan`` derives thousands of Jobs).
+``mapping`` and ``sequence`` are the one lenient reader of the nested blocks no view names (a
+volume's source, an affinity's terms).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from advisor.models.times import kube_time
@@ -64,34 +67,50 @@ class ObjectMeta:
 class Container:
     """A container (or init container) of a pod spec, as the advisor reads it."""
 
-    raw: dict[str, Any]
-    #: None when it has none (the API server never stores such a container)
-    name: str | None
-    image: str | None
-    resources: dict[str, Any]
-    env: tuple[dict[str, Any], ...]
-    env_from: tuple[dict[str, Any], ...]
-    volume_mounts: tuple[dict[str, Any], ...]
-    command: list[Any]
-    args: list[Any]
-    security_context: dict[str, Any]
+    raw: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def read(cls, value: Any) -> Container:
-        raw = mapping(value)
-        name, image = raw.get("name"), raw.get("image")
-        return cls(
-            raw=raw,
-            name=name if isinstance(name, str) else None,
-            image=image if isinstance(image, str) else None,
-            resources=mapping(raw.get("resources")),
-            env=mappings(raw.get("env")),
-            env_from=mappings(raw.get("envFrom")),
-            volume_mounts=mappings(raw.get("volumeMounts")),
-            command=sequence(raw.get("command")),
-            args=sequence(raw.get("args")),
-            security_context=mapping(raw.get("securityContext")),
-        )
+        return cls(mapping(value))
+
+    @cached_property
+    def name(self) -> str | None:
+        """None when it has none (the API server never stores such a container)."""
+        name = self.raw.get("name")
+        return name if isinstance(name, str) else None
+
+    @cached_property
+    def image(self) -> str | None:
+        image = self.raw.get("image")
+        return image if isinstance(image, str) else None
+
+    @cached_property
+    def resources(self) -> dict[str, Any]:
+        return mapping(self.raw.get("resources"))
+
+    @cached_property
+    def env(self) -> tuple[dict[str, Any], ...]:
+        return mappings(self.raw.get("env"))
+
+    @cached_property
+    def env_from(self) -> tuple[dict[str, Any], ...]:
+        return mappings(self.raw.get("envFrom"))
+
+    @cached_property
+    def volume_mounts(self) -> tuple[dict[str, Any], ...]:
+        return mappings(self.raw.get("volumeMounts"))
+
+    @cached_property
+    def command(self) -> list[Any]:
+        return sequence(self.raw.get("command"))
+
+    @cached_property
+    def args(self) -> list[Any]:
+        return sequence(self.raw.get("args"))
+
+    @cached_property
+    def security_context(self) -> dict[str, Any]:
+        return mapping(self.raw.get("securityContext"))
 
 
 @dataclass(frozen=True)
@@ -99,31 +118,46 @@ class PodSpec:
     """A pod's (or a pod template's) ``spec``, as the advisor reads it."""
 
     raw: dict[str, Any] = field(default_factory=dict)
-    containers: tuple[Container, ...] = ()
-    init_containers: tuple[Container, ...] = ()
-    volumes: tuple[dict[str, Any], ...] = ()
-    node_selector: dict[str, Any] = field(default_factory=dict)
-    affinity: dict[str, Any] = field(default_factory=dict)
-    tolerations: list[Any] = field(default_factory=list)
-    resources: dict[str, Any] = field(default_factory=dict)
-    security_context: dict[str, Any] = field(default_factory=dict)
-    image_pull_secrets: tuple[dict[str, Any], ...] = ()
 
     @classmethod
     def read(cls, value: Any) -> PodSpec:
-        raw = mapping(value)
-        return cls(
-            raw=raw,
-            containers=tuple(Container.read(c) for c in mappings(raw.get("containers"))),
-            init_containers=tuple(Container.read(c) for c in mappings(raw.get("initContainers"))),
-            volumes=mappings(raw.get("volumes")),
-            node_selector=mapping(raw.get("nodeSelector")),
-            affinity=mapping(raw.get("affinity")),
-            tolerations=sequence(raw.get("tolerations")),
-            resources=mapping(raw.get("resources")),
-            security_context=mapping(raw.get("securityContext")),
-            image_pull_secrets=mappings(raw.get("imagePullSecrets")),
-        )
+        return cls(mapping(value))
+
+    @cached_property
+    def containers(self) -> tuple[Container, ...]:
+        return tuple(Container(c) for c in mappings(self.raw.get("containers")))
+
+    @cached_property
+    def init_containers(self) -> tuple[Container, ...]:
+        return tuple(Container(c) for c in mappings(self.raw.get("initContainers")))
+
+    @cached_property
+    def volumes(self) -> tuple[dict[str, Any], ...]:
+        return mappings(self.raw.get("volumes"))
+
+    @cached_property
+    def node_selector(self) -> dict[str, Any]:
+        return mapping(self.raw.get("nodeSelector"))
+
+    @cached_property
+    def affinity(self) -> dict[str, Any]:
+        return mapping(self.raw.get("affinity"))
+
+    @cached_property
+    def tolerations(self) -> list[Any]:
+        return sequence(self.raw.get("tolerations"))
+
+    @cached_property
+    def resources(self) -> dict[str, Any]:
+        return mapping(self.raw.get("resources"))
+
+    @cached_property
+    def security_context(self) -> dict[str, Any]:
+        return mapping(self.raw.get("securityContext"))
+
+    @cached_property
+    def image_pull_secrets(self) -> tuple[dict[str, Any], ...]:
+        return mappings(self.raw.get("imagePullSecrets"))
 
     @property
     def node_affinity(self) -> dict[str, Any]:

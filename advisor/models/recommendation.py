@@ -22,15 +22,8 @@ from advisor.models.calibration import (
 from advisor.models.options import ENV_ONEDNN, ONEDNN_VALUES, ObjectiveName
 from advisor.models.setting import MAX_THREADS, ThreadSetting
 from advisor.models.stored_setting import FlatSetting
+from advisor.models.tf_env import ADVICE_ENV_NAMES, env_setting
 from advisor.models.workload import WorkloadRef
-
-#: the env names the advice sets; a ConfigMap's ``data`` holds exactly these and nothing else,
-#: so ``envFrom`` injects nothing a consumer did not ask for. OMP_NUM_THREADS follows the intra-op
-#: count: oneDNN/OpenMP kernels in TF CPU builds size their team from it.
-ENV_INTRA_OP = "TF_NUM_INTRAOP_THREADS"
-ENV_INTER_OP = "TF_NUM_INTEROP_THREADS"
-ENV_OMP = "OMP_NUM_THREADS"
-ADVICE_ENV_NAMES: tuple[str, ...] = (ENV_INTRA_OP, ENV_INTER_OP, ENV_OMP)
 
 #: POSIX-portable env var names (what ``envFrom`` turns ConfigMap keys into without a warning).
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -280,12 +273,18 @@ class Recommendation(StrictModel):
 
     @property
     def setting(self) -> ThreadSetting:
-        return ThreadSetting(self.intra_op_threads, self.inter_op_threads)
+        return env_setting(self.env)
 
     @property
     def intra_op_threads(self) -> int:
-        return int(self.env[ENV_INTRA_OP])
+        return self._counts()[0]
 
     @property
     def inter_op_threads(self) -> int:
-        return int(self.env[ENV_INTER_OP])
+        return self._counts()[1]
+
+    def _counts(self) -> tuple[int, int]:
+        """Both counts: validation holds that the advice sets both."""
+        setting = self.setting
+        assert setting.intra is not None and setting.inter is not None
+        return setting.intra, setting.inter

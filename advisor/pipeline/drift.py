@@ -12,12 +12,12 @@ import re
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 
+from advisor.consumers.quota import same_quota
 from advisor.models import (
     ADVICE_ENV_NAMES,
     ENV_INTRA_OP,
     ENV_ONEDNN,
     ONEDNN_VALUES,
-    QUOTA_TOLERANCE,
     THREAD_VALUE_PATTERN,
     NodeProfile,
     Provenance,
@@ -40,6 +40,12 @@ def installed_tf_version() -> str | None:
     return None
 
 
+def tf_version_changed(measured: str | None, installed: str | None) -> bool:
+    """Whether the TensorFlow an advice was measured with is not the one installed here: both
+    known and different (an unknown version on either side is no evidence of a change)."""
+    return bool(measured and installed and measured != installed)
+
+
 def provenance_differences(
     prov: Provenance, node: NodeProfile, tf_version: str | None
 ) -> list[str]:
@@ -50,18 +56,14 @@ def provenance_differences(
             f"affinity: calibrated with {len(prov.affinity_cpus)} CPUs, "
             f"this process has {len(node.affinity_cpus)}"
         )
-    if (prov.quota_cpus is None) != (node.quota_cpus is None) or (
-        prov.quota_cpus is not None
-        and node.quota_cpus is not None
-        and abs(prov.quota_cpus - node.quota_cpus) > QUOTA_TOLERANCE
-    ):
+    if not same_quota(prov.quota_cpus, node.quota_cpus):
         found.append(
             f"CPU quota: calibrated {_quota(prov.quota_cpus)}, here {_quota(node.quota_cpus)}"
         )
     here_model = node.topology.cpu_model
     if prov.cpu_model and here_model and prov.cpu_model != here_model:
         found.append(f"CPU model: calibrated on {prov.cpu_model!r}, here {here_model!r}")
-    if prov.tf_version and tf_version and prov.tf_version != tf_version:
+    if tf_version_changed(prov.tf_version, tf_version):
         found.append(f"TensorFlow: calibrated with {prov.tf_version}, installed {tf_version}")
     return found
 

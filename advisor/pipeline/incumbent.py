@@ -34,8 +34,8 @@ from advisor.models import (
     NodeProfile,
     OnednnValue,
     Provenance,
-    ThreadSetting,
     WorkloadInfo,
+    env_setting,
     over_cap,
     thread_cap,
 )
@@ -44,6 +44,7 @@ from advisor.models.notes import AdviceIgnored, BadThreadValue, NoProvenance, No
 from advisor.pipeline.drift import installed_tf_version, provenance_differences
 from advisor.pipeline.source import read_advice_file
 from advisor.recommend import ParsedAdvice, load_configmap_yaml, parse_configmap
+from advisor.recommend.measured_for import option_changes
 from advisor.trials.requestfile import WARMUP_FILE
 
 
@@ -66,15 +67,16 @@ def workload_differences(prov: Provenance, options: CalibrationOptions) -> list[
         found.append(f"model: measured on {stored}, this run measures {model}")
     elif work.kind == "savedmodel" and work.signature not in (None, options.signature):
         found.append(f"signature: measured {work.signature}, this run {options.signature}")
-    if work.batch_size != options.batch_size:
-        found.append(f"batch size: measured {work.batch_size}, this run {options.batch_size}")
+    changed = option_changes(prov, options)
+    if (change := changed.get("batch size")) is not None:
+        found.append(f"batch size: measured {change.was}, this run {change.now}")
     measured_inputs, these_inputs = _inputs(work), _inputs_asked(options)
     if measured_inputs != these_inputs:
         found.append(f"inputs: measured on {measured_inputs}, this run {these_inputs}")
-    if work.concurrency != options.concurrency:
-        found.append(f"concurrency: measured {work.concurrency}, this run {options.concurrency}")
+    if (change := changed.get("concurrency")) is not None:
+        found.append(f"concurrency: measured {change.was}, this run {change.now}")
     found += _input_shape_differences(work.inputs, options.input_shape)
-    if prov.objective != options.objective or prov.p99_slo_ms != options.p99_slo_ms:
+    if "objective" in changed or "p99 bound (ms)" in changed:
         found.append(
             f"objective: measured for {_objective(prov.objective, prov.p99_slo_ms)}, this run "
             f"{_objective(options.objective, options.p99_slo_ms)}"
@@ -210,7 +212,7 @@ def from_env_file(path: Path, node: NodeProfile) -> IncumbentChoice:
             return IncumbentChoice(notes=(BadThreadValue(source, name, value, cap),))
     return IncumbentChoice(
         Incumbent(
-            setting=ThreadSetting(int(env[ENV_INTRA_OP]), int(env[ENV_INTER_OP])),
+            setting=env_setting(env),
             onednn=_onednn(env.get(ENV_ONEDNN)),
             source=source,
         ),

@@ -331,9 +331,8 @@ def _list(
     """One namespace's lists, or (``namespace`` None) the cluster's: the opted-in Namespaces,
     then each kind once across all of them; ConfigMaps and claims only where a workload opted
     in."""
-    from advisor.cluster.claims import list_claims
-    from advisor.cluster.jobs import list_configmaps, list_jobs, list_workloads
     from advisor.cluster.namespaces import list_namespaces, namespaces_with_service_account
+    from advisor.cluster.plan_lists import list_claims, list_configmaps, list_jobs, list_workloads
 
     def planned_jobs() -> list[PlannedJob]:
         listed = list_jobs(connection, namespace, PLANNED_SELECTOR, policy)

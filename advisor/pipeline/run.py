@@ -80,7 +80,7 @@ from advisor.render.words import note_text
 
 if TYPE_CHECKING:
     from advisor.cluster import ConfigMapWriter, PublishOutcome
-    from advisor.cluster.workloads import Restarted, WorkloadRestarter
+    from advisor.cluster.restart import Restarted, WorkloadRestarter
 
 log = logging.getLogger("advisor.publish")
 
@@ -392,7 +392,7 @@ def prepare_run(request: RunRequest, instruments: Instruments | None = None) -> 
     if request.configmap is None:
         return prepared
     from advisor.cluster import ConfigMapWriter, RetryPolicy, connect
-    from advisor.cluster.workloads import WorkloadRestarter
+    from advisor.cluster.restart import WorkloadRestarter
 
     assert request.namespace is not None  # check_run_request refuses --configmap without one
     policy = RetryPolicy(total_s=request.cluster_timeout_s)

@@ -30,7 +30,7 @@ from advisor.keys import PLANNED_SELECTOR, RELOADER_MATCH
 from advisor.models import AdviceStatus, StatusResult
 from advisor.models.kube import KubeJob
 from advisor.models.times import timestamp
-from advisor.pipeline.drift import installed_tf_version
+from advisor.pipeline.drift import installed_tf_version, tf_version_changed
 from advisor.pipeline.source import (
     CLUSTER_TIMEOUT_S,
     check_cluster_timeout,
@@ -104,7 +104,7 @@ def advice_status(
     reasons = []
     if prov.advisor_version != advisor_version:
         reasons.append(f"advisor changed ({prov.advisor_version} -> {advisor_version})")
-    if prov.tf_version and tf_version and prov.tf_version != tf_version:
+    if tf_version_changed(prov.tf_version, tf_version):
         reasons.append(f"TensorFlow changed ({prov.tf_version} -> {tf_version})")
     age = now - prov.created_at
     if max_age is not None and age > max_age:
@@ -275,8 +275,8 @@ def cluster_status(
     after seconds."""
     from advisor.cluster import RetryPolicy, connect
     from advisor.cluster.inventory import list_inventory
-    from advisor.cluster.jobs import list_jobs
     from advisor.cluster.listing import READER_HINT, list_advice
+    from advisor.cluster.plan_lists import list_jobs
 
     if all_namespaces and namespace:
         raise UsageError(Opt("namespace"), " and ", Opt("all_namespaces"), " exclude each other")

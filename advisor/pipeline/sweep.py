@@ -57,6 +57,7 @@ from advisor.models import (
     TimeSplit,
     TrialResult,
     WorkloadInfo,
+    model_format,
 )
 from advisor.models.notes import DefaultKept, Note, OnlyDefault, Unmeasured, Unstable
 from advisor.objectives import Measure, Objective, named
@@ -69,7 +70,6 @@ from advisor.render.words import (
 )
 from advisor.trials.environment import trial_env
 from advisor.trials.launch import Launcher, TrialPrograms
-from advisor.trials.modelfile import is_keras_file
 
 log = logging.getLogger("advisor.calibrate")
 
@@ -80,12 +80,7 @@ MAX_INSPECT_S = 120.0
 
 def _workload_from_options(options: CalibrationOptions) -> WorkloadInfo:
     """What the workload is, as far as the options say (used when no child inspects it)."""
-    if options.model_path is None:
-        kind = "builtin"
-    elif is_keras_file(options.model_path):
-        kind = "keras"
-    else:
-        kind = "savedmodel"
+    kind = model_format(options.model_path)
     return WorkloadInfo.model_validate(
         {
             "kind": kind,

@@ -18,11 +18,11 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, get_args
 
+from advisor.consumers.quota import same_quota
 from advisor.errors import Opt, UsageError
 from advisor.kubenames import dns1123_label_problem, label_value_problem
 from advisor.models import (
     MAX_SPEC_FIELDS,
-    QUOTA_TOLERANCE,
     CpuFrom,
     NodeProfile,
     ServingTarget,
@@ -176,7 +176,7 @@ def warn_on_probe(target: ServingTarget | None, node: NodeProfile) -> None:
     if (
         target.cpu_from == "request"
         and requested is not None
-        and abs(requested - node.quota_cpus) > QUOTA_TOLERANCE
+        and not same_quota(requested, node.quota_cpus)
     ):
         log.warning(
             "the advice is for the CPU request of %s (%s request) and is measured under a "

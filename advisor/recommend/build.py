@@ -10,9 +10,6 @@ from pydantic import ValidationError
 
 from advisor.errors import InvalidAdviceError, first_error
 from advisor.models import (
-    ENV_INTER_OP,
-    ENV_INTRA_OP,
-    ENV_OMP,
     ENV_ONEDNN,
     MAX_PROVENANCE_TRIALS,
     QUOTA_TOLERANCE,
@@ -26,6 +23,7 @@ from advisor.models import (
     TopologySummary,
     TrialResult,
     TrialSummary,
+    setting_env,
 )
 
 #: measured latencies (ms) and throughputs (requests/s) are recorded to this many decimals: a
@@ -147,9 +145,7 @@ def build_recommendation(
         )
         return Recommendation(
             env={
-                ENV_INTRA_OP: str(result.setting.intra),
-                ENV_INTER_OP: str(result.setting.inter),
-                ENV_OMP: str(result.setting.intra),
+                **setting_env(result.setting),
                 **({ENV_ONEDNN: onednn} if onednn is not None else {}),
             },
             provenance=provenance,

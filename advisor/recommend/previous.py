@@ -32,7 +32,7 @@ from advisor.keys import (
     REVERTED_ANNOTATION,
     SCHEMA_ANNOTATION,
 )
-from advisor.models import ENV_INTER_OP, ENV_INTRA_OP, ServingTarget, ThreadSetting
+from advisor.models import ENV_INTER_OP, ENV_INTRA_OP, ServingTarget, ThreadSetting, env_setting
 from advisor.models.times import timestamp
 from advisor.recommend.configmap import content_hash
 from advisor.recommend.metadata import ANNOTATIONS_LIMIT_BYTES
@@ -152,7 +152,7 @@ def rejected_for(
         if entry.get("target") != wanted or not isinstance(env, dict):
             continue
         try:
-            setting = ThreadSetting(int(env[ENV_INTRA_OP]), int(env[ENV_INTER_OP]))
+            setting = env_setting(env)
         except (KeyError, TypeError, ValueError):
             continue
         if setting not in found:

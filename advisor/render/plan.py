@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import yaml
 
 from advisor.errors import one_line
-from advisor.keys import ANN_ASK_CONFIGMAP, ANN_REVERT
+from advisor.keys import ANN_CONFIGMAP, ANN_REVERT
 from advisor.models import PlanResult, Production
 from advisor.models.plan import (
     Applied,
@@ -197,7 +197,7 @@ def _skipped_text(cause: Skipped | NotCalibrated | ForeignConfigMap | Overridden
     if isinstance(cause, ForeignConfigMap):
         return (
             f"ConfigMap {cause.configmap} was not written by tf-thread-advisor and is never "
-            f"replaced: name a new one with annotation {ANN_ASK_CONFIGMAP}"
+            f"replaced: name a new one with annotation {ANN_CONFIGMAP}"
         )
     return "the advice would be overridden: " + "; ".join(cause.problems)
 
@@ -255,7 +255,7 @@ def _advice_text(cause: Calibrate | Fits | SharedDiffers | NoServiceAccount) -> 
         return (
             f"it shares ConfigMap {cause.configmap} with {cause.owner}, which is calibrated for "
             f"its own shape, and its own differs ({'; '.join(cause.differences)}): give it its "
-            f"own ConfigMap with annotation {ANN_ASK_CONFIGMAP}"
+            f"own ConfigMap with annotation {ANN_CONFIGMAP}"
         )
     return (
         f"namespace {cause.namespace} has no ServiceAccount {cause.service_account} for its "

@@ -18,6 +18,7 @@ from advisor.models import (
     PairsVerdict,
     ThreadSetting,
     WorkloadInfo,
+    setting_env,
 )
 from advisor.models.notes import (
     AdviceIgnored,
@@ -96,11 +97,7 @@ def _threads_versus_default(result: CalibrationResult) -> str:
 
 def advice_line(result: CalibrationResult) -> str:
     """The one line a person acts on: the env values and the objective they were chosen for."""
-    env = (
-        f"TF_NUM_INTRAOP_THREADS={result.setting.intra} "
-        f"TF_NUM_INTEROP_THREADS={result.setting.inter} "
-        f"OMP_NUM_THREADS={result.setting.intra}"
-    )
+    env = " ".join(f"{name}={value}" for name, value in setting_env(result.setting).items())
     if result.onednn is not None and result.onednn.value is not None:
         env += f" TF_ENABLE_ONEDNN_OPTS={result.onednn.value}"
     what = result.objective + (

@@ -14,12 +14,10 @@ from pathlib import Path
 
 from advisor.models import (
     ADVICE_ENV_NAMES,
-    ENV_INTER_OP,
-    ENV_INTRA_OP,
-    ENV_OMP,
     ENV_ONEDNN,
     OnednnValue,
     ThreadSetting,
+    setting_env,
 )
 
 #: the parent's pid, for the child to check that it was not orphaned before it asked to die with it
@@ -48,10 +46,7 @@ def trial_env(
     # the variables the advice sets, exactly: what a consumer's pod gets
     inherited = os.environ if base is None else base
     env = {k: v for k, v in inherited.items() if k not in ADVICE_ENV_NAMES}
-    if setting.intra is not None and setting.inter is not None:
-        env[ENV_INTRA_OP] = str(setting.intra)
-        env[ENV_OMP] = str(setting.intra)
-        env[ENV_INTER_OP] = str(setting.inter)
+    env.update(setting_env(setting))
     if onednn is not None:
         env[ENV_ONEDNN] = onednn
     for key, value in QUIET_TF_ENV.items():

@@ -17,13 +17,10 @@ from pathlib import Path
 
 from advisor.calibrate.spec import WorkloadSpec
 from advisor.errors import ModelError
-from advisor.models import ModelFormat
+from advisor.models import ModelFormat, model_format
 
-#: what a model path may end with when it is a file (Keras 3 loads both), and how each begins:
-#: checked in the parent, since Keras answers garbage with a misleading "File not found"
-_KERAS_SUFFIXES = (".keras", ".h5")
-
-
+#: how each Keras file (``KERAS_SUFFIXES``) begins: checked in the parent, since Keras answers
+#: garbage with a misleading "File not found"
 _KERAS_MAGIC = {".keras": b"PK\x03\x04", ".h5": b"\x89HDF\r\n\x1a\n"}
 
 
@@ -80,11 +77,6 @@ def served_version(model_path: str) -> ServedVersion | None:
     return ServedVersion(base_path=model_path, version=number, path=str(chosen))
 
 
-def is_keras_file(path: str) -> bool:
-    """A model path Keras loads as one file (.keras, .h5), by its name alone."""
-    return Path(path).suffix.lower() in _KERAS_SUFFIXES
-
-
 def workload_kind(workload: WorkloadSpec) -> ModelFormat:
     """Which loader a path needs; a path that cannot be a model is a ModelError, in the parent."""
     if workload.model_path is None:
@@ -105,7 +97,7 @@ def workload_kind(workload: WorkloadSpec) -> ModelFormat:
         # a FIFO or a device: opening it to check its first bytes could block forever
         raise ModelError(f"{path}: not a regular file or a directory")
     suffix = path.suffix.lower()
-    if is_keras_file(workload.model_path):
+    if model_format(workload.model_path) == "keras":
         if not _starts_with(path, _KERAS_MAGIC[suffix]):
             raise ModelError(
                 f"{path}: not a Keras {suffix} file (its content is not {_KERAS_FORMAT[suffix]})"

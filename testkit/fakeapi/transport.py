@@ -9,7 +9,7 @@ import json
 import socket
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 import yaml
@@ -17,8 +17,19 @@ import yaml
 from testkit.fakeapi.errors import ApiError
 from testkit.fakeapi.recorded import Recorded
 
-if TYPE_CHECKING:
-    from testkit.fakeapi.server import FakeApiServer
+
+class Answering(Protocol):
+    """What the HTTP side asks of the server behind it (``FakeApiServer``): it records each
+    request, may hold it until the server stops, and answers it. A protocol, so this module
+    does not import the server that imports it."""
+
+    def record(self, request: Recorded) -> bool: ...
+
+    def wait_stopped(self) -> None: ...
+
+    def handle(
+        self, request: Recorded, auth: str | None
+    ) -> tuple[int, dict[str, Any], dict[str, str]]: ...
 
 
 class FaultError(Exception):
@@ -46,7 +57,7 @@ def _status(code: int, reason: str, message: str, details: dict[str, Any]) -> di
 _FAULT_REASONS = {429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable"}
 
 
-def handler_for(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
+def handler_for(server: Answering) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 

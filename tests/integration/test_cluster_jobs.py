@@ -1,5 +1,6 @@
-"""The planner's cluster calls (advisor/cluster/jobs.py) through the real kubernetes client, over
-real HTTP, against the strict fake API server authorizing as the planner's Role would."""
+"""The planner's cluster calls (advisor/cluster/plan_lists.py and jobs.py) through the real
+kubernetes client, over real HTTP, against the strict fake API server authorizing as the
+planner's Role would."""
 
 from __future__ import annotations
 
@@ -12,13 +13,8 @@ import pytest
 
 from advisor.cluster import RetryPolicy, connect
 from advisor.cluster.config import Connection
-from advisor.cluster.jobs import (
-    CreateOutcome,
-    create_job,
-    list_configmaps,
-    list_jobs,
-    list_workloads,
-)
+from advisor.cluster.jobs import CreateOutcome, create_job
+from advisor.cluster.plan_lists import list_configmaps, list_jobs, list_workloads
 from advisor.errors import ClusterRejectedError, ClusterUnreachableError, ForbiddenError
 from testkit.fakeapi.apps import workload
 from testkit.fakeapi.jobs import job

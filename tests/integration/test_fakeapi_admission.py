@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from kubernetes import client, config
 
-from advisor.cluster.http import unchecked
+from advisor.cluster.rest import Resource, send
 from testkit.fakeapi.admission import PolicyDenial, WebhookDenial
 from testkit.fakeapi.jobs import job
 from testkit.fakeapi.rbac import Rule
@@ -179,11 +179,15 @@ def test_an_event_is_validated_and_authorized_as_a_real_server_does(api: FakeApi
         in (body["message"])
     )
     assert raw(events.create_namespaced_event, NS, event("Web_4"))[0] == 422
+    # sent as the advisor sends it: unchecked by the client's models
     status, body, _ = raw(
-        unchecked(events, "create_namespaced_event"),
-        NS,
-        event("web.5", bogus=1),
-        field_validation="Strict",
+        lambda *args, **kw: send(
+            events.api_client,
+            "POST",
+            Resource("v1", "events").path(NS),
+            query={"fieldValidation": "Strict"},
+            body=event("web.5", bogus=1),
+        )
     )
     assert status == 400 and 'unknown field "bogus"' in body["message"]
     status, body, _ = raw(events.create_namespaced_event, "absent", event("web.6", "absent"))

@@ -1,6 +1,6 @@
 """v1 PersistentVolumeClaims in the strict fake API server, over real HTTP with the official client,
-and ``cluster.claims.list_claims`` against it: what plan's storage decisions rely on must be what a
-real API server answers (lists, reads, 404, RBAC, a claim no real server would store)."""
+and ``cluster.plan_lists.list_claims`` against it: what plan's storage decisions rely on must be
+what a real API server answers (lists, reads, 404, RBAC, a claim no real server would store)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
 from advisor.cluster import RetryPolicy, connect
-from advisor.cluster.claims import list_claims
+from advisor.cluster.plan_lists import list_claims
 from advisor.errors import ForbiddenError
 from testkit.fakeapi.claims import claim
 from testkit.fakeapi.rbac import Rule

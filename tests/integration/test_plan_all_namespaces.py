@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from advisor.cli import main
-from advisor.cluster.jobs import PLANNER_SERVICE_ACCOUNT
+from advisor.cluster.planner_role import PLANNER_SERVICE_ACCOUNT
 from advisor.errors import ForbiddenError
 from advisor.pipeline.plan import DEFAULT_SERVICE_ACCOUNT
 from advisor.recommend import build_recommendation, render_configmap

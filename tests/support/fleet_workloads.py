@@ -11,7 +11,7 @@ from typing import Any
 
 from advisor.fleet.derive import DerivedJob, JobSettings, derive_job
 from advisor.fleet.optin import CalibrationAsk, read_ask
-from advisor.keys import ANN_ASK_CONTAINER, ANN_MODEL, LABEL_CALIBRATE
+from advisor.keys import ANN_CONTAINER, ANN_MODEL, LABEL_CALIBRATE
 from advisor.models import WorkloadKind
 from advisor.models.kube import KubeWorkload
 
@@ -166,7 +166,7 @@ def shapes() -> dict[str, tuple[WorkloadKind, dict[str, Any]]]:
             image="registry.example.com/exporter:2.0",
             resources={"limits": {"cpu": "100m", "memory": "64Mi"}},
         ),
-        annotations={ANN_ASK_CONTAINER: "server"},
+        annotations={ANN_CONTAINER: "server"},
         initContainers=[
             container(
                 "log-shipper",

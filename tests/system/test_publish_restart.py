@@ -239,7 +239,7 @@ def test_a_role_revoked_during_the_sweep_stops_the_first_restart(scene: Scene) -
 
 
 def test_a_signal_during_the_restarts_says_which_were_done(scene: Scene) -> None:
-    from advisor.cluster.workloads import WorkloadRestarter
+    from advisor.cluster.restart import WorkloadRestarter
 
     real = WorkloadRestarter._restart_one
 

@@ -35,7 +35,7 @@ _READER = """
 import json, sys, tempfile
 from pathlib import Path
 from advisor.trials.child import requests as r
-from advisor.trials.child.workloads import TensorDecl
+from advisor.trials.child.decl import TensorDecl
 
 cases = json.loads(Path(sys.argv[1]).read_text())
 answers = {}

@@ -45,7 +45,7 @@ from advisor.errors import ModelError
 from advisor.models.input_shape import format_input_shapes
 
 if TYPE_CHECKING:
-    from advisor.trials.child.workloads import TensorDecl
+    from advisor.trials.child.decl import TensorDecl
 
 #: where TF Serving looks for a model version's own representative requests
 WARMUP_FILE = "assets.extra/tf_serving_warmup_requests"

@@ -33,8 +33,10 @@ import numpy as np
 import tensorflow as tf
 
 from advisor.errors import ModelError, one_line
+from advisor.models import ModelFormat
 from advisor.models.input_shape import parse_input_shapes
 from advisor.trials.child import synthesis
+from advisor.trials.child.decl import TensorDecl
 
 #: one seed for weights and inputs: every trial must run the very same computation.
 SEED = 20240601
@@ -49,25 +51,10 @@ _BUILTIN_TOWERS = 3
 
 
 @dataclass(frozen=True)
-class TensorDecl:
-    """A declared input or output: name, dtype name and shape (None = unknown dim/rank)."""
-
-    name: str
-    dtype: str
-    shape: tuple[int | None, ...] | None
-
-    def describe(self) -> str:
-        if self.shape is None:
-            return f"{self.dtype}[unknown rank]"
-        dims = ",".join("?" if d is None else str(d) for d in self.shape)
-        return f"{self.dtype}[{dims}]"
-
-
-@dataclass(frozen=True)
 class LoadedWorkload:
     """A model ready to serve requests on fixed inputs (synthesised, or recorded requests)."""
 
-    kind: str
+    kind: ModelFormat
     signature: str | None
     signature_digest: str
     #: input name -> "dtype[shape]" of the tensor fed (a dimension that varies: its range)
@@ -94,7 +81,7 @@ class Replay:
 
 
 def load_workload(
-    kind: str,
+    kind: ModelFormat,
     path: str | None,
     signature: str,
     batch_size: int,
@@ -332,7 +319,11 @@ class _KeywordCall:
 
 
 def _replayed(
-    replay: Replay, kind: str, default_signature: str, digest: str, callables: Callables
+    replay: Replay,
+    kind: ModelFormat,
+    default_signature: str,
+    digest: str,
+    callables: Callables,
 ) -> LoadedWorkload:
     """The workload that replays ``replay``'s requests in a fixed cycle, each as recorded.
 

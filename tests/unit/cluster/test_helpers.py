@@ -16,8 +16,9 @@ from advisor import __version__
 from advisor.cluster.cleanup import ADVICE_LABELS, foreign_labels
 from advisor.cluster.config import Connection
 from advisor.cluster.http import Response
-from advisor.cluster.jobs import CreateOutcome, rule
-from advisor.cluster.workloads import Restarted, WorkloadRestarter, _template_annotations
+from advisor.cluster.jobs import CreateOutcome
+from advisor.cluster.planner_role import rule
+from advisor.cluster.restart import Restarted, WorkloadRestarter, _template_annotations
 from advisor.cluster.writer import ConfigMapWriter
 from advisor.errors import (
     AdviceKeptError,

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 import urllib3
-from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from advisor.cluster.http import (
@@ -21,11 +20,11 @@ from advisor.cluster.http import (
     Target,
     final_error,
     list_all,
-    list_method,
     namespace_missing,
     parse_json,
     request,
 )
+from advisor.cluster.rest import Resource, kind_resource, wire_name
 from advisor.errors import (
     ClusterRejectedError,
     ClusterUnreachableError,
@@ -465,20 +464,42 @@ def test_a_5xx_page_is_retried_where_it_failed() -> None:
 
 
 @pytest.mark.parametrize(
-    ("api", "kind", "everywhere", "name"),
+    ("resource", "namespace", "name", "path"),
     [
-        ("core", "ConfigMap", False, "list_namespaced_config_map"),
-        ("core", "ConfigMap", True, "list_config_map_for_all_namespaces"),
-        ("core", "Pod", True, "list_pod_for_all_namespaces"),
-        ("apps", "StatefulSet", False, "list_namespaced_stateful_set"),
-        ("apps", "DaemonSet", True, "list_daemon_set_for_all_namespaces"),
-        ("batch", "Job", False, "list_namespaced_job"),
+        (Resource("v1", "configmaps"), "ml", None, "/api/v1/namespaces/ml/configmaps"),
+        (Resource("v1", "configmaps"), None, None, "/api/v1/configmaps"),
+        (Resource("v1", "namespaces"), None, None, "/api/v1/namespaces"),
+        (
+            Resource("apps/v1", "statefulsets"),
+            "ml",
+            None,
+            "/apis/apps/v1/namespaces/ml/statefulsets",
+        ),
+        (Resource("batch/v1", "jobs"), "ml", "j-1", "/apis/batch/v1/namespaces/ml/jobs/j-1"),
+        (
+            kind_resource("v1", "PersistentVolumeClaim"),
+            "ml",
+            None,
+            "/api/v1/namespaces/ml/persistentvolumeclaims",
+        ),
     ],
 )
-def test_list_method_is_the_clients_method_for_the_kind(
-    api: str, kind: str, everywhere: bool, name: str
+def test_a_resource_has_the_rest_path_the_generated_methods_use(
+    resource: Resource, namespace: str | None, name: str | None, path: str
 ) -> None:
-    apis = {"core": client.CoreV1Api, "apps": client.AppsV1Api, "batch": client.BatchV1Api}
-    instance = apis[api](client.ApiClient(client.Configuration()))
-    method = list_method(instance, kind, everywhere)
-    assert method.__name__ == name and method.__self__ is instance
+    assert resource.path(namespace, name) == path
+
+
+@pytest.mark.parametrize(
+    ("parameter", "wire"),
+    [
+        ("label_selector", "labelSelector"),
+        ("_continue", "continue"),
+        ("limit", "limit"),
+        ("dry_run", "dryRun"),
+        ("field_validation", "fieldValidation"),
+        ("propagation_policy", "propagationPolicy"),
+    ],
+)
+def test_a_parameter_is_sent_under_the_apis_name(parameter: str, wire: str) -> None:
+    assert wire_name(parameter) == wire

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from advisor.consumers.quota import CpuQuota, cpu_limit, cpu_quota, cpu_request
+from advisor.consumers.quota import CpuQuota, cpu_limit, cpu_quota, cpu_request, same_quota
 
 
 @pytest.mark.parametrize(
@@ -31,3 +31,23 @@ def test_limit_and_request_alone() -> None:
     assert cpu_limit({}, {"limits": {"cpu": "3"}}) == 3.0
     assert cpu_limit({"requests": {"cpu": "3"}}, {}) is None
     assert cpu_request({"requests": {"cpu": "0"}}, {"requests": {"cpu": "0"}}) is None
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        (None, None, True),
+        (2.0, None, False),
+        (None, 2.0, False),
+        (2.0, 2.0, True),
+        (1.5, 1.505, True),  # CFS rounding: 1.5 CPUs read back from cfs_quota_us
+        (1.5, 1.509, True),
+        (1.5, 1.52, False),
+        (1.0, 0.98, False),
+    ],
+)
+def test_two_quotas_are_one_within_cfs_rounding(
+    a: float | None, b: float | None, same: bool
+) -> None:
+    assert same_quota(a, b) is same
+    assert same_quota(b, a) is same

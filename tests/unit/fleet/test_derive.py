@@ -10,9 +10,8 @@ import yaml
 
 from advisor.fleet.derive import DeriveError, serving_container
 from advisor.keys import (
-    ANN_ASK_CONTAINER,
-    ANN_JOB_CONFIGMAP,
-    ANN_JOB_CONTAINER,
+    ANN_CONFIGMAP,
+    ANN_CONTAINER,
     ANN_JOB_POOL,
     ANN_JOB_WORKLOAD,
     LABEL_POOL_HASH,
@@ -50,8 +49,8 @@ def test_labels_and_annotations_say_what_the_job_calibrates() -> None:
     }
     annotations = metadata["annotations"]
     assert annotations[ANN_JOB_WORKLOAD] == "deployment/resnet"
-    assert annotations[ANN_JOB_CONTAINER] == "server"
-    assert annotations[ANN_JOB_CONFIGMAP] == "resnet-advice"
+    assert annotations[ANN_CONTAINER] == "server"
+    assert annotations[ANN_CONFIGMAP] == "resnet-advice"
     assert annotations[ANN_JOB_POOL] == "pool=cpu-a"
     assert job.manifest["spec"]["template"]["metadata"]["labels"] == {
         "app.kubernetes.io/name": "tf-thread-advisor",
@@ -136,7 +135,7 @@ def test_init_containers_and_native_sidecars_are_never_the_serving_one() -> None
     # neither is carried into the Job: it runs the copy and the advisor only
     assert [c["name"] for c in pod(job)["initContainers"]] == ["copy-model"]
     with pytest.raises(DeriveError, match="init container") as caught:
-        derive(workload, ask(**{ANN_ASK_CONTAINER: "proxy"}))
+        derive(workload, ask(**{ANN_CONTAINER: "proxy"}))
     assert "tf" in str(caught.value)
 
 
@@ -145,7 +144,7 @@ def test_the_annotation_picks_among_several_containers() -> None:
         container("metrics", image="exporter:1", resources={"limits": {"cpu": "100m"}}),
         container("tf", image="serving:2", resources={"limits": {"cpu": "3"}}),
     )
-    job = derive(workload, ask(**{ANN_ASK_CONTAINER: "tf"}))
+    job = derive(workload, ask(**{ANN_CONTAINER: "tf"}))
     assert job.target.container == "tf"
     assert job.target.image == "serving:2"
     assert copier(job)["image"] == "serving:2"
@@ -160,7 +159,7 @@ def test_several_containers_without_the_annotation_are_refused_by_name() -> None
     message = str(caught.value)
     assert "metrics" in message
     assert "tf" in message
-    assert ANN_ASK_CONTAINER in message
+    assert ANN_CONTAINER in message
 
 
 def test_an_annotation_naming_no_container_lists_them() -> None:
@@ -168,13 +167,13 @@ def test_an_annotation_naming_no_container_lists_them() -> None:
         container("metrics"), container("tf"), initContainers=[container("fetch")]
     )
     with pytest.raises(DeriveError) as caught:
-        derive(workload, ask(**{ANN_ASK_CONTAINER: "serving"}))
+        derive(workload, ask(**{ANN_CONTAINER: "serving"}))
     assert str(caught.value) == (
         "annotation tf-thread-advisor.io/container='serving' names no container of its pod "
         "(containers: metrics, tf)"
     )
     with pytest.raises(DeriveError) as caught:
-        derive(workload, ask(**{ANN_ASK_CONTAINER: "fetch"}))
+        derive(workload, ask(**{ANN_CONTAINER: "fetch"}))
     assert str(caught.value) == (
         "annotation tf-thread-advisor.io/container='fetch' names an init container (or a "
         "native sidecar), never the serving one (containers: metrics, tf)"

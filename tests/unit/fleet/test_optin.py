@@ -7,11 +7,11 @@ import pytest
 
 from advisor.fleet.optin import Defaults, OptInError, opted_in, read_ask
 from advisor.keys import (
-    ANN_ASK_CONFIGMAP,
-    ANN_ASK_CONTAINER,
     ANN_BATCH_SIZE,
     ANN_BUDGET,
     ANN_CONCURRENCY,
+    ANN_CONFIGMAP,
+    ANN_CONTAINER,
     ANN_MODEL,
     ANN_OBJECTIVE,
     ANN_P99_MS,
@@ -75,8 +75,8 @@ def test_every_annotation_overrides_its_default() -> None:
                 ANN_CONCURRENCY: "3",
                 ANN_BATCH_SIZE: "16",
                 ANN_BUDGET: "900",
-                ANN_ASK_CONTAINER: "server",
-                ANN_ASK_CONFIGMAP: "resnet-advice",
+                ANN_CONTAINER: "server",
+                ANN_CONFIGMAP: "resnet-advice",
                 ANN_RESTART: "true",
             }
         ),
@@ -93,9 +93,7 @@ def test_every_annotation_overrides_its_default() -> None:
 
 
 def test_blank_annotations_are_absent() -> None:
-    ask = read_ask(
-        _ask_of(**{ANN_CONCURRENCY: "  ", ANN_ASK_CONTAINER: ""}), Defaults(concurrency=5)
-    )
+    ask = read_ask(_ask_of(**{ANN_CONCURRENCY: "  ", ANN_CONTAINER: ""}), Defaults(concurrency=5))
     assert ask.options.concurrency == 5
     assert ask.container is None
 
@@ -158,9 +156,9 @@ def test_a_bound_for_another_objective_names_it() -> None:
         ({ANN_BUDGET: "100000"}, ANN_BUDGET),
         ({ANN_OBJECTIVE: "slo", ANN_P99_MS: "0"}, ANN_P99_MS),
         ({ANN_OBJECTIVE: "slo", ANN_P99_MS: "fast"}, ANN_P99_MS),
-        ({ANN_ASK_CONTAINER: "Server_1"}, ANN_ASK_CONTAINER),
-        ({ANN_ASK_CONFIGMAP: "a..b"}, ANN_ASK_CONFIGMAP),
-        ({ANN_ASK_CONFIGMAP: "x" * 254}, ANN_ASK_CONFIGMAP),
+        ({ANN_CONTAINER: "Server_1"}, ANN_CONTAINER),
+        ({ANN_CONFIGMAP: "a..b"}, ANN_CONFIGMAP),
+        ({ANN_CONFIGMAP: "x" * 254}, ANN_CONFIGMAP),
         ({ANN_RESTART: "yes"}, ANN_RESTART),
         ({ANN_MODEL: "models/resnet"}, ANN_MODEL),
         ({ANN_MODEL: "/models/../etc"}, ANN_MODEL),

@@ -21,7 +21,7 @@ from advisor.fleet.derive import DerivedJob, DeriveError, derive_job
 from advisor.fleet.optin import read_ask
 from advisor.fleet.serving_shape import qos_class
 from advisor.keys import (
-    ANN_ASK_CONTAINER,
+    ANN_CONTAINER,
     ANN_JOB_POOL,
 )
 from advisor.models.kube import KubeWorkload
@@ -185,7 +185,7 @@ SHAPES: dict[str, tuple[dict[str, Any], str, int]] = {
         deployment(
             container(resources=guaranteed("2")),
             EXPORTER,
-            annotations={ANN_ASK_CONTAINER: "server"},
+            annotations={ANN_CONTAINER: "server"},
         ),
         "Guaranteed",
         2,
@@ -206,7 +206,7 @@ SHAPES: dict[str, tuple[dict[str, Any], str, int]] = {
         deployment(
             container(resources=guaranteed("2")),
             container("exporter", image="exporter:1", resources={"requests": {"cpu": "50m"}}),
-            annotations={ANN_ASK_CONTAINER: "server"},
+            annotations={ANN_CONTAINER: "server"},
         ),
         "Burstable",
         0,

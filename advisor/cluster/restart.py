@@ -33,13 +33,12 @@ from advisor.errors import (
     RestartFailedError,
     RestartTargetError,
 )
-from advisor.keys import ADVICE_HASH_ANNOTATION
+from advisor.keys import ADVICE_HASH_ANNOTATION, FIELD_MANAGER
 from advisor.models import WorkloadRef
 from advisor.retry import Deadline, RetryPolicy
 
 #: what the dry run before the sweep sets (it stores nothing)
 PREFLIGHT_VALUE = "preflight"
-FIELD_MANAGER = "tf-thread-advisor"
 
 log = logging.getLogger(__name__)
 
