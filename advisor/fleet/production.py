@@ -64,15 +64,17 @@ class RevertBudget:
 
     limit: int = DEFAULT_MAX_REVERTS
     used: int = 0
-    #: the regressed advice left as they are because the limit was reached
-    refused: int = 0
 
     def take(self) -> bool:
         if self.used >= self.limit:
-            self.refused += 1
             return False
         self.used += 1
         return True
+
+    def give_back(self) -> None:
+        """A revert taken but not written (the ConfigMap changed since, or the API server
+        refused the write): nothing was undone, so it does not count against the limit."""
+        self.used = max(0, self.used - 1)
 
 
 def revert(
@@ -82,13 +84,11 @@ def revert(
     opted_out: Sequence[WorkloadRef] = (),
     opt_out_problem: str | None = None,
     confounded: Sequence[str] = (),
-    then: Sequence[str] = (),
     budget: RevertBudget | None = None,
 ) -> Reverted | NotReverted | None:
     """What production makes of one advice, judged on each of its consumers (``verdicts``):
     ``Reverted`` (its decisions become ``revert``), ``NotReverted`` (added to their reasons: a
-    regression left as it is, and why); None: nothing regressed. ``then``: what a calibration
-    would have been started for (the next plan's, after the revert)."""
+    regression left as it is, and why); None: nothing regressed."""
     if not any(regressed(v.production) for v in verdicts):
         return None
     judged = tuple(verdicts)
@@ -105,7 +105,7 @@ def revert(
         why = RevertLimit(budget.limit)
     if why is not None or previous is None:
         return NotReverted(judged, why or NoPrevious())
-    return Reverted(judged, previous.summary, tuple(then))
+    return Reverted(judged, previous.summary)
 
 
 def revert_limited(decision: Planned) -> bool:

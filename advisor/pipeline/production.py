@@ -38,7 +38,7 @@ from advisor.consumers.production import (
     place,
     ran_previous,
 )
-from advisor.errors import InvalidAdviceError, Opt, UsageError
+from advisor.errors import AdvisorError, InvalidAdviceError, Opt, UsageError
 from advisor.fleet.decide import Planned, applying
 from advisor.fleet.optin import OptInError, may_revert
 from advisor.fleet.production import (
@@ -449,7 +449,10 @@ def plan_production(
         )
         judged = [judged_decision(d, outcome) for d in planned]
         if isinstance(outcome, Reverted) and apply:
-            judged = _write_back(judged, planned, dict(obj), reader.now, write)
+            judged, written = _write_back(judged, planned, dict(obj), reader.now, write)
+            if not written:
+                # nothing was undone: --max-reverts bounds what is undone, so the slot is free
+                wanted.budget.give_back()
         for index, decision in zip(indices, judged, strict=True):
             out[index] = decision
     opted_in = {decision.workload for decision in decisions}
@@ -533,21 +536,28 @@ def _write_back(
     obj: dict[str, Any],
     now: datetime,
     write: Callable[[dict[str, Any]], bool],
-) -> list[Planned]:
+) -> tuple[list[Planned], bool]:
     """The advice's previous one written back once, for every decision reading it; when the
-    ConfigMap changed since it was read, each decision is what it was, saying so."""
+    ConfigMap changed since it was read, or the API server refused the write (no ``update`` on
+    configmaps, unreachable, 422), each decision is what it was, saying so, and the plan goes on
+    with the next advice (one warning line per refused write). Second: whether it was written."""
     previous = previous_advice(obj)
     assert previous is not None
     reason = plan_reason_text(judged[0].reason)
     back = reverted_configmap(obj, previous, now=now, reason=reason)
-    if write(back):
-        return [applying(decision, WrittenBack()) for decision in judged]
+    try:
+        written = write(back)
+        not_written = NotWrittenBack()
+    except AdvisorError as exc:
+        name = mapping(obj.get("metadata")).get("name")
+        log.warning("the previous advice was not written back to ConfigMap %s: %s", name, exc)
+        written, not_written = False, NotWrittenBack(refused=" ".join(str(exc).split()))
+    if written:
+        return [applying(decision, WrittenBack()) for decision in judged], True
     return [
-        replace(
-            applying(decision, NotWrittenBack(), verdict=before.verdict), job_name=before.job_name
-        )
+        replace(applying(decision, not_written, verdict=before.verdict), job_name=before.job_name)
         for decision, before in zip(judged, planned, strict=True)
-    ]
+    ], False
 
 
 def _mounts(found: list[Workload]) -> list[Mount]:
@@ -629,7 +639,6 @@ def judged_plans(
     Prometheus trouble, whatever the number of namespaces."""
     from advisor.cluster.inventory import list_inventory
     from advisor.cluster.revert import replace_configmap
-    from advisor.errors import AdvisorError
 
     reader = ProductionReader(PrometheusClient(settings), window=window or DEFAULT_WINDOW, now=now)
     wanted = PlanProduction(reader, suggest_throttled, RevertBudget(max_reverts))

@@ -364,3 +364,24 @@ def test_a_calibration_written_meanwhile_wins_and_the_decision_stays_as_it_was(
     stored = api.get(NS, "advice-web")
     assert stored is not None and stored["metadata"]["annotations"]["note"]
     assert api.events()[0]["reason"] == "CalibrationStarted" and len(api.events()) == 1
+
+
+def test_a_refused_write_back_keeps_the_advice_frees_its_slot_and_the_plan_goes_on(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The API server refuses the first revert (422; 403 without update on configmaps is the
+    same path): that decision says so, one warning line, and the --max-reverts slot it took goes
+    to the next regressed advice, which is written back."""
+    for name in ("one", "two"):
+        deploy(api, worker(name))
+        regressed_advice(api, name)
+    api.inject(422, method="PUT")
+    shares = {"one": WORSE, "two": WORSE}
+    code, found, err = json_plan(capsys, api, shares, changed_at(api, "one"), "--apply")
+    one, two = found["deployment/one"], found["deployment/two"]
+    assert (code, one["decision"], two["decision"]) == (0, "fits", "revert")
+    assert "; not written: " in one["reason"] and "the advice is kept" in one["reason"]
+    assert two["reason"].endswith("; written back")
+    (line,) = err.strip().splitlines()
+    assert "not written back to ConfigMap advice-one" in line
+    assert [r.path.rsplit("/", 1)[1] for r in puts(api) if r.status == 200] == ["advice-two"]
