@@ -509,3 +509,56 @@ def test_one_consumers_slow_query_is_its_unknown_alone(
         "improved",
         "regressed",
     )
+
+
+def _latency_only(series: int, negative: bool = False) -> Any:
+    """``recorded``, web-slow's latency query answering ``series`` series (``negative``: every
+    fourth step below zero, as a deriv() may give), its container without a CPU limit (no CFS
+    periods)."""
+
+    def answer(endpoint: str, form: Mapping[str, str]) -> Answer:
+        query = form["query"]
+        if '"web-slow"' in query and not query.startswith("p99_seconds"):
+            return matrix() if endpoint == "query_range" else recorded(endpoint, form)
+        found = recorded(endpoint, form)
+        if not query.startswith("p99_seconds"):
+            return found
+        one = json.loads(found[1])["data"]["result"][0]["values"]
+        points = [
+            (float(t), -0.5 if negative and int(float(t)) // 300 % 4 == 0 else float(v))
+            for t, v in one
+        ]
+        return matrix(*(({"pod": f"p{i}"}, points) for i in range(series)))
+
+    return answer
+
+
+def test_a_latency_query_giving_several_series_is_unknown(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Latencies do not add up: two series (one per pod) summed would double the p99."""
+    with FakePrometheus(_latency_only(2)) as prom:
+        code, out, err = status(
+            capsys, api, "--namespace", "ml", "--format", "json", "--prometheus-url", prom.url,
+            *WINDOW,
+        )  # fmt: skip
+    slow = productions(json.loads(out))["web-slow"]
+    assert (code, slow["verdict"]) == (0, "unknown")
+    assert "the latency query failed: the query gave 2 series; it must give one" in slow["reason"]
+    assert "web-slow: the query gave 2 series" in err and len(err.strip().splitlines()) == 1
+
+
+def test_negative_samples_are_dropped_and_week_back_is_read_without_a_cpu_limit(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No CFS periods (no CPU limit): the latency samples decide whether the week-back
+    before-window holds enough, so it is read, and no other placement after it."""
+    with FakePrometheus(_latency_only(1, negative=True)) as prom:
+        found = productions(json_rows(capsys, api, "--prometheus-url", prom.url, *WINDOW))
+    slow = found["web-slow"]
+    assert (slow["verdict"], slow["cause"]) == ("regressed", "p99")
+    asked = [r.form for r in prom.requests if r.form.get("query", "").startswith("p99_seconds")]
+    # json_rows runs status twice (json, yaml): each reads the week-back window and the after one
+    starts = sorted({float(f["start"]) for f in asked})
+    assert (len(asked), len(starts)) == (4, 2)
+    assert starts[1] - starts[0] == pytest.approx(timedelta(days=7).total_seconds())
