@@ -46,9 +46,12 @@ from advisor.recommend.previous import Previous
 #: kube-prometheus' CPUThrottlingHigh level: the share of CFS periods throttled worth a look
 DEFAULT_SUGGEST_THROTTLED = 0.25
 #: reverts per plan unless told: a nightly plan undoes one regressed advice a night. One new
-#: advice per node pool lands between two plans at the default --max-running 1, so a real
-#: regression is undone the first night; several at once look like a change under every workload
-#: (a node-pool upgrade), which a person should see (plan exits 19) before more are undone
+#: advice per node pool lands between two plans at the default --max-running 1, and the next
+#: plan sees less than a whole window after its rollout and warm-up; an after-window within
+#: ``advisor.consumers.production.FULL_SLACK`` (warm-up plus an hour) of the window is a full
+#: one, so a real regression is undone the first night where the calibration and rollout took
+#: less than that slack (else the night after). Several at once look like a change under every
+#: workload (a node-pool upgrade), which a person should see (plan exits 19) before more are undone
 DEFAULT_MAX_REVERTS = 1
 
 
@@ -93,6 +96,8 @@ def revert(
         return None
     judged = tuple(verdicts)
     why: NotRevertedWhy | None = None
+    # a provisional improvement counts too, deliberately: a revert changes every consumer, and
+    # a short window's improvement is reason enough not to undo the advice for it yet
     if any(v.production.verdict == "improved" for v in verdicts):
         why = Helped()
     elif opted_out or opt_out_problem:
