@@ -565,3 +565,25 @@ def test_negative_samples_are_dropped_and_week_back_is_read_without_a_cpu_limit(
     starts = sorted({float(f["start"]) for f in asked})
     assert (len(asked), len(starts)) == (4, 2)
     assert starts[1] - starts[0] == pytest.approx(timedelta(days=7).total_seconds())
+
+
+def test_a_load_query_giving_negative_values_leaves_them_out(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A deriv() load query below zero throughout: no samples (the figures are >= 0), so the
+    load is missing, never a validation traceback."""
+    serving(api, "web-load", **{LOAD_QUERY_ANNOTATION: 'rps{deployment="$workload"}'})
+
+    def answer(endpoint: str, form: Mapping[str, str]) -> Answer:
+        if form["query"].startswith("rps{"):
+            return ranged(form, lambda t: -1.0)
+        return recorded(endpoint, form)
+
+    with FakePrometheus(answer) as prom:
+        found = productions(json_rows(capsys, api, "--prometheus-url", prom.url, *WINDOW))
+    load = found["web-load"]
+    assert (load["verdict"], load["cause"], load["load_before"]) == (
+        "unknown",
+        "load-missing",
+        None,
+    )
