@@ -1,12 +1,13 @@
 """Did the advice help in production? Where the two windows go, and the verdict on one consuming
 container from its serving pods' samples in them.
 
-The windows (``place``): **after** starts once every pod the API server lists for the workload
-had started with the advice and ``WARM_UP`` passed, and lasts ``window`` or until now; shorter
-than ``MIN_AFTER`` it is no after-window yet, shorter than ``window`` its verdict is
-``provisional`` (shown, never acted on). **before** covers the same hours: the after-window a
-week back where the history allows (``WEEK``), else the fewest whole days back that end it
-before the data changed. It must lie wholly after the previous advice took effect (its own
+The windows (``place``): **after** starts once the rollout onto the advice is done (the pods that
+started within ``ROLLOUT`` of the first pod started with it: a pod an autoscaler or an eviction adds
+later does not restart the window) and ``WARM_UP`` passed, and lasts ``window`` or until now;
+shorter than ``MIN_AFTER`` it is no after-window yet, shorter than ``window`` less ``FULL_SLACK``
+its verdict is ``provisional`` (shown, never acted on). **before** covers the same hours: the
+after-window a week back where the history allows (``WEEK``), else the fewest whole days back that
+end it before the data changed. It must lie wholly after the previous advice took effect (its own
 data-changed time and ``WARM_UP``), so that what it measured is what a revert restores; where no
 such placement exists the verdict is unknown.
 
@@ -56,6 +57,13 @@ MIN_STEP_PERIODS = 10.0
 WARM_UP = timedelta(minutes=10)
 #: an after-window shorter than this (or than ``window``, if shorter) is too little data
 MIN_AFTER = timedelta(hours=1)
+#: pods started later than this after the first one started with the advice are not its rollout
+#: (an autoscaler's scale-up, an eviction): they do not move the after-window's start
+ROLLOUT = timedelta(minutes=30)
+#: an after-window this much shorter than ``window`` is still a full one: advice lands some
+#: time after a nightly plan and its pods roll out and warm up, so the next plan never sees a
+#: whole window after it; without the slack a regression would never be reverted the next night
+FULL_SLACK = WARM_UP + timedelta(hours=1)
 WEEK = timedelta(days=7)
 DAY = timedelta(days=1)
 
@@ -145,7 +153,9 @@ def place(
         return Unknown(
             "no-after-window", "its running pods predate the advice's data (no after-window yet)"
         )
-    begun = max([changed, *starts]) + WARM_UP
+    first = min(starts, default=changed)
+    rollout = [start for start in starts if start <= first + ROLLOUT]
+    begun = max([changed, *rollout]) + WARM_UP
     end = min(begun + window, now)
     needed = min(MIN_AFTER, window)
     if end - begun < needed:
@@ -156,7 +166,7 @@ def place(
             f"and warmed up (needs {_hours(needed)})",
         )
     provisional = None
-    if end - begun < window:
+    if end - begun < max(needed, window - FULL_SLACK):
         provisional = f"{_hours(end - begun)} of the {_hours(window)} after-window so far"
     floor = None if previous_changed is None else previous_changed + WARM_UP
     days = max(1, math.ceil((end - changed) / DAY))
@@ -170,13 +180,12 @@ def place(
     ]
     if found:
         return found
+    # without a floor the days back always end before the data changed: found is never empty
+    assert floor is not None
     return Unknown(
         "hours",
         f"no before-window at the same hours ran the previous advice alone: it took effect "
-        f"{_stamp(floor)}, {days} day(s) back starts {_stamp(begun - days * DAY)}"
-        if floor is not None
-        else f"the after-window ends {_hours(end - changed)} after the data changed: "
-        "no earlier window at the same hours",
+        f"{_stamp(floor)}, {days} day(s) back starts {_stamp(begun - days * DAY)}",
     )
 
 
@@ -282,8 +291,8 @@ def _throttling(before: Window, after: Window) -> Decided | Unknown:
         if window.throttled is None or len(window.cfs) < MIN_SAMPLES:
             return Unknown(
                 "too-little-data",
-                f"too little data {side} the advice (no CFS periods"
-                f"{'' if before.p99 or after.p99 else ' and no latency query'})"
+                # throttling decides only without a latency query
+                f"too little data {side} the advice (no CFS periods and no latency query)"
                 if window.throttled is None
                 else f"too little data {side} the advice ({len(window.cfs)} step(s) the "
                 f"container ran; needs {MIN_SAMPLES})",

@@ -46,9 +46,12 @@ from advisor.recommend.previous import Previous
 #: kube-prometheus' CPUThrottlingHigh level: the share of CFS periods throttled worth a look
 DEFAULT_SUGGEST_THROTTLED = 0.25
 #: reverts per plan unless told: a nightly plan undoes one regressed advice a night. One new
-#: advice per node pool lands between two plans at the default --max-running 1, so a real
-#: regression is undone the first night; several at once look like a change under every workload
-#: (a node-pool upgrade), which a person should see (plan exits 19) before more are undone
+#: advice per node pool lands between two plans at the default --max-running 1, and the next
+#: plan sees less than a whole window after its rollout and warm-up; an after-window within
+#: ``advisor.consumers.production.FULL_SLACK`` (warm-up plus an hour) of the window is a full
+#: one, so a real regression is undone the first night where the calibration and rollout took
+#: less than that slack (else the night after). Several at once look like a change under every
+#: workload (a node-pool upgrade), which a person should see (plan exits 19) before more are undone
 DEFAULT_MAX_REVERTS = 1
 
 
@@ -64,15 +67,17 @@ class RevertBudget:
 
     limit: int = DEFAULT_MAX_REVERTS
     used: int = 0
-    #: the regressed advice left as they are because the limit was reached
-    refused: int = 0
 
     def take(self) -> bool:
         if self.used >= self.limit:
-            self.refused += 1
             return False
         self.used += 1
         return True
+
+    def give_back(self) -> None:
+        """A revert taken but not written (the ConfigMap changed since, or the API server
+        refused the write): nothing was undone, so it does not count against the limit."""
+        self.used = max(0, self.used - 1)
 
 
 def revert(
@@ -82,17 +87,17 @@ def revert(
     opted_out: Sequence[WorkloadRef] = (),
     opt_out_problem: str | None = None,
     confounded: Sequence[str] = (),
-    then: Sequence[str] = (),
     budget: RevertBudget | None = None,
 ) -> Reverted | NotReverted | None:
     """What production makes of one advice, judged on each of its consumers (``verdicts``):
     ``Reverted`` (its decisions become ``revert``), ``NotReverted`` (added to their reasons: a
-    regression left as it is, and why); None: nothing regressed. ``then``: what a calibration
-    would have been started for (the next plan's, after the revert)."""
+    regression left as it is, and why); None: nothing regressed."""
     if not any(regressed(v.production) for v in verdicts):
         return None
     judged = tuple(verdicts)
     why: NotRevertedWhy | None = None
+    # a provisional improvement counts too, deliberately: a revert changes every consumer, and
+    # a short window's improvement is reason enough not to undo the advice for it yet
     if any(v.production.verdict == "improved" for v in verdicts):
         why = Helped()
     elif opted_out or opt_out_problem:
@@ -105,7 +110,7 @@ def revert(
         why = RevertLimit(budget.limit)
     if why is not None or previous is None:
         return NotReverted(judged, why or NoPrevious())
-    return Reverted(judged, previous.summary, tuple(then))
+    return Reverted(judged, previous.summary)
 
 
 def revert_limited(decision: Planned) -> bool:

@@ -86,7 +86,10 @@ class WrittenBack:
 
 @dataclass(frozen=True)
 class NotWrittenBack:
-    """A revert not applied: the ConfigMap changed since it was read."""
+    """A revert not applied: the ConfigMap changed since it was read, or (``refused``: the API
+    server's words) the write was refused or not answered."""
+
+    refused: str | None = None
 
 
 @dataclass(frozen=True)

@@ -3,16 +3,19 @@ after its pods started with the advice and one at the same hours before the advi
 changed (placed by ``advisor.consumers.production.place``), sampled every ``queries.STEP`` and
 judged by ``advisor.consumers.production.judge``.
 
-The before-window is tried a week back first: where Prometheus holds too little there (retention,
-a new workload), the days-back placement is read instead.
+The before-window is tried a week back first: where Prometheus holds too little there of what
+decides the verdict (the latency samples where the workload names a latency query, else the CFS
+periods), the days-back placement is read instead. A latency query must give one series (p99s do
+not add up); negative samples of the workload's own queries are left out.
 
 Prometheus trouble never stops a command. A Prometheus that cannot be reached, refuses the
 credentials, or answers nothing at all in time makes every verdict ``unknown`` with the reason
 (asked once, then not again), and the command logs ONE warning line at the end (``warn``). One
 query refused (400, 422), answered in part, or timed out while others were answered is that
-consumer's ``unknown`` alone. kube-state-metrics series that cannot be joined (no
-``kube_pod_owner`` in a namespace, or its labels renamed ``exported_namespace``) are detected
-once per namespace and named in one warning line.
+consumer's ``unknown`` alone (a suggestions query's: that namespace's suggestions alone).
+kube-state-metrics series that cannot be joined (no ``kube_pod_owner`` in a namespace, or its
+labels renamed ``exported_namespace``) are detected once per namespace and named in one warning
+line.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from advisor.consumers.production import (
     place,
     ran_previous,
 )
-from advisor.errors import InvalidAdviceError, Opt, UsageError
+from advisor.errors import AdvisorError, InvalidAdviceError, Opt, UsageError
 from advisor.fleet.decide import Planned, applying
 from advisor.fleet.optin import OptInError, may_revert
 from advisor.fleet.production import (
@@ -61,7 +64,7 @@ from advisor.models.plan import (
     Reverted,
     WrittenBack,
 )
-from advisor.models.times import parse_timestamp
+from advisor.models.times import kube_time, parse_timestamp
 from advisor.prometheus import (
     PartialAnswer,
     PrometheusClient,
@@ -88,6 +91,8 @@ DEFAULT_WINDOW = timedelta(hours=24)
 DEFAULT_TIMEOUT_S = 10.0
 #: consumers in a row whose queries timed out after which Prometheus counts as unavailable
 TIMEOUTS_IN_A_ROW = 3
+#: the causes of a verdict the rank test decided
+JUDGED = ("p99", "throttling")
 
 
 def prometheus_settings(
@@ -205,6 +210,20 @@ class ProductionReader:
             load="load" in templates,
             provisional=windows.provisional,
         )
+        if previous is not None and windows.previous_changed is None and found.cause in JUDGED:
+            # without the previous advice's start nothing bounds the before-window: its pods may
+            # not have run the advice a revert would restore
+            return found.model_copy(
+                update={
+                    "verdict": "unknown",
+                    "cause": "not-previous",
+                    "reason": f"{found.reason}; not judged: the previous advice's start is "
+                    "unknown (it records no data-changed-at), so a revert may not restore what "
+                    "was measured",
+                    "p_value": None,
+                    "provisional": False,
+                }
+            )
         return self._named_owners(found, target)
 
     def _read(
@@ -219,16 +238,17 @@ class ProductionReader:
         before = after = Window()
         try:
             self._check_owners(target)
-            windows, before = self._before(target, placed)
+            windows, before, refused = self._before(target, placed, templates)
             if windows.previous_changed is not None:
                 starts = self._range(queries.earliest_start(target), windows.before)
                 stale = ran_previous(windows, min((v for _, v in starts), default=None))
                 if stale is not None:
                     return stale.production()
-            after = self._window(target, windows.after)
-            for name, template in templates.items():
-                before = self._with_own(before, name, template, target, windows.before)
-                after = self._with_own(after, name, template, target, windows.after)
+            after, refused_after = self._window(target, windows.after, templates)
+            refused = refused or refused_after
+            if refused is not None:
+                # raised once both windows are read: what was read is still shown
+                raise refused
         except PrometheusError as exc:
             return self._trouble(exc, before, after, who)
         return windows, before, after
@@ -282,13 +302,20 @@ class ProductionReader:
             changed, starts, now=self.now, window=self.window, previous_changed=before_changed
         )
 
-    def _before(self, target: queries.Container, placed: list[Windows]) -> tuple[Windows, Window]:
-        """The first placement whose before-window holds enough data (else the last one)."""
+    def _before(
+        self, target: queries.Container, placed: list[Windows], templates: Mapping[str, str]
+    ) -> tuple[Windows, Window, _OwnQueryRefused | None]:
+        """The first placement whose before-window holds enough of what decides the verdict
+        (else the last one): the latency samples where a latency query is named (a container
+        without a CPU limit has no CFS periods at all), else the CFS periods."""
         for i, windows in enumerate(placed):
-            before = self._window(target, windows.before)
-            enough = before.periods >= MIN_PERIODS and len(before.cfs) >= MIN_SAMPLES
-            if enough or i == len(placed) - 1:
-                return windows, before
+            before, refused = self._window(target, windows.before, templates)
+            if "latency" in templates:
+                enough = len(before.p99) >= MIN_SAMPLES
+            else:
+                enough = before.periods >= MIN_PERIODS and len(before.cfs) >= MIN_SAMPLES
+            if enough or refused is not None or i == len(placed) - 1:
+                return windows, before, refused
         raise AssertionError("place() gives at least one placement")
 
     def warn(self) -> None:
@@ -332,12 +359,24 @@ class ProductionReader:
             return found
         return found.model_copy(update={"reason": f"{found.reason}; {why}"})
 
-    def _window(self, target: queries.Container, span: tuple[datetime, datetime]) -> Window:
-        """The CFS and CPU samples of one window."""
+    def _window(
+        self,
+        target: queries.Container,
+        span: tuple[datetime, datetime],
+        templates: Mapping[str, str],
+    ) -> tuple[Window, _OwnQueryRefused | None]:
+        """The CFS and CPU samples of one window, and the workload's own queries' (second: the
+        own query refused, if one was)."""
         throttled = self._range(queries.throttled_periods(target), span)
         periods = self._range(queries.periods(target), span)
         cpu = self._range(queries.cpu_per_pod(target), span)
-        return Window(cfs=cfs_steps(throttled, periods), cpu=[v for _, v in cpu])
+        found = Window(cfs=cfs_steps(throttled, periods), cpu=[v for _, v in cpu])
+        try:
+            for name, template in templates.items():
+                found = self._with_own(found, name, template, target, span)
+        except _OwnQueryRefused as exc:
+            return found, exc
+        return found, None
 
     def _with_own(
         self,
@@ -349,17 +388,27 @@ class ProductionReader:
     ) -> Window:
         """``figures`` with the workload's own ``name`` query (latency, load) over the window."""
         try:
-            points = self._range(queries.templated(template, target), span)
+            # latencies do not add up: one series per pod or cluster summed would read a
+            # scale-up as a regression, so the query must aggregate them itself
+            points = self._range(
+                queries.templated(template, target), span, one_series=name == "latency"
+            )
         except QueryRefused as exc:
             raise _OwnQueryRefused(name, str(exc)) from None
-        values = [value for _, value in points]
+        # a negative rate or latency (deriv, a counter reset) is no sample: the figures are >= 0
+        values = [value for _, value in points if value >= 0]
         return replace(figures, p99=values) if name == "latency" else replace(figures, load=values)
 
-    def _range(self, expr: str, span: tuple[datetime, datetime]) -> list[tuple[float, float]]:
-        """The answer's points, summed over its series at each step, finite values only."""
+    def _range(
+        self, expr: str, span: tuple[datetime, datetime], *, one_series: bool = False
+    ) -> list[tuple[float, float]]:
+        """The answer's points, summed over its series at each step, finite values only
+        (``one_series``: more than one series is refused, ``QueryRefused``)."""
         start, end = span
         series = self.client.query_range(expr, start, end, queries.STEP_S)
         self.answered += 1
+        if one_series and len(series) > 1:
+            raise QueryRefused(f"the query gave {len(series)} series; it must give one")
         summed: dict[float, float] = {}
         for one in series:
             for at, value in one.points:
@@ -382,8 +431,7 @@ class _OwnQueryRefused(PrometheusError):
 
 
 def _started(pod: KubePod) -> datetime | None:
-    text = mapping(pod.raw.get("status")).get("startTime")
-    return parse_timestamp(text) if isinstance(text, str) else None
+    return kube_time(mapping(pod.raw.get("status")).get("startTime"))
 
 
 @dataclass(frozen=True)
@@ -449,7 +497,10 @@ def plan_production(
         )
         judged = [judged_decision(d, outcome) for d in planned]
         if isinstance(outcome, Reverted) and apply:
-            judged = _write_back(judged, planned, dict(obj), reader.now, write)
+            judged, written = _write_back(judged, planned, dict(obj), reader.now, write)
+            if not written:
+                # nothing was undone: --max-reverts bounds what is undone, so the slot is free
+                wanted.budget.give_back()
         for index, decision in zip(indices, judged, strict=True):
             out[index] = decision
     opted_in = {decision.workload for decision in decisions}
@@ -533,21 +584,28 @@ def _write_back(
     obj: dict[str, Any],
     now: datetime,
     write: Callable[[dict[str, Any]], bool],
-) -> list[Planned]:
+) -> tuple[list[Planned], bool]:
     """The advice's previous one written back once, for every decision reading it; when the
-    ConfigMap changed since it was read, each decision is what it was, saying so."""
+    ConfigMap changed since it was read, or the API server refused the write (no ``update`` on
+    configmaps, unreachable, 422), each decision is what it was, saying so, and the plan goes on
+    with the next advice (one warning line per refused write). Second: whether it was written."""
     previous = previous_advice(obj)
     assert previous is not None
     reason = plan_reason_text(judged[0].reason)
     back = reverted_configmap(obj, previous, now=now, reason=reason)
-    if write(back):
-        return [applying(decision, WrittenBack()) for decision in judged]
+    try:
+        written = write(back)
+        not_written = NotWrittenBack()
+    except AdvisorError as exc:
+        name = mapping(obj.get("metadata")).get("name")
+        log.warning("the previous advice was not written back to ConfigMap %s: %s", name, exc)
+        written, not_written = False, NotWrittenBack(refused=" ".join(str(exc).split()))
+    if written:
+        return [applying(decision, WrittenBack()) for decision in judged], True
     return [
-        replace(
-            applying(decision, NotWrittenBack(), verdict=before.verdict), job_name=before.job_name
-        )
+        replace(applying(decision, not_written, verdict=before.verdict), job_name=before.job_name)
         for decision, before in zip(judged, planned, strict=True)
-    ]
+    ], False
 
 
 def _mounts(found: list[Workload]) -> list[Mount]:
@@ -576,6 +634,11 @@ def _suggested(
             )
             for metric in (queries.THROTTLED, queries.PERIODS)
         )
+    except QueryFailed as exc:
+        # this namespace's query alone (a timeout, a 422, a partial answer): the next
+        # namespace's may be answered
+        log.warning("no suggestions in namespace %s: %s", namespace, exc)
+        return []
     except PrometheusError as exc:
         reader.unavailable = f"Prometheus unavailable: {exc}"
         return []
@@ -629,7 +692,6 @@ def judged_plans(
     Prometheus trouble, whatever the number of namespaces."""
     from advisor.cluster.inventory import list_inventory
     from advisor.cluster.revert import replace_configmap
-    from advisor.errors import AdvisorError
 
     reader = ProductionReader(PrometheusClient(settings), window=window or DEFAULT_WINDOW, now=now)
     wanted = PlanProduction(reader, suggest_throttled, RevertBudget(max_reverts))

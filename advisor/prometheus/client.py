@@ -11,7 +11,9 @@ Transient trouble (refused or dropped connections, timeouts, 429, 5xx) is retrie
 under the same ``RetryPolicy`` the API server's calls use; everything else ends the call at once.
 Whole answers only: every query asks for no partial response (``partial_response=false``, which
 Thanos reads), and an answer that says it is not whole (Thanos' or Prometheus' ``warnings``,
-VictoriaMetrics' ``isPartial``) is no answer.
+VictoriaMetrics' ``isPartial``) is no answer; Prometheus' own notes on the query in ``warnings``
+(``PromQL info: ...``, ``PromQL warning: ...``) are not about its wholeness and only logged at
+debug level.
 
 Two kinds of error. ``QueryFailed`` is this one query's: Prometheus refused it (``QueryRefused``:
 400, 422, a bad query, a range too long), answered part of it (``PartialAnswer``), or gave no
@@ -246,9 +248,16 @@ class PrometheusClient:
                 f"{self.where} did not answer as the Prometheus API does "
                 f"({_error_text(body) or 'empty answer'})"
             )
-        warnings = answer.get("warnings")
+        said_all = answer.get("warnings")
+        listed = said_all if isinstance(said_all, list) else [said_all] if said_all else []
+        # Prometheus also puts its PromQL notes there ("PromQL info: metric might not be a
+        # counter", "PromQL warning: ..."): about the query, not a store missing
+        notes = [w for w in listed if str(w).startswith("PromQL ")]
+        if notes:
+            log.debug("Prometheus notes on a query: %s", "; ".join(map(str, notes)))
+        warnings = [w for w in listed if not str(w).startswith("PromQL ")]
         if answer.get("isPartial") is True or warnings:
-            said = "; ".join(map(str, warnings)) if isinstance(warnings, list) else ""
+            said = "; ".join(map(str, warnings))
             raise PartialAnswer(
                 "Prometheus answered part of the data only"
                 + (f" ({' '.join(said.split())[:QUOTED]})" if said else " (isPartial)")

@@ -282,6 +282,12 @@ def _applied_text(part: Applied) -> str:
             "the server checks the new Job only once the failed one is deleted (--apply)"
             + _warns(part.warnings)
         )
+    return _said(part)
+
+
+def _said(part: Applied) -> str:
+    if isinstance(part, NotWrittenBack) and part.refused is not None:
+        return f"not written: {part.refused} (the advice is kept; the next plan judges it again)"
     return _SAID[type(part)]
 
 

@@ -24,7 +24,7 @@ from testkit.fakeapi.pods import pod_of
 from testkit.fakeapi.rbac import load_documents, parse_rules
 from testkit.fakeapi.samples import calibration_result, node_profile
 from testkit.fakeapi.server import FakeApiServer, refused_port
-from testkit.fakeprom import Answer, FakePrometheus, matrix, ranged, vector
+from testkit.fakeprom import Answer, FakePrometheus, error, matrix, ranged, vector
 from tests.integration.status_cli import status
 from tests.integration.test_plan import NS, PLANNER, advice_fitting, plan, scene
 from tests.support import REPO
@@ -151,6 +151,27 @@ def test_a_regressed_advice_is_reverted_and_throttled_containers_suggested(
     assert code == 0
     assert "nothing was reverted: run again with --apply" in table
     assert re.search(r"deployment/d\s+server\s+-\s+suggested", table)
+
+
+def test_a_refused_suggestions_query_costs_the_suggestions_alone(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 422 (too many samples, say) on the namespace's throttling query is that query's
+    failure: no suggestions there, one warning, and Prometheus is not called unavailable."""
+    judged = recorded(changed_at(api))
+
+    def answer(endpoint: str, form: Mapping[str, str]) -> Answer:
+        if form["query"].startswith("sum by (pod, container)"):
+            return error(422, "execution", "query processing would load too many samples")
+        return judged(endpoint, form)
+
+    with FakePrometheus(answer) as prom:
+        found, err = json_plan(capsys, api, "--prometheus-url", prom.url)
+    assert found["deployment/c"]["decision"] == "revert"
+    assert "suggested" not in {row["decision"] for row in found.values()}
+    (line,) = err.strip().splitlines()
+    assert "no suggestions in namespace ml: " in line and "too many samples" in line
+    assert "unavailable" not in err
 
 
 def test_no_revert_where_the_before_window_did_not_run_the_previous_advice(

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from advisor import __version__
-from advisor.keys import ANN_REVERT
+from advisor.keys import ANN_REVERT, PREVIOUS_ANNOTATION
 from advisor.prometheus.queries import PERIODS, POD_START, THROTTLED
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
 from advisor.recommend.previous import keep_previous
@@ -364,3 +364,40 @@ def test_a_calibration_written_meanwhile_wins_and_the_decision_stays_as_it_was(
     stored = api.get(NS, "advice-web")
     assert stored is not None and stored["metadata"]["annotations"]["note"]
     assert api.events()[0]["reason"] == "CalibrationStarted" and len(api.events()) == 1
+
+
+def test_a_refused_write_back_keeps_the_advice_frees_its_slot_and_the_plan_goes_on(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The API server refuses the first revert (422; 403 without update on configmaps is the
+    same path): that decision says so, one warning line, and the --max-reverts slot it took goes
+    to the next regressed advice, which is written back."""
+    for name in ("one", "two"):
+        deploy(api, worker(name))
+        regressed_advice(api, name)
+    api.inject(422, method="PUT")
+    shares = {"one": WORSE, "two": WORSE}
+    code, found, err = json_plan(capsys, api, shares, changed_at(api, "one"), "--apply")
+    one, two = found["deployment/one"], found["deployment/two"]
+    assert (code, one["decision"], two["decision"]) == (0, "fits", "revert")
+    assert "; not written: " in one["reason"] and "the advice is kept" in one["reason"]
+    assert two["reason"].endswith("; written back")
+    (line,) = err.strip().splitlines()
+    assert "not written back to ConfigMap advice-one" in line
+    assert [r.path.rsplit("/", 1)[1] for r in puts(api) if r.status == 200] == ["advice-two"]
+
+
+def test_a_kept_previous_advice_without_its_start_is_never_reverted_to(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing bounds the before-window without the previous advice's data-changed time: its
+    pods may not have run it, so the verdict is unknown, saying so."""
+    deploy(api, worker("web"))
+    obj = replacing(advice_fitting(api, "web"), "advice-web")
+    notes = obj["metadata"]["annotations"]
+    kept = json.loads(notes[PREVIOUS_ANNOTATION])
+    kept["data_changed_at"] = None
+    notes[PREVIOUS_ANNOTATION] = json.dumps(kept)
+    api.put(obj, manager="tf-thread-advisor")
+    code, found, _ = json_plan(capsys, api, {"web": WORSE}, changed_at(api, "web"), "--apply")
+    assert (code, found["deployment/web"]["decision"], puts(api)) == (0, "fits", [])

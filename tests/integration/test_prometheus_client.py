@@ -3,6 +3,7 @@ sends, what it reads, and every fault ending in the error the callers tell apart
 
 from __future__ import annotations
 
+import logging
 import shutil
 import subprocess
 import time
@@ -127,6 +128,25 @@ def test_a_partial_answer_is_no_answer(answer: Answer, words: str) -> None:
         with pytest.raises(PartialAnswer):
             client(prom.url).query_range("q", AT, AT, 60)
     assert [r.form["partial_response"] for r in prom.requests] == ["false", "false"]
+
+
+def test_promql_notes_in_warnings_are_not_a_partial_answer(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    notes = [
+        'PromQL info: metric might not be a counter, name does not end in _total: "x"',
+        "PromQL warning: encountered a mix of histograms and floats",
+    ]
+    answer = partial(vector(({}, 1.0)), warnings=notes)
+    with FakePrometheus(lambda endpoint, form: answer) as prom:
+        with caplog.at_level(logging.DEBUG, logger="advisor.prometheus.client"):
+            (sample,) = client(prom.url).query("x", AT)
+    assert sample.value == 1.0
+    assert "PromQL info: metric might not be a counter" in caplog.text
+    both = partial(vector(), warnings=[notes[0], "No StoreAPIs matched"])
+    with FakePrometheus(lambda endpoint, form: both) as prom:
+        with pytest.raises(PartialAnswer, match=r"\(No StoreAPIs matched\)"):
+            client(prom.url).query("x", AT)
 
 
 def test_prometheus_own_timeout_is_this_querys_failure() -> None:

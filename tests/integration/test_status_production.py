@@ -127,15 +127,18 @@ def test_verdicts_and_figures_per_consumer(
 def test_a_short_after_window_is_provisional_and_says_so(
     api: FakeApiServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The pods started 23 hours ago: a 24h window is not full yet."""
+    """The pods started 23 hours ago: a 30h window is not full yet (a 24h one is, within the
+    slack a nightly plan needs)."""
     with FakePrometheus(recorded) as prom:
-        found = productions(json_rows(capsys, api, "--prometheus-url", prom.url))
-        code, table, _ = status(capsys, api, "--namespace", "ml", "--prometheus-url", prom.url)
+        found = productions(json_rows(capsys, api, "--prometheus-url", prom.url, "--window", "30h"))
+        code, table, _ = status(
+            capsys, api, "--namespace", "ml", "--prometheus-url", prom.url, "--window", "30h"
+        )
     worse = found["web-worse"]
     assert (worse["verdict"], worse["provisional"]) == ("regressed", True)
     # 22.8 h when the module was imported; more as the session runs on
     assert re.match(
-        r"provisional \(2[23]\.\d h of the 24\.0 h after-window so far\): ", worse["reason"]
+        r"provisional \(2[23]\.\d h of the 30\.0 h after-window so far\): ", worse["reason"]
     )
     assert code == 0 and "throttled 5% -> 40%: regressed, provisional (2" in table
 
@@ -508,4 +511,79 @@ def test_one_consumers_slow_query_is_its_unknown_alone(
     assert (found["web-better"]["verdict"], found["web-worse"]["verdict"]) == (
         "improved",
         "regressed",
+    )
+
+
+def _latency_only(series: int, negative: bool = False) -> Any:
+    """``recorded``, web-slow's latency query answering ``series`` series (``negative``: every
+    fourth step below zero, as a deriv() may give), its container without a CPU limit (no CFS
+    periods)."""
+
+    def answer(endpoint: str, form: Mapping[str, str]) -> Answer:
+        query = form["query"]
+        if '"web-slow"' in query and not query.startswith("p99_seconds"):
+            return matrix() if endpoint == "query_range" else recorded(endpoint, form)
+        found = recorded(endpoint, form)
+        if not query.startswith("p99_seconds"):
+            return found
+        one = json.loads(found[1])["data"]["result"][0]["values"]
+        points = [
+            (float(t), -0.5 if negative and int(float(t)) // 300 % 4 == 0 else float(v))
+            for t, v in one
+        ]
+        return matrix(*(({"pod": f"p{i}"}, points) for i in range(series)))
+
+    return answer
+
+
+def test_a_latency_query_giving_several_series_is_unknown(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Latencies do not add up: two series (one per pod) summed would double the p99."""
+    with FakePrometheus(_latency_only(2)) as prom:
+        code, out, err = status(
+            capsys, api, "--namespace", "ml", "--format", "json", "--prometheus-url", prom.url,
+            *WINDOW,
+        )  # fmt: skip
+    slow = productions(json.loads(out))["web-slow"]
+    assert (code, slow["verdict"]) == (0, "unknown")
+    assert "the latency query failed: the query gave 2 series; it must give one" in slow["reason"]
+    assert "web-slow: the query gave 2 series" in err and len(err.strip().splitlines()) == 1
+
+
+def test_negative_samples_are_dropped_and_week_back_is_read_without_a_cpu_limit(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No CFS periods (no CPU limit): the latency samples decide whether the week-back
+    before-window holds enough, so it is read, and no other placement after it."""
+    with FakePrometheus(_latency_only(1, negative=True)) as prom:
+        found = productions(json_rows(capsys, api, "--prometheus-url", prom.url, *WINDOW))
+    slow = found["web-slow"]
+    assert (slow["verdict"], slow["cause"]) == ("regressed", "p99")
+    asked = [r.form for r in prom.requests if r.form.get("query", "").startswith("p99_seconds")]
+    # json_rows runs status twice (json, yaml): each reads the week-back window and the after one
+    starts = sorted({float(f["start"]) for f in asked})
+    assert (len(asked), len(starts)) == (4, 2)
+    assert starts[1] - starts[0] == pytest.approx(timedelta(days=7).total_seconds())
+
+
+def test_a_load_query_giving_negative_values_leaves_them_out(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A deriv() load query below zero throughout: no samples (the figures are >= 0), so the
+    load is missing, never a validation traceback."""
+    serving(api, "web-load", **{LOAD_QUERY_ANNOTATION: 'rps{deployment="$workload"}'})
+
+    def answer(endpoint: str, form: Mapping[str, str]) -> Answer:
+        if form["query"].startswith("rps{"):
+            return ranged(form, lambda t: -1.0)
+        return recorded(endpoint, form)
+
+    with FakePrometheus(answer) as prom:
+        found = productions(json_rows(capsys, api, "--prometheus-url", prom.url, *WINDOW))
+    load = found["web-load"]
+    assert (load["verdict"], load["cause"], load["load_before"]) == (
+        "unknown",
+        "load-missing",
+        None,
     )

@@ -11,10 +11,12 @@ import pytest
 from advisor.consumers.production import (
     ALPHA,
     DAY,
+    FULL_SLACK,
     LOAD_SHARE,
     MIN_PERIODS,
     MIN_SAMPLES,
     MIN_STEP_PERIODS,
+    ROLLOUT,
     THROTTLED_POINTS,
     WARM_UP,
     WEEK,
@@ -199,6 +201,29 @@ def test_a_short_after_window_is_provisional_and_a_very_short_one_none() -> None
     none = place(CHANGED, [STARTED], now=BEGUN + timedelta(minutes=30), window=timedelta(hours=24))
     assert isinstance(none, Unknown) and none.cause == "no-after-window"
     assert "0.5 h since its pods started" in none.reason
+
+
+def test_the_next_nightly_plan_sees_a_full_window_within_the_slack() -> None:
+    """Advice lands after a nightly plan; the next plan, a day after that one, sees less than a
+    whole day after the rollout and warm-up: within FULL_SLACK it is still a full window."""
+    day = timedelta(hours=24)
+    full = place(CHANGED, [STARTED], now=BEGUN + day - FULL_SLACK, window=day)
+    assert isinstance(full, list) and full[0].provisional is None
+    short = place(
+        CHANGED, [STARTED], now=BEGUN + day - FULL_SLACK - timedelta(minutes=5), window=day
+    )
+    assert isinstance(short, list) and short[0].provisional is not None
+
+
+def test_a_pod_added_after_the_rollout_does_not_restart_the_after_window() -> None:
+    """An autoscaler's scale-up (or an eviction) hours later: the window starts after the
+    rollout, whatever pods started since; pods of the rollout itself all count."""
+    day = timedelta(hours=24)
+    now = CHANGED + 2 * DAY
+    rolled = STARTED + ROLLOUT - timedelta(minutes=1)
+    placed = place(CHANGED, [STARTED, rolled, now - timedelta(hours=2)], now=now, window=day)
+    assert isinstance(placed, list)
+    assert placed[0].after[0] == rolled + WARM_UP and placed[0].provisional is None
 
 
 def test_pods_from_before_the_change_give_no_after_window() -> None:
