@@ -38,9 +38,9 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
 - **Settled** (the stopping rule, asked after every race round): the race ends as soon as more
   measurement cannot change the advice by more than its tolerance (``advisor.calibrate.settle``):
 
-  1. every setting still in the race (the contenders not dropped, the baseline, the incumbent)
-     has at least ``settle_windows`` race windows, so none within noise of the pick is
-     unmeasured;
+  1. every setting still in the race (the contenders not dropped, the baseline, the incumbent;
+     one whose trial failed is dropped, the incumbent too) has at least ``settle_windows`` race
+     windows, so none within noise of the pick is unmeasured;
   2. every one of them is through the stability gate (stable, or unstable past
      ``unstable_windows``);
   3. every one but the pick is within ``TRADE_OFF`` of it with a noise band of the two no wider

@@ -34,7 +34,8 @@ def settlement(state: SearchState, alive: Sequence[ThreadSetting]) -> Settlement
     contenders, the baseline, the incumbent) has the race windows the rule needs and is through
     the stability gate, every one but the pick is within TRADE_OFF of it (with a noise band of the
     two no wider than ``settle_band``) or beaten by it beyond noise (and in the rounds), and a
-    replaced incumbent was beaten clearly (``_narrow``).
+    replaced incumbent was beaten clearly (``_narrow``). A setting dropped from the race (it lost,
+    or its trial failed) is not waited on, the incumbent included.
 
     Not asked (never settled) without what TF runs for the baseline (the pick weighs its threads)
     or before the race measured anything.
@@ -48,7 +49,9 @@ def settlement(state: SearchState, alive: Sequence[ThreadSetting]) -> Settlement
     except ValueError:
         return Settlement((), asked=False)
     measure, pick = choice.measure, choice.chosen
-    racing = [*alive, BASELINE, state.incumbent]
+    # a dropped setting (it lost, or its trial failed) is never measured again: waiting on its
+    # windows would keep the race open until the budget ends it, and the pick leaves it out
+    racing = [k for k in (*alive, BASELINE, state.incumbent) if k not in state.outcome.dropped]
     open_: list[tuple[ThreadSetting, OpenReason]] = []
     for key in dict.fromkeys(racing):
         s = stats.get(key)

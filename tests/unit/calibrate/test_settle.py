@@ -14,6 +14,7 @@ from advisor.calibrate.candidates import candidate_configs, tf_picks, with_incum
 from advisor.calibrate.choice import beats, choose
 from advisor.calibrate.search import BASELINE, SearchOutcome, SearchSettings, race
 from advisor.calibrate.settle import settlement
+from advisor.calibrate.spec import TrialSpec
 from advisor.calibrate.state import SearchState
 from advisor.calibrate.statistics import aggregate, holds_in_rounds, noise_band
 from advisor.models import CalibrationOptions, ThreadSetting, TrialResult
@@ -155,6 +156,42 @@ def test_the_race_settles_once_the_incumbent_question_is_answered() -> None:
     )
     assert replaced.stopped == "settled" and took < 100.0
     assert pick(replaced, ThreadSetting(2, 1)) == ThreadSetting(1, 1)
+
+
+def test_an_incumbent_whose_race_trial_failed_does_not_hold_the_race_open() -> None:
+    # the stored 2/1 measures in the screen, then its race trials fail: it is dropped, and the
+    # rule must not wait for race windows it will never get
+    held = ThreadSetting(2, 1)
+    profile = node(2, quota=1.0)
+    clock = FakeClock()
+    fake = FakeTrials(clock=clock, usable=1.0, affinity=2, overhead_s=FORK_S, noise=0.02)
+
+    def trials(spec: TrialSpec, deadline_s: float) -> TrialResult:
+        result = fake(spec, deadline_s)
+        if spec.round > 0 and spec.setting == held:
+            return result.model_copy(update={"status": "crashed", "reason": "fake crash"})
+        return result
+
+    outcome = race(
+        with_incumbent(candidate_configs(profile), held),
+        named("latency"),
+        trials,
+        clock=clock,
+        until=clock.monotonic() + 300.0,
+        budget_s=300.0,
+        picks=tf_picks(profile),
+        incumbent=held,
+    )
+    assert held in outcome.dropped
+    assert outcome.stopped == "settled"
+    assert clock.monotonic() - 1000.0 < 300.0 / 3
+    # and by hand: a dropped incumbent with too few race windows is not "windows"
+    a = ThreadSetting(1, 1)
+    table = {BASELINE: [20.0, 20.5, 19.8], a: [10.0, 10.1, 9.9], held: [16.0]}
+    state = state_of(rounds(table), incumbent=held)
+    assert settlement(state, [a]).open == ((held, "windows"),)
+    state.outcome.dropped.append(held)
+    assert settlement(state, [a]).settled
 
 
 # --------------------------------------------------------------------------------------------------
