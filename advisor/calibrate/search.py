@@ -24,9 +24,10 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
   within TRADE_OFF of it?); else the leader and the best cheaper setting within noise of it (passed
   over for being more than TRADE_OFF behind: is it?); else the leader and its runner-up within
   noise (is the leader the leader?). Each focused round measures those two, shuffled, plus any
-  setting the stability gate still wants, and the baseline every second round, so the gain over
-  TF's default keeps a reference from the same stretch of time. The question is asked again after
-  every round. With nothing within noise of the leader the race goes on as before.
+  setting the stability gate still wants or the stopping rule still waits on (below), and the
+  baseline every second round, so the gain over TF's default keeps a reference from the same
+  stretch of time. The question is asked again after every round. With nothing within noise of
+  the leader the race goes on as before.
 - **Incumbent**: the advice in force (the stored advice; TF's default, the baseline, when none is
   stored) is a named arm like the baseline: screened right after it, always a contender, in every
   round, never dropped, and the first question of the focus is whether the best setting beats it
@@ -240,7 +241,8 @@ def _race(state: SearchState) -> None:
     asked: list[ThreadSetting] = []
     shuffler = random.Random(settings.seed)  # reproducible, but every round in its own order
     while alive and len(state.outcome.trials) < settings.max_trials:
-        pair, members = focus(state, alive, focused)
+        waiting = [k for k, _ in settlement(state, alive).open]
+        pair, members = focus(state, alive, focused, waiting)
         if members:
             if pair != asked:
                 asked = pair
