@@ -50,9 +50,10 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
      of the rounds that measured both (``choice.beats``);
   4. the incumbent question is answered: kept (by 3, nothing beats it beyond noise and nothing
      is more than the tolerance better), or replaced by a setting that beat it beyond noise and
-     in the rounds, by more than ``clear_margin`` (3) times their band, or by more than
-     ``replace_margin`` (2) times it in every one of at least ``replace_rounds`` (5) rounds
-     measuring both. A narrower win could still be undone by the windows a full budget adds,
+     in the rounds, by at least ``clear_margin`` (3) times their noise band (pooled medians), or
+     by at least ``replace_margin`` (2) times it where the advice also won every one of at least
+     ``replace_rounds`` (5) rounds measuring both, by any amount (``rounds.narrow_replacement``).
+     A narrower win could still be undone by the windows a full budget adds,
      and a rule asked after every round is crossed by chance more often than one asked once.
 
   Where the evidence never settles (a noisy neighbour, a tie wider than the tolerance) the
