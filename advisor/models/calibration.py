@@ -438,7 +438,7 @@ class CalibrationResult(SpelledSetting):
         default_factory=dict,
         description="stopped by the budget: each setting that kept the race open (its label) "
         "and why (noise: within noise of the pick; incumbent: a narrow replacement; unstable; "
-        "windows: too few race windows)",
+        "windows: too few race windows, or oneDNN pairs)",
     )
     time_split: TimeSplit | None = Field(
         default=None, description="where the time went (older results: none)"
