@@ -29,6 +29,7 @@ from advisor.calibrate.statistics import (
 from advisor.models import (
     ONEDNN_VALUES,
     OnednnValue,
+    OpenReason,
     PairsVerdict,
     ThreadSetting,
     TrialResult,
@@ -93,6 +94,18 @@ def settled(decided: PairsVerdict, settle_band: float) -> bool:
     if decided.code == "better":
         return decided.margin > 2 * decided.band
     return decided.margin + decided.band <= settle_band
+
+
+def open_reason(decided: PairsVerdict, settle_band: float) -> OpenReason | None:
+    """Why the pairs kept the calibration open (None: ``settled``): ``windows`` while they rest
+    on fewer than SETTLE_PAIRS counted pairs (or too few for a band: "few pairs"), since more
+    pairs were all they lacked; ``noise`` when they had the pairs and the two values still differ
+    within a band too wide to call."""
+    if settled(decided, settle_band):
+        return None
+    if decided.counted < SETTLE_PAIRS or decided.band is None:
+        return "windows"
+    return "noise"
 
 
 def _planned(budget: Budget, took: list[float]) -> float:

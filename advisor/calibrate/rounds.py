@@ -7,9 +7,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from advisor.calibrate.budget import SearchSettings
 from advisor.calibrate.choice import Choice
 from advisor.calibrate.state import BASELINE, SearchState
-from advisor.calibrate.statistics import MIN_BAND, STABLE_CV, ConfigStats, noise_band
+from advisor.calibrate.statistics import (
+    MIN_BAND,
+    STABLE_CV,
+    ConfigStats,
+    noise_band,
+    paired_rounds,
+)
 from advisor.models import ThreadSetting
 from advisor.objectives import Measure
 
@@ -137,7 +144,8 @@ def _question(state: SearchState, stats: Sequence[ConfigStats]) -> list[ThreadSe
             leader.setting,
             held.setting,
         ]  # does the best beat the advice in force beyond noise?
-    if held is not None and not choice.kept and narrow_replacement(choice):
+    narrow = narrow_replacement(choice, state.settings, choice.measure)
+    if held is not None and not choice.kept and narrow:
         return [chosen.setting, held.setting]  # it did, but not by much: does it really?
     if chosen is not leader:
         return [leader.setting, chosen.setting]
@@ -147,19 +155,42 @@ def _question(state: SearchState, stats: Sequence[ConfigStats]) -> list[ThreadSe
     return [leader.setting, rivals[0].setting] if rivals else []
 
 
-def narrow_replacement(choice: Choice) -> bool:
-    """The advice beat the incumbent by less than twice the band it was judged with: a few more
-    windows could still undo the replacement."""
-    if choice.versus_incumbent is None or choice.incumbent_band is None:
+def narrow_replacement(choice: Choice, settings: SearchSettings, measure: Measure) -> bool:
+    """The advice replaced the incumbent narrowly, so more windows could still undo the
+    replacement: by less than ``clear_margin`` times the noise band of the two (their pooled
+    medians), unless that margin is at least ``replace_margin`` times the band and the advice won
+    every one of at least ``replace_rounds`` race rounds that measured both, by any amount (five
+    of five: one chance in 32 for two settings that do not differ). The one rule, used by the
+    stopping rule (``advisor.calibrate.settle``) and by ``focus``, which keeps the two measured
+    while it holds.
+
+    Stricter than the choice's own rule: the stopping rule is asked after every round, and a
+    margin one look would trust is crossed by chance more often when looked at again and again;
+    a few windows also make a band that is too narrow (their spread is a guess)."""
+    held = choice.incumbent
+    if choice.kept or held is None or choice.versus_incumbent is None:
         return False
-    return abs(choice.versus_incumbent - 1) < 2 * choice.incumbent_band
+    if choice.incumbent_band is None:
+        return True
+    margin = abs(choice.versus_incumbent - 1) / max(choice.incumbent_band, 1e-9)
+    if margin >= settings.clear_margin:
+        return False
+    pairs = paired_rounds(choice.chosen, held, measure)
+    lower = measure.lower_is_better
+    won = all((a < b) if lower else (a > b) for a, b in pairs)
+    return not (margin >= settings.replace_margin and won and len(pairs) >= settings.replace_rounds)
 
 
 def focus(
-    state: SearchState, alive: Sequence[ThreadSetting], focused: int
+    state: SearchState,
+    alive: Sequence[ThreadSetting],
+    focused: int,
+    held_open: Sequence[ThreadSetting] = (),
 ) -> tuple[list[ThreadSetting], list[ThreadSetting]]:
     """The question's pair and the members of a focused round; ([], []) while the race is not
-    ready to focus."""
+    ready to focus. ``held_open`` are the settings the stopping rule still waits on
+    (``settle.settlement(...).open``): measured too, or a focus that left one out (the incumbent,
+    a third contender within noise) would keep the race open until the budget ends it."""
     settings = state.settings
     if settings.focus_after is None or state.picks is None:
         return [], []
@@ -181,7 +212,7 @@ def focus(
         and unstable(stats[k], measure)
         and stats[k].windows < settings.unstable_windows
     ]
-    members = [*pair, *unsettled]
+    members = [*pair, *unsettled, *(k for k in held_open if k not in pair and k not in unsettled)]
     if BASELINE not in members and focused % 2 == 0:
         members.append(BASELINE)
     # Not cut to what fits at full length: the shuffled round runs until the budget ends it,

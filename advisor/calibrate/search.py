@@ -24,9 +24,10 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
   within TRADE_OFF of it?); else the leader and the best cheaper setting within noise of it (passed
   over for being more than TRADE_OFF behind: is it?); else the leader and its runner-up within
   noise (is the leader the leader?). Each focused round measures those two, shuffled, plus any
-  setting the stability gate still wants, and the baseline every second round, so the gain over
-  TF's default keeps a reference from the same stretch of time. The question is asked again after
-  every round. With nothing within noise of the leader the race goes on as before.
+  setting the stability gate still wants or the stopping rule still waits on (below), and the
+  baseline every second round, so the gain over TF's default keeps a reference from the same
+  stretch of time. The question is asked again after every round. With nothing within noise of
+  the leader the race goes on as before.
 - **Incumbent**: the advice in force (the stored advice; TF's default, the baseline, when none is
   stored) is a named arm like the baseline: screened right after it, always a contender, in every
   round, never dropped, and the first question of the focus is whether the best setting beats it
@@ -38,9 +39,9 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
 - **Settled** (the stopping rule, asked after every race round): the race ends as soon as more
   measurement cannot change the advice by more than its tolerance (``advisor.calibrate.settle``):
 
-  1. every setting still in the race (the contenders not dropped, the baseline, the incumbent)
-     has at least ``settle_windows`` race windows, so none within noise of the pick is
-     unmeasured;
+  1. every setting still in the race (the contenders not dropped, the baseline, the incumbent;
+     one whose trial failed is dropped, the incumbent too) has at least ``settle_windows`` race
+     windows, so none within noise of the pick is unmeasured;
   2. every one of them is through the stability gate (stable, or unstable past
      ``unstable_windows``);
   3. every one but the pick is within ``TRADE_OFF`` of it with a noise band of the two no wider
@@ -49,9 +50,10 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
      of the rounds that measured both (``choice.beats``);
   4. the incumbent question is answered: kept (by 3, nothing beats it beyond noise and nothing
      is more than the tolerance better), or replaced by a setting that beat it beyond noise and
-     in the rounds, by more than ``clear_margin`` (3) times their band, or by more than
-     ``replace_margin`` (2) times it in every one of at least ``replace_rounds`` (5) rounds
-     measuring both. A narrower win could still be undone by the windows a full budget adds,
+     in the rounds, by at least ``clear_margin`` (3) times their noise band (pooled medians), or
+     by at least ``replace_margin`` (2) times it where the advice also won every one of at least
+     ``replace_rounds`` (5) rounds measuring both, by any amount (``rounds.narrow_replacement``).
+     A narrower win could still be undone by the windows a full budget adds,
      and a rule asked after every round is crossed by chance more often than one asked once.
 
   Where the evidence never settles (a noisy neighbour, a tie wider than the tolerance) the
@@ -240,7 +242,8 @@ def _race(state: SearchState) -> None:
     asked: list[ThreadSetting] = []
     shuffler = random.Random(settings.seed)  # reproducible, but every round in its own order
     while alive and len(state.outcome.trials) < settings.max_trials:
-        pair, members = focus(state, alive, focused)
+        waiting = [k for k, _ in settlement(state, alive).open]
+        pair, members = focus(state, alive, focused, waiting)
         if members:
             if pair != asked:
                 asked = pair

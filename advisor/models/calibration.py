@@ -139,9 +139,12 @@ class TrialResult(FlatSetting):
 StopReason = Literal["settled", "budget"]
 
 #: why a setting kept the race open when the budget ended it. noise: within the noise band of the
-#: pick and further from it than the trade-off band; incumbent: it replaced the advice in force by
-#: less than twice their noise band; unstable: the stability gate held it; windows: fewer race
-#: windows than the rule needs
+#: pick and further from it than the trade-off band, or within the trade-off band but with a noise
+#: band of the two wider than ``settle_band``; incumbent: it replaced the advice in force by less
+#: than ``clear_margin`` (3) times their noise band, unless by at least ``replace_margin`` (2) times
+#: it and ahead in every one of at least ``replace_rounds`` (5) rounds measuring both; unstable:
+#: the stability gate held it; windows: fewer race windows (or, for the oneDNN pairs, fewer pairs)
+#: than the rule needs
 OpenReason = Literal["noise", "incumbent", "unstable", "windows"]
 
 
@@ -435,7 +438,7 @@ class CalibrationResult(SpelledSetting):
         default_factory=dict,
         description="stopped by the budget: each setting that kept the race open (its label) "
         "and why (noise: within noise of the pick; incumbent: a narrow replacement; unstable; "
-        "windows: too few race windows)",
+        "windows: too few race windows, or oneDNN pairs)",
     )
     time_split: TimeSplit | None = Field(
         default=None, description="where the time went (older results: none)"

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from advisor.models.base import StrictModel
+from advisor.models.calibration import StopReason
 from advisor.models.production import Production
 from advisor.models.workload import WorkloadKind, WorkloadRef
 
@@ -204,7 +205,7 @@ class Fits:
     objective: str
     #: what its calibration took, s, and why it ended (older advice: None)
     took_s: float | None = None
-    stopped: str | None = None
+    stopped: StopReason | None = None
 
 
 @dataclass(frozen=True)

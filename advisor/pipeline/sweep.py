@@ -284,11 +284,14 @@ def sweep(
         notes.append(f"oneDNN: {verdict.reason}")
     onednn_s = None if verdict is None else clock.monotonic() - searched_at
     stopped, unsettled = outcome.stopped, {key.label: why for key, why in outcome.open}
-    if decided_onednn is not None and not onednn.settled(
-        decided_onednn, (settings or SearchSettings()).settle_band
-    ):
+    pairs_open = (
+        None
+        if decided_onednn is None
+        else onednn.open_reason(decided_onednn, (settings or SearchSettings()).settle_band)
+    )
+    if pairs_open is not None:
         stopped = "budget"  # the pairs ran until the budget ended them
-        unsettled[ENV_ONEDNN] = "noise"
+        unsettled[ENV_ONEDNN] = pairs_open
     if launcher is not None:
         notes.extend(launcher.notes)
     elapsed = clock.monotonic() - started

@@ -16,6 +16,7 @@ from advisor.models import (
     NearBestRange,
     OpenReason,
     PairsVerdict,
+    StopReason,
     ThreadSetting,
     WorkloadInfo,
     setting_env,
@@ -303,7 +304,7 @@ def _and(labels: list[str]) -> str:
     return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
 
 
-def took_text(elapsed_s: float, stopped: str | None) -> str:
+def took_text(elapsed_s: float, stopped: StopReason | None) -> str:
     """``38 s, settled``: what a calibration took and why it ended, from its provenance (older
     advice: the seconds alone)."""
     return f"{elapsed_s:.0f} s" + ("" if stopped is None else f", {stopped}")

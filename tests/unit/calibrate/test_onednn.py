@@ -249,3 +249,22 @@ def test_noisy_pairs_are_not_settled() -> None:
     verdict = onednn.verdict(trials, P99, pairs=6)
     assert verdict.code == "within noise"
     assert not onednn.settled(verdict, SearchSettings().settle_band)
+
+
+def test_pairs_the_budget_ended_short_are_open_for_windows_not_noise() -> None:
+    # a budget that holds too few pairs for a verdict: what kept it open was the pairs it lacked
+    result, _, _ = _calibrate(1.0, budget=30.0)
+    assert result.onednn is not None and result.onednn.code == "few pairs"
+    assert result.stopped == "budget"
+    assert result.unsettled[ENV_ONEDNN] == "windows"
+    settle_band = SearchSettings().settle_band
+    few = PairsVerdict("few pairs", None, {"0": 3.5}, 2, 2, 3, "ms p99")
+    assert onednn.open_reason(few, settle_band) == "windows"
+    # enough pairs, within noise but a band too wide to call: noise
+    trials = [
+        TrialResult(intra_op_threads=1, inter_op_threads=1, status="ok", p99_ms=p, onednn=v)
+        for i in range(6)
+        for p, v in ((5.0 * (0.8 + 0.08 * i), "0"), (5.3 * (0.8 + 0.08 * i), "1"))
+    ]
+    assert onednn.open_reason(onednn.verdict(trials, P99, pairs=6), settle_band) == "noise"
+    assert onednn.open_reason(steady_pairs({"0": 5.0, "1": 8.0}, False), settle_band) is None

@@ -5,6 +5,7 @@ by hand-made windows where the rule's edges need exact numbers."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -12,8 +13,10 @@ import pytest
 from advisor.calibrate.budget import Budget
 from advisor.calibrate.candidates import candidate_configs, tf_picks, with_incumbent
 from advisor.calibrate.choice import beats, choose
+from advisor.calibrate.rounds import focus, narrow_replacement
 from advisor.calibrate.search import BASELINE, SearchOutcome, SearchSettings, race
 from advisor.calibrate.settle import settlement
+from advisor.calibrate.spec import TrialSpec
 from advisor.calibrate.state import SearchState
 from advisor.calibrate.statistics import aggregate, holds_in_rounds, noise_band
 from advisor.models import CalibrationOptions, ThreadSetting, TrialResult
@@ -157,6 +160,42 @@ def test_the_race_settles_once_the_incumbent_question_is_answered() -> None:
     assert pick(replaced, ThreadSetting(2, 1)) == ThreadSetting(1, 1)
 
 
+def test_an_incumbent_whose_race_trial_failed_does_not_hold_the_race_open() -> None:
+    # the stored 2/1 measures in the screen, then its race trials fail: it is dropped, and the
+    # rule must not wait for race windows it will never get
+    held = ThreadSetting(2, 1)
+    profile = node(2, quota=1.0)
+    clock = FakeClock()
+    fake = FakeTrials(clock=clock, usable=1.0, affinity=2, overhead_s=FORK_S, noise=0.02)
+
+    def trials(spec: TrialSpec, deadline_s: float) -> TrialResult:
+        result = fake(spec, deadline_s)
+        if spec.round > 0 and spec.setting == held:
+            return result.model_copy(update={"status": "crashed", "reason": "fake crash"})
+        return result
+
+    outcome = race(
+        with_incumbent(candidate_configs(profile), held),
+        named("latency"),
+        trials,
+        clock=clock,
+        until=clock.monotonic() + 300.0,
+        budget_s=300.0,
+        picks=tf_picks(profile),
+        incumbent=held,
+    )
+    assert held in outcome.dropped
+    assert outcome.stopped == "settled"
+    assert clock.monotonic() - 1000.0 < 300.0 / 3
+    # and by hand: a dropped incumbent with too few race windows is not "windows"
+    a = ThreadSetting(1, 1)
+    table = {BASELINE: [20.0, 20.5, 19.8], a: [10.0, 10.1, 9.9], held: [16.0]}
+    state = state_of(rounds(table), incumbent=held)
+    assert settlement(state, [a]).open == ((held, "windows"),)
+    state.outcome.dropped.append(held)
+    assert settlement(state, [a]).settled
+
+
 # --------------------------------------------------------------------------------------------------
 # it does not stop
 
@@ -233,6 +272,44 @@ def test_a_budget_that_ends_an_open_race_says_what_kept_it_open() -> None:
     assert outcome.stopped == "budget"
     assert outcome.open
     assert {why for _, why in outcome.open} <= {"noise", "windows", "unstable", "incumbent"}
+
+
+def test_focus_and_the_stopping_rule_share_one_narrow_replacement_rule() -> None:
+    # 1/1 replaced the stored 2/1 by 2.4 times their band in four rounds: beyond the 2 bands the
+    # focus once asked for, short of the stopping rule's 3 (and of its 5 rounds). The race stays
+    # open on it, so the focus must keep measuring the two
+    a, held = ThreadSetting(1, 1), ThreadSetting(2, 1)
+    table = {
+        BASELINE: [20.0, 20.5, 19.8, 20.1],
+        a: [10.0, 10.3, 9.8, 10.1],
+        held: [11.2, 11.424, 11.088, 11.312],
+    }
+    state = state_of(rounds(table), incumbent=held)
+    choice = state.choose(list(state.stats().values()))
+    assert choice.versus_incumbent is not None and choice.incumbent_band is not None
+    assert 2 < (choice.versus_incumbent - 1) / choice.incumbent_band < 3
+    assert narrow_replacement(choice, state.settings, choice.measure)
+    assert settlement(state, [a, held]).open == ((a, "incumbent"),)
+    assert focus(state, [a, held], 1)[0] == [a, held]
+    # beyond 3 bands: clear for both
+    clear = dataclasses.replace(choice, versus_incumbent=1 + 3.2 * choice.incumbent_band)
+    assert not narrow_replacement(clear, state.settings, choice.measure)
+
+
+def test_a_focused_round_measures_what_the_stopping_rule_waits_on() -> None:
+    # the question is 1/1 against 1/2; a setting the rule still waits on (here TF's default, in a
+    # round that would skip it) is measured too, or the race could only end with the budget
+    a, b = ThreadSetting(1, 1), ThreadSetting(1, 2)
+    table = {
+        BASELINE: [20.0, 20.5, 19.8, 20.1],
+        a: [10.0, 10.5, 9.6, 10.2],
+        b: [10.3, 10.8, 9.9, 10.6],
+    }
+    state = state_of(rounds(table))
+    pair, members = focus(state, [a, b], 1)
+    assert pair == [a, b] and BASELINE not in members
+    _, members = focus(state, [a, b], 1, [BASELINE])
+    assert members == [a, b, BASELINE]
 
 
 # --------------------------------------------------------------------------------------------------
