@@ -36,13 +36,10 @@ from advisor.errors import ModelError, one_line
 from advisor.models import ModelFormat
 from advisor.models.input_shape import parse_input_shapes
 from advisor.trials.child import synthesis
-from advisor.trials.child.decl import TensorDecl
+from advisor.trials.child.decl import MAX_INPUT_BYTES, TensorDecl
 
 #: one seed for weights and inputs: every trial must run the very same computation.
 SEED = 20240601
-
-#: synthesised inputs larger than this (all inputs together) are refused as a batch-size problem.
-MAX_INPUT_BYTES = 1 << 30
 
 
 BUILTIN_NAME = "builtin-cnn-v1"
