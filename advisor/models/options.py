@@ -132,6 +132,17 @@ class CalibrationOptions(StrictModel):
                 Opt("requests"),
                 f" {NO_FILE} to synthesise inputs of that batch size)",
             )
+        # likewise their shapes: an input shape beside them would be ignored, and the stored
+        # advice's shapes (the replayed ones) would never match it
+        if self.input_shape is not None:
+            raise InvalidOptionsError(
+                Opt("input_shape"),
+                " cannot be given with ",
+                Opt("requests"),
+                ": each request keeps its own shapes (or pass ",
+                Opt("requests"),
+                f" {NO_FILE} to synthesise inputs of those shapes)",
+            )
         return self
 
     @model_validator(mode="after")
