@@ -502,3 +502,43 @@ def test_calibrate_replays_a_users_rest_file(
         "batch_sizes": [1, 4],
         "detail": None,
     }
+
+
+#: a trial (not an inspection) loads the model with a REST file of three requests; _wait counts
+#: the requests run, so the count after loading is how many ran before any measuring
+_TRIAL_LOAD = """
+import sys
+from advisor.trials.child import trial, workloads
+from advisor.trials.wire import TrialRequest
+
+ran = []
+waited = workloads._wait
+def counting(outputs, *args, **kwargs):
+    ran.append(1)
+    return waited(outputs, *args, **kwargs)
+workloads._wait = counting
+request = TrialRequest(mode="trial", kind="savedmodel", path=sys.argv[1],
+                       signature="serving_default", batch_size=1, concurrency=1, warmup_s=0.0,
+                       measure_s=0.1, requests=sys.argv[2], requests_origin="file")
+trial._load(request)
+print(len(ran))
+"""
+
+
+def test_a_trial_runs_every_distinct_request_once_at_load(
+    test_models: Callable[[], Path], tmp_path: Path
+) -> None:
+    """A trial's warm-up window may not reach every request: each runs once when the trial
+    loads, so no shape is met first in the measured window."""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text("\n".join(json.dumps({"instances": [ROW] * n}) for n in (1, 2, 3)))
+    done = subprocess.run(
+        [sys.executable, "-c", _TRIAL_LOAD, str(test_models() / "sm_good"), str(requests)],
+        env={**os.environ, "PYTHONPATH": str(REPO), "TF_CPP_MIN_LOG_LEVEL": "3"},
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "3"
