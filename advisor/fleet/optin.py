@@ -30,6 +30,7 @@ from advisor.keys import (
 )
 from advisor.kubenames import dns1123_subdomain_problem
 from advisor.models import NO_FILE, OPTION, OPTIONS, CalibrationOptions, plan_defaults
+from advisor.models.options import MODEL_PATH_LATER
 
 #: CalibrationOptions' field -> the annotation that sets it (to read it, and to name it in a
 #: problem): the option table's annotations
@@ -128,7 +129,9 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
         raw[_BOUND] = None
     _inside_the_model(raw.get("requests"), asked=asked.get("requests") is not None)
     try:
-        options = CalibrationOptions(**raw)
+        # without the model annotation, a TF Serving container names its model where the Job is
+        # derived (fleet.tf_serving): a request file, relative to that model, is not refused now
+        options = CalibrationOptions.model_validate(raw, context={MODEL_PATH_LATER: model is None})
     except ValidationError as exc:
         raise OptInError(_problem(exc)) from None
     restart = _flag(annotations, ANN_RESTART, defaults.restart)

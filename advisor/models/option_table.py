@@ -330,10 +330,10 @@ OPTIONS: tuple[Option, ...] = (
             "workload",
             "{annotation}: a file inside the model directory, relative to it, or "
             "none (default: the model's warmup file)",
-            rank=6,
+            rank=7,
         ),
         annotation=ANN_REQUESTS,
-        job_rank=6,
+        job_rank=7,
         spec_label="requests file",
         model_relative=True,
     ),

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, WithJsonSchema, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    Field,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 from advisor.errors import InvalidOptionsError, Opt
 from advisor.models.base import StrictModel
@@ -26,6 +33,11 @@ ObjectiveName = Annotated[
     AfterValidator(_known_objective),
     WithJsonSchema({"type": "string", "enum": list(OBJECTIVES)}),
 ]
+
+#: validation context key: the model path is decided after these options are read (fleet mode's
+#: TF Serving container without the model annotation names its model where the Job is derived),
+#: so a missing ``model_path`` does not refuse ``requests`` (a file inside that model)
+MODEL_PATH_LATER = "model_path_later"
 
 #: quotas closer than this (in CPUs) are the same quota (CFS rounding)
 QUOTA_TOLERANCE = 0.01
@@ -100,13 +112,14 @@ class CalibrationOptions(StrictModel):
         return None if self.requests in (None, NO_FILE) else self.requests
 
     @model_validator(mode="after")
-    def _requests_are_replayed_as_recorded(self) -> CalibrationOptions:
+    def _requests_are_replayed_as_recorded(self, info: ValidationInfo) -> CalibrationOptions:
         # each request carries its own batch: a batch size beside them would be ignored or would
         # measure other requests than those given (the warmup file's case is checked where the
         # model is looked at, in advisor.trials.requestfile)
         if self.requests_file is None:
             return self
-        if self.model_path is None:
+        later = bool((info.context or {}).get(MODEL_PATH_LATER))
+        if self.model_path is None and not later:
             raise InvalidOptionsError(
                 Opt("requests"), " replays a model's requests: it needs ", Opt("model_path")
             )
@@ -118,6 +131,17 @@ class CalibrationOptions(StrictModel):
                 ": each request keeps its own batch (or pass ",
                 Opt("requests"),
                 f" {NO_FILE} to synthesise inputs of that batch size)",
+            )
+        # likewise their shapes: an input shape beside them would be ignored, and the stored
+        # advice's shapes (the replayed ones) would never match it
+        if self.input_shape is not None:
+            raise InvalidOptionsError(
+                Opt("input_shape"),
+                " cannot be given with ",
+                Opt("requests"),
+                ": each request keeps its own shapes (or pass ",
+                Opt("requests"),
+                f" {NO_FILE} to synthesise inputs of those shapes)",
             )
         return self
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from advisor.errors import InvalidAdviceError
+from advisor.calibrate.spec import WorkloadSpec
+from advisor.errors import InvalidAdviceError, RequestsError
 from advisor.keys import APP_NAME
 from advisor.models import (
     ENV_INTER_OP,
@@ -36,6 +37,7 @@ from advisor.models import (
     Provenance,
     WorkloadInfo,
     env_setting,
+    model_format,
     over_cap,
     thread_cap,
 )
@@ -45,7 +47,7 @@ from advisor.pipeline.drift import installed_tf_version, provenance_differences
 from advisor.pipeline.source import read_advice_file
 from advisor.recommend import ParsedAdvice, load_configmap_yaml, parse_configmap
 from advisor.recommend.measured_for import option_changes
-from advisor.trials.requestfile import WARMUP_FILE
+from advisor.trials.requestfile import requests_source
 
 
 @dataclass(frozen=True)
@@ -93,13 +95,21 @@ def _inputs(work: WorkloadInfo) -> str:
 
 
 def _inputs_asked(options: CalibrationOptions) -> str:
-    """Where this run's inputs will come from, as ``_inputs`` words it."""
-    if options.requests_file is not None:
-        return f"requests file {options.requests_file}"
-    model = options.model_path
-    if options.requests is None and model is not None and (Path(model) / WARMUP_FILE).exists():
+    """Where this run's inputs will come from, as ``_inputs`` words it: decided as the run decides
+    it (``requests_source``), so a file is named as the stored advice names it (``./r.json`` is
+    ``r.json``) and the warmup default is the run's own rule."""
+    # batch size and input shape left at their defaults: only where the inputs come from is asked
+    workload = WorkloadSpec(model_path=options.model_path, requests=options.requests)
+    try:
+        source = requests_source(workload, model_format(options.model_path))
+    except RequestsError:
+        # a file the run will refuse before any trial: named as the run would have named it
+        if options.requests_file is not None:
+            return f"requests file {Path(options.requests_file)}"
         return "the warmup file"
-    return "synthesised inputs"
+    if source is None:
+        return "synthesised inputs"
+    return "the warmup file" if source.origin == "warmup" else f"requests file {source.path}"
 
 
 def _input_shape_differences(inputs: dict[str, str], input_shape: str | None) -> list[str]:

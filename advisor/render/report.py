@@ -13,7 +13,7 @@ from advisor.errors import Opt, OutputError
 from advisor.models import CalibrationResult
 from advisor.render.heatmap import heatmap_svg
 from advisor.render.table import text_summary
-from advisor.render.words import inputs_text
+from advisor.render.words import inputs_text, rate_label
 
 _TRIAL_COLUMNS = (
     ("round", "round"),
@@ -54,7 +54,12 @@ def report_html(result: CalibrationResult) -> str:
         if trial.is_baseline:
             cells = cells.replace("<td></td>", "<td>default</td>", 2)
         trial_rows.append(f"<tr class='{e(trial.status)}'>{cells}</tr>")
-    head = "".join(f"<th>{e(name)}</th>" for name, _ in _TRIAL_COLUMNS)
+    # the throughput column in the inputs' unit: examples per second where requests are replayed
+    rate = rate_label(result.workload)
+    head = "".join(
+        f"<th>{e(rate if field == 'throughput_rps' else name)}</th>"
+        for name, field in _TRIAL_COLUMNS
+    )
     summary = e(text_summary(result))
     workload = result.workload
     what = workload.path or "built-in workload"

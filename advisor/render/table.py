@@ -6,7 +6,14 @@ the calibration result records them: nothing here recomputes a statistic or a ve
 from __future__ import annotations
 
 from advisor.models import CalibrationResult, SettingStats
-from advisor.render.words import inputs_text, number, stop_text, summary_lines, time_split_line
+from advisor.render.words import (
+    inputs_text,
+    number,
+    rate_label,
+    stop_text,
+    summary_lines,
+    time_split_line,
+)
 
 #: the table's groups, top to bottom: the advice first, failures last (best first within each,
 #: as the result orders its settings)
@@ -44,7 +51,8 @@ def rows(result: CalibrationResult) -> list[SettingStats]:
 
 def text_summary(result: CalibrationResult) -> str:
     """A table read at a glance, then the advice and anything worth knowing about it."""
-    header = ("intra/inter", "p50 ms", "p99 ms", "req/s", "throttled", "preempt/req", "verdict")
+    rate = rate_label(result.workload)
+    header = ("intra/inter", "p50 ms", "p99 ms", rate, "throttled", "preempt/req", "verdict")
     table: list[tuple[str, ...]] = [header]
     for s in rows(result):
         table.append(

@@ -363,6 +363,13 @@ def inputs_text(workload: WorkloadInfo) -> str:
     return f"{what} ({', '.join(counted)})" if counted else what
 
 
+def rate_label(workload: WorkloadInfo) -> str:
+    """The throughput column's unit: replayed requests each carry their own batch, so their
+    throughput counts examples (rows) per second; synthesised ones are requests per second."""
+    source = workload.inputs_source
+    return "req/s" if source is None or source.kind == "synthesised" else "ex/s"
+
+
 def summary_lines(result: CalibrationResult) -> list[str]:
     """The short story of a run, the same for ``calibrate`` and ``run``: the advice, the
     incumbent and whether it was kept, the range within noise, and the gain."""

@@ -28,6 +28,18 @@ def server_program() -> tuple[str, ...]:
     return (sys.executable, "-m", "advisor.trials.child.forkserver")
 
 
+#: seconds the server may take to answer ``fork`` when it has no request file to read first
+FORK_TIMEOUT_S = 10.0
+
+
+def _replays(request_file: Path) -> bool:
+    """Whether the trial in ``request_file`` replays a request file (the server reads it first)."""
+    try:
+        return isinstance(json.loads(request_file.read_text(encoding="utf-8")).get("requests"), str)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 class ServerError(Exception):
     """The trial server could not be started, stopped answering, or exited."""
 
@@ -86,8 +98,23 @@ class TrialServer:
             raise ServerError("the trial server initialised TensorFlow's runtime before forking")
 
     def fork(
-        self, *, request_file: Path, result_file: Path, output_file: Path, env: dict[str, str]
+        self,
+        *,
+        request_file: Path,
+        result_file: Path,
+        output_file: Path,
+        env: dict[str, str],
+        preload_timeout_s: float = FORK_TIMEOUT_S,
     ) -> int:
+        """Fork a child for the trial in ``request_file``; its pid.
+
+        Before it answers ``forked`` the server reads the trial's request file to replay, if
+        any (once per file), which for a large file takes as long as loading: that wait gets
+        ``preload_timeout_s`` (the caller's load timeout) instead of ``FORK_TIMEOUT_S``.
+        """
+        timeout_s = FORK_TIMEOUT_S
+        if preload_timeout_s > FORK_TIMEOUT_S and _replays(request_file):
+            timeout_s = preload_timeout_s
         self._send(
             {
                 "op": "fork",
@@ -97,7 +124,7 @@ class TrialServer:
                 "env": env,
             }
         )
-        return int(self._expect("forked", 10.0)["pid"])
+        return int(self._expect("forked", timeout_s)["pid"])
 
     def wait_exit(self, pid: int, timeout_s: float) -> int | None:
         """The exit code of forked child ``pid`` (negative: killed by that signal), or None if it

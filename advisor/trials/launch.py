@@ -82,13 +82,20 @@ class ForkStarter:
 
     server: TrialServer
     forked: bool = True
+    #: how long the server may take to read a trial's request file before it forks (the load
+    #: timeout: a large file takes as long to read as the model takes to load)
+    preload_timeout_s: float = 0.0
 
     def start(
         self, *, request_file: Path, result_file: Path, output_file: Path, env: dict[str, str]
     ) -> Child:
         try:
             pid = self.server.fork(
-                request_file=request_file, result_file=result_file, output_file=output_file, env=env
+                request_file=request_file,
+                result_file=result_file,
+                output_file=output_file,
+                env=env,
+                preload_timeout_s=self.preload_timeout_s,
             )
         except ServerError as exc:
             raise LaunchFailure(str(exc)) from None
@@ -199,8 +206,9 @@ class Launcher:
             try:
                 left = max(1.0, timeout_s - (time.monotonic() - began))
                 started = time.monotonic()
+                starter = ForkStarter(self._server, preload_timeout_s=left)
                 info = runner.inspect_workload(
-                    self.workload, timeout_s=left, starter=self._owned(ForkStarter(self._server))
+                    self.workload, timeout_s=left, starter=self._owned(starter)
                 )
                 self.inspect_s = time.monotonic() - started
             except LaunchFailure as exc:
@@ -245,7 +253,9 @@ class Launcher:
                     spec,
                     self.workload,
                     deadline_s=deadline_s,
-                    starter=self._owned(ForkStarter(self._server)),
+                    starter=self._owned(
+                        ForkStarter(self._server, preload_timeout_s=self._load_timeout_s)
+                    ),
                     load_timeout_s=self._load_timeout_s,
                 )
             except LaunchFailure as exc:

@@ -88,6 +88,14 @@ def workload_kind(workload: WorkloadSpec) -> ModelFormat:
         if not any(path.iterdir()):
             raise ModelError(f"{path}: the directory is empty (expected a SavedModel)")
         if not is_saved_model(path):
+            # callers resolve a base path first (served_version); one reaching here unresolved
+            # is named as such, so the message below is true whoever calls
+            served = served_version(str(path))
+            if served is not None:
+                raise ModelError(
+                    f"{path}: a TF Serving base path, not a SavedModel: the version TF Serving "
+                    f"serves from it is {served.path}"
+                )
             raise ModelError(
                 f"{path}: not a SavedModel directory (no saved_model.pb in it) nor a TF Serving "
                 "base path (no numbered version directory in it)"

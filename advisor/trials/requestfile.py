@@ -4,8 +4,8 @@ A TF Serving model ships its own representative requests in its version director
 ``assets.extra/tf_serving_warmup_requests``, which TF Serving replays at load. The advisor
 replays them by default too, since they are what the model really serves; ``--requests FILE``
 names another file and ``--requests none`` synthesises inputs from the signature instead. Only
-cheap checks happen here (the file exists, is a regular file, is not empty; no batch size beside
-it); reading and checking every request against the signature is the child's
+cheap checks happen here (the file exists, is a regular file, is not empty; no batch size or
+input shape beside it); reading and checking every request against the signature is the child's
 (``advisor.trials.child.requests``), where TensorFlow's protos are.
 """
 
@@ -34,7 +34,7 @@ def requests_source(workload: WorkloadSpec, kind: ModelFormat) -> RequestsSource
     """The requests to replay for ``workload`` (None: synthesise inputs).
 
     RequestsError (one line naming the file) for a file that cannot be one; UsageError for a
-    batch size given beside requests that carry their own.
+    batch size or input shape given beside requests that carry their own.
     """
     if workload.requests == NO_FILE:
         return None
@@ -52,6 +52,15 @@ def requests_source(workload: WorkloadSpec, kind: ModelFormat) -> RequestsSource
             " cannot be given with them (",
             Opt("requests"),
             f" {NO_FILE} synthesises inputs of that batch size)",
+        )
+    if workload.input_shape is not None:
+        # as a batch size: ignored beside them, and unlike the replayed shapes the advice records
+        raise UsageError(
+            f"{warmup}: the model's warmup requests are replayed, each with its own shapes: ",
+            Opt("input_shape"),
+            " cannot be given with them (",
+            Opt("requests"),
+            f" {NO_FILE} synthesises inputs of those shapes)",
         )
     return RequestsSource(_checked(warmup), "warmup")
 

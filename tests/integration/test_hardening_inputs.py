@@ -488,6 +488,12 @@ CASES = [
         ("--batch-size cannot be given with --requests", "--requests none"),
     ),
     Case(
+        "requests-with-input-shape",
+        (*RUN, "--model", "{tmp}/fake_sm", "--requests", "{tmp}/r.json", "--input-shape", "x=3"),
+        U,
+        ("--input-shape cannot be given with --requests", "--requests none"),
+    ),
+    Case(
         "warmup-file-with-batch-size",
         (*RUN, "--model", "{tmp}/warm_sm", "--batch-size", "4"),
         U,

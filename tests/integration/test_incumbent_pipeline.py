@@ -278,3 +278,22 @@ def test_advice_measured_on_other_inputs_is_not_the_incumbent(tmp_path: Path) ->
     assert "inputs: measured on the warmup file, this run synthesised inputs" in note_text(
         held.notes[0]
     )
+
+
+def test_a_requests_file_named_another_way_is_the_same_inputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stored advice names the file as the run read it (``r.json``); ``./r.json`` this time
+    is the same file, so the same inputs."""
+    model = tmp_path / "m"
+    model.mkdir()
+    (tmp_path / "r.json").write_text('{"instances": [1]}')
+    monkeypatch.chdir(tmp_path)
+    replayed = WorkloadInfo(
+        kind="savedmodel",
+        path=str(model),
+        inputs_source=InputsSource(kind="file", file="r.json", requests=1),
+    )
+    obj = stored(NODE, workload=replayed)
+    dotted = CalibrationOptions(model_path=str(model), requests="./r.json")
+    assert from_configmap(obj, "the store", NODE, dotted).incumbent is not None

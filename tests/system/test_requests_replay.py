@@ -56,8 +56,16 @@ for case in cases:
         for name in ("tensorflow_serving", "tensorflow_serving.apis"):
             hidden[name] = sys.modules.get(name)
             sys.modules[name] = None  # import fails, as where the package is not installed
+    if case.get("break_serving_api"):
+        import types
+        class Broken(types.ModuleType):  # installed but unusable, as with a protobuf mismatch
+            def __getattr__(self, name):
+                raise TypeError("Descriptors cannot be created directly")
+        for name in ("tensorflow_serving", "tensorflow_serving.apis"):
+            hidden[name] = sys.modules.get(name)
+            sys.modules[name] = Broken(name)
     try:
-        raw = r.read_requests(path)
+        raw = r.read_requests(path, **case.get("read", {}))
         bound = r.bind(raw, signatures, path=path, default_signature="serving_default",
                        max_bytes=case.get("max_bytes", 1 << 30))
     except Exception as exc:
@@ -162,7 +170,37 @@ CASES: list[tuple[str, str, dict[str, Any], Any]] = [
     ("not-an-object", "[1, 2]", GOOD, "neither a TF Serving REST body"),
     ("body-a-list-line", '{"inputs": [[1]]}\n[1]', GOOD, "record 2: a request body is a JSON"),
     ("both", _body({"instances": [ROW], "inputs": [ROW]}), GOOD, "either instances or inputs"),
-    ("neither", _body({"signature_name": "x"}), GOOD, "either instances or inputs"),
+    ("neither", _body({"signature_name": "x"}), GOOD, "needs instances or inputs; it has neither"),
+    (
+        "nested-too-deeply",
+        '{"inputs": ' + "[" * 5000 + "]" * 5000 + "}",
+        GOOD,
+        "FILE: record 1: a value is nested too deeply",
+    ),
+    (
+        "json-lines-nested-too-deeply",
+        _body({"inputs": [ROW]}) + '\n{"inputs": ' + "[" * 5000 + "]" * 5000 + "}",
+        GOOD,
+        "FILE: record 2: a value is nested too deeply",
+    ),
+    (
+        "json-lines-record-and-line",
+        _body({"inputs": [ROW]}) + "\n\n" + _body({"x": 1}),
+        GOOD,
+        "FILE: record 2 (line 3): unknown key 'x'",
+    ),
+    (
+        "leading-whitespace",
+        " \n" * 40 + _body({"inputs": [ROW]}),
+        GOOD,
+        [(1, "serving_default", {"features": ("float32", [1, 16])})],
+    ),
+    (
+        "json-over-the-file-cap",
+        _body({"inputs": [ROW]}),
+        GOOD,
+        "FILE: the request file is 0.00 GiB; JSON of requests is read up to",
+    ),
     ("unknown-key", _body({"instances": [ROW], "model": 1}), GOOD, "unknown key 'model'"),
     ("instances-empty", _body({"instances": []}), GOOD, "instances must be a non-empty list"),
     ("instances-mixed", _body({"instances": [{"a": 1}, [1]]}), TWO, "mixes objects"),
@@ -212,6 +250,14 @@ CASES: list[tuple[str, str, dict[str, Any], Any]] = [
 ]
 
 
+#: what read_requests is given besides the file, by case
+CASE_OPTIONS: dict[str, dict[str, Any]] = {
+    "json-over-the-file-cap": {"read": {"max_json_bytes": 20}},
+    "tfrecord-over-the-file-cap": {"read": {"max_tfrecord_bytes": 20}},
+    "with-a-broken-serving-api": {"break_serving_api": True},
+}
+
+
 def _file_cases(models: Path) -> list[tuple[str, Path, dict[str, Any], Any]]:
     warmup = models / "sm_warmup" / "assets.extra" / "tf_serving_warmup_requests"
     data = warmup.read_bytes()
@@ -248,6 +294,19 @@ def _file_cases(models: Path) -> list[tuple[str, Path, dict[str, Any], Any]]:
         ),
         ("over-the-cap", warmup, WARMUP, "record 2: the requests so far hold"),
         (
+            "tfrecord-over-the-file-cap",
+            warmup,
+            WARMUP,
+            "FILE: the request file is 0.00 GiB; a TFRecord of requests is read up to",
+        ),
+        (
+            "with-a-broken-serving-api",
+            warmup,
+            WARMUP,
+            "FILE: tensorflow-serving-api does not import beside this TensorFlow and protobuf "
+            "(TypeError: Descriptors cannot be created directly)",
+        ),
+        (
             "without-the-serving-api",
             warmup,
             WARMUP,
@@ -262,7 +321,7 @@ def answers(test_models: Callable[[], Path], tmp_path_factory: pytest.TempPathFa
     models = test_models()
     tmp = tmp_path_factory.mktemp("requests")
     cases: list[dict[str, Any]] = [
-        {"id": case_id, "body": body, "signatures": signatures}
+        {"id": case_id, "body": body, "signatures": signatures, **CASE_OPTIONS.get(case_id, {})}
         for case_id, body, signatures, _ in CASES
     ]
     for case_id, content, signatures, _ in _file_cases(models):
@@ -271,7 +330,12 @@ def answers(test_models: Callable[[], Path], tmp_path_factory: pytest.TempPathFa
             path.write_bytes(content)
         else:
             path = content
-        case = {"id": case_id, "file": str(path), "signatures": signatures}
+        case = {
+            "id": case_id,
+            "file": str(path),
+            "signatures": signatures,
+            **CASE_OPTIONS.get(case_id, {}),
+        }
         if case_id == "over-the-cap":
             case["max_bytes"] = 40  # record 1's two float32[4] rows fit, record 2's do not
         if case_id == "without-the-serving-api":
@@ -333,6 +397,8 @@ def test_b64_values_are_the_bytes_they_encode(answers: Any) -> None:
         "prediction-log-wrong-dtype",
         "prediction-log-not-a-log",
         "over-the-cap",
+        "tfrecord-over-the-file-cap",
+        "with-a-broken-serving-api",
         "without-the-serving-api",
     ],
 )
@@ -436,3 +502,43 @@ def test_calibrate_replays_a_users_rest_file(
         "batch_sizes": [1, 4],
         "detail": None,
     }
+
+
+#: a trial (not an inspection) loads the model with a REST file of three requests; _wait counts
+#: the requests run, so the count after loading is how many ran before any measuring
+_TRIAL_LOAD = """
+import sys
+from advisor.trials.child import trial, workloads
+from advisor.trials.wire import TrialRequest
+
+ran = []
+waited = workloads._wait
+def counting(outputs, *args, **kwargs):
+    ran.append(1)
+    return waited(outputs, *args, **kwargs)
+workloads._wait = counting
+request = TrialRequest(mode="trial", kind="savedmodel", path=sys.argv[1],
+                       signature="serving_default", batch_size=1, concurrency=1, warmup_s=0.0,
+                       measure_s=0.1, requests=sys.argv[2], requests_origin="file")
+trial._load(request)
+print(len(ran))
+"""
+
+
+def test_a_trial_runs_every_distinct_request_once_at_load(
+    test_models: Callable[[], Path], tmp_path: Path
+) -> None:
+    """A trial's warm-up window may not reach every request: each runs once when the trial
+    loads, so no shape is met first in the measured window."""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text("\n".join(json.dumps({"instances": [ROW] * n}) for n in (1, 2, 3)))
+    done = subprocess.run(
+        [sys.executable, "-c", _TRIAL_LOAD, str(test_models() / "sm_good"), str(requests)],
+        env={**os.environ, "PYTHONPATH": str(REPO), "TF_CPP_MIN_LOG_LEVEL": "3"},
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "3"

@@ -1,4 +1,5 @@
-"""A model's declared inputs and outputs, as the loaders read them and synthesis fills them.
+"""A model's declared inputs and outputs, as the loaders read them and synthesis fills them,
+and the cap on what the inputs fed to them may hold (synthesised or replayed).
 
 Apart from both (``workloads`` loads models, ``synthesis`` makes their inputs) so that neither
 imports the other for it. Imports no TensorFlow itself; it lives among the trial child's modules,
@@ -8,6 +9,10 @@ which are its only readers.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+#: inputs larger than this (all inputs together; for replayed requests, all requests together)
+#: are refused: synthesised, as a batch-size problem; replayed, naming the request file
+MAX_INPUT_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)

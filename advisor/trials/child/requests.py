@@ -44,6 +44,7 @@ import numpy as np
 import tensorflow as tf
 
 from advisor.errors import RequestsError, one_line
+from advisor.trials.child.decl import MAX_INPUT_BYTES
 
 #: how to install what reading a TFRecord of PredictionLog needs, without a second TensorFlow
 #: (tensorflow-serving-api requires the ``tensorflow`` distribution; the image has tensorflow-cpu)
@@ -106,30 +107,36 @@ class Request:
 # --------------------------------------------------------------------------------------------------
 
 
-#: a request file larger than this is refused before it is read: its requests could not fit the
-#: cap on what they hold (``bind``'s ``max_bytes``) in any encoding worth replaying
-MAX_FILE_BYTES = 4 << 30
+#: request files larger than these are refused before they are parsed, as their requests could
+#: not fit the cap on what they hold (``MAX_INPUT_BYTES``, ``bind``'s ``max_bytes``), and parsing
+#: them first would cost far more memory than the cap: a TFRecord holds its tensors about as
+#: they are (an eighth more for framing); JSON spends 2-3 characters per byte of a value it holds
+#: and parses into Python objects of ~10x its size, so it gets a small multiple
+MAX_TFRECORD_BYTES = MAX_INPUT_BYTES + MAX_INPUT_BYTES // 8
+MAX_JSON_BYTES = 3 * MAX_INPUT_BYTES
+
+#: how much of the file is read to tell a TFRecord from JSON (JSON may begin with whitespace)
+_SNIFF_BYTES = 4096
 
 
-def read_requests(path: str, *, max_bytes: int = MAX_FILE_BYTES) -> list[RawRequest]:
+def read_requests(
+    path: str, *, max_tfrecord_bytes: int = MAX_TFRECORD_BYTES, max_json_bytes: int = MAX_JSON_BYTES
+) -> list[RawRequest]:
     """Every record of the file; RequestsError (one line) for anything unreadable."""
     where = path
     try:
         with Path(path).open("rb") as handle:
-            head = handle.read(12)
+            head = handle.read(_SNIFF_BYTES)
         size = Path(path).stat().st_size
     except OSError as exc:
         raise RequestsError(f"{path}: cannot read it: {exc.strerror or exc}") from None
     if size == 0:
         raise RequestsError(f"{path}: the request file is empty")
-    if size > max_bytes:
-        raise RequestsError(
-            f"{path}: the request file is {size / 2**30:.1f} GiB; at most "
-            f"{max_bytes / 2**30:g} GiB are read"
-        )
-    if _is_tfrecord(head):
+    if _is_tfrecord(head[:12]):
+        _check_size(path, size, max_tfrecord_bytes, "a TFRecord")
         found = list(_prediction_logs(path, where))
     elif head.lstrip()[:1] == b"{":
+        _check_size(path, size, max_json_bytes, "JSON")
         found = list(_rest_bodies(path, where))
     else:
         raise RequestsError(
@@ -138,6 +145,14 @@ def read_requests(path: str, *, max_bytes: int = MAX_FILE_BYTES) -> list[RawRequ
     if not found:
         raise RequestsError(f"{path}: no requests in it")
     return found
+
+
+def _check_size(path: str, size: int, limit: int, kind: str) -> None:
+    if size > limit:
+        raise RequestsError(
+            f"{path}: the request file is {size / 2**30:.2f} GiB; {kind} of requests is read up "
+            f"to {limit / 2**30:.2f} GiB (the requests may hold {MAX_INPUT_BYTES / 2**30:g} GiB)"
+        )
 
 
 def _is_tfrecord(head: bytes) -> bool:
@@ -170,21 +185,38 @@ def _rest_bodies(path: str, where: str) -> Iterator[RawRequest]:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise RequestsError(f"{path}: not UTF-8 text: {exc.reason}") from None
+    # Records are numbered as they come, blank lines between JSON lines not counted; the
+    # place names the line too when that differs, so the record can be found in the file.
     try:
-        bodies: list[tuple[int, Any]] = [(1, json.loads(text))]
+        bodies: list[tuple[int, str, Any]] = [
+            (1, f"{where}: record 1", _json(text, f"{where}: record 1"))
+        ]
     except json.JSONDecodeError:
         bodies = []
-        for number, line in enumerate(text.splitlines(), start=1):
+        for line_number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
+            number = len(bodies) + 1
+            place = f"{where}: record {number}"
+            if line_number != number:
+                place += f" (line {line_number})"
             try:
-                bodies.append((number, json.loads(line)))
+                bodies.append((number, place, _json(line, place)))
             except json.JSONDecodeError as exc:
-                raise RequestsError(
-                    f"{where}: record {number}: not JSON ({exc.msg}, column {exc.colno})"
-                ) from None
-    for number, body in bodies:
-        yield _rest_body(body, f"{where}: record {number}", number)
+                raise RequestsError(f"{place}: not JSON ({exc.msg}, column {exc.colno})") from None
+    for number, place, body in bodies:
+        try:
+            yield _rest_body(body, place, number)
+        except RecursionError:
+            raise RequestsError(f"{place}: a value is nested too deeply") from None
+
+
+def _json(text: str, place: str) -> Any:
+    """``text`` parsed; a body nested too deeply for the parser is a RequestsError."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise RequestsError(f"{place}: a value is nested too deeply") from None
 
 
 def _rest_body(body: Any, place: str, number: int) -> RawRequest:
@@ -199,8 +231,10 @@ def _rest_body(body: Any, place: str, number: int) -> RawRequest:
     signature = body.get("signature_name")
     if signature is not None and (not isinstance(signature, str) or not signature):
         raise RequestsError(f"{place}: signature_name must be a non-empty string")
-    if ("instances" in body) == ("inputs" in body):
+    if "instances" in body and "inputs" in body:
         raise RequestsError(f"{place}: a request body has either instances or inputs, not both")
+    if "instances" not in body and "inputs" not in body:
+        raise RequestsError(f"{place}: a request body needs instances or inputs; it has neither")
     if "instances" in body:
         inputs, rows = _instances(body["instances"], place)
         return RawRequest(number, (RawCall(signature, inputs),), rows)
@@ -278,12 +312,19 @@ def _json_kind(value: Any) -> str:
 
 
 def _prediction_logs(path: str, where: str) -> Iterator[RawRequest]:
+    version = ".".join(tf.__version__.split(".")[:2])
     try:
         from tensorflow_serving.apis import prediction_log_pb2
     except ImportError:
-        version = ".".join(tf.__version__.split(".")[:2])
         raise RequestsError(
             f"{path}: reading a TFRecord of PredictionLog needs tensorflow-serving-api: "
+            + INSTALL_HINT.format(version=version)
+            + "; --requests none synthesises inputs instead"
+        ) from None
+    except Exception as exc:  # installed but unusable: protobuf's VersionError, a TypeError
+        raise RequestsError(
+            f"{path}: tensorflow-serving-api does not import beside this TensorFlow and protobuf "
+            f"({type(exc).__name__}: {one_line(str(exc), 120)}): "
             + INSTALL_HINT.format(version=version)
             + "; --requests none synthesises inputs instead"
         ) from None
@@ -530,10 +571,11 @@ _READ: dict[str, list[RawRequest]] = {}
 def preload(path: str) -> None:
     """Read ``path`` now, in the trial server (protobuf, JSON and numpy only: TF's runtime stays
     uninitialised, as forking needs); a file that cannot be read is left for the child to read
-    again and report."""
+    again and report. Whatever goes wrong is suppressed, not only RequestsError: the server must
+    outlive any file, and the child reports it."""
     if path in _READ:
         return
-    with contextlib.suppress(RequestsError):
+    with contextlib.suppress(Exception):
         _READ[path] = read_requests(path)
 
 

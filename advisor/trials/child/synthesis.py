@@ -43,12 +43,11 @@ import tensorflow as tf
 
 from advisor.errors import ModelError
 from advisor.models.input_shape import format_input_shapes
+from advisor.trials.requestfile import WARMUP_FILE
 
 if TYPE_CHECKING:
     from advisor.trials.child.decl import TensorDecl
 
-#: where TF Serving looks for a model version's own representative requests
-WARMUP_FILE = "assets.extra/tf_serving_warmup_requests"
 
 #: integers nothing in the graph bounds are drawn from [0, INT_HIGH): small enough to be valid
 #: ids/indices for most models
@@ -798,7 +797,6 @@ def spread(rows: int, shape: Any, rng: np.random.Generator) -> Any:
 
 __all__ = [
     "INT_HIGH",
-    "WARMUP_FILE",
     "Feature",
     "GraphFacts",
     "Synthesis",

@@ -145,9 +145,7 @@ def _load(request: TrialRequest) -> Any:
 
     replay = None
     if request.requests is not None:
-        replay = workloads.Replay(
-            request.requests, request.requests_origin or "file", request.mode == "inspect"
-        )
+        replay = workloads.Replay(request.requests, request.requests_origin or "file")
     return workloads.load_workload(
         request.kind,
         request.path,

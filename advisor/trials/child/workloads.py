@@ -36,13 +36,10 @@ from advisor.errors import ModelError, one_line
 from advisor.models import ModelFormat
 from advisor.models.input_shape import parse_input_shapes
 from advisor.trials.child import synthesis
-from advisor.trials.child.decl import TensorDecl
+from advisor.trials.child.decl import MAX_INPUT_BYTES, TensorDecl
 
 #: one seed for weights and inputs: every trial must run the very same computation.
 SEED = 20240601
-
-#: synthesised inputs larger than this (all inputs together) are refused as a batch-size problem.
-MAX_INPUT_BYTES = 1 << 30
 
 
 BUILTIN_NAME = "builtin-cnn-v1"
@@ -75,9 +72,6 @@ class Replay:
 
     path: str
     origin: str
-    #: run every distinct request once at load (inspection does, so a request the model rejects
-    #: fails before any trial; a trial's warm-up window runs them anyway)
-    check_each: bool = True
 
 
 def load_workload(
@@ -327,7 +321,8 @@ def _replayed(
 ) -> LoadedWorkload:
     """The workload that replays ``replay``'s requests in a fixed cycle, each as recorded.
 
-    Every distinct request runs once here, so a model that rejects one fails before any trial.
+    Every distinct request runs once here, at every load: a model that rejects one fails before
+    any trial, and no trial meets a request's shapes first in its measured window.
     """
     from advisor.trials.child import requests as recorded
 
@@ -346,8 +341,10 @@ def _replayed(
             for name, arrays in request.calls
         ]
         prepared.append((request.rows, calls))
-    checked = zip(bound, prepared, strict=True) if replay.check_each else ()
-    for request, (_, calls) in checked:
+    # Inspection and every trial alike: a trial's warm-up window (a fraction of a second) may
+    # not reach every distinct request, and a shape seen first in the measured window would be
+    # measured with its one-time cost (tracing, kernel selection) in it.
+    for request, (_, calls) in zip(bound, prepared, strict=True):
         try:
             for call, tensors in calls:
                 _wait(call(**tensors))

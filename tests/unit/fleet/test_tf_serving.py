@@ -13,7 +13,7 @@ import pytest
 
 from advisor.fleet.decide import decide
 from advisor.fleet.derive import DeriveError
-from advisor.fleet.optin import Defaults, read_ask
+from advisor.fleet.optin import FIELD_ANNOTATION, Defaults, read_ask
 from advisor.fleet.spec import MODEL_PATH
 from advisor.fleet.tf_serving import ServedModel, served_model
 from advisor.keys import ANN_MODEL
@@ -178,6 +178,20 @@ def test_the_job_copies_and_measures_the_base_path_the_server_names() -> None:
     assert arg(job, "--serving-model-path") == ["/models/resnet"]
     assert job.target.model_path == "/models/resnet"
     assert "--model=/tfta-model/resnet" in advisor(job)["args"]
+
+
+def test_a_request_file_is_read_inside_the_base_path_the_job_copies() -> None:
+    """The requests annotation (or plan's --requests) names a file relative to the model the Job
+    copies, which the server names where the Job is derived: not refused for want of the model
+    annotation when the ask is read."""
+    workload = unannotated(container(image=OFFICIAL, env=env(MODEL_NAME="resnet")))
+    workload["metadata"]["annotations"][FIELD_ANNOTATION["requests"]] = "requests.jsonl"
+    job = derive(workload)
+    assert arg(job, "--requests") == ["/tfta-model/resnet/requests.jsonl"]
+    plan_default = unannotated(container(image=OFFICIAL, env=env(MODEL_NAME="resnet")))
+    ask = read_ask(plan_default["metadata"]["annotations"], Defaults(requests="r.json"))
+    assert ask.model_path is None
+    assert ask.options.requests == "r.json"
 
 
 def test_the_annotation_wins_over_what_the_server_says() -> None:

@@ -213,6 +213,9 @@ def test_requests_need_a_model_and_refuse_a_batch_size_beside_them() -> None:
         CalibrationOptions(requests="r.json")
     with pytest.raises(ValueError, match="batch_size cannot be given with requests"):
         CalibrationOptions(model_path="/m", requests="r.json", batch_size=4)
+    with pytest.raises(ValueError, match="input_shape cannot be given with requests"):
+        CalibrationOptions(model_path="/m", requests="r.json", input_shape="x=3")
+    assert CalibrationOptions(model_path="/m", requests="none", input_shape="x=3").input_shape
     assert CalibrationOptions(model_path="/m", requests="none", batch_size=4).requests_file is None
     assert CalibrationOptions(requests="none").requests_file is None
     assert CalibrationOptions(model_path="/m", requests="r.json").requests_file == "r.json"

@@ -70,3 +70,18 @@ def test_the_summary_and_the_report_say_where_the_inputs_came_from() -> None:
         "batch_sizes": [1, 2],
         "detail": None,
     }
+
+
+def test_the_throughput_column_counts_examples_where_requests_are_replayed() -> None:
+    """Replayed requests each carry their own batch: their throughput is examples per second,
+    and the table and the report label it so; synthesised inputs keep requests per second."""
+    result = calibration_result(2, 1)
+    source = InputsSource(kind="file", file="r.json", requests=3, batch_sizes=(1, 2))
+    workload = WorkloadInfo(kind="savedmodel", path="/m", inputs_source=source)
+    replayed = result.model_copy(update={"workload": workload})
+    header = text_summary(replayed).splitlines()[0].split()
+    assert "ex/s" in header and "req/s" not in header
+    assert "<th>ex/s</th>" in report_html(replayed)
+    assert "<th>req/s</th>" not in report_html(replayed)
+    assert "req/s" in text_summary(result).splitlines()[0].split()
+    assert "<th>req/s</th>" in report_html(result)

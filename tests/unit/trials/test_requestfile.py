@@ -64,6 +64,15 @@ def test_a_batch_size_beside_the_warmup_file_is_a_usage_error(model: Path) -> No
     assert "--batch-size cannot be given with them (--requests none synthesises" in line
 
 
+def test_an_input_shape_beside_the_warmup_file_is_a_usage_error(model: Path) -> None:
+    _warmup(model)
+    with pytest.raises(UsageError) as raised:
+        requests_source(WorkloadSpec(str(model), input_shape="x=3"), "savedmodel")
+    line = raised.value.spelled(lambda option: f"--{option.replace('_', '-')}")
+    assert "each with its own shapes" in line
+    assert "--input-shape cannot be given with them (--requests none synthesises" in line
+
+
 @pytest.mark.parametrize(
     ("make", "says"),
     [
