@@ -131,8 +131,11 @@ def test_a_partial_answer_is_no_answer(answer: Answer, words: str) -> None:
 
 
 def test_promql_notes_in_warnings_are_not_a_partial_answer(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # a CLI test earlier in the session may have configured the advisor's logger not to
+    # propagate (advisor.cli._logging): caplog listens at the root
+    monkeypatch.setattr(logging.getLogger("advisor"), "propagate", True)
     notes = [
         'PromQL info: metric might not be a counter, name does not end in _total: "x"',
         "PromQL warning: encountered a mix of histograms and floats",
