@@ -482,12 +482,9 @@ def test_a_tf_serving_base_path_is_copied_whole_and_its_highest_version_measured
         assert target is not None
         # the advice is for the base path the server names, whatever version it serves
         assert (target.image, target.model_path) == (tf_serving_image, TFS_BASE_PATH)
-        # --- request replay (branch i38-requests): once WorkloadInfo records where the inputs
-        # came from, they are the warmup requests of the copied version directory. Until that
-        # branch is merged the field does not exist and this block checks nothing.
-        if "inputs_source" in type(prov.workload).model_fields:
-            source = getattr(prov.workload, "inputs_source", None)
-            assert source is not None and source.kind == "warmup", source
-            assert source.file == f"{MODEL_MOUNT}/{TFS_MODEL_NAME}/2/{WARMUP}", source
-            assert source.requests == 2 and source.batch_sizes == (1, 3), source
+        # the inputs were the warmup requests of the copied version directory
+        source = prov.workload.inputs_source
+        assert source is not None and source.kind == "warmup", source
+        assert source.file == f"{MODEL_MOUNT}/{TFS_MODEL_NAME}/2/{WARMUP}", source
+        assert source.requests == 2 and source.batch_sizes == (1, 3), source
         fits_now(api, capsys, advisor_image, "deployment/tfs")
