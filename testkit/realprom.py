@@ -45,7 +45,11 @@ def _free_port() -> int:
 @contextmanager
 def loaded_prometheus(work: Path, text: str, *, ready_s: float = 60.0) -> Iterator[str]:
     """A server over ``text`` (OpenMetrics) in ``work``; yields its URL. RuntimeError when the
-    binaries are missing or it does not become ready (with the end of its log)."""
+    binaries are missing or it does not become ready (with the end of its log).
+
+    Prometheus answers an instant query only from samples in its 5-minute lookback: a history
+    meant to reach the present must be written against a clock read as it is loaded (in the
+    fixture), not when pytest imported the test's module, which in a full run is long before."""
     found = binaries()
     if found is None:
         raise RuntimeError("prometheus/promtool not installed")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -45,12 +46,6 @@ from tests.support.real_parts import missing_real_part
 pytestmark = pytest.mark.tools
 
 NS = "ml"
-NOW = datetime.now(timezone.utc).replace(second=0, microsecond=0)
-#: when each advice's data changed; the new pods started ten minutes later
-CHANGED = NOW - timedelta(hours=6)
-ROLLED = CHANGED + timedelta(minutes=10)
-#: two days before the change: room for a before-window at the same hours a day earlier
-HISTORY_FROM = CHANGED - timedelta(days=2)
 STEP_S = 60
 #: 100 ms CFS periods in a minute of a container that always has work
 PERIODS_PER_STEP = 600
@@ -68,16 +63,50 @@ OPTED_IN = ("one-worse", "two-worse", "shared-a")
 REVERTS_LIMITED = 19
 
 
+@dataclass(frozen=True)
+class Clock:
+    """The history's times. Taken by the module's fixture as the history is written, never at
+    import: the history ends at ``now``, and Prometheus answers an instant query only from samples
+    in its 5-minute lookback, so a clock read when pytest collected the module goes stale while
+    the rest of a full run goes first."""
+
+    now: datetime
+    #: when each advice's data changed
+    changed: datetime
+    #: the new pods started ten minutes later
+    rolled: datetime
+    #: two days before the change: room for a before-window at the same hours a day earlier
+    history_from: datetime
+
+    @classmethod
+    def read(cls) -> Clock:
+        now = datetime.now(timezone.utc).replace(second=0, microsecond=0)
+        changed = now - timedelta(hours=6)
+        return cls(
+            now=now,
+            changed=changed,
+            rolled=changed + timedelta(minutes=10),
+            history_from=changed - timedelta(days=2),
+        )
+
+
+@pytest.fixture(scope="module")
+def clock() -> Clock:
+    """The module's one clock, shared by the history (``prometheus``) and the fake API server's
+    objects (``fleet``)."""
+    return Clock.read()
+
+
 def minutes(start: datetime, end: datetime) -> Iterator[int]:
     return iter(range(int(start.timestamp()), int(end.timestamp()), STEP_S))
 
 
-def history() -> str:
-    """Each workload's old pod (gone: only kube-state-metrics knows it was the workload's) until
-    ten minutes after the change, its new pod from then on; the throttled share wobbles by a
-    point from minute to minute around its level."""
+def history(clock: Clock) -> str:
+    """Up to ``clock.now``, each workload's old pod (gone: only kube-state-metrics knows it was
+    the workload's) until ten minutes after the change, its new pod from then on; the throttled
+    share wobbles by a point from minute to minute around its level."""
     periods, throttled, usage, started, pod_owner, rs_owner = ([] for _ in range(6))
-    span = list(minutes(HISTORY_FROM, NOW))
+    span = list(minutes(clock.history_from, clock.now))
     for name, shares in SERIES.items():
         old_rs, new_rs = f"{name}-0ld", f"{name}-{TEMPLATE_HASH}"
         for rs in (old_rs, new_rs):
@@ -86,8 +115,8 @@ def history() -> str:
                 f'kube_replicaset_owner{{{labels},owner_name="{name}"}} 1 {t}' for t in span
             ]
         for pod, rs, (start, end), share in (
-            (f"{old_rs}-x1", old_rs, (HISTORY_FROM, ROLLED), shares[0]),
-            (f"{new_rs}-a1", new_rs, (ROLLED, NOW), shares[1]),
+            (f"{old_rs}-x1", old_rs, (clock.history_from, clock.rolled), shares[0]),
+            (f"{new_rs}-a1", new_rs, (clock.rolled, clock.now), shares[1]),
         ):
             owner = f'namespace="{NS}",pod="{pod}",owner_kind="ReplicaSet",owner_name="{rs}"'
             cadvisor = f'namespace="{NS}",pod="{pod}",container="server"'
@@ -119,28 +148,28 @@ def history() -> str:
 
 
 @pytest.fixture(scope="module")
-def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def prometheus(tmp_path_factory: pytest.TempPathFactory, clock: Clock) -> Iterator[str]:
     if binaries() is None:
         missing_real_part(
             "prometheus/promtool not installed (scripts/install-test-tools.sh, as root)"
         )
-    with loaded_prometheus(tmp_path_factory.mktemp("prometheus"), history()) as url:
+    with loaded_prometheus(tmp_path_factory.mktemp("prometheus"), history(clock)) as url:
         yield url
 
 
-def deploy(api: FakeApiServer, obj: dict[str, Any]) -> None:
+def deploy(api: FakeApiServer, obj: dict[str, Any], started: datetime) -> None:
     api.put_workload(obj)
-    api.put_pod(pod_of(obj, "a1", started=ROLLED))
+    api.put_pod(pod_of(obj, "a1", started=started))
 
 
-def replaced_advice(api: FakeApiServer, name: str) -> None:
-    """``name``'s fitting advice, its data changed at CHANGED, over an older one it keeps."""
+def replaced_advice(api: FakeApiServer, name: str, changed: datetime) -> None:
+    """``name``'s fitting advice, its data changed at ``changed``, over an older one it keeps."""
     current = advice_fitting(api, name)
-    current["metadata"]["annotations"][DATA_CHANGED_ANNOTATION] = timestamp(CHANGED)
+    current["metadata"]["annotations"][DATA_CHANGED_ANNOTATION] = timestamp(changed)
     old = build_recommendation(
         calibration_result(4, 2, node=node_profile(quota=CORES)),
         advisor_version=__version__,
-        now=CHANGED - timedelta(days=7),
+        now=changed - timedelta(days=7),
     )
     api.put(
         keep_previous(current, render_configmap(old, f"advice-{name}", NS)),
@@ -149,19 +178,20 @@ def replaced_advice(api: FakeApiServer, name: str) -> None:
 
 
 @pytest.fixture
-def fleet(tmp_path: Path) -> Iterator[FakeApiServer]:
+def fleet(tmp_path: Path, clock: Clock) -> Iterator[FakeApiServer]:
     rules = [*fleet_rules("-planner"), *PRODUCTION]
     with FakeApiServer(tmp_path, namespaces=(NS,), rules=rules) as api:
         for name in OPTED_IN:
             obj = opted_in(
                 name, server(name, f"{CORES:g}"), **{"tf-thread-advisor.io/model": "/models/m"}
             )
-            deploy(api, obj)
-            replaced_advice(api, name)
+            deploy(api, obj, clock.rolled)
+            replaced_advice(api, name, clock.changed)
         for name, reads in (("shared-b", "shared-a"), ("steady", "steady")):
             deploy(api, workload("deployments", NS, name, container={
                 "envFrom": [{"configMapRef": {"name": f"advice-{reads}"}}],
-                "resources": {"limits": {"cpu": f"{CORES:g}", "memory": "1Gi"}}}))  # fmt: skip
+                "resources": {"limits": {"cpu": f"{CORES:g}", "memory": "1Gi"}}}),
+                clock.rolled)  # fmt: skip
         yield api
 
 

@@ -29,6 +29,7 @@ import threading
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -60,13 +61,6 @@ from tests.support.real_parts import missing_real_part
 
 pytestmark = pytest.mark.tools
 
-NOW = datetime.now(timezone.utc).replace(second=0, microsecond=0)
-#: when the advice's data changed; the new pods started ten minutes later
-CHANGED = NOW - timedelta(hours=6)
-ROLLED = CHANGED + timedelta(minutes=10)
-#: more than a day before the change: the before-window is the same hours a day back (a week
-#: back holds nothing here, so the advisor falls back to it)
-HISTORY_FROM = CHANGED - timedelta(hours=27)
 STEP_S = 60
 #: 100 ms CFS periods in a minute of a container that always has work
 PERIODS_PER_STEP = 600
@@ -90,28 +84,64 @@ LATENCY = 'max(p99_seconds{namespace="$namespace",deployment="$workload"})'
 LOAD = 'sum(rate(requests_total{namespace="$namespace",deployment="$workload"}[5m]))'
 #: requests per second (before, after) of the workloads with a load query
 LOAD_RATES = {"web-steady": (100.0, 100.0), "web-busy": (100.0, 200.0)}
-#: a daily peak: throttled 40% for four hours a day, 5% otherwise; the new advice's pods
-#: started as today's peak began, three hours ago
-PEAK_FROM = NOW - timedelta(hours=3, minutes=10)
+#: a daily peak: throttled 40% for four hours a day, 5% otherwise (from Clock.peak_from)
 PEAK = timedelta(hours=4)
 #: one namespace and workload name in two clusters: regressed in one, improved in the other
 CLUSTERS = {"prod-eu": ((0.05, 2.0), (0.40, 3.9)), "prod-us": ((0.40, 3.9), (0.05, 2.0))}
 WINDOW = "3h"
 
 
+@dataclass(frozen=True)
+class Clock:
+    """The history's times. Taken by the module's fixture as the history is written, never at
+    import: the history ends at ``now``, and Prometheus answers an instant query only from samples
+    in its 5-minute lookback, so a clock read when pytest collected the module goes stale while
+    the rest of a full run goes first."""
+
+    now: datetime
+    #: when the advice's data changed
+    changed: datetime
+    #: the new pods started ten minutes later
+    rolled: datetime
+    #: more than a day before the change: the before-window is the same hours a day back (a
+    #: week back holds nothing here, so the advisor falls back to it)
+    history_from: datetime
+    #: the daily peak's start today: web-peak's new pods started as it began, three hours ago
+    peak_from: datetime
+
+    @classmethod
+    def read(cls) -> Clock:
+        now = datetime.now(timezone.utc).replace(second=0, microsecond=0)
+        changed = now - timedelta(hours=6)
+        return cls(
+            now=now,
+            changed=changed,
+            rolled=changed + timedelta(minutes=10),
+            history_from=changed - timedelta(hours=27),
+            peak_from=now - timedelta(hours=3, minutes=10),
+        )
+
+
+@pytest.fixture(scope="module")
+def clock() -> Clock:
+    """The module's one clock, shared by the history (``prometheus``) and the fake API server's
+    objects (``api``, ``fleet``)."""
+    return Clock.read()
+
+
 def minutes(start: datetime, end: datetime) -> Iterator[int]:
     return iter(range(int(start.timestamp()), int(end.timestamp()), STEP_S))
 
 
-def peak_share(t: int) -> float:
+def peak_share(clock: Clock, t: int) -> float:
     """The daily peak's throttled share at ``t``."""
-    into = (t - PEAK_FROM.timestamp()) % 86400
+    into = (t - clock.peak_from.timestamp()) % 86400
     return 0.40 if into < PEAK.total_seconds() else 0.05
 
 
-def openmetrics() -> str:
-    """The series: each workload's old pod (gone: only kube-state-metrics knows it was the
-    workload's) until ten minutes after the change, its new pod from then on."""
+def openmetrics(clock: Clock) -> str:
+    """The series up to ``clock.now``: each workload's old pod (gone: only kube-state-metrics
+    knows it was the workload's) until ten minutes after the change, its new pod from then on."""
     periods, throttled, usage, pod_owner, rs_owner, p99, requests, pod_start = (
         [] for _ in range(8)
     )
@@ -125,7 +155,7 @@ def openmetrics() -> str:
         cadvisor = f'{where}namespace="ml",pod="{pod}",container="server"'
         done = 0.0
         for i, t in enumerate(minutes(start, end)):
-            share, cpu = figures if figures is not None else (peak_share(t), 2.0)
+            share, cpu = figures if figures is not None else (peak_share(clock, t), 2.0)
             pod_owner.append(f'kube_pod_owner{{{where}namespace="ml",pod="{pod}",{owner}}} 1 {t}')
             pod_start.append(
                 f'kube_pod_start_time{{{where}namespace="ml",pod="{pod}"}} '
@@ -152,28 +182,29 @@ def openmetrics() -> str:
                 f'owner_name="{name}"'
             )
             rs_owner.extend(
-                f"kube_replicaset_owner{{{labels}}} 1 {t}" for t in minutes(HISTORY_FROM, NOW)
+                f"kube_replicaset_owner{{{labels}}} 1 {t}"
+                for t in minutes(clock.history_from, clock.now)
             )
         for rs, suffix, span, figures in (
-            (old_rs, "x1", (HISTORY_FROM, rolled), before),
-            (new_rs, "a1", (rolled, NOW), after),
+            (old_rs, "x1", (clock.history_from, rolled), before),
+            (new_rs, "a1", (rolled, clock.now), after),
         ):
             owner = f'owner_kind="ReplicaSet",owner_name="{rs}"'
             pod_series(f"{rs}-{suffix}", owner, span, figures, cluster)
 
     for name, (before, after) in SERIES.items():
-        deployment_series(name, ROLLED, before, after)
-    deployment_series("web-peak", PEAK_FROM, None, None)
+        deployment_series(name, clock.rolled, before, after)
+    deployment_series("web-peak", clock.peak_from, None, None)
     for cluster, (before, after) in CLUSTERS.items():
-        deployment_series("web-twin", ROLLED, before, after, cluster)
+        deployment_series("web-twin", clock.rolled, before, after, cluster)
     # a StatefulSet's pod keeps its name across the rollout: its counters restart at zero
     for name, (before, after) in STATEFUL.items():
         owner = f'owner_kind="StatefulSet",owner_name="{name}"'
-        pod_series(f"{name}-0", owner, (HISTORY_FROM, ROLLED), before)
-        pod_series(f"{name}-0", owner, (ROLLED, NOW), after)
+        pod_series(f"{name}-0", owner, (clock.history_from, clock.rolled), before)
+        pod_series(f"{name}-0", owner, (clock.rolled, clock.now), after)
     counted = dict.fromkeys(LOAD_RATES, 0.0)
-    for i, t in enumerate(minutes(HISTORY_FROM, NOW)):
-        after = t >= ROLLED.timestamp()
+    for i, t in enumerate(minutes(clock.history_from, clock.now)):
+        after = t >= clock.rolled.timestamp()
         # 100-122 ms before, wobbling; 180-190 ms after the rollout
         value = 0.180 + 0.005 * (i % 3) if after else 0.100 + 0.011 * (i % 3)
         p99.append(f'p99_seconds{{namespace="ml",deployment="web-slow"}} {value} {t}')
@@ -201,20 +232,20 @@ def openmetrics() -> str:
 
 
 @pytest.fixture(scope="module")
-def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def prometheus(tmp_path_factory: pytest.TempPathFactory, clock: Clock) -> Iterator[str]:
     if binaries() is None:
         missing_real_part(
             "prometheus/promtool not installed (scripts/install-test-tools.sh, as root)"
         )
-    with loaded_prometheus(tmp_path_factory.mktemp("prometheus"), openmetrics()) as url:
+    with loaded_prometheus(tmp_path_factory.mktemp("prometheus"), openmetrics(clock)) as url:
         yield url
 
 
 def deployment(
     api: FakeApiServer,
     name: str,
+    started: datetime,
     kind: str = "deployments",
-    started: datetime = ROLLED,
     **annotations: str,
 ) -> None:
     obj = workload(
@@ -230,22 +261,23 @@ def deployment(
 
 
 @pytest.fixture
-def api(tmp_path: Path) -> Iterator[FakeApiServer]:
+def api(tmp_path: Path, clock: Clock) -> Iterator[FakeApiServer]:
     result = calibration_result(2, 1, node=node_profile(affinity=8, quota=4.0))
-    rec = build_recommendation(result, advisor_version=__version__, now=CHANGED)
+    rec = build_recommendation(result, advisor_version=__version__, now=clock.changed)
     with FakeApiServer(
         tmp_path, namespaces=("ml",), rules=reader_rules("Role"), role_namespace="ml"
     ) as server:
         server.put(render_configmap(rec, "tf-advice", "ml"))
+        rolled = clock.rolled
         for name in ("web-better", "web-worse", "web-same", "web-nodata"):
-            deployment(server, name)
-        deployment(server, "web-slow", **{LATENCY_QUERY_ANNOTATION: LATENCY})
-        deployment(server, "db-better", kind="statefulsets")
-        deployment(server, "web-steady", **{LOAD_QUERY_ANNOTATION: LOAD})
-        deployment(server, "web-busy", **{LOAD_QUERY_ANNOTATION: LOAD})
-        deployment(server, "web-renamed", **{LATENCY_QUERY_ANNOTATION: LATENCY})
-        deployment(server, "web-peak", started=PEAK_FROM)
-        deployment(server, "web-twin")
+            deployment(server, name, rolled)
+        deployment(server, "web-slow", rolled, **{LATENCY_QUERY_ANNOTATION: LATENCY})
+        deployment(server, "db-better", rolled, kind="statefulsets")
+        deployment(server, "web-steady", rolled, **{LOAD_QUERY_ANNOTATION: LOAD})
+        deployment(server, "web-busy", rolled, **{LOAD_QUERY_ANNOTATION: LOAD})
+        deployment(server, "web-renamed", rolled, **{LATENCY_QUERY_ANNOTATION: LATENCY})
+        deployment(server, "web-peak", clock.peak_from)
+        deployment(server, "web-twin", rolled)
         yield server
 
 
@@ -334,7 +366,7 @@ def test_a_daily_peak_three_hours_into_new_advice_is_not_a_regression(
     assert (code, err) == (0, "")
     peak = productions(out)["web-peak"]
     assert (peak["verdict"], peak["provisional"]) == ("unchanged", True), peak
-    # 3.0 h when the module was imported (NOW); more as a long session runs on
+    # 3.0 h when the history was written (clock.now); a little more by the time status runs
     assert re.match(r"provisional \(\d+\.\d h of the 24\.0 h after-window so far\)", peak["reason"])
     assert peak["throttled_before"] == pytest.approx(0.40, abs=0.03)
 
@@ -428,19 +460,19 @@ def test_partial_answers_are_not_judged(
 
 
 @pytest.fixture
-def fleet(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[FakeApiServer]:
+def fleet(tmp_path: Path, request: pytest.FixtureRequest, clock: Clock) -> Iterator[FakeApiServer]:
     """The namespace as the planner sees it: plan-worse opted in, its advice (which replaced an
     older one, whose data changed a week before or ``request.param`` before) changed when the
     history says; the status workloads beside it, not opted in."""
-    previous_at = CHANGED - getattr(request, "param", timedelta(days=7))
+    previous_at = clock.changed - getattr(request, "param", timedelta(days=7))
     rules = [*fleet_rules("-planner"), *PRODUCTION]
     with FakeApiServer(tmp_path, namespaces=("ml",), rules=rules) as server_:
         obj = opted_in("plan-worse", server("plan-worse", "2"), **{
             "tf-thread-advisor.io/model": "/models/m"})  # fmt: skip
         server_.put_workload(obj)
-        server_.put_pod(pod_of(obj, "a1", started=ROLLED))
+        server_.put_pod(pod_of(obj, "a1", started=clock.rolled))
         current = advice_fitting(server_, "plan-worse")
-        current["metadata"]["annotations"][DATA_CHANGED_ANNOTATION] = timestamp(CHANGED)
+        current["metadata"]["annotations"][DATA_CHANGED_ANNOTATION] = timestamp(clock.changed)
         old = build_recommendation(
             calibration_result(4, 2, node=node_profile(quota=2.0)),
             advisor_version=__version__,
@@ -451,7 +483,7 @@ def fleet(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[FakeApiSer
             manager="tf-thread-advisor",
         )
         for name in ("web-better", "web-worse", "web-same"):
-            deployment(server_, name)
+            deployment(server_, name, clock.rolled)
         yield server_
 
 
