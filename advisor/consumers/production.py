@@ -272,16 +272,25 @@ _NOT_SIGNIFICANT = f"the samples do not differ (Mann-Whitney p >= {ALPHA:g})"
 Decided = tuple[ProductionVerdict, str, float, VerdictCause]
 
 
+def _ranked(p: float, effect: float, limit: float) -> ProductionVerdict:
+    """The one rule both deciding figures follow: a change only where the rank test says the
+    windows differ and the effect is beyond its size, upwards a regression."""
+    if p < ALPHA and effect > limit:
+        return "regressed"
+    if p < ALPHA and effect < -limit:
+        return "improved"
+    return "unchanged"
+
+
 def _p99(before: list[float], after: list[float]) -> Decided:
     test = mann_whitney(before, after)
     was, now = median(before), median(after)
     change = (now - was) / was if was > 0 else math.inf if now > was else 0.0
     figures = f"p99 {now * 1000:.0f} ms vs {was * 1000:.0f} ms before"
     # the p-value is the verdict's own field: a plan reason words several consumers in one line
-    if test.p < ALPHA and change > P99_SHARE:
-        return "regressed", f"{figures}: {change:+.0%}", test.p, "p99"
-    if test.p < ALPHA and change < -P99_SHARE:
-        return "improved", f"{figures}: {change:+.0%}", test.p, "p99"
+    verdict = _ranked(test.p, change, P99_SHARE)
+    if verdict != "unchanged":
+        return verdict, f"{figures}: {change:+.0%}", test.p, "p99"
     within = f"within {P99_SHARE:.0%}" if abs(change) <= P99_SHARE else _NOT_SIGNIFICANT
     return "unchanged", f"{figures}: {within}", test.p, "p99"
 
@@ -303,10 +312,10 @@ def _throttling(before: Window, after: Window) -> Decided | Unknown:
     points = now - was
     change = f"throttling {was:.0%} -> {now:.0%}"
     limit = f"{THROTTLED_POINTS * 100:g} points"
-    if test.p < ALPHA and points > THROTTLED_POINTS:
-        return "regressed", f"{change}: rose by more than {limit}", test.p, "throttling"
-    if test.p < ALPHA and points < -THROTTLED_POINTS:
-        return "improved", f"{change}: fell by more than {limit}", test.p, "throttling"
+    verdict = _ranked(test.p, points, THROTTLED_POINTS)
+    if verdict != "unchanged":
+        moved = "rose" if verdict == "regressed" else "fell"
+        return verdict, f"{change}: {moved} by more than {limit}", test.p, "throttling"
     within = f"within {limit}" if abs(points) <= THROTTLED_POINTS else _NOT_SIGNIFICANT
     return "unchanged", f"{change}: {within}", test.p, "throttling"
 
