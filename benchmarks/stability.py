@@ -66,6 +66,7 @@ from advisor.recommend import build_recommendation, parse_configmap, render_conf
 from benchmarks import REPO, arms, cgroups, figures, plan
 from benchmarks.measure import measure_rounds
 from benchmarks.pool import Arm, HarnessError, Pool
+from benchmarks.results import Pooled
 from testkit.fakeapi.server import FakeApiServer
 
 NAME, NS = "tf-thread-advice", "ml"
@@ -210,10 +211,6 @@ def changes_of(runs: Sequence[Mapping[str, Any]], before: Mapping[str, str] | No
     return out
 
 
-def label(setting: ThreadSetting) -> str:
-    return "default" if setting.is_default else setting.label
-
-
 def parse_setting(text: str) -> ThreadSetting:
     """``default`` (TF's default) or ``I/J``, for ``--judge-only``."""
     try:
@@ -230,7 +227,7 @@ def judge_plan(changes: Sequence[Change], affinity: int) -> arms.Arms:
 
 
 def verdict_of(
-    change: Change, stats: Mapping[str, Any], the_arms: arms.Arms, objective: str
+    change: Change, stats: Mapping[str, Pooled], the_arms: arms.Arms, objective: str
 ) -> dict[str, Any]:
     """One change judged from the rounds' pooled figures: ratio new/old, the grid noise of the
     two, the new setting's A/A, and the verdict on the larger of the two noises."""
@@ -245,8 +242,8 @@ def verdict_of(
     verdict, how = figures.change_verdict(ratio, noise, objective)
     return {
         "run": change.run,
-        "old": label(change.old),
-        "new": label(change.new),
+        "old": old,
+        "new": new,
         "same_process": the_arms.resolve(old) == the_arms.resolve(new),
         "objective": objective,
         "old_value": old_value,
@@ -420,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: list[dict[str, Any]] = []
     judged: list[dict[str, Any]] = []
     arms_figures: dict[str, Any] = {}
-    judge_error = None
+    judge_error: str | None = None
     with (
         tempfile.TemporaryDirectory() as tmp,
         FakeApiServer(Path(tmp), configmap_name=NAME) as api,
