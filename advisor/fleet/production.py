@@ -39,6 +39,7 @@ from advisor.models.plan import (
     PlanReason,
     Reverted,
     RevertLimit,
+    SpecDifference,
     Suggested,
 )
 from advisor.recommend.previous import Previous
@@ -86,7 +87,7 @@ def revert(
     *,
     opted_out: Sequence[WorkloadRef] = (),
     opt_out_problem: str | None = None,
-    confounded: Sequence[str] = (),
+    confounded: Sequence[SpecDifference] = (),
     budget: RevertBudget | None = None,
 ) -> Reverted | NotReverted | None:
     """What production makes of one advice, judged on each of its consumers (``verdicts``):
@@ -141,7 +142,6 @@ def suggestions(
     return [
         Planned(
             t.workload,
-            "suggested",
             PlanReason(Suggested(t.throttled, window, threshold)),
             container=t.container,
             namespace=namespace,

@@ -62,6 +62,7 @@ from advisor.models.plan import (
     NotWrittenBack,
     PlanReason,
     Reverted,
+    SpecDifference,
     WrittenBack,
 )
 from advisor.models.times import kube_time, parse_timestamp
@@ -492,7 +493,7 @@ def plan_production(
             previous,
             opted_out=opted_out,
             opt_out_problem=problem,
-            confounded=[c for d in planned for c in _calibrate_cause(d, "changed")],
+            confounded=[c for d in planned for c in _changed(d)],
             budget=wanted.budget,
         )
         judged = [judged_decision(d, outcome) for d in planned]
@@ -516,10 +517,11 @@ def _judged(decision: Planned) -> bool:
     )
 
 
-def _calibrate_cause(decision: Planned, what: str) -> tuple[str, ...]:
-    """The calibration's ``differences`` or ``changed`` (none for an advice that fits)."""
+def _changed(decision: Planned) -> tuple[SpecDifference, ...]:
+    """How the workload's calibration spec changed since the advice (none for an advice that
+    fits)."""
     cause = decision.reason.cause
-    return tuple(getattr(cause, what)) if isinstance(cause, Calibrate) else ()
+    return cause.changed if isinstance(cause, Calibrate) else ()
 
 
 def _consumers(
@@ -566,12 +568,10 @@ def judged_decision(decision: Planned, outcome: Reverted | NotReverted | None) -
     calibrates again where it would have), a regression left as it is named in its reason, or
     the same decision."""
     if isinstance(outcome, Reverted):
-        then = _calibrate_cause(decision, "differences")
+        cause = decision.reason.cause
+        replaced = cause if isinstance(cause, Fits | Calibrate) else None
         return replace(
-            decision,
-            verdict="revert",
-            reason=PlanReason(replace(outcome, then=then)),
-            job_name=None,
+            decision, reason=PlanReason(replace(outcome, replaced=replaced)), job_name=None
         )
     if isinstance(outcome, NotReverted):
         return applying(decision, outcome)
@@ -603,7 +603,7 @@ def _write_back(
     if written:
         return [applying(decision, WrittenBack()) for decision in judged], True
     return [
-        replace(applying(decision, not_written, verdict=before.verdict), job_name=before.job_name)
+        replace(applying(decision, not_written), job_name=before.job_name)
         for decision, before in zip(judged, planned, strict=True)
     ], False
 
