@@ -268,10 +268,10 @@ def _decide_one(
 
     parsed, problem = _advice(configmaps.get(found.configmap), found.configmap)
     shared = owner is not found
-    differences = tuple(
-        [problem]
+    differences: tuple[Difference, ...] = (
+        (problem,)
         if problem
-        else differences_from(parsed, found, max_age=max_age, now=now, shared=shared)
+        else tuple(differences_from(parsed, found, max_age=max_age, now=now, shared=shared))
     )
     if shared and differences:
         return planned(SharedDiffers(found.configmap, owner.ref, differences), None)
