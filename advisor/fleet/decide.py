@@ -41,6 +41,7 @@ from advisor.fleet.optin import CalibrationAsk, Defaults, OptInError, opted_in, 
 from advisor.fleet.spec import CPU_KEYS, NODE_SELECTOR, spec_changes
 from advisor.keys import ANN_CONFIGMAP, APP_NAME, LABEL_MANAGED_BY
 from advisor.models import (
+    CpuFrom,
     PlanVerdict,
     Provenance,
     ServingTarget,
@@ -337,10 +338,9 @@ def shape_changes(parsed: ParsedAdvice, found: _Candidate) -> list[SpecDifferenc
     target, now_target = prov.target, found.job.target
     if target is None:
         return []
-    out: list[SpecDifference] = []
     cpu = _cpu_difference(prov, found.job)
     pool = _pool_difference(prov, found.pod_spec)
-    out += cpu + pool
+    out: list[SpecDifference] = [*cpu, *pool]
     targets: tuple[tuple[Literal["model path", "serving image"], str | None, str | None], ...] = (
         ("model path", target.model_path, now_target.model_path),
         ("serving image", target.image, now_target.image),
@@ -374,7 +374,7 @@ def _cpu_difference(prov: Provenance, job: DerivedJob) -> list[QuotaChanged]:
     quota: no quota then, a limit for a request (or back), or another number of CPUs."""
     target = prov.target
     measured = prov.quota_cpus
-    was_from = target.cpu_from if target is not None else "limit"
+    was_from: CpuFrom = target.cpu_from if target is not None else "limit"
     now = Quota(job.cpu_from, job.cpu)
     if measured is None:
         return [QuotaChanged(None, now)]

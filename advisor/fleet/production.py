@@ -41,6 +41,7 @@ from advisor.models.plan import (
     RevertLimit,
     SpecDifference,
     Suggested,
+    Unreadable,
 )
 from advisor.recommend.previous import Previous
 
@@ -86,7 +87,7 @@ def revert(
     previous: Previous | None,
     *,
     opted_out: Sequence[WorkloadRef] = (),
-    opt_out_problem: str | None = None,
+    opt_out_problem: Unreadable | None = None,
     confounded: Sequence[SpecDifference] = (),
     budget: RevertBudget | None = None,
 ) -> Reverted | NotReverted | None:

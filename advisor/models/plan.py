@@ -112,12 +112,21 @@ class NoPrevious:
 
 
 @dataclass(frozen=True)
+class Unreadable:
+    """The ``workload``'s ``tf-thread-advisor.io/revert`` annotation cannot be read as allowing a
+    revert (``error``: the annotation reader's words)."""
+
+    workload: WorkloadRef
+    error: str
+
+
+@dataclass(frozen=True)
 class OptedOut:
     """These ``workloads`` reading the advice say ``tf-thread-advisor.io/revert: "false"`` (or
-    cannot be read as allowing it: ``problem``)."""
+    one cannot be read as allowing it: ``problem``)."""
 
     workloads: tuple[WorkloadRef, ...]
-    problem: str | None = None
+    problem: Unreadable | None = None
 
 
 @dataclass(frozen=True)

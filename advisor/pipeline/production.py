@@ -63,6 +63,7 @@ from advisor.models.plan import (
     PlanReason,
     Reverted,
     SpecDifference,
+    Unreadable,
     WrittenBack,
 )
 from advisor.models.times import kube_time, parse_timestamp
@@ -543,12 +544,12 @@ def _consumers(
 
 def _opted_out(
     planned: list[Planned], consumers: list[Mount]
-) -> tuple[list[WorkloadRef], str | None]:
+) -> tuple[list[WorkloadRef], Unreadable | None]:
     """The workloads among the advice's consumers that opted out of reverts, and the first
     annotation that cannot be read as allowing one (a consumer not decided for is read here)."""
     decided = {d.workload: d.revert for d in planned}
     refs: list[WorkloadRef] = []
-    problem = None
+    problem: Unreadable | None = None
     for mount in consumers:
         ref = mount.workload.ref
         if ref in refs:
@@ -556,7 +557,7 @@ def _opted_out(
         try:
             allowed = decided[ref] if ref in decided else may_revert(mount.workload.annotations)
         except OptInError as exc:
-            problem = problem or f"{ref}: {exc}"
+            problem = problem or Unreadable(ref, str(exc))
             continue
         if not allowed:
             refs.append(ref)

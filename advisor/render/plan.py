@@ -58,6 +58,7 @@ from advisor.models.plan import (
     Suggested,
     TargetChanged,
     TooOld,
+    Unreadable,
     Waits,
     WrittenBack,
 )
@@ -468,8 +469,8 @@ def _not_reverted_text(part: NotReverted) -> str:
         case Helped():
             better = [_consumer(v) for v in part.verdicts if v.production.verdict == "improved"]
             return f"{said}; kept: it improved for {', '.join(better)}"
-        case OptedOut(problem=str(problem), workloads=()):
-            return f"{said}; not reverted: {problem}"
+        case OptedOut(problem=Unreadable() as problem, workloads=()):
+            return f"{said}; not reverted: {problem.workload}: {problem.error}"
         case OptedOut():
             names = ", ".join(str(ref) for ref in why.workloads)
             return f'{said}; not reverted: {names} opts out with annotation {ANN_REVERT}: "false"'

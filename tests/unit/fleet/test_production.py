@@ -30,6 +30,7 @@ from advisor.models.plan import (
     Reverted,
     RevertLimit,
     SpecChanged,
+    Unreadable,
 )
 from advisor.pipeline.production import judged_decision
 from advisor.recommend.previous import Previous
@@ -129,8 +130,9 @@ def test_an_opted_out_consumer_keeps_the_advice_and_the_verdict_is_shown() -> No
     assert text.endswith(
         'deployment/web opts out with annotation tf-thread-advisor.io/revert: "false"'
     )
-    bad = revert([WORSE], KEPT, opt_out_problem="deployment/api: annotation ... must be")
-    assert bad == NotReverted((WORSE,), OptedOut((), "deployment/api: annotation ... must be"))
+    unreadable = Unreadable(API, "annotation ... must be")
+    bad = revert([WORSE], KEPT, opt_out_problem=unreadable)
+    assert bad == NotReverted((WORSE,), OptedOut((), unreadable))
 
 
 def test_precedence_of_the_reasons_to_keep_a_regressed_advice() -> None:

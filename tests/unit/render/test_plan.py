@@ -64,6 +64,7 @@ from advisor.models.plan import (
     Suggested,
     TargetChanged,
     TooOld,
+    Unreadable,
     Waits,
     WrittenBack,
 )
@@ -307,8 +308,8 @@ WHY_WORDS: dict[NotRevertedWhy, str] = {
     NoPrevious(): f"{SAID}, but no previous advice is kept",
     OptedOut((WorkloadRef.parse("deployment/web"),)): f"{SAID}; not reverted: "
     'deployment/web opts out with annotation tf-thread-advisor.io/revert: "false"',
-    OptedOut((), "deployment/x: bad"): f"{SAID}; not reverted: deployment/x: bad",
-    OptedOut((API,), "deployment/x: bad"): f"{SAID}; not reverted: deployment/api opts out "
+    OptedOut((), Unreadable(API, "bad")): f"{SAID}; not reverted: deployment/api: bad",
+    OptedOut((API,), Unreadable(API, "bad")): f"{SAID}; not reverted: deployment/api opts out "
     'with annotation tf-thread-advisor.io/revert: "false"',
     Confounded((SpecChanged("limits.cpu", "CPU limit", "2", "4"),)): f"{SAID}; not reverted: "
     "its calibration spec changed since the advice (CPU limit changed (2 -> 4)), so before and "
