@@ -38,8 +38,8 @@ from advisor.models import (
     CalibrationResult,
     Measurement,
     NodeProfile,
+    SubjectInfo,
     ThreadSetting,
-    WorkloadInfo,
 )
 from advisor.pipeline.drift import installed_tf_version
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
@@ -111,7 +111,7 @@ def seed(api: FakeApiServer, setting: str, node: NodeProfile) -> None:
         baseline=Measurement(p50_ms=10.0, p99_ms=20.0, throughput_rps=100.0),
         chosen=Measurement(p50_ms=10.0, p99_ms=20.0, throughput_rps=100.0),
         trials=[],
-        workload=WorkloadInfo(kind="builtin"),
+        subject=SubjectInfo(kind="builtin"),
         budget_s=30.0,
         elapsed_s=30.0,
         tf_version=installed_tf_version(),
