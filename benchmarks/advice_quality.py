@@ -6,7 +6,7 @@ the exhaustive grid, under real cgroup v1 quotas, measured by the benchmark's ow
     python -m benchmarks quality --json full.json          # every scenario (about an hour)
     python -m benchmarks quality --family serving          # TF Serving models (about 20 min)
 
-Per workload, one measuring child per setting is started once (benchmarks/pool.py). Per quota,
+Per subject, one measuring child per setting is started once (benchmarks/pool.py). Per quota,
 a fresh cgroup is made; the real ``tf-thread-advisor calibrate`` runs inside it with the default
 budget (timed, its process tree's RSS polled); then every child moves into the group and the
 settings are measured in seeded, reshuffled rounds so drift hits all alike. Needs root for the
@@ -95,7 +95,7 @@ def run_quota(
     host: Host,
     seed: int,
 ) -> list[ScenarioResult]:
-    """All scenarios of one workload and one quota: calibrate each, then measure per concurrency."""
+    """All scenarios of one subject and one quota: calibrate each, then measure per concurrency."""
     effort = the_plan.effort
     quota = scenarios[0].quota_cpus
     grid = [Arm.of(i, j) for i, j in plan.grid(host.affinity, effort.grid_limit)]
@@ -146,7 +146,7 @@ def calibrate(
     group: cgroups.RealCgroup | None,
 ) -> Calibrations:
     """The scenario's calibrate run, and each other way the plan calibrates it again (``first``:
-    the first scenario of its workload and quota, which ``compare_spawn="first"`` asks for)."""
+    the first scenario of its subject and quota, which ``compare_spawn="first"`` asks for)."""
     log(f"calibrate {scenario.name} (in the scenario's cgroup)")
     budget = effort.calibrate_budget_s
     timeout = kill_after(budget)
@@ -315,7 +315,7 @@ def repeat_with_incumbent(
 
 @dataclass
 class Outcome:
-    """What running a plan's scenarios gave: their results, what failed, each workload's
+    """What running a plan's scenarios gave: their results, what failed, each subject's
     measuring children (setting key -> start-up seconds and what the child said)."""
 
     scenarios: list[ScenarioResult] = field(default_factory=list)
@@ -324,16 +324,16 @@ class Outcome:
     replay_cost: ReplayCost | None = None
 
 
-def workload_model(workload: str, tmp: Path, serving_path: str) -> tuple[Path | None, list[str]]:
-    """What calibrate is given for ``workload`` (None: the built-in) and how the measuring
+def subject_model(subject: str, tmp: Path, serving_path: str) -> tuple[Path | None, list[str]]:
+    """What calibrate is given for ``subject`` (None: the built-in) and how the measuring
     children load it; builds the model in a child first where the benchmark makes it."""
-    if workload == "builtin":
+    if subject == "builtin":
         return None, ["--builtin"]
-    kind = plan.serving_kind(workload)
+    kind = plan.serving_kind(subject)
     if kind is not None:
         model = serving.build_serving(kind, tmp)
         return model.path_for_advisor(serving_path), ["--serving", str(model.version_dir)]
-    path = build_shape(workload, tmp)
+    path = build_shape(subject, tmp)
     return path, ["--model", str(path)]
 
 
@@ -343,17 +343,17 @@ def run_plan(
     out = Outcome()
     with tempfile.TemporaryDirectory(prefix="tfta-bench-") as tmp_name:
         tmp = Path(tmp_name)
-        for workload in dict.fromkeys(s.workload for s in the_plan.scenarios):
-            of_workload = [s for s in the_plan.scenarios if s.workload == workload]
+        for subject in dict.fromkeys(s.subject for s in the_plan.scenarios):
+            of_subject = [s for s in the_plan.scenarios if s.subject == subject]
             try:
-                model_path, args = workload_model(workload, tmp, serving_path)
+                model_path, args = subject_model(subject, tmp, serving_path)
             except (RuntimeError, subprocess.TimeoutExpired) as exc:
-                out.failures.append(f"{workload}: {exc}")
+                out.failures.append(f"{subject}: {exc}")
                 continue
             with Pool(args, tmp) as pool:
-                log(f"workload {workload}")
-                for quota in dict.fromkeys(s.quota_cpus for s in of_workload):
-                    scenarios = [s for s in of_workload if s.quota_cpus == quota]
+                log(f"subject {subject}")
+                for quota in dict.fromkeys(s.quota_cpus for s in of_subject):
+                    scenarios = [s for s in of_subject if s.quota_cpus == quota]
                     try:
                         out.scenarios += run_quota(
                             the_plan,
@@ -368,7 +368,7 @@ def run_plan(
                         names = ", ".join(s.name for s in scenarios)
                         out.failures.append(f"{names}: {type(exc).__name__}: {exc}")
                         log(f"FAILED {names}: {exc}")
-                out.children[workload] = {
+                out.children[subject] = {
                     k: {"ready_s": round(c.ready_s or 0.0, 2), **c.info}
                     for k, c in pool.children.items()
                 }

@@ -1,4 +1,4 @@
-"""Which processes the judge measures for one workload and quota, and which keys share them.
+"""Which processes the judge measures for one subject and quota, and which keys share them.
 
 Two rules, both about measuring one setting once on purpose and twice on purpose:
 

@@ -213,7 +213,7 @@ class Judged(Protocol):
     module for its budgets: a protocol keeps the two from importing each other)."""
 
     @property
-    def workload(self) -> str: ...
+    def subject(self) -> str: ...
 
     @property
     def quota_cpus(self) -> float | None: ...
@@ -249,7 +249,7 @@ def targets(
     objective = scenario.objective
     has_advice = advice is not None
     one_cpu = scenario.quota_cpus == 1.0 and objective == "latency"
-    builtin_one_cpu = one_cpu and scenario.workload == "builtin"
+    builtin_one_cpu = one_cpu and scenario.subject == "builtin"
     return {
         "1cpu_p99": _verdict(
             (advice is not None and advice <= P99_VS_DEFAULT_MAX * default) if one_cpu else None
@@ -265,7 +265,7 @@ def targets(
         ),
         "rss": _verdict(
             (peak_rss_mib is not None and peak_rss_mib <= RSS_MAX_MIB)
-            if scenario.workload == "builtin"
+            if scenario.subject == "builtin"
             else None
         ),
         "trials_60s": _verdict(
@@ -284,10 +284,10 @@ def targets(
     }
 
 
-def inputs_kind(workload: Mapping[str, Any] | None) -> str | None:
-    """Where a calibration's inputs came from, as its result's ``workload`` says
+def inputs_kind(subject: Mapping[str, Any] | None) -> str | None:
+    """Where a calibration's inputs came from, as its result's ``workload`` key (the subject) says
     (``inputs_source.kind``); None where it says nothing."""
-    source = (workload or {}).get("inputs_source") or {}
+    source = (subject or {}).get("inputs_source") or {}
     kind = source.get("kind") if isinstance(source, Mapping) else None
     return kind if isinstance(kind, str) else None
 

@@ -117,7 +117,7 @@ def _feed(log: Any, loaded: Any) -> tuple[Any, dict[str, Any]]:
 
 def _load_serving(version_dir: str) -> tuple[Replay, dict[str, str], dict[str, Any]]:
     """The version's warmup requests, ready to send; the first one's inputs (name -> dtype and
-    shape, as the other workloads describe theirs) and how many requests of which batches."""
+    shape, as the other subjects describe theirs) and how many requests of which batches."""
     import tensorflow as tf
     from tensorflow_serving.apis import prediction_log_pb2
 
@@ -142,9 +142,9 @@ def _load_serving(version_dir: str) -> tuple[Replay, dict[str, str], dict[str, A
 def _load_builtin(batch_size: int) -> tuple[Infer, dict[str, str]]:
     """The advisor's built-in network, loaded the way its trial child loads it; only the timing
     around ``request()`` is ours."""
-    from advisor.trials.child.workloads import load_workload
+    from advisor.trials.child.subjects import load_subject
 
-    loaded = load_workload("builtin", None, "serving_default", batch_size)
+    loaded = load_subject("builtin", None, "serving_default", batch_size)
     return loaded.request, dict(loaded.inputs)
 
 

@@ -24,11 +24,12 @@ from testkit.serving_models import KINDS as SERVING_KINDS
 QUOTAS: tuple[float | None, ...] = (None, 1.5, 1.0)
 OBJECTIVES = ("latency", "throughput")
 CONCURRENCIES = (1, 2)
-#: the advisor's own network, and a shape the benchmark builds (benchmarks/shapes.py)
-WORKLOADS = ("builtin", "wide_mlp")
+#: the models under test (subjects): the advisor's own network, and a shape the benchmark
+#: builds (benchmarks/shapes.py)
+SUBJECTS = ("builtin", "wide_mlp")
 MAX_INTER = 4
 FAMILIES = ("shapes", "serving")
-#: a serving scenario's workload is this prefix and the kind (``serving_bert``)
+#: a serving scenario's subject is this prefix and the kind (``serving_bert``)
 SERVING_PREFIX = "serving_"
 #: the serving family's quotas: the issue's target names these two
 SERVING_QUOTAS: tuple[float | None, ...] = (None, 1.0)
@@ -40,7 +41,7 @@ REPLAY_COST_BATCH = 4
 
 @dataclass(frozen=True)
 class Scenario:
-    workload: str
+    subject: str
     quota_cpus: float | None
     objective: str
     concurrency: int
@@ -49,17 +50,17 @@ class Scenario:
     @property
     def name(self) -> str:
         quota = "noquota" if self.quota_cpus is None else f"{self.quota_cpus:g}cpu"
-        return f"{self.workload}/{quota}/{self.objective}/c{self.concurrency}"
+        return f"{self.subject}/{quota}/{self.objective}/c{self.concurrency}"
 
     @property
     def serving_kind(self) -> str | None:
         """The TF Serving model kind of a ``serving`` scenario, None for the other family."""
-        return serving_kind(self.workload)
+        return serving_kind(self.subject)
 
     @property
     def group_key(self) -> tuple[str, float | None, int, int]:
         """Scenarios sharing this key share one measurement: only the advice differs."""
-        return (self.workload, self.quota_cpus, self.concurrency, self.batch_size)
+        return (self.subject, self.quota_cpus, self.concurrency, self.batch_size)
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class Effort:
     grid_limit: tuple[int, int] | None = None  # (max intra, max inter), smoke only
     scaling_sizes: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256)
     #: also calibrate with every trial spawned (--trial-mode spawn): the fork server's gain,
-    #: measured in the same run; "all" scenarios, the "first" of each workload and quota (the
+    #: measured in the same run; "all" scenarios, the "first" of each subject and quota (the
     #: full run: six more minutes instead of 24), or "none"
     compare_spawn: str = "all"
     #: also calibrate the no-quota latency scenarios with this short budget (the check
@@ -137,15 +138,15 @@ EFFORT = {
 }
 
 
-def serving_kind(workload: str) -> str | None:
-    """``bert`` for ``serving_bert``; None for a workload of the ``shapes`` family."""
-    if not workload.startswith(SERVING_PREFIX):
+def serving_kind(subject: str) -> str | None:
+    """``bert`` for ``serving_bert``; None for a subject of the ``shapes`` family."""
+    if not subject.startswith(SERVING_PREFIX):
         return None
-    kind = workload.removeprefix(SERVING_PREFIX)
+    kind = subject.removeprefix(SERVING_PREFIX)
     return kind if kind in SERVING_KINDS else None
 
 
-def serving_workload(kind: str) -> str:
+def serving_subject(kind: str) -> str:
     return f"{SERVING_PREFIX}{kind}"
 
 
@@ -181,13 +182,13 @@ SERVING_EFFORT = {
 def full_scenarios() -> tuple[Scenario, ...]:
     return tuple(
         Scenario(w, q, o, c)
-        for w, q, o, c in itertools.product(WORKLOADS, QUOTAS, OBJECTIVES, CONCURRENCIES)
+        for w, q, o, c in itertools.product(SUBJECTS, QUOTAS, OBJECTIVES, CONCURRENCIES)
     )
 
 
 def quick_scenarios() -> tuple[Scenario, ...]:
     """Four scenarios, three measurements: the 1-CPU latency target, both objectives, both
-    concurrencies, both workloads, every quota level."""
+    concurrencies, both models, every quota level."""
     return (
         Scenario("builtin", 1.0, "latency", 1),
         Scenario("builtin", 1.0, "throughput", 1),
@@ -209,10 +210,10 @@ def serving_scenarios(
     if mode == "smoke":
         quota = 1.0 if can_quota else None
         chosen = kinds or (REPLAY_COST_KIND,)
-        return tuple(Scenario(serving_workload(k), quota, "latency", 1) for k in chosen)
+        return tuple(Scenario(serving_subject(k), quota, "latency", 1) for k in chosen)
     quotas = SERVING_QUOTAS if mode == "full" else (1.0,)
     return tuple(
-        Scenario(serving_workload(kind), quota, "latency", 1)
+        Scenario(serving_subject(kind), quota, "latency", 1)
         for kind in SERVING_KINDS
         if kinds is None or kind in kinds
         for quota in quotas

@@ -2,7 +2,7 @@
 
 Why long-lived: TF fixes its thread pools at start-up, so each setting needs its own process; but
 re-importing TF for every round would make an interleaved, multi-round comparison of ~20 settings
-cost minutes per scenario. The children start once per workload (two at a time, outside any
+cost minutes per scenario. The children start once per subject (two at a time, outside any
 quota: start-up is not what is measured), then move into each scenario's cgroup for their turns.
 An idle child blocks on stdin and uses no CPU, so only the one measuring spends quota.
 """
@@ -98,10 +98,10 @@ def _read_line(proc: subprocess.Popen[str], timeout_s: float, what: str) -> dict
 
 
 class Pool:
-    """Children for one workload; ``close()`` (or the context manager) ends every one of them."""
+    """Children for one subject; ``close()`` (or the context manager) ends every one of them."""
 
-    def __init__(self, workload_args: Sequence[str], log_dir: Path, parallel: int = 2) -> None:
-        self.workload_args = list(workload_args)
+    def __init__(self, subject_args: Sequence[str], log_dir: Path, parallel: int = 2) -> None:
+        self.subject_args = list(subject_args)
         self.log_dir = log_dir
         self.parallel = parallel
         self.children: dict[str, Child] = {}
@@ -115,7 +115,7 @@ class Pool:
     def _spawn(self, setting: Arm) -> Child:
         name = setting.key.replace("/", "_").replace("#", "-")
         log = (self.log_dir / f"child-{name}.log").open("a")
-        argv = [sys.executable, "-m", CHILD, "serve", *self.workload_args]
+        argv = [sys.executable, "-m", CHILD, "serve", *self.subject_args]
         proc = subprocess.Popen(
             argv,
             cwd=REPO,

@@ -373,9 +373,9 @@ def inputs_table(results: Sequence[ScenarioResult]) -> str:
     headers = ["scenario", "inputs from", "requests", "batch sizes", "inputs"]
     rows = []
     for r in results:
-        workload = r.calibrate.its_own_workload or {}
-        source = workload.get("inputs_source") or {}
-        inputs = workload.get("inputs") or {}
+        subject = r.calibrate.its_own_subject or {}
+        source = subject.get("inputs_source") or {}
+        inputs = subject.get("inputs") or {}
         sizes = source.get("batch_sizes")
         rows.append(
             [
@@ -395,7 +395,7 @@ def replay_cost_table(cost: ReplayCost) -> str:
     headers = ["inputs", "exit", "calibrate s", "trials ok", "ok per 60 s", "inputs it reports"]
     rows = []
     for name, run in (("warmup replay", cost.replay), ("synthesised", cost.synthesised)):
-        seen = (run.its_own_workload or {}).get("inputs") if run.exit_code == 0 else None
+        seen = (run.its_own_subject or {}).get("inputs") if run.exit_code == 0 else None
         rows.append(
             [
                 name,
@@ -409,7 +409,7 @@ def replay_cost_table(cost: ReplayCost) -> str:
     quota = _quota_name(cost.quota_cpus)
     ratio = "-" if cost.ratio is None else f"{cost.ratio:.2f}"
     lines = [
-        f"{cost.workload}, {cost.requests} warmup requests of batch {cost.batch_size}, "
+        f"{cost.subject}, {cost.requests} warmup requests of batch {cost.batch_size}, "
         f"quota {quota}: replay / synthesised = {ratio}, target {cost.target} "
         f"({REPLAY_COST_TARGET}).",
     ]

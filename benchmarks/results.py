@@ -16,7 +16,11 @@ from pydantic import BaseModel, ConfigDict, Field
 class Record(BaseModel):
     """A part of a recorded run: immutable, and no key the run does not know."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    #: a field named otherwise in code keeps its recorded key as its alias (a scenario's
+    #: ``subject`` is its ``"workload"``), so older runs still read and new ones write the same
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", validate_by_name=True, serialize_by_alias=True
+    )
 
     def dump(self) -> dict[str, Any]:
         """The JSON-ready dict, only what was set (a part an older run lacks stays absent)."""
@@ -72,8 +76,8 @@ class Calibration(Record):
     its_own_chosen: Any = None
     #: every trial as [intra, inter, round, status, p99 ms, req/s] (absent in the oldest run)
     windows: list[list[Any]] | None = None
-    #: the advisor's own ``workload`` section: what it measured, and with which inputs
-    its_own_workload: Any = None
+    #: the advisor's own ``workload`` section (its subject): what it measured, with which inputs
+    its_own_subject: Any = Field(default=None, alias="its_own_workload")
 
 
 class GridTime(Record):
@@ -139,7 +143,7 @@ class ScenarioResult(Record):
     """One scenario's row: values, ratios (advice / other, in objective units), targets."""
 
     scenario: str
-    workload: str
+    subject: str = Field(alias="workload")
     quota_cpus: float | None
     objective: str
     concurrency: int
@@ -173,7 +177,7 @@ class ReplayCost(Record):
     the same shapes (``--requests none``): what the replay costs the sweep in measured trials
     per minute."""
 
-    workload: str
+    subject: str = Field(alias="workload")
     quota_cpus: float | None
     batch_size: int
     requests: int
@@ -247,7 +251,7 @@ class Run(Record):
     targets: dict[str, str] = Field(default_factory=dict)
     scenarios: list[ScenarioResult] = Field(default_factory=list)
     failures: list[str] = Field(default_factory=list)
-    #: workload -> setting key -> the measuring child's start-up time and what it said
+    #: subject -> setting key -> the measuring child's start-up time and what it said
     children: dict[str, dict[str, Any]] = Field(default_factory=dict)
     scaling: list[ScalingRow] | None = None
     replay_cost: ReplayCost | None = None

@@ -102,7 +102,7 @@ def scenario_figures(
     )
     return ScenarioResult(
         scenario=scenario.name,
-        workload=scenario.workload,
+        subject=scenario.subject,
         quota_cpus=scenario.quota_cpus,
         objective=objective,
         concurrency=scenario.concurrency,
@@ -157,7 +157,7 @@ def calibration_of(run: CalibrateRun) -> Calibration:
         its_own_baseline=None if result is None else result.get("baseline"),
         its_own_chosen=None if result is None else result.get("chosen"),
         windows=_windows(run),
-        its_own_workload=None if result is None else result.get("workload"),
+        its_own_subject=None if result is None else result.get("workload"),
     )
 
 

@@ -25,7 +25,7 @@ from typing import Any
 from benchmarks import REPO, figures
 from benchmarks.calibrate_run import CalibrateRun, run_calibrate
 from benchmarks.cgroups import RealCgroup
-from benchmarks.plan import REPLAY_COST_BATCH, REPLAY_COST_KIND, Scenario, serving_workload
+from benchmarks.plan import REPLAY_COST_BATCH, REPLAY_COST_KIND, Scenario, serving_subject
 from benchmarks.results import ReplayCost
 from benchmarks.scenario_result import calibration_of, kill_after
 
@@ -69,7 +69,7 @@ def build_serving(kind: str, out_dir: Path, batch_size: int | None = None) -> Se
 
 def replay_cost_scenario(quota_cpus: float | None) -> Scenario:
     return Scenario(
-        serving_workload(REPLAY_COST_KIND), quota_cpus, "latency", 1, batch_size=REPLAY_COST_BATCH
+        serving_subject(REPLAY_COST_KIND), quota_cpus, "latency", 1, batch_size=REPLAY_COST_BATCH
     )
 
 
@@ -109,14 +109,14 @@ def replay_cost_of(
     replay_rate, synthesised_rate = rates
     # compared only when each run fed what it is named for (an advisor that does not read
     # warmup files synthesises in both)
-    replayed = figures.inputs_kind(_workload(replay)) == "warmup"
-    synthesised_kind = figures.inputs_kind(_workload(synthesised))
+    replayed = figures.inputs_kind(_subject(replay)) == "warmup"
+    synthesised_kind = figures.inputs_kind(_subject(synthesised))
     comparable = replayed and synthesised_kind in {None, "synthesised"}
     ratio = None
     if replay_rate is not None and synthesised_rate:
         ratio = round(replay_rate / synthesised_rate, 3)
     return ReplayCost(
-        workload=scenario.workload,
+        subject=scenario.subject,
         quota_cpus=scenario.quota_cpus,
         batch_size=scenario.batch_size,
         requests=requests,
@@ -129,5 +129,5 @@ def replay_cost_of(
     )
 
 
-def _workload(run: CalibrateRun) -> dict[str, Any] | None:
+def _subject(run: CalibrateRun) -> dict[str, Any] | None:
     return None if run.result is None else run.result.get("workload")

@@ -1,4 +1,4 @@
-"""Model shapes the benchmark builds itself, besides the advisor's built-in workload.
+"""Model shapes the benchmark builds itself, besides the advisor's built-in model.
 
 Why: advice that only fits the advisor's own toy model proves little. These shapes stress the
 thread pools differently: one big matmul chain (intra-op parallelism matters) and an attention

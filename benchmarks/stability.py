@@ -56,8 +56,8 @@ from advisor.models import (
     CalibrationResult,
     Measurement,
     NodeProfile,
+    SubjectInfo,
     ThreadSetting,
-    WorkloadInfo,
     env_setting,
 )
 from advisor.models.option_table import OPTION
@@ -134,7 +134,7 @@ def seed(api: FakeApiServer, setting: str, node: NodeProfile) -> None:
         baseline=Measurement(p50_ms=10.0, p99_ms=20.0, throughput_rps=100.0),
         chosen=Measurement(p50_ms=10.0, p99_ms=20.0, throughput_rps=100.0),
         trials=[],
-        workload=WorkloadInfo(kind="builtin"),
+        subject=SubjectInfo(kind="builtin"),
         budget_s=30.0,
         elapsed_s=30.0,
         tf_version=installed_tf_version(),

@@ -12,10 +12,11 @@ from advisor.models import OPTION, OnednnValue, ThreadSetting
 
 
 @dataclass(frozen=True)
-class WorkloadSpec:
-    """What to load in the child."""
+class SubjectSpec:
+    """The subject, the model under test, as the child loads and feeds it: the built-in network
+    or a user's SavedModel or .keras file. ("Workload", here, is always a Kubernetes one.)"""
 
-    model_path: str | None  # None = built-in workload
+    model_path: str | None  # None = the built-in model
     # the options' defaults (the option table's)
     signature: str = OPTION["signature"].default
     batch_size: int = OPTION["batch_size"].default

@@ -35,10 +35,10 @@ from advisor.models.calibration import (
     SettingStats,
     SettingVerdict,
     StopReason,
+    SubjectInfo,
     TimeSplit,
     TrialResult,
     TrialStatus,
-    WorkloadInfo,
     model_format,
 )
 from advisor.models.consumers import (
@@ -203,6 +203,7 @@ __all__ = [
     "StatusResult",
     "StopReason",
     "StrictModel",
+    "SubjectInfo",
     "ThreadSetting",
     "TimeSplit",
     "Topology",
@@ -212,7 +213,6 @@ __all__ = [
     "TrialStatus",
     "TrialSummary",
     "VerdictCause",
-    "WorkloadInfo",
     "WorkloadKind",
     "WorkloadRef",
     "env_setting",

@@ -46,7 +46,7 @@ class InputsSource(StrictModel):
 
 
 def model_format(path: str | None) -> ModelFormat:
-    """The format a model path names, by its name alone: no path is the built-in workload, a
+    """The format a model path names, by its name alone: no path is the built-in model, a
     Keras suffix (any case) a Keras file, anything else a SavedModel directory."""
     if path is None:
         return "builtin"
@@ -55,8 +55,10 @@ def model_format(path: str | None) -> ModelFormat:
     return "savedmodel"
 
 
-class WorkloadInfo(StrictModel):
-    """Which workload was measured, so a ConfigMap says what its numbers are about."""
+class SubjectInfo(StrictModel):
+    """The subject, the model under test: which one was measured (the built-in network or a
+    user's SavedModel or .keras file) and how it was fed, so a ConfigMap says what its numbers
+    are about. Stored and printed under the key ``workload`` (kept for compatibility)."""
 
     kind: ModelFormat
     path: str | None = Field(default=None, description="model path as given; null for builtin")
@@ -170,7 +172,7 @@ class TimeSplit(StrictModel):
         default=None, ge=0, description="with --sweep-onednn: the 0/1 pairs"
     )
     other_s: float = Field(
-        default=0.0, ge=0, description="the rest: probing the workload's file, choosing, writing"
+        default=0.0, ge=0, description="the rest: probing the model's file, choosing, writing"
     )
 
 
@@ -425,7 +427,7 @@ class CalibrationResult(SpelledSetting):
         description="what a reader should know: ties broken, SLO missed, settings left unmeasured",
     )
     trials: list[TrialResult]
-    workload: WorkloadInfo
+    subject: SubjectInfo = Field(alias="workload")
     budget_s: float = Field(gt=0, description="the ceiling: the most the calibration may take, s")
     elapsed_s: float = Field(ge=0, description="what it took, s")
     stopped: StopReason | None = Field(

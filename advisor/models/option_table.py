@@ -185,7 +185,7 @@ OPTIONS: tuple[Option, ...] = (
         default=None,
         description=(
             "SavedModel directory, TF Serving base path (its highest version) or .keras file; "
-            "null = built-in workload"
+            "null = the built-in model"
         ),
         flag="--model",
         parse="text",

@@ -16,8 +16,8 @@ from advisor.models.calibration import (
     NearBest,
     OnednnVerdict,
     StopReason,
+    SubjectInfo,
     TrialStatus,
-    WorkloadInfo,
 )
 from advisor.models.options import ENV_ONEDNN, ONEDNN_VALUES, ObjectiveName
 from advisor.models.setting import MAX_THREADS, ThreadSetting
@@ -180,7 +180,7 @@ class Provenance(StrictModel):
     tf_version: str | None = Field(default=None, description="TensorFlow version measured with")
     objective: ObjectiveName
     p99_slo_ms: float | None = Field(default=None, gt=0)
-    workload: WorkloadInfo
+    subject: SubjectInfo = Field(alias="workload")
     baseline: Measurement = Field(description="TF defaults on this node")
     chosen: Measurement = Field(description="the advised setting on this node")
     gain: float | None = Field(default=None, description="chosen vs baseline, >1 = better")

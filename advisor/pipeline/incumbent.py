@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from advisor.calibrate.spec import WorkloadSpec
+from advisor.calibrate.spec import SubjectSpec
 from advisor.errors import InvalidAdviceError, RequestsError
 from advisor.keys import APP_NAME
 from advisor.models import (
@@ -35,7 +35,7 @@ from advisor.models import (
     NodeProfile,
     OnednnValue,
     Provenance,
-    WorkloadInfo,
+    SubjectInfo,
     env_setting,
     model_format,
     over_cap,
@@ -59,10 +59,10 @@ class IncumbentChoice:
     notes: tuple[Note, ...] = ()
 
 
-def workload_differences(prov: Provenance, options: CalibrationOptions) -> list[str]:
+def subject_differences(prov: Provenance, options: CalibrationOptions) -> list[str]:
     """How what this run measures differs from what the stored advice was measured for."""
     found = []
-    work = prov.workload
+    work = prov.subject
     model = options.model_path or "the built-in workload"
     stored = work.path or "the built-in workload"
     if stored != model:
@@ -86,7 +86,7 @@ def workload_differences(prov: Provenance, options: CalibrationOptions) -> list[
     return found
 
 
-def _inputs(work: WorkloadInfo) -> str:
+def _inputs(work: SubjectInfo) -> str:
     """Where the stored advice's inputs came from (older advice: synthesised)."""
     source = work.inputs_source
     if source is None or source.kind == "synthesised":
@@ -99,9 +99,9 @@ def _inputs_asked(options: CalibrationOptions) -> str:
     it (``requests_source``), so a file is named as the stored advice names it (``./r.json`` is
     ``r.json``) and the warmup default is the run's own rule."""
     # batch size and input shape left at their defaults: only where the inputs come from is asked
-    workload = WorkloadSpec(model_path=options.model_path, requests=options.requests)
+    subject = SubjectSpec(model_path=options.model_path, requests=options.requests)
     try:
-        source = requests_source(workload, model_format(options.model_path))
+        source = requests_source(subject, model_format(options.model_path))
     except RequestsError:
         # a file the run will refuse before any trial: named as the run would have named it
         if options.requests_file is not None:
@@ -143,7 +143,7 @@ def from_advice(
         return IncumbentChoice(notes=(AdviceIgnored(source, "not ours"),))
     prov = parsed.recommendation.provenance
     differences = provenance_differences(prov, node, installed_tf_version())
-    differences += workload_differences(prov, options)
+    differences += subject_differences(prov, options)
     if differences:
         return IncumbentChoice(notes=(AdviceIgnored(source, "elsewhere", "; ".join(differences)),))
     rec = parsed.recommendation

@@ -1,4 +1,4 @@
-"""``sweep()``: inspect the workload, run the budgeted search, pick the advice.
+"""``sweep()``: inspect the model under test, run the budgeted search, pick the advice.
 
 The advice is always concrete numbers: when TF's default is the pick, they are what TF runs by
 itself (``tf_picks``), its gain is exactly 1.0 and nothing claims it beat the default.
@@ -10,7 +10,7 @@ unchanged node republishes the same values and rolls no consumer.
 The budget starts when ``sweep`` is called, so inspecting the model (a child process that pays
 TensorFlow's start-up too) counts against it: ``--budget 60`` means the command is done in 60 s.
 A caller may pass its own ``trial_fn`` (the benchmark's synthetic cost model, tests); then no
-child is started for inspection either, and the workload is described from the options alone.
+child is started for inspection either, and the model is described from the options alone.
 Or its own ``programs`` (the tests' fake trial children, a faulty trial server): real processes,
 supervised as the real ones are.
 
@@ -35,7 +35,7 @@ from advisor.calibrate.candidates import (
 )
 from advisor.calibrate.choice import Choice, choose
 from advisor.calibrate.search import race
-from advisor.calibrate.spec import WorkloadSpec
+from advisor.calibrate.spec import SubjectSpec
 from advisor.calibrate.state import SearchOutcome
 from advisor.calibrate.statistics import STABLE_CV, ConfigStats, aggregate
 from advisor.calibrate.verdicts import judged_settings, near_best
@@ -53,10 +53,10 @@ from advisor.models import (
     PairsVerdict,
     Progress,
     ProgressFn,
+    SubjectInfo,
     ThreadSetting,
     TimeSplit,
     TrialResult,
-    WorkloadInfo,
     model_format,
 )
 from advisor.models.notes import DefaultKept, Note, OnlyDefault, Unmeasured, Unstable
@@ -78,10 +78,10 @@ log = logging.getLogger("advisor.calibrate")
 MAX_INSPECT_S = 120.0
 
 
-def _workload_from_options(options: CalibrationOptions) -> WorkloadInfo:
-    """What the workload is, as far as the options say (used when no child inspects it)."""
+def _subject_from_options(options: CalibrationOptions) -> SubjectInfo:
+    """What the model under test is, as far as the options say (used when no child inspects it)."""
     kind = model_format(options.model_path)
-    return WorkloadInfo.model_validate(
+    return SubjectInfo.model_validate(
         {
             "kind": kind,
             "path": options.model_path,
@@ -101,7 +101,7 @@ def _launcher(
 ) -> Launcher:
     """What runs the trials: forked from a trial server (unless spawning), or spawned. It kills
     its own children when the sweep is left by an exception (used as a context manager)."""
-    workload = WorkloadSpec(
+    subject = SubjectSpec(
         model_path=options.model_path,
         signature=options.signature,
         batch_size=options.batch_size,
@@ -110,7 +110,7 @@ def _launcher(
         requests=options.requests,
     )
     say(f"inspecting the workload ({options.model_path or 'built-in'})")
-    return Launcher(workload, options.trial_mode, programs=programs)
+    return Launcher(subject, options.trial_mode, programs=programs)
 
 
 def _with_overhead(
@@ -158,7 +158,7 @@ def _onednn_phase(
                 servers = {
                     value: owned.enter_context(
                         Launcher(
-                            launcher.workload,
+                            launcher.subject,
                             options.trial_mode,
                             programs=launcher.programs,
                             server_env=trial_env(ThreadSetting.TF_DEFAULT, onednn=value),
@@ -226,7 +226,7 @@ def sweep(
             # trials would otherwise get deadlines sized for a small one.
             settings = _with_overhead(settings, launcher, clock.monotonic() - started, say)
         else:
-            info = _workload_from_options(options)
+            info = _subject_from_options(options)
 
         held = incumbent_key(incumbent, picks)
         candidates = _candidates(node, options, held, picks, say)
@@ -315,7 +315,7 @@ def sweep(
         kept_default=choice.kept_default,
         notes=notes,
         trials=outcome.trials,
-        workload=info,
+        subject=info,
         budget_s=options.budget_s,
         elapsed_s=max(0.0, elapsed),
         stopped=stopped,

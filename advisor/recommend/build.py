@@ -125,7 +125,7 @@ def build_recommendation(
             tf_version=result.tf_version,
             objective=result.objective,
             p99_slo_ms=result.p99_slo_ms,
-            workload=result.workload,
+            subject=result.subject,
             baseline=_measurement(result.baseline),
             chosen=_measurement(result.chosen),
             gain=_round(result.gain),

@@ -1,6 +1,6 @@
-"""How what an advice was measured for differs from what would be measured now: the options of
-the workload (objective, its p99 bound, requests in flight, batch size) its provenance records
-against the options asked for now.
+"""How what an advice was measured for differs from what would be measured now: the options the
+model under test was measured with (objective, its p99 bound, requests in flight, batch size), as
+its provenance records them, against the options asked for now.
 
 The one comparison ``run``'s incumbent (is the stored advice evidence for this run?) and
 ``plan`` (does the advice still fit the workload as it asks now?) make; each words the changes
@@ -31,8 +31,8 @@ def option_changes(prov: Provenance, options: CalibrationOptions) -> dict[Measur
     the order objective, concurrency, batch size, p99 bound."""
     pairs: tuple[tuple[Measured, Any, Any], ...] = (
         ("objective", prov.objective, options.objective),
-        ("concurrency", prov.workload.concurrency, options.concurrency),
-        ("batch size", prov.workload.batch_size, options.batch_size),
+        ("concurrency", prov.subject.concurrency, options.concurrency),
+        ("batch size", prov.subject.batch_size, options.batch_size),
         ("p99 bound (ms)", prov.p99_slo_ms, options.p99_slo_ms),
     )
     return {what: Changed(what, was, now) for what, was, now in pairs if was != now}

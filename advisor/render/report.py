@@ -55,14 +55,14 @@ def report_html(result: CalibrationResult) -> str:
             cells = cells.replace("<td></td>", "<td>default</td>", 2)
         trial_rows.append(f"<tr class='{e(trial.status)}'>{cells}</tr>")
     # the throughput column in the inputs' unit: examples per second where requests are replayed
-    rate = rate_label(result.workload)
+    rate = rate_label(result.subject)
     head = "".join(
         f"<th>{e(rate if field == 'throughput_rps' else name)}</th>"
         for name, field in _TRIAL_COLUMNS
     )
     summary = e(text_summary(result))
-    workload = result.workload
-    what = workload.path or "built-in workload"
+    subject = result.subject
+    what = subject.path or "built-in workload"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>tf-thread-advisor calibration: intra {result.setting.intra} inter {
@@ -81,8 +81,8 @@ pre {{ background: #f7f7f7; padding: 10px; white-space: pre-wrap; }}
 </style></head><body>
 <h1>Calibration: TF_NUM_INTRAOP_THREADS={result.setting.intra},
 TF_NUM_INTEROP_THREADS={result.setting.inter}</h1>
-<p>Workload: {e(what)} ({e(workload.kind)}, concurrency {workload.concurrency}). Inputs:
-{e(inputs_text(workload))}. Objective: {e(result.objective)}.
+<p>Workload: {e(what)} ({e(subject.kind)}, concurrency {subject.concurrency}). Inputs:
+{e(inputs_text(subject))}. Objective: {e(result.objective)}.
 Node: {result.node.effective_cpus:g} usable CPUs, {len(result.node.affinity_cpus)} in the
 affinity mask, quota {e(str(result.node.quota_cpus or "none"))}.</p>
 <figure class="heatmap">

@@ -51,7 +51,7 @@ def rows(result: CalibrationResult) -> list[SettingStats]:
 
 def text_summary(result: CalibrationResult) -> str:
     """A table read at a glance, then the advice and anything worth knowing about it."""
-    rate = rate_label(result.workload)
+    rate = rate_label(result.subject)
     header = ("intra/inter", "p50 ms", "p99 ms", rate, "throttled", "preempt/req", "verdict")
     table: list[tuple[str, ...]] = [header]
     for s in rows(result):
@@ -93,6 +93,6 @@ def text_summary(result: CalibrationResult) -> str:
     split = time_split_line(result)
     if split is not None:
         lines.append(split)
-    lines.append(f"inputs: {inputs_text(result.workload)}")
+    lines.append(f"inputs: {inputs_text(result.subject)}")
     lines.extend(f"note: {note}" for note in result.notes)
     return "\n".join(lines)

@@ -19,8 +19,8 @@ from advisor.models import (
     OpenReason,
     PairsVerdict,
     StopReason,
+    SubjectInfo,
     ThreadSetting,
-    WorkloadInfo,
     setting_env,
 )
 from advisor.models.notes import (
@@ -350,15 +350,15 @@ def gain_line(result: CalibrationResult) -> str:
     return line
 
 
-def inputs_text(workload: WorkloadInfo) -> str:
+def inputs_text(subject: SubjectInfo) -> str:
     """Where the inputs came from: ``warmup file (12 requests, batch sizes 1-8)``, ``requests
     file FILE (...)``, ``synthesised`` (with what synthesis read, where it says)."""
-    source = workload.inputs_source
+    source = subject.inputs_source
     if source is None or source.kind == "synthesised":
         detail = None if source is None else source.detail
         shown = "synthesised" if not detail else f"synthesised ({detail})"
-        if workload.kind != "builtin":
-            shown += f", batch size {workload.batch_size}"
+        if subject.kind != "builtin":
+            shown += f", batch size {subject.batch_size}"
         return shown
     counted = []
     if source.requests is not None:
@@ -370,10 +370,10 @@ def inputs_text(workload: WorkloadInfo) -> str:
     return f"{what} ({', '.join(counted)})" if counted else what
 
 
-def rate_label(workload: WorkloadInfo) -> str:
+def rate_label(subject: SubjectInfo) -> str:
     """The throughput column's unit: replayed requests each carry their own batch, so their
     throughput counts examples (rows) per second; synthesised ones are requests per second."""
-    source = workload.inputs_source
+    source = subject.inputs_source
     return "req/s" if source is None or source.kind == "synthesised" else "ex/s"
 
 

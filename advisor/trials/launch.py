@@ -6,7 +6,7 @@ after ``import tensorflow`` is safe only while TF's runtime is uninitialised, an
 still break it (a TF build that starts its runtime at import, a seccomp profile, a model whose
 loader misbehaves after fork), so ``auto`` treats the fork path as an optimisation: the first
 time the server fails to start, dies, or a forked child dies or hangs before it has loaded the
-workload, the trial is run again as a spawned process, every later trial is spawned, and the
+model, the trial is run again as a spawned process, every later trial is spawned, and the
 note says so once. ``fork`` makes that an error instead; ``spawn`` never starts a server.
 
 Only the real trial child can be forked (the server forks itself into it), so whoever builds the
@@ -25,20 +25,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
-from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.calibrate.spec import SubjectSpec, TrialSpec
 from advisor.errors import CalibrationError, Opt
-from advisor.models import ThreadSetting, TrialMode, TrialResult, WorkloadInfo
+from advisor.models import SubjectInfo, ThreadSetting, TrialMode, TrialResult
 from advisor.trials import runner, supervise
 from advisor.trials.environment import trial_env, trial_program
 from advisor.trials.forkclient import ServerError, TrialServer, server_program
-from advisor.trials.modelfile import check_workload
+from advisor.trials.modelfile import check_subject
 from advisor.trials.requestfile import requests_source
 from advisor.trials.spawn import SpawnStarter
 from advisor.trials.supervise import Child, LaunchFailure, Starter
 
 log = logging.getLogger(__name__)
 
-#: a forked child that has not loaded the workload after this long (or 4x what inspection took,
+#: a forked child that has not loaded the model after this long (or 4x what inspection took,
 #: if more) is taken to hang, and the sweep falls back to spawned trials
 MIN_LOAD_TIMEOUT_S = 15.0
 
@@ -138,13 +138,13 @@ class Launcher:
 
     def __init__(
         self,
-        workload: WorkloadSpec,
+        subject: SubjectSpec,
         mode: TrialMode,
         *,
         programs: TrialPrograms | None = None,
         server_env: dict[str, str] | None = None,
     ) -> None:
-        self.workload = workload
+        self.subject = subject
         self.mode = mode
         self.programs = programs or TrialPrograms()
         self._spawn = SpawnStarter(self.programs.child)
@@ -194,21 +194,21 @@ class Launcher:
         """How the trials started in the end: "spawn" once a fallback happened (or no server)."""
         return "spawn" if self.fell_back or self.import_s is None else "fork"
 
-    def inspect(self, timeout_s: float) -> WorkloadInfo:
-        """Describe the workload (ModelError if it is unusable), starting the server first."""
+    def inspect(self, timeout_s: float) -> SubjectInfo:
+        """Describe the subject (ModelError if it is unusable), starting the server first."""
         began = time.monotonic()
         # a bad path or request file fails now, not after a TF import
-        requests_source(self.workload, check_workload(self.workload))
+        requests_source(self.subject, check_subject(self.subject))
         if self.mode != "spawn":
             self._start_server(timeout_s)
-        info: WorkloadInfo | None = None
+        info: SubjectInfo | None = None
         if self._server is not None:
             try:
                 left = max(1.0, timeout_s - (time.monotonic() - began))
                 started = time.monotonic()
                 starter = ForkStarter(self._server, preload_timeout_s=left)
-                info = runner.inspect_workload(
-                    self.workload, timeout_s=left, starter=self._owned(starter)
+                info = runner.inspect_subject(
+                    self.subject, timeout_s=left, starter=self._owned(starter)
                 )
                 self.inspect_s = time.monotonic() - started
             except LaunchFailure as exc:
@@ -216,16 +216,16 @@ class Launcher:
         if info is None:
             started = time.monotonic()
             left = max(1.0, timeout_s - (started - began))
-            info = runner.inspect_workload(
-                self.workload, timeout_s=left, starter=self._owned(self._spawn)
+            info = runner.inspect_subject(
+                self.subject, timeout_s=left, starter=self._owned(self._spawn)
             )
             self.inspect_s = time.monotonic() - started
         self._load_timeout_s = max(MIN_LOAD_TIMEOUT_S, 4 * (self.inspect_s or 0.0))
         return info
 
     def launch(self, load_timeout_s: float) -> None:
-        """Start the server without inspecting the workload (another import-time setting of a
-        workload an earlier Launcher inspected) and without waiting for it: ``ready`` does."""
+        """Start the server without inspecting the subject (another import-time setting of a
+        subject an earlier Launcher inspected) and without waiting for it: ``ready`` does."""
         self._load_timeout_s = load_timeout_s
         if self.mode != "spawn":
             self._launch_server()
@@ -251,7 +251,7 @@ class Launcher:
             try:
                 return runner.run_trial(
                     spec,
-                    self.workload,
+                    self.subject,
                     deadline_s=deadline_s,
                     starter=self._owned(
                         ForkStarter(self._server, preload_timeout_s=self._load_timeout_s)
@@ -262,7 +262,7 @@ class Launcher:
                 self._fall_back(str(exc))
         left = deadline_s - (time.monotonic() - began)
         return runner.run_trial(
-            spec, self.workload, deadline_s=max(left, 0.0), starter=self._owned(self._spawn)
+            spec, self.subject, deadline_s=max(left, 0.0), starter=self._owned(self._spawn)
         )
 
     def state(self) -> dict[str, object] | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from advisor.calibrate.spec import WorkloadSpec
+from advisor.calibrate.spec import SubjectSpec
 from advisor.errors import ModelError
 from advisor.models import ModelFormat, model_format
 
@@ -50,7 +50,7 @@ def is_saved_model(path: Path) -> bool:
 def served_version(model_path: str) -> ServedVersion | None:
     """The version directory TF Serving serves from ``model_path`` when it is a base path (no
     SavedModel itself, numbered version directories in it); None when it is not one (a
-    SavedModel, a file, a path whose problems ``workload_kind`` names).
+    SavedModel, a file, a path whose problems ``subject_format`` names).
 
     TF Serving's ``latest`` policy serves the highest version and does not fall back to a lower
     one when that one cannot be loaded, so neither does this: a highest version without a
@@ -77,11 +77,11 @@ def served_version(model_path: str) -> ServedVersion | None:
     return ServedVersion(base_path=model_path, version=number, path=str(chosen))
 
 
-def workload_kind(workload: WorkloadSpec) -> ModelFormat:
+def subject_format(subject: SubjectSpec) -> ModelFormat:
     """Which loader a path needs; a path that cannot be a model is a ModelError, in the parent."""
-    if workload.model_path is None:
+    if subject.model_path is None:
         return "builtin"
-    path = Path(workload.model_path)
+    path = Path(subject.model_path)
     if not path.exists():
         raise ModelError(f"{path}: no such file or directory")
     if path.is_dir():
@@ -105,7 +105,7 @@ def workload_kind(workload: WorkloadSpec) -> ModelFormat:
         # a FIFO or a device: opening it to check its first bytes could block forever
         raise ModelError(f"{path}: not a regular file or a directory")
     suffix = path.suffix.lower()
-    if model_format(workload.model_path) == "keras":
+    if model_format(subject.model_path) == "keras":
         if not _starts_with(path, _KERAS_MAGIC[suffix]):
             raise ModelError(
                 f"{path}: not a Keras {suffix} file (its content is not {_KERAS_FORMAT[suffix]})"
@@ -122,15 +122,15 @@ def _starts_with(path: Path, magic: bytes) -> bool:
         raise ModelError(f"{path}: cannot read it: {exc.strerror or exc}") from None
 
 
-def check_workload(workload: WorkloadSpec) -> ModelFormat:
+def check_subject(subject: SubjectSpec) -> ModelFormat:
     """What can be checked without TensorFlow (sizes, the path); ModelError (one line) if wrong.
 
     Cheap, so it runs before anything that starts TensorFlow: a typo in --model is reported in
     milliseconds, not after a trial server has imported TF.
     """
-    where = workload.model_path or "built-in workload"
-    if workload.batch_size < 1:
-        raise ModelError(f"{where}: batch size {workload.batch_size}: must be at least 1")
-    if workload.concurrency < 1:
-        raise ModelError(f"{where}: concurrency {workload.concurrency}: must be at least 1")
-    return workload_kind(workload)
+    where = subject.model_path or "built-in workload"
+    if subject.batch_size < 1:
+        raise ModelError(f"{where}: batch size {subject.batch_size}: must be at least 1")
+    if subject.concurrency < 1:
+        raise ModelError(f"{where}: concurrency {subject.concurrency}: must be at least 1")
+    return subject_format(subject)

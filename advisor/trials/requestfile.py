@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from advisor.calibrate.spec import WorkloadSpec
+from advisor.calibrate.spec import SubjectSpec
 from advisor.errors import Opt, RequestsError, UsageError
 from advisor.models import NO_FILE, OPTION, ModelFormat, RequestsOrigin
 
@@ -30,22 +30,22 @@ class RequestsSource:
     origin: RequestsOrigin
 
 
-def requests_source(workload: WorkloadSpec, kind: ModelFormat) -> RequestsSource | None:
-    """The requests to replay for ``workload`` (None: synthesise inputs).
+def requests_source(subject: SubjectSpec, kind: ModelFormat) -> RequestsSource | None:
+    """The requests to replay for ``subject`` (None: synthesise inputs).
 
     RequestsError (one line naming the file) for a file that cannot be one; UsageError for a
     batch size or input shape given beside requests that carry their own.
     """
-    if workload.requests == NO_FILE:
+    if subject.requests == NO_FILE:
         return None
-    if workload.requests is not None:
-        return RequestsSource(_checked(Path(workload.requests)), "file")
-    if kind != "savedmodel" or workload.model_path is None:
+    if subject.requests is not None:
+        return RequestsSource(_checked(Path(subject.requests)), "file")
+    if kind != "savedmodel" or subject.model_path is None:
         return None
-    warmup = Path(workload.model_path) / WARMUP_FILE
+    warmup = Path(subject.model_path) / WARMUP_FILE
     if not warmup.exists():
         return None
-    if workload.batch_size != OPTION["batch_size"].default:
+    if subject.batch_size != OPTION["batch_size"].default:
         raise UsageError(
             f"{warmup}: the model's warmup requests are replayed, each with its own batch: ",
             Opt("batch_size"),
@@ -53,7 +53,7 @@ def requests_source(workload: WorkloadSpec, kind: ModelFormat) -> RequestsSource
             Opt("requests"),
             f" {NO_FILE} synthesises inputs of that batch size)",
         )
-    if workload.input_shape is not None:
+    if subject.input_shape is not None:
         # as a batch size: ignored beside them, and unlike the replayed shapes the advice records
         raise UsageError(
             f"{warmup}: the model's warmup requests are replayed, each with its own shapes: ",

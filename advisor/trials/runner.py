@@ -9,7 +9,7 @@ timeout) and a one-line reason, and the sweep goes on.
 
 How a child comes to exist is a ``Starter``'s business: ``SpawnStarter`` starts a fresh
 interpreter; the fork starter in ``advisor.trials.launch`` asks a trial server that has
-TensorFlow imported already. A forked child that fails before it has loaded the workload raises
+TensorFlow imported already. A forked child that fails before it has loaded the model raises
 ``LaunchFailure``, and the caller runs the trial again as a spawned process.
 """
 
@@ -21,11 +21,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.calibrate.spec import SubjectSpec, TrialSpec
 from advisor.errors import ModelError, RequestsError, first_error, one_line
-from advisor.models import ModelFormat, ThreadSetting, TrialResult, WorkloadInfo
+from advisor.models import ModelFormat, SubjectInfo, ThreadSetting, TrialResult
 from advisor.trials.environment import trial_env
-from advisor.trials.modelfile import check_workload, workload_kind
+from advisor.trials.modelfile import check_subject, subject_format
 from advisor.trials.requestfile import requests_source
 from advisor.trials.spawn import SpawnStarter
 from advisor.trials.supervise import Starter, run_child
@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 def run_trial(
     spec: TrialSpec,
-    workload: WorkloadSpec,
+    subject: SubjectSpec,
     *,
     deadline_s: float,
     program: Sequence[str] | None = None,
@@ -49,7 +49,7 @@ def run_trial(
     load included); past it the whole process group is killed and the result is a timeout.
     ``program`` replaces the child command (tests use fake trial programs); the runner appends
     ``--request FILE --result FILE``. With a forking ``starter``, a child that has not loaded the
-    workload within ``load_timeout_s`` (or dies before) raises LaunchFailure.
+    model within ``load_timeout_s`` (or dies before) raises LaunchFailure.
     """
     identity: dict[str, Any] = {
         "setting": spec.setting,
@@ -57,7 +57,7 @@ def run_trial(
         "onednn": spec.onednn,
     }
     try:
-        request = _request(workload_kind(workload), workload, spec)
+        request = _request(subject_format(subject), subject, spec)
     except (ModelError, RequestsError) as exc:
         return TrialResult(**identity, status="failed", reason=str(exc))
     env = trial_env(spec.setting, onednn=spec.onednn)
@@ -97,19 +97,19 @@ def run_trial(
     return result
 
 
-def inspect_workload(
-    workload: WorkloadSpec, *, timeout_s: float = 120, starter: Starter | None = None
-) -> WorkloadInfo:
+def inspect_subject(
+    subject: SubjectSpec, *, timeout_s: float = 120, starter: Starter | None = None
+) -> SubjectInfo:
     """Load the model once in a child and describe it; anything wrong is a one-line ModelError.
 
     The child also runs one request on the synthesised inputs (or each distinct request it
     replays), so a model that cannot run on them fails here, before any budget is spent on a
     sweep; a request file that cannot be replayed is a one-line RequestsError.
     """
-    where = workload.model_path or "built-in workload"
-    kind = check_workload(workload)
+    where = subject.model_path or "built-in workload"
+    kind = check_subject(subject)
     outcome = run_child(
-        _request(kind, workload),
+        _request(kind, subject),
         env=trial_env(ThreadSetting.TF_DEFAULT),
         timeout_s=timeout_s,
         starter=starter or SpawnStarter(),
@@ -126,7 +126,7 @@ def inspect_workload(
         reason = outcome.answer.get("reason") or f"{where}: the requests cannot be replayed"
         raise RequestsError(one_line(str(reason)))
     try:
-        return WorkloadInfo.model_validate(outcome.answer.get("info"))
+        return SubjectInfo.model_validate(outcome.answer.get("info"))
     except ValidationError as exc:
         raise ModelError(
             f"{where}: the model's description does not validate: {first_error(exc)}"
@@ -134,9 +134,9 @@ def inspect_workload(
 
 
 def _request(
-    kind: ModelFormat, workload: WorkloadSpec, spec: TrialSpec | None = None
+    kind: ModelFormat, subject: SubjectSpec, spec: TrialSpec | None = None
 ) -> TrialRequest:
-    """What the child is asked: to measure ``spec`` or, without one, to inspect the workload.
+    """What the child is asked: to measure ``spec`` or, without one, to inspect the subject.
 
     The requests to replay are looked for here, each time: a warmup file is the model's own."""
     window: dict[str, Any] = (
@@ -153,22 +153,22 @@ def _request(
         return TrialRequest(
             mode="inspect" if spec is None else "trial",
             kind=kind,
-            path=workload.model_path,
-            signature=workload.signature,
-            batch_size=workload.batch_size,
-            input_shape=workload.input_shape,
-            concurrency=workload.concurrency,
-            **_replayed(kind, workload),
+            path=subject.model_path,
+            signature=subject.signature,
+            batch_size=subject.batch_size,
+            input_shape=subject.input_shape,
+            concurrency=subject.concurrency,
+            **_replayed(kind, subject),
             **window,
         )
     except ValidationError as exc:  # a size or a window no child could use
-        where = workload.model_path or "built-in workload"
+        where = subject.model_path or "built-in workload"
         problem = first_error(exc)
         raise ModelError(f"{where}: the trial request does not validate: {problem}") from None
 
 
-def _replayed(kind: ModelFormat, workload: WorkloadSpec) -> dict[str, Any]:
-    source = requests_source(workload, kind)
+def _replayed(kind: ModelFormat, subject: SubjectSpec) -> dict[str, Any]:
+    source = requests_source(subject, kind)
     if source is None:
         return {}
     return {"requests": source.path, "requests_origin": source.origin}

@@ -4,7 +4,7 @@ its one answer.
 Every child runs in its own session, so a deadline or a signal kills its whole process group,
 grandchildren included. How a child ends becomes an outcome (an answer, or a status and a
 one-line reason); nothing a child does raises, except a forked child that dies or hangs before
-it has loaded the workload: that is ``LaunchFailure``, the way it was started failing, not the
+it has loaded the model: that is ``LaunchFailure``, the way it was started failing, not the
 setting.
 """
 
@@ -94,7 +94,7 @@ class Starter(Protocol):
 
 
 class LaunchFailure(Exception):
-    """A forked child died or hung before it had loaded the workload, or its server is gone."""
+    """A forked child died or hung before it had loaded the model, or its server is gone."""
 
 
 def terminate_all_trials() -> None:
@@ -193,7 +193,7 @@ def _ended(
 def _supervise(
     child: Child, timeout_s: float, marker: Path | None, load_timeout_s: float | None
 ) -> str | None:
-    """Wait for the child; kill its group at the deadline, or when it has not loaded the workload
+    """Wait for the child; kill its group at the deadline, or when it has not loaded the model
     (``marker`` missing) within ``load_timeout_s``. Returns "deadline", "load" or None."""
     _LIVE[child.pid] = child
     started = time.monotonic()

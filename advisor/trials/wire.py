@@ -16,8 +16,8 @@ from advisor.models import ModelFormat, RequestsOrigin, StrictModel
 class TrialRequest(StrictModel):
     """What the parent asks one trial child to do, in its request file (as JSON).
 
-    ``inspect`` loads the workload and describes it; ``trial`` measures it, and needs the
-    window's lengths. A forked child touches ``loaded_marker`` once the workload is loaded, so
+    ``inspect`` loads the model and describes it; ``trial`` measures it, and needs the
+    window's lengths. A forked child touches ``loaded_marker`` once the model is loaded, so
     the parent can tell a child that failed to start from a trial that failed.
     """
 

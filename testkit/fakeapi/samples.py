@@ -13,9 +13,9 @@ from advisor.models import (
     Measurement,
     NodeProfile,
     Recommendation,
+    SubjectInfo,
     ThreadSetting,
     TrialResult,
-    WorkloadInfo,
 )
 from advisor.recommend import build_recommendation
 
@@ -73,7 +73,7 @@ def calibration_result(
         chosen=Measurement(p50_ms=4.75, p99_ms=9.5, throughput_rps=105.26315),
         gain=20.0 / 9.5,
         trials=trials,
-        workload=WorkloadInfo(kind="builtin"),
+        subject=SubjectInfo(kind="builtin"),
         budget_s=budget_s,
         elapsed_s=42.123,
         tf_version="2.21.0",

@@ -27,7 +27,7 @@ from advisor.models import (
     CalibrationResult,
     InputsSource,
     NodeProfile,
-    WorkloadInfo,
+    SubjectInfo,
 )
 from advisor.pipeline import Instruments
 from advisor.pipeline.drift import installed_tf_version
@@ -85,11 +85,11 @@ def test_advice_measured_for_something_else_is_not_the_incumbent(
 
 
 def test_advice_measured_with_another_input_shape_is_not_the_incumbent() -> None:
-    sample = calibration_result(2, 1, node=NODE).workload
-    workload = sample.model_copy(
+    sample = calibration_result(2, 1, node=NODE).subject
+    subject = sample.model_copy(
         update={"inputs": {"input_ids": "int32[1,128]", "attention_mask": "int32[1,128]"}}
     )
-    obj = stored(NODE, workload=workload)
+    obj = stored(NODE, subject=subject)
     same = CalibrationOptions(input_shape="input_ids=128;attention_mask=128")
     assert from_configmap(obj, "the store", NODE, same).incumbent is not None
     longer = CalibrationOptions(input_shape="input_ids=256;attention_mask=128")
@@ -264,12 +264,12 @@ def test_advice_measured_on_other_inputs_is_not_the_incumbent(tmp_path: Path) ->
     warmup = model / "assets.extra" / "tf_serving_warmup_requests"
     warmup.parent.mkdir(parents=True)
     warmup.write_bytes(b"records")
-    replayed = WorkloadInfo(
+    replayed = SubjectInfo(
         kind="savedmodel",
         path=str(model),
         inputs_source=InputsSource(kind="warmup", file=str(warmup), requests=2),
     )
-    obj = stored(NODE, workload=replayed)
+    obj = stored(NODE, subject=replayed)
     same = CalibrationOptions(model_path=str(model))
     assert from_configmap(obj, "the store", NODE, same).incumbent is not None
     synthesised = CalibrationOptions(model_path=str(model), requests="none")
@@ -289,11 +289,11 @@ def test_a_requests_file_named_another_way_is_the_same_inputs(
     model.mkdir()
     (tmp_path / "r.json").write_text('{"instances": [1]}')
     monkeypatch.chdir(tmp_path)
-    replayed = WorkloadInfo(
+    replayed = SubjectInfo(
         kind="savedmodel",
         path=str(model),
         inputs_source=InputsSource(kind="file", file="r.json", requests=1),
     )
-    obj = stored(NODE, workload=replayed)
+    obj = stored(NODE, subject=replayed)
     dotted = CalibrationOptions(model_path=str(model), requests="./r.json")
     assert from_configmap(obj, "the store", NODE, dotted).incumbent is not None

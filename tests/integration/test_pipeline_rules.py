@@ -17,7 +17,7 @@ import yaml
 from pydantic import ValidationError
 
 from advisor import errors
-from advisor.calibrate.spec import WorkloadSpec
+from advisor.calibrate.spec import SubjectSpec
 from advisor.cli import build_parser, main
 from advisor.cli._args import flag
 from advisor.cli._progress import bar_line
@@ -176,11 +176,11 @@ def test_the_pipeline_names_options_and_the_cli_their_flags(
 def test_a_trial_program_of_the_callers_is_spawned_never_forked() -> None:
     fake = TrialPrograms.spawned(["/bin/false"])
     assert fake.server is None and TrialPrograms().server is not None
-    forced = Launcher(WorkloadSpec(None), "fork", programs=fake)
+    forced = Launcher(SubjectSpec(None), "fork", programs=fake)
     with pytest.raises(errors.CalibrationError) as caught:
         forced.launch(1.0)  # refused before any process starts
     assert str(caught.value) == "trial_mode fork: the trial program cannot be forked"
-    auto = Launcher(WorkloadSpec(None), "auto", programs=fake)
+    auto = Launcher(SubjectSpec(None), "auto", programs=fake)
     auto.launch(1.0)
     assert auto.used == "spawn" and auto.state() is None
 

@@ -70,7 +70,7 @@ def test_calibrate_measures_the_highest_version_and_says_so(tmp_path: Path) -> N
     request = CalibrateRequest(options=CalibrationOptions(model_path=str(base), budget_s=60.0))
     result = calibrate_only(request, instruments=cost_model(seen))
     assert [o.model_path for o in seen] == [str(served)]
-    assert result.workload.path == str(served)
+    assert result.subject.path == str(served)
     assert result.notes[0] == (
         f"{base} is a TF Serving base path: its highest version, 2, was measured ({served}), "
         "the one TF Serving serves by default"
@@ -95,16 +95,16 @@ def test_a_new_version_is_a_new_model_for_the_advice_in_force(tmp_path: Path) ->
         return result
 
     run()
-    assert advice_of(output).provenance.workload.path == str(first)
+    assert advice_of(output).provenance.subject.path == str(first)
     # the same version again: the stored advice is the incumbent, raced, not ignored
     again = run()
     assert again.incumbent is not None, again.notes
     assert not [n for n in again.notes if "this run measures" in n]
-    assert advice_of(output).provenance.workload.path == str(first)
+    assert advice_of(output).provenance.subject.path == str(first)
     # version 2 shipped: measured, and the advice measured on version 1 is not kept by inertia
     second = version(base, "2")
     shipped = run()
-    assert advice_of(output).provenance.workload.path == str(second)
+    assert advice_of(output).provenance.subject.path == str(second)
     assert shipped.notes[0].startswith(f"{base} is a TF Serving base path: its highest version, 2")
     (ignored,) = [n for n in shipped.notes if "this run measures" in n]
     assert f"model: measured on {first}, this run measures {second}" in ignored

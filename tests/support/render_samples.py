@@ -13,10 +13,10 @@ from advisor.models import (
     NearBest,
     SettingStats,
     SettingVerdict,
+    SubjectInfo,
     ThreadSetting,
     TrialResult,
     TrialStatus,
-    WorkloadInfo,
 )
 from tests.support.search_fakes import node
 
@@ -145,7 +145,7 @@ def result(
         kept_default=kept,
         trials=[t for r in rows for t in r.trials()],
         settings=[r.stats() for r in rows],
-        workload=WorkloadInfo(kind="builtin"),
+        subject=SubjectInfo(kind="builtin"),
         budget_s=60.0,
         elapsed_s=58.0,
         node=node(cpus, quota=cpus / 2),

@@ -83,7 +83,7 @@ def _check_contract(
         assert trial.throughput_rps is not None
         assert trial.throughput_rps > 0
     assert result.baseline.p99_ms is not None
-    assert result.workload.kind == kind
+    assert result.subject.kind == kind
     assert data["trials"][0].keys() >= {"intra_op_threads", "inter_op_threads", "status"}
     # progress was visible as plain log lines (stderr is not a TTY here)
     assert "round 0 trial 1/" in stderr
@@ -91,7 +91,7 @@ def _check_contract(
 
 
 @pytest.mark.tf
-def test_calibrate_builtin_workload_within_budget(tmp_path: Path) -> None:
+def test_calibrate_builtin_model_within_budget(tmp_path: Path) -> None:
     _need_tensorflow()
     report = tmp_path / "report.html"
     data, took, stderr = _run(_command(report))

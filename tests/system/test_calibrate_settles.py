@@ -1,4 +1,4 @@
-"""The stopping rule on real trials: forked TensorFlow children on the built-in workload inside a
+"""The stopping rule on real trials: forked TensorFlow children on the built-in model inside a
 real 1-CPU cgroup quota, where TF's default (2/2 on two CPUs) is far behind one intra-op thread.
 The race settles before the budget and the result says so; the budget stays the ceiling.
 

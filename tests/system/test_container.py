@@ -144,7 +144,7 @@ def test_probe_reports_the_cpu_limit_read_only(podman: list[str], image: str) ->
 
 
 def test_default_command_prints_a_valid_configmap(podman: list[str], image: str) -> None:
-    """`docker run --rm --cpus N IMAGE`, nothing else: the full job on the built-in workload."""
+    """`docker run --rm --cpus N IMAGE`, nothing else: the full job on the built-in model."""
     proc = _run(podman, image, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     _assert_valid_configmap(proc.stdout)

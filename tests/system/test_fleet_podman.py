@@ -421,9 +421,9 @@ def test_the_derived_calibration_pod_runs_under_podman_and_its_advice_fits(
         )
         prov = advice.provenance
         # the init container copied the model out of the serving image: the advisor measured it
-        assert prov.workload.kind == "savedmodel"
-        assert prov.workload.path == f"{MODEL_MOUNT}/{PurePosixPath(MODEL_PATH).name}"
-        assert MODEL_INPUT in prov.workload.inputs, prov.workload.inputs
+        assert prov.subject.kind == "savedmodel"
+        assert prov.subject.path == f"{MODEL_MOUNT}/{PurePosixPath(MODEL_PATH).name}"
+        assert MODEL_INPUT in prov.subject.inputs, prov.subject.inputs
         # the Deployment's CPU limit reached the advisor as a real CFS quota
         assert prov.quota_cpus == 1.5
         assert prov.effective_cpus == 1.5
@@ -475,15 +475,15 @@ def test_a_tf_serving_base_path_is_copied_whole_and_its_highest_version_measured
         assert f"1/{WARMUP}" not in copied
         prov = advice.provenance
         # the highest version was measured, read from the copy
-        assert prov.workload.kind == "savedmodel"
-        assert prov.workload.path == f"{MODEL_MOUNT}/{TFS_MODEL_NAME}/2"
-        assert MODEL_INPUT in prov.workload.inputs, prov.workload.inputs
+        assert prov.subject.kind == "savedmodel"
+        assert prov.subject.path == f"{MODEL_MOUNT}/{TFS_MODEL_NAME}/2"
+        assert MODEL_INPUT in prov.subject.inputs, prov.subject.inputs
         target = prov.target
         assert target is not None
         # the advice is for the base path the server names, whatever version it serves
         assert (target.image, target.model_path) == (tf_serving_image, TFS_BASE_PATH)
         # the inputs were the warmup requests of the copied version directory
-        source = prov.workload.inputs_source
+        source = prov.subject.inputs_source
         assert source is not None and source.kind == "warmup", source
         assert source.file == f"{MODEL_MOUNT}/{TFS_MODEL_NAME}/2/{WARMUP}", source
         assert source.requests == 2 and source.batch_sizes == (1, 3), source

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
-from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.calibrate.spec import SubjectSpec, TrialSpec
 from advisor.errors import CalibrationError
 from advisor.models import (
     CalibrationOptions,
@@ -40,7 +40,7 @@ def _need_tensorflow() -> None:
 
 @pytest.fixture
 def trials() -> Iterator[launch.Launcher]:
-    made = launch.Launcher(WorkloadSpec(model_path=None), "fork")
+    made = launch.Launcher(SubjectSpec(model_path=None), "fork")
     try:
         yield made
     finally:
@@ -111,7 +111,7 @@ def test_a_forked_trial_starts_far_faster_than_a_spawned_one(trials: launch.Laun
     forked = trials(spec, 60)
     fork_s = time.monotonic() - began
     began = time.monotonic()
-    spawned = runner.run_trial(spec, WorkloadSpec(model_path=None), deadline_s=120)
+    spawned = runner.run_trial(spec, SubjectSpec(model_path=None), deadline_s=120)
     spawn_s = time.monotonic() - began
     assert forked.status == spawned.status == "ok"
     # not a timing target (those are the benchmark's): a sanity check that forking skipped the

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.calibrate.spec import SubjectSpec, TrialSpec
 from advisor.models import ThreadSetting
 from advisor.trials import launch, runner
 from tests.support import REPO
@@ -428,8 +428,8 @@ def test_a_multi_inference_request_calls_every_task_and_context_reaches_each_exa
 def test_the_server_reads_the_requests_before_it_forks_without_starting_tensorflow(
     test_models: Callable[[], Path],
 ) -> None:
-    workload = WorkloadSpec(model_path=str(test_models() / "sm_warmup"))
-    trials = launch.Launcher(workload, "fork")
+    subject = SubjectSpec(model_path=str(test_models() / "sm_warmup"))
+    trials = launch.Launcher(subject, "fork")
     try:
         info = trials.inspect(120)
         assert trials.used == "fork"
@@ -451,10 +451,10 @@ def test_the_server_reads_the_requests_before_it_forks_without_starting_tensorfl
 def test_requests_none_synthesises_even_where_a_warmup_file_is(
     test_models: Callable[[], Path],
 ) -> None:
-    workload = WorkloadSpec(
+    subject = SubjectSpec(
         model_path=str(test_models() / "sm_warmup"), signature="by_x", requests="none"
     )
-    info = runner.inspect_workload(workload)
+    info = runner.inspect_subject(subject)
     assert info.inputs_source is not None and info.inputs_source.kind == "synthesised"
     assert info.inputs == {"x": "float32[1,4]"}
 
@@ -508,15 +508,15 @@ def test_calibrate_replays_a_users_rest_file(
 #: the requests run, so the count after loading is how many ran before any measuring
 _TRIAL_LOAD = """
 import sys
-from advisor.trials.child import trial, workloads
+from advisor.trials.child import subjects, trial
 from advisor.trials.wire import TrialRequest
 
 ran = []
-waited = workloads._wait
+waited = subjects._wait
 def counting(outputs, *args, **kwargs):
     ran.append(1)
     return waited(outputs, *args, **kwargs)
-workloads._wait = counting
+subjects._wait = counting
 request = TrialRequest(mode="trial", kind="savedmodel", path=sys.argv[1],
                        signature="serving_default", batch_size=1, concurrency=1, warmup_s=0.0,
                        measure_s=0.1, requests=sys.argv[2], requests_origin="file")

@@ -1,4 +1,4 @@
-"""Real TensorFlow trials on the built-in workload, each in its own child process.
+"""Real TensorFlow trials on the built-in model, each in its own child process.
 
 Windows are short (tenths of a second): these tests prove that settings reach TF and that the
 numbers are well-formed, never how fast anything is (the machine is shared and noisy).
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.calibrate.spec import SubjectSpec, TrialSpec
 from advisor.errors import ModelError
 from advisor.models import ThreadSetting, TrialResult
 from advisor.trials.environment import trial_program
-from advisor.trials.runner import inspect_workload, run_trial
+from advisor.trials.runner import inspect_subject, run_trial
 from testkit.realcgroup import cgroup_unavailable, real_cgroup
 from tests.support import REPO
 from tests.support.real_parts import missing_real_part
@@ -56,12 +56,12 @@ def assert_well_formed(result: TrialResult, measure_s: float) -> None:
 
 
 def test_thread_settings_reach_tensorflow_through_the_environment() -> None:
-    workload = WorkloadSpec(model_path=None)
+    subject = SubjectSpec(model_path=None)
     small = run_trial(
-        TrialSpec(ThreadSetting(1, 1), warmup_s=0.2, measure_s=0.4), workload, deadline_s=DEADLINE_S
+        TrialSpec(ThreadSetting(1, 1), warmup_s=0.2, measure_s=0.4), subject, deadline_s=DEADLINE_S
     )
     large = run_trial(
-        TrialSpec(ThreadSetting(4, 4), warmup_s=0.2, measure_s=0.4), workload, deadline_s=DEADLINE_S
+        TrialSpec(ThreadSetting(4, 4), warmup_s=0.2, measure_s=0.4), subject, deadline_s=DEADLINE_S
     )
     assert_well_formed(small, 0.4)
     assert_well_formed(large, 0.4)
@@ -73,10 +73,10 @@ def test_thread_settings_reach_tensorflow_through_the_environment() -> None:
 
 
 def test_the_baseline_runs_with_concurrent_requests_and_a_batch() -> None:
-    workload = WorkloadSpec(model_path=None, batch_size=2, concurrency=2)
+    subject = SubjectSpec(model_path=None, batch_size=2, concurrency=2)
     result = run_trial(
         TrialSpec(ThreadSetting.TF_DEFAULT, warmup_s=0.2, measure_s=0.4, round=2),
-        workload,
+        subject,
         deadline_s=DEADLINE_S,
     )
     assert_well_formed(result, 0.4)
@@ -86,8 +86,8 @@ def test_the_baseline_runs_with_concurrent_requests_and_a_batch() -> None:
     assert result.requests >= 2  # each of the two request loops completes at least one
 
 
-def test_inspect_describes_the_builtin_workload() -> None:
-    info = inspect_workload(WorkloadSpec(model_path=None, batch_size=3, concurrency=2))
+def test_inspect_describes_the_builtin_model() -> None:
+    info = inspect_subject(SubjectSpec(model_path=None, batch_size=3, concurrency=2))
     assert info.kind == "builtin"
     assert info.path is None
     assert info.inputs == {"image": "float32[3,112,112,3]"}
@@ -98,7 +98,7 @@ def test_inspect_describes_the_builtin_workload() -> None:
 
 def test_a_batch_too_large_to_synthesise_is_a_model_error() -> None:
     with pytest.raises(ModelError) as caught:
-        inspect_workload(WorkloadSpec(model_path=None, batch_size=100_000))
+        inspect_subject(SubjectSpec(model_path=None, batch_size=100_000))
     assert str(caught.value) == (
         "built-in workload: batch size 100000 makes the inputs 14.0 GiB; limit 1 GiB"
     )
@@ -108,7 +108,7 @@ def test_a_trial_that_outlives_its_deadline_is_a_timeout() -> None:
     # TF alone needs seconds to import: a 0.5 s deadline cannot be met.
     result = run_trial(
         TrialSpec(ThreadSetting(1, 1), warmup_s=0.1, measure_s=0.1),
-        WorkloadSpec(None),
+        SubjectSpec(None),
         deadline_s=0.5,
     )
     assert (result.status, result.reason) == (
@@ -126,7 +126,7 @@ def test_throttling_counters_move_under_a_real_quota() -> None:
     with real_cgroup(0.5) as group:
         result = run_trial(
             TrialSpec(ThreadSetting(2, 2), warmup_s=0.2, measure_s=1.0),
-            WorkloadSpec(model_path=None, concurrency=2),
+            SubjectSpec(model_path=None, concurrency=2),
             deadline_s=DEADLINE_S,
             program=group.command(trial_program()),
         )
@@ -145,7 +145,7 @@ def test_a_trial_child_started_through_a_forking_wrapper_still_measures() -> Non
     wrapper = ["sh", "-c", '"$@"; exit $?', "sh", *trial_program()]
     result = run_trial(
         TrialSpec(ThreadSetting(1, 1), warmup_s=0.1, measure_s=0.2),
-        WorkloadSpec(None),
+        SubjectSpec(None),
         deadline_s=DEADLINE_S,
         program=wrapper,
     )
@@ -154,11 +154,11 @@ def test_a_trial_child_started_through_a_forking_wrapper_still_measures() -> Non
 
 #: a parent that starts one long real trial and then waits for it
 _PARENT = """
-from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.calibrate.spec import TrialSpec, SubjectSpec
 from advisor.models import ThreadSetting
 from advisor.trials.runner import run_trial
 spec = TrialSpec(ThreadSetting(1, 1), warmup_s=0.1, measure_s=600)
-run_trial(spec, WorkloadSpec(None), deadline_s=900)
+run_trial(spec, SubjectSpec(None), deadline_s=900)
 """
 
 

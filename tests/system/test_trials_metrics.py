@@ -8,7 +8,7 @@ import importlib.util
 
 import pytest
 
-from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.calibrate.spec import SubjectSpec, TrialSpec
 from advisor.models import ThreadSetting
 from advisor.trials.environment import trial_program
 from advisor.trials.runner import run_trial
@@ -29,7 +29,7 @@ def test_a_real_trial_records_both() -> None:
     _tensorflow()
     result = run_trial(
         TrialSpec(ThreadSetting(2, 2), warmup_s=0.2, measure_s=0.4),
-        WorkloadSpec(None),
+        SubjectSpec(None),
         deadline_s=DEADLINE_S,
     )
     assert result.status == "ok", result.reason
@@ -55,7 +55,7 @@ def test_under_a_one_cpu_quota_tf_default_is_preempted_far_more_than_1_1() -> No
         with real_cgroup(1.0) as group:
             result = run_trial(
                 TrialSpec(ThreadSetting(intra, inter), warmup_s=0.5, measure_s=1.0),
-                WorkloadSpec(None),
+                SubjectSpec(None),
                 deadline_s=DEADLINE_S,
                 program=group.command(trial_program()),
             )

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.calibrate.spec import SubjectSpec, TrialSpec
 from advisor.errors import ModelError
 from advisor.models import ThreadSetting
-from advisor.trials.runner import inspect_workload, run_trial
+from advisor.trials.runner import inspect_subject, run_trial
 
 pytestmark = pytest.mark.tf
 
@@ -28,13 +28,13 @@ def models(test_models: Callable[[], Path]) -> Path:
 
 
 def test_a_savedmodel_signature_is_described(models: Path) -> None:
-    default = inspect_workload(WorkloadSpec(str(models / "sm_good")))
+    default = inspect_subject(SubjectSpec(str(models / "sm_good")))
     assert default.kind == "savedmodel"
     assert default.path == str(models / "sm_good")
     assert default.signature == "serving_default"
     assert default.inputs == {"features": "float32[1,16]"}
     # int inputs that index a table are spread over its rows (this one has 4)
-    by_ids = inspect_workload(WorkloadSpec(str(models / "sm_good"), "by_ids", batch_size=3))
+    by_ids = inspect_subject(SubjectSpec(str(models / "sm_good"), "by_ids", batch_size=3))
     assert by_ids.signature == "by_ids"
     assert by_ids.inputs == {"ids": "int64[3,4]"}
     assert by_ids.batch_size == 3
@@ -42,12 +42,12 @@ def test_a_savedmodel_signature_is_described(models: Path) -> None:
 
 
 def test_a_fixed_batch_dimension_is_used_when_the_batch_size_matches(models: Path) -> None:
-    info = inspect_workload(WorkloadSpec(str(models / "sm_fixed_batch"), batch_size=4))
+    info = inspect_subject(SubjectSpec(str(models / "sm_fixed_batch"), batch_size=4))
     assert info.inputs == {"x": "float32[4,16]"}
 
 
 def test_a_multi_input_keras_model_is_described(models: Path) -> None:
-    info = inspect_workload(WorkloadSpec(str(models / "two_inputs.keras")))
+    info = inspect_subject(SubjectSpec(str(models / "two_inputs.keras")))
     assert info.kind == "keras"
     assert info.signature is None
     assert info.inputs == {"numbers": "float32[1,8]", "tokens": "int32[1,3]"}
@@ -56,12 +56,12 @@ def test_a_multi_input_keras_model_is_described(models: Path) -> None:
 def test_real_trials_on_a_savedmodel_and_a_keras_file(models: Path) -> None:
     saved = run_trial(
         TrialSpec(ThreadSetting(1, 1), warmup_s=0.1, measure_s=0.3),
-        WorkloadSpec(str(models / "sm_good"), "by_ids", batch_size=2),
+        SubjectSpec(str(models / "sm_good"), "by_ids", batch_size=2),
         deadline_s=DEADLINE_S,
     )
     keras_file = run_trial(
         TrialSpec(ThreadSetting(2, 1), warmup_s=0.1, measure_s=0.3),
-        WorkloadSpec(str(models / "cnn.keras"), batch_size=2, concurrency=2),
+        SubjectSpec(str(models / "cnn.keras"), batch_size=2, concurrency=2),
         deadline_s=DEADLINE_S,
     )
     for result in (saved, keras_file):
@@ -125,7 +125,7 @@ def test_an_unusable_model_is_one_model_error_line(
 ) -> None:
     path = models / name
     with pytest.raises(ModelError) as caught:
-        inspect_workload(WorkloadSpec(str(path), signature, batch_size=batch_size))
+        inspect_subject(SubjectSpec(str(path), signature, batch_size=batch_size))
     text = str(caught.value)
     assert text.startswith(message.format(m=path))
     assert "\n" not in text
@@ -136,7 +136,7 @@ def test_a_trial_on_an_unusable_model_fails_with_the_model_error(models: Path) -
     path = models / "sm_string"
     result = run_trial(
         TrialSpec(ThreadSetting(1, 1), warmup_s=0.1, measure_s=0.1),
-        WorkloadSpec(str(path)),
+        SubjectSpec(str(path)),
         deadline_s=DEADLINE_S,
     )
     assert result.status == "failed"

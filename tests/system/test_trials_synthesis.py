@@ -2,7 +2,7 @@
 tests/support/fake_trials/build_synthesis_models.py, one per kind of signature teams serve.
 
 What was synthesised is read back from a child (tests/support/fake_trials/synthesis_probe.py) that
-loads each model through the real ``load_workload``, so tensorflow never enters the pytest
+loads each model through the real ``load_subject``, so tensorflow never enters the pytest
 process; ``calibrate`` runs end to end on the tf.Example model, on the BERT-style model with
 ``--input-shape``, and refuses the raw text model with the model-error exit code.
 """

@@ -1,7 +1,7 @@
 """A model's declared inputs and outputs, as the loaders read them and synthesis fills them,
 and the cap on what the inputs fed to them may hold (synthesised or replayed).
 
-Apart from both (``workloads`` loads models, ``synthesis`` makes their inputs) so that neither
+Apart from both (``subjects`` loads models, ``synthesis`` makes their inputs) so that neither
 imports the other for it. Imports no TensorFlow itself; it lives among the trial child's modules,
 which are its only readers.
 """

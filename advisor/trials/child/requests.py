@@ -55,7 +55,7 @@ INSTALL_HINT = (
 
 
 class Declared(Protocol):
-    """A signature's input as ``workloads.TensorDecl`` describes it."""
+    """A signature's input as ``decl.TensorDecl`` describes it."""
 
     @property
     def name(self) -> str: ...

@@ -1,6 +1,6 @@
 """Inputs synthesised from what the model's graph says about them, not from the signature alone.
 
-Imports tensorflow: only the trial child (through ``advisor.trials.child.workloads``) imports it.
+Imports tensorflow: only the trial child (through ``advisor.trials.child.subjects``) imports it.
 
 A signature says dtypes and shapes; the graph behind it says what the values mean, and a model
 fed values it never sees in production measures a different computation (the same four rows of

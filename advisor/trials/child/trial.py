@@ -13,12 +13,12 @@ stdout/stderr cannot corrupt it:
   "p99_ms", "max_ms", "throughput_rps", "cpu_time_s", "threads", "nr_throttled",
   "throttled_time_ms", "involuntary_switches_per_request", "peak_rss_mib"}`` or
   ``{"status": "failed", "reason"}``;
-- mode ``inspect`` -> ``{"status": "ok", "info": {WorkloadInfo fields}}`` or
+- mode ``inspect`` -> ``{"status": "ok", "info": {SubjectInfo fields}}`` or
   ``{"status": "model_error", "reason"}`` or ``{"status": "requests_error", "reason"}`` (the
   requests to replay cannot be).
 
 ``requests`` counts requests, each timed for the percentiles; ``throughput_rps`` counts what each
-request counts for (``LoadedWorkload.request``): replayed requests their examples (rows) per
+request counts for (``LoadedSubject.request``): replayed requests their examples (rows) per
 second, since their batches differ; synthesised inputs, all of one batch size, requests per second.
 """
 
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--result", required=True, type=Path)
     args = parser.parse_args(argv)
     die_with_parent()
-    # Before tensorflow is imported (by workloads): later is too late for both. The runner sets
+    # Before tensorflow is imported (by subjects): later is too late for both. The runner sets
     # them already; this covers a child started by hand.
     for key, value in QUIET_TF_ENV.items():
         os.environ.setdefault(key, value)
@@ -141,12 +141,12 @@ def _trial(request: TrialRequest) -> dict[str, Any]:
 
 
 def _load(request: TrialRequest) -> Any:
-    from advisor.trials.child import workloads
+    from advisor.trials.child import subjects
 
     replay = None
     if request.requests is not None:
-        replay = workloads.Replay(request.requests, request.requests_origin or "file")
-    return workloads.load_workload(
+        replay = subjects.Replay(request.requests, request.requests_origin or "file")
+    return subjects.load_subject(
         request.kind,
         request.path,
         request.signature,

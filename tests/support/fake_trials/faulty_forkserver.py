@@ -1,8 +1,8 @@
 """The real trial server with one fault, chosen by TFTA_FAULT in its environment.
 
 - ``no-start``: exits before it is ready;
-- ``hang``: a child forked for a trial (not for inspection) hangs before it loads the workload;
-- ``crash``: such a child dies of SIGSEGV before it loads the workload.
+- ``hang``: a child forked for a trial (not for inspection) hangs before it loads the model;
+- ``crash``: such a child dies of SIGSEGV before it loads the model.
 """
 
 from __future__ import annotations

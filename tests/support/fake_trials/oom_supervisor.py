@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.calibrate.spec import SubjectSpec, TrialSpec
 from advisor.models import ThreadSetting
 from advisor.trials.runner import run_trial
 
@@ -22,7 +22,7 @@ def main(group: Path) -> None:
     (group / "tasks").write_text("0\n")  # "0" moves the writing process itself
     result = run_trial(
         TrialSpec(ThreadSetting(1, 1), warmup_s=0.1, measure_s=0.1),
-        WorkloadSpec(None),
+        SubjectSpec(None),
         deadline_s=120,
         program=[sys.executable, str(FAKE), "hog"],
     )

@@ -2,7 +2,7 @@
 ``python synthesis_probe.py KIND PATH BATCH [INPUT_SHAPE]``.
 
 Run as a child process so that tensorflow never enters the pytest process. It goes through the
-real ``load_workload`` (graph reading, synthesis, the model's first call), watching what
+real ``load_subject`` (graph reading, synthesis, the model's first call), watching what
 ``synthesise`` returns: ``{"synthesised_from", "inputs": {name: {"dtype", "shape", "values"}}}``,
 serialized tf.Examples decoded into ``{feature: [values]}``; or ``{"error": ModelError line}``.
 """
@@ -20,7 +20,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 import tensorflow as tf
 
 from advisor.errors import ModelError
-from advisor.trials.child import workloads
+from advisor.trials.child import subjects
 
 
 def _example(data: bytes) -> dict[str, list[Any]]:
@@ -48,16 +48,16 @@ def _plain(tensor: Any) -> dict[str, Any]:
 
 def main(kind: str, path: str, batch: int, input_shape: str | None) -> dict[str, Any]:
     seen: dict[str, Any] = {}
-    real = workloads.synthesise
+    real = subjects.synthesise
 
     def watch(*args: Any, **kwargs: Any) -> Any:
         tensors, source = real(*args, **kwargs)
         seen.update(tensors)
         return tensors, source
 
-    workloads.synthesise = watch  # type: ignore[assignment]
+    subjects.synthesise = watch  # type: ignore[assignment]
     try:
-        loaded = workloads.load_workload(
+        loaded = subjects.load_subject(
             kind, path, "serving_default", batch, input_shape=input_shape
         )
     except ModelError as exc:

@@ -55,7 +55,7 @@ def test_within_five_percent_of_best(advice: float, best: float, objective: str,
 
 
 def _targets(**over: Any) -> dict[str, str]:
-    fields = {"objective": "latency", "quota_cpus": 1.0, "workload": "builtin"}
+    fields = {"objective": "latency", "quota_cpus": 1.0, "subject": "builtin"}
     fields.update(over.pop("scenario", {}))
     scenario = Scenario(concurrency=1, **fields)
     kwargs: dict[str, Any] = {
@@ -101,7 +101,7 @@ def test_the_30s_target_stays_the_done_whens_where_the_short_sweep_ran_everywher
 
 
 def test_targets_that_do_not_apply_say_so_and_no_advice_is_a_miss() -> None:
-    other = _targets(scenario={"quota_cpus": 1.5, "workload": "wide_mlp"})
+    other = _targets(scenario={"quota_cpus": 1.5, "subject": "wide_mlp"})
     assert other["1cpu_p99"] == "n/a"
     assert other["rss"] == "n/a"
     assert other["trials_60s"] == "n/a"

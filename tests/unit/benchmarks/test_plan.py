@@ -16,13 +16,13 @@ def test_quick_keeps_the_one_cpu_latency_scenario_and_covers_every_axis() -> Non
     assert {s.quota_cpus for s in quick} == set(plan.QUOTAS)
     assert {s.objective for s in quick} == set(plan.OBJECTIVES)
     assert {s.concurrency for s in quick} == set(plan.CONCURRENCIES)
-    assert {s.workload for s in quick} == set(plan.WORKLOADS)
+    assert {s.subject for s in quick} == set(plan.SUBJECTS)
 
 
 def test_full_is_the_whole_cross_product_without_repeats() -> None:
     full = plan.make_plan("full", can_quota=True).scenarios
-    expected = itertools.product(plan.WORKLOADS, plan.QUOTAS, plan.OBJECTIVES, plan.CONCURRENCIES)
-    assert {(s.workload, s.quota_cpus, s.objective, s.concurrency) for s in full} == set(expected)
+    expected = itertools.product(plan.SUBJECTS, plan.QUOTAS, plan.OBJECTIVES, plan.CONCURRENCIES)
+    assert {(s.subject, s.quota_cpus, s.objective, s.concurrency) for s in full} == set(expected)
     assert len({s.name for s in full}) == len(full)
 
 

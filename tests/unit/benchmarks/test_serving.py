@@ -25,7 +25,7 @@ from .factory import run
 def test_the_full_family_is_every_kind_under_a_one_cpu_quota_and_without_one() -> None:
     made = plan.make_plan("full", can_quota=True, family="serving")
     expected = {(f"serving_{k}", q) for k in KINDS for q in (None, 1.0)}
-    assert {(s.workload, s.quota_cpus) for s in made.scenarios} == expected
+    assert {(s.subject, s.quota_cpus) for s in made.scenarios} == expected
     assert len(made.scenarios) == 10
     assert {(s.objective, s.concurrency) for s in made.scenarios} == {("latency", 1)}
     assert {s.serving_kind for s in made.scenarios} == set(KINDS)
@@ -64,9 +64,9 @@ def test_the_default_family_is_unchanged_and_an_unknown_one_is_refused() -> None
         plan.make_plan("quick", can_quota=True, family="nope")
 
 
-def test_a_kind_round_trips_through_its_workload_name() -> None:
+def test_a_kind_round_trips_through_its_subject_name() -> None:
     for kind in KINDS:
-        assert plan.serving_kind(plan.serving_workload(kind)) == kind
+        assert plan.serving_kind(plan.serving_subject(kind)) == kind
     assert plan.serving_kind("serving_unknown") is None
     assert plan.serving_kind("wide_mlp") is None
 
@@ -97,14 +97,14 @@ def _run(
     trials = [{"status": "ok"}] * ok + [{"status": "failed"}]
     result = None
     if exit_code == 0:
-        workload: dict[str, Any] = {"inputs": {"user_id": "int64[4]"}}
+        subject: dict[str, Any] = {"inputs": {"user_id": "int64[4]"}}
         if source is not None:
-            workload["inputs_source"] = {"kind": source}
+            subject["inputs_source"] = {"kind": source}
         result = {
             "intra_op_threads": 1,
             "inter_op_threads": 1,
             "trials": trials,
-            "workload": workload,
+            "workload": subject,
         }
     return CalibrateRun(
         argv=["python", "calibrate"], exit_code=exit_code, wall_s=wall, result=result, error=error
@@ -118,7 +118,7 @@ def test_the_replay_cost_is_the_ratio_of_ok_trials_per_minute_and_its_verdict() 
     assert (kept.replay_per_60s, kept.synthesised_per_60s) == (48.0, 53.33)
     assert kept.ratio == 0.9
     assert kept.target == "PASS"
-    assert kept.replay.its_own_workload == {
+    assert kept.replay.its_own_subject == {
         "inputs": {"user_id": "int64[4]"},
         "inputs_source": {"kind": "warmup"},
     }
@@ -192,7 +192,7 @@ def test_the_replay_cost_calibrates_replay_first_then_synthesised_in_one_group(
     assert cost.target == "PASS"
 
 
-def test_a_serving_workload_gives_calibrate_its_path_and_the_judge_its_version(
+def test_a_serving_subject_gives_calibrate_its_path_and_the_judge_its_version(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     def build(kind: str, out_dir: Path, batch_size: int | None = None) -> serving.ServingModel:
@@ -200,11 +200,11 @@ def test_a_serving_workload_gives_calibrate_its_path_and_the_judge_its_version(
         return serving.ServingModel(kind, base, base / "1", (1, 2))
 
     monkeypatch.setattr(serving, "build_serving", build)
-    version = advice_quality.workload_model("serving_text", tmp_path, "version")
+    version = advice_quality.subject_model("serving_text", tmp_path, "version")
     assert version == (tmp_path / "text" / "1", ["--serving", str(tmp_path / "text" / "1")])
-    base = advice_quality.workload_model("serving_text", tmp_path, "base")
+    base = advice_quality.subject_model("serving_text", tmp_path, "base")
     assert base == (tmp_path / "text", ["--serving", str(tmp_path / "text" / "1")])
-    assert advice_quality.workload_model("builtin", tmp_path, "base") == (None, ["--builtin"])
+    assert advice_quality.subject_model("builtin", tmp_path, "base") == (None, ["--builtin"])
 
 
 def test_the_harness_replays_requests_in_the_files_order_from_the_first_every_window() -> None:
@@ -260,7 +260,7 @@ def test_kind_keeps_only_those_models_and_needs_the_serving_family(
 
 
 @pytest.mark.parametrize(
-    ("workload", "source", "verdict"),
+    ("subject", "source", "verdict"),
     [
         ("serving_text", "warmup", "PASS"),
         ("serving_text", "synthesised", "MISS"),
@@ -269,12 +269,12 @@ def test_kind_keeps_only_those_models_and_needs_the_serving_family(
     ],
 )
 def test_a_serving_calibration_passes_from_warmup_only_when_it_replayed_the_warmup_file(
-    workload: str, source: str | None, verdict: str
+    subject: str, source: str | None, verdict: str
 ) -> None:
     inputs = None if source is None else {"inputs_source": {"kind": source}}
     kind = figures.inputs_kind(inputs)
     made = figures.targets(
-        Scenario(workload, 1.0, "latency", 1),
+        Scenario(subject, 1.0, "latency", 1),
         advice=10.0,
         default=20.0,
         best=10.0,

@@ -79,7 +79,7 @@ def test_advice_beats_the_oversubscribed_default_and_stays_in_budget() -> None:
     assert result.baseline.p99_ms is not None
     assert result.chosen.p99_ms < result.baseline.p99_ms
     assert result.rounds >= 2
-    assert result.workload.kind == "builtin"
+    assert result.subject.kind == "builtin"
     assert len(result.trials) == len(fake.calls)
 
 
@@ -136,8 +136,8 @@ def test_savedmodel_and_keras_paths_are_described_without_a_child() -> None:
         fake = FakeTrials(clock=clock, usable=1.0, affinity=2)
         options = CalibrationOptions(model_path=path, budget_s=40.0)
         result = sweep(options, profile, trial_fn=fake, clock=clock)
-        assert result.workload.kind == kind
-        assert result.workload.path == path
+        assert result.subject.kind == kind
+        assert result.subject.path == path
 
 
 def test_default_best_is_kept_and_spelled_out() -> None:
@@ -156,7 +156,7 @@ def test_interruption_terminates_every_child_and_propagates(
     """With the real runner wiring (its functions replaced: no TF), SIGTERM mid-sweep has the
     launcher kill what it started, once, on the way out."""
     from advisor.errors import InterruptedRunError
-    from advisor.models import WorkloadInfo
+    from advisor.models import SubjectInfo
     from advisor.trials import runner
     from advisor.trials.launch import Launcher
 
@@ -165,15 +165,13 @@ def test_interruption_terminates_every_child_and_propagates(
     terminated: list[bool] = []
 
     def interrupted_on_third(
-        spec: TrialSpec, workload: object, *, deadline_s: float, **_launcher: object
+        spec: TrialSpec, subject: object, *, deadline_s: float, **_launcher: object
     ) -> TrialResult:
         if len(fake.calls) == 2:
             raise InterruptedRunError.by_signal("SIGTERM")
         return fake(spec, deadline_s)
 
-    monkeypatch.setattr(
-        runner, "inspect_workload", lambda workload, **_: WorkloadInfo(kind="builtin")
-    )
+    monkeypatch.setattr(runner, "inspect_subject", lambda subject, **_: SubjectInfo(kind="builtin"))
     monkeypatch.setattr(runner, "run_trial", interrupted_on_third)
     terminate = Launcher.terminate
 
@@ -198,13 +196,13 @@ def test_model_error_from_inspection_comes_before_any_trial(
 
     calls: list[object] = []
 
-    def broken(workload: object, timeout_s: float, **_launcher: object) -> None:
+    def broken(subject: object, timeout_s: float, **_launcher: object) -> None:
         raise ModelError("/m: not a SavedModel directory (no saved_model.pb in it)")
 
     model = tmp_path / "m"
     (model / "variables").mkdir(parents=True)
     (model / "saved_model.pb").write_bytes(b"not a protobuf")
-    monkeypatch.setattr(runner, "inspect_workload", broken)
+    monkeypatch.setattr(runner, "inspect_subject", broken)
     monkeypatch.setattr(runner, "run_trial", lambda *a, **k: calls.append(a))
     with pytest.raises(ModelError, match="not a SavedModel"):
         sweep(
@@ -220,25 +218,25 @@ def test_a_slow_loading_model_gets_deadlines_sized_from_its_inspection(
 ) -> None:
     """Inspection took 20 s (a big model): the baseline must not be killed at a small-model
     deadline before it has even loaded."""
-    from advisor.models import WorkloadInfo
+    from advisor.models import SubjectInfo
     from advisor.trials import runner
 
     clock = FakeClock()
     fake = FakeTrials(clock=clock, usable=1.0, affinity=2, overhead_s=20.0)
 
-    def slow_inspect(workload: object, timeout_s: float, **_launcher: object) -> WorkloadInfo:
+    def slow_inspect(subject: object, timeout_s: float, **_launcher: object) -> SubjectInfo:
         clock.advance(20.0)
-        return WorkloadInfo(kind="savedmodel", path="/big")
+        return SubjectInfo(kind="savedmodel", path="/big")
 
     def trial(
-        spec: TrialSpec, workload: object, *, deadline_s: float, **_launcher: object
+        spec: TrialSpec, subject: object, *, deadline_s: float, **_launcher: object
     ) -> TrialResult:
         return fake(spec, deadline_s)
 
     big = tmp_path / "big"
     big.mkdir()
     (big / "saved_model.pb").write_bytes(b"a big model")
-    monkeypatch.setattr(runner, "inspect_workload", slow_inspect)
+    monkeypatch.setattr(runner, "inspect_subject", slow_inspect)
     monkeypatch.setattr(runner, "run_trial", trial)
     result = sweep(
         CalibrationOptions(model_path=str(big), budget_s=150.0, trial_mode="spawn"),

@@ -90,7 +90,7 @@ def measured_for(
         node_selector=selector,
         now=NOW - timedelta(days=created_days_ago),
     )
-    workload = rec.provenance.workload.model_copy(
+    subject = rec.provenance.subject.model_copy(
         update={
             "concurrency": ask.options.concurrency,
             "batch_size": ask.options.batch_size,
@@ -99,7 +99,7 @@ def measured_for(
     prov = rec.provenance.model_copy(
         update={
             "target": job.target,
-            "workload": workload,
+            "subject": subject,
             "objective": ask.options.objective,
             "p99_slo_ms": ask.options.p99_slo_ms,
             **prov_changes,

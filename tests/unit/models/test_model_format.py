@@ -1,5 +1,5 @@
 """advisor.models.model_format: which format a model path names, by its name alone: the one rule
-the sweep's description of the workload and the parent's check on disk (trials/modelfile.py)
+the sweep's description of the subject and the parent's check on disk (trials/modelfile.py)
 share."""
 
 from __future__ import annotations

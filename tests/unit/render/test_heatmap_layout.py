@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
-from advisor.models import CalibrationResult, WorkloadInfo
+from advisor.models import CalibrationResult, SubjectInfo
 from advisor.render.heatmap import CELL_H, MIN_WIDTH, PAD, TAG_FONT, VALUE_FONT, heatmap_svg
 from advisor.render.report import report_html
 from advisor.render.textbox import text_width, wrap
@@ -114,7 +114,7 @@ def test_the_page_shows_the_drawing_as_wide_as_the_page_allows() -> None:
 
 def test_the_report_escapes_what_it_was_given() -> None:
     hostile = result(GRID).model_copy(
-        update={"workload": WorkloadInfo(kind="savedmodel", path="/m/<img src=x>&co")}
+        update={"subject": SubjectInfo(kind="savedmodel", path="/m/<img src=x>&co")}
     )
     page = report_html(hostile)
     assert "<img" not in page

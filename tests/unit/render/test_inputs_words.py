@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.models import InputsSource, WorkloadInfo
+from advisor.models import InputsSource, SubjectInfo
 from advisor.render.report import report_html
 from advisor.render.table import text_summary
 from advisor.render.words import inputs_text
@@ -12,15 +12,15 @@ from testkit.fakeapi.samples import calibration_result
 
 
 @pytest.mark.parametrize(
-    ("workload", "words"),
+    ("subject", "words"),
     [
-        (WorkloadInfo(kind="builtin"), "synthesised"),
+        (SubjectInfo(kind="builtin"), "synthesised"),
         (
-            WorkloadInfo(kind="savedmodel", path="/m", batch_size=8),
+            SubjectInfo(kind="savedmodel", path="/m", batch_size=8),
             "synthesised, batch size 8",
         ),
         (
-            WorkloadInfo(
+            SubjectInfo(
                 kind="savedmodel",
                 path="/m",
                 inputs_source=InputsSource(kind="synthesised", detail="parse spec of 3 features"),
@@ -28,7 +28,7 @@ from testkit.fakeapi.samples import calibration_result
             "synthesised (parse spec of 3 features), batch size 1",
         ),
         (
-            WorkloadInfo(
+            SubjectInfo(
                 kind="savedmodel",
                 path="/m",
                 inputs_source=InputsSource(
@@ -38,7 +38,7 @@ from testkit.fakeapi.samples import calibration_result
             "warmup file (12 requests, batch sizes 1-8)",
         ),
         (
-            WorkloadInfo(
+            SubjectInfo(
                 kind="keras",
                 path="/m.keras",
                 inputs_source=InputsSource(
@@ -49,15 +49,15 @@ from testkit.fakeapi.samples import calibration_result
         ),
     ],
 )
-def test_the_source_of_the_inputs_in_words(workload: WorkloadInfo, words: str) -> None:
-    assert inputs_text(workload) == words
+def test_the_source_of_the_inputs_in_words(subject: SubjectInfo, words: str) -> None:
+    assert inputs_text(subject) == words
 
 
 def test_the_summary_and_the_report_say_where_the_inputs_came_from() -> None:
     result = calibration_result(2, 1)
     source = InputsSource(kind="warmup", file="/m/w", requests=3, batch_sizes=(1, 2))
-    workload = WorkloadInfo(kind="savedmodel", path="/m", inputs_source=source)
-    replayed = result.model_copy(update={"workload": workload})
+    subject = SubjectInfo(kind="savedmodel", path="/m", inputs_source=source)
+    replayed = result.model_copy(update={"subject": subject})
     line = "inputs: warmup file (3 requests, batch sizes 1-2)"
     assert line in text_summary(replayed).splitlines()
     assert "Inputs:\nwarmup file (3 requests, batch sizes 1-2)." in report_html(replayed)
@@ -77,8 +77,8 @@ def test_the_throughput_column_counts_examples_where_requests_are_replayed() -> 
     and the table and the report label it so; synthesised inputs keep requests per second."""
     result = calibration_result(2, 1)
     source = InputsSource(kind="file", file="r.json", requests=3, batch_sizes=(1, 2))
-    workload = WorkloadInfo(kind="savedmodel", path="/m", inputs_source=source)
-    replayed = result.model_copy(update={"workload": workload})
+    subject = SubjectInfo(kind="savedmodel", path="/m", inputs_source=source)
+    replayed = result.model_copy(update={"subject": subject})
     header = text_summary(replayed).splitlines()[0].split()
     assert "ex/s" in header and "req/s" not in header
     assert "<th>ex/s</th>" in report_html(replayed)

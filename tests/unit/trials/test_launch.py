@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.calibrate.spec import SubjectSpec, TrialSpec
 from advisor.models import ThreadSetting, TrialResult
 from advisor.trials.launch import Launcher, TrialPrograms
 from tests.support import FAKE_TRIALS
@@ -22,7 +22,7 @@ SPEC = TrialSpec(ThreadSetting(2, 1), warmup_s=0.1, measure_s=0.2, round=1)
 def hanging(pidfile: Path) -> Launcher:
     """A launcher whose every trial is the fake that hangs, writing its and its grandchild's pid."""
     fake = [sys.executable, str(FAKE_TRIALS / "fake_trial.py"), "hang", str(pidfile)]
-    return Launcher(WorkloadSpec(model_path=None), "spawn", programs=TrialPrograms.spawned(fake))
+    return Launcher(SubjectSpec(model_path=None), "spawn", programs=TrialPrograms.spawned(fake))
 
 
 def started(launcher: Launcher, pidfile: Path, results: list[TrialResult]) -> threading.Thread:

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.calibrate.spec import SubjectSpec, TrialSpec
 from advisor.calibrate.statistics import aggregate
 from advisor.models import CalibrationOptions, CalibrationResult, ThreadSetting, TrialResult
 from advisor.pipeline.sweep import sweep
@@ -94,7 +94,7 @@ def test_an_answer_from_an_older_child_still_makes_a_result() -> None:
     fake = FAKE_TRIALS / "fake_trial.py"
     result = run_trial(
         TrialSpec(ThreadSetting(2, 1), warmup_s=0.1, measure_s=0.2),
-        WorkloadSpec(model_path=None),
+        SubjectSpec(model_path=None),
         deadline_s=30.0,
         program=[sys.executable, str(fake), "ok"],
     )

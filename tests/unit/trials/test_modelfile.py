@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from advisor.calibrate.spec import WorkloadSpec
+from advisor.calibrate.spec import SubjectSpec
 from advisor.errors import ModelError
-from advisor.trials.modelfile import ServedVersion, served_version, workload_kind
+from advisor.trials.modelfile import ServedVersion, served_version, subject_format
 
 
 def tree(root: Path, *files: str) -> Path:
@@ -81,7 +81,7 @@ def test_a_numbered_file_is_a_version_tf_serving_cannot_load(tmp_path: Path) -> 
 def test_a_directory_that_is_neither_says_both(tmp_path: Path) -> None:
     plain = tree(tmp_path / "plain", "variables.txt")
     with pytest.raises(ModelError) as raised:
-        workload_kind(WorkloadSpec(str(plain)))
+        subject_format(SubjectSpec(str(plain)))
     assert str(raised.value) == (
         f"{plain}: not a SavedModel directory (no saved_model.pb in it) nor a TF Serving base "
         "path (no numbered version directory in it)"
@@ -90,15 +90,15 @@ def test_a_directory_that_is_neither_says_both(tmp_path: Path) -> None:
 
 def test_a_base_path_checked_before_it_is_resolved_is_named_as_one(tmp_path: Path) -> None:
     """The 'nor a TF Serving base path' wording holds whoever calls: a base path that reaches
-    workload_kind unresolved is named with the version it serves, a bad one as served_version
+    subject_format unresolved is named with the version it serves, a bad one as served_version
     names it."""
     base = tree(tmp_path / "m", "1/saved_model.pb", "2/saved_model.pb")
     with pytest.raises(ModelError) as raised:
-        workload_kind(WorkloadSpec(str(base)))
+        subject_format(SubjectSpec(str(base)))
     assert str(raised.value) == (
         f"{base}: a TF Serving base path, not a SavedModel: the version TF Serving serves from "
         f"it is {base / '2'}"
     )
     broken = tree(tmp_path / "b", "1/saved_model.pb", "2/variables.txt")
     with pytest.raises(ModelError, match="whose highest version, 2, is not a SavedModel"):
-        workload_kind(WorkloadSpec(str(broken)))
+        subject_format(SubjectSpec(str(broken)))

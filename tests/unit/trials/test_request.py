@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.calibrate.spec import SubjectSpec, TrialSpec
 from advisor.errors import first_error
 from advisor.models import ThreadSetting
 from advisor.trials.runner import run_trial
@@ -35,10 +35,10 @@ def test_the_runner_hands_the_child_a_request_that_validates() -> None:
     spec = TrialSpec(
         ThreadSetting(3, 1), warmup_s=0.25, measure_s=1.5, min_requests=200, max_measure_s=4.0
     )
-    workload = WorkloadSpec(
+    subject = SubjectSpec(
         None, signature="serving_default", batch_size=8, input_shape="ids=16", concurrency=2
     )
-    result = run_trial(spec, workload, deadline_s=30, program=[sys.executable, "-c", ECHO])
+    result = run_trial(spec, subject, deadline_s=30, program=[sys.executable, "-c", ECHO])
     assert result.status == "failed"
     request = TrialRequest.model_validate_json(result.reason or "")
     assert request == TrialRequest(

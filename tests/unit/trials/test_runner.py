@@ -17,18 +17,18 @@ from pathlib import Path
 
 import pytest
 
-from advisor.calibrate.spec import TrialSpec, WorkloadSpec
+from advisor.calibrate.spec import SubjectSpec, TrialSpec
 from advisor.errors import ModelError, RequestsError
 from advisor.models import ADVICE_ENV_NAMES, ThreadSetting, TrialResult
 from advisor.trials.environment import trial_env
-from advisor.trials.modelfile import workload_kind
-from advisor.trials.runner import inspect_workload, run_trial
+from advisor.trials.modelfile import subject_format
+from advisor.trials.runner import inspect_subject, run_trial
 from advisor.trials.spawn import SpawnStarter
 from advisor.trials.supervise import terminate_all_trials
 from tests.support import FAKE_TRIALS
 
 FAKE = FAKE_TRIALS / "fake_trial.py"
-BUILTIN = WorkloadSpec(model_path=None)
+BUILTIN = SubjectSpec(model_path=None)
 SETTING = TrialSpec(ThreadSetting(2, 1), warmup_s=0.1, measure_s=0.2, round=1)
 
 
@@ -212,7 +212,7 @@ def _children() -> list[int]:
 # --------------------------------------------------------------------------------------------------
 
 
-def test_workload_kinds_by_path(tmp_path: Path) -> None:
+def test_subject_formats_by_path(tmp_path: Path) -> None:
     saved = tmp_path / "sm"
     saved.mkdir()
     (saved / "saved_model.pb").write_bytes(b"")
@@ -220,10 +220,10 @@ def test_workload_kinds_by_path(tmp_path: Path) -> None:
     keras_file.write_bytes(b"PK\x03\x04 rest of a zip archive")
     h5_file = tmp_path / "m.h5"
     h5_file.write_bytes(b"\x89HDF\r\n\x1a\n rest of an HDF5 file")
-    assert workload_kind(BUILTIN) == "builtin"
-    assert workload_kind(WorkloadSpec(str(saved))) == "savedmodel"
-    assert workload_kind(WorkloadSpec(str(keras_file))) == "keras"
-    assert workload_kind(WorkloadSpec(str(h5_file))) == "keras"
+    assert subject_format(BUILTIN) == "builtin"
+    assert subject_format(SubjectSpec(str(saved))) == "savedmodel"
+    assert subject_format(SubjectSpec(str(keras_file))) == "keras"
+    assert subject_format(SubjectSpec(str(h5_file))) == "keras"
 
 
 @pytest.mark.parametrize(
@@ -254,22 +254,22 @@ def test_unusable_paths_are_model_errors_before_any_child(
 ) -> None:
     path = make(tmp_path)
     with pytest.raises(ModelError) as caught:
-        inspect_workload(WorkloadSpec(str(path)), timeout_s=0.001)
+        inspect_subject(SubjectSpec(str(path)), timeout_s=0.001)
     assert str(caught.value) == message.format(p=tmp_path)
-    result = run_trial(SETTING, WorkloadSpec(str(path)), deadline_s=0.001)
+    result = run_trial(SETTING, SubjectSpec(str(path)), deadline_s=0.001)
     assert (result.status, result.reason) == ("failed", message.format(p=tmp_path))
 
 
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        (WorkloadSpec(None, batch_size=0), "built-in workload: batch size 0: must be at least 1"),
-        (WorkloadSpec(None, concurrency=0), "built-in workload: concurrency 0: must be at least 1"),
+        (SubjectSpec(None, batch_size=0), "built-in workload: batch size 0: must be at least 1"),
+        (SubjectSpec(None, concurrency=0), "built-in workload: concurrency 0: must be at least 1"),
     ],
 )
-def test_bad_sizes_are_model_errors_before_any_child(spec: WorkloadSpec, message: str) -> None:
+def test_bad_sizes_are_model_errors_before_any_child(spec: SubjectSpec, message: str) -> None:
     with pytest.raises(ModelError, match=f"^{message}$"):
-        inspect_workload(spec, timeout_s=0.001)
+        inspect_subject(spec, timeout_s=0.001)
 
 
 def _mkdir(path: Path) -> Path:
@@ -290,8 +290,8 @@ def test_requests_the_child_cannot_replay_are_one_requests_error_line(tmp_path: 
     requests.write_text('{"instances": [1]}')
     program = [sys.executable, str(FAKE_TRIALS / "fake_trial.py"), "requests_error"]
     with pytest.raises(RequestsError) as caught:
-        inspect_workload(
-            WorkloadSpec(str(model), requests=str(requests)),
+        inspect_subject(
+            SubjectSpec(str(model), requests=str(requests)),
             timeout_s=60,
             starter=SpawnStarter(program),
         )

@@ -1,8 +1,9 @@
-"""What a trial runs: the built-in workload, a user's SavedModel or .keras file, and their inputs.
+"""What a trial runs, the subject (the model under test): the built-in network, a user's
+SavedModel or .keras file, and their inputs.
 
 Imports tensorflow, so only the trial child (``advisor.trials.child.trial``) may import this module:
 thread settings are read once when TF starts, and the parent must stay TF-free to run many
-settings. Everything here ends in a ``LoadedWorkload`` whose ``request()`` is one inference: on
+settings. Everything here ends in a ``LoadedSubject`` whose ``request()`` is one inference: on
 recorded requests where there are some (``advisor.trials.child.requests``: the model's warmup
 file or ``--requests FILE``, replayed as recorded, in a fixed cycle), else on inputs synthesised
 from the model's own signature.
@@ -48,7 +49,7 @@ _BUILTIN_TOWERS = 3
 
 
 @dataclass(frozen=True)
-class LoadedWorkload:
+class LoadedSubject:
     """A model ready to serve requests on fixed inputs (synthesised, or recorded requests)."""
 
     kind: ModelFormat
@@ -74,7 +75,7 @@ class Replay:
     origin: str
 
 
-def load_workload(
+def load_subject(
     kind: ModelFormat,
     path: str | None,
     signature: str,
@@ -82,7 +83,7 @@ def load_workload(
     replay: Replay | None = None,
     *,
     input_shape: str | None = None,
-) -> LoadedWorkload:
+) -> LoadedSubject:
     """Load what ``kind`` names; every problem with the model is a one-line ModelError, every
     problem with the requests to replay a one-line RequestsError.
 
@@ -107,7 +108,7 @@ def load_workload(
 
 
 # --------------------------------------------------------------------------------------------------
-# Built-in workload
+# Built-in model
 # --------------------------------------------------------------------------------------------------
 
 
@@ -161,13 +162,13 @@ class _BuiltinModel(tf.Module):  # type: ignore[misc]
         return {"logits": tf.matmul(h, self.dense[2])}
 
 
-def _builtin(batch_size: int) -> LoadedWorkload:
+def _builtin(batch_size: int) -> LoadedSubject:
     model = _BuiltinModel()
     declared = [TensorDecl("image", "float32", (None, _BUILTIN_SIDE, _BUILTIN_SIDE, 3))]
     outputs = [TensorDecl("logits", "float32", (None, 10))]
     tensors, _ = synthesise(declared, batch_size)
     image = tensors["image"]
-    return LoadedWorkload(
+    return LoadedSubject(
         kind="builtin",
         signature=None,
         signature_digest=spec_digest(declared, outputs, extra=BUILTIN_NAME),
@@ -187,7 +188,7 @@ def _savedmodel(
     batch_size: int,
     replay: Replay | None,
     shapes: dict[str, tuple[int, ...]],
-) -> LoadedWorkload:
+) -> LoadedSubject:
     try:
         loaded = tf.saved_model.load(path)
     except Exception as exc:
@@ -219,7 +220,7 @@ def _savedmodel(
     )
     _check_first_call(path, lambda: _wait(function(**tensors)), tensors)
     # Keep the loaded object alive: signature functions only hold weak references to it.
-    return LoadedWorkload(
+    return LoadedSubject(
         kind="savedmodel",
         signature=signature,
         signature_digest=digest,
@@ -231,7 +232,7 @@ def _savedmodel(
 
 def _keras(
     path: str, batch_size: int, replay: Replay | None, shapes: dict[str, tuple[int, ...]]
-) -> LoadedWorkload:
+) -> LoadedSubject:
     import keras
 
     try:
@@ -277,7 +278,7 @@ def _keras(
     tensors, source = synthesise(declared, batch_size, where=path, graph=graph, input_shapes=shapes)
     arguments = [tensors[d.name] for d in declared]
     _check_first_call(path, lambda: _wait(serve(*arguments)), tensors)
-    return LoadedWorkload(
+    return LoadedSubject(
         kind="keras",
         signature=None,
         signature_digest=digest,
@@ -318,8 +319,8 @@ def _replayed(
     default_signature: str,
     digest: str,
     callables: Callables,
-) -> LoadedWorkload:
-    """The workload that replays ``replay``'s requests in a fixed cycle, each as recorded.
+) -> LoadedSubject:
+    """The subject that replays ``replay``'s requests in a fixed cycle, each as recorded.
 
     Every distinct request runs once here, at every load: a model that rejects one fails before
     any trial, and no trial meets a request's shapes first in its measured window.
@@ -365,7 +366,7 @@ def _replayed(
         return rows
 
     batches = [rows for rows, _ in prepared]
-    return LoadedWorkload(
+    return LoadedSubject(
         kind=kind,
         signature=default_signature if kind == "savedmodel" else None,
         signature_digest=digest,
