@@ -20,6 +20,7 @@ from advisor.fleet.optin import read_ask
 from advisor.fleet.spec import label_of, spec_changes, spec_record
 from advisor.models.kube import KubeWorkload
 from advisor.render.plan import plan_reason_text
+from tests.support.fleet_workloads import view
 from tests.unit.fleet.test_decide import (
     DEFAULTS,
     NOW,
@@ -198,12 +199,11 @@ def test_what_measures_nothing_changes_neither_the_job_name_nor_the_decision() -
     ask_after = read_ask(after["metadata"]["annotations"], DEFAULTS)
     assert ask_after.restart and not ask.restart
     name = derive_job(
-        "Deployment", KubeWorkload.read(before), ask, configmap="advice-web", settings=SETTINGS
+        view(before, "Deployment"), ask, configmap="advice-web", settings=SETTINGS
     ).name
     assert (
         derive_job(
-            "Deployment",
-            KubeWorkload.read(after),
+            view(after, "Deployment"),
             ask_after,
             configmap="advice-web",
             settings=settings,
@@ -217,8 +217,7 @@ def test_advice_without_the_record_is_judged_by_the_comparisons_it_always_was() 
     again, and what those comparisons see still counts."""
     before = web()
     job = derive_job(
-        "Deployment",
-        KubeWorkload.read(before),
+        view(before, "Deployment"),
         read_ask(before["metadata"]["annotations"], DEFAULTS),
         configmap="advice-web",
         settings=SETTINGS,
