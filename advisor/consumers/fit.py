@@ -35,7 +35,15 @@ from advisor.models import (
     Provenance,
     WorkloadKind,
 )
-from advisor.models.kube import Container, KubePod, KubeWorkload, PodSpec, mapping, mappings
+from advisor.models.kube import (
+    Container,
+    ContainerStatus,
+    KubePod,
+    KubeWorkload,
+    PodSpec,
+    mapping,
+    mappings,
+)
 from advisor.models.times import timestamp
 from advisor.recommend import ParsedAdvice, content_hash
 
@@ -195,7 +203,8 @@ def request_problems(
 def _pod_limit(pod: KubePod, container: str) -> float | None:
     """The container's CPU limit in one pod: the kubelet's report of what it applied (status,
     Kubernetes 1.33+), else the pod's spec (what admission and a resize left there)."""
-    for entry in (*pod.container_statuses, *pod.spec.containers):
+    found: list[ContainerStatus | Container] = [*pod.container_statuses, *pod.spec.containers]
+    for entry in found:
         if entry.name == container:
             value = quota.cpu_limit(entry.resources, {})
             if value is not None:
