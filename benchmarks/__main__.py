@@ -15,7 +15,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "quality": ("advice_quality", "the advice against TF's default, the rule and the grid"),
     "replay": ("replay", "the current choice on a recorded run's trials, judged by its grid"),
     "repeatability": ("repeatability", "how far recorded runs' grids disagree"),
-    "stability": ("stability", "N real runs against one ConfigMap: how often its data changes"),
+    "stability": ("stability", "N real runs against one ConfigMap: data changes, each one judged"),
     "scaling": ("scaling", "the real search on simulated nodes of 2..256 CPUs"),
     "fleet": ("fleet", "plan over N opted-in workloads in K namespaces (fake API server)"),
 }

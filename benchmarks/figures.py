@@ -177,6 +177,33 @@ def grid_noise(one: Pooled, other: Pooled, objective: str) -> float | None:
     return GRID_Z * math.hypot(*errors)
 
 
+def change_noise(grid: float | None, aa: float | None) -> float | None:
+    """How far apart two figures of one judge can be by noise alone, for a change's verdict: the
+    larger of the grid noise of the two settings (``grid_noise``) and the A/A noise of the new
+    one (its two arms apart, ``benchmarks.arms.aa_figures``); None when neither was measured."""
+    known = [x for x in (grid, aa) if x is not None]
+    return max(known) if known else None
+
+
+def change_verdict(ratio: float, noise: float | None, objective: str) -> tuple[str, str]:
+    """Whether a change of the stored advice held, from ``ratio`` (the new setting's figure over
+    the old one's, measured in the same rounds) and ``noise`` (``change_noise``).
+
+    ``confirmed``: the new setting no worse than the old beyond noise (for latency: ratio <=
+    1 + noise); ``refuted``: worse beyond it; ``n/a``: no noise figure to tell by. The second
+    item says where the ratio fell: ``better beyond noise`` (a claimed gain the rounds
+    reproduce), ``within noise`` (no gain, no loss the judge can tell), ``worse beyond noise``."""
+    if noise is None:
+        return "n/a", "no noise figure"
+    if lower_is_better(objective):
+        worse, better = ratio > 1 + noise, ratio < 1 - noise
+    else:
+        worse, better = ratio < 1 - noise, ratio > 1 + noise
+    if worse:
+        return "refuted", "worse beyond noise"
+    return "confirmed", "better beyond noise" if better else "within noise"
+
+
 def _verdict(ok: bool | None) -> str:
     return "n/a" if ok is None else ("PASS" if ok else "MISS")
 

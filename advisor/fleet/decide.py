@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from advisor.consumers.fit import node_pool_problems, shadow_problems
 from advisor.consumers.mounts import references
@@ -41,6 +41,7 @@ from advisor.fleet.optin import CalibrationAsk, Defaults, OptInError, opted_in, 
 from advisor.fleet.spec import CPU_KEYS, NODE_SELECTOR, spec_changes
 from advisor.keys import ANN_CONFIGMAP, APP_NAME, LABEL_MANAGED_BY
 from advisor.models import (
+    CpuFrom,
     PlanVerdict,
     Provenance,
     ServingTarget,
@@ -52,18 +53,32 @@ from advisor.models.plan import (
     Calibrate,
     Cause,
     CompletedUnfit,
+    Difference,
     EarlierRunning,
     Fits,
     ForeignConfigMap,
+    HandWritten,
+    InvalidAdvice,
     JobExists,
     JobFailed,
+    NoAdvice,
     NotCalibrated,
+    OptionChanged,
+    OtherContainer,
     Overridden,
     PlanReason,
+    PoolSelected,
+    PoolUnpinned,
+    Quota,
+    QuotaChanged,
     Refused,
     Running,
     SharedDiffers,
     Skipped,
+    SpecChanged,
+    SpecDifference,
+    TargetChanged,
+    TooOld,
     Waits,
 )
 from advisor.recommend import ParsedAdvice, parse_configmap
@@ -79,7 +94,6 @@ class Planned:
     the pipeline puts into words (``advisor.render.plan.plan_reason_text``)."""
 
     workload: WorkloadRef
-    verdict: PlanVerdict
     reason: PlanReason
     container: str | None = None
     configmap: str | None = None
@@ -89,6 +103,11 @@ class Planned:
     #: production may write the previous advice back (the workload's
     #: ``tf-thread-advisor.io/revert`` annotation)
     revert: bool = True
+
+    @property
+    def verdict(self) -> PlanVerdict:
+        """What ``plan`` decides: what its reason makes it (``PlanReason.verdict``)."""
+        return self.reason.verdict
 
 
 @dataclass(frozen=True)
@@ -139,7 +158,7 @@ def decide(
             if not opted_in(obj.metadata.labels):
                 continue
         except OptInError as exc:
-            out.append(_in_namespace(_planned(ref, None, None, "skipped", Skipped(str(exc))), obj))
+            out.append(_in_namespace(_planned(ref, None, None, Skipped(str(exc))), obj))
             continue
         found = _candidate(obj, configmaps, defaults, settings, claims=claims)
         if isinstance(found, Planned):
@@ -169,24 +188,24 @@ def _candidate(
 ) -> _Candidate | Planned:
     ref, kind = workload.ref, workload.kind
     if not kind.calibrated:
-        return _planned(ref, None, None, "skipped", NotCalibrated(kind))
+        return _planned(ref, None, None, NotCalibrated(kind))
     try:
         ask = read_ask(workload.annotations, defaults)
         container = serving_container(workload.pod_spec, ask)
     except (OptInError, DeriveError) as exc:
-        return _planned(ref, None, None, "skipped", Skipped(str(exc)))
+        return _planned(ref, None, None, Skipped(str(exc)))
     name = container.label
     try:
         configmap = advice_configmap(container, ask, configmaps)
     except DeriveError as exc:
-        return _planned(ref, name, None, "skipped", Skipped(str(exc)))
+        return _planned(ref, name, None, Skipped(str(exc)))
     unusable = _unusable(container, configmap, configmaps.get(configmap))
     if unusable:
-        return _planned(ref, name, configmap, "skipped", unusable)
+        return _planned(ref, name, configmap, unusable)
     try:
         job = derive_job(workload, ask, configmap=configmap, settings=settings, claims=claims)
     except DeriveError as exc:
-        return _planned(ref, name, configmap, "skipped", Skipped(str(exc)))
+        return _planned(ref, name, configmap, Skipped(str(exc)))
     return _Candidate(workload, ask, container, configmap, job)
 
 
@@ -199,7 +218,7 @@ def _unusable(
         return ForeignConfigMap(configmap)
     overridden = shadow_problems(container, configmap)
     if overridden:
-        return Overridden(tuple(p.message for p in overridden))
+        return Overridden(tuple(overridden))
     return None
 
 
@@ -248,10 +267,9 @@ def _decide_one(
 ) -> Planned:
     job = found.job
 
-    def planned(verdict: PlanVerdict, cause: Cause, job_name: str | None = job.name) -> Planned:
+    def planned(cause: Cause, job_name: str | None = job.name) -> Planned:
         return Planned(
             found.ref,
-            verdict,
             PlanReason(cause),
             container=found.container,
             configmap=found.configmap,
@@ -262,24 +280,24 @@ def _decide_one(
 
     parsed, problem = _advice(configmaps.get(found.configmap), found.configmap)
     shared = owner is not found
-    differences = tuple(
-        [problem]
+    differences: tuple[Difference, ...] = (
+        (problem,)
         if problem
-        else differences_from(parsed, found, max_age=max_age, now=now, shared=shared)
+        else tuple(differences_from(parsed, found, max_age=max_age, now=now, shared=shared))
     )
     if shared and differences:
-        return planned("skipped", SharedDiffers(found.configmap, owner.ref, differences), None)
+        return planned(SharedDiffers(found.configmap, owner.ref, differences), None)
     if not differences:
-        return planned("fits", _fits(parsed, found), None)
+        return planned(_fits(parsed, found), None)
     waiting = _by_jobs(found, jobs, differences, planned)
     changed = tuple(shape_changes(parsed, found)) if parsed is not None else ()
-    return waiting or planned("calibrate", Calibrate(differences, changed))
+    return waiting or planned(Calibrate(differences, changed))
 
 
 def _by_jobs(
     found: _Candidate,
     jobs: Sequence[PlannedJob],
-    differences: tuple[str, ...],
+    differences: tuple[Difference, ...],
     planned: Callable[..., Planned],
 ) -> Planned | None:
     """pending or failed by the Jobs already there for this container; None: none stands in
@@ -288,14 +306,14 @@ def _by_jobs(
     mine = [j for j in jobs if (j.workload, j.container) == (found.ref, found.container)]
     same = next((j for j in mine if j.name == job.name), None)
     if same is not None and same.state == "running":
-        return planned("pending", Running(same.name))
+        return planned(Running(same.name))
     if same is not None and same.state == "failed":
-        return planned("failed", JobFailed(same.name, same.reason))
+        return planned(JobFailed(same.name, same.reason))
     earlier = [j for j in mine if j.name != job.name and j.state == "running"]
     if earlier:
-        return planned("pending", EarlierRunning(earlier[0].name, differences), earlier[0].name)
+        return planned(EarlierRunning(earlier[0].name, differences), earlier[0].name)
     if same is not None:  # complete, and what it wrote does not fit
-        return planned("failed", CompletedUnfit(same.name, differences))
+        return planned(CompletedUnfit(same.name, differences))
     return None
 
 
@@ -306,98 +324,93 @@ def differences_from(
     max_age: timedelta | None,
     now: datetime,
     shared: bool = False,
-) -> list[str]:
+) -> list[Difference]:
     """Why the stored advice does not fit the container as it is now (empty: it fits)."""
     if parsed is None:
-        return [f"no advice yet: ConfigMap {found.configmap} does not exist"]
+        return [NoAdvice(found.configmap)]
     prov = parsed.recommendation.provenance
     target = prov.target
     if target is None:
-        return [
-            f"the advice in {found.configmap} was measured by a hand-written target, not for "
-            "this workload"
-        ]
-    out = []
+        return [HandWritten(found.configmap)]
+    out: list[Difference] = []
     if not shared and (target.workload, target.container) != (found.ref, found.container):
-        out.append(f"the advice was measured for {target.workload} container {target.container}")
+        out.append(OtherContainer(target.workload, target.container))
     out += shape_changes(parsed, found)
     age = now - prov.created_at
     if max_age is not None and age > max_age:
-        out.append(f"older than the maximum age ({_days(age)} old)")
+        out.append(TooOld(age))
     return out
 
 
-def shape_changes(parsed: ParsedAdvice, found: _Candidate) -> list[str]:
+def shape_changes(parsed: ParsedAdvice, found: _Candidate) -> list[SpecDifference]:
     """How the container's calibration spec differs from the one the advice records (empty:
     the same, or no spec recorded: a hand-written target's advice)."""
     prov = parsed.recommendation.provenance
     target, now_target = prov.target, found.job.target
     if target is None:
         return []
-    out = []
     cpu = _cpu_difference(prov, found.job)
     pool = _pool_difference(prov, found.pod_spec)
-    out += cpu + pool
-    for what, was, now_value in (
+    out: list[SpecDifference] = [*cpu, *pool]
+    targets: tuple[tuple[Literal["model path", "serving image"], str | None, str | None], ...] = (
         ("model path", target.model_path, now_target.model_path),
         ("serving image", target.image, now_target.image),
-    ):
+    )
+    for what, was, now_value in targets:
         if was != now_value:
-            out.append(f"{what} was {was}, is now {now_value}")
+            out.append(TargetChanged(what, was, now_value))
     for change in option_changes(prov, found.ask.options).values():
-        out.append(f"{change.what} was {_show(change.was)}, is now {_show(change.now)}")
+        out.append(OptionChanged(change.what, change.was, change.now))
     out += _spec_difference(target, now_target, cpu=bool(cpu), pool=bool(pool))
     return out
 
 
 def _spec_difference(
     target: ServingTarget, now_target: ServingTarget, *, cpu: bool, pool: bool
-) -> list[str]:
+) -> list[SpecChanged]:
     """The fields of the recorded calibration spec that changed, where the comparisons above
     have not named them already. Advice without the record (an older advisor's) is judged by
     those comparisons alone: an upgrade does not calibrate the whole fleet again."""
     if target.spec is None or now_target.spec is None:
         return []
     return [
-        reason
-        for key, reason in spec_changes(target.spec, now_target.spec)
-        if not (cpu and key in CPU_KEYS) and not (pool and key == NODE_SELECTOR)
+        change
+        for change in spec_changes(target.spec, now_target.spec)
+        if not (cpu and change.key in CPU_KEYS) and not (pool and change.key == NODE_SELECTOR)
     ]
 
 
-def _cpu_difference(prov: Provenance, job: DerivedJob) -> list[str]:
+def _cpu_difference(prov: Provenance, job: DerivedJob) -> list[QuotaChanged]:
+    """The CPU quota measured under against the container's now, where they are not the same
+    quota: no quota then, a limit for a request (or back), or another number of CPUs."""
     target = prov.target
     measured = prov.quota_cpus
-    was_from = target.cpu_from if target is not None else "limit"
+    was_from: CpuFrom = target.cpu_from if target is not None else "limit"
+    now = Quota(job.cpu_from, job.cpu)
     if measured is None:
-        return [f"measured without a CPU quota, the container's CPU {job.cpu_from} is {job.cpu:g}"]
-    if was_from != job.cpu_from:
-        return [
-            f"measured under a CPU {was_from} of {measured:g}, the container now has "
-            + (
-                f"a CPU limit of {job.cpu:g}"
-                if job.cpu_from == "limit"
-                else f"no CPU limit (request {job.cpu:g})"
-            )
-        ]
-    if not same_quota(measured, job.cpu):
-        return [
-            f"measured under a CPU {was_from} of {measured:g}, the container's is now {job.cpu:g}"
-        ]
+        return [QuotaChanged(None, now)]
+    if was_from != job.cpu_from or not same_quota(measured, job.cpu):
+        return [QuotaChanged(Quota(was_from, measured), now)]
     return []
 
 
-def _pool_difference(prov: Provenance, pod_spec: PodSpec) -> list[str]:
+def _pool_difference(prov: Provenance, pod_spec: PodSpec) -> list[PoolUnpinned | PoolSelected]:
     """The node pool in both directions: the advice's pool must be required of the pods
     (status's check), and the pods must not be pinned to a pool the advice was not measured on."""
     recorded = dict(prov.node_selector or {})
     current = pod_spec.selector
-    out = [p.message for p in node_pool_problems(recorded, pod_spec)]
-    extra = sorted(f"{k}={v}" for k, v in current.items() if recorded.get(k) != v)
+    out: list[PoolUnpinned | PoolSelected] = [
+        PoolUnpinned(p) for p in node_pool_problems(recorded, pod_spec)
+    ]
+    extra = sorted(((k, v) for k, v in current.items() if recorded.get(k) != v), key=_pair_text)
     if extra and not out:
-        shown = ", ".join(f"{k}={v}" for k, v in sorted(recorded.items())) or "no node selector"
-        out.append(f"measured on {shown}, its pods now select {', '.join(extra)}")
+        out.append(PoolSelected(tuple(sorted(recorded.items())), tuple(extra)))
     return out
+
+
+def _pair_text(pair: tuple[str, str]) -> str:
+    """A selector pair as it is shown (``key=value``), which its order follows."""
+    return f"{pair[0]}={pair[1]}"
 
 
 def _fits(parsed: ParsedAdvice | None, found: _Candidate) -> Fits:
@@ -417,23 +430,21 @@ def _fits(parsed: ParsedAdvice | None, found: _Candidate) -> Fits:
     )
 
 
-def _advice(obj: Mapping[str, Any] | None, name: str) -> tuple[ParsedAdvice | None, str | None]:
+def _advice(
+    obj: Mapping[str, Any] | None, name: str
+) -> tuple[ParsedAdvice | None, InvalidAdvice | None]:
     if obj is None:
         return None, None
     try:
         return parse_configmap(dict(obj), f"ConfigMap {name}"), None
     except InvalidAdviceError as exc:
-        return None, f"the advice in {name} does not validate ({exc})"
+        return None, InvalidAdvice(name, str(exc))
 
 
 def _planned(
-    ref: WorkloadRef,
-    container: str | None,
-    configmap: str | None,
-    verdict: PlanVerdict,
-    cause: Cause,
+    ref: WorkloadRef, container: str | None, configmap: str | None, cause: Cause
 ) -> Planned:
-    return Planned(ref, verdict, PlanReason(cause), container=container, configmap=configmap)
+    return Planned(ref, PlanReason(cause), container=container, configmap=configmap)
 
 
 def _labels(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -441,30 +452,19 @@ def _labels(obj: Mapping[str, Any]) -> dict[str, Any]:
     return mapping(mapping(obj.get("metadata")).get("labels"))
 
 
-def _show(value: Any) -> str:
-    if value is None:
-        return "none"
-    return f"{value:g}" if isinstance(value, float) else str(value)
+def with_cause(planned: Planned, cause: Cause) -> Planned:
+    """``planned`` decided again: a new cause, nothing applied yet."""
+    return replace(planned, reason=PlanReason(cause))
 
 
-def _days(age: timedelta) -> str:
-    days = age.total_seconds() / 86400
-    return f"{days:.1f} days" if days >= 1 else f"{age.total_seconds() / 3600:.1f} hours"
+def applying(planned: Planned, part: Applied) -> Planned:
+    """``planned`` with what applying it did added to its reason."""
+    return replace(planned, reason=planned.reason.plus(part))
 
 
-def with_cause(planned: Planned, cause: Cause, *, verdict: PlanVerdict | None = None) -> Planned:
-    """``planned`` decided again: a new cause (and verdict), nothing applied yet."""
-    return replace(planned, verdict=verdict or planned.verdict, reason=PlanReason(cause))
-
-
-def applying(planned: Planned, part: Applied, *, verdict: PlanVerdict | None = None) -> Planned:
-    """``planned`` with what applying it did added to its reason (and a new verdict)."""
-    return replace(planned, verdict=verdict or planned.verdict, reason=planned.reason.plus(part))
-
-
-def answered(planned: Planned, cause: JobExists | Refused, *, verdict: PlanVerdict) -> Planned:
+def answered(planned: Planned, cause: JobExists | Refused) -> Planned:
     """``planned`` with the API server's answer about its Job as its whole reason."""
-    return replace(planned, verdict=verdict, reason=PlanReason(cause))
+    return replace(planned, reason=PlanReason(cause))
 
 
 def to_create(

@@ -39,7 +39,9 @@ from advisor.models.plan import (
     PlanReason,
     Reverted,
     RevertLimit,
+    SpecDifference,
     Suggested,
+    Unreadable,
 )
 from advisor.recommend.previous import Previous
 
@@ -85,8 +87,8 @@ def revert(
     previous: Previous | None,
     *,
     opted_out: Sequence[WorkloadRef] = (),
-    opt_out_problem: str | None = None,
-    confounded: Sequence[str] = (),
+    opt_out_problem: Unreadable | None = None,
+    confounded: Sequence[SpecDifference] = (),
     budget: RevertBudget | None = None,
 ) -> Reverted | NotReverted | None:
     """What production makes of one advice, judged on each of its consumers (``verdicts``):
@@ -141,7 +143,6 @@ def suggestions(
     return [
         Planned(
             t.workload,
-            "suggested",
             PlanReason(Suggested(t.throttled, window, threshold)),
             container=t.container,
             namespace=namespace,

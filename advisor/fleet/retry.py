@@ -47,5 +47,5 @@ def retry_failed(
             out.append(item)
             continue
         to_delete[(failed.namespace, failed.name)] = failed
-        out.append(applying(item, Retried(failed.name), verdict="calibrate"))
+        out.append(applying(item, Retried(failed.name)))
     return out, to_delete

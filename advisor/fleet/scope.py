@@ -56,5 +56,5 @@ def without_service_account(planned: Planned, namespace: str, service_account: s
     if planned.verdict != "calibrate":
         return planned
     cause = NoServiceAccount(namespace, service_account, planned.reason)
-    skipped = with_cause(planned, cause, verdict="skipped")
+    skipped = with_cause(planned, cause)
     return replace(skipped, job_name=None, job=None)

@@ -12,7 +12,8 @@ measurement (trial mode, the oneDNN sweep).
 
 The advice records the spec it was measured for (``ServingTarget.spec``) as a compact record: a
 short value as it is (``limits.memory: 2Gi``), a long one as ``#`` and a hash, so the ConfigMap
-stays small and a reason still reads "memory limit changed (2Gi -> 4Gi)".
+stays small and a reason still reads "memory limit changed (2Gi -> 4Gi)" (``SpecChanged``, worded by
+``advisor.render.plan``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from advisor.fleet.naming import hash_of
 from advisor.fleet.optin import CalibrationAsk
 from advisor.models import OPTION, OPTIONS, plan_options
 from advisor.models.kube import Container, PodSpec, mapping
+from advisor.models.plan import SpecChanged
 
 #: the record's keys (the resources' are ``requests.<name>``, ``limits.<name>`` and the same
 #: behind ``pod.``)
@@ -127,18 +129,15 @@ def spec_record(spec: Mapping[str, Any]) -> dict[str, str]:
     return record
 
 
-def spec_changes(recorded: Mapping[str, str], current: Mapping[str, str]) -> list[tuple[str, str]]:
-    """(key, reason) for every field of the spec that differs, in a stable order."""
+def spec_changes(recorded: Mapping[str, str], current: Mapping[str, str]) -> list[SpecChanged]:
+    """Every field of the spec that differs, in a stable order (by key)."""
     out = []
     for key in sorted({*recorded, *current}):
         was, now = recorded.get(key), current.get(key)
         if was == now:
             continue
-        label = label_of(key)
-        if HASHED in ((was or "")[:1], (now or "")[:1]):
-            out.append((key, f"its {label} changed since the advice was measured"))
-        else:
-            out.append((key, f"{label} changed ({was or 'none'} -> {now or 'none'})"))
+        readable = HASHED not in ((was or "")[:1], (now or "")[:1])
+        out.append(SpecChanged(key, label_of(key), was, now, readable=readable))
     return out
 
 

@@ -39,6 +39,10 @@ ObjectiveName = Annotated[
 #: so a missing ``model_path`` does not refuse ``requests`` (a file inside that model)
 MODEL_PATH_LATER = "model_path_later"
 
+#: an option an advice is measured for, named as ``plan`` words it (what
+#: ``advisor.recommend.measured_for`` compares)
+Measured = Literal["objective", "concurrency", "batch size", "p99 bound (ms)"]
+
 #: quotas closer than this (in CPUs) are the same quota (CFS rounding)
 QUOTA_TOLERANCE = 0.01
 

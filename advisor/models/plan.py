@@ -4,13 +4,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from datetime import timedelta
+from typing import Literal, assert_never
 
 from pydantic import Field
 
 from advisor.models.base import StrictModel
 from advisor.models.calibration import StopReason
+from advisor.models.consumers import Problem
+from advisor.models.options import Measured
 from advisor.models.production import Production
+from advisor.models.recommendation import CpuFrom
 from advisor.models.workload import WorkloadKind, WorkloadRef
 
 #: what ``plan`` decides for one opted-in workload container
@@ -108,12 +112,21 @@ class NoPrevious:
 
 
 @dataclass(frozen=True)
+class Unreadable:
+    """The ``workload``'s ``tf-thread-advisor.io/revert`` annotation cannot be read as allowing a
+    revert (``error``: the annotation reader's words)."""
+
+    workload: WorkloadRef
+    error: str
+
+
+@dataclass(frozen=True)
 class OptedOut:
     """These ``workloads`` reading the advice say ``tf-thread-advisor.io/revert: "false"`` (or
-    cannot be read as allowing it: ``problem``)."""
+    one cannot be read as allowing it: ``problem``)."""
 
     workloads: tuple[WorkloadRef, ...]
-    problem: str | None = None
+    problem: Unreadable | None = None
 
 
 @dataclass(frozen=True)
@@ -128,7 +141,7 @@ class Confounded:
     """The workload's calibration spec changed after the advice (``differences``): before and
     after differ by more than the advice, so it is calibrated, not reverted."""
 
-    differences: tuple[str, ...]
+    differences: tuple[SpecDifference, ...]
 
 
 @dataclass(frozen=True)
@@ -177,16 +190,131 @@ class Refused:
     message: str
 
 
+# ------------------------------------------------------------------------------------------------
+# how a stored advice differs from the container now: what differs, as it was and as it is; put
+# into words by ``advisor.render.plan.difference_text``
+
+
+@dataclass(frozen=True)
+class NoAdvice:
+    """No advice yet: ``configmap`` does not exist."""
+
+    configmap: str
+
+
+@dataclass(frozen=True)
+class InvalidAdvice:
+    """The advice in ``configmap`` does not validate (``error``: the validation's own words)."""
+
+    configmap: str
+    error: str
+
+
+@dataclass(frozen=True)
+class HandWritten:
+    """The advice in ``configmap`` was measured by a hand-written target, not for a workload."""
+
+    configmap: str
+
+
+@dataclass(frozen=True)
+class OtherContainer:
+    """The advice was measured for another ``workload``'s (or another) ``container``."""
+
+    workload: WorkloadRef
+    container: str
+
+
+@dataclass(frozen=True)
+class TooOld:
+    """The advice is older than ``--max-age``: ``age``."""
+
+    age: timedelta
+
+
+@dataclass(frozen=True)
+class Quota:
+    """A CPU quota: ``cpu`` CPUs, the container's CPU limit or (no limit) its request."""
+
+    cpu_from: CpuFrom
+    cpu: float
+
+
+@dataclass(frozen=True)
+class QuotaChanged:
+    """Measured under ``before`` (None: without a CPU quota), the container's is ``after``."""
+
+    before: Quota | None
+    after: Quota
+
+
+@dataclass(frozen=True)
+class PoolUnpinned:
+    """The pods may run outside the node pool the advice was measured on: ``problem``, the one
+    ``status`` reports for it (which of the recorded pairs nothing the pods require pins)."""
+
+    problem: Problem
+
+
+@dataclass(frozen=True)
+class PoolSelected:
+    """Measured on the node selector ``recorded`` (its pairs sorted), the pods now select
+    ``extra`` pairs besides (sorted as ``key=value``)."""
+
+    recorded: tuple[tuple[str, str], ...]
+    extra: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class TargetChanged:
+    """The serving container's ``what`` was ``was``, is now ``now``."""
+
+    what: Literal["model path", "serving image"]
+    was: str | None
+    now: str | None
+
+
+@dataclass(frozen=True)
+class OptionChanged:
+    """The calibration option ``what`` the advice was measured for was ``was``, is now
+    ``now``."""
+
+    what: Measured
+    was: str | float | int | None
+    now: str | float | int | None
+
+
+@dataclass(frozen=True)
+class SpecChanged:
+    """A field of the recorded calibration spec (``key``, named ``label``) was ``was``, is now
+    ``now`` (None: not set); ``readable``: neither is kept as a hash, so both can be shown."""
+
+    key: str
+    label: str
+    was: str | None
+    now: str | None
+    readable: bool = True
+
+
+#: how the workload's own calibration spec changed since the advice was measured
+SpecDifference = (
+    QuotaChanged | PoolUnpinned | PoolSelected | TargetChanged | OptionChanged | SpecChanged
+)
+
+#: why a stored advice does not fit the container as it is now
+Difference = NoAdvice | InvalidAdvice | HandWritten | OtherContainer | TooOld | SpecDifference
+
+
 @dataclass(frozen=True)
 class Calibrate:
-    """Calibrate: how the stored advice differs from the container now (each a sentence of the
-    spec comparison; the first may be that there is no advice yet)."""
+    """Calibrate: how the stored advice differs from the container now (the first may be that
+    there is no advice yet)."""
 
-    differences: tuple[str, ...]
+    differences: tuple[Difference, ...]
     #: those of ``differences`` that are changes of the workload's own calibration spec since
     #: the advice was measured (its CPU, pool, model, image, objective, Job fields): a
     #: production comparison across them does not judge the advice alone
-    changed: tuple[str, ...] = ()
+    changed: tuple[SpecDifference, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -229,7 +357,7 @@ class EarlierRunning:
     spec, which has these ``differences``."""
 
     job: str
-    differences: tuple[str, ...]
+    differences: tuple[Difference, ...]
 
 
 @dataclass(frozen=True)
@@ -238,7 +366,7 @@ class CompletedUnfit:
     ``differences``."""
 
     job: str
-    differences: tuple[str, ...]
+    differences: tuple[Difference, ...]
 
 
 @dataclass(frozen=True)
@@ -248,7 +376,7 @@ class SharedDiffers:
 
     configmap: str
     owner: WorkloadRef
-    differences: tuple[str, ...]
+    differences: tuple[Difference, ...]
 
 
 @dataclass(frozen=True)
@@ -288,18 +416,20 @@ class ForeignConfigMap:
 class Overridden:
     """The container keeps the advice's values from TensorFlow: each of ``problems`` says how."""
 
-    problems: tuple[str, ...]
+    problems: tuple[Problem, ...]
 
 
 @dataclass(frozen=True)
 class Reverted:
     """Production regressed on the advice and improved for none of its consumers (``verdicts``:
-    every consumer judged): back to the ``previous`` advice (its summary). ``then``: the
-    differences a calibration would have been started for, left to the next plan."""
+    every consumer judged): back to the ``previous`` advice (its summary). ``replaced``: the
+    decision production turned into this revert (a calibration it would have started is left to
+    the next plan, and the decision is that again where the revert is not written); None: the
+    advice's outcome, not yet any decision's."""
 
     verdicts: tuple[ConsumerVerdict, ...]
     previous: str
-    then: tuple[str, ...] = ()
+    replaced: Fits | Calibrate | None = None
 
 
 @dataclass(frozen=True)
@@ -338,13 +468,71 @@ Cause = (
 class PlanReason:
     """Why a decision is what it is: its ``cause`` (fleet's decision, or the API server's answer
     that replaced it) and what applying it (or judging it in production) ``added``; put into
-    words, once, by ``advisor.render.plan.plan_reason_text`` (``PlanDecision.reason``)."""
+    words, once, by ``advisor.render.plan.plan_reason_text`` (``PlanDecision.reason``). The
+    decision follows from it (``verdict``): no one pairs a verdict with a cause by hand."""
 
     cause: Cause
     added: tuple[Applied, ...] = ()
 
     def plus(self, part: Applied) -> PlanReason:
         return PlanReason(self.cause, (*self.added, part))
+
+    @property
+    def verdict(self) -> PlanVerdict:
+        """The decision this reason makes: its cause's, unless what was applied changed it."""
+        verdict = cause_verdict(self.cause)
+        for part in self.added:
+            match part:
+                case Retried():
+                    # the failed Job is deleted and the spec calibrated again
+                    verdict = "calibrate"
+                case NotWrittenBack():
+                    # nothing was reverted: the decision is the one the revert replaced
+                    match self.cause:
+                        case Reverted(replaced=Fits() | Calibrate() as replaced):
+                            verdict = cause_verdict(replaced)
+                        case _:
+                            pass
+                case (
+                    Waits()
+                    | Created()
+                    | RetryUnchecked()
+                    | Stopped()
+                    | WrittenBack()
+                    | NotReverted()
+                ):
+                    pass
+                case _:
+                    assert_never(part)
+        return verdict
+
+
+def cause_verdict(cause: Cause) -> PlanVerdict:
+    """What ``plan`` decides for a cause, before anything is applied."""
+    match cause:
+        case Calibrate():
+            return "calibrate"
+        case Fits():
+            return "fits"
+        case Running() | EarlierRunning() | JobExists():
+            return "pending"
+        case JobFailed() | CompletedUnfit() | Refused():
+            return "failed"
+        case (
+            SharedDiffers()
+            | NoServiceAccount()
+            | Skipped()
+            | NotCalibrated()
+            | ForeignConfigMap()
+            | Overridden()
+        ):
+            return "skipped"
+        case Reverted():
+            return "revert"
+        case Suggested():
+            return "suggested"
+        case _:
+            assert_never(cause)
 
 
 class PlanResult(StrictModel):

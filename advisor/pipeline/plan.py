@@ -447,10 +447,10 @@ def _create(
             connection, namespace, item.job.manifest, dry_run=dry_run, policy=policy
         )
     except ClusterRejectedError as exc:
-        return answered(item, Refused(str(exc)), verdict="failed")
+        return answered(item, Refused(str(exc)))
     warns = tuple(outcome.warnings)
     if outcome.already_exists:
         if retry is not None:  # a dry run: the failed Job is still there
             return applying(item, RetryUnchecked(warns))
-        return answered(item, JobExists(name, warns), verdict="pending")
+        return answered(item, JobExists(name, warns))
     return applying(item, Created(name, dry_run=dry_run, warnings=warns))

@@ -62,6 +62,8 @@ from advisor.models.plan import (
     NotWrittenBack,
     PlanReason,
     Reverted,
+    SpecDifference,
+    Unreadable,
     WrittenBack,
 )
 from advisor.models.times import parse_timestamp
@@ -488,7 +490,7 @@ def plan_production(
             previous,
             opted_out=opted_out,
             opt_out_problem=problem,
-            confounded=[c for d in planned for c in _calibrate_cause(d, "changed")],
+            confounded=[c for d in planned for c in _changed(d)],
             budget=wanted.budget,
         )
         judged = [judged_decision(d, outcome) for d in planned]
@@ -512,10 +514,11 @@ def _judged(decision: Planned) -> bool:
     )
 
 
-def _calibrate_cause(decision: Planned, what: str) -> tuple[str, ...]:
-    """The calibration's ``differences`` or ``changed`` (none for an advice that fits)."""
+def _changed(decision: Planned) -> tuple[SpecDifference, ...]:
+    """How the workload's calibration spec changed since the advice (none for an advice that
+    fits)."""
     cause = decision.reason.cause
-    return tuple(getattr(cause, what)) if isinstance(cause, Calibrate) else ()
+    return cause.changed if isinstance(cause, Calibrate) else ()
 
 
 def _consumers(
@@ -537,12 +540,12 @@ def _consumers(
 
 def _opted_out(
     planned: list[Planned], consumers: list[Mount]
-) -> tuple[list[WorkloadRef], str | None]:
+) -> tuple[list[WorkloadRef], Unreadable | None]:
     """The workloads among the advice's consumers that opted out of reverts, and the first
     annotation that cannot be read as allowing one (a consumer not decided for is read here)."""
     decided = {d.workload: d.revert for d in planned}
     refs: list[WorkloadRef] = []
-    problem = None
+    problem: Unreadable | None = None
     for mount in consumers:
         ref = mount.workload.ref
         if ref in refs:
@@ -550,7 +553,7 @@ def _opted_out(
         try:
             allowed = decided[ref] if ref in decided else may_revert(mount.workload.annotations)
         except OptInError as exc:
-            problem = problem or f"{ref}: {exc}"
+            problem = problem or Unreadable(ref, str(exc))
             continue
         if not allowed:
             refs.append(ref)
@@ -562,12 +565,10 @@ def judged_decision(decision: Planned, outcome: Reverted | NotReverted | None) -
     calibrates again where it would have), a regression left as it is named in its reason, or
     the same decision."""
     if isinstance(outcome, Reverted):
-        then = _calibrate_cause(decision, "differences")
+        cause = decision.reason.cause
+        replaced = cause if isinstance(cause, Fits | Calibrate) else None
         return replace(
-            decision,
-            verdict="revert",
-            reason=PlanReason(replace(outcome, then=then)),
-            job_name=None,
+            decision, reason=PlanReason(replace(outcome, replaced=replaced)), job_name=None
         )
     if isinstance(outcome, NotReverted):
         return applying(decision, outcome)
@@ -599,7 +600,7 @@ def _write_back(
     if written:
         return [applying(decision, WrittenBack()) for decision in judged], True
     return [
-        replace(applying(decision, not_written, verdict=before.verdict), job_name=before.job_name)
+        replace(applying(decision, not_written), job_name=before.job_name)
         for decision, before in zip(judged, planned, strict=True)
     ], False
 

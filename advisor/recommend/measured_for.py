@@ -11,12 +11,10 @@ node) itself. Pure: the provenance and the options in, the changes out.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from advisor.models import CalibrationOptions, Provenance
-
-#: an option an advice is measured for, named as ``plan`` words it
-Measured = Literal["objective", "concurrency", "batch size", "p99 bound (ms)"]
+from advisor.models.options import Measured
 
 
 @dataclass(frozen=True)

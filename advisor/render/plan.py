@@ -5,7 +5,8 @@ the Jobs as Kubernetes YAML."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from datetime import timedelta
+from typing import Any, ClassVar, assert_never
 
 import yaml
 
@@ -20,29 +21,44 @@ from advisor.models.plan import (
     Confounded,
     ConsumerVerdict,
     Created,
+    Difference,
     EarlierRunning,
     Fits,
     ForeignConfigMap,
+    HandWritten,
     Helped,
+    InvalidAdvice,
     JobExists,
     JobFailed,
+    NoAdvice,
     NoPrevious,
     NoServiceAccount,
     NotCalibrated,
     NotReverted,
     NotWrittenBack,
     OptedOut,
+    OptionChanged,
+    OtherContainer,
     Overridden,
     PlanReason,
+    PoolSelected,
+    PoolUnpinned,
+    QuotaChanged,
     Refused,
     Retried,
     RetryUnchecked,
     Reverted,
+    RevertLimit,
     Running,
     SharedDiffers,
     Skipped,
+    SpecChanged,
+    SpecDifference,
     Stopped,
     Suggested,
+    TargetChanged,
+    TooOld,
+    Unreadable,
     Waits,
     WrittenBack,
 )
@@ -177,118 +193,252 @@ CALIBRATION_RBAC_HINT = (
 
 
 def _cause_text(cause: Cause) -> str:
-    if isinstance(cause, Skipped | NotCalibrated | ForeignConfigMap | Overridden):
-        return _skipped_text(cause)
-    if isinstance(cause, JobExists | Refused):
-        return _answer_text(cause)
-    if isinstance(cause, Running | JobFailed | EarlierRunning | CompletedUnfit):
-        return _job_text(cause)
-    if isinstance(cause, Reverted | Suggested):
-        return _production_text(cause)
-    return _advice_text(cause)
+    match cause:
+        case Skipped() | NotCalibrated() | ForeignConfigMap() | Overridden():
+            return _skipped_text(cause)
+        case JobExists() | Refused():
+            return _answer_text(cause)
+        case Running() | JobFailed() | EarlierRunning() | CompletedUnfit():
+            return _job_text(cause)
+        case Reverted() | Suggested():
+            return _production_text(cause)
+        case Calibrate() | Fits() | SharedDiffers() | NoServiceAccount():
+            return _advice_text(cause)
+        case _:
+            assert_never(cause)
 
 
 def _skipped_text(cause: Skipped | NotCalibrated | ForeignConfigMap | Overridden) -> str:
     """Why it cannot be calibrated."""
-    if isinstance(cause, Skipped):
-        return cause.text
-    if isinstance(cause, NotCalibrated):
-        return f"a {cause.kind} is not calibrated"
-    if isinstance(cause, ForeignConfigMap):
-        return (
-            f"ConfigMap {cause.configmap} was not written by tf-thread-advisor and is never "
-            f"replaced: name a new one with annotation {ANN_CONFIGMAP}"
-        )
-    return "the advice would be overridden: " + "; ".join(cause.problems)
+    match cause:
+        case Skipped():
+            return cause.text
+        case NotCalibrated():
+            return f"a {cause.kind} is not calibrated"
+        case ForeignConfigMap():
+            return (
+                f"ConfigMap {cause.configmap} was not written by tf-thread-advisor and is never "
+                f"replaced: name a new one with annotation {ANN_CONFIGMAP}"
+            )
+        case Overridden():
+            return "the advice would be overridden: " + "; ".join(p.message for p in cause.problems)
+        case _:
+            assert_never(cause)
 
 
 def _answer_text(cause: JobExists | Refused) -> str:
     """The API server's answer about the Job."""
-    if isinstance(cause, JobExists):
-        warns = _warns(cause.warnings)
-        return f"Job {cause.job} exists already (created by an earlier plan){warns}"
-    return cause.message
+    match cause:
+        case JobExists():
+            warns = _warns(cause.warnings)
+            return f"Job {cause.job} exists already (created by an earlier plan){warns}"
+        case Refused():
+            return cause.message
+        case _:
+            assert_never(cause)
 
 
 def _production_text(cause: Reverted | Suggested) -> str:
     """What production's verdicts decide."""
-    if isinstance(cause, Reverted):
-        then = f"; calibrated by the next plan ({'; '.join(cause.then)})" if cause.then else ""
-        return (
-            f"{_regression(cause.verdicts)}; back to the previous advice ({cause.previous}){then}"
-        )
-    return (
-        f"throttled in {cause.throttled:.0%} of its CFS periods over the last {cause.window} "
-        f"(above {cause.threshold:.0%}); {OPT_IN_HINT}"
-    )
+    match cause:
+        case Reverted():
+            then = _calibrated_next(cause.replaced)
+            return (
+                f"{_regression(cause.verdicts)}; back to the previous advice ({cause.previous})"
+                f"{then}"
+            )
+        case Suggested():
+            return (
+                f"throttled in {cause.throttled:.0%} of its CFS periods over the last "
+                f"{cause.window} (above {cause.threshold:.0%}); {OPT_IN_HINT}"
+            )
+        case _:
+            assert_never(cause)
+
+
+def _calibrated_next(replaced: Fits | Calibrate | None) -> str:
+    """What a revert leaves to the next plan: the calibration the decision would have started."""
+    match replaced:
+        case Calibrate(differences=differences) if differences:
+            return f"; calibrated by the next plan ({differences_text(differences)})"
+        case Calibrate() | Fits() | None:
+            return ""
+        case _:
+            assert_never(replaced)
 
 
 def _job_text(cause: Running | JobFailed | EarlierRunning | CompletedUnfit) -> str:
     """Why the calibration Jobs already there decide it."""
-    if isinstance(cause, Running):
-        return f"calibration Job {cause.job} for this spec has not finished"
-    if isinstance(cause, JobFailed):
-        return f"calibration Job {cause.job} failed: {cause.why}"
-    if isinstance(cause, EarlierRunning):
-        return (
-            f"calibration Job {cause.job}, for its earlier spec, is still running; the next plan "
-            f"calibrates the new one ({'; '.join(cause.differences)})"
-        )
-    return (
-        f"calibration Job {cause.job} for this spec completed, but the advice does not fit "
-        f"({'; '.join(cause.differences)}); it is calibrated again once the Job is deleted"
-    )
+    match cause:
+        case Running():
+            return f"calibration Job {cause.job} for this spec has not finished"
+        case JobFailed():
+            return f"calibration Job {cause.job} failed: {cause.why}"
+        case EarlierRunning():
+            return (
+                f"calibration Job {cause.job}, for its earlier spec, is still running; the next "
+                f"plan calibrates the new one ({differences_text(cause.differences)})"
+            )
+        case CompletedUnfit():
+            return (
+                f"calibration Job {cause.job} for this spec completed, but the advice does not "
+                f"fit ({differences_text(cause.differences)}); it is calibrated again once the "
+                "Job is deleted"
+            )
+        case _:
+            assert_never(cause)
 
 
 def _advice_text(cause: Calibrate | Fits | SharedDiffers | NoServiceAccount) -> str:
     """Why the advice (or the namespace it would be calibrated in) decides it."""
-    if isinstance(cause, Calibrate):
-        return "; ".join(cause.differences)
-    if isinstance(cause, Fits):
-        exclusive = ", exclusive CPUs" if cause.exclusive else ""
-        took = "" if cause.took_s is None else f"; took {took_text(cause.took_s, cause.stopped)}"
+    match cause:
+        case Calibrate():
+            return differences_text(cause.differences)
+        case Fits():
+            exclusive = ", exclusive CPUs" if cause.exclusive else ""
+            took = (
+                "" if cause.took_s is None else f"; took {took_text(cause.took_s, cause.stopped)}"
+            )
+            return (
+                f"advice {cause.intra}/{cause.inter} in {cause.configmap} was measured for it: "
+                f"CPU {cause.cpu_from} {cause.cpu:g}{exclusive}, {cause.pool}, "
+                f"{cause.objective}{took}"
+            )
+        case SharedDiffers():
+            return (
+                f"it shares ConfigMap {cause.configmap} with {cause.owner}, which is calibrated "
+                f"for its own shape, and its own differs ({differences_text(cause.differences)}): "
+                f"give it its own ConfigMap with annotation {ANN_CONFIGMAP}"
+            )
+        case NoServiceAccount():
+            return (
+                f"namespace {cause.namespace} has no ServiceAccount {cause.service_account} for "
+                f"its calibration Job to run as: {CALIBRATION_RBAC_HINT} (it would calibrate: "
+                f"{plan_reason_text(cause.would)})"
+            )
+        case _:
+            assert_never(cause)
+
+
+def differences_text(differences: Sequence[Difference]) -> str:
+    """Differences of an advice from the container now, one after the other."""
+    return "; ".join(difference_text(d) for d in differences)
+
+
+def difference_text(difference: Difference) -> str:
+    """How a stored advice differs from the container now, in a sentence."""
+    d = difference
+    match d:
+        case NoAdvice():
+            return f"no advice yet: ConfigMap {d.configmap} does not exist"
+        case InvalidAdvice():
+            return f"the advice in {d.configmap} does not validate ({d.error})"
+        case HandWritten():
+            return (
+                f"the advice in {d.configmap} was measured by a hand-written target, not for "
+                "this workload"
+            )
+        case OtherContainer():
+            return f"the advice was measured for {d.workload} container {d.container}"
+        case TooOld():
+            return f"older than the maximum age ({_days(d.age)} old)"
+        case (
+            QuotaChanged()
+            | PoolUnpinned()
+            | PoolSelected()
+            | TargetChanged()
+            | OptionChanged()
+            | SpecChanged()
+        ):
+            return _spec_difference_text(d)
+        case _:
+            assert_never(d)
+
+
+def _spec_difference_text(difference: SpecDifference) -> str:
+    """How the workload's calibration spec changed since the advice was measured."""
+    d = difference
+    match d:
+        case QuotaChanged():
+            return _quota_text(d)
+        case PoolUnpinned():
+            return d.problem.message
+        case PoolSelected():
+            shown = ", ".join(f"{k}={v}" for k, v in d.recorded) or "no node selector"
+            extra = ", ".join(f"{k}={v}" for k, v in d.extra)
+            return f"measured on {shown}, its pods now select {extra}"
+        case TargetChanged():
+            return f"{d.what} was {d.was}, is now {d.now}"
+        case OptionChanged():
+            return f"{d.what} was {_show(d.was)}, is now {_show(d.now)}"
+        case SpecChanged(readable=True):
+            return f"{d.label} changed ({d.was or 'none'} -> {d.now or 'none'})"
+        case SpecChanged():
+            return f"its {d.label} changed since the advice was measured"
+        case _:
+            assert_never(d)
+
+
+def _quota_text(change: QuotaChanged) -> str:
+    """The CPU quota measured under against the container's now."""
+    before, after = change.before, change.after
+    if before is None:
         return (
-            f"advice {cause.intra}/{cause.inter} in {cause.configmap} was measured for it: CPU "
-            f"{cause.cpu_from} {cause.cpu:g}{exclusive}, {cause.pool}, {cause.objective}{took}"
+            f"measured without a CPU quota, the container's CPU {after.cpu_from} is {after.cpu:g}"
         )
-    if isinstance(cause, SharedDiffers):
-        return (
-            f"it shares ConfigMap {cause.configmap} with {cause.owner}, which is calibrated for "
-            f"its own shape, and its own differs ({'; '.join(cause.differences)}): give it its "
-            f"own ConfigMap with annotation {ANN_CONFIGMAP}"
-        )
-    return (
-        f"namespace {cause.namespace} has no ServiceAccount {cause.service_account} for its "
-        f"calibration Job to run as: {CALIBRATION_RBAC_HINT} (it would calibrate: "
-        f"{plan_reason_text(cause.would)})"
-    )
+    measured = f"measured under a CPU {before.cpu_from} of {before.cpu:g}"
+    if before.cpu_from == after.cpu_from:
+        return f"{measured}, the container's is now {after.cpu:g}"
+    if after.cpu_from == "limit":
+        return f"{measured}, the container now has a CPU limit of {after.cpu:g}"
+    return f"{measured}, the container now has no CPU limit (request {after.cpu:g})"
+
+
+def _show(value: str | float | None) -> str:
+    if value is None:
+        return "none"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _days(age: timedelta) -> str:
+    days = age.total_seconds() / 86400
+    return f"{days:.1f} days" if days >= 1 else f"{age.total_seconds() / 3600:.1f} hours"
 
 
 def _applied_text(part: Applied) -> str:
-    if isinstance(part, Waits):
-        return (
-            f"waits: {part.busy} calibration(s) already running on node pool {part.pool} "
-            f"(max running {part.max_running})"
-        )
-    if isinstance(part, Retried):
-        return f"retried: Job {part.job} is deleted and created again"
-    if isinstance(part, Created):
-        did = "the API server would create" if part.dry_run else "created"
-        return f"{did} Job {part.job}{_warns(part.warnings)}"
-    if isinstance(part, NotReverted):
-        return _not_reverted_text(part)
-    if isinstance(part, RetryUnchecked):
-        return (
-            "the server checks the new Job only once the failed one is deleted (--apply)"
-            + _warns(part.warnings)
-        )
-    return _said(part)
-
-
-def _said(part: Applied) -> str:
-    if isinstance(part, NotWrittenBack) and part.refused is not None:
-        return f"not written: {part.refused} (the advice is kept; the next plan judges it again)"
-    return _SAID[type(part)]
+    match part:
+        case Waits():
+            return (
+                f"waits: {part.busy} calibration(s) already running on node pool {part.pool} "
+                f"(max running {part.max_running})"
+            )
+        case Retried():
+            return f"retried: Job {part.job} is deleted and created again"
+        case Created():
+            did = "the API server would create" if part.dry_run else "created"
+            return f"{did} Job {part.job}{_warns(part.warnings)}"
+        case NotReverted():
+            return _not_reverted_text(part)
+        case RetryUnchecked():
+            return (
+                "the server checks the new Job only once the failed one is deleted (--apply)"
+                + _warns(part.warnings)
+            )
+        case Stopped():
+            return "not created: the plan stopped (the error line says why)"
+        case WrittenBack():
+            return "written back"
+        case NotWrittenBack(refused=None):
+            return (
+                "not written: the ConfigMap changed since it was read (the next plan judges the "
+                "new advice)"
+            )
+        case NotWrittenBack():
+            return (
+                f"not written: {part.refused} (the advice is kept; the next plan judges it again)"
+            )
+        case _:
+            assert_never(part)
 
 
 def _regression(verdicts: Sequence[ConsumerVerdict]) -> str:
@@ -313,23 +463,27 @@ def _not_reverted_text(part: NotReverted) -> str:
     """A regression left as it is, and why."""
     said = _regression(part.verdicts)
     why = part.why
-    if isinstance(why, NoPrevious):
-        return f"{said}, but no previous advice is kept"
-    if isinstance(why, Helped):
-        better = [_consumer(v) for v in part.verdicts if v.production.verdict == "improved"]
-        return f"{said}; kept: it improved for {', '.join(better)}"
-    if isinstance(why, OptedOut):
-        if why.problem is not None and not why.workloads:
-            return f"{said}; not reverted: {why.problem}"
-        names = ", ".join(str(ref) for ref in why.workloads)
-        return f'{said}; not reverted: {names} opts out with annotation {ANN_REVERT}: "false"'
-    if isinstance(why, Confounded):
-        return (
-            f"{said}; not reverted: its calibration spec changed since the advice "
-            f"({'; '.join(why.differences)}), so before and after are not comparable: it is "
-            "calibrated instead"
-        )
-    return f"{said}; not reverted: --max-reverts {why.limit} reached"
+    match why:
+        case NoPrevious():
+            return f"{said}, but no previous advice is kept"
+        case Helped():
+            better = [_consumer(v) for v in part.verdicts if v.production.verdict == "improved"]
+            return f"{said}; kept: it improved for {', '.join(better)}"
+        case OptedOut(problem=Unreadable() as problem, workloads=()):
+            return f"{said}; not reverted: {problem.workload}: {problem.error}"
+        case OptedOut():
+            names = ", ".join(str(ref) for ref in why.workloads)
+            return f'{said}; not reverted: {names} opts out with annotation {ANN_REVERT}: "false"'
+        case Confounded():
+            return (
+                f"{said}; not reverted: its calibration spec changed since the advice "
+                f"({differences_text(why.differences)}), so before and after are not "
+                "comparable: it is calibrated instead"
+            )
+        case RevertLimit():
+            return f"{said}; not reverted: --max-reverts {why.limit} reached"
+        case _:
+            assert_never(why)
 
 
 def revert_event_text(reason: PlanReason) -> str:
@@ -363,15 +517,6 @@ def _share(value: float | None) -> str:
 
 def _number(value: float | None, digits: int) -> str:
     return "?" if value is None else f"{value:.{digits}f}"
-
-
-#: the parts that carry no figure: their sentence alone
-_SAID: dict[type, str] = {
-    Stopped: "not created: the plan stopped (the error line says why)",
-    WrittenBack: "written back",
-    NotWrittenBack: "not written: the ConfigMap changed since it was read (the next plan judges "
-    "the new advice)",
-}
 
 
 def _warns(warnings: tuple[str, ...]) -> str:

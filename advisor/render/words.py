@@ -7,6 +7,8 @@ ratio such as "1.36x" reads as slower for a latency. The same sentences end ``ru
 
 from __future__ import annotations
 
+from typing import assert_never
+
 from advisor.keys import APP_NAME
 from advisor.models import (
     CalibrationResult,
@@ -222,6 +224,8 @@ def _stored_advice_note(note: StoredAdviceNote) -> str:
             text = "the stored advice was undone in production: TF's default is the incumbent"
         case Forced():
             text = "--force: the stored advice is not the incumbent; TF's default is"
+        case _:
+            assert_never(note)
     return text
 
 
@@ -239,7 +243,8 @@ def _why_ignored(note: AdviceIgnored | BadThreadValue) -> str:
         )
         return f"{note.source}: {note.name} is {problem}"
     source, detail = note.source, note.detail
-    match note.why:
+    why = note.why
+    match why:
         case "not ours":
             return f"{source} was not written by {APP_NAME}"
         case "elsewhere":
@@ -250,6 +255,8 @@ def _why_ignored(note: AdviceIgnored | BadThreadValue) -> str:
             return f"{source}: cannot use it ({detail})"
         case "unreadable":
             return f"{source}: cannot read it ({detail})"
+        case _:
+            assert_never(why)
 
 
 def _labels(settings: tuple[ThreadSetting, ...]) -> str:

@@ -21,7 +21,7 @@ from advisor.models import Recommendation
 from advisor.models.kube import KubeJob, KubeWorkload
 from advisor.models.plan import Calibrate, Waits
 from advisor.recommend import build_recommendation, render_configmap
-from advisor.render.plan import plan_reason_text
+from advisor.render.plan import differences_text, plan_reason_text
 from testkit.fakeapi.samples import FIXED_NOW, calibration_result, node_profile
 from tests.support.fleet_workloads import view
 
@@ -191,7 +191,7 @@ def test_each_change_of_shape_is_calibrate_naming_it(change: Any, words: str) ->
     assert words in plan_reason_text(one.reason)
     # a change of the workload since the advice: production cannot judge the advice alone
     assert isinstance(one.reason.cause, Calibrate)
-    assert one.reason.cause.changed and words in "; ".join(one.reason.cause.changed)
+    assert one.reason.cause.changed and words in differences_text(one.reason.cause.changed)
 
 
 def test_older_than_max_age_is_calibrate() -> None:

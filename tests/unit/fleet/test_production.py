@@ -21,6 +21,7 @@ from advisor.models.plan import (
     Confounded,
     ConsumerVerdict,
     Fits,
+    HandWritten,
     Helped,
     NoPrevious,
     NotReverted,
@@ -28,6 +29,8 @@ from advisor.models.plan import (
     PlanReason,
     Reverted,
     RevertLimit,
+    SpecChanged,
+    Unreadable,
 )
 from advisor.pipeline.production import judged_decision
 from advisor.recommend.previous import Previous
@@ -35,13 +38,14 @@ from advisor.render.plan import plan_reason_text
 
 WEB, API = WorkloadRef.parse("deployment/web"), WorkloadRef.parse("deployment/api")
 FITS = Planned(
-    WEB, "fits",
+    WEB,
     PlanReason(Fits(4, 2, "advice", "limit", 2.0, False, "any pool", "latency")),
     container="server", configmap="advice",
 )  # fmt: skip
 HAND_WRITTEN = "the advice in advice was measured by a hand-written target, not for this workload"
+CPU_CHANGED = SpecChanged("limits.cpu", "CPU limit", "2", "4")
 CALIBRATE = Planned(
-    WEB, "calibrate", PlanReason(Calibrate((HAND_WRITTEN,))), container="server",
+    WEB, PlanReason(Calibrate((HandWritten("advice"),))), container="server",
     configmap="advice", job_name="tfta-web-1",
 )  # fmt: skip
 KEPT = Previous({"TF_NUM_INTRAOP_THREADS": "4"}, "{}", "v1", None, "intra=4 inter=2")
@@ -96,8 +100,8 @@ def test_a_regressed_advice_plan_would_calibrate_is_reverted_first() -> None:
 
 
 def test_a_changed_spec_confounds_the_comparison_so_it_is_calibrated() -> None:
-    outcome = revert([WORSE], KEPT, confounded=["CPU limit was 2, is now 4"])
-    assert outcome == NotReverted((WORSE,), Confounded(("CPU limit was 2, is now 4",)))
+    outcome = revert([WORSE], KEPT, confounded=[CPU_CHANGED])
+    assert outcome == NotReverted((WORSE,), Confounded((CPU_CHANGED,)))
     found = judged_decision(CALIBRATE, outcome)
     assert (found.verdict, found.job_name) == ("calibrate", "tfta-web-1")
     assert "so before and after are not comparable: it is calibrated instead" in (
@@ -126,8 +130,9 @@ def test_an_opted_out_consumer_keeps_the_advice_and_the_verdict_is_shown() -> No
     assert text.endswith(
         'deployment/web opts out with annotation tf-thread-advisor.io/revert: "false"'
     )
-    bad = revert([WORSE], KEPT, opt_out_problem="deployment/api: annotation ... must be")
-    assert bad == NotReverted((WORSE,), OptedOut((), "deployment/api: annotation ... must be"))
+    unreadable = Unreadable(API, "annotation ... must be")
+    bad = revert([WORSE], KEPT, opt_out_problem=unreadable)
+    assert bad == NotReverted((WORSE,), OptedOut((), unreadable))
 
 
 def test_precedence_of_the_reasons_to_keep_a_regressed_advice() -> None:
@@ -137,7 +142,7 @@ def test_precedence_of_the_reasons_to_keep_a_regressed_advice() -> None:
     budget = RevertBudget(limit=1)
 
     def why(verdicts: list[ConsumerVerdict], **left: object) -> object:
-        given = {"opted_out": [WEB], "confounded": ["x"], **left}
+        given = {"opted_out": [WEB], "confounded": [CPU_CHANGED], **left}
         outcome = revert(
             verdicts, None, opted_out=given["opted_out"],  # type: ignore[arg-type]
             confounded=given["confounded"], budget=budget,  # type: ignore[arg-type]
@@ -147,7 +152,7 @@ def test_precedence_of_the_reasons_to_keep_a_regressed_advice() -> None:
 
     assert why([WORSE, better]) == Helped()
     assert why([WORSE]) == OptedOut((WEB,))
-    assert why([WORSE], opted_out=[]) == Confounded(("x",))
+    assert why([WORSE], opted_out=[]) == Confounded((CPU_CHANGED,))
     assert why([WORSE], opted_out=[], confounded=[]) == NoPrevious()
     assert budget.used == 0
 

@@ -19,7 +19,8 @@ from advisor.fleet.derive import JobSettings, derive_job
 from advisor.fleet.optin import read_ask
 from advisor.fleet.spec import label_of, spec_changes, spec_record
 from advisor.models.kube import KubeWorkload
-from advisor.render.plan import plan_reason_text
+from advisor.models.plan import SpecChanged
+from advisor.render.plan import difference_text, plan_reason_text
 from tests.support.fleet_workloads import view
 from tests.unit.fleet.test_decide import (
     DEFAULTS,
@@ -260,14 +261,20 @@ def test_the_record_keeps_short_values_readable_and_long_ones_hashed() -> None:
 
 
 def test_a_change_reads_as_the_field_and_its_values() -> None:
-    assert spec_changes({"limits.memory": "2Gi"}, {"limits.memory": "4Gi"}) == [
+    def words(recorded: dict[str, str], current: dict[str, str]) -> list[tuple[str, str]]:
+        return [(c.key, difference_text(c)) for c in spec_changes(recorded, current)]
+
+    assert words({"limits.memory": "2Gi"}, {"limits.memory": "4Gi"}) == [
         ("limits.memory", "memory limit changed (2Gi -> 4Gi)")
     ]
-    assert spec_changes({"limits.memory": "2Gi"}, {}) == [
+    assert words({"limits.memory": "2Gi"}, {}) == [
         ("limits.memory", "memory limit changed (2Gi -> none)")
     ]
-    assert spec_changes({"tolerations": "#0123456789"}, {}) == [
+    assert words({"tolerations": "#0123456789"}, {}) == [
         ("tolerations", "its tolerations changed since the advice was measured")
+    ]
+    assert spec_changes({"limits.memory": "2Gi"}, {"limits.memory": "#0123456789"}) == [
+        SpecChanged("limits.memory", "memory limit", "2Gi", "#0123456789", readable=False)
     ]
     assert spec_changes({"budget": "300"}, {"budget": "300"}) == []
     assert label_of("pod.requests.cpu") == "pod-level CPU request"

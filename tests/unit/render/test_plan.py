@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+from datetime import timedelta
+from typing import get_args
 
 import yaml
 
@@ -15,19 +17,25 @@ from advisor.models import (
     WorkloadKind,
     WorkloadRef,
 )
+from advisor.models.consumers import Problem
 from advisor.models.plan import (
+    Applied,
     Calibrate,
     Cause,
     CompletedUnfit,
     Confounded,
     ConsumerVerdict,
     Created,
+    Difference,
     EarlierRunning,
     Fits,
     ForeignConfigMap,
+    HandWritten,
     Helped,
+    InvalidAdvice,
     JobExists,
     JobFailed,
+    NoAdvice,
     NoPrevious,
     NoServiceAccount,
     NotCalibrated,
@@ -35,8 +43,14 @@ from advisor.models.plan import (
     NotRevertedWhy,
     NotWrittenBack,
     OptedOut,
+    OptionChanged,
+    OtherContainer,
     Overridden,
     PlanReason,
+    PoolSelected,
+    PoolUnpinned,
+    Quota,
+    QuotaChanged,
     Refused,
     Retried,
     RetryUnchecked,
@@ -45,13 +59,23 @@ from advisor.models.plan import (
     Running,
     SharedDiffers,
     Skipped,
+    SpecChanged,
     Stopped,
     Suggested,
+    TargetChanged,
+    TooOld,
+    Unreadable,
     Waits,
     WrittenBack,
 )
 from advisor.render import formats
-from advisor.render.plan import REASON_LIMIT, PlanView, plan_reason_text, revert_event_text
+from advisor.render.plan import (
+    REASON_LIMIT,
+    PlanView,
+    difference_text,
+    plan_reason_text,
+    revert_event_text,
+)
 from tests.unit.render.samples import HOSTILE, markdown_tables
 
 API = WorkloadRef.parse("deployment/api")
@@ -145,69 +169,132 @@ def test_plan_across_namespaces_names_each_decisions_namespace() -> None:
 # a decision's reason: its cause, then what applying it added
 
 
+#: every part applying a decision may add, in words
+PART_WORDS: dict[Applied, str] = {
+    Waits(1, "pool=a", 2): "waits: 1 calibration(s) already running on node pool pool=a "
+    "(max running 2)",
+    Retried("tfta-b"): "retried: Job tfta-b is deleted and created again",
+    Created("tfta-b"): "created Job tfta-b",
+    Created("tfta-b", dry_run=True, warnings=("w1", "w2")): "the API server would create "
+    "Job tfta-b; the API server warns: w1; the API server warns: w2",
+    RetryUnchecked(("w",)): "the server checks the new Job only once the failed one is "
+    "deleted (--apply); the API server warns: w",
+    Stopped(): "not created: the plan stopped (the error line says why)",
+    WrittenBack(): "written back",
+    NotWrittenBack(): "not written: the ConfigMap changed since it was read (the next plan "
+    "judges the new advice)",
+    NotWrittenBack(refused="forbidden"): "not written: forbidden (the advice is kept; the next "
+    "plan judges it again)",
+    NotReverted((WEB_WORSE,)): "production regressed on this advice: p99 up, but no previous "
+    "advice is kept",
+}
+
+
 def test_each_part_of_a_reason_in_words() -> None:
     cause = "no advice yet: ConfigMap advice-b does not exist"
-    cases = {
-        Waits(1, "pool=a", 2): "waits: 1 calibration(s) already running on node pool pool=a "
-        "(max running 2)",
-        Retried("tfta-b"): "retried: Job tfta-b is deleted and created again",
-        Created("tfta-b"): "created Job tfta-b",
-        Created("tfta-b", dry_run=True, warnings=("w1", "w2")): "the API server would create "
-        "Job tfta-b; the API server warns: w1; the API server warns: w2",
-        RetryUnchecked(("w",)): "the server checks the new Job only once the failed one is "
-        "deleted (--apply); the API server warns: w",
-        Stopped(): "not created: the plan stopped (the error line says why)",
-        WrittenBack(): "written back",
-        NotWrittenBack(): "not written: the ConfigMap changed since it was read (the next plan "
-        "judges the new advice)",
-    }
-    for part, words in cases.items():
+    for part, words in PART_WORDS.items():
         assert plan_reason_text(PlanReason(Skipped(cause), (part,))) == f"{cause}; {words}"
     assert plan_reason_text(PlanReason(Skipped(cause))) == cause
 
 
+#: every way a stored advice differs from the container now, in words
+DIFFERENCE_WORDS: dict[Difference, str] = {
+    NoAdvice("advice-web"): "no advice yet: ConfigMap advice-web does not exist",
+    InvalidAdvice("advice-web", "intra: not a number"): "the advice in advice-web does not "
+    "validate (intra: not a number)",
+    HandWritten("advice-web"): "the advice in advice-web was measured by a hand-written target, "
+    "not for this workload",
+    OtherContainer(API, "main"): "the advice was measured for deployment/api container main",
+    TooOld(timedelta(days=9, hours=12)): "older than the maximum age (9.5 days old)",
+    TooOld(timedelta(hours=20)): "older than the maximum age (20.0 hours old)",
+    QuotaChanged(None, Quota("limit", 2.0)): "measured without a CPU quota, the container's "
+    "CPU limit is 2",
+    QuotaChanged(Quota("request", 1.5), Quota("limit", 2.0)): "measured under a CPU request of "
+    "1.5, the container now has a CPU limit of 2",
+    QuotaChanged(Quota("limit", 2.0), Quota("request", 4.0)): "measured under a CPU limit of 2, "
+    "the container now has no CPU limit (request 4)",
+    QuotaChanged(Quota("limit", 2.0), Quota("limit", 2.5)): "measured under a CPU limit of 2, "
+    "the container's is now 2.5",
+    PoolUnpinned(Problem(code="node-pool-differs", message="its pods may run elsewhere")): "its "
+    "pods may run elsewhere",
+    PoolSelected((), (("pool", "b"),)): "measured on no node selector, its pods now select pool=b",
+    PoolSelected((("pool", "a"), ("zone", "x")), (("gpu", "no"), ("pool", "b"))): "measured on "
+    "pool=a, zone=x, its pods now select gpu=no, pool=b",
+    TargetChanged("serving image", "tfs:2.15", "tfs:2.16"): "serving image was tfs:2.15, is now "
+    "tfs:2.16",
+    TargetChanged("model path", None, "/models/a"): "model path was None, is now /models/a",
+    OptionChanged("objective", "latency", "throughput"): "objective was latency, is now throughput",
+    OptionChanged("p99 bound (ms)", None, 50.0): "p99 bound (ms) was none, is now 50",
+    OptionChanged("concurrency", 4, 8): "concurrency was 4, is now 8",
+    SpecChanged("limits.memory", "memory limit", "2Gi", None): "memory limit changed (2Gi -> none)",
+    SpecChanged("tolerations", "tolerations", "#0123", None, readable=False): "its tolerations "
+    "changed since the advice was measured",
+}
+
+
+def test_each_difference_in_words() -> None:
+    for difference, words in DIFFERENCE_WORDS.items():
+        assert difference_text(difference) == words
+
+
+NO_ADVICE = NoAdvice("advice-web")
+OBJECTIVE = OptionChanged("objective", "latency", "throughput")
+TWO = (NO_ADVICE, OBJECTIVE)
+TWO_WORDS = (
+    "no advice yet: ConfigMap advice-web does not exist; objective was latency, is now throughput"
+)
+ONE_WORDS = "no advice yet: ConfigMap advice-web does not exist"
+
+#: every cause, in words
+CAUSE_WORDS: dict[Cause, str] = {
+    Calibrate(TWO): TWO_WORDS,
+    Fits(2, 1, "advice-web", "limit", 2.0, True, "pool=a", "latency"): "advice 2/1 in "
+    "advice-web was measured for it: CPU limit 2, exclusive CPUs, pool=a, latency",
+    Fits(2, 1, "advice-web", "request", 1.5, False, "any pool", "throughput"): "advice 2/1 "
+    "in advice-web was measured for it: CPU request 1.5, any pool, throughput",
+    Running("tfta-b"): "calibration Job tfta-b for this spec has not finished",
+    JobFailed("tfta-b", "exit 4: model"): "calibration Job tfta-b failed: exit 4: model",
+    EarlierRunning("tfta-a", TWO): "calibration Job tfta-a, for its earlier spec, is still "
+    f"running; the next plan calibrates the new one ({TWO_WORDS})",
+    CompletedUnfit("tfta-b", TWO[:1]): "calibration Job tfta-b for this spec completed, but "
+    f"the advice does not fit ({ONE_WORDS}); it is calibrated again once the Job is deleted",
+    SharedDiffers("shared", WorkloadRef.parse("deployment/a"), TWO[:1]): "it shares "
+    "ConfigMap shared with deployment/a, which is calibrated for its own shape, and its own "
+    f"differs ({ONE_WORDS}): give it its own ConfigMap with annotation "
+    "tf-thread-advisor.io/configmap",
+    NoServiceAccount("ml", "tfta-calibrate", PlanReason(Calibrate(TWO[:1]))): "namespace ml "
+    "has no ServiceAccount tfta-calibrate for its calibration Job to run as: list the "
+    "namespace in the chart's planner.namespaces, or apply deploy/components/fleet there (it "
+    f"would calibrate: {ONE_WORDS})",
+    Skipped("its container reads no advice ConfigMap"): "its container reads no advice ConfigMap",
+    NotCalibrated(WorkloadKind.POD): "a Pod is not calibrated",
+    ForeignConfigMap("theirs"): "ConfigMap theirs was not written by tf-thread-advisor and "
+    "is never replaced: name a new one with annotation tf-thread-advisor.io/configmap",
+    Overridden(
+        tuple(Problem(code="advice-overridden", message=m) for m in ("env sets A", "env sets B"))
+    ): "the advice would be overridden: env sets A; env sets B",
+    Reverted((WEB_WORSE,), "intra=4 inter=2"): "production regressed on this advice: p99 "
+    "up; back to the previous advice (intra=4 inter=2)",
+    Reverted((WEB_WORSE,), "intra=4 inter=2", Fits(2, 1, "a", "limit", 2.0, False, "p", "o")): (
+        "production regressed on this advice: p99 up; back to the previous advice (intra=4 inter=2)"
+    ),
+    Reverted((WEB_WORSE, API_SAME), "intra=4 inter=2", Calibrate((HandWritten("advice"),))): (
+        "production regressed on this advice for deployment/web (server) of its 2 "
+        "consumers: deployment/web (server) regressed (p99 up); deployment/api (main) "
+        "unchanged (p99 flat); back to the previous advice (intra=4 inter=2); calibrated by "
+        "the next plan (the advice in advice was measured by a hand-written target, not for "
+        "this workload)"
+    ),
+    Suggested(0.9, "24h", 0.25): "throttled in 90% of its CFS periods over the last 24h "
+    "(above 25%); label it tf-thread-advisor.io/calibrate=true to calibrate it",
+    JobExists("tfta-b", ("w",)): "Job tfta-b exists already (created by an earlier plan); the "
+    "API server warns: w",
+    Refused('jobs "x" is forbidden:\n exceeded quota'): 'jobs "x" is forbidden: exceeded quota',
+}
+
+
 def test_each_cause_in_words() -> None:
-    two = ("no advice yet", "objective was latency, is now throughput")
-    cases: dict[Cause, str] = {
-        Calibrate(two): "no advice yet; objective was latency, is now throughput",
-        Fits(2, 1, "advice-web", "limit", 2.0, True, "pool=a", "latency"): "advice 2/1 in "
-        "advice-web was measured for it: CPU limit 2, exclusive CPUs, pool=a, latency",
-        Fits(2, 1, "advice-web", "request", 1.5, False, "any pool", "throughput"): "advice 2/1 "
-        "in advice-web was measured for it: CPU request 1.5, any pool, throughput",
-        Running("tfta-b"): "calibration Job tfta-b for this spec has not finished",
-        JobFailed("tfta-b", "exit 4: model"): "calibration Job tfta-b failed: exit 4: model",
-        EarlierRunning("tfta-a", two): "calibration Job tfta-a, for its earlier spec, is still "
-        "running; the next plan calibrates the new one (no advice yet; objective was latency, "
-        "is now throughput)",
-        CompletedUnfit("tfta-b", two[:1]): "calibration Job tfta-b for this spec completed, but "
-        "the advice does not fit (no advice yet); it is calibrated again once the Job is deleted",
-        SharedDiffers("shared", WorkloadRef.parse("deployment/a"), two[:1]): "it shares "
-        "ConfigMap shared with deployment/a, which is calibrated for its own shape, and its own "
-        "differs (no advice yet): give it its own ConfigMap with annotation "
-        "tf-thread-advisor.io/configmap",
-        NoServiceAccount("ml", "tfta-calibrate", PlanReason(Calibrate(two[:1]))): "namespace ml "
-        "has no ServiceAccount tfta-calibrate for its calibration Job to run as: list the "
-        "namespace in the chart's planner.namespaces, or apply deploy/components/fleet there (it "
-        "would calibrate: no advice yet)",
-        Skipped("its container reads no advice ConfigMap"): "its container reads no advice "
-        "ConfigMap",
-        NotCalibrated(WorkloadKind.POD): "a Pod is not calibrated",
-        ForeignConfigMap("theirs"): "ConfigMap theirs was not written by tf-thread-advisor and "
-        "is never replaced: name a new one with annotation tf-thread-advisor.io/configmap",
-        Overridden(("its env sets A", "its env sets B")): "the advice would be overridden: its "
-        "env sets A; its env sets B",
-        Reverted((WEB_WORSE,), "intra=4 inter=2"): "production regressed on this advice: p99 "
-        "up; back to the previous advice (intra=4 inter=2)",
-        Reverted((WEB_WORSE, API_SAME), "intra=4 inter=2", ("a hand-written target",)): (
-            "production regressed on this advice for deployment/web (server) of its 2 "
-            "consumers: deployment/web (server) regressed (p99 up); deployment/api (main) "
-            "unchanged (p99 flat); back to the previous advice (intra=4 inter=2); calibrated by "
-            "the next plan (a hand-written target)"
-        ),
-        Suggested(0.9, "24h", 0.25): "throttled in 90% of its CFS periods over the last 24h "
-        "(above 25%); label it tf-thread-advisor.io/calibrate=true to calibrate it",
-    }
-    for cause, words in cases.items():
+    for cause, words in CAUSE_WORDS.items():
         assert plan_reason_text(PlanReason(cause)) == words
     kept = PlanReason(Skipped("fits"), (NotReverted((WEB_WORSE,)),))
     assert plan_reason_text(kept) == (
@@ -215,19 +302,24 @@ def test_each_cause_in_words() -> None:
     )
 
 
+#: every reason a regression is kept, in words (after what production said)
+SAID = "production regressed on this advice: p99 up"
+WHY_WORDS: dict[NotRevertedWhy, str] = {
+    NoPrevious(): f"{SAID}, but no previous advice is kept",
+    OptedOut((WorkloadRef.parse("deployment/web"),)): f"{SAID}; not reverted: "
+    'deployment/web opts out with annotation tf-thread-advisor.io/revert: "false"',
+    OptedOut((), Unreadable(API, "bad")): f"{SAID}; not reverted: deployment/api: bad",
+    OptedOut((API,), Unreadable(API, "bad")): f"{SAID}; not reverted: deployment/api opts out "
+    'with annotation tf-thread-advisor.io/revert: "false"',
+    Confounded((SpecChanged("limits.cpu", "CPU limit", "2", "4"),)): f"{SAID}; not reverted: "
+    "its calibration spec changed since the advice (CPU limit changed (2 -> 4)), so before and "
+    "after are not comparable: it is calibrated instead",
+    RevertLimit(1): f"{SAID}; not reverted: --max-reverts 1 reached",
+}
+
+
 def test_each_reason_a_regression_is_kept_in_words() -> None:
-    said = "production regressed on this advice: p99 up"
-    cases: dict[NotRevertedWhy, str] = {
-        NoPrevious(): f"{said}, but no previous advice is kept",
-        OptedOut((WorkloadRef.parse("deployment/web"),)): f"{said}; not reverted: "
-        'deployment/web opts out with annotation tf-thread-advisor.io/revert: "false"',
-        OptedOut((), "deployment/x: bad"): f"{said}; not reverted: deployment/x: bad",
-        Confounded(("CPU limit 2 -> 4",)): f"{said}; not reverted: its calibration spec changed "
-        "since the advice (CPU limit 2 -> 4), so before and after are not comparable: it is "
-        "calibrated instead",
-        RevertLimit(1): f"{said}; not reverted: --max-reverts 1 reached",
-    }
-    for why, words in cases.items():
+    for why, words in WHY_WORDS.items():
         assert plan_reason_text(PlanReason(Skipped("x"), (NotReverted((WEB_WORSE,), why),))) == (
             f"x; {words}"
         )
@@ -238,6 +330,20 @@ def test_each_reason_a_regression_is_kept_in_words() -> None:
         "deployment/web (server) regressed (p99 up); deployment/api (main) improved (p99 down); "
         "kept: it improved for deployment/api (main)"
     )
+
+
+def test_every_member_of_each_union_is_worded_by_a_test() -> None:
+    """Each cause, part, reason kept and difference has words a test reads: a new member of a
+    union fails here until it is added to its table (mypy fails first, at the wording's
+    ``assert_never``)."""
+    worded: list[tuple[object, set[type]]] = [
+        (Cause, {type(c) for c in CAUSE_WORDS}),
+        (Applied, {type(p) for p in PART_WORDS}),
+        (NotRevertedWhy, {type(w) for w in WHY_WORDS} | {Helped}),
+        (Difference, {type(d) for d in DIFFERENCE_WORDS}),
+    ]
+    for union, tested in worded:
+        assert tested == set(get_args(union)), union
 
 
 def test_the_revert_event_gives_each_consumers_figures() -> None:
