@@ -41,7 +41,6 @@ from advisor import __version__
 from advisor.fleet.decide import decide
 from advisor.fleet.derive import JobSettings, derive_job
 from advisor.fleet.optin import Defaults, read_ask
-from advisor.models import WorkloadKind
 from advisor.models.kube import KubeWorkload
 from advisor.pipeline.plan import DEFAULT_SERVICE_ACCOUNT, PlanRequest, plan, run_args
 from advisor.recommend import build_recommendation, render_configmap
@@ -113,7 +112,8 @@ def fitting_advice(obj: dict[str, Any], settings: JobSettings, now: datetime) ->
     configmap = f"advice-{name}"
     ask = read_ask(obj["metadata"]["annotations"], Defaults())
     workload = KubeWorkload.read(obj)
-    job = derive_job(WorkloadKind.DEPLOYMENT, workload, ask, configmap=configmap, settings=settings)
+    assert workload is not None  # a Deployment
+    job = derive_job(workload, ask, configmap=configmap, settings=settings)
     rec = build_recommendation(
         calibration_result(node=node_profile(quota=job.cpu)),
         advisor_version=__version__,
@@ -249,7 +249,7 @@ def _decisions_only(stored: Stored) -> Callable[[], list[str]]:
         verdicts: list[str] = []
         for objs, configmaps in stored.values():
             # read as the planner reads them, once listed
-            workloads = [KubeWorkload.read(obj) for obj in objs]
+            workloads = [view for obj in objs if (view := KubeWorkload.read(obj)) is not None]
             decided = decide(
                 workloads,
                 configmaps,

@@ -64,10 +64,10 @@ def list_inventory(
     workloads: list[KubeWorkload] = []
     for kind in POD_OWNER_KINDS:
         items = lists.items(kind.group, kind.resource, of(kind.api_version, kind.resource))
-        workloads += [
-            KubeWorkload.read({"apiVersion": kind.api_version, "kind": kind.value, **item})
-            for item in items
-        ]
+        for item in items:
+            view = KubeWorkload.read({"apiVersion": kind.api_version, "kind": kind.value, **item})
+            if view is not None:  # always: the kind is one the advisor reads
+                workloads.append(view)
     pod = WorkloadKind.POD
     pods = lists.items(
         pod.group, pod.resource, of(pod.api_version, pod.resource), field_selector=LIVE_PODS

@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from advisor.consumers import quota
-from advisor.consumers.mounts import ADVICE_KEYS, Mount, Workload
+from advisor.consumers.mounts import ADVICE_KEYS, Mount
 from advisor.keys import ADVICE_HASH_ANNOTATION, RELOADER_AUTO, RELOADER_RELOAD, RELOADER_SEARCH
 from advisor.models import (
     ENV_INTRA_OP,
@@ -35,8 +35,16 @@ from advisor.models import (
     Provenance,
     WorkloadKind,
 )
-from advisor.models.kube import Container, KubePod, mapping
-from advisor.models.times import kube_time, timestamp
+from advisor.models.kube import (
+    Container,
+    ContainerStatus,
+    KubePod,
+    KubeWorkload,
+    PodSpec,
+    mapping,
+    mappings,
+)
+from advisor.models.times import timestamp
 from advisor.recommend import ParsedAdvice, content_hash
 
 #: pods named in a pods-predate-advice message; the rest are counted
@@ -55,9 +63,9 @@ def consumer(advice: ParsedAdvice | None, mount: Mount, *, reloader_match: bool)
             found += request_problems(prov, limit, cpu_request(mount), mount)
         else:
             found += cpu_problems(prov, limit, mount)
-        found += node_pool_problems(prov.node_selector, mount.workload.pod_spec.raw)
-    found += shadow_problems(mount.container.raw, mount.configmap)
-    found += resize_problems(mount.container.raw)
+        found += node_pool_problems(prov.node_selector, mount.workload.pod_spec)
+    found += shadow_problems(mount.container, mount.configmap)
+    found += resize_problems(mount.container)
     if advice is not None:
         found += predate_problems(advice, mount, reloader_match=reloader_match)
     return _row(mount, limit, found)
@@ -195,8 +203,8 @@ def request_problems(
 def _pod_limit(pod: KubePod, container: str) -> float | None:
     """The container's CPU limit in one pod: the kubelet's report of what it applied (status,
     Kubernetes 1.33+), else the pod's spec (what admission and a resize left there)."""
-    applied = [Container.read(entry) for entry in pod.container_statuses]
-    for entry in (*applied, *pod.spec.containers):
+    found: list[ContainerStatus | Container] = [*pod.container_statuses, *pod.spec.containers]
+    for entry in found:
         if entry.name == container:
             value = quota.cpu_limit(entry.resources, {})
             if value is not None:
@@ -208,14 +216,14 @@ def _pod_limit(pod: KubePod, container: str) -> float | None:
 # node pool
 
 
-def node_pool_problems(selector: dict[str, str] | None, pod_spec: dict[str, Any]) -> list[Problem]:
+def node_pool_problems(selector: dict[str, str] | None, pod_spec: PodSpec) -> list[Problem]:
     """Each pair of the Job's nodeSelector must be required of the consumer's pods too: by its
     nodeSelector, or by every term of its required node affinity (terms are ORed, so one term
     without the pair lets pods elsewhere)."""
     if not selector:
         return []
-    node_selector = pod_spec.get("nodeSelector") or {}
-    terms = _required_terms(pod_spec)
+    node_selector = pod_spec.node_selector
+    terms = mappings(pod_spec.required_node_affinity.get("nodeSelectorTerms"))
     unmet = []
     for key, value in sorted(selector.items()):
         if node_selector.get(key) == value or (terms and all(_pins(t, key, value) for t in terms)):
@@ -235,12 +243,6 @@ def node_pool_problems(selector: dict[str, str] | None, pod_spec: dict[str, Any]
     ]
 
 
-def _required_terms(pod_spec: dict[str, Any]) -> list[dict[str, Any]]:
-    node = (pod_spec.get("affinity") or {}).get("nodeAffinity") or {}
-    required = node.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
-    return [t for t in required.get("nodeSelectorTerms") or [] if isinstance(t, dict)]
-
-
 def _pins(term: dict[str, Any], key: str, value: str) -> bool:
     """The term allows only nodes with ``key=value``."""
     return any(
@@ -256,13 +258,12 @@ def _pins(term: dict[str, Any], key: str, value: str) -> bool:
 # advice that never reaches TensorFlow
 
 
-def shadow_problems(container: dict[str, Any], configmap: str) -> list[Problem]:
+def shadow_problems(container: Container, configmap: str) -> list[Problem]:
     """The container reads the advice, but TensorFlow does not see its values: an ``envFrom``
     prefix renames every key, and an ``env`` entry of the same name wins over ``envFrom``
     (unless it is itself a key reference to this advice)."""
     found = []
-    view = Container.read(container)
-    for source in view.env_from:
+    for source in container.env_from:
         ref = mapping(source.get("configMapRef"))
         prefix = source.get("prefix")
         if ref.get("name") == configmap and isinstance(prefix, str) and prefix:
@@ -274,7 +275,7 @@ def shadow_problems(container: dict[str, Any], configmap: str) -> list[Problem]:
                 )
             )
     own = []
-    for env in view.env:
+    for env in container.env:
         name = env.get("name")
         if name not in ADVICE_KEYS:
             continue
@@ -309,13 +310,11 @@ _SERVING_THREAD_FLAG = re.compile(
 )
 
 
-def serving_thread_flags(container: dict[str, Any]) -> list[str]:
+def serving_thread_flags(container: Container) -> list[str]:
     """TF Serving's thread flags the container's command or args set to a number of its own
     (``--tensorflow_intra_op_parallelism=2``), a shell command line's too; a value read from the
     env (``$(TF_NUM_INTRAOP_THREADS)``) or 0 leaves the advice in force."""
-    words = [
-        w for key in ("command", "args") for w in container.get(key) or [] if isinstance(w, str)
-    ]
+    words = [w for w in (*container.command, *container.args) if isinstance(w, str)]
     found = []
     for word in words:
         for match in _SERVING_THREAD_FLAG.finditer(word):
@@ -329,11 +328,10 @@ def serving_thread_flags(container: dict[str, Any]) -> list[str]:
 # in-place resize
 
 
-def resize_problems(container: dict[str, Any]) -> list[Problem]:
-    for policy in container.get("resizePolicy") or []:
+def resize_problems(container: Container) -> list[Problem]:
+    for policy in container.resize_policy:
         if (
-            isinstance(policy, dict)
-            and policy.get("resourceName") == "cpu"
+            policy.get("resourceName") == "cpu"
             and policy.get("restartPolicy") == "RestartContainer"
         ):
             return []
@@ -387,14 +385,14 @@ def predate_problems(advice: ParsedAdvice, mount: Mount, *, reloader_match: bool
     ]
 
 
-def restarts_on(workload: Workload, advice: ParsedAdvice) -> bool:
+def restarts_on(workload: KubeWorkload, advice: ParsedAdvice) -> bool:
     """The built-in restart (``run --restart``) has set this advice's hash on the template, so
     a rollout to the current values is under way or done."""
     annotations = workload.template_metadata.annotations
     return bool(annotations.get(ADVICE_HASH_ANNOTATION) == content_hash(advice.recommendation.env))
 
 
-def reloads_on(workload: Workload, configmap: str, *, reloader_match: bool) -> bool:
+def reloads_on(workload: KubeWorkload, configmap: str, *, reloader_match: bool) -> bool:
     """Stakater Reloader is set up to restart this workload when ``configmap`` changes: named by
     ``configmap.reloader.stakater.com/reload``, auto mode, or search mode with the advice's
     match annotation. Reloader reads the workload's annotations and its pod template's; it
@@ -418,11 +416,10 @@ def _container_started(pod: KubePod, container: str) -> datetime | None:
     if pod.phase != "Running":
         return None
     for entry in pod.container_statuses:
-        if entry.get("name") == container:
-            running = (entry.get("state") or {}).get("running") or {}
-            return kube_time(running.get("startedAt"))
+        if entry.name == container:
+            return entry.running_since
     return None
 
 
 def _pod_name(pod: KubePod) -> str:
-    return str(pod.metadata.raw.get("name", "?"))
+    return pod.metadata.name or "?"

@@ -12,7 +12,7 @@ selectors never share pods and no ReplicaSet has to be listed.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
 from advisor.models import (
@@ -20,39 +20,18 @@ from advisor.models import (
     ENV_ONEDNN,
     POD_OWNER_KINDS,
     WorkloadKind,
-    WorkloadRef,
 )
-from advisor.models.kube import Container, KubePod, KubeWorkload, ObjectMeta, PodSpec, mapping
+from advisor.models.kube import Container, KubePod, KubeWorkload, mapping
 
 #: the keys an advice can hold, so a key reference to any other key is not advice
 ADVICE_KEYS = frozenset((*ADVICE_ENV_NAMES, ENV_ONEDNN))
 
 
 @dataclass(frozen=True)
-class Workload:
-    """A Deployment, StatefulSet, DaemonSet or bare Pod, with what the checks read of it."""
-
-    kind: WorkloadKind
-    namespace: str
-    name: str
-    #: the workload's own annotations (where Reloader is configured)
-    annotations: dict[str, Any] = field(default_factory=dict)
-    #: the pod template's metadata (a bare pod's own)
-    template_metadata: ObjectMeta = field(default_factory=ObjectMeta)
-    pod_spec: PodSpec = field(default_factory=PodSpec)
-    #: its pods that are not finished (a bare pod: itself)
-    pods: list[KubePod] = field(default_factory=list)
-
-    @property
-    def ref(self) -> WorkloadRef:
-        return WorkloadRef(self.kind, self.name)
-
-
-@dataclass(frozen=True)
 class Mount:
     """One container of a workload reading one ConfigMap."""
 
-    workload: Workload
+    workload: KubeWorkload
     container: Container
     configmap: str
     #: every reference to the ConfigMap in this container is ``optional: true``
@@ -60,41 +39,29 @@ class Mount:
 
     @property
     def container_name(self) -> str:
-        return str(self.container.raw.get("name") or "?")
+        return self.container.label
 
 
-def workloads(objects: Iterable[KubeWorkload], pods: Iterable[KubePod]) -> list[Workload]:
-    """The workloads among ``objects`` with their pods, then every pod without a controller."""
-    pods = list(pods)
+def workloads(objects: Iterable[KubeWorkload], pods: Iterable[KubePod]) -> list[KubeWorkload]:
+    """The workloads among ``objects`` (those that own pods through a template) with their pods,
+    then every pod without a controller, as a workload of its own."""
     owned: dict[tuple[str, str, str], list[KubePod]] = {}
-    bare: list[Workload] = []
+    bare: list[KubeWorkload] = []
     for pod in pods:
         owner = _owner(pod)
         if owner is None:
-            bare.append(_bare(pod))
+            bare.append(KubeWorkload.of_pod(pod))
         else:
             owned.setdefault(owner, []).append(pod)
-    found = []
-    for view in objects:
-        if view.kind not in POD_OWNER_KINDS:
-            continue
-        kind = WorkloadKind(view.kind)
-        namespace, name = view.metadata.namespace, view.metadata.name
-        found.append(
-            Workload(
-                kind=kind,
-                namespace=namespace,
-                name=name,
-                annotations=view.metadata.annotations,
-                template_metadata=view.template_metadata,
-                pod_spec=view.pod_spec,
-                pods=owned.get((kind, namespace, name), []),
-            )
-        )
+    found = [
+        replace(view, pods=tuple(owned.get((view.kind, view.namespace, view.name), ())))
+        for view in objects
+        if view.kind in POD_OWNER_KINDS
+    ]
     return found + bare
 
 
-def mounts(found: Iterable[Workload]) -> dict[tuple[str, str], list[Mount]]:
+def mounts(found: Iterable[KubeWorkload]) -> dict[tuple[str, str], list[Mount]]:
     """(namespace, ConfigMap name) -> the containers reading it, in workload order."""
     by_configmap: dict[tuple[str, str], list[Mount]] = {}
     for workload in found:
@@ -130,24 +97,11 @@ def _owner(pod: KubePod) -> tuple[str, str, str] | None:
     ``<deployment>-<pod-template-hash>``; other controllers (Jobs, bare ReplicaSets) are kept
     as owners that match no workload."""
     meta = pod.metadata
-    for ref in meta.owner_references:
-        if ref.get("controller") is not True:
-            continue
-        kind, name, namespace = str(ref.get("kind", "")), str(ref.get("name", "")), meta.namespace
-        template_hash = meta.labels.get("pod-template-hash")
-        if kind == "ReplicaSet" and template_hash and name.endswith(f"-{template_hash}"):
-            return (WorkloadKind.DEPLOYMENT, namespace, name.removesuffix(f"-{template_hash}"))
-        return (kind, namespace, name)
-    return None
-
-
-def _bare(pod: KubePod) -> Workload:
-    return Workload(
-        kind=WorkloadKind.POD,
-        namespace=pod.metadata.namespace,
-        name=pod.metadata.name,
-        annotations=pod.metadata.annotations,
-        template_metadata=pod.metadata,
-        pod_spec=pod.spec,
-        pods=[pod],
-    )
+    controller = meta.controller
+    if controller is None:
+        return None
+    kind, name = controller
+    template_hash = meta.labels.get("pod-template-hash")
+    if kind == "ReplicaSet" and template_hash and name.endswith(f"-{template_hash}"):
+        return (WorkloadKind.DEPLOYMENT, meta.namespace, name.removesuffix(f"-{template_hash}"))
+    return (kind, meta.namespace, name)

@@ -11,6 +11,8 @@ image),
 Job's labels, annotations, name and hashes); ``errors`` holds the DeriveError they raise.
 ``jobs`` reads back the Jobs it made; ``decide`` compares a workload's advice with its Job and
 with the Jobs already there. Nothing here talks to a cluster: the pipeline lists the objects
-(``advisor.cluster``) and hands them in, as ``consumers`` does for ``status``. May import
-consumers, recommend, models, objectives and errors.
+(``advisor.cluster``), reads each once into its view (``advisor.models.kube``: the workload, its
+pod spec and containers, the Jobs) and hands the views in, as it does to ``consumers`` for
+``status``; nothing here reads a view again from a dict. May import consumers, recommend, models,
+objectives and errors.
 """

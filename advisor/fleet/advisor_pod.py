@@ -137,7 +137,7 @@ def run_args(
     *,
     configmap: str,
     model_path: str,
-    pod: Mapping[str, Any],
+    pod: PodSpec,
     ref: str,
     container: str,
     image: str,
@@ -160,7 +160,7 @@ def run_args(
             args.append(arg)
     args.append(f"{OPTION['model_path'].flag}={copied}")
     # the Job's node pool, recorded in the advice: status reports consumers not pinned to it
-    selector = PodSpec.read(pod).node_selector
+    selector = pod.node_selector
     args += [f"--node-selector={k}={v}" for k, v in sorted(selector.items())]
     args += [
         f"--for-workload={ref}",

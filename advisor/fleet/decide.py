@@ -47,7 +47,7 @@ from advisor.models import (
     ServingTarget,
     WorkloadRef,
 )
-from advisor.models.kube import Container, KubeWorkload, ObjectMeta, PodSpec
+from advisor.models.kube import Container, KubeClaim, KubeWorkload, PodSpec, mapping
 from advisor.models.plan import (
     Applied,
     Calibrate,
@@ -112,14 +112,26 @@ class Planned:
 
 @dataclass(frozen=True)
 class _Candidate:
-    """One opted-in container that got as far as a derived Job."""
+    """One opted-in container of ``workload`` that got as far as a derived Job: what deciding
+    found out about it (the ask, the serving container, its advice ConfigMap, the Job)."""
 
-    ref: WorkloadRef
+    workload: KubeWorkload
     ask: CalibrationAsk
-    container: str
+    serving: Container
     configmap: str
     job: DerivedJob
-    pod_spec: dict[str, Any]
+
+    @property
+    def ref(self) -> WorkloadRef:
+        return self.workload.ref
+
+    @property
+    def container(self) -> str:
+        return self.serving.label
+
+    @property
+    def pod_spec(self) -> PodSpec:
+        return self.workload.pod_spec
 
 
 def decide(
@@ -131,23 +143,24 @@ def decide(
     settings: JobSettings,
     now: datetime,
     max_age: timedelta | None = None,
-    claims: Mapping[str, Mapping[str, Any]] | None = None,
+    claims: Mapping[str, KubeClaim] | None = None,
 ) -> list[Planned]:
-    """A decision per opted-in container of ``workloads`` (each with its ``kind``; an object of
-    a kind the advisor does not know is no workload), given the namespace's ConfigMaps (and
-    PersistentVolumeClaims) by name and the planner's Jobs there. Sorted by workload."""
+    """A decision per opted-in container of ``workloads`` (one without a name is no workload),
+    given the namespace's ConfigMaps (and PersistentVolumeClaims) by name and the planner's Jobs
+    there. Sorted by workload."""
     jobs = list(jobs)
     out: list[Planned] = []
     owners: dict[str, _Candidate] = {}
-    listed = [(ref, obj) for obj in workloads if (ref := WorkloadRef.of(obj.raw)) is not None]
-    for ref, obj in sorted(listed, key=lambda item: str(item[0])):
+    listed = [obj for obj in workloads if obj.name]
+    for obj in sorted(listed, key=lambda item: str(item.ref)):
+        ref = obj.ref
         try:
-            if not opted_in(obj.raw):
+            if not opted_in(obj.metadata.labels):
                 continue
         except OptInError as exc:
             out.append(_in_namespace(_planned(ref, None, None, Skipped(str(exc))), obj))
             continue
-        found = _candidate(ref, obj, configmaps, defaults, settings, claims=claims)
+        found = _candidate(obj, configmaps, defaults, settings, claims=claims)
         if isinstance(found, Planned):
             out.append(_in_namespace(found, obj))
             continue
@@ -166,46 +179,44 @@ def _in_namespace(planned: Planned, workload: KubeWorkload) -> Planned:
 
 
 def _candidate(
-    ref: WorkloadRef,
     workload: KubeWorkload,
     configmaps: Mapping[str, Mapping[str, Any]],
     defaults: Defaults,
     settings: JobSettings,
     *,
-    claims: Mapping[str, Mapping[str, Any]] | None = None,
+    claims: Mapping[str, KubeClaim] | None = None,
 ) -> _Candidate | Planned:
-    kind = ref.kind
+    ref, kind = workload.ref, workload.kind
     if not kind.calibrated:
         return _planned(ref, None, None, NotCalibrated(kind))
-    pod_spec = workload.pod_spec.raw
     try:
-        ask = read_ask(workload.metadata.annotations, defaults)
+        ask = read_ask(workload.annotations, defaults)
         container = serving_container(workload.pod_spec, ask)
     except (OptInError, DeriveError) as exc:
         return _planned(ref, None, None, Skipped(str(exc)))
-    name = str(container.raw.get("name", "?"))
+    name = container.label
     try:
         configmap = advice_configmap(container, ask, configmaps)
     except DeriveError as exc:
         return _planned(ref, name, None, Skipped(str(exc)))
-    unusable = _unusable(container.raw, configmap, configmaps.get(configmap))
+    unusable = _unusable(container, configmap, configmaps.get(configmap))
     if unusable:
         return _planned(ref, name, configmap, unusable)
     try:
-        job = derive_job(kind, workload, ask, configmap=configmap, settings=settings, claims=claims)
+        job = derive_job(workload, ask, configmap=configmap, settings=settings, claims=claims)
     except DeriveError as exc:
         return _planned(ref, name, configmap, Skipped(str(exc)))
-    return _Candidate(ref, ask, name, configmap, job, pod_spec)
+    return _Candidate(workload, ask, container, configmap, job)
 
 
 def _unusable(
-    container: Mapping[str, Any], configmap: str, stored: Mapping[str, Any] | None
+    container: Container, configmap: str, stored: Mapping[str, Any] | None
 ) -> ForeignConfigMap | Overridden | None:
     """Why calibrating for ``configmap`` would be waste or harm: it is someone else's, or the
     container keeps the advice's values from TensorFlow (nobody would use what is measured)."""
     if stored is not None and _labels(stored).get(LABEL_MANAGED_BY) != APP_NAME:
         return ForeignConfigMap(configmap)
-    overridden = shadow_problems(dict(container), configmap)
+    overridden = shadow_problems(container, configmap)
     if overridden:
         return Overridden(tuple(overridden))
     return None
@@ -383,15 +394,13 @@ def _cpu_difference(prov: Provenance, job: DerivedJob) -> list[QuotaChanged]:
     return []
 
 
-def _pool_difference(
-    prov: Provenance, pod_spec: Mapping[str, Any]
-) -> list[PoolUnpinned | PoolSelected]:
+def _pool_difference(prov: Provenance, pod_spec: PodSpec) -> list[PoolUnpinned | PoolSelected]:
     """The node pool in both directions: the advice's pool must be required of the pods
     (status's check), and the pods must not be pinned to a pool the advice was not measured on."""
     recorded = dict(prov.node_selector or {})
-    current = {str(k): str(v) for k, v in PodSpec.read(pod_spec).node_selector.items()}
+    current = pod_spec.selector
     out: list[PoolUnpinned | PoolSelected] = [
-        PoolUnpinned(p) for p in node_pool_problems(recorded, dict(pod_spec))
+        PoolUnpinned(p) for p in node_pool_problems(recorded, pod_spec)
     ]
     extra = sorted(((k, v) for k, v in current.items() if recorded.get(k) != v), key=_pair_text)
     if extra and not out:
@@ -439,7 +448,8 @@ def _planned(
 
 
 def _labels(obj: Mapping[str, Any]) -> dict[str, Any]:
-    return ObjectMeta.read(obj.get("metadata")).labels
+    """A ConfigMap's labels (ConfigMaps are read whole: their advice is parsed from the dict)."""
+    return mapping(mapping(obj.get("metadata")).get("labels"))
 
 
 def with_cause(planned: Planned, cause: Cause) -> Planned:

@@ -13,8 +13,8 @@ The Job carries the settings of the shipped Job (deploy/job.yaml, the chart's
 contexts, a /tmp emptyDir. Its API credentials are a projected token mounted into the advisor
 container alone: the serving image's code (the copy) gets none.
 
-Pure: the workload's view in (read once where it is listed; what is copied into the Job comes
-from its ``raw`` dicts), a plain dict out. This module
+Pure: the workload's view in (read once where it is listed; its helpers take the views too, and
+what is copied into the Job comes from the views' properties), a plain dict out. This module
 assembles the Job; ``serving_shape``, ``model_copy``, ``advisor_pod`` and ``naming`` build its
 parts.
 """
@@ -56,8 +56,8 @@ from advisor.keys import (
     MESH_OPT_OUT_LABELS,
     PLANNER_MANAGED_BY,
 )
-from advisor.models import CpuFrom, ServingTarget, WorkloadKind, WorkloadRef
-from advisor.models.kube import Container, KubeWorkload, PodSpec
+from advisor.models import CpuFrom, ServingTarget
+from advisor.models.kube import Container, KubeClaim, KubeWorkload, PodSpec
 
 # what the rest of the package and ``plan`` import from here: the deriving, its input and result
 __all__ = [
@@ -137,42 +137,39 @@ def serving_container(spec: PodSpec, ask: CalibrationAsk) -> Container:
 
 
 def derive_job(
-    kind: WorkloadKind,
     workload: KubeWorkload,
     ask: CalibrationAsk,
     *,
     configmap: str,
     settings: JobSettings,
-    claims: Mapping[str, Mapping[str, Any]] | None = None,
+    claims: Mapping[str, KubeClaim] | None = None,
 ) -> DerivedJob:
     """The Job that measures ``workload``'s serving container in its own pod shape (``claims``:
     the namespace's PersistentVolumeClaims by name, to check the model's; None: not read)."""
-    meta = workload.metadata
-    name, namespace, uid = meta.name, meta.namespace, meta.uid
+    ref, namespace, uid = workload.ref, workload.namespace, workload.metadata.uid
+    name, kind = ref.name, ref.kind
     if not name or not namespace:
         raise DeriveError("the workload has no name or namespace")
-    ref = WorkloadRef(kind, name)
-    kind = ref.kind
     if not uid:
         raise DeriveError(
             f"{ref} has no uid (not read from the API server?): the Job's owner "
             "reference needs one, so that deleting the workload deletes its calibrations"
         )
-    pod = workload.pod_spec.raw
-    if not pod:
+    pod = workload.pod_spec
+    if pod.empty:
         raise DeriveError(f"{ref} has no pod template")
 
-    container = serving_container(workload.pod_spec, ask).raw
-    container_name = str(container.get("name"))
-    image = container.get("image")
-    if not isinstance(image, str) or not image:
+    container = serving_container(pod, ask)
+    container_name = str(container.name)
+    image = container.image
+    if not image:
         raise DeriveError(f"container {container_name} has no image to copy the model from")
     model_path = serving_model_path(ask.model_path, container)
     resources, quota, cpu_from = advisor_resources(container, pod)
     pool, pool_hash = node_pool(pod)
 
     copy_mounts, source_volumes, copy_env = model_source(
-        kind, workload, pod, container, model_path, claims=claims
+        workload, container, model_path, claims=claims
     )
     spec = pod_spec(pod, settings)
     spec["initContainers"] = [

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from advisor.errors import EXIT_CODES, one_line
 from advisor.fleet.naming import ADVISOR_CONTAINER, COPY_CONTAINER
@@ -19,7 +17,7 @@ from advisor.keys import (
     LABEL_SPEC_HASH,
 )
 from advisor.models import JobState, WorkloadRef
-from advisor.models.kube import KubeJob
+from advisor.models.kube import JobCondition, KubeJob
 
 #: the Job controller's podFailurePolicy message names the container and its exit code:
 #: "Container advisor for pod ml/x-abcde failed with exit code 4 matching FailJob rule at index 0"
@@ -76,9 +74,9 @@ def job_state(job: KubeJob) -> tuple[JobState, str]:
     which already says how it ends.
     """
     for condition in job.conditions:
-        if str(condition.get("status")) != "True":
+        if condition.status != "True":
             continue
-        kind = condition.get("type")
+        kind = condition.type
         if kind in ("Complete", "SuccessCriteriaMet"):
             return "complete", ""
         if kind in ("Failed", "FailureTarget"):
@@ -86,9 +84,9 @@ def job_state(job: KubeJob) -> tuple[JobState, str]:
     return "running", ""
 
 
-def _failure(condition: Mapping[str, Any], job: str) -> str:
-    reason = str(condition.get("reason") or "Failed")
-    message = str(condition.get("message") or "")
+def _failure(condition: JobCondition, job: str) -> str:
+    reason = condition.reason or "Failed"
+    message = condition.message
     text = f"{reason}: {message}" if message else reason
     match = _CONTAINER_EXIT.search(message)
     if match and match["container"] == COPY_CONTAINER:

@@ -30,7 +30,7 @@ from advisor.fleet.storage import claim_problem, object_storage_problem, serving
 from advisor.fleet.tf_serving import BASE_PATH_ENV, BASE_PATH_FLAG, NAME_ENV, served_model
 from advisor.keys import ANN_MODEL
 from advisor.models import WorkloadKind
-from advisor.models.kube import Container, KubeWorkload, PodSpec, mapping, sequence
+from advisor.models.kube import Container, KubeClaim, KubeWorkload, PodSpec, mapping, sequence
 
 #: the copy's own resources (a cp, not a measurement). Its CPU limit is a fraction: on a Guaranteed
 #: pod an integer would take exclusive cores from the static CPU manager (and, with its
@@ -48,13 +48,13 @@ _ENV_REFERENCE = re.compile(r"\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)")
 # Where the model is
 
 
-def serving_model_path(annotated: str | None, container: Mapping[str, Any]) -> str:
+def serving_model_path(annotated: str | None, container: Container) -> str:
     """The model's path in the serving container, normalised: the annotation's, else the base
     path a TF Serving container names itself (``fleet.tf_serving``). DeriveError when there is
     neither, or it is one the copy cannot take (object storage, a relative path)."""
     if annotated is not None:
         return checked_model_path(annotated)
-    name = container.get("name", "?")
+    name = container.label
     if problem := serving_model_problem(container):
         raise DeriveError(problem)
     served = served_model(container)
@@ -91,13 +91,11 @@ def _under(mount_path: str, path: str) -> int | None:
 
 
 def model_source(
-    kind: WorkloadKind,
     workload: KubeWorkload,
-    pod: Mapping[str, Any],
-    container: Mapping[str, Any],
+    container: Container,
     model_path: str,
     *,
-    claims: Mapping[str, Mapping[str, Any]] | None = None,
+    claims: Mapping[str, KubeClaim] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """The serving container's volumeMount the model lives under (the longest mountPath that
     covers it), the volume it mounts and the env its subPathExpr reads; nothing when the model
@@ -108,13 +106,13 @@ def model_source(
         raise DeriveError(problem)
     covering = [
         (depth, mount)
-        for mount in Container.read(container).volume_mounts
+        for mount in container.volume_mounts
         if (depth := _under(str(mount.get("mountPath", "")), model_path)) is not None
     ]
     if not covering:
         return [], [], []
     _, mount = max(covering, key=lambda item: item[0])
-    volume = _source_volume(kind, workload, pod, str(mount.get("name")), claims)
+    volume = _source_volume(workload, str(mount.get("name")), claims)
     own = {MODEL_VOLUME, TMP_VOLUME, TOKEN_VOLUME}
     if volume["name"] in own:
         volume["name"] = f"serving-{volume['name']}"
@@ -131,24 +129,19 @@ def model_source(
 
 
 def _source_volume(
-    kind: WorkloadKind,
     workload: KubeWorkload,
-    pod: Mapping[str, Any],
     name: str,
-    claims: Mapping[str, Mapping[str, Any]] | None,
+    claims: Mapping[str, KubeClaim] | None,
 ) -> dict[str, Any]:
     """The volume ``name`` as the calibration pod can mount it, read-only where it says so; a
     claim only when any node may mount it (fleet.storage)."""
-    spec = workload.spec
-    if kind is WorkloadKind.STATEFULSET:
+    if workload.kind is WorkloadKind.STATEFULSET:
         # the StatefulSet controller gives each replica its claim, over a pod volume of the
         # same name: the Job reads the first replica's
-        for claim_template in sequence(spec.get("volumeClaimTemplates")):
-            if mapping(mapping(claim_template).get("metadata")).get("name") == name:
-                sts = workload.metadata.raw.get("name")
-                first = mapping(spec.get("ordinals")).get("start") or 0
-                claim_name = f"{name}-{sts}-{first}"
-                modes = sequence(mapping(mapping(claim_template).get("spec")).get("accessModes"))
+        for claim_template in workload.claim_templates:
+            if mapping(claim_template.get("metadata")).get("name") == name:
+                claim_name = f"{name}-{workload.name}-{workload.first_ordinal}"
+                modes = sequence(mapping(claim_template.get("spec")).get("accessModes"))
                 problem = claim_problem(
                     name, claim_name, claims, template_modes=modes, template=name
                 )
@@ -158,7 +151,7 @@ def _source_volume(
                     "name": name,
                     "persistentVolumeClaim": {"claimName": claim_name, "readOnly": True},
                 }
-    for volume in PodSpec.read(pod).volumes:
+    for volume in workload.pod_spec.volumes:
         if volume.get("name") != name:
             continue
         result = copy.deepcopy(volume)
@@ -199,10 +192,10 @@ def _source_volume(
     )
 
 
-def _subpath_env(expression: str, container: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _subpath_env(expression: str, container: Container) -> list[dict[str, Any]]:
     """The env a subPathExpr expands, copied so the copy reads the directory the server reads;
     only what resolves the same in another pod of the namespace (a value, the namespace)."""
-    env = {str(e.get("name")): e for e in Container.read(container).env}
+    env = {str(e.get("name")): e for e in container.env}
     copied = []
     for name in dict.fromkeys(_ENV_REFERENCE.findall(expression)):
         entry = env.get(name)
@@ -226,8 +219,8 @@ def _subpath_env(expression: str, container: Mapping[str, Any]) -> list[dict[str
 
 
 def copy_container(
-    serving: Mapping[str, Any],
-    pod: Mapping[str, Any],
+    serving: Container,
+    pod: PodSpec,
     *,
     model_path: str,
     mounts: list[dict[str, Any]],
@@ -235,9 +228,9 @@ def copy_container(
 ) -> dict[str, Any]:
     """Copies the model out of the serving image (or its volume) into the Job's emptyDir, with
     no other volume of the serving pod and no credentials."""
-    container: dict[str, Any] = {"name": COPY_CONTAINER, "image": serving["image"]}
-    if serving.get("imagePullPolicy"):
-        container["imagePullPolicy"] = serving["imagePullPolicy"]
+    container: dict[str, Any] = {"name": COPY_CONTAINER, "image": serving.image}
+    if serving.image_pull_policy:
+        container["imagePullPolicy"] = serving.image_pull_policy
     # -L: a model directory reached through symlinks (a ConfigMap volume's ..data, a "current"
     # link to a version) is copied as the files it points to; without it the copy holds links
     # into a volume the advisor does not mount. busybox's cp and coreutils' both take -RL
@@ -258,11 +251,11 @@ def copy_container(
     return container
 
 
-def _copy_identity(serving: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, Any]:
+def _copy_identity(serving: Container, pod: PodSpec) -> dict[str, Any]:
     """The user the server runs as (its container's, else its pod's), so the copy reads what the
     server reads; the advisor's where the serving pod leaves it to the image."""
-    container_security = Container.read(serving).security_context
-    pod_security = PodSpec.read(pod).security_context
+    container_security = serving.security_context
+    pod_security = pod.security_context
 
     def setting(key: str) -> Any:
         for holder in (container_security, pod_security):
@@ -282,7 +275,7 @@ def _copy_identity(serving: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[s
     return identity
 
 
-def _copy_resources(serving: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, Any]:
+def _copy_resources(serving: Container, pod: PodSpec) -> dict[str, Any]:
     """COPY_RESOURCES, within the serving pod's budget (no container may ask for more than a
     pod-level limit or request). In a Guaranteed pod the copy asks for what it may use, as every
     container of such a pod does, and for no more than the serving container: the calibration
@@ -292,7 +285,7 @@ def _copy_resources(serving: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[
         bounds = [
             mapping(pod_resources.get("requests")),
             mapping(pod_resources.get("limits")),
-            mapping(Container.read(serving).resources.get("limits")),
+            mapping(serving.resources.get("limits")),
         ]
         size = _within(COPY_RESOURCES["limits"], *bounds)
         return {"requests": size, "limits": copy.deepcopy(size)}

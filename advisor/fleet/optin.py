@@ -92,11 +92,10 @@ class CalibrationAsk:
     revert: bool = True
 
 
-def opted_in(obj: Mapping[str, Any]) -> bool:
-    """The workload's opt-in label says "true" (in) or "false" or nothing (out); OptInError for
-    any other value. Exactly these two spellings, as a label selector compares values: one rule
-    for every reader of the label."""
-    labels = (obj.get("metadata") or {}).get("labels") or {}
+def opted_in(labels: Mapping[str, Any]) -> bool:
+    """The opt-in label among a workload's (or a Namespace's) ``labels`` says "true" (in) or
+    "false" or nothing (out); OptInError for any other value. Exactly these two spellings, as a
+    label selector compares values: one rule for every reader of the label."""
     value = labels.get(LABEL_CALIBRATE)
     if value is None or value == "false":
         return False

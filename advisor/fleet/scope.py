@@ -11,28 +11,26 @@ workloads that would be calibrated are ``skipped``, saying what to install.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable
 from dataclasses import replace
-from typing import Any
 
 from advisor.fleet.decide import Planned, with_cause
 from advisor.fleet.optin import OptInError, opted_in
-from advisor.models.kube import KubeWorkload
+from advisor.models.kube import KubeWorkload, ObjectMeta
 from advisor.models.plan import NoServiceAccount
 
 
-def opted_in_namespaces(objects: Iterable[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
-    """(the names of the Namespaces among ``objects`` whose label says "true", sorted; a
+def opted_in_namespaces(namespaces: Iterable[ObjectMeta]) -> tuple[list[str], list[str]]:
+    """(the names of the Namespaces (their metadata) whose label says "true", sorted; a
     sentence for each whose label says neither "true" nor "false", which is not planned)."""
     names: list[str] = []
     problems: list[str] = []
-    for obj in objects:
-        metadata = obj.get("metadata")
-        name = metadata.get("name") if isinstance(metadata, dict) else None
-        if not isinstance(name, str) or not name:
+    for meta in namespaces:
+        name = meta.name
+        if not name:
             continue
         try:
-            if opted_in(obj):
+            if opted_in(meta.labels):
                 names.append(name)
         except OptInError as exc:
             problems.append(f"namespace {name} is not planned: {exc}")

@@ -19,13 +19,13 @@ from advisor.fleet.advisor_pod import ADVISOR_UID, JobSettings
 from advisor.fleet.errors import DeriveError
 from advisor.fleet.naming import hash_of
 from advisor.models import CpuFrom
-from advisor.models.kube import PodSpec, mapping, sequence
+from advisor.models.kube import Container, PodSpec, mapping, sequence
 
 # --------------------------------------------------------------------------------------------------
 # The pod
 
 
-def pod_spec(pod: Mapping[str, Any], settings: JobSettings) -> dict[str, Any]:
+def pod_spec(pod: PodSpec, settings: JobSettings) -> dict[str, Any]:
     """The calibration pod's own settings and what it copies of the serving pod's placement."""
     security: dict[str, Any] = {
         "runAsNonRoot": True,
@@ -34,8 +34,7 @@ def pod_spec(pod: Mapping[str, Any], settings: JobSettings) -> dict[str, Any]:
         "seccompProfile": {"type": "RuntimeDefault"},
     }
     # the groups a volume's files are readable by: the copy reads the PVC as the server does
-    view = PodSpec.read(pod)
-    serving_security = view.security_context
+    serving_security = pod.security_context
     for key in ("fsGroup", "fsGroupChangePolicy", "supplementalGroups"):
         if serving_security.get(key) is not None:
             security[key] = copy.deepcopy(serving_security[key])
@@ -46,12 +45,17 @@ def pod_spec(pod: Mapping[str, Any], settings: JobSettings) -> dict[str, Any]:
         "automountServiceAccountToken": False,
         "securityContext": security,
     }
-    for key in ("nodeSelector", "tolerations", "runtimeClassName"):
-        if pod.get(key):
-            spec[key] = copy.deepcopy(pod[key])
+    placement = {
+        "nodeSelector": pod.node_selector,
+        "tolerations": pod.tolerations,
+        "runtimeClassName": pod.runtime_class,
+    }
+    for key, value in placement.items():
+        if value:
+            spec[key] = copy.deepcopy(value)
     # the serving pod's pull the serving image (the copy), plan's the advisor image: the
     # ServiceAccount's are added by the API server only to a pod that names none
-    serving_secrets = [ref.get("name") for ref in view.image_pull_secrets]
+    serving_secrets = [ref.get("name") for ref in pod.image_pull_secrets]
     pull_secrets = [
         *(name for name in serving_secrets if isinstance(name, str) and name),
         *settings.image_pull_secrets,
@@ -60,7 +64,7 @@ def pod_spec(pod: Mapping[str, Any], settings: JobSettings) -> dict[str, Any]:
         spec["imagePullSecrets"] = [{"name": name} for name in dict.fromkeys(pull_secrets)]
     if settings.priority_class:
         spec["priorityClassName"] = settings.priority_class
-    node_affinity = view.node_affinity
+    node_affinity = pod.node_affinity
     if node_affinity:
         spec["affinity"] = {"nodeAffinity": copy.deepcopy(node_affinity)}
     pod_resources = pod_level_resources(pod)
@@ -73,22 +77,20 @@ def pod_spec(pod: Mapping[str, Any], settings: JobSettings) -> dict[str, Any]:
 # Resources
 
 
-def advisor_resources(
-    container: Mapping[str, Any], pod: Mapping[str, Any]
-) -> tuple[dict[str, Any], float, CpuFrom]:
+def advisor_resources(container: Container, pod: PodSpec) -> tuple[dict[str, Any], float, CpuFrom]:
     """The serving container's resources, the quota they give and what it stands for.
 
     The quota is ``status``'s (``consumers.quota``): the tightest CPU limit; without any, the
     CPU request becomes the advisor's limit: the CPUs it is guaranteed on a busy node, a real
     quota to measure under instead of a whole idle node the server never gets."""
-    resources = _requests_limits(container.get("resources"))
-    found = cpu_quota(resources, PodSpec.read(pod).resources)
+    resources = _requests_limits(container.resources)
+    found = cpu_quota(resources, pod.resources)
     if found is not None:
         if found.cpu_from == "request":
             resources.setdefault("limits", {})["cpu"] = copy.deepcopy(found.quantity)
         return resources, found.cpus, found.cpu_from
     raise DeriveError(
-        f"container {container.get('name')} declares neither a CPU limit nor a CPU request: "
+        f"container {container.name} declares neither a CPU limit nor a CPU request: "
         "nothing to measure for (its threads may run on any share of any node)"
     )
 
@@ -105,14 +107,14 @@ QosClass = Literal["Guaranteed", "Burstable", "BestEffort"]
 QOS_RESOURCES = ("cpu", "memory")
 
 
-def qos_class(pod: Mapping[str, Any]) -> QosClass:
+def qos_class(pod: PodSpec) -> QosClass:
     """The class the kubelet gives a pod of this spec, as the API server defaults it: from its
     pod-level resources when it declares some, else from every container (init ones too)."""
     pod_resources = pod_level_resources(pod)
     if pod_resources:
         shapes = [pod_resources]
     else:
-        shapes = [_defaulted(c) for c in _containers(pod, with_init=True)]
+        shapes = [_defaulted(c) for c in (*pod.containers, *pod.init_containers)]
     declared = [
         _positive(mapping(shape.get(key))) for shape in shapes for key in ("requests", "limits")
     ]
@@ -126,11 +128,11 @@ def qos_class(pod: Mapping[str, Any]) -> QosClass:
     return "Guaranteed"
 
 
-def pod_level_resources(pod: Mapping[str, Any]) -> dict[str, Any]:
+def pod_level_resources(pod: PodSpec) -> dict[str, Any]:
     """The pod-level ``requests`` and ``limits`` as the API server defaults them: a request left
     out where there is a limit is the containers' requests added up, else the limit. Stated in
     full on the calibration pod, whose containers differ from the serving pod's."""
-    resources = _requests_limits(pod.get("resources"))
+    resources = _requests_limits(pod.resources)
     limits = mapping(resources.get("limits"))
     if not limits:
         return resources
@@ -145,39 +147,32 @@ def pod_level_resources(pod: Mapping[str, Any]) -> dict[str, Any]:
     return resources
 
 
-def _containers_request(pod: Mapping[str, Any], name: str) -> float | None:
+def _containers_request(pod: PodSpec, name: str) -> float | None:
     """What the pod's containers request of ``name`` together, as the scheduler adds it up: the
     main containers and native sidecars run side by side, each init container with the sidecars
     started before it; None when none requests it."""
     asked = False
     sidecars = 0.0
     init_peak = 0.0
-    for init in PodSpec.read(pod).init_containers:
-        value = mapping(_defaulted(init.raw).get("requests")).get(name)
+    for init in pod.init_containers:
+        value = mapping(_defaulted(init).get("requests")).get(name)
         asked = asked or value is not None
-        if init.raw.get("restartPolicy") == "Always":
+        if init.restart_policy == "Always":
             sidecars += _number(value)
         else:
             init_peak = max(init_peak, sidecars + _number(value))
     main = 0.0
-    for container in _containers(pod, with_init=False):
+    for container in pod.containers:
         value = mapping(_defaulted(container).get("requests")).get(name)
         asked = asked or value is not None
         main += _number(value)
     return max(main + sidecars, init_peak) if asked else None
 
 
-def _containers(pod: Mapping[str, Any], *, with_init: bool) -> list[dict[str, Any]]:
-    """The pod's containers (then its init containers, native sidecars among them)."""
-    view = PodSpec.read(pod)
-    found = (*view.containers, *view.init_containers) if with_init else view.containers
-    return [container.raw for container in found]
-
-
-def _defaulted(container: Mapping[str, Any]) -> dict[str, Any]:
+def _defaulted(container: Container) -> dict[str, Any]:
     """A container's requests and limits as the API server stores them: a request left out is
     its limit."""
-    resources = _requests_limits(container.get("resources"))
+    resources = _requests_limits(container.resources)
     limits = mapping(resources.get("limits"))
     if limits:
         resources["requests"] = {**limits, **mapping(resources.get("requests"))}
@@ -221,11 +216,10 @@ def _requests_limits(value: Any) -> dict[str, Any]:
 # Node pool
 
 
-def node_pool(pod: Mapping[str, Any]) -> tuple[str, str]:
+def node_pool(pod: PodSpec) -> tuple[str, str]:
     """The nodes the serving pods may run on, readable, and a hash of their exact terms."""
-    view = PodSpec.read(pod)
-    selector = view.selector
-    terms = sequence(view.required_node_affinity.get("nodeSelectorTerms"))
+    selector = pod.selector
+    terms = sequence(pod.required_node_affinity.get("nodeSelectorTerms"))
     parts = []
     if selector:
         parts.append(",".join(f"{k}={v}" for k, v in sorted(selector.items())))

@@ -25,7 +25,7 @@ from typing import Any
 from advisor.fleet.naming import hash_of
 from advisor.fleet.optin import CalibrationAsk
 from advisor.models import OPTION, OPTIONS, plan_options
-from advisor.models.kube import PodSpec, mapping
+from advisor.models.kube import Container, PodSpec, mapping
 from advisor.models.plan import SpecChanged
 
 #: the record's keys (the resources' are ``requests.<name>``, ``limits.<name>`` and the same
@@ -73,8 +73,8 @@ HASHED = "#"
 
 def calibration_spec(
     *,
-    pod: Mapping[str, Any],
-    container: Mapping[str, Any],
+    pod: PodSpec,
+    container: Container,
     ask: CalibrationAsk,
     model_path: str,
     model_volume: Any,
@@ -82,16 +82,13 @@ def calibration_spec(
 ) -> dict[str, Any]:
     """The spec of one calibration: key -> value, plain data; what is not set is left out."""
     spec: dict[str, Any] = {}
-    view = PodSpec.read(pod)
-    selector = view.selector
-    required = view.required_node_affinity
-    _put(spec, NODE_SELECTOR, selector)
-    _put(spec, NODE_AFFINITY, required.get("nodeSelectorTerms"))
-    _put(spec, TOLERATIONS, pod.get("tolerations"))
-    _put(spec, RUNTIME_CLASS, pod.get("runtimeClassName"))
-    spec.update(_resources("", container.get("resources")))
-    spec.update(_resources(POD, pod.get("resources")))
-    _put(spec, IMAGE, container.get("image"))
+    _put(spec, NODE_SELECTOR, pod.selector)
+    _put(spec, NODE_AFFINITY, pod.required_node_affinity.get("nodeSelectorTerms"))
+    _put(spec, TOLERATIONS, pod.tolerations)
+    _put(spec, RUNTIME_CLASS, pod.runtime_class)
+    spec.update(_resources("", container.resources))
+    spec.update(_resources(POD, pod.resources))
+    _put(spec, IMAGE, container.image)
     _put(spec, MODEL_PATH, model_path)
     _put(spec, MODEL_VOLUME, model_volume)
     # the options of the workload (its annotations over plan's defaults) ...

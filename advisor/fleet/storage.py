@@ -13,17 +13,17 @@ claim's ``status.accessModes`` once bound) may be mounted on any node.
 Object storage (``gs://``, ``s3://``, ...) is read by the server with its own credentials; the
 copy container has none and runs ``cp``.
 
-Pure: plain dicts in (the claims as the API server lists them), a message or None out.
+Pure: the views of the serving container and of the namespace's claims in, a message or None
+out.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from advisor.fleet.tf_serving import BASE_PATH_ENV, BASE_PATH_FLAG, flag_values
-from advisor.models.kube import Container, mapping, sequence
+from advisor.models.kube import Container, KubeClaim
 
 #: the modes any number of nodes may mount a volume with
 SHARED_MODES = frozenset({"ReadOnlyMany", "ReadWriteMany"})
@@ -63,17 +63,17 @@ def object_storage_problem(path: str, where: str) -> str | None:
     )
 
 
-def serving_model_problem(container: Mapping[str, Any]) -> str | None:
+def serving_model_problem(container: Container) -> str | None:
     """Why the serving container's own model path cannot be copied: TensorFlow Serving's
     ``--model_base_path`` (in its command or args, as ``=X`` or ``X``, also inside a shell
     string) or the official image's ``MODEL_BASE_PATH`` env naming object storage. A
     ``--model_config_file`` is a file the planner cannot read: what it names is left alone."""
-    name = container.get("name", "?")
+    name = container.label
     for value in flag_values(container, BASE_PATH_FLAG):
         problem = object_storage_problem(value, f"container {name}'s {BASE_PATH_FLAG}")
         if problem:
             return problem
-    for entry in Container.read(container).env:
+    for entry in container.env:
         if entry.get("name") == BASE_PATH_ENV:
             problem = object_storage_problem(
                 str(entry.get("value") or ""), f"container {name}'s env {BASE_PATH_ENV}"
@@ -87,20 +87,10 @@ def serving_model_problem(container: Mapping[str, Any]) -> str | None:
 # Claims
 
 
-def claim_modes(claim: Mapping[str, Any]) -> list[str]:
-    """The access modes a PersistentVolumeClaim has: asked for (``spec``) and, once bound, those
-    of its PersistentVolume (``status``), which may allow more."""
-    modes = [
-        *sequence(mapping(claim.get("spec")).get("accessModes")),
-        *sequence(mapping(claim.get("status")).get("accessModes")),
-    ]
-    return list(dict.fromkeys(str(mode) for mode in modes))
-
-
 def claim_problem(
     volume: str,
     claim_name: str,
-    claims: Mapping[str, Mapping[str, Any]] | None,
+    claims: Mapping[str, KubeClaim] | None,
     *,
     template_modes: Iterable[str] | None = None,
     template: str | None = None,
@@ -110,7 +100,8 @@ def claim_problem(
     a claim template's own modes are checked); ``template`` names the StatefulSet's claim
     template the claim was made from, ``template_modes`` its ``spec.accessModes``."""
     stored = claims.get(claim_name) if claims is not None else None
-    modes = list(dict.fromkeys([*(template_modes or ()), *claim_modes(stored or {})]))
+    held = stored.access_modes if stored is not None else ()
+    modes = list(dict.fromkeys([*(template_modes or ()), *held]))
     where = f"the model is in volume {volume}, on PersistentVolumeClaim {claim_name}"
     if template is not None:
         where += f" (from the StatefulSet's claim template {template})"

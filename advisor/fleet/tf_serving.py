@@ -18,7 +18,7 @@ variables: each is a one-line reason to set the annotation instead.
 The base path is what the advice is measured for; the Job copies it whole and measures the
 version TF Serving serves from it (its highest, ``advisor.trials.modelfile``).
 
-Pure: the container's dict in, a path or a DeriveError out.
+Pure: the container's view in, a path or a DeriveError out.
 """
 
 from __future__ import annotations
@@ -58,11 +58,10 @@ class ServedModel:
     named_by: str
 
 
-def tokens(container: Mapping[str, Any]) -> list[str]:
+def tokens(container: Container) -> list[str]:
     """The words of the container's command and args, a shell string split as the shell would."""
     words: list[str] = []
-    view = Container.read(container)
-    for part in [*view.command, *view.args]:
+    for part in [*container.command, *container.args]:
         text = str(part)
         try:  # a shell string (sh -c "tensorflow_model_server --model_base_path=...")
             words += shlex.split(text)
@@ -71,7 +70,7 @@ def tokens(container: Mapping[str, Any]) -> list[str]:
     return words
 
 
-def flag_values(container: Mapping[str, Any], flag: str) -> list[str]:
+def flag_values(container: Container, flag: str) -> list[str]:
     """Every value the container's command and args give ``flag`` (``--flag=X`` or ``--flag
     X``), in order: the last is the one the server keeps."""
     words = tokens(container)
@@ -87,13 +86,12 @@ def flag_values(container: Mapping[str, Any], flag: str) -> list[str]:
     return values
 
 
-def served_model(container: Mapping[str, Any]) -> ServedModel | None:
+def served_model(container: Container) -> ServedModel | None:
     """The base path the container serves when it is TF Serving and says which; None when it is
     not recognisably TF Serving. DeriveError when it is, but names its model where the planner
     cannot read it (a config file, env from elsewhere, shell variables)."""
-    name = container.get("name", "?")
-    view = Container.read(container)
-    env = {str(e.get("name")): e for e in view.env}
+    name = container.label
+    env = {str(e.get("name")): e for e in container.env}
     if configs := flag_values(container, CONFIG_FILE_FLAG):
         raise DeriveError(
             f"container {name} serves the models its {CONFIG_FILE_FLAG} lists ({configs[-1]}), a "
@@ -126,14 +124,14 @@ def served_model(container: Mapping[str, Any]) -> ServedModel | None:
     return ServedModel(f"{base.rstrip('/')}/{model}", f"{BASE_PATH_ENV}/{NAME_ENV}")
 
 
-def _runs_official_entrypoint(container: Mapping[str, Any], env: Mapping[str, Any]) -> bool:
+def _runs_official_entrypoint(container: Container, env: Mapping[str, Any]) -> bool:
     """The container runs the official image's entrypoint: its own ``command`` names it, or it
     keeps the image's and the image is the official one or is given the entrypoint's env."""
-    command = Container.read(container).command
+    command = container.command
     if command:
         return [str(word) for word in command] in ([ENTRYPOINT], ["tf_serving_entrypoint.sh"])
     # the repository without digest or tag (a registry's port, host:5000/..., is no tag)
-    head, _, last = str(container.get("image") or "").split("@", 1)[0].rpartition("/")
+    head, _, last = (container.image or "").split("@", 1)[0].rpartition("/")
     repository = f"{head}/{last.split(':', 1)[0]}" if head else last.split(":", 1)[0]
     official = repository == OFFICIAL_IMAGE or repository.endswith("/" + OFFICIAL_IMAGE)
     return official or BASE_PATH_ENV in env or NAME_ENV in env

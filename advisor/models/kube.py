@@ -1,13 +1,20 @@
 """Typed views of the Kubernetes objects the advisor reads: a workload, its pod template and pod
-spec, a container, a pod and a Job, each built once from the API's dict where it is listed.
+spec, a container and its status, a pod, a PersistentVolumeClaim and a Job, each built once from
+the API's dict where it is listed (the pipeline, the cluster client) and passed down as it is:
+``fleet``, ``consumers`` and production read these views and build none of their own.
+
+One workload view serves every reader: ``KubeWorkload`` is a Deployment, StatefulSet, DaemonSet
+or bare pod with its identity (``WorkloadRef``: kind and name, its namespace beside it), its pod
+template and, once joined (``consumers.mounts``), the pods running it.
 
 The API server's objects are read leniently: a field that is missing or of the wrong type reads
 as empty (``{}``, ``()``, ``""``, None), never as an error, since a check or a plan says what a
-workload lacks in its own words. The views keep the dict they were read from (``raw``) for what
-is copied into a manifest unchanged. A pod spec and a container read each field when it is first
-asked for, and keep it: reading such a view costs nothing (``plan`` derives thousands of Jobs).
-``mapping`` and ``sequence`` are the one lenient reader of the nested blocks no view names (a
-volume's source, an affinity's terms).
+workload lacks in its own words. The views keep the dict they were read from (``raw``), which only
+this module and the cluster client read (a unit test keeps it so): what a manifest copies
+unchanged is asked of a view's property. A pod spec and a container read each field when it is
+first asked for, and keep it: reading such a view costs nothing (``plan`` derives thousands of
+Jobs). ``mapping`` and ``sequence`` are the one lenient reader of the nested blocks no view names
+(a volume's source, an affinity's terms).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from functools import cached_property
 from typing import Any
 
 from advisor.models.times import kube_time
+from advisor.models.workload import WorkloadKind, WorkloadRef
 
 
 def mapping(value: Any) -> dict[str, Any]:
@@ -62,6 +70,15 @@ class ObjectMeta:
             raw=meta,
         )
 
+    @property
+    def controller(self) -> tuple[str, str] | None:
+        """(kind, name) of the owner reference that is the object's controller; None without
+        one (only ``controller: true``, the boolean, makes one)."""
+        for ref in self.owner_references:
+            if ref.get("controller") is True:
+                return str(ref.get("kind", "")), str(ref.get("name", ""))
+        return None
+
 
 @dataclass(frozen=True)
 class Container:
@@ -78,6 +95,11 @@ class Container:
         """None when it has none (the API server never stores such a container)."""
         name = self.raw.get("name")
         return name if isinstance(name, str) else None
+
+    @property
+    def label(self) -> str:
+        """Its name as a reason or a row shows it ("?" without one)."""
+        return self.name or "?"
 
     @cached_property
     def image(self) -> str | None:
@@ -111,6 +133,43 @@ class Container:
     @cached_property
     def security_context(self) -> dict[str, Any]:
         return mapping(self.raw.get("securityContext"))
+
+    @cached_property
+    def image_pull_policy(self) -> str | None:
+        policy = self.raw.get("imagePullPolicy")
+        return policy if isinstance(policy, str) and policy else None
+
+    @cached_property
+    def resize_policy(self) -> tuple[dict[str, Any], ...]:
+        return mappings(self.raw.get("resizePolicy"))
+
+    @cached_property
+    def restart_policy(self) -> str | None:
+        """An init container's ``Always``: a native sidecar."""
+        policy = self.raw.get("restartPolicy")
+        return policy if isinstance(policy, str) else None
+
+
+@dataclass(frozen=True)
+class ContainerStatus:
+    """A pod's report of one of its containers (``status.containerStatuses``)."""
+
+    name: str | None
+    #: what the kubelet applied (Kubernetes 1.33+; empty before)
+    resources: dict[str, Any]
+    #: when the container now running started (None: not running)
+    running_since: datetime | None
+
+    @classmethod
+    def read(cls, value: Any) -> ContainerStatus:
+        raw = mapping(value)
+        name = raw.get("name")
+        running = mapping(mapping(raw.get("state")).get("running"))
+        return cls(
+            name=name if isinstance(name, str) else None,
+            resources=mapping(raw.get("resources")),
+            running_since=kube_time(running.get("startedAt")),
+        )
 
 
 @dataclass(frozen=True)
@@ -159,6 +218,16 @@ class PodSpec:
     def image_pull_secrets(self) -> tuple[dict[str, Any], ...]:
         return mappings(self.raw.get("imagePullSecrets"))
 
+    @cached_property
+    def runtime_class(self) -> str | None:
+        name = self.raw.get("runtimeClassName")
+        return name if isinstance(name, str) and name else None
+
+    @property
+    def empty(self) -> bool:
+        """No spec at all (a workload without a pod template)."""
+        return not self.raw
+
     @property
     def node_affinity(self) -> dict[str, Any]:
         return mapping(self.affinity.get("nodeAffinity"))
@@ -176,39 +245,96 @@ class PodSpec:
 
 @dataclass(frozen=True)
 class KubeWorkload:
-    """A Deployment, StatefulSet or DaemonSet as listed: its metadata, ``spec`` and pod template.
-    A bare pod reads as one whose template is itself (``template_metadata`` its own)."""
+    """A Deployment, StatefulSet, DaemonSet or bare pod: its identity, metadata, ``spec``, pod
+    template and the pods running it. A bare pod is one whose template is itself (its own
+    metadata and spec) and whose one pod is itself.
 
-    kind: str
+    ``pods`` is empty as listed: ``consumers.mounts.workloads`` joins a scope's pods to their
+    workloads by owner reference."""
+
+    ref: WorkloadRef
     metadata: ObjectMeta
     spec: dict[str, Any]
     template_metadata: ObjectMeta
     pod_spec: PodSpec
     raw: dict[str, Any]
+    #: its pods that are not finished, once joined (a bare pod: itself)
+    pods: tuple[KubePod, ...] = ()
 
     @classmethod
-    def read(cls, value: Any) -> KubeWorkload:
+    def read(cls, value: Any) -> KubeWorkload | None:
+        """The view of a listed object (its ``kind`` put back, as lists leave it out); None for
+        a kind the advisor does not read (a ReplicaSet, a Job)."""
         raw = mapping(value)
+        try:
+            kind = WorkloadKind(_text(raw.get("kind")))
+        except ValueError:
+            return None
+        if kind is WorkloadKind.POD:
+            return cls.of_pod(KubePod.read(raw))
+        metadata = ObjectMeta.read(raw.get("metadata"))
         spec = mapping(raw.get("spec"))
         template = mapping(spec.get("template"))
         return cls(
-            kind=_text(raw.get("kind")),
-            metadata=ObjectMeta.read(raw.get("metadata")),
+            ref=WorkloadRef(kind, metadata.name),
+            metadata=metadata,
             spec=spec,
             template_metadata=ObjectMeta.read(template.get("metadata")),
             pod_spec=PodSpec.read(template.get("spec")),
             raw=raw,
         )
 
+    @classmethod
+    def of_pod(cls, pod: KubePod) -> KubeWorkload:
+        """A pod nothing controls, as the workload of its own."""
+        return cls(
+            ref=WorkloadRef(WorkloadKind.POD, pod.metadata.name),
+            metadata=pod.metadata,
+            spec=pod.spec.raw,
+            template_metadata=pod.metadata,
+            pod_spec=pod.spec,
+            raw=pod.raw,
+            pods=(pod,),
+        )
+
+    @property
+    def kind(self) -> WorkloadKind:
+        return self.ref.kind
+
+    @property
+    def name(self) -> str:
+        return self.ref.name
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace
+
+    @property
+    def annotations(self) -> dict[str, Any]:
+        """The workload's own annotations (where the opt-in's options and Reloader are set)."""
+        return self.metadata.annotations
+
+    @property
+    def claim_templates(self) -> tuple[dict[str, Any], ...]:
+        """A StatefulSet's ``volumeClaimTemplates`` (each replica's claims)."""
+        return mappings(self.spec.get("volumeClaimTemplates"))
+
+    @property
+    def first_ordinal(self) -> Any:
+        """A StatefulSet's first replica's ordinal (``spec.ordinals.start``, else 0)."""
+        return mapping(self.spec.get("ordinals")).get("start") or 0
+
 
 @dataclass(frozen=True)
 class KubePod:
-    """A pod as listed: its metadata, spec and ``status`` (phase, container statuses)."""
+    """A pod as listed: its metadata, spec and ``status`` (phase, start, container statuses)."""
 
     metadata: ObjectMeta
     spec: PodSpec
     phase: str
-    container_statuses: tuple[dict[str, Any], ...]
+    container_statuses: tuple[ContainerStatus, ...]
+    #: when the kubelet started it (None: not started)
+    started: datetime | None
     raw: dict[str, Any]
 
     @classmethod
@@ -219,9 +345,49 @@ class KubePod:
             metadata=ObjectMeta.read(raw.get("metadata")),
             spec=PodSpec.read(raw.get("spec")),
             phase=_text(status.get("phase")),
-            container_statuses=mappings(status.get("containerStatuses")),
+            container_statuses=tuple(
+                ContainerStatus.read(entry) for entry in mappings(status.get("containerStatuses"))
+            ),
+            started=kube_time(status.get("startTime")),
             raw=raw,
         )
+
+
+@dataclass(frozen=True)
+class KubeClaim:
+    """A PersistentVolumeClaim as listed: its metadata and the access modes it has."""
+
+    metadata: ObjectMeta
+    #: asked for (``spec``) and, once bound, those of its PersistentVolume (``status``), which
+    #: may allow more; each once, in that order
+    access_modes: tuple[str, ...]
+
+    @classmethod
+    def read(cls, value: Any) -> KubeClaim:
+        raw = mapping(value)
+        modes = [
+            *sequence(mapping(raw.get("spec")).get("accessModes")),
+            *sequence(mapping(raw.get("status")).get("accessModes")),
+        ]
+        return cls(
+            metadata=ObjectMeta.read(raw.get("metadata")),
+            access_modes=tuple(dict.fromkeys(str(mode) for mode in modes)),
+        )
+
+
+@dataclass(frozen=True)
+class JobCondition:
+    """One of a Job's ``status.conditions`` (each field as text, "" when absent)."""
+
+    type: str
+    status: str
+    reason: str
+    message: str
+
+    @classmethod
+    def read(cls, value: Any) -> JobCondition:
+        raw = mapping(value)
+        return cls(*(_shown(raw.get(key)) for key in ("type", "status", "reason", "message")))
 
 
 @dataclass(frozen=True)
@@ -229,15 +395,21 @@ class KubeJob:
     """A Job as listed: its metadata and its status's conditions."""
 
     metadata: ObjectMeta
-    conditions: tuple[dict[str, Any], ...]
+    conditions: tuple[JobCondition, ...]
 
     @classmethod
     def read(cls, value: Any) -> KubeJob:
         raw = mapping(value)
+        conditions = mappings(mapping(raw.get("status")).get("conditions"))
         return cls(
             metadata=ObjectMeta.read(raw.get("metadata")),
-            conditions=mappings(mapping(raw.get("status")).get("conditions")),
+            conditions=tuple(JobCondition.read(c) for c in conditions),
         )
+
+
+def _shown(value: Any) -> str:
+    """A field as the text it shows; "" when it is absent or empty."""
+    return str(value) if value else ""
 
 
 def _text(value: Any) -> str:

@@ -5,7 +5,8 @@ client reads and patches them, ``status`` finds the containers of each kind that
 ``plan`` derives a calibration Job from one and records it in the Job's annotations and in the
 advice's provenance, and render prints them. They all take the kinds from ``KINDS`` and the
 text from ``WorkloadRef``, so ``deployment/web`` is parsed and printed in one place and the
-advice, the Jobs and the plan compare typed references, never text.
+advice, the Jobs and the plan compare typed references, never text. A listed object's reference
+is its view's (``advisor.models.kube.KubeWorkload.ref``), read once where it is listed.
 
 A new kind is one row of ``KINDS`` (its API resource, apiVersion and kubectl's short name), and
 ``calibrated`` when ``plan`` derives Jobs from it and ``run`` may restart it; the cluster client
@@ -131,17 +132,6 @@ class WorkloadRef:
         if not sep or kind is None or not name:
             return None
         return cls(kind, name)
-
-    @classmethod
-    def of(cls, obj: Mapping[str, Any]) -> WorkloadRef | None:
-        """The reference of a listed object (its ``kind`` and name); None for another kind."""
-        meta = obj.get("metadata")
-        name = meta.get("name") if isinstance(meta, dict) else None
-        try:
-            kind = WorkloadKind(str(obj.get("kind")))
-        except ValueError:
-            return None
-        return cls(kind, name) if isinstance(name, str) and name else None
 
     # A model field of this type holds the text (``deployment/NAME``): the stored provenance and
     # the plan's output read and write exactly what they did when it was a string.

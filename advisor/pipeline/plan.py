@@ -52,7 +52,7 @@ from advisor.fleet.retry import retry_failed
 from advisor.fleet.scope import by_namespace, opted_in_namespaces, without_service_account
 from advisor.keys import NAMESPACE_SELECTOR, OPT_IN_SELECTOR, PLANNED_SELECTOR
 from advisor.models import OPTION, CalibrationOptions, PlanResult, TrialMode, plan_options
-from advisor.models.kube import KubeJob, KubeWorkload
+from advisor.models.kube import KubeClaim, KubeJob, KubeWorkload, ObjectMeta
 from advisor.models.plan import (
     Created,
     JobExists,
@@ -321,7 +321,7 @@ class _Listed:
     workloads: dict[str, list[KubeWorkload]]
     configmaps: dict[str, dict[str, Mapping[str, Any]]]
     jobs: list[PlannedJob]
-    claims: dict[str, dict[str, Mapping[str, Any]]]
+    claims: dict[str, dict[str, KubeClaim]]
     accounts: set[str] | None = None
 
 
@@ -340,17 +340,16 @@ def _list(
 
     def workloads_in(where: str | None) -> list[KubeWorkload]:
         listed = list_workloads(connection, where, OPT_IN_SELECTOR, policy)
-        return [KubeWorkload.read(obj) for obj in listed]
+        return [view for obj in listed if (view := KubeWorkload.read(obj)) is not None]
 
     if namespace is not None:
         workloads = workloads_in(namespace)
         configmaps = {namespace: _by_name(list_configmaps(connection, namespace, policy))}
         jobs = planned_jobs()
-        claims = {namespace: _by_name(list_claims(connection, namespace, policy))}
+        claims = {namespace: _claims(list_claims(connection, namespace, policy))}
         return _Listed({namespace: workloads}, configmaps, jobs, claims)
-    opted_in, problems = opted_in_namespaces(
-        list_namespaces(connection, NAMESPACE_SELECTOR, policy)
-    )
+    listed = list_namespaces(connection, NAMESPACE_SELECTOR, policy)
+    opted_in, problems = opted_in_namespaces(ObjectMeta.read(obj.get("metadata")) for obj in listed)
     for problem in problems:  # no workload to hang a decision on: said once per run
         log.warning("%s", problem)
     grouped = by_namespace(workloads_in(None), opted_in)
@@ -360,8 +359,7 @@ def _list(
         for where in planned_in
     }
     claims = {
-        where: _by_name(list_claims(connection, where, policy, cluster=True))
-        for where in planned_in
+        where: _claims(list_claims(connection, where, policy, cluster=True)) for where in planned_in
     }
     accounts = namespaces_with_service_account(connection, service_account, policy)
     return _Listed(grouped, configmaps, planned_jobs(), claims, accounts)
@@ -408,6 +406,12 @@ def worded(item: Planned) -> PlanDecision:
 
 def _by_name(objects: list[dict[str, Any]]) -> dict[str, Mapping[str, Any]]:
     return {str((obj.get("metadata") or {}).get("name")): obj for obj in objects}
+
+
+def _claims(objects: list[dict[str, Any]]) -> dict[str, KubeClaim]:
+    """The listed PersistentVolumeClaims' views by name."""
+    views = (KubeClaim.read(obj) for obj in objects)
+    return {view.metadata.name: view for view in views}
 
 
 def _job_namespace(item: Planned) -> str:

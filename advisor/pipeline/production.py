@@ -28,7 +28,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from advisor.consumers.mounts import Mount, Workload, mounts
+from advisor.consumers.mounts import Mount, mounts
 from advisor.consumers.mounts import workloads as mounted_workloads
 from advisor.consumers.production import (
     MIN_PERIODS,
@@ -53,7 +53,7 @@ from advisor.fleet.production import (
 )
 from advisor.keys import LATENCY_QUERY_ANNOTATION, LOAD_QUERY_ANNOTATION
 from advisor.models import Production, WorkloadKind, WorkloadRef
-from advisor.models.kube import KubePod, mapping
+from advisor.models.kube import KubeWorkload, mapping
 from advisor.models.plan import (
     Calibrate,
     ConsumerVerdict,
@@ -66,7 +66,7 @@ from advisor.models.plan import (
     Unreadable,
     WrittenBack,
 )
-from advisor.models.times import kube_time, parse_timestamp
+from advisor.models.times import parse_timestamp
 from advisor.prometheus import (
     PartialAnswer,
     PrometheusClient,
@@ -192,7 +192,7 @@ class ProductionReader:
             kind=workload.kind,
             workload=workload.name,
             container=mount.container_name,
-            live=tuple(str(pod.metadata.raw.get("name", "")) for pod in workload.pods),
+            live=tuple(pod.metadata.name for pod in workload.pods),
             scope=tuple(self.scope),
         )
         own = {
@@ -296,7 +296,7 @@ class ProductionReader:
                 "the advice records no data-changed-at (written by an older advisor)",
             )
         # a pod without a start time has not started: it runs nothing yet
-        starts = [s for s in map(_started, mount.workload.pods) if s is not None]
+        starts = [pod.started for pod in mount.workload.pods if pod.started is not None]
         before_changed = None
         if previous is not None and previous.data_changed_at:
             before_changed = parse_timestamp(previous.data_changed_at)
@@ -432,10 +432,6 @@ class _OwnQueryRefused(PrometheusError):
         self.name = name
 
 
-def _started(pod: KubePod) -> datetime | None:
-    return kube_time(mapping(pod.raw.get("status")).get("startTime"))
-
-
 @dataclass(frozen=True)
 class PlanProduction:
     """What ``plan`` asks of production: the reader, the throttled share above which a
@@ -506,7 +502,7 @@ def plan_production(
         for index, decision in zip(indices, judged, strict=True):
             out[index] = decision
     opted_in = {decision.workload for decision in decisions}
-    return out + _suggested(wanted, namespace, inventory, opted_in)
+    return out + _suggested(wanted, namespace, found, opted_in)
 
 
 def _judged(decision: Planned) -> bool:
@@ -609,7 +605,7 @@ def _write_back(
     ], False
 
 
-def _mounts(found: list[Workload]) -> list[Mount]:
+def _mounts(found: list[KubeWorkload]) -> list[Mount]:
     """Every container of the workloads, whatever it reads (a revert judges the container the
     plan decided for; the ConfigMap is the decision's)."""
     return [
@@ -620,10 +616,14 @@ def _mounts(found: list[Workload]) -> list[Mount]:
 
 
 def _suggested(
-    wanted: PlanProduction, namespace: str, inventory: Inventory, opted_in: set[WorkloadRef]
+    wanted: PlanProduction,
+    namespace: str,
+    found: list[KubeWorkload],
+    opted_in: set[WorkloadRef],
 ) -> list[Planned]:
     """The containers not opted in whose pods were throttled above the threshold over the last
-    window (pods the API server lists now, matched by name)."""
+    window (``found``: the namespace's workloads with the pods the API server lists now, matched
+    by name)."""
     reader = wanted.reader
     if reader.unavailable is not None:
         return []
@@ -644,10 +644,11 @@ def _suggested(
         reader.unavailable = f"Prometheus unavailable: {exc}"
         return []
     owner = {
-        str(pod.metadata.raw.get("name")): workload
-        for workload in mounted_workloads(inventory.workloads, inventory.pods)
+        pod.metadata.name: workload
+        for workload in found
         if workload.kind is not WorkloadKind.POD and workload.ref not in opted_in
         for pod in workload.pods
+        if pod.metadata.name
     }
     totals: dict[tuple[WorkloadRef, str], list[float]] = {}
     for samples, index in ((throttled, 0), (periods, 1)):
@@ -657,13 +658,16 @@ def _suggested(
                 continue
             key = (workload.ref, sample.labels.get("container", ""))
             totals.setdefault(key, [0.0, 0.0])[index] += sample.value
-    found = [
+    throttled_above = [
         Throttled(ref, container, share[0] / share[1])
         for (ref, container), share in totals.items()
         if share[1] >= MIN_PERIODS
     ]
     return suggestions(
-        found, threshold=wanted.suggest_throttled, window=_span(reader.window), namespace=namespace
+        throttled_above,
+        threshold=wanted.suggest_throttled,
+        window=_span(reader.window),
+        namespace=namespace,
     )
 
 

@@ -99,7 +99,7 @@ def test_examples_opt_in_to_fleet_mode(example: Path) -> None:
     """The opt-in is on the workload (label and annotations, read by advisor.fleet.optin as plan
     reads them), not on its pods; the container keeps its envFrom, so no configmap annotation."""
     deployment = _deployment(example)
-    assert opted_in(deployment)
+    assert opted_in(deployment["metadata"]["labels"])
     assert LABEL_CALIBRATE not in deployment["spec"]["template"]["metadata"]["labels"]
     ask = read_ask(deployment["metadata"]["annotations"])
     container = _model_container(deployment)

@@ -24,7 +24,6 @@ from advisor.cli import main
 from advisor.fleet.derive import JobSettings, derive_job
 from advisor.fleet.optin import Defaults, read_ask
 from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
-from advisor.models.kube import KubeWorkload
 from advisor.pipeline import Instruments
 from advisor.pipeline.sweep import sweep
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
@@ -33,6 +32,7 @@ from testkit.fakeapi.claims import claim
 from testkit.fakeapi.rbac import Rule, fleet_rules
 from testkit.fakeapi.samples import calibration_result, node_profile
 from testkit.fakeapi.server import FakeApiServer
+from tests.support.fleet_workloads import view
 from tests.support.search_fakes import FakeClock, FakeTrials, node, tripwire
 
 NS = "ml"
@@ -101,8 +101,7 @@ def advice_fitting(api: FakeApiServer, name: str) -> dict[str, Any]:
     obj = {**obj, "kind": "Deployment"}
     ask = read_ask(obj["metadata"]["annotations"], Defaults())
     job = derive_job(
-        "Deployment",
-        KubeWorkload.read(obj),
+        view(obj, "Deployment"),
         ask,
         configmap=f"advice-{name}",
         settings=JobSettings(IMAGE, "x"),

@@ -208,6 +208,14 @@ def ask(model: str = MODEL, **annotations: str) -> CalibrationAsk:
     return read_ask({ANN_MODEL: model, **annotations})
 
 
+def view(workload: dict[str, Any], kind: str | None = None) -> KubeWorkload:
+    """``workload`` as the planner reads it once listed (``kind``: read as another kind than its
+    own)."""
+    found = KubeWorkload.read(workload if kind is None else {**workload, "kind": kind})
+    assert found is not None, "not a workload's kind"
+    return found
+
+
 def derive(
     workload: dict[str, Any],
     the_ask: CalibrationAsk | None = None,
@@ -217,8 +225,7 @@ def derive(
     configmap: str = "resnet-advice",
 ) -> DerivedJob:
     return derive_job(
-        WorkloadKind(kind),
-        KubeWorkload.read(workload),
+        view(workload, kind),
         the_ask if the_ask is not None else ask(),
         configmap=configmap,
         settings=settings,

@@ -16,9 +16,8 @@ import yaml
 from advisor.fleet.derive import DerivedJob, JobSettings, derive_job
 from advisor.fleet.optin import read_ask
 from advisor.keys import LABEL_COMPONENT, LABEL_NAME, PLANNED_SELECTOR
-from advisor.models.kube import KubeWorkload
 from tests.support import k8s_checks as k8s
-from tests.support.fleet_workloads import NAMESPACE, SETTINGS, container, deployment, shapes
+from tests.support.fleet_workloads import NAMESPACE, SETTINGS, container, deployment, shapes, view
 
 #: pod-level resources are in the API from Kubernetes 1.32 (PodLevelResources)
 POD_LEVEL_RESOURCES_FROM = "1.35"
@@ -54,8 +53,7 @@ FULL_SETTINGS = dataclasses.replace(
 
 def _derive(kind: Any, workload: dict[str, Any]) -> DerivedJob:
     return derive_job(
-        kind,
-        KubeWorkload.read(workload),
+        view(workload, kind),
         read_ask(workload["metadata"]["annotations"]),
         configmap="resnet-thread-advice",
         settings=FULL_SETTINGS,
@@ -186,8 +184,7 @@ def test_pinned_images_pulled_always_need_no_skip(tmp_path: Path) -> None:
         image_pull_policy="Always",
     )
     job = derive_job(
-        "Deployment",
-        KubeWorkload.read(workload),
+        view(workload, "Deployment"),
         read_ask(workload["metadata"]["annotations"]),
         configmap="resnet-thread-advice",
         settings=settings,

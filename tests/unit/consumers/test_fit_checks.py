@@ -1,9 +1,9 @@
 """Every problem ``status`` can report about a consumer, and the case where each stays quiet.
 
-The consumers are ``Workload``/``Mount`` built here from plain dicts, as the API server returns
-them (and with the junk a hand-edited or half-written object can hold); the advice is built,
-rendered and parsed back as ``status`` reads it. The advice recorded no serving target, so the
-CPU checks compare the consumer's limit (``test_fit.py`` covers the request basis).
+The consumers are ``KubeWorkload``/``Mount`` views built here from plain dicts, as the API server
+returns them (and with the junk a hand-edited or half-written object can hold); the advice is
+built, rendered and parsed back as ``status`` reads it. The advice recorded no serving target, so
+the CPU checks compare the consumer's limit (``test_fit.py`` covers the request basis).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import pytest
 
 from advisor import __version__
 from advisor.consumers.fit import consumer, cpu_limit, missing
-from advisor.consumers.mounts import Mount, Workload, mounts, workloads
+from advisor.consumers.mounts import Mount, mounts, workloads
 from advisor.keys import ADVICE_HASH_ANNOTATION
-from advisor.models import Consumer, WorkloadKind
+from advisor.models import Consumer, WorkloadKind, WorkloadRef
 from advisor.models.kube import Container, KubePod, KubeWorkload, ObjectMeta, PodSpec
 from advisor.recommend import (
     ParsedAdvice,
@@ -104,14 +104,14 @@ def mount(
     """``box`` (a container) of the workload ``web`` in namespace ml, reading the advice."""
     box = container() if box is None else box
     spec = {"containers": [box], **(pod_spec or {})}
-    workload = Workload(
-        kind=WorkloadKind(kind),
-        namespace="ml",
-        name="web",
-        annotations=annotations or {},
+    workload = KubeWorkload(
+        ref=WorkloadRef(WorkloadKind(kind), "web"),
+        metadata=ObjectMeta(name="web", namespace="ml", annotations=annotations or {}),
+        spec={},
         template_metadata=ObjectMeta.read({"annotations": template_annotations or {}}),
         pod_spec=PodSpec.read(spec),
-        pods=[KubePod.read(pod) for pod in pods or []],
+        raw={},
+        pods=tuple(KubePod.read(pod) for pod in pods or []),
     )
     return Mount(workload, Container.read(box), ADVICE, optional=False)
 

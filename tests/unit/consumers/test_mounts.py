@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from advisor.consumers.mounts import Workload, mounts, references, workloads
+from advisor.consumers.mounts import mounts, references, workloads
 from advisor.models.kube import Container, KubePod, KubeWorkload
 
 
@@ -69,12 +69,14 @@ def key_ref(configmap: str, key: str, *, optional: bool | None = None) -> dict[s
     return {"name": "X", "valueFrom": {"configMapKeyRef": ref}}
 
 
-def listed(objects: list[dict[str, Any]], pods: list[dict[str, Any]]) -> list[Workload]:
-    """``workloads`` over the objects read as the inventory lists them."""
-    return workloads([KubeWorkload.read(o) for o in objects], [KubePod.read(p) for p in pods])
+def listed(objects: list[dict[str, Any]], pods: list[dict[str, Any]]) -> list[KubeWorkload]:
+    """``workloads`` over the objects read as the inventory lists them (another kind is no
+    workload's view)."""
+    views = [view for o in objects if (view := KubeWorkload.read(o)) is not None]
+    return workloads(views, [KubePod.read(p) for p in pods])
 
 
-def pod_names(found: Workload) -> list[str]:
+def pod_names(found: KubeWorkload) -> list[str]:
     return [p.raw["metadata"]["name"] for p in found.pods]
 
 

@@ -24,7 +24,7 @@ from advisor.keys import (
     ANN_P99_MS,
     ANN_RESTART,
 )
-from advisor.models.kube import KubeJob, KubeWorkload
+from advisor.models.kube import KubeJob
 from tests.support import REPO
 from tests.support.fleet_workloads import (
     SERVING_IMAGE,
@@ -40,6 +40,7 @@ from tests.support.fleet_workloads import (
     pvc_deployment,
     shapes,
     statefulset,
+    view,
     volumes,
 )
 
@@ -61,8 +62,7 @@ def derive_annotated(
     annotations: dict[str, str] | None = None,
 ) -> DerivedJob:
     return derive_job(
-        "Deployment",
-        KubeWorkload.read(workload),
+        view(workload, "Deployment"),
         read_ask({**workload["metadata"]["annotations"], **(annotations or {})}),
         configmap="resnet-advice",
         settings=settings,
@@ -125,8 +125,7 @@ def test_the_calibration_pod_opts_out_of_every_meshs_injection() -> None:
 def test_every_shape_opts_out(shape: str) -> None:
     kind, workload = shapes()[shape]
     job = derive_job(
-        kind,
-        KubeWorkload.read(workload),
+        view(workload, kind),
         read_ask(workload["metadata"]["annotations"]),
         configmap="resnet-advice",
         settings=SETTINGS,

@@ -23,6 +23,7 @@ from advisor.models.plan import Calibrate, Waits
 from advisor.recommend import build_recommendation, render_configmap
 from advisor.render.plan import differences_text, plan_reason_text
 from testkit.fakeapi.samples import FIXED_NOW, calibration_result, node_profile
+from tests.support.fleet_workloads import view
 
 SETTINGS = JobSettings(image="registry.example.com/tfta:1", service_account="calib")
 DEFAULTS = Defaults()
@@ -79,9 +80,7 @@ def measured_for(
 ) -> dict[str, Any]:
     """The ConfigMap a calibration Job for ``obj`` (as it is now) would have written."""
     ask = read_ask(obj["metadata"]["annotations"], DEFAULTS)
-    job = derive_job(
-        obj["kind"], KubeWorkload.read(obj), ask, configmap=configmap, settings=SETTINGS
-    )
+    job = derive_job(view(obj, obj["kind"]), ask, configmap=configmap, settings=SETTINGS)
     selector = obj["spec"]["template"]["spec"].get("nodeSelector")
     result = calibration_result(node=node_profile(quota=job.cpu))
     rec = build_recommendation(

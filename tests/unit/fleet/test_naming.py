@@ -21,7 +21,6 @@ from advisor.keys import (
     ANN_RESTART,
     LABEL_SPEC_HASH,
 )
-from advisor.models.kube import KubeWorkload
 from tests.support import run_python
 from tests.support.fleet_workloads import (
     SERVING_IMAGE,
@@ -33,6 +32,7 @@ from tests.support.fleet_workloads import (
     derive,
     pvc_deployment,
     shapes,
+    view,
 )
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -78,12 +78,11 @@ def test_the_spec_hash_is_the_same_in_another_process() -> None:
         "import json\n"
         "from advisor.fleet.derive import derive_job\n"
         "from advisor.fleet.optin import read_ask\n"
-        "from advisor.models.kube import KubeWorkload\n"
-        "from tests.support.fleet_workloads import SETTINGS, shapes\n"
+        "from tests.support.fleet_workloads import SETTINGS, shapes, view\n"
         "out = {}\n"
         "for name, (kind, workload) in shapes().items():\n"
         "    annotations = workload['metadata']['annotations']\n"
-        "    job = derive_job(kind, KubeWorkload.read(workload), read_ask(annotations),"
+        "    job = derive_job(view(workload, kind), read_ask(annotations),"
         " configmap='cm',"
         " settings=SETTINGS)\n"
         "    out[name] = [job.spec_hash, job.pool_hash, job.name]\n"
@@ -94,8 +93,7 @@ def test_the_spec_hash_is_the_same_in_another_process() -> None:
         for name, (kind, workload) in shapes().items()
         if (
             job := derive_job(
-                kind,
-                KubeWorkload.read(workload),
+                view(workload, kind),
                 read_ask(workload["metadata"]["annotations"]),
                 configmap="cm",
                 settings=SETTINGS,

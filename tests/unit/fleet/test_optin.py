@@ -30,13 +30,12 @@ def _ask_of(**annotations: str) -> dict[str, str]:
 def test_the_selector_lists_every_value_and_only_true_or_false_is_read() -> None:
     # the list selects the key: a mistyped value is listed, so it can be named
     assert OPT_IN_SELECTOR == LABEL_CALIBRATE
-    assert opted_in({"metadata": {"labels": {LABEL_CALIBRATE: "true"}}})
-    assert not opted_in({"metadata": {"labels": {LABEL_CALIBRATE: "false"}}})
+    assert opted_in({LABEL_CALIBRATE: "true"})
+    assert not opted_in({LABEL_CALIBRATE: "false"})
     for value in ("True", "TRUE", "yes", "1", ""):
         with pytest.raises(OptInError, match=rf'label {LABEL_CALIBRATE}=.* must be "true" or'):
-            opted_in({"metadata": {"labels": {LABEL_CALIBRATE: value}}})
-    assert not opted_in({"metadata": {"labels": {"app": "x"}}})
-    assert not opted_in({"metadata": {}})
+            opted_in({LABEL_CALIBRATE: value})
+    assert not opted_in({"app": "x"})
     assert not opted_in({})
 
 

@@ -11,7 +11,7 @@ from advisor.fleet.decide import Planned, to_create
 from advisor.fleet.jobs import planned_job
 from advisor.fleet.scope import by_namespace, opted_in_namespaces, without_service_account
 from advisor.keys import NAMESPACE_SELECTOR
-from advisor.models.kube import KubeJob, KubeWorkload
+from advisor.models.kube import KubeJob, KubeWorkload, ObjectMeta
 from advisor.render.plan import plan_reason_text
 from tests.unit.fleet.test_decide import deployment, measured_for, plan
 
@@ -39,7 +39,7 @@ def test_namespaces_opt_in_with_the_workloads_label_set_to_true() -> None:
         namespace("typo", "True"),
         {"metadata": {}},
     ]
-    names, problems = opted_in_namespaces(listed)
+    names, problems = opted_in_namespaces(ObjectMeta.read(obj["metadata"]) for obj in listed)
     assert names == ["a", "b"]
     (problem,) = problems
     assert problem.startswith("namespace typo is not planned: ") and "'True'" in problem
@@ -47,7 +47,8 @@ def test_namespaces_opt_in_with_the_workloads_label_set_to_true() -> None:
 
 def test_only_the_opted_in_namespaces_workloads_are_kept_each_under_its_namespace() -> None:
     a, b, quiet = in_namespace("a", "web"), in_namespace("b", "api"), in_namespace("q", "x")
-    listed = [KubeWorkload.read(obj) for obj in (quiet, b, a, {"metadata": "broken"})]
+    broken = {"kind": "Deployment", "metadata": "broken"}
+    listed = [KubeWorkload.read(obj) for obj in (quiet, b, a, broken)]
     grouped = by_namespace(listed, ["b", "a", "empty"])
     assert list(grouped) == ["a", "b", "empty"]  # sorted, an empty one kept
     assert grouped == {"a": [KubeWorkload.read(a)], "b": [KubeWorkload.read(b)], "empty": []}

@@ -24,7 +24,7 @@ from advisor.keys import (
     ANN_CONTAINER,
     ANN_JOB_POOL,
 )
-from advisor.models.kube import KubeWorkload
+from advisor.models.kube import PodSpec
 from tests.support.fleet_workloads import (
     SETTINGS,
     _required,
@@ -35,6 +35,7 @@ from tests.support.fleet_workloads import (
     derive,
     pod,
     pvc_deployment,
+    view,
 )
 
 QOS = ("cpu", "memory")
@@ -132,8 +133,7 @@ def amounts(resources: dict[str, Any]) -> dict[str, dict[str, float]]:
 
 def derive_annotated(workload: dict[str, Any]) -> DerivedJob:
     return derive_job(
-        "Deployment",
-        KubeWorkload.read(workload),
+        view(workload, "Deployment"),
         read_ask(workload["metadata"]["annotations"]),
         configmap="resnet-advice",
         settings=SETTINGS,
@@ -272,8 +272,8 @@ def test_the_calibration_pod_has_the_serving_pods_qos_class(shape: str, model_on
     # the advisor gets the cores the server gets
     assert exclusive_cpus(job_pod(job), "advisor") == cores
     # the code's own reading agrees with Kubernetes'
-    assert qos_class(serving_pod(workload)) == expected
-    assert qos_class(job_pod(job)) == expected
+    assert qos_class(PodSpec.read(serving_pod(workload))) == expected
+    assert qos_class(PodSpec.read(job_pod(job))) == expected
 
 
 @pytest.mark.parametrize("shape", sorted(s for s in SHAPES if SHAPES[s][1] == "Guaranteed"))
@@ -351,7 +351,7 @@ def test_a_burstable_copy_stays_small() -> None:
 def test_a_best_effort_server_has_nothing_to_measure_for() -> None:
     workload = deployment(container(resources={}))
     assert kubernetes_qos(serving_pod(workload)) == "BestEffort"
-    assert qos_class(serving_pod(workload)) == "BestEffort"
+    assert qos_class(PodSpec.read(serving_pod(workload))) == "BestEffort"
     with pytest.raises(DeriveError, match="neither a CPU limit nor a CPU request"):
         derive_annotated(workload)
 

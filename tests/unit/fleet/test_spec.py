@@ -21,6 +21,7 @@ from advisor.fleet.spec import label_of, spec_changes, spec_record
 from advisor.models.kube import KubeWorkload
 from advisor.models.plan import SpecChanged
 from advisor.render.plan import difference_text, plan_reason_text
+from tests.support.fleet_workloads import view
 from tests.unit.fleet.test_decide import (
     DEFAULTS,
     NOW,
@@ -199,12 +200,11 @@ def test_what_measures_nothing_changes_neither_the_job_name_nor_the_decision() -
     ask_after = read_ask(after["metadata"]["annotations"], DEFAULTS)
     assert ask_after.restart and not ask.restart
     name = derive_job(
-        "Deployment", KubeWorkload.read(before), ask, configmap="advice-web", settings=SETTINGS
+        view(before, "Deployment"), ask, configmap="advice-web", settings=SETTINGS
     ).name
     assert (
         derive_job(
-            "Deployment",
-            KubeWorkload.read(after),
+            view(after, "Deployment"),
             ask_after,
             configmap="advice-web",
             settings=settings,
@@ -218,8 +218,7 @@ def test_advice_without_the_record_is_judged_by_the_comparisons_it_always_was() 
     again, and what those comparisons see still counts."""
     before = web()
     job = derive_job(
-        "Deployment",
-        KubeWorkload.read(before),
+        view(before, "Deployment"),
         read_ask(before["metadata"]["annotations"], DEFAULTS),
         configmap="advice-web",
         settings=SETTINGS,

@@ -14,17 +14,17 @@ from advisor.fleet.derive import DerivedJob, DeriveError, derive_job
 from advisor.fleet.optin import Defaults, OptInError, read_ask
 from advisor.fleet.storage import object_storage_scheme
 from advisor.keys import ANN_MODEL
-from advisor.models import WorkloadKind
-from advisor.models.kube import KubeWorkload
+from advisor.models.kube import KubeClaim, KubeWorkload
 from advisor.render.plan import plan_reason_text
-from tests.support.fleet_workloads import SETTINGS, container, deployment, statefulset
+from tests.support.fleet_workloads import SETTINGS, container, deployment, statefulset, view
 
 MODEL = "/models/resnet/1"
 INSTEAD = ("ReadOnlyMany or ReadWriteMany claim", "serving image", "image volume", "ConfigMap")
 
 
-def pvc(name: str, modes: list[str], bound: list[str] | None = None) -> dict[str, Any]:
-    """A claim as the API server lists it: bound ones carry their volume's modes."""
+def pvc(name: str, modes: list[str], bound: list[str] | None = None) -> KubeClaim:
+    """A claim as the API server lists it, as plan reads it: bound ones carry their volume's
+    modes."""
     obj: dict[str, Any] = {
         "metadata": {"name": name, "namespace": "ml"},
         "spec": {"accessModes": modes, "resources": {"requests": {"storage": "1Gi"}}},
@@ -32,7 +32,7 @@ def pvc(name: str, modes: list[str], bound: list[str] | None = None) -> dict[str
     }
     if bound is not None:
         obj["status"] = {"phase": "Bound", "accessModes": bound}
-    return obj
+    return KubeClaim.read(obj)
 
 
 def on_volume(claim: str = "models") -> dict[str, Any]:
@@ -54,12 +54,11 @@ def on_template(modes: list[str]) -> dict[str, Any]:
 
 def derive(
     workload: dict[str, Any],
-    claims: dict[str, dict[str, Any]] | None,
+    claims: dict[str, KubeClaim] | None,
     kind: str = "Deployment",
 ) -> DerivedJob:
     return derive_job(
-        WorkloadKind(kind),
-        KubeWorkload.read(workload),
+        view(workload, kind),
         read_ask({ANN_MODEL: MODEL}),
         configmap="advice",
         settings=SETTINGS,

@@ -17,7 +17,7 @@ from advisor.fleet.optin import FIELD_ANNOTATION, Defaults, read_ask
 from advisor.fleet.spec import MODEL_PATH
 from advisor.fleet.tf_serving import ServedModel, served_model
 from advisor.keys import ANN_MODEL
-from advisor.models.kube import KubeWorkload
+from advisor.models.kube import Container, KubeWorkload
 from advisor.render.plan import plan_reason_text
 from tests.support.fleet_workloads import SETTINGS, advisor, arg, container, copier, deployment
 from tests.support.fleet_workloads import derive as derive_with
@@ -26,12 +26,12 @@ OFFICIAL = "tensorflow/serving:2.19.0"
 
 
 def served(**fields: Any) -> ServedModel | None:
-    return served_model(container(**fields))
+    return served_model(Container.read(container(**fields)))
 
 
 def problem(**fields: Any) -> str:
     with pytest.raises(DeriveError) as caught:
-        served_model(container(**fields))
+        served_model(Container.read(container(**fields)))
     message = str(caught.value)
     assert "\n" not in message
     return message

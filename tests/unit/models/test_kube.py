@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from advisor.models import WorkloadKind, WorkloadRef
 from advisor.models.kube import (
     Container,
+    JobCondition,
+    KubeClaim,
     KubeJob,
     KubePod,
     KubeWorkload,
@@ -60,6 +63,8 @@ def test_a_deployment_reads_its_metadata_template_and_containers() -> None:
         },
     }
     view = KubeWorkload.read(obj)
+    assert view is not None
+    assert view.kind is WorkloadKind.DEPLOYMENT
     assert (view.kind, view.metadata.name, view.metadata.namespace, view.metadata.uid) == (
         "Deployment",
         "web",
@@ -83,9 +88,18 @@ def test_a_deployment_reads_its_metadata_template_and_containers() -> None:
 
 
 def test_anything_malformed_reads_as_empty() -> None:
-    for junk in (None, "x", 3, [], {"metadata": "x", "spec": []}):
-        view = KubeWorkload.read(junk)
-        assert (view.kind, view.metadata, view.pod_spec) == ("", ObjectMeta(), PodSpec())
+    for junk in (None, "x", 3, [], {"metadata": "x", "spec": []}, {"kind": "ReplicaSet"}):
+        assert KubeWorkload.read(junk) is None  # no kind the advisor reads: no workload
+    view = KubeWorkload.read({"kind": "StatefulSet", "metadata": "x", "spec": []})
+    assert view is not None
+    assert (view.ref, view.metadata, view.pod_spec, view.pods) == (
+        WorkloadRef(WorkloadKind.STATEFULSET, ""),
+        ObjectMeta(),
+        PodSpec(),
+        (),
+    )
+    assert view.kind is WorkloadKind.STATEFULSET and view.pod_spec.empty
+    assert (view.claim_templates, view.first_ordinal) == ((), 0)
     assert Container.read({"name": 5, "image": None, "env": "x"}).name is None
     assert Container.read({}).env == ()
     assert ObjectMeta.read({"creationTimestamp": "yesterday"}).created is None
@@ -96,17 +110,79 @@ def test_a_pod_and_a_job() -> None:
     pod = KubePod.read(
         {
             "metadata": {"name": "web-1", "ownerReferences": [{"kind": "ReplicaSet"}, "x"]},
-            "status": {"phase": "Running", "containerStatuses": [{"name": "server"}]},
+            "status": {
+                "phase": "Running",
+                "startTime": "2026-11-25T10:00:00Z",
+                "containerStatuses": [
+                    {
+                        "name": "server",
+                        "resources": {"limits": {"cpu": "2"}},
+                        "state": {"running": {"startedAt": "2026-11-25T10:00:05Z"}},
+                    },
+                    {"name": "sidecar", "state": {"waiting": {}}},
+                    "junk",
+                ],
+            },
         }
     )
-    assert (pod.metadata.name, pod.phase, pod.container_statuses) == (
-        "web-1",
-        "Running",
-        ({"name": "server"},),
-    )
+    assert (pod.metadata.name, pod.phase) == ("web-1", "Running")
+    assert pod.started == datetime(2026, 11, 25, 10, tzinfo=timezone.utc)
+    server, sidecar = pod.container_statuses
+    assert (server.name, server.resources) == ("server", {"limits": {"cpu": "2"}})
+    assert server.running_since == datetime(2026, 11, 25, 10, 0, 5, tzinfo=timezone.utc)
+    assert (sidecar.name, sidecar.resources, sidecar.running_since) == ("sidecar", {}, None)
     assert pod.metadata.owner_references == ({"kind": "ReplicaSet"},)
+    assert pod.metadata.controller is None  # only controller: true makes one
     job = KubeJob.read(
-        {"metadata": {"name": "j"}, "status": {"conditions": [{"type": "Complete"}]}}
+        {
+            "metadata": {"name": "j"},
+            "status": {"conditions": [{"type": "Failed", "status": True, "reason": None}]},
+        }
     )
-    assert (job.metadata.name, job.conditions) == ("j", ({"type": "Complete"},))
+    assert (job.metadata.name, job.conditions) == ("j", (JobCondition("Failed", "True", "", ""),))
     assert KubeJob.read({"status": None}).conditions == ()
+
+
+def test_the_controller_is_the_owner_reference_that_says_so() -> None:
+    meta = ObjectMeta.read(
+        {
+            "ownerReferences": [
+                {"kind": "Node", "name": "n", "controller": "true"},  # text: not the boolean
+                {"kind": "ReplicaSet", "name": "web-7c9d", "controller": True},
+            ]
+        }
+    )
+    assert meta.controller == ("ReplicaSet", "web-7c9d")
+
+
+def test_a_bare_pod_is_a_workload_whose_template_and_one_pod_are_itself() -> None:
+    obj = {
+        "kind": "Pod",
+        "metadata": {"name": "debug", "namespace": "ml", "annotations": {"a": "b"}},
+        "spec": {"containers": [{"name": "main", "imagePullPolicy": "Always"}]},
+    }
+    view = KubeWorkload.read(obj)
+    assert view is not None
+    assert (str(view.ref), view.namespace, view.annotations) == ("pod/debug", "ml", {"a": "b"})
+    assert view.template_metadata is view.metadata and view.raw is obj
+    (pod,) = view.pods
+    assert pod.spec is view.pod_spec and pod.raw is obj
+    assert view == KubeWorkload.of_pod(pod)
+    (main,) = view.pod_spec.containers
+    assert (main.label, main.image_pull_policy, main.restart_policy) == ("main", "Always", None)
+    assert Container.read({}).label == "?"
+
+
+def test_a_claim_has_the_modes_it_asked_for_and_those_its_volume_allows() -> None:
+    claim = KubeClaim.read(
+        {
+            "metadata": {"name": "models"},
+            "spec": {"accessModes": ["ReadWriteOnce"]},
+            "status": {"accessModes": ["ReadWriteOnce", "ReadOnlyMany"]},
+        }
+    )
+    assert (claim.metadata.name, claim.access_modes) == (
+        "models",
+        ("ReadWriteOnce", "ReadOnlyMany"),
+    )
+    assert KubeClaim.read({"spec": {"accessModes": "junk"}}).access_modes == ()

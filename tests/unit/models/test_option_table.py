@@ -26,10 +26,10 @@ from advisor.models import (
     plan_defaults,
     plan_options,
 )
-from advisor.models.kube import KubeWorkload
+from advisor.models.kube import Container, PodSpec
 from advisor.models.option_table import PLAN_BUDGET_S
 from advisor.pipeline.plan import PlanRequest, run_args
-from tests.support.fleet_workloads import SETTINGS, deployment
+from tests.support.fleet_workloads import SETTINGS, deployment, view
 
 #: what a workload's annotations ask for, none of it a default: every annotated option's
 #: annotation (the model's path aside, read on its own)
@@ -156,7 +156,7 @@ def test_a_workloads_options_reach_its_jobs_run_and_its_spec() -> None:
     extra = run_args(PlanRequest(**JOB_WIDE))
     settings = dataclasses.replace(SETTINGS, extra_args=extra)
     job = derive_job(
-        "Deployment", KubeWorkload.read(workload), ask, configmap="resnet-advice", settings=settings
+        view(workload, "Deployment"), ask, configmap="resnet-advice", settings=settings
     )
     (advisor,) = job.manifest["spec"]["template"]["spec"]["containers"]
     parsed = options_from_args(build_parser().parse_args(advisor["args"]))
@@ -165,7 +165,12 @@ def test_a_workloads_options_reach_its_jobs_run_and_its_spec() -> None:
     # every option plan takes is a field of the calibration spec, under its key, named by its
     # label when it changes
     spec = calibration_spec(
-        pod={}, container={}, ask=ask, model_path="/m", model_volume=None, extra_args=extra
+        pod=PodSpec(),
+        container=Container(),
+        ask=ask,
+        model_path="/m",
+        model_volume=None,
+        extra_args=extra,
     )
     for option in (*plan_options("workload"), *plan_options("job")):
         assert spec[option.key] == getattr(expected, option.field)
@@ -180,14 +185,19 @@ def test_a_request_file_inside_the_model_reaches_the_job_where_its_copy_has_it()
     ask = read_ask(workload["metadata"]["annotations"])
     assert ask.options.requests == rel
     job = derive_job(
-        "Deployment", KubeWorkload.read(workload), ask, configmap="resnet-advice", settings=SETTINGS
+        view(workload, "Deployment"), ask, configmap="resnet-advice", settings=SETTINGS
     )
     (advisor,) = job.manifest["spec"]["template"]["spec"]["containers"]
     parsed = options_from_args(build_parser().parse_args(advisor["args"]))
     assert parsed.model_path is not None
     assert parsed.requests == f"{parsed.model_path}/{rel}"
     spec = calibration_spec(
-        pod={}, container={}, ask=ask, model_path="/m", model_volume=None, extra_args=()
+        pod=PodSpec(),
+        container=Container(),
+        ask=ask,
+        model_path="/m",
+        model_volume=None,
+        extra_args=(),
     )
     assert spec["requests"] == rel
 

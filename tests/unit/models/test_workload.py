@@ -3,6 +3,8 @@ the cluster client and the fake API server share, and the text the models store.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from advisor.models import (
@@ -15,6 +17,7 @@ from advisor.models import (
     WorkloadKind,
     WorkloadRef,
 )
+from advisor.models.kube import KubeWorkload
 from testkit.fakeapi import apps, lists
 
 # --------------------------------------------------------------------------------------------------
@@ -79,12 +82,18 @@ def test_the_fake_api_server_serves_the_kinds_of_the_table() -> None:
 
 
 def test_a_listed_object_names_its_workload() -> None:
+    """The view of a listed object holds its identity (the one place it is read)."""
+
+    def ref(obj: dict[str, Any]) -> WorkloadRef | None:
+        view = KubeWorkload.read(obj)
+        return None if view is None else view.ref
+
     obj = {"kind": "StatefulSet", "metadata": {"name": "db"}}
-    assert WorkloadRef.of(obj) == WorkloadRef(WorkloadKind.STATEFULSET, "db")
-    assert str(WorkloadRef.of({"kind": "Pod", "metadata": {"name": "p"}})) == "pod/p"
+    assert ref(obj) == WorkloadRef(WorkloadKind.STATEFULSET, "db")
+    assert str(ref({"kind": "Pod", "metadata": {"name": "p"}})) == "pod/p"
     for other in ({"kind": "CronJob", "metadata": {"name": "c"}}, {"metadata": {"name": "x"}}):
-        assert WorkloadRef.of(other) is None
-    assert WorkloadRef.of({"kind": "Deployment", "metadata": {}}) is None
+        assert ref(other) is None
+    assert ref({"kind": "Deployment", "metadata": {}}) == WorkloadRef(WorkloadKind.DEPLOYMENT, "")
 
 
 @pytest.mark.parametrize(
