@@ -60,8 +60,10 @@ def main(argv: list[str]) -> int:
 
     pipeline._list = timed(parts, "listing", pipeline._list)
     pipeline._decide = deciding
+    # run as the program is (``main`` without argv), not as a caller in a process of its own
+    sys.argv = ["tf-thread-advisor", "plan", *plan_args]
     with Path(os.devnull).open("w") as nowhere, contextlib.redirect_stdout(nowhere):
-        code = cli(["plan", *plan_args])
+        code = cli()
     parts["total"] = time.perf_counter() - START
     answer = {"code": code, "parts": parts, "verdicts": verdicts}
     Path(report).write_text(json.dumps(answer), encoding="utf-8")

@@ -8,8 +8,8 @@ StatefulSets, the ConfigMaps, claims and calibration Jobs of one namespace (``pl
 creates Jobs (deletes a failed one only to retry it, when asked: ``jobs``) and records Events on
 the workloads (``events``): the planner's own Role (deploy/components/fleet, the rules a 403 names
 in ``planner_role``). Every HTTP outcome becomes a typed advisor error, every call is retried
-within one bound (``http.request``), every list is paged (``http.list_all``); the lists, Jobs,
-Events and the revert are sent without the client's generated API classes (``rest``).
+within one bound (``http.request``), every list is paged (``http.list_all``); every request is
+sent without the client's generated API classes (``rest``).
 """
 
 from advisor.cluster.config import Connection, connect

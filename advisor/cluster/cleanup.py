@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from advisor.cluster.config import Connection
+from advisor.cluster.rest import send
 from advisor.cluster.writer import ConfigMapWriter
 from advisor.errors import ConflictError
 from advisor.keys import APP_NAME, LABEL_MANAGED_BY, LABEL_NAME
@@ -80,22 +81,21 @@ class AdviceDeleter(ConfigMapWriter):
         )
 
     def _delete(self, uid: Any, version: Any, deadline: Deadline, dry_run: bool) -> int:
-        from kubernetes import client
-
-        options = client.V1DeleteOptions(
-            preconditions=client.V1Preconditions(uid=uid, resource_version=version)
-        )
-        extra: dict[str, Any] = {"dry_run": "All"} if dry_run else {}
+        # the DeleteOptions as the client serializes its model: unset fields left out
+        preconditions = {"resourceVersion": version, "uid": uid}
+        options = {"preconditions": {k: v for k, v in preconditions.items() if v is not None}}
+        query = {"dryRun": "All" if dry_run else None}
         resp = self._request(
             "delete",
             deadline,
-            lambda timeout: self._core.delete_namespaced_config_map(
-                self.name,
-                self.namespace,
+            lambda timeout: send(
+                self.connection.api_client,
+                "DELETE",
+                self.path,
+                query=query,
                 body=options,
-                _preload_content=False,
-                _request_timeout=timeout,
-                **extra,
+                content_type=None,
+                timeout=timeout,
             ),
         )
         if resp.status in (200, 202, 404, 409):

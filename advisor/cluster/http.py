@@ -91,9 +91,9 @@ def request(
     what: str,
     call: Callable[[float], Any],
 ) -> Response:
-    """``call(timeout)`` (``rest.send``, or a client method with ``_preload_content=False``),
-    retried on connection errors, timeouts, 429 and 5xx until ``deadline``; ``what`` ("patch
-    deployments/web in namespace ml") names the attempt in logs and in the final error."""
+    """``call(timeout)`` (a ``rest.send``), retried on connection errors, timeouts, 429 and 5xx
+    until ``deadline``; ``what`` ("patch deployments/web in namespace ml") names the attempt in
+    logs and in the final error."""
     import urllib3
     from kubernetes.client.exceptions import ApiException
 
@@ -219,11 +219,6 @@ def list_all(
         token = (body.get("metadata") or {}).get("continue") or None
         if token is None:
             return found
-
-
-def snake_kind(kind: str) -> str:
-    """``kind`` as the client's method names spell it (``StatefulSet``: ``stateful_set``)."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower()
 
 
 def create(

@@ -4,11 +4,12 @@ configuration, credentials, TLS and connection pool) without its generated API c
 Why: since client 37 each generated API class imports every model of its API group when it is
 imported (``CoreV1Api`` alone about 0.7 s of CPU, the three ``plan`` uses about 0.9 s), while the
 advisor reads and writes plain dicts and never builds a model. A call here is the request the
-generated method sends: its path, its query parameters under their wire names, ``Accept:
-application/json`` (and ``Content-Type: application/json`` with a body), the client's user agent
-and credentials. A non-2xx answer raises the client's ``ApiException`` as the generated method
-does with ``_preload_content=False``, so ``http.request`` judges both alike; the body is sent as
-it is, unchecked by the client's models (the API server is the judge of an object).
+generated method sends: its path, its query parameters under their wire names and in its order,
+``Accept: application/json``, with a body the Content-Type the method would choose (JSON; a
+server-side apply's, a strategic merge patch's; none for a delete's options), the client's user
+agent and credentials. A non-2xx answer raises the client's ``ApiException`` as the generated
+method does with ``_preload_content=False``, which ``http.request`` judges; the body is sent as it
+is, unchecked by the client's models (the API server is the judge of an object).
 
 Clients before 37 (the legacy generator, no ``param_serialize``) are called through their own
 ``ApiClient.call_api``, which takes the same parts.
@@ -54,11 +55,14 @@ def send(
     query: Mapping[str, Any] | None = None,
     headers: Mapping[str, str] | None = None,
     body: Any = None,
+    content_type: str | None = JSON,
     timeout: Any = None,
 ) -> Any:
     """One request; the raw urllib3 response of a 2xx answer (its ``status``, ``data`` and
-    ``headers``), else the client's ApiException."""
-    header_params = {"Accept": JSON, **({"Content-Type": JSON} if body is not None else {})}
+    ``headers``), else the client's ApiException. A body is sent as ``content_type`` (None: no
+    Content-Type header, as the generated delete methods send their DeleteOptions)."""
+    typed = body is not None and content_type is not None
+    header_params = {"Accept": JSON, **({"Content-Type": content_type} if typed else {})}
     header_params.update(headers or {})
     query_params = [(key, value) for key, value in (query or {}).items() if value is not None]
     if not hasattr(api_client, "param_serialize"):

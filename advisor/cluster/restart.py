@@ -13,19 +13,13 @@ Only the named workloads are ever read or patched; the Role can name them one by
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.cluster.config import Connection
-from advisor.cluster.http import (
-    Response,
-    Target,
-    final_error,
-    namespace_missing,
-    request,
-    snake_kind,
-)
+from advisor.cluster.http import Response, Target, final_error, namespace_missing, request
+from advisor.cluster.rest import Resource, send
 from advisor.errors import (
     AdvisorError,
     InterruptedRunError,
@@ -39,6 +33,8 @@ from advisor.retry import Deadline, RetryPolicy
 
 #: what the dry run before the sweep sets (it stores nothing)
 PREFLIGHT_VALUE = "preflight"
+#: a patch touching the fields it names and nothing else (what `kubectl rollout restart` sends)
+STRATEGIC_MERGE = "application/strategic-merge-patch+json"
 
 log = logging.getLogger(__name__)
 
@@ -62,11 +58,6 @@ class WorkloadRestarter:
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     #: the workloads patched so far by ``restart`` (what an interruption reports)
     done: list[Restarted] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        from kubernetes import client
-
-        self._apps = client.AppsV1Api(self.connection.api_client)
 
     def where(self, ref: WorkloadRef) -> str:
         return f"{ref.resource}/{ref.name} in namespace {self.namespace}"
@@ -134,40 +125,37 @@ class WorkloadRestarter:
         return outcome
 
     def _read(self, ref: WorkloadRef, deadline: Deadline) -> Response:
-        read: Callable[..., Any] = getattr(self._apps, f"read_namespaced_{snake_kind(ref.kind)}")
+        path = _path(ref, self.namespace)
         return request(
             self.connection,
             self.policy,
             deadline,
             f"get {self.where(ref)}",
-            lambda timeout: read(
-                ref.name, self.namespace, _preload_content=False, _request_timeout=timeout
-            ),
+            lambda timeout: send(self.connection.api_client, "GET", path, timeout=timeout),
         )
 
     def _patch(
         self, ref: WorkloadRef, value: str, deadline: Deadline, *, dry_run: bool
     ) -> Response:
-        # A strategic merge patch (the client's choice for a dict body, and what `kubectl
-        # rollout restart` sends): it touches this one annotation and nothing else.
+        # A strategic merge patch: it touches this one annotation and nothing else.
         body = {
             "spec": {"template": {"metadata": {"annotations": {ADVICE_HASH_ANNOTATION: value}}}}
         }
-        patch: Callable[..., Any] = getattr(self._apps, f"patch_namespaced_{snake_kind(ref.kind)}")
-        extra: dict[str, Any] = {"dry_run": "All"} if dry_run else {}
+        path = _path(ref, self.namespace)
+        query = {"dryRun": "All" if dry_run else None, "fieldManager": FIELD_MANAGER}
         return request(
             self.connection,
             self.policy,
             deadline,
             f"patch {self.where(ref)}" + (" (dry run)" if dry_run else ""),
-            lambda timeout: patch(
-                ref.name,
-                self.namespace,
-                body,
-                field_manager=FIELD_MANAGER,
-                _preload_content=False,
-                _request_timeout=timeout,
-                **extra,
+            lambda timeout: send(
+                self.connection.api_client,
+                "PATCH",
+                path,
+                query=query,
+                content_type=STRATEGIC_MERGE,
+                body=body,
+                timeout=timeout,
             ),
         )
 
@@ -192,6 +180,10 @@ class WorkloadRestarter:
             not_found=f"no {ref.kind.value.lower()} named {ref.name} in namespace {self.namespace}",
         )
         return final_error(resp, verb, attempt, self.connection, target)
+
+
+def _path(ref: WorkloadRef, namespace: str) -> str:
+    return Resource(ref.kind.api_version, ref.resource).path(namespace, ref.name)
 
 
 def _template_annotations(obj: dict[str, Any] | None) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from advisor.cluster.config import Connection
 from advisor.cluster.http import Response, Target, final_error, request
+from advisor.cluster.rest import Resource, send
 from advisor.errors import (
     AdviceKeptError,
     AdvisorError,
@@ -28,6 +29,7 @@ from advisor.recommend.previous import keep_previous
 from advisor.retry import Conflict, Deadline, RetryPolicy, until_no_conflict
 
 APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
+CONFIGMAPS = Resource("v1", "configmaps")
 ROLE_HINT = "Role tf-thread-advisor (deploy/rbac.yaml)"
 
 log = logging.getLogger(__name__)
@@ -56,14 +58,15 @@ class ConfigMapWriter:
         policy: RetryPolicy | None = None,
         field_manager: str = FIELD_MANAGER,
     ) -> None:
-        from kubernetes import client
-
         self.connection = connection
         self.name = name
         self.namespace = namespace
         self.policy = policy or RetryPolicy()
         self.field_manager = field_manager
-        self._core = client.CoreV1Api(connection.api_client)
+
+    @property
+    def path(self) -> str:
+        return CONFIGMAPS.path(self.namespace, self.name)
 
     @property
     def where(self) -> str:
@@ -78,9 +81,7 @@ class ConfigMapWriter:
         resp = self._request(
             "get",
             deadline,
-            lambda timeout: self._core.read_namespaced_config_map(
-                self.name, self.namespace, _preload_content=False, _request_timeout=timeout
-            ),
+            lambda timeout: send(self.connection.api_client, "GET", self.path, timeout=timeout),
         )
         if resp.status == 200:
             return resp.body
@@ -194,20 +195,22 @@ class ConfigMapWriter:
     def _apply(
         self, body: dict[str, Any], deadline: Deadline, *, dry_run: bool, take_over: bool = True
     ) -> Response:
-        extra: dict[str, Any] = {"dry_run": "All"} if dry_run else {}
+        query = {
+            "dryRun": "All" if dry_run else None,
+            "fieldManager": self.field_manager,
+            "force": take_over,
+        }
         return self._request(
             "patch",
             deadline,
-            lambda timeout: self._core.patch_namespaced_config_map(
-                self.name,
-                self.namespace,
-                body,
-                field_manager=self.field_manager,
-                force=take_over,
-                _content_type=APPLY_CONTENT_TYPE,
-                _preload_content=False,
-                _request_timeout=timeout,
-                **extra,
+            lambda timeout: send(
+                self.connection.api_client,
+                "PATCH",
+                self.path,
+                query=query,
+                content_type=APPLY_CONTENT_TYPE,
+                body=body,
+                timeout=timeout,
             ),
         )
 

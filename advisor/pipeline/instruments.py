@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import Protocol
 
 from advisor.models import CalibrationOptions, CalibrationResult, Incumbent, NodeProfile, ProgressFn
-from advisor.pipeline.sweep import sweep
-from advisor.probe import probe_node
 
 
 class Probe(Protocol):
@@ -36,6 +34,28 @@ class Sweep(Protocol):
         progress: ProgressFn | None = ...,
         incumbent: Incumbent | None = ...,
     ) -> CalibrationResult: ...
+
+
+def probe_node(host_root: Path, /) -> NodeProfile:
+    """``advisor.probe.probe_node``, imported when first called: ``plan``, ``status`` and the
+    other commands that measure nothing do not import the probe and the trials."""
+    from advisor.probe import probe_node as probe
+
+    return probe(host_root)
+
+
+def sweep(
+    options: CalibrationOptions,
+    node: NodeProfile,
+    /,
+    *,
+    progress: ProgressFn | None = None,
+    incumbent: Incumbent | None = None,
+) -> CalibrationResult:
+    """``advisor.pipeline.sweep.sweep``, imported when first called (as ``probe_node``)."""
+    from advisor.pipeline.sweep import sweep as measure
+
+    return measure(options, node, progress=progress, incumbent=incumbent)
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,6 @@ from advisor.models.plan import (
     Stopped,
 )
 from advisor.pipeline.plan_events import applied_events, failed_calibrations, record_events
-from advisor.pipeline.production import check_suggest_throttled
 from advisor.pipeline.source import (
     CLUSTER_TIMEOUT_S,
     check_cluster_timeout,
@@ -197,6 +196,9 @@ def check_plan_request(request: PlanRequest) -> None:
         if problem := annotation_key_problem(key):
             raise UsageError(Opt("configmap_annotations"), f" {key!r}: {problem}")
     check_cluster_timeout(request.cluster_timeout_s)
+    # production's module (and the Prometheus client) is imported only when a plan judges it
+    from advisor.pipeline.production import check_suggest_throttled
+
     check_suggest_throttled(request.suggest_throttled)
     if request.dry_run not in DRY_RUNS:
         raise UsageError(Opt("dry_run"), f" must be one of {', '.join(DRY_RUNS)}")
