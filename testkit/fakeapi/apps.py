@@ -45,6 +45,33 @@ JSON_PATCH = "application/json-patch+json"
 PATCH_TYPES = (STRATEGIC, MERGE, JSON_PATCH)
 
 
+#: a container's resizePolicy that restarts it on an in-place CPU resize (TensorFlow sizes its
+#: pools once, at start-up)
+RESIZE_ON_CPU = [{"resourceName": "cpu", "restartPolicy": "RestartContainer"}]
+
+
+def reads(
+    configmap: str = "tf-advice",
+    *,
+    cpu: str | None = "4",
+    resize: bool = True,
+    optional: bool | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The keys of a container that reads the advice ``configmap`` with envFrom (for
+    ``workload(container=...)``): a CPU limit of ``cpu`` (None: none), ``RESIZE_ON_CPU`` unless
+    not ``resize``, ``optional`` on the reference when given, and ``extra``'s keys."""
+    ref: dict[str, Any] = {"name": configmap}
+    if optional is not None:
+        ref["optional"] = optional
+    container: dict[str, Any] = {"envFrom": [{"configMapRef": ref}], **extra}
+    if cpu is not None:
+        container["resources"] = {"limits": {"cpu": cpu, "memory": "4Gi"}}
+    if resize:
+        container["resizePolicy"] = RESIZE_ON_CPU
+    return container
+
+
 def workload(
     resource: str,
     namespace: str,

@@ -46,7 +46,8 @@ class Command:
         return " ".join(self.argv) + rights + ("  [writes]" if self.writes else "")
 
 
-def _plan(*argv: str, rights: str = "planner", writes: bool = False, code: int = 0) -> Command:
+def _plan(*argv: str, rights: str = "planner", writes: bool = False, code: int = 17) -> Command:
+    """plan, by default in a namespace with a failed calibration (exit 17 after the output)."""
     image = ("--image", "registry.example.com/tf-thread-advisor:1")
     return Command(("plan", *argv, *image), rights, writes, code=code)
 
@@ -63,12 +64,17 @@ def plan_commands() -> Iterator[Command]:
             "--namespace", ML, "--format", name, *PROM, *WINDOW, rights="planner+production"
         )
     yield _plan("--namespace", ML)  # the default format
-    yield _plan("-A", "--format", "json", "--objective", "throughput", "--concurrency", "2")
-    yield _plan("--namespace", ML, "--format", "json", "--objective", "slo", "--p99-ms", "30")
-    yield _plan("--namespace", ML, "--format", "json", "--batch-size", "4", "--budget", "120")
+    # other defaults: the failed Job measured another spec, so its workload is calibrated again
+    yield _plan("-A", "--format", "json", "--objective", "throughput", "--concurrency", "2", code=0)
+    yield _plan(
+        "--namespace", ML, "--format", "json", "--objective", "slo", "--p99-ms", "30", code=0
+    )
+    yield _plan(
+        "--namespace", ML, "--format", "json", "--batch-size", "4", "--budget", "120", code=0
+    )
     yield _plan("--namespace", ML, "--format", "json", "--max-age", "30d")
     yield _plan("--namespace", ML, "--max-running", "3")
-    yield _plan("--namespace", TEAMS[1], "--max-age", "12h")
+    yield _plan("--namespace", TEAMS[1], "--max-age", "12h", code=0)
     yield _plan("-A", "--print-jobs")
     yield _plan(
         "--namespace",
@@ -87,7 +93,7 @@ def plan_commands() -> Iterator[Command]:
         "--service-account",
         "tf-thread-advisor-calibration",
     )
-    yield _plan("--namespace", ML, "--print-jobs", "--restart", "--trial-mode", "fork")
+    yield _plan("--namespace", ML, "--print-jobs", "--restart", "--trial-mode", "fork", code=0)
     yield _plan("-A", "--dry-run=server", "--format", "json")
     yield _plan("--namespace", ML, "--dry-run=server")
     yield _plan("--namespace", ML, "--log-level", "debug")
@@ -100,14 +106,14 @@ def plan_commands() -> Iterator[Command]:
         "--namespace", ML, *PROM, *WINDOW, "--suggest-throttled", "55", rights="planner+production"
     )
     # refused: by the API server, the Role, or the flags
-    yield _plan("--namespace", ML, *PROM, *WINDOW)  # the planner's Role lacks list pods
-    yield _plan("-A", rights="reader")
-    yield _plan("--namespace", "nowhere")
-    yield _plan("--namespace", ML, "--max-running", "0")
-    yield _plan("-A", "--namespace", ML)
-    yield _plan("--namespace", ML, "--objective", "fastest")
-    yield _plan("--namespace", ML, "--apply", "--dry-run=server")
-    yield _plan("--namespace", ML, "--max-age", "soon")
+    yield _plan("--namespace", ML, *PROM, *WINDOW, code=8)  # the planner's Role lacks list pods
+    yield _plan("-A", rights="reader", code=8)
+    yield _plan("--namespace", "nowhere", code=0)
+    yield _plan("--namespace", ML, "--max-running", "0", code=2)
+    yield _plan("-A", "--namespace", ML, code=2)
+    yield _plan("--namespace", ML, "--objective", "fastest", code=2)
+    yield _plan("--namespace", ML, "--apply", "--dry-run=server", code=2)
+    yield _plan("--namespace", ML, "--max-age", "soon", code=2)
     yield _plan(
         "--namespace",
         ML,
@@ -119,7 +125,7 @@ def plan_commands() -> Iterator[Command]:
     # writing: Jobs, Events, reverted advice
     yield _plan("--namespace", ML, "--apply", writes=True)
     yield _plan("-A", "--apply", "--max-running", "2", "--format", "json", writes=True)
-    yield _plan("--namespace", ML, "--apply", "--retry-failed", "--no-events", writes=True)
+    yield _plan("--namespace", ML, "--apply", "--retry-failed", "--no-events", writes=True, code=0)
     yield _plan("--namespace", ML, "--apply", "--print-jobs", writes=True)
     yield _plan(
         "--namespace",
@@ -174,8 +180,9 @@ def probe_commands() -> Iterator[Command]:
         yield Command(("probe", "--format", name, "--host-root", "{probe}/v1"))
         yield Command(("probe", "--format", name, "--host-root", "{probe}/nested-v2"))
     for tree in sorted(p.name for p in PROBE_TREES.iterdir() if p.is_dir()):
-        yield Command(("probe", "--format", "json", "--host-root", f"{{probe}}/{tree}"))
-    yield Command(("probe", "--host-root", "{probe}/not-there"))
+        argv = ("probe", "--format", "json", "--host-root", f"{{probe}}/{tree}")
+        yield Command(argv, code=3 if tree == "no-affinity" else 0)
+    yield Command(("probe", "--host-root", "{probe}/not-there"), code=2)
 
 
 def file_commands() -> Iterator[Command]:
@@ -201,23 +208,24 @@ def file_commands() -> Iterator[Command]:
             "--strict",
             "--host-root",
             "{probe}/v1",
-        )
+        ),
+        code=11,
     )
     yield Command(("check", "--configmap-file", "-", "--host-root", "{probe}/v2"), stdin="advice")
     yield Command(
         ("check", "--configmap", "tf-advice", "--namespace", WEB, "--host-root", "{probe}/v2"),
         "reader",
     )
-    yield Command(("check", "--host-root", "{probe}/v1"))
-    yield Command(("check", "--configmap-file", "{scene}/bad-value.yaml"))
+    yield Command(("check", "--host-root", "{probe}/v1"), code=2)
+    yield Command(("check", "--configmap-file", "{scene}/bad-value.yaml"), code=6)
 
 
 def cleanup_commands() -> Iterator[Command]:
     names = ("--configmap", "spare", "--configmap", "app-config", "--configmap", "gone")
     yield Command(("cleanup", "--namespace", WEB, *names, "--dry-run"), "cleanup")
     yield Command(("cleanup", "--namespace", WEB, *names), "cleanup", writes=True)
-    yield Command(("cleanup", "--namespace", WEB, *names), "configmaps-only", writes=True)
-    yield Command(("cleanup", "--namespace", WEB))
+    yield Command(("cleanup", "--namespace", WEB, *names), "configmaps-only", writes=True, code=8)
+    yield Command(("cleanup", "--namespace", WEB), code=2)
 
 
 def plumbing_commands() -> Iterator[Command]:

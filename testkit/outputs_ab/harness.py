@@ -144,29 +144,55 @@ class Sides:
 
 
 def compare_all(
-    sides: Sides, commands: Sequence[Command], say: Callable[[str], None] = print
+    sides: Sides,
+    commands: Sequence[Command],
+    say: Callable[[str], None] = print,
+    *,
+    keep: Path | None = None,
 ) -> tuple[int, int]:
-    """Run and compare ``commands``; how many differ, and how many exited on the base's side
-    with another code than the scene expects."""
+    """Run and compare ``commands``; how many differ, and how many could not be compared or
+    exited on the base's side with another code than the scene expects. With ``keep``, each
+    side's outcome goes to files there (``NNN-base.stdout`` ...), as compared."""
     differ = unexpected = 0
     folder = sides.root / "scene"
     with build(folder, sides.fleet) as scene:
         write_files(folder)
         for index, command in enumerate(commands):
-            if command.writes:
-                base, branch = sides.writing(command, index)
-            else:
-                base, branch = sides.reading(command, scene)
+            started = time.monotonic()
+            try:
+                if command.writes:
+                    base, branch = sides.writing(command, index)
+                else:
+                    base, branch = sides.reading(command, scene)
+            except Exception as exc:  # the harness's own failure: say it, go on with the rest
+                unexpected += 1
+                say(f"ERROR {command.label}: {type(exc).__name__}: {exc}")
+                continue
+            took = time.monotonic() - started
+            if keep is not None:
+                _keep(keep, index, command, base, branch)
             found = differences(base, branch)
             differ += bool(found)
             verdict = "DIFF" if found else "same"
-            say(f"{verdict} rc={base.code:<3} {len(base.stdout):>7} B  {command.label}")
+            size = f"{len(base.stdout):>7} B"
+            say(f"{verdict} rc={base.code:<3} {size} {took:5.1f} s  {command.label}")
             for line in found:
                 say(f"    {line}")
             if base.code != command.code:
                 unexpected += 1
                 say(f"    SCENE: base exited {base.code}, the scene expects {command.code}")
     return differ, unexpected
+
+
+def _keep(folder: Path, index: int, command: Command, base: Outcome, branch: Outcome) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "commands.txt").open("a", encoding="utf-8") as listed:
+        listed.write(f"{index:03d} {command.label}\n")
+    for name, outcome in (("base", base), ("branch", branch)):
+        for part in ("stdout", "stderr", "objects"):
+            text = getattr(outcome, part)
+            if text:
+                (folder / f"{index:03d}-{name}.{part}").write_text(text, encoding="utf-8")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -185,6 +211,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", metavar="REGEX", help="the commands whose line matches")
     parser.add_argument(
         "--sequential", action="store_true", help="run the two sides one after the other"
+    )
+    parser.add_argument(
+        "--keep",
+        metavar="DIR",
+        type=Path,
+        help="write each side's outputs, as compared, to DIR (NNN-base.stdout, ...)",
     )
     args = parser.parse_args(argv)
     commands = [c for c in all_commands() if args.only is None or re.search(args.only, c.label)]
@@ -208,9 +240,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not found.is_relative_to(checkout):
                 print(f"{checkout}: its child imports advisor from {found}", file=sys.stderr)
                 return 2
-        differ, unexpected = compare_all(sides, commands)
+        differ, unexpected = compare_all(sides, commands, keep=args.keep)
     took = time.monotonic() - started
     print(f"{differ} of {len(commands)} commands differ ({took:.0f} s)")
     if unexpected:
-        print(f"{unexpected} exited otherwise than the scene expects (SCENE above): fix the scene")
+        print(
+            f"{unexpected} could not be compared (ERROR) or exited otherwise than the scene "
+            "expects (SCENE): fix the harness or the scene"
+        )
     return 1 if differ else 2 if unexpected else 0

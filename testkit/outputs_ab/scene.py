@@ -52,7 +52,7 @@ from advisor.recommend import build_recommendation, render_configmap
 from advisor.recommend.previous import keep_previous
 from benchmarks.fleet import IMAGE, OPT_IN, PLANNER, fitting_advice, serving
 from testkit import REPO
-from testkit.fakeapi.apps import workload
+from testkit.fakeapi.apps import RESIZE_ON_CPU, reads, workload
 from testkit.fakeapi.claims import claim
 from testkit.fakeapi.pods import TEMPLATE_HASH, bare_pod, pod_of
 from testkit.fakeapi.rbac import Rule, cluster_role_rules, load_documents, parse_rules
@@ -69,8 +69,7 @@ TEAMS = tuple(f"team-{i:02d}" for i in range(5))
 ML, WEB, QUIET = "ml", "web", "quiet"
 NAMESPACES = (HOME, *TEAMS, ML, WEB, QUIET)
 #: the workloads the fleet puts in ``team-*`` by default (``--fleet``)
-FLEET = 100
-RESIZE_ON_CPU = [{"resourceName": "cpu", "restartPolicy": "RestartContainer"}]
+FLEET = 20
 LATENCY = 'p99_seconds{namespace="$namespace",deployment="$workload"}'
 
 # --------------------------------------------------------------------------------------------------
@@ -199,26 +198,6 @@ def server(name: str, cpu: str = "2", **extra: Any) -> dict[str, Any]:
         "envFrom": [{"configMapRef": {"name": f"advice-{name}"}}],
         **extra,
     }
-
-
-def reads(
-    configmap: str = "tf-advice",
-    *,
-    cpu: str | None = "4",
-    resize: bool = True,
-    optional: bool | None = None,
-    **extra: Any,
-) -> dict[str, Any]:
-    """A container that reads ``configmap`` with envFrom (status's consumers)."""
-    ref: dict[str, Any] = {"name": configmap}
-    if optional is not None:
-        ref["optional"] = optional
-    container: dict[str, Any] = {"envFrom": [{"configMapRef": ref}], **extra}
-    if cpu is not None:
-        container["resources"] = {"limits": {"cpu": cpu, "memory": "4Gi"}}
-    if resize:
-        container["resizePolicy"] = RESIZE_ON_CPU
-    return container
 
 
 def _settings() -> JobSettings:
