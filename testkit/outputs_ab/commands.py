@@ -32,24 +32,33 @@ class Command:
     needs no cluster, and gets no ``--kubeconfig``); ``writes``: run against a fresh server per
     side, whose objects are compared too; ``stdin``: the scene file it reads on standard input;
     ``code``: the exit code the scene is built to give it (the base's differing says the scene
-    no longer shows what it was meant to, as a status that cannot list would)."""
+    no longer shows what it was meant to, as a status that cannot list would); ``setup``: a key
+    of the scene's ``SETUPS`` (admission that refuses or warns), applied to a fresh scene per
+    side as for a command that writes."""
 
     argv: tuple[str, ...]
     rights: str | None = None
     writes: bool = False
     stdin: str | None = None
     code: int = 0
+    setup: str | None = None
 
     @property
     def label(self) -> str:
-        rights = f"  [{self.rights}]" if self.rights else ""
-        return " ".join(self.argv) + rights + ("  [writes]" if self.writes else "")
+        marks = [m for m in (self.rights, self.setup, "writes" if self.writes else None) if m]
+        return " ".join(self.argv) + "".join(f"  [{m}]" for m in marks)
 
 
-def _plan(*argv: str, rights: str = "planner", writes: bool = False, code: int = 17) -> Command:
+def _plan(
+    *argv: str,
+    rights: str = "planner",
+    writes: bool = False,
+    code: int = 17,
+    setup: str | None = None,
+) -> Command:
     """plan, by default in a namespace with a failed calibration (exit 17 after the output)."""
     image = ("--image", "registry.example.com/tf-thread-advisor:1")
-    return Command(("plan", *argv, *image), rights, writes, code=code)
+    return Command(("plan", *argv, *image), rights, writes, code=code, setup=setup)
 
 
 def _status(*argv: str, rights: str = "reader", code: int = 0) -> Command:
@@ -122,6 +131,19 @@ def plan_commands() -> Iterator[Command]:
         *WINDOW,
         rights="planner+production",
     )
+    yield _plan("--namespace", ML, "--format", "json", "--restart-forbidden")
+    yield _plan("--namespace", "quiet", code=0)
+    yield _plan("--namespace", WEB, code=0)
+    # what admission says: a quota, a webhook, a policy, Pod Security's warning
+    yield _plan("--namespace", ML, "--dry-run=server", "--format", "json", setup="job-quota")
+    yield _plan("--namespace", ML, "--dry-run=server", "--max-running", "5", setup="pod-security")
+    yield _plan("--namespace", ML, "--apply", "--max-running", "9", setup="job-quota", writes=True)
+    yield _plan(
+        "--namespace", ML, "--apply", "--max-running", "9", setup="webhook-denial", writes=True
+    )
+    yield _plan(
+        "--namespace", ML, "--apply", "--format", "json", setup="policy-denial", writes=True
+    )
     # writing: Jobs, Events, reverted advice
     yield _plan("--namespace", ML, "--apply", writes=True)
     yield _plan("-A", "--apply", "--max-running", "2", "--format", "json", writes=True)
@@ -172,6 +194,8 @@ def status_commands() -> Iterator[Command]:
     yield _status("--namespace", "nowhere")
     yield _status("--namespace", WEB, "--max-age", "a while", code=2)
     yield _status("--namespace", TEAMS[0], "--format", "markdown")
+    yield _status("--namespace", ML, "--format", "json", *PROM, *WINDOW)
+    yield _status("--namespace", "quiet")
     yield _status("--namespace", WEB, "--log-format", "json", "--log-level", "debug")
 
 

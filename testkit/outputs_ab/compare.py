@@ -3,8 +3,9 @@ how a difference is shown.
 
 Taken out, because it varies from run to run or from server to server and says nothing about the
 code: the time at the start of each text log line and the ``time`` of each JSON log line (the
-log's clock is the real one), the port of a fake server on 127.0.0.1 and the folder a fake
-server's kubeconfig is in (a command that writes runs against one fresh server per side).
+log's clock is the real one), the port of a fake server on 127.0.0.1, the folder a fake
+server's kubeconfig is in (a command that writes runs against one fresh server per side) and the
+checkout's own folder.
 Nothing else is: a duration the advisor prints would show as a difference (none of the compared
 commands prints one; see ``--self-check``).
 """
@@ -36,13 +37,14 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Normalizer:
-    """Takes out what varies between runs; ``folders`` are replaced by ``<scene>``."""
+    """Takes out what varies between runs and sides: each of ``folders`` (a scene's, a
+    checkout's) is replaced by its word, in their order."""
 
-    folders: tuple[str, ...] = field(default=())
+    folders: tuple[tuple[str, str], ...] = field(default=())
 
     def __call__(self, text: str, *, log: bool = False) -> str:
-        for folder in self.folders:
-            text = text.replace(folder, "<scene>")
+        for folder, word in self.folders:
+            text = text.replace(folder, word)
         text = _PORT.sub(r"\1:<port>", text)
         if log:
             text = _LOG_TIME.sub("<time> ", text)

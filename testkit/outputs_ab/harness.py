@@ -3,8 +3,9 @@ same scene (scene.py), compare, and print one line per command.
 
 A command that only reads runs on both sides against one server, the scene built once; the
 server's objects must be the same after it as before (a command that wrote anyway is a
-difference). A command that writes runs against a fresh scene per side, built the same way
-(same objects, ids and times), and what the server holds after it is compared too: every object
+difference). A command that writes, or needs the scene set up for it (``SETUPS``), runs against
+a fresh scene per side, built the same way (same objects, ids and times), and what the server
+holds after it is compared too: every object
 (uid and resourceVersion left out: the fake draws them from a counter every request moves) and
 the list of writes the server answered (method, path, query, status).
 """
@@ -28,7 +29,7 @@ from testkit.outputs_ab import side
 from testkit.outputs_ab.commands import PROBE_TREES, Command, all_commands
 from testkit.outputs_ab.compare import Normalizer, Outcome, differences
 from testkit.outputs_ab.files import write_files
-from testkit.outputs_ab.scene import FLEET, NOW, RIGHTS, Scene, build
+from testkit.outputs_ab.scene import FLEET, NOW, RIGHTS, SETUPS, Scene, build
 
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 _APPS = ("deployments", "statefulsets", "daemonsets")
@@ -64,6 +65,13 @@ def _scrubbed(value: Any) -> Any:
     if isinstance(value, str):
         return _UUID.sub("<uid>", value)
     return value
+
+
+def _normalizer(scene: Path, checkout: Path) -> Normalizer:
+    """The probe's trees are inside the harness's checkout, which may be one of the sides."""
+    return Normalizer(
+        ((str(PROBE_TREES), "<probe>"), (str(scene), "<scene>"), (str(checkout), "<checkout>"))
+    )
 
 
 @dataclass
@@ -104,13 +112,12 @@ class Sides:
         return side.run(checkout, argv, now=NOW, cwd=self.cwd, stdin=stdin)
 
     def reading(self, command: Command, scene: Scene) -> tuple[Outcome, Outcome]:
-        """Both sides against ``scene``, at once unless not ``parallel``; a side that changed
-        what the server holds gets it said in its ``objects``."""
+        """Both sides against ``scene``, at once unless not ``parallel``; RuntimeError when they
+        changed what the server holds."""
         if command.rights is not None:
             RIGHTS[command.rights].grant(scene.api)
         # a dry run is a write the server answers without storing: only the objects count
         before = snapshot(scene.api, writes=False)
-        normal = Normalizer((str(scene.folder),))
         if self.parallel:
             with ThreadPoolExecutor(2) as pool:
                 futures = [pool.submit(self.run, c, command, scene) for c in self._checkouts]
@@ -118,13 +125,16 @@ class Sides:
         else:
             outcomes = [self.run(c, command, scene) for c in self._checkouts]
         if snapshot(scene.api, writes=False) != before:
-            # which side wrote cannot be told apart here: both are marked
-            outcomes = [replace(o, objects="wrote to the server") for o in outcomes]
-        base, branch = (normal.outcome(o) for o in outcomes)
+            # the shared scene is no longer what the next commands expect
+            raise RuntimeError("changed the server's objects: mark it as a command that writes")
+        base, branch = (
+            _normalizer(scene.folder, c).outcome(o)
+            for c, o in zip(self._checkouts, outcomes, strict=True)
+        )
         return base, branch
 
     def writing(self, command: Command, index: int) -> tuple[Outcome, Outcome]:
-        """Each side against a scene of its own, built the same way."""
+        """Each side against a scene of its own, built the same way (and set up the same way)."""
         outcomes = []
         for name, checkout in zip(("base", "branch"), self._checkouts, strict=True):
             folder = self.root / f"writes-{index}-{name}"
@@ -132,10 +142,12 @@ class Sides:
                 write_files(folder)
                 if command.rights is not None:
                     RIGHTS[command.rights].grant(scene.api)
+                if command.setup is not None:
+                    SETUPS[command.setup](scene.api)
                 scene.api.requests.clear()
                 outcome = self.run(checkout, command, scene)
                 outcome = replace(outcome, objects=snapshot(scene.api))
-            outcomes.append(Normalizer((str(folder),)).outcome(outcome))
+            outcomes.append(_normalizer(folder, checkout).outcome(outcome))
         return outcomes[0], outcomes[1]
 
     @property
@@ -160,7 +172,7 @@ def compare_all(
         for index, command in enumerate(commands):
             started = time.monotonic()
             try:
-                if command.writes:
+                if command.writes or command.setup is not None:
                     base, branch = sides.writing(command, index)
                 else:
                     base, branch = sides.reading(command, scene)

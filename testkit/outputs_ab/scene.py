@@ -13,7 +13,9 @@ What it holds (``build``):
   (objective, concurrency, budget, an SLO without its bound, a container that is not there), two
   containers with and without the container annotation, TF Serving containers without a model
   annotation (its model from ``MODEL_NAME``, and one serving a ``--model_config_file``), a
-  throughput objective with concurrency and batch size, a StatefulSet, and production: an advice
+  throughput objective with concurrency and batch size, an SLO, a StatefulSet, a restart
+  annotation, a requests file (inside the model and escaping it), an input shape, and
+  production: an advice
   that made its pods worse (a revert with ``--prometheus-url``), one that opts out of reverts,
   one that helped, and a throttled container that is not opted in (a suggestion);
 - ``web``: not opted in, the consumers ``status`` audits: every problem code (limits, requests,
@@ -22,6 +24,9 @@ What it holds (``build``):
   four consumers with production verdicts (improved, regressed, unchanged, and regressed by
   its own p99 query);
 - ``quiet``: opted in, but without the calibration ServiceAccount (``plan -A`` skips it).
+
+``SETUPS`` adds what admission says to a plan's Jobs (a ResourceQuota, a webhook's and a
+policy's denials, Pod Security's warning) to a scene built for one command.
 
 The clock: every side runs with ``datetime.now`` frozen at ``NOW`` (testkit/outputs_ab/side.py)
 and the fake server stamps its objects with ``server_clock``'s time, so ages, windows and
@@ -34,7 +39,7 @@ import contextlib
 import random
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -52,6 +57,7 @@ from advisor.recommend import build_recommendation, render_configmap
 from advisor.recommend.previous import keep_previous
 from benchmarks.fleet import IMAGE, OPT_IN, PLANNER, fitting_advice, serving
 from testkit import REPO
+from testkit.fakeapi.admission import PolicyDenial, WebhookDenial
 from testkit.fakeapi.apps import RESIZE_ON_CPU, reads, workload
 from testkit.fakeapi.claims import claim
 from testkit.fakeapi.pods import TEMPLATE_HASH, bare_pod, pod_of
@@ -348,6 +354,12 @@ def _ml(api: FakeApiServer) -> None:
             _ann(model="/models/slo", objective="slo", **{"p99-ms": "25"}),
         ),
         opted_in("db", server("db"), _ann(model="/models/db"), resource="statefulsets"),
+        opted_in("restarter", server("rs"), _ann(model="/models/rs", restart="true")),
+        opted_in("replayed", server("rp"), _ann(model="/models/rp", requests="warmup.jsonl")),
+        opted_in("escaping", server("es"), _ann(model="/models/es", requests="/etc/passwd")),
+        opted_in(
+            "shaped", server("sh"), _ann(model="/models/sh", **{"input-shape": "input_ids=128"})
+        ),
     ]
     for obj in cases:
         api.put_workload(obj)
@@ -509,6 +521,38 @@ def _web_more(api: FakeApiServer) -> None:
 def _quiet(api: FakeApiServer) -> None:
     api.put_namespace(QUIET, OPT_IN)  # no calibration ServiceAccount: plan -A skips it
     api.put_workload(opted_in("lonely", server("lonely"), _ann(model="/m"), namespace=QUIET))
+
+
+# --------------------------------------------------------------------------------------------------
+# what the API server's admission says to the Jobs a plan creates (set up on a fresh scene)
+
+PSA = (
+    'would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false '
+    '(container "copy-model" must set securityContext.allowPrivilegeEscalation=false)'
+)
+
+
+def _of(name: str) -> Callable[[dict[str, Any]], bool]:
+    """A denial's ``applies``: the Jobs of ``name`` (deployment/NAME)."""
+    return lambda job: job["metadata"]["annotations"]["tf-thread-advisor.io/workload"] == name
+
+
+SETUPS: dict[str, Callable[[FakeApiServer], None]] = {
+    # ml holds 3 Jobs: one more may be created
+    "job-quota": lambda api: api.add_job_quota(ML, 4),
+    "webhook-denial": lambda api: api.deny_jobs(
+        WebhookDenial("policy.example.com", "no GPUs here", applies=_of("deployment/b"))
+    ),
+    "policy-denial": lambda api: api.deny_jobs(
+        PolicyDenial(
+            "require-team-label",
+            "require-team-label-binding",
+            "Jobs need a team label",
+            applies=_of("deployment/a"),
+        )
+    ),
+    "pod-security": lambda api: api.warn_pod_security(ML, PSA),
+}
 
 
 # --------------------------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ def test_a_missing_last_newline_is_shown() -> None:
 
 
 def test_only_what_varies_between_runs_is_taken_out() -> None:
-    normal = Normalizer(("/tmp/outputs-ab-x/writes-3-base",))
+    normal = Normalizer((("/tmp/outputs-ab-x/writes-3-base", "<scene>"),))
     stderr = (
         "2026-11-28T00:41:07 INFO plan: 3 workloads\n"
         '{"time": "2026-11-28T00:41:07.123Z", "level": "info", "message": "x"}\n'
