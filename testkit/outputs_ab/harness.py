@@ -117,14 +117,14 @@ class Sides:
         if command.rights is not None:
             RIGHTS[command.rights].grant(scene.api)
         # a dry run is a write the server answers without storing: only the objects count
-        before = snapshot(scene.api, writes=False)
+        before = snapshot(scene.api, writes=False) if command.rights is not None else ""
         if self.parallel:
             with ThreadPoolExecutor(2) as pool:
                 futures = [pool.submit(self.run, c, command, scene) for c in self._checkouts]
                 outcomes = [f.result() for f in futures]
         else:
             outcomes = [self.run(c, command, scene) for c in self._checkouts]
-        if snapshot(scene.api, writes=False) != before:
+        if command.rights is not None and snapshot(scene.api, writes=False) != before:
             # the shared scene is no longer what the next commands expect
             raise RuntimeError("changed the server's objects: mark it as a command that writes")
         base, branch = (
