@@ -1,5 +1,6 @@
 """apps/v1 Deployments, StatefulSets and DaemonSets for the fake API server: what ``run
---restart`` touches and ``status`` lists (the lists themselves: testkit/fakeapi/lists.py).
+--restart`` touches and ``status`` lists (the lists themselves: testkit/fakeapi/lists.py); and
+``reads``, the container of a consumer of an advice ConfigMap.
 
 As strict as the ConfigMap side, for the requests a restart sends: GET and PATCH on one named
 workload, authorized by the server's rules (group ``apps``), and DELETE (what takes a planned
