@@ -1,5 +1,6 @@
 """apps/v1 Deployments, StatefulSets and DaemonSets for the fake API server: what ``run
---restart`` touches and ``status`` lists (the lists themselves: testkit/fakeapi/lists.py).
+--restart`` touches and ``status`` lists (the lists themselves: testkit/fakeapi/lists.py); and
+``reads``, the container of a consumer of an advice ConfigMap.
 
 As strict as the ConfigMap side, for the requests a restart sends: GET and PATCH on one named
 workload, authorized by the server's rules (group ``apps``), and DELETE (what takes a planned
@@ -43,6 +44,33 @@ STRATEGIC = "application/strategic-merge-patch+json"
 MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 PATCH_TYPES = (STRATEGIC, MERGE, JSON_PATCH)
+
+
+#: a container's resizePolicy that restarts it on an in-place CPU resize (TensorFlow sizes its
+#: pools once, at start-up)
+RESIZE_ON_CPU = [{"resourceName": "cpu", "restartPolicy": "RestartContainer"}]
+
+
+def reads(
+    configmap: str = "tf-advice",
+    *,
+    cpu: str | None = "4",
+    resize: bool = True,
+    optional: bool | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The keys of a container that reads the advice ``configmap`` with envFrom (for
+    ``workload(container=...)``): a CPU limit of ``cpu`` (None: none), ``RESIZE_ON_CPU`` unless
+    not ``resize``, ``optional`` on the reference when given, and ``extra``'s keys."""
+    ref: dict[str, Any] = {"name": configmap}
+    if optional is not None:
+        ref["optional"] = optional
+    container: dict[str, Any] = {"envFrom": [{"configMapRef": ref}], **extra}
+    if cpu is not None:
+        container["resources"] = {"limits": {"cpu": cpu, "memory": "4Gi"}}
+    if resize:
+        container["resizePolicy"] = RESIZE_ON_CPU
+    return container
 
 
 def workload(

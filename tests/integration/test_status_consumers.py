@@ -24,7 +24,7 @@ from advisor.keys import ADVICE_HASH_ANNOTATION, HASH_ANNOTATION
 from advisor.models import AdviceStatus, ServingTarget, StatusResult
 from advisor.pipeline import Instruments, cluster_status
 from advisor.recommend import build_recommendation, render_configmap
-from testkit.fakeapi.apps import workload
+from testkit.fakeapi.apps import RESIZE_ON_CPU, reads, workload
 from testkit.fakeapi.pods import bare_pod, pod_of
 from testkit.fakeapi.rbac import Rule
 from testkit.fakeapi.samples import calibration_result, node_profile
@@ -35,7 +35,6 @@ from tests.support.search_fakes import tripwire
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
 #: when the advice of these tests was measured (and its data last changed)
 MEASURED = NOW - timedelta(days=1)
-RESIZE_ON_CPU = [{"resourceName": "cpu", "restartPolicy": "RestartContainer"}]
 
 
 def advice_cm(
@@ -57,26 +56,6 @@ def advice_cm(
         now=MEASURED,
     )
     return render_configmap(rec, name, namespace, extra_annotations=annotations)
-
-
-def reads(
-    configmap: str = "tf-advice",
-    *,
-    cpu: str | None = "4",
-    resize: bool = True,
-    optional: bool | None = None,
-    **extra: Any,
-) -> dict[str, Any]:
-    """The keys of a container that reads ``configmap`` with envFrom."""
-    ref: dict[str, Any] = {"name": configmap}
-    if optional is not None:
-        ref["optional"] = optional
-    container: dict[str, Any] = {"envFrom": [{"configMapRef": ref}], **extra}
-    if cpu is not None:
-        container["resources"] = {"limits": {"cpu": cpu, "memory": "4Gi"}}
-    if resize:
-        container["resizePolicy"] = RESIZE_ON_CPU
-    return container
 
 
 def deployment(name: str, container: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:

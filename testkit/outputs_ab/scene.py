@@ -1,0 +1,655 @@
+"""The cluster every command of the A/B comparison runs against: one fake API server and one
+Prometheus stand-in, built the same way every time (same names, same uids, same timestamps), so
+that two servers built for the two sides of a command that writes hold the same objects.
+
+What it holds (``build``):
+
+- ``team-00`` .. ``team-04``: the benchmark's fleet (``benchmarks/fleet.py``'s ``serving`` and
+  ``fitting_advice``): opted-in Deployments over four node pools, every other one with advice
+  that fits it;
+- ``ml``: the hand-made cases of fleet mode: calibrate (no advice, a PVC-mounted model, a
+  toleration, advice measured for another CPU limit, a stale advice), fits, pending and failed
+  calibration Jobs (created by a real ``plan --apply`` while the scene is built), bad annotations
+  (objective, concurrency, budget, an SLO without its bound, a container that is not there), two
+  containers with and without the container annotation, TF Serving containers without a model
+  annotation (its model from ``MODEL_NAME``, and one serving a ``--model_config_file``), a
+  throughput objective with concurrency and batch size, an SLO, a StatefulSet, a restart
+  annotation, a requests file (inside the model and escaping it), an input shape, and
+  production: an advice
+  that made its pods worse (a revert with ``--prometheus-url``), one that opts out of reverts,
+  one that helped, and a throttled container that is not opted in (a suggestion);
+- ``web``: not opted in, the consumers ``status`` audits: every problem code (limits, requests,
+  pools, resize policy, pods older than the advice, missing advice, key references,
+  StatefulSets, DaemonSets, bare pods), an advice nobody reads, one without a data time, and
+  four consumers with production verdicts (improved, regressed, unchanged, and regressed by
+  its own p99 query);
+- ``quiet``: opted in, but without the calibration ServiceAccount (``plan -A`` skips it).
+
+``SETUPS`` adds what admission says to a plan's Jobs (a ResourceQuota, a webhook's and a
+policy's denials, Pod Security's warning) to a scene built for one command.
+
+The clock: every side runs with ``datetime.now`` frozen at ``NOW`` (testkit/outputs_ab/side.py)
+and the fake server stamps its objects with ``server_clock``'s time, so ages, windows and
+verdicts are the same on both sides and on every run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, SupportsIndex
+
+from advisor import __version__
+from advisor.fleet.derive import JobSettings, derive_job
+from advisor.fleet.optin import Defaults, read_ask
+from advisor.keys import ADVICE_HASH_ANNOTATION, HASH_ANNOTATION, LATENCY_QUERY_ANNOTATION
+from advisor.models import ServingTarget, WorkloadKind
+from advisor.models.kube import KubeWorkload
+from advisor.pipeline.plan import DEFAULT_SERVICE_ACCOUNT, PlanRequest, plan, run_args
+from advisor.prometheus.queries import PERIODS, POD_START, THROTTLED, USAGE
+from advisor.recommend import build_recommendation, render_configmap
+from advisor.recommend.previous import keep_previous
+from benchmarks.fleet import IMAGE, OPT_IN, PLANNER, fitting_advice, serving
+from testkit import REPO
+from testkit.fakeapi.admission import PolicyDenial, WebhookDenial
+from testkit.fakeapi.apps import RESIZE_ON_CPU, reads, workload
+from testkit.fakeapi.claims import claim
+from testkit.fakeapi.pods import TEMPLATE_HASH, bare_pod, pod_of
+from testkit.fakeapi.rbac import Rule, cluster_role_rules, load_documents, parse_rules
+from testkit.fakeapi.samples import calibration_result, node_profile
+from testkit.fakeapi.server import FakeApiServer
+from testkit.fakeprom import Answer, FakePrometheus, matrix, ranged, vector
+
+#: the one clock of the comparison: what ``datetime.now`` says on both sides
+NOW = datetime(2026, 11, 28, 0, 0, 0, tzinfo=timezone.utc)
+#: when most advice here was measured (and its data last changed)
+MEASURED = NOW - timedelta(days=1)
+HOME = "ml-platform"
+TEAMS = tuple(f"team-{i:02d}" for i in range(5))
+ML, WEB, QUIET = "ml", "web", "quiet"
+NAMESPACES = (HOME, *TEAMS, ML, WEB, QUIET)
+#: the workloads the fleet puts in ``team-*`` by default (``--fleet``)
+FLEET = 20
+LATENCY = 'p99_seconds{namespace="$namespace",deployment="$workload"}'
+
+# --------------------------------------------------------------------------------------------------
+# who runs the commands: a ClusterRole's rules (every namespace), or a Role's in one namespace
+
+
+def _role(path: str, kind: str) -> list[Rule]:
+    docs = load_documents(REPO / path)
+    return parse_rules(next(d["rules"] for d in docs if d["kind"] == kind))
+
+
+PLANNER_RULES = cluster_role_rules(
+    load_documents(REPO / "deploy" / "examples" / "planner-cluster.yaml"), PLANNER
+)
+PRODUCTION_RULES = _role("deploy/components/production/rbac.yaml", "Role")
+READER_RULES = _role("deploy/examples/advice-reader.yaml", "ClusterRole")
+
+
+@dataclass(frozen=True)
+class Rights:
+    """The rules a command runs with: ``cluster`` everywhere (a ClusterRoleBinding), ``role``
+    in ``role_namespace`` only (a RoleBinding)."""
+
+    cluster: tuple[Rule, ...] = ()
+    role: tuple[Rule, ...] = ()
+    role_namespace: str = HOME
+
+    def grant(self, api: FakeApiServer) -> None:
+        api.cluster_rules = list(self.cluster)
+        api.rules = list(self.role)
+        api.role_namespace = self.role_namespace
+
+
+RIGHTS = {
+    # plan -A as deploy/examples/planner-cluster.yaml binds it
+    "planner": Rights(cluster=tuple(PLANNER_RULES)),
+    # plan --prometheus-url: and the production Role (deploy/components/production) everywhere
+    "planner+production": Rights(cluster=(*PLANNER_RULES, *PRODUCTION_RULES)),
+    # status -A: the ClusterRole of deploy/examples/advice-reader.yaml
+    "reader": Rights(cluster=tuple(READER_RULES)),
+    # status --namespace web: the Role of the same file, bound in web only
+    "reader-role": Rights(role=tuple(READER_RULES), role_namespace=WEB),
+    # a reader without list jobs: status says the calibration Jobs are left out
+    "reader-without-jobs": Rights(
+        cluster=tuple(r for r in READER_RULES if "jobs" not in r.resources)
+    ),
+    # get/list on configmaps only: status needs --no-consumers
+    "configmaps-only": Rights(cluster=(Rule(("",), ("configmaps",), ("get", "list")),)),
+    # what cleanup needs: get and delete on the ConfigMaps
+    "cleanup": Rights(cluster=(Rule(("",), ("configmaps",), ("get", "delete")),)),
+}
+
+# --------------------------------------------------------------------------------------------------
+# the same ids and times in every server built
+
+
+@contextlib.contextmanager
+def same_ids(seed: int) -> Iterator[None]:
+    """``uuid.uuid4`` and ``random`` (the fake's uids, generated names and Event names) drawn
+    from ``seed`` until the block ends: two servers built (and written to) the same way hold the
+    same ids."""
+    draw = random.Random(seed)
+    real_uuid4 = uuid.uuid4
+    uuid.uuid4 = lambda: uuid.UUID(int=draw.getrandbits(128), version=4)
+    state = random.getstate()
+    random.seed(seed)
+    try:
+        yield
+    finally:
+        uuid.uuid4 = real_uuid4
+        random.setstate(state)
+
+
+_REAL_GMTIME = time.gmtime
+#: the times of the ``server_clock`` blocks entered, innermost last
+_server_times: list[float] = []
+
+
+def _gmtime(secs: float | SupportsIndex | None = None) -> time.struct_time:
+    return _REAL_GMTIME(_server_times[-1] if secs is None else secs)
+
+
+@contextlib.contextmanager
+def server_clock(when: datetime = NOW) -> Iterator[None]:
+    """The fake server (which stamps creationTimestamp and conditions with ``time.gmtime()``,
+    in this process) reads ``when`` as the time until the block ends; a nested block's time
+    holds inside it, and the real clock is back once the outermost ends."""
+    _server_times.append(when.timestamp())
+    time.gmtime = _gmtime
+    try:
+        yield
+    finally:
+        _server_times.pop()
+        if not _server_times:
+            time.gmtime = _REAL_GMTIME
+
+
+# --------------------------------------------------------------------------------------------------
+# the workloads
+
+
+def opted_in(
+    name: str,
+    container: dict[str, Any],
+    annotations: Mapping[str, str] | None = None,
+    *,
+    resource: str = "deployments",
+    namespace: str = ML,
+    pod_spec: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A workload labelled to be calibrated, with fleet mode's ``annotations``."""
+    obj = workload(resource, namespace, name, container=container, pod_spec=pod_spec)
+    obj["metadata"]["labels"] = dict(OPT_IN)
+    obj["metadata"]["annotations"] = dict(annotations or {})
+    return obj
+
+
+def server(name: str, cpu: str = "2", **extra: Any) -> dict[str, Any]:
+    """A serving container reading ``advice-<name>`` with ``cpu`` as request and limit."""
+    return {
+        "image": f"registry.example.com/{name}-serving:3",
+        "resources": {
+            "requests": {"cpu": cpu, "memory": "1Gi"},
+            "limits": {"cpu": cpu, "memory": "1Gi"},
+        },
+        "envFrom": [{"configMapRef": {"name": f"advice-{name}"}}],
+        **extra,
+    }
+
+
+def _settings() -> JobSettings:
+    request = PlanRequest(image=IMAGE)
+    return JobSettings(
+        image=IMAGE, service_account=DEFAULT_SERVICE_ACCOUNT, extra_args=run_args(request)
+    )
+
+
+def _fits(api: FakeApiServer, stored: dict[str, Any], *, measured: datetime = MEASURED) -> None:
+    """The advice a calibration of the stored workload (its ask from its annotations, its Job
+    derived as plan derives it) would have written at ``measured``."""
+    meta = stored["metadata"]
+    ask = read_ask(meta.get("annotations") or {}, Defaults())
+    kind = WorkloadKind(stored["kind"])
+    configmap = f"advice-{meta['name']}"
+    job = derive_job(
+        kind, KubeWorkload.read(stored), ask, configmap=configmap, settings=_settings()
+    )
+    rec = build_recommendation(
+        calibration_result(node=node_profile(quota=job.cpu)),
+        advisor_version=__version__,
+        node_selector=stored["spec"]["template"]["spec"].get("nodeSelector"),
+        target=job.target,
+        now=measured,
+    )
+    api.put(render_configmap(rec, configmap, meta["namespace"]), "tf-thread-advisor")
+
+
+def _fleet(api: FakeApiServer, workloads: int) -> None:
+    """benchmarks/fleet.py's fleet, with this scene's clock."""
+    for namespace in TEAMS:
+        api.put_namespace(namespace, OPT_IN)
+        api.put_service_account(namespace, DEFAULT_SERVICE_ACCOUNT)
+    for index in range(workloads):
+        stored = api.put_workload(serving(TEAMS[index % len(TEAMS)], index))
+        if index % 2 == 0:
+            advice = fitting_advice({**stored, "kind": "Deployment"}, _settings(), NOW)
+            api.put(advice, "tf-thread-advisor")
+
+
+def _planned_jobs(api: FakeApiServer) -> None:
+    """Calibration Jobs as a real ``plan --apply`` creates them two hours ago: ``pending`` still
+    running, ``failed`` failed, ``c``'s complete (its advice is there)."""
+    for name in ("c", "pending", "failed"):
+        api.put_workload(opted_in(name, server(name), _ann(model=f"/models/{name}")))
+    with server_clock(NOW - timedelta(hours=2)):
+        request = PlanRequest(
+            image=IMAGE,
+            namespace=ML,
+            apply=True,
+            events=False,
+            max_running=10,
+            kubeconfig=api.kubeconfig,
+        )
+        plan(request, now=NOW - timedelta(hours=2))
+    jobs = {j["metadata"]["annotations"]["tf-thread-advisor.io/workload"]: j for j in api.jobs()}
+    with server_clock(NOW - timedelta(hours=1)):
+        api.set_job_running(ML, jobs["deployment/pending"]["metadata"]["name"])
+        api.set_job_condition(
+            ML,
+            jobs["deployment/failed"]["metadata"]["name"],
+            "Failed",
+            reason="BackoffLimitExceeded",
+            message="Job has reached the specified backoff limit",
+            failed=2,
+        )
+        api.set_job_condition(ML, jobs["deployment/c"]["metadata"]["name"], "Complete")
+
+
+def _replacing(current: dict[str, Any], name: str) -> dict[str, Any]:
+    """``current`` advice written over an older one (intra 4, inter 2), which it keeps."""
+    old = build_recommendation(
+        calibration_result(4, 2, node=node_profile(quota=2.0)),
+        advisor_version=__version__,
+        now=NOW - timedelta(days=9),
+    )
+    return keep_previous(current, render_configmap(old, f"advice-{name}", ML))
+
+
+def _ml(api: FakeApiServer) -> None:
+    api.put_namespace(ML, OPT_IN)
+    api.put_service_account(ML, DEFAULT_SERVICE_ACCOUNT)
+    _planned_jobs(api)
+    _fits(api, api.workload("deployments", ML, "c") or {})
+    pvc = {"name": "models", "persistentVolumeClaim": {"claimName": "models-a"}}
+    mount = [{"name": "models", "mountPath": "/models", "readOnly": True}]
+    toleration = {"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"}
+    api.put_claim(claim(ML, "models-a", ["ReadWriteMany"], bound_modes=["ReadWriteMany"]))
+    api.put_claim(claim(ML, "models-rwo", ["ReadWriteOnce"], bound_modes=["ReadWriteOnce"]))
+    sidecar = {"name": "proxy", "image": "registry.example.com/proxy:1"}
+    tf_serving = "tensorflow/serving:2.21.0"
+    cases = [
+        opted_in(
+            "a",
+            server("a", "1", volumeMounts=mount),
+            _ann(model="/models/a/saved"),
+            pod_spec={"nodeSelector": {"pool": "a"}, "volumes": [pvc]},
+        ),
+        opted_in(
+            "rwo",
+            server("rwo", "1", volumeMounts=mount),
+            _ann(model="/models/rwo"),
+            pod_spec={"volumes": [{**pvc, "persistentVolumeClaim": {"claimName": "models-rwo"}}]},
+        ),
+        opted_in(
+            "b",
+            server("b", "1500m"),
+            _ann(model="/opt/model/b.keras"),
+            pod_spec={"tolerations": [toleration]},
+        ),
+        opted_in("bad-objective", server("bo"), _ann(model="/m", objective="fastest")),
+        opted_in("bad-concurrency", server("bc"), _ann(model="/m", concurrency="zero")),
+        opted_in("bad-budget", server("bb"), _ann(model="/m", budget="-5")),
+        opted_in("bad-slo", server("bs"), _ann(model="/m", objective="slo")),
+        opted_in("bad-revert", server("br"), _ann(model="/m", revert="maybe")),
+        opted_in("no-model", server("nm")),
+        opted_in("bad-container", server("bk"), _ann(model="/m", container="nope")),
+        workload_with(
+            opted_in("two-unnamed", server("tu"), _ann(model="/m")), extra_container=sidecar
+        ),
+        workload_with(
+            opted_in("two-named", server("tn"), _ann(model="/m", container="server")),
+            extra_container=sidecar,
+        ),
+        opted_in(
+            "tfserving",
+            server("tfs", image=tf_serving, env=[{"name": "MODEL_NAME", "value": "resnet"}]),
+        ),
+        opted_in(
+            "tfserving-args",
+            server("tfa", image=tf_serving, args=["--model_base_path=/models/bert", "--port=8500"]),
+        ),
+        opted_in(
+            "tfserving-config",
+            server("tfc", image=tf_serving, args=["--model_config_file=/config/models.conf"]),
+        ),
+        opted_in(
+            "throughput",
+            server("tp", "4"),
+            _ann(
+                model="/models/tp", objective="throughput", concurrency="4", **{"batch-size": "8"}
+            ),
+        ),
+        opted_in(
+            "slo",
+            server("slo", "2"),
+            _ann(model="/models/slo", objective="slo", **{"p99-ms": "25"}),
+        ),
+        opted_in("db", server("db"), _ann(model="/models/db"), resource="statefulsets"),
+        opted_in("restarter", server("rs"), _ann(model="/models/rs", restart="true")),
+        opted_in("replayed", server("rp"), _ann(model="/models/rp", requests="warmup.jsonl")),
+        opted_in("escaping", server("es"), _ann(model="/models/es", requests="/etc/passwd")),
+        opted_in(
+            "shaped", server("sh"), _ann(model="/models/sh", **{"input-shape": "input_ids=128"})
+        ),
+    ]
+    for obj in cases:
+        api.put_workload(obj)
+    # advice measured for 2 CPUs, the workload has 4 now; and a stale advice
+    resized = opted_in("resized", server("resized", "2"), _ann(model="/models/resized"))
+    _fits(api, api.put_workload(resized))
+    api.put_workload(opted_in("resized", server("resized", "4"), _ann(model="/models/resized")))
+    stale = api.put_workload(opted_in("stale", server("stale"), _ann(model="/models/stale")))
+    _fits(api, stale, measured=NOW - timedelta(days=40))
+    # production: advice that replaced an older one, each read by its workload's pods
+    for name, marks in (
+        ("regressed", {}),
+        ("regressed-optout", _ann(revert="false")),
+        ("helped", {}),
+    ):
+        stored = api.put_workload(
+            opted_in(name, server(name), {**_ann(model=f"/models/{name}"), **marks})
+        )
+        _fits(api, stored)
+        current = api.get(ML, f"advice-{name}")
+        assert current is not None
+        api.put(_replacing(current, name), "tf-thread-advisor")
+        api.put_pod(
+            pod_of({**stored, "kind": "Deployment"}, "a1", started=MEASURED + timedelta(hours=2))
+        )
+    hot = api.put_workload(workload("deployments", ML, "hot", container=server("hot")))
+    api.put_pod(pod_of({**hot, "kind": "Deployment"}, "a1", started=NOW - timedelta(days=3)))
+
+
+def _ann(**values: str) -> dict[str, str]:
+    """Fleet mode's annotations: ``model="/m"`` is tf-thread-advisor.io/model."""
+    return {f"tf-thread-advisor.io/{key}": value for key, value in values.items()}
+
+
+def workload_with(obj: dict[str, Any], *, extra_container: dict[str, Any]) -> dict[str, Any]:
+    obj["spec"]["template"]["spec"]["containers"].append(extra_container)
+    return obj
+
+
+def advice_cm(
+    name: str,
+    *,
+    quota: float | None = 4.0,
+    node_selector: dict[str, str] | None = None,
+    target: ServingTarget | None = None,
+    annotations: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """An advice in ``web`` measured under ``quota`` CPUs on an 8-CPU node at MEASURED."""
+    result = calibration_result(2, 1, node=node_profile(affinity=8, quota=quota))
+    rec = build_recommendation(
+        result,
+        advisor_version=__version__,
+        node_selector=node_selector,
+        target=target,
+        now=MEASURED,
+    )
+    return render_configmap(rec, name, WEB, extra_annotations=annotations)
+
+
+POOL = "node.kubernetes.io/instance-type"
+
+
+def _web_advice(api: FakeApiServer) -> str:
+    """The advice ConfigMaps of ``web`` and one that is not advice; tf-advice's content hash."""
+    api.put(advice_cm("tf-advice"))
+    api.put(advice_cm("spare"))
+    api.put(advice_cm("pooled", node_selector={POOL: "c7i.4xlarge"}))
+    api.put(advice_cm("whole-node", quota=None))
+    api.put(advice_cm("searched", annotations={"reloader.stakater.com/match": "true"}))
+    by_request = ServingTarget(workload="deployment/req", container="server", cpu_from="request")
+    api.put(advice_cm("for-request", quota=2.0, target=by_request))
+    older = advice_cm("older")
+    del older["metadata"]["annotations"]["tf-thread-advisor.io/data-changed-at"]
+    api.put(older)
+    api.put(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "app-config", "namespace": WEB},
+            "data": {"MODE": "fast"},
+        }
+    )
+    stored = api.get(WEB, "tf-advice")
+    assert stored is not None
+    return str(stored["metadata"]["annotations"][HASH_ANNOTATION])
+
+
+def _deploy(api: FakeApiServer, name: str, container: dict[str, Any], **kw: Any) -> dict[str, Any]:
+    obj = api.put_workload(workload("deployments", WEB, name, container=container, **kw))
+    return {**obj, "kind": "Deployment"}
+
+
+def _old_pod(api: FakeApiServer, obj: dict[str, Any]) -> None:
+    api.put_pod(pod_of(obj, "old", started=MEASURED - timedelta(days=3)))
+
+
+def _web(api: FakeApiServer) -> None:
+    """status's consumers: every problem code produced, and each quiet somewhere."""
+    current = _web_advice(api)
+    _deploy(api, "web-ok", reads())
+    _deploy(api, "web-small", reads(cpu="2", resize=False))
+    _deploy(api, "web-nolimit", reads(cpu=None, resize=False))
+    _deploy(api, "pod-level", reads(cpu=None), pod_spec={"resources": {"limits": {"cpu": "4"}}})
+    resized = _deploy(api, "resized", reads())
+    api.put_pod(pod_of(resized, "a", started=NOW - timedelta(hours=1)))
+    api.put_pod(pod_of(resized, "b", started=NOW - timedelta(hours=1), cpu_now="3"))
+    _deploy(api, "free", reads("whole-node", cpu=None))
+    _deploy(api, "limited", reads("whole-node"))
+    _deploy(api, "selected", reads("pooled"), pod_spec={"nodeSelector": {POOL: "c7i.4xlarge"}})
+    _deploy(api, "elsewhere", reads("pooled"), pod_spec={"nodeSelector": {POOL: "m7i.xlarge"}})
+    _deploy(api, "anywhere", reads("pooled"))
+    predate = _deploy(api, "predate", reads())
+    api.put_pod(pod_of(predate, "new", started=MEASURED + timedelta(minutes=5)))
+    _old_pod(api, predate)
+    api.put_pod(pod_of(predate, "pending", started=MEASURED - timedelta(days=2), phase="Pending"))
+    _old_pod(api, _deploy(api, "rolled", reads(), **{ADVICE_HASH_ANNOTATION: current}))
+    behind = {ADVICE_HASH_ANNOTATION: "sha256:" + "0" * 64}
+    _old_pod(api, _deploy(api, "behind", reads(), **behind))
+    reload = {"configmap.reloader.stakater.com/reload": "app-config, tf-advice"}
+    _old_pod(api, _deploy(api, "named", reads(), metadata={"annotations": reload}))
+    search = {"reloader.stakater.com/search": "true"}
+    _old_pod(api, _deploy(api, "matched", reads("searched"), metadata={"annotations": search}))
+    _old_pod(api, _deploy(api, "reads-older", reads("older")))
+    _deploy(api, "needs", reads("gone"))
+    _deploy(api, "hopes", reads("gone-too", optional=True))
+    _deploy(api, "configured", reads("app-config"))
+    _web_more(api)
+
+
+def _web_more(api: FakeApiServer) -> None:
+    """Key references, request-basis advice, other kinds and production's consumers."""
+    for name, key in (("by-key", "TF_NUM_INTRAOP_THREADS"), ("other-key", "LOG_LEVEL")):
+        ref = {"configMapKeyRef": {"name": "tf-advice", "key": key}}
+        container = {
+            "env": [{"name": "X", "valueFrom": ref}],
+            "resources": {"limits": {"cpu": "4"}},
+            "resizePolicy": RESIZE_ON_CPU,
+        }
+        _deploy(api, name, container)
+    for name, cpu in (("req", "2000m"), ("req-big", "3"), ("req-unset", None)):
+        container = reads("for-request", cpu=None)
+        if cpu is not None:
+            container["resources"] = {"requests": {"cpu": cpu, "memory": "4Gi"}}
+        _deploy(api, name, container)
+    sts = api.put_workload(workload("statefulsets", WEB, "cache", container=reads(cpu="2")))
+    ds = api.put_workload(workload("daemonsets", WEB, "agent", container=reads(resize=False)))
+    api.put_pod(pod_of(sts, "0", started=MEASURED - timedelta(days=2)))
+    api.put_pod(pod_of(ds, "x1", started=MEASURED + timedelta(hours=1)))
+    api.put_pod(bare_pod(WEB, "debug", container=reads(), started=MEASURED - timedelta(days=2)))
+    # production verdicts: pods started after the advice's data changed
+    for name in ("web-better", "web-worse", "web-same"):
+        obj = _deploy(api, name, reads())
+        api.put_pod(pod_of(obj, "a1", started=MEASURED + timedelta(hours=1)))
+    latency = {"annotations": {LATENCY_QUERY_ANNOTATION: LATENCY}}
+    slow = _deploy(api, "web-slow", reads(), metadata=latency)
+    api.put_pod(pod_of(slow, "a1", started=MEASURED + timedelta(hours=1)))
+
+
+def _quiet(api: FakeApiServer) -> None:
+    api.put_namespace(QUIET, OPT_IN)  # no calibration ServiceAccount: plan -A skips it
+    api.put_workload(opted_in("lonely", server("lonely"), _ann(model="/m"), namespace=QUIET))
+
+
+# --------------------------------------------------------------------------------------------------
+# what the API server's admission says to the Jobs a plan creates (set up on a fresh scene)
+
+PSA = (
+    'would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false '
+    '(container "copy-model" must set securityContext.allowPrivilegeEscalation=false)'
+)
+
+
+def _of(name: str) -> Callable[[dict[str, Any]], bool]:
+    """A denial's ``applies``: the Jobs of ``name`` (deployment/NAME)."""
+    return lambda job: job["metadata"]["annotations"]["tf-thread-advisor.io/workload"] == name
+
+
+SETUPS: dict[str, Callable[[FakeApiServer], None]] = {
+    # ml holds 3 Jobs: one more may be created
+    "job-quota": lambda api: api.add_job_quota(ML, 4),
+    "webhook-denial": lambda api: api.deny_jobs(
+        WebhookDenial("policy.example.com", "no GPUs here", applies=_of("deployment/b"))
+    ),
+    "policy-denial": lambda api: api.deny_jobs(
+        PolicyDenial(
+            "require-team-label",
+            "require-team-label-binding",
+            "Jobs need a team label",
+            applies=_of("deployment/a"),
+        )
+    ),
+    "pod-security": lambda api: api.warn_pod_security(ML, PSA),
+}
+
+
+# --------------------------------------------------------------------------------------------------
+# Prometheus
+
+
+#: throttled share of the pods' CFS periods (before the advice's data changed, after), by workload
+THROTTLING = {
+    "web-better": (0.41, 0.03),
+    "web-worse": (0.05, 0.40),
+    "web-same": (0.20, 0.22),
+    "web-slow": (0.10, 0.10),
+    "regressed": (0.05, 0.40),
+    "regressed-optout": (0.05, 0.40),
+    "helped": (0.40, 0.05),
+}
+#: p99 seconds (before, after) for the workload with a latency query
+P99 = {"web-slow": (0.110, 0.190)}
+#: throttled share per pod over the window, for plan's suggestions
+BY_POD = {f"hot-{TEMPLATE_HASH}-a1": 0.50, f"c-{TEMPLATE_HASH}-a1": 0.60, "gone-pod": 0.90}
+STEP_PERIODS = 3000.0
+PERIODS_PER_WINDOW = 86400.0
+#: when the pods of the before-window started (the advice the current one replaced took effect)
+BEFORE_PODS_STARTED = (NOW - timedelta(days=9)).timestamp() + 60
+
+
+def answer(endpoint: str, form: Mapping[str, str]) -> Answer:
+    """Prometheus's answer to one query of the scene: by the workload the query names (quoted)
+    and the side of the advice's data change each step falls on; constant on each side, so
+    the answers depend on the query alone."""
+    query = form["query"]
+    if query.startswith("sum by (pod, container)"):
+        throttled = THROTTLED in query
+        return vector(
+            *(
+                ({"pod": pod, "container": "server"}, PERIODS_PER_WINDOW * (t if throttled else 1))
+                for pod, t in BY_POD.items()
+            )
+        )
+    if endpoint == "query":
+        return vector(({}, 3.0)) if query.startswith("count(kube_pod_owner") else vector()
+    if query.startswith(f"min({POD_START}"):
+        return ranged(form, lambda t: BEFORE_PODS_STARTED)
+    names = [n for n in THROTTLING if f'"{n}"' in query]
+    if not names:
+        return matrix()
+    (name,) = names
+    changed = MEASURED.timestamp()
+
+    def value(t: float) -> float:
+        after = t > changed
+        if query.startswith("p99_seconds"):
+            return P99.get(name, (0.1, 0.1))[after]
+        if USAGE in query:
+            return 1.5 if after else 2.5
+        share = THROTTLING[name][after]
+        return share * STEP_PERIODS if THROTTLED in query else STEP_PERIODS
+
+    if not query.startswith("p99_seconds") and not any(
+        m in query for m in (USAGE, THROTTLED, PERIODS)
+    ):
+        return matrix()
+    return ranged(form, value)
+
+
+# --------------------------------------------------------------------------------------------------
+# the scene
+
+
+@dataclass
+class Scene:
+    api: FakeApiServer
+    prometheus: FakePrometheus
+    #: the folder the server's kubeconfig and the scene's files are in
+    folder: Path
+
+
+@contextlib.contextmanager
+def build(folder: Path, fleet: int = FLEET, *, seed: int = 41) -> Iterator[Scene]:
+    """The scene's servers, started, in ``folder``; the same objects for the same ``fleet``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with (
+        same_ids(seed),
+        FakeApiServer(
+            folder,
+            namespaces=NAMESPACES,
+            role_namespace=HOME,
+            rules=[],
+            cluster_rules=[*PLANNER_RULES, *PRODUCTION_RULES, *READER_RULES],
+            service_account=PLANNER,
+        ) as api,
+        FakePrometheus(answer) as prometheus,
+    ):
+        with server_clock(MEASURED - timedelta(days=10)):
+            _fleet(api, fleet)
+            _ml(api)
+            _web(api)
+            _quiet(api)
+        with server_clock(NOW):
+            yield Scene(api, prometheus, folder)
