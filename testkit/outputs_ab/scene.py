@@ -49,7 +49,7 @@ from advisor import __version__
 from advisor.fleet.derive import JobSettings, derive_job
 from advisor.fleet.optin import Defaults, read_ask
 from advisor.keys import ADVICE_HASH_ANNOTATION, HASH_ANNOTATION, LATENCY_QUERY_ANNOTATION
-from advisor.models import ServingTarget, WorkloadKind
+from advisor.models import ServingTarget
 from advisor.models.kube import KubeWorkload
 from advisor.pipeline.plan import DEFAULT_SERVICE_ACCOUNT, PlanRequest, plan, run_args
 from advisor.prometheus.queries import PERIODS, POD_START, THROTTLED, USAGE
@@ -218,11 +218,10 @@ def _fits(api: FakeApiServer, stored: dict[str, Any], *, measured: datetime = ME
     derived as plan derives it) would have written at ``measured``."""
     meta = stored["metadata"]
     ask = read_ask(meta.get("annotations") or {}, Defaults())
-    kind = WorkloadKind(stored["kind"])
+    workload = KubeWorkload.read(stored)
+    assert workload is not None, f"the scene stored a kind no view reads: {stored['kind']}"
     configmap = f"advice-{meta['name']}"
-    job = derive_job(
-        kind, KubeWorkload.read(stored), ask, configmap=configmap, settings=_settings()
-    )
+    job = derive_job(workload, ask, configmap=configmap, settings=_settings())
     rec = build_recommendation(
         calibration_result(node=node_profile(quota=job.cpu)),
         advisor_version=__version__,
