@@ -21,9 +21,11 @@ def test_the_fleet_benchmark_plans_half_fitting_half_new(
     rows = [line for line in lines[2:] if not line.startswith("  ")]
     assert [row.split("  ")[0].strip() for row in rows] == [
         "plan -A (2 namespaces), end to end",
+        "plan -A (2 namespaces), end to end, bytecode cached",
         "plan -A (2 namespaces), imports paid",
         "plan -A (2 namespaces): decisions only",
         "plan, one namespace, end to end",
+        "plan, one namespace, end to end, bytecode cached",
         "plan, one namespace, imports paid",
         "plan, one namespace: decisions only",
     ]
@@ -34,7 +36,9 @@ def test_the_fleet_benchmark_plans_half_fitting_half_new(
     parts = {lines[i - 1]: line for i, line in enumerate(lines) if line.startswith("  ")}
     assert [row.split("  ")[0] for row in parts] == [
         "plan -A (2 namespaces), end to end",
+        "plan -A (2 namespaces), end to end, bytecode cached",
         "plan, one namespace, end to end",
+        "plan, one namespace, end to end, bytecode cached",
     ]
     for row, line in parts.items():
         found = re.fullmatch(
