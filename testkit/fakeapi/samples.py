@@ -5,19 +5,22 @@ These are inputs, not expected outputs: each test derives what it asserts from t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from advisor import __version__
 from advisor.models import (
     CalibrationResult,
     Measurement,
     NodeProfile,
     Recommendation,
+    ServingTarget,
     SubjectInfo,
     ThreadSetting,
     TrialResult,
 )
-from advisor.recommend import build_recommendation
+from advisor.recommend import build_recommendation, render_configmap
 
 FIXED_NOW = datetime(2026, 11, 21, 8, 0, 0, tzinfo=timezone.utc)
 
@@ -88,3 +91,26 @@ def recommendation(intra: int = 2, inter: int = 1, **kw: Any) -> Recommendation:
         now=FIXED_NOW,
         **kw,
     )
+
+
+def advice_configmap(
+    name: str,
+    namespace: str,
+    *,
+    measured: datetime,
+    quota: float | None = 4.0,
+    node_selector: dict[str, str] | None = None,
+    target: ServingTarget | None = None,
+    annotations: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The ConfigMap of an advice (2/1) measured under ``quota`` CPUs on an 8-CPU node at
+    ``measured`` (for ``target``), as this advisor writes it."""
+    result = calibration_result(2, 1, node=node_profile(affinity=8, quota=quota))
+    rec = build_recommendation(
+        result,
+        advisor_version=__version__,
+        node_selector=node_selector,
+        target=target,
+        now=measured,
+    )
+    return render_configmap(rec, name, namespace, extra_annotations=annotations)

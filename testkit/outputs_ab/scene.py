@@ -62,7 +62,7 @@ from testkit.fakeapi.apps import RESIZE_ON_CPU, reads, workload
 from testkit.fakeapi.claims import claim
 from testkit.fakeapi.pods import TEMPLATE_HASH, bare_pod, pod_of
 from testkit.fakeapi.rbac import Rule, cluster_role_rules, load_documents, parse_rules
-from testkit.fakeapi.samples import calibration_result, node_profile
+from testkit.fakeapi.samples import advice_configmap, calibration_result, node_profile
 from testkit.fakeapi.server import FakeApiServer
 from testkit.fakeprom import Answer, FakePrometheus, matrix, ranged, vector
 
@@ -407,15 +407,15 @@ def advice_cm(
     annotations: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """An advice in ``web`` measured under ``quota`` CPUs on an 8-CPU node at MEASURED."""
-    result = calibration_result(2, 1, node=node_profile(affinity=8, quota=quota))
-    rec = build_recommendation(
-        result,
-        advisor_version=__version__,
+    return advice_configmap(
+        name,
+        WEB,
+        measured=MEASURED,
+        quota=quota,
         node_selector=node_selector,
         target=target,
-        now=MEASURED,
+        annotations=annotations,
     )
-    return render_configmap(rec, name, WEB, extra_annotations=annotations)
 
 
 POOL = "node.kubernetes.io/instance-type"

@@ -18,16 +18,15 @@ from typing import Any
 
 import pytest
 
-from advisor import __version__, errors
+from advisor import errors
 from advisor.cli import main
 from advisor.keys import ADVICE_HASH_ANNOTATION, HASH_ANNOTATION
 from advisor.models import AdviceStatus, ServingTarget, StatusResult
 from advisor.pipeline import Instruments, cluster_status
-from advisor.recommend import build_recommendation, render_configmap
 from testkit.fakeapi.apps import RESIZE_ON_CPU, reads, workload
 from testkit.fakeapi.pods import bare_pod, pod_of
 from testkit.fakeapi.rbac import Rule
-from testkit.fakeapi.samples import calibration_result, node_profile
+from testkit.fakeapi.samples import advice_configmap
 from testkit.fakeapi.server import FakeApiServer, refused_port
 from tests.integration.status_cli import json_rows, reader_rules, status
 from tests.support.search_fakes import tripwire
@@ -47,15 +46,15 @@ def advice_cm(
     **annotations: str,
 ) -> dict[str, Any]:
     """An advice measured under ``quota`` CPUs on an 8-CPU node, a day ago (for ``target``)."""
-    result = calibration_result(2, 1, node=node_profile(affinity=8, quota=quota))
-    rec = build_recommendation(
-        result,
-        advisor_version=__version__,
+    return advice_configmap(
+        name,
+        namespace,
+        measured=MEASURED,
+        quota=quota,
         node_selector=node_selector,
         target=target,
-        now=MEASURED,
+        annotations=annotations,
     )
-    return render_configmap(rec, name, namespace, extra_annotations=annotations)
 
 
 def deployment(name: str, container: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
