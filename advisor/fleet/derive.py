@@ -22,8 +22,9 @@ parts.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property, partial
 from typing import Any
 
 from advisor.fleet.advisor_pod import (
@@ -71,7 +72,11 @@ __all__ = [
 
 @dataclass(frozen=True)
 class DerivedJob:
-    """One calibration Job and what the planner compares and counts it by."""
+    """One calibration Job: what the planner compares and counts it by, and its manifest.
+
+    The manifest, several times the rest, is built when it is first asked for (the Job is
+    created or printed): most workloads of a nightly plan fit their advice and need none. What
+    can refuse a workload (``DeriveError``) is decided before, so building it never fails."""
 
     name: str
     spec_hash: str
@@ -82,10 +87,22 @@ class DerivedJob:
     cpu: float
     cpu_from: CpuFrom
     target: ServingTarget
-    #: the Job as it is created
-    manifest: dict[str, Any] = field(default_factory=dict)
-    #: the checkov skips a lint of the manifest needs, each with its reason
-    lint_annotations: dict[str, str] = field(default_factory=dict)
+    #: builds the manifest and its lint annotations; the Job is what the fields above name
+    build: Callable[[], _Manifest] = field(repr=False, compare=False)
+
+    @cached_property
+    def _built(self) -> _Manifest:
+        return self.build()
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        """The Job as it is created."""
+        return self._built.manifest
+
+    @property
+    def lint_annotations(self) -> dict[str, str]:
+        """The checkov skips a lint of the manifest needs, each with its reason."""
+        return self._built.lint_annotations
 
     @property
     def printed(self) -> dict[str, Any]:
@@ -95,6 +112,12 @@ class DerivedJob:
         manifest = copy.deepcopy(self.manifest)
         manifest["metadata"]["annotations"].update(self.lint_annotations)
         return manifest
+
+
+@dataclass(frozen=True)
+class _Manifest:
+    manifest: dict[str, Any]
+    lint_annotations: dict[str, str]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -147,7 +170,7 @@ def derive_job(
     """The Job that measures ``workload``'s serving container in its own pod shape (``claims``:
     the namespace's PersistentVolumeClaims by name, to check the model's; None: not read)."""
     ref, namespace, uid = workload.ref, workload.namespace, workload.metadata.uid
-    name, kind = ref.name, ref.kind
+    name = ref.name
     if not name or not namespace:
         raise DeriveError("the workload has no name or namespace")
     if not uid:
@@ -167,14 +190,8 @@ def derive_job(
     model_path = serving_model_path(ask.model_path, container)
     resources, quota, cpu_from = advisor_resources(container, pod)
     pool, pool_hash = node_pool(pod)
-
-    copy_mounts, source_volumes, copy_env = model_source(
-        workload, container, model_path, claims=claims
-    )
-    spec = pod_spec(pod, settings)
-    spec["initContainers"] = [
-        copy_container(container, pod, model_path=model_path, mounts=copy_mounts, env=copy_env)
-    ]
+    source = model_source(workload, container, model_path, claims=claims)
+    copy_mounts, source_volumes, copy_env = source
     # named by what it measures, not by every byte of the derived pod
     measured = calibration_spec(
         pod=pod,
@@ -189,65 +206,130 @@ def derive_job(
         extra_args=settings.extra_args,
     )
     hashed = spec_hash(measured, workload=str(ref), container=container_name, configmap=configmap)
-    record = spec_record(measured)
-    args = run_args(
-        ask,
-        configmap=configmap,
-        model_path=model_path,
-        pod=pod,
-        ref=str(ref),
+    target = ServingTarget(
+        workload=ref,
         container=container_name,
         image=image,
+        model_path=model_path,
         cpu_from=cpu_from,
+        spec_hash=hashed,
+        spec=spec_record(measured),
+    )
+    job = _Job(
+        workload=workload,
+        ask=ask,
+        configmap=configmap,
+        settings=settings,
+        container=container,
+        image=image,
+        model_path=model_path,
+        name=job_name(name, container_name, hashed),
+        target=target,
+        resources=resources,
+        pool=pool,
+        pool_hash=pool_hash,
+        model_source=source,
+    )
+    return DerivedJob(
+        name=job.name,
+        spec_hash=hashed,
+        pool=pool,
+        pool_hash=pool_hash,
+        cpu=quota,
+        cpu_from=cpu_from,
+        target=target,
+        build=partial(_manifest, job),
+    )
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What ``derive_job`` decided, from which the manifest is built."""
+
+    workload: KubeWorkload
+    ask: CalibrationAsk
+    configmap: str
+    settings: JobSettings
+    container: Container
+    image: str
+    model_path: str
+    name: str
+    target: ServingTarget
+    #: the advisor container's (the serving container's, its CPU limit set)
+    resources: dict[str, Any]
+    pool: str
+    pool_hash: str
+    #: the copy's mounts, the volumes they need, its env (``model_copy.model_source``)
+    model_source: tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
+
+
+def _manifest(job: _Job) -> _Manifest:
+    """The Job's manifest and the lint exceptions it needs."""
+    workload, ask, settings, target = job.workload, job.ask, job.settings, job.target
+    ref, pod, container = workload.ref, workload.pod_spec, job.container
+    copy_mounts, source_volumes, copy_env = job.model_source
+    spec = pod_spec(pod, settings)
+    spec["initContainers"] = [
+        copy_container(container, pod, model_path=job.model_path, mounts=copy_mounts, env=copy_env)
+    ]
+    args = run_args(
+        ask,
+        configmap=job.configmap,
+        model_path=job.model_path,
+        pod=pod,
+        ref=str(ref),
+        container=target.container,
+        image=job.image,
+        cpu_from=target.cpu_from,
         # the advice records the spec it was measured for, after --cpu-from as run's flags go
-        spec=[f"--spec-hash={hashed}", *(f"--spec-field={k}={v}" for k, v in record.items())],
+        spec=[
+            f"--spec-hash={target.spec_hash}",
+            *(f"--spec-field={k}={v}" for k, v in (target.spec or {}).items()),
+        ],
     )
     args.extend(settings.extra_args)
-    spec["containers"] = [advisor_container(settings, args, resources)]
+    spec["containers"] = [advisor_container(settings, args, job.resources)]
     spec["volumes"] = [*own_volumes(), *source_volumes]
-
-    job_spec = job_spec_settings(ask, settings)
-    calibration_name = job_name(name, container_name, hashed)
     manifest: dict[str, Any] = {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {
-            "name": calibration_name,
-            "namespace": namespace,
+            "name": job.name,
+            "namespace": workload.namespace,
             "labels": {
                 LABEL_NAME: APP_NAME,
                 LABEL_COMPONENT: CALIBRATION_COMPONENT,
                 LABEL_MANAGED_BY: PLANNER_MANAGED_BY,
-                LABEL_SPEC_HASH: hashed,
-                LABEL_POOL_HASH: pool_hash,
+                LABEL_SPEC_HASH: target.spec_hash,
+                LABEL_POOL_HASH: job.pool_hash,
             },
             "annotations": {
                 ANN_JOB_WORKLOAD: str(ref),
-                ANN_CONTAINER: container_name,
-                ANN_CONFIGMAP: configmap,
-                ANN_JOB_POOL: pool,
+                ANN_CONTAINER: target.container,
+                ANN_CONFIGMAP: job.configmap,
+                ANN_JOB_POOL: job.pool,
             },
             # not the controller: the workload's controller must not adopt or count the Job;
             # deleting the workload still garbage-collects it
             "ownerReferences": [
                 {
-                    "apiVersion": kind.api_version,
-                    "kind": kind.value,
-                    "name": name,
-                    "uid": uid,
+                    "apiVersion": ref.kind.api_version,
+                    "kind": ref.kind.value,
+                    "name": ref.name,
+                    "uid": workload.metadata.uid,
                     "controller": False,
                     "blockOwnerDeletion": False,
                 }
             ],
         },
         "spec": {
-            **job_spec,
+            **job_spec_settings(ask, settings),
             "template": {
                 "metadata": {
                     "labels": {
                         LABEL_NAME: APP_NAME,
                         LABEL_COMPONENT: CALIBRATION_COMPONENT,
-                        LABEL_SPEC_HASH: hashed,
+                        LABEL_SPEC_HASH: target.spec_hash,
                         **MESH_OPT_OUT_LABELS,
                     },
                     "annotations": dict(MESH_OPT_OUT_ANNOTATIONS),
@@ -256,23 +338,4 @@ def derive_job(
             },
         },
     }
-    target = ServingTarget(
-        workload=ref,
-        container=container_name,
-        image=image,
-        model_path=model_path,
-        cpu_from=cpu_from,
-        spec_hash=hashed,
-        spec=record,
-    )
-    return DerivedJob(
-        name=calibration_name,
-        spec_hash=hashed,
-        pool=pool,
-        pool_hash=pool_hash,
-        cpu=quota,
-        cpu_from=cpu_from,
-        target=target,
-        manifest=manifest,
-        lint_annotations=checkov_skips(spec),
-    )
+    return _Manifest(manifest, checkov_skips(spec))
