@@ -192,7 +192,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="PATH",
         help=(
             "SavedModel directory, TF Serving base path (its highest version is measured) or "
-            ".keras file to measure (default: a built-in CNN workload)"
+            ".keras file to measure (default: a built-in CNN)"
         ),
         # read on its own (required, and a path in the serving container, not the Job's)
         annotation=ANN_MODEL,

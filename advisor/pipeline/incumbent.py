@@ -63,8 +63,8 @@ def subject_differences(prov: Provenance, options: CalibrationOptions) -> list[s
     """How what this run measures differs from what the stored advice was measured for."""
     found = []
     work = prov.subject
-    model = options.model_path or "the built-in workload"
-    stored = work.path or "the built-in workload"
+    model = options.model_path or "the built-in model"
+    stored = work.path or "the built-in model"
     if stored != model:
         found.append(f"model: measured on {stored}, this run measures {model}")
     elif work.kind == "savedmodel" and work.signature not in (None, options.signature):

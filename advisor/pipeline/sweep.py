@@ -109,7 +109,7 @@ def _launcher(
         concurrency=options.concurrency,
         requests=options.requests,
     )
-    say(f"inspecting the workload ({options.model_path or 'built-in'})")
+    say(f"inspecting the model ({options.model_path or 'built-in'})")
     return Launcher(subject, options.trial_mode, programs=programs)
 
 

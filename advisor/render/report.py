@@ -62,7 +62,7 @@ def report_html(result: CalibrationResult) -> str:
     )
     summary = e(text_summary(result))
     subject = result.subject
-    what = subject.path or "built-in workload"
+    what = subject.path or "built-in model"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>tf-thread-advisor calibration: intra {result.setting.intra} inter {
@@ -81,7 +81,7 @@ pre {{ background: #f7f7f7; padding: 10px; white-space: pre-wrap; }}
 </style></head><body>
 <h1>Calibration: TF_NUM_INTRAOP_THREADS={result.setting.intra},
 TF_NUM_INTEROP_THREADS={result.setting.inter}</h1>
-<p>Workload: {e(what)} ({e(subject.kind)}, concurrency {subject.concurrency}). Inputs:
+<p>Model: {e(what)} ({e(subject.kind)}, concurrency {subject.concurrency}). Inputs:
 {e(inputs_text(subject))}. Objective: {e(result.objective)}.
 Node: {result.node.effective_cpus:g} usable CPUs, {len(result.node.affinity_cpus)} in the
 affinity mask, quota {e(str(result.node.quota_cpus or "none"))}.</p>

@@ -128,7 +128,7 @@ def check_subject(subject: SubjectSpec) -> ModelFormat:
     Cheap, so it runs before anything that starts TensorFlow: a typo in --model is reported in
     milliseconds, not after a trial server has imported TF.
     """
-    where = subject.model_path or "built-in workload"
+    where = subject.model_path or "built-in model"
     if subject.batch_size < 1:
         raise ModelError(f"{where}: batch size {subject.batch_size}: must be at least 1")
     if subject.concurrency < 1:

@@ -106,7 +106,7 @@ def inspect_subject(
     replays), so a model that cannot run on them fails here, before any budget is spent on a
     sweep; a request file that cannot be replayed is a one-line RequestsError.
     """
-    where = subject.model_path or "built-in workload"
+    where = subject.model_path or "built-in model"
     kind = check_subject(subject)
     outcome = run_child(
         _request(kind, subject),
@@ -162,7 +162,7 @@ def _request(
             **window,
         )
     except ValidationError as exc:  # a size or a window no child could use
-        where = subject.model_path or "built-in workload"
+        where = subject.model_path or "built-in model"
         problem = first_error(exc)
         raise ModelError(f"{where}: the trial request does not validate: {problem}") from None
 

@@ -177,7 +177,7 @@ def _ended(
 ) -> _Outcome:
     if struck == "load":
         return _Outcome(
-            None, "timeout", f"had not loaded the workload after {load_timeout_s:g} s; killed"
+            None, "timeout", f"had not loaded the model after {load_timeout_s:g} s; killed"
         )
     if struck == "deadline":
         return _Outcome(None, "timeout", f"no answer within its {timeout_s:g} s deadline; killed")

@@ -100,7 +100,7 @@ def test_a_batch_too_large_to_synthesise_is_a_model_error() -> None:
     with pytest.raises(ModelError) as caught:
         inspect_subject(SubjectSpec(model_path=None, batch_size=100_000))
     assert str(caught.value) == (
-        "built-in workload: batch size 100000 makes the inputs 14.0 GiB; limit 1 GiB"
+        "built-in model: batch size 100000 makes the inputs 14.0 GiB; limit 1 GiB"
     )
 
 

@@ -96,7 +96,7 @@ def load_subject(
         raise ModelError(f"--input-shape {input_shape!r}: {exc}") from None
     if kind == "builtin":
         if shapes:
-            raise ModelError("--input-shape names inputs, but the built-in workload takes none")
+            raise ModelError("--input-shape names inputs, but the built-in model takes none")
         return _builtin(batch_size)
     if path is None:
         raise ModelError(f"workload kind {kind!r} needs a model path")
@@ -423,7 +423,7 @@ def synthesise(
     declared: Sequence[TensorDecl],
     batch_size: int,
     *,
-    where: str = "built-in workload",
+    where: str = "built-in model",
     graph: synthesis.GraphFacts | None = None,
     input_shapes: Mapping[str, tuple[int, ...]] | None = None,
     model_path: str | None = None,

@@ -161,7 +161,7 @@ seccompProfile:
 {{- end -}}
 {{- end -}}
 
-{{/* Where the advisor finds the model inside its container ("" = built-in workload). */}}
+{{/* Where the advisor finds the model inside its container ("" = built-in model). */}}
 {{- define "tfta.modelPath" -}}
 {{- $m := .target.model | default (dict "source" "builtin") -}}
 {{- if eq $m.source "image" -}}

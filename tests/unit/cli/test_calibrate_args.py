@@ -163,7 +163,7 @@ def test_no_bar_under_json_logs_even_on_a_tty() -> None:
 
 
 def test_bar_line_leaves_other_lines_alone() -> None:
-    assert bar_line(Progress(text="inspecting the workload")) == "inspecting the workload"
+    assert bar_line(Progress(text="inspecting the model")) == "inspecting the model"
     assert bar_line(Progress(text="done", elapsed_s=60, budget_s=60)).startswith(
         "[" + "#" * 20 + "]"
     )

@@ -263,8 +263,8 @@ def test_unusable_paths_are_model_errors_before_any_child(
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        (SubjectSpec(None, batch_size=0), "built-in workload: batch size 0: must be at least 1"),
-        (SubjectSpec(None, concurrency=0), "built-in workload: concurrency 0: must be at least 1"),
+        (SubjectSpec(None, batch_size=0), "built-in model: batch size 0: must be at least 1"),
+        (SubjectSpec(None, concurrency=0), "built-in model: concurrency 0: must be at least 1"),
     ],
 )
 def test_bad_sizes_are_model_errors_before_any_child(spec: SubjectSpec, message: str) -> None:
