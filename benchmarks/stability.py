@@ -134,7 +134,7 @@ def seed(api: FakeApiServer, setting: str, node: NodeProfile) -> None:
         baseline=Measurement(p50_ms=10.0, p99_ms=20.0, throughput_rps=100.0),
         chosen=Measurement(p50_ms=10.0, p99_ms=20.0, throughput_rps=100.0),
         trials=[],
-        subject=SubjectInfo(kind="builtin"),
+        subject=SubjectInfo(model_format="builtin"),
         budget_s=30.0,
         elapsed_s=30.0,
         tf_version=installed_tf_version(),

@@ -39,7 +39,7 @@ from advisor.models.calibration import (
     TimeSplit,
     TrialResult,
     TrialStatus,
-    model_format,
+    format_of,
 )
 from advisor.models.consumers import (
     Consumer,
@@ -216,8 +216,8 @@ __all__ = [
     "WorkloadKind",
     "WorkloadRef",
     "env_setting",
+    "format_of",
     "job_options",
-    "model_format",
     "over_cap",
     "plan_defaults",
     "plan_options",

@@ -17,7 +17,7 @@ from advisor.models.options import ObjectiveName, OnednnValue
 from advisor.models.setting import ThreadSetting
 from advisor.models.stored_setting import FlatSetting, MeasuredSetting, SpelledSetting
 
-#: which loader a model needs (``model_format`` names it, ``advisor.trials.modelfile`` checks it
+#: which loader a model needs (``format_of`` names it, ``advisor.trials.modelfile`` checks it
 #: on disk, the child loads it)
 ModelFormat = Literal["builtin", "savedmodel", "keras"]
 #: what a model path ends with when it is one file Keras loads (Keras 3 loads both)
@@ -45,7 +45,7 @@ class InputsSource(StrictModel):
     )
 
 
-def model_format(path: str | None) -> ModelFormat:
+def format_of(path: str | None) -> ModelFormat:
     """The format a model path names, by its name alone: no path is the built-in model, a
     Keras suffix (any case) a Keras file, anything else a SavedModel directory."""
     if path is None:
@@ -60,7 +60,9 @@ class SubjectInfo(StrictModel):
     user's SavedModel or .keras file) and how it was fed, so a ConfigMap says what its numbers
     are about. Stored and printed under the key ``workload`` (kept for compatibility)."""
 
-    kind: ModelFormat
+    model_format: ModelFormat = Field(
+        alias="kind", description="its format, the loader it needs: builtin, savedmodel or keras"
+    )
     path: str | None = Field(default=None, description="model path as given; null for builtin")
     signature: str | None = Field(default=None, description="SavedModel signature used")
     signature_digest: str | None = Field(

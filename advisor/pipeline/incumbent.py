@@ -37,7 +37,7 @@ from advisor.models import (
     Provenance,
     SubjectInfo,
     env_setting,
-    model_format,
+    format_of,
     over_cap,
     thread_cap,
 )
@@ -67,7 +67,7 @@ def subject_differences(prov: Provenance, options: CalibrationOptions) -> list[s
     stored = work.path or "the built-in model"
     if stored != model:
         found.append(f"model: measured on {stored}, this run measures {model}")
-    elif work.kind == "savedmodel" and work.signature not in (None, options.signature):
+    elif work.model_format == "savedmodel" and work.signature not in (None, options.signature):
         found.append(f"signature: measured {work.signature}, this run {options.signature}")
     changed = option_changes(prov, options)
     if (change := changed.get("batch size")) is not None:
@@ -101,7 +101,7 @@ def _inputs_asked(options: CalibrationOptions) -> str:
     # batch size and input shape left at their defaults: only where the inputs come from is asked
     subject = SubjectSpec(model_path=options.model_path, requests=options.requests)
     try:
-        source = requests_source(subject, model_format(options.model_path))
+        source = requests_source(subject, format_of(options.model_path))
     except RequestsError:
         # a file the run will refuse before any trial: named as the run would have named it
         if options.requests_file is not None:

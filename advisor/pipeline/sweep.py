@@ -57,7 +57,7 @@ from advisor.models import (
     ThreadSetting,
     TimeSplit,
     TrialResult,
-    model_format,
+    format_of,
 )
 from advisor.models.notes import DefaultKept, Note, OnlyDefault, Unmeasured, Unstable
 from advisor.objectives import Measure, Objective, named
@@ -80,12 +80,12 @@ MAX_INSPECT_S = 120.0
 
 def _subject_from_options(options: CalibrationOptions) -> SubjectInfo:
     """What the model under test is, as far as the options say (used when no child inspects it)."""
-    kind = model_format(options.model_path)
+    model_format = format_of(options.model_path)
     return SubjectInfo.model_validate(
         {
-            "kind": kind,
+            "model_format": model_format,
             "path": options.model_path,
-            "signature": options.signature if kind == "savedmodel" else None,
+            "signature": options.signature if model_format == "savedmodel" else None,
             "batch_size": options.batch_size,
             "concurrency": options.concurrency,
         }

@@ -81,7 +81,7 @@ pre {{ background: #f7f7f7; padding: 10px; white-space: pre-wrap; }}
 </style></head><body>
 <h1>Calibration: TF_NUM_INTRAOP_THREADS={result.setting.intra},
 TF_NUM_INTEROP_THREADS={result.setting.inter}</h1>
-<p>Model: {e(what)} ({e(subject.kind)}, concurrency {subject.concurrency}). Inputs:
+<p>Model: {e(what)} ({e(subject.model_format)}, concurrency {subject.concurrency}). Inputs:
 {e(inputs_text(subject))}. Objective: {e(result.objective)}.
 Node: {result.node.effective_cpus:g} usable CPUs, {len(result.node.affinity_cpus)} in the
 affinity mask, quota {e(str(result.node.quota_cpus or "none"))}.</p>

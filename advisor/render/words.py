@@ -357,7 +357,7 @@ def inputs_text(subject: SubjectInfo) -> str:
     if source is None or source.kind == "synthesised":
         detail = None if source is None else source.detail
         shown = "synthesised" if not detail else f"synthesised ({detail})"
-        if subject.kind != "builtin":
+        if subject.model_format != "builtin":
             shown += f", batch size {subject.batch_size}"
         return shown
     counted = []

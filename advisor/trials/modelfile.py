@@ -17,7 +17,7 @@ from pathlib import Path
 
 from advisor.calibrate.spec import SubjectSpec
 from advisor.errors import ModelError
-from advisor.models import ModelFormat, model_format
+from advisor.models import ModelFormat, format_of
 
 #: how each Keras file (``KERAS_SUFFIXES``) begins: checked in the parent, since Keras answers
 #: garbage with a misleading "File not found"
@@ -105,7 +105,7 @@ def subject_format(subject: SubjectSpec) -> ModelFormat:
         # a FIFO or a device: opening it to check its first bytes could block forever
         raise ModelError(f"{path}: not a regular file or a directory")
     suffix = path.suffix.lower()
-    if model_format(subject.model_path) == "keras":
+    if format_of(subject.model_path) == "keras":
         if not _starts_with(path, _KERAS_MAGIC[suffix]):
             raise ModelError(
                 f"{path}: not a Keras {suffix} file (its content is not {_KERAS_FORMAT[suffix]})"

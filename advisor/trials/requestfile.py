@@ -30,7 +30,7 @@ class RequestsSource:
     origin: RequestsOrigin
 
 
-def requests_source(subject: SubjectSpec, kind: ModelFormat) -> RequestsSource | None:
+def requests_source(subject: SubjectSpec, model_format: ModelFormat) -> RequestsSource | None:
     """The requests to replay for ``subject`` (None: synthesise inputs).
 
     RequestsError (one line naming the file) for a file that cannot be one; UsageError for a
@@ -40,7 +40,7 @@ def requests_source(subject: SubjectSpec, kind: ModelFormat) -> RequestsSource |
         return None
     if subject.requests is not None:
         return RequestsSource(_checked(Path(subject.requests)), "file")
-    if kind != "savedmodel" or subject.model_path is None:
+    if model_format != "savedmodel" or subject.model_path is None:
         return None
     warmup = Path(subject.model_path) / WARMUP_FILE
     if not warmup.exists():

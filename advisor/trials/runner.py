@@ -107,9 +107,9 @@ def inspect_subject(
     sweep; a request file that cannot be replayed is a one-line RequestsError.
     """
     where = subject.model_path or "built-in model"
-    kind = check_subject(subject)
+    model_format = check_subject(subject)
     outcome = run_child(
-        _request(kind, subject),
+        _request(model_format, subject),
         env=trial_env(ThreadSetting.TF_DEFAULT),
         timeout_s=timeout_s,
         starter=starter or SpawnStarter(),
@@ -134,7 +134,7 @@ def inspect_subject(
 
 
 def _request(
-    kind: ModelFormat, subject: SubjectSpec, spec: TrialSpec | None = None
+    model_format: ModelFormat, subject: SubjectSpec, spec: TrialSpec | None = None
 ) -> TrialRequest:
     """What the child is asked: to measure ``spec`` or, without one, to inspect the subject.
 
@@ -152,13 +152,13 @@ def _request(
     try:
         return TrialRequest(
             mode="inspect" if spec is None else "trial",
-            kind=kind,
+            model_format=model_format,
             path=subject.model_path,
             signature=subject.signature,
             batch_size=subject.batch_size,
             input_shape=subject.input_shape,
             concurrency=subject.concurrency,
-            **_replayed(kind, subject),
+            **_replayed(model_format, subject),
             **window,
         )
     except ValidationError as exc:  # a size or a window no child could use
@@ -167,8 +167,8 @@ def _request(
         raise ModelError(f"{where}: the trial request does not validate: {problem}") from None
 
 
-def _replayed(kind: ModelFormat, subject: SubjectSpec) -> dict[str, Any]:
-    source = requests_source(subject, kind)
+def _replayed(model_format: ModelFormat, subject: SubjectSpec) -> dict[str, Any]:
+    source = requests_source(subject, model_format)
     if source is None:
         return {}
     return {"requests": source.path, "requests_origin": source.origin}

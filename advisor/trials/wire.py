@@ -22,7 +22,8 @@ class TrialRequest(StrictModel):
     """
 
     mode: Literal["trial", "inspect"]
-    kind: ModelFormat
+    #: sent as ``kind``, the key every child has read
+    model_format: ModelFormat = Field(alias="kind")
     path: str | None = Field(default=None, description="model path; null for builtin")
     signature: str = Field(min_length=1)
     batch_size: int = Field(ge=1)

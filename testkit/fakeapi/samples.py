@@ -76,7 +76,7 @@ def calibration_result(
         chosen=Measurement(p50_ms=4.75, p99_ms=9.5, throughput_rps=105.26315),
         gain=20.0 / 9.5,
         trials=trials,
-        subject=SubjectInfo(kind="builtin"),
+        subject=SubjectInfo(model_format="builtin"),
         budget_s=budget_s,
         elapsed_s=42.123,
         tf_version="2.21.0",

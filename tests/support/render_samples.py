@@ -145,7 +145,7 @@ def result(
         kept_default=kept,
         trials=[t for r in rows for t in r.trials()],
         settings=[r.stats() for r in rows],
-        subject=SubjectInfo(kind="builtin"),
+        subject=SubjectInfo(model_format="builtin"),
         budget_s=60.0,
         elapsed_s=58.0,
         node=node(cpus, quota=cpus / 2),

@@ -83,7 +83,7 @@ def _check_contract(
         assert trial.throughput_rps is not None
         assert trial.throughput_rps > 0
     assert result.baseline.p99_ms is not None
-    assert result.subject.kind == kind
+    assert result.subject.model_format == kind
     assert data["trials"][0].keys() >= {"intra_op_threads", "inter_op_threads", "status"}
     # progress was visible as plain log lines (stderr is not a TTY here)
     assert "round 0 trial 1/" in stderr

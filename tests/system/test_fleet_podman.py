@@ -421,7 +421,7 @@ def test_the_derived_calibration_pod_runs_under_podman_and_its_advice_fits(
         )
         prov = advice.provenance
         # the init container copied the model out of the serving image: the advisor measured it
-        assert prov.subject.kind == "savedmodel"
+        assert prov.subject.model_format == "savedmodel"
         assert prov.subject.path == f"{MODEL_MOUNT}/{PurePosixPath(MODEL_PATH).name}"
         assert MODEL_INPUT in prov.subject.inputs, prov.subject.inputs
         # the Deployment's CPU limit reached the advisor as a real CFS quota
@@ -475,7 +475,7 @@ def test_a_tf_serving_base_path_is_copied_whole_and_its_highest_version_measured
         assert f"1/{WARMUP}" not in copied
         prov = advice.provenance
         # the highest version was measured, read from the copy
-        assert prov.subject.kind == "savedmodel"
+        assert prov.subject.model_format == "savedmodel"
         assert prov.subject.path == f"{MODEL_MOUNT}/{TFS_MODEL_NAME}/2"
         assert MODEL_INPUT in prov.subject.inputs, prov.subject.inputs
         target = prov.target

@@ -517,7 +517,7 @@ def counting(outputs, *args, **kwargs):
     ran.append(1)
     return waited(outputs, *args, **kwargs)
 subjects._wait = counting
-request = TrialRequest(mode="trial", kind="savedmodel", path=sys.argv[1],
+request = TrialRequest(mode="trial", model_format="savedmodel", path=sys.argv[1],
                        signature="serving_default", batch_size=1, concurrency=1, warmup_s=0.0,
                        measure_s=0.1, requests=sys.argv[2], requests_origin="file")
 trial._load(request)

@@ -88,7 +88,7 @@ def test_the_baseline_runs_with_concurrent_requests_and_a_batch() -> None:
 
 def test_inspect_describes_the_builtin_model() -> None:
     info = inspect_subject(SubjectSpec(model_path=None, batch_size=3, concurrency=2))
-    assert info.kind == "builtin"
+    assert info.model_format == "builtin"
     assert info.path is None
     assert info.inputs == {"image": "float32[3,112,112,3]"}
     assert (info.batch_size, info.concurrency) == (3, 2)

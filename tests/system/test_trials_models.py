@@ -29,7 +29,7 @@ def models(test_models: Callable[[], Path]) -> Path:
 
 def test_a_savedmodel_signature_is_described(models: Path) -> None:
     default = inspect_subject(SubjectSpec(str(models / "sm_good")))
-    assert default.kind == "savedmodel"
+    assert default.model_format == "savedmodel"
     assert default.path == str(models / "sm_good")
     assert default.signature == "serving_default"
     assert default.inputs == {"features": "float32[1,16]"}
@@ -48,7 +48,7 @@ def test_a_fixed_batch_dimension_is_used_when_the_batch_size_matches(models: Pat
 
 def test_a_multi_input_keras_model_is_described(models: Path) -> None:
     info = inspect_subject(SubjectSpec(str(models / "two_inputs.keras")))
-    assert info.kind == "keras"
+    assert info.model_format == "keras"
     assert info.signature is None
     assert info.inputs == {"numbers": "float32[1,8]", "tokens": "int32[1,3]"}
 

@@ -52,7 +52,7 @@ _BUILTIN_TOWERS = 3
 class LoadedSubject:
     """A model ready to serve requests on fixed inputs (synthesised, or recorded requests)."""
 
-    kind: ModelFormat
+    model_format: ModelFormat
     signature: str | None
     signature_digest: str
     #: input name -> "dtype[shape]" of the tensor fed (a dimension that varies: its range)
@@ -76,7 +76,7 @@ class Replay:
 
 
 def load_subject(
-    kind: ModelFormat,
+    model_format: ModelFormat,
     path: str | None,
     signature: str,
     batch_size: int,
@@ -84,8 +84,8 @@ def load_subject(
     *,
     input_shape: str | None = None,
 ) -> LoadedSubject:
-    """Load what ``kind`` names; every problem with the model is a one-line ModelError, every
-    problem with the requests to replay a one-line RequestsError.
+    """Load what ``model_format`` names; every problem with the model is a one-line ModelError,
+    every problem with the requests to replay a one-line RequestsError.
 
     ``input_shape``: ``--input-shape`` as the options spell it (synthesis only)."""
     if batch_size < 1:
@@ -94,17 +94,17 @@ def load_subject(
         shapes = {} if input_shape is None else parse_input_shapes(input_shape)
     except ValueError as exc:
         raise ModelError(f"--input-shape {input_shape!r}: {exc}") from None
-    if kind == "builtin":
+    if model_format == "builtin":
         if shapes:
             raise ModelError("--input-shape names inputs, but the built-in model takes none")
         return _builtin(batch_size)
     if path is None:
-        raise ModelError(f"workload kind {kind!r} needs a model path")
-    if kind == "savedmodel":
+        raise ModelError(f"model format {model_format!r} needs a model path")
+    if model_format == "savedmodel":
         return _savedmodel(path, signature, batch_size, replay, shapes)
-    if kind == "keras":
+    if model_format == "keras":
         return _keras(path, batch_size, replay, shapes)
-    raise ModelError(f"unknown workload kind {kind!r}")
+    raise ModelError(f"unknown model format {model_format!r}")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -169,7 +169,7 @@ def _builtin(batch_size: int) -> LoadedSubject:
     tensors, _ = synthesise(declared, batch_size)
     image = tensors["image"]
     return LoadedSubject(
-        kind="builtin",
+        model_format="builtin",
         signature=None,
         signature_digest=spec_digest(declared, outputs, extra=BUILTIN_NAME),
         inputs=describe_tensors(tensors),
@@ -221,7 +221,7 @@ def _savedmodel(
     _check_first_call(path, lambda: _wait(function(**tensors)), tensors)
     # Keep the loaded object alive: signature functions only hold weak references to it.
     return LoadedSubject(
-        kind="savedmodel",
+        model_format="savedmodel",
         signature=signature,
         signature_digest=digest,
         inputs=describe_tensors(tensors),
@@ -279,7 +279,7 @@ def _keras(
     arguments = [tensors[d.name] for d in declared]
     _check_first_call(path, lambda: _wait(serve(*arguments)), tensors)
     return LoadedSubject(
-        kind="keras",
+        model_format="keras",
         signature=None,
         signature_digest=digest,
         inputs=describe_tensors(tensors),
@@ -315,7 +315,7 @@ class _KeywordCall:
 
 def _replayed(
     replay: Replay,
-    kind: ModelFormat,
+    model_format: ModelFormat,
     default_signature: str,
     digest: str,
     callables: Callables,
@@ -367,8 +367,8 @@ def _replayed(
 
     batches = [rows for rows, _ in prepared]
     return LoadedSubject(
-        kind=kind,
-        signature=default_signature if kind == "savedmodel" else None,
+        model_format=model_format,
+        signature=default_signature if model_format == "savedmodel" else None,
         signature_digest=digest,
         inputs=_describe_replayed(bound),
         request=replay_one,

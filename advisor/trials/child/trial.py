@@ -107,7 +107,7 @@ def _inspect(request: TrialRequest) -> dict[str, Any]:
     import tensorflow as tf
 
     info = {
-        "kind": loaded.kind,
+        "kind": loaded.model_format,  # SubjectInfo.model_format, by its stored key
         "path": request.path,
         "signature": loaded.signature,
         "signature_digest": loaded.signature_digest,
@@ -147,7 +147,7 @@ def _load(request: TrialRequest) -> Any:
     if request.requests is not None:
         replay = subjects.Replay(request.requests, request.requests_origin or "file")
     return subjects.load_subject(
-        request.kind,
+        request.model_format,
         request.path,
         request.signature,
         request.batch_size,

@@ -79,7 +79,7 @@ def test_advice_beats_the_oversubscribed_default_and_stays_in_budget() -> None:
     assert result.baseline.p99_ms is not None
     assert result.chosen.p99_ms < result.baseline.p99_ms
     assert result.rounds >= 2
-    assert result.subject.kind == "builtin"
+    assert result.subject.model_format == "builtin"
     assert len(result.trials) == len(fake.calls)
 
 
@@ -136,7 +136,7 @@ def test_savedmodel_and_keras_paths_are_described_without_a_child() -> None:
         fake = FakeTrials(clock=clock, usable=1.0, affinity=2)
         options = CalibrationOptions(model_path=path, budget_s=40.0)
         result = sweep(options, profile, trial_fn=fake, clock=clock)
-        assert result.subject.kind == kind
+        assert result.subject.model_format == kind
         assert result.subject.path == path
 
 
@@ -171,7 +171,8 @@ def test_interruption_terminates_every_child_and_propagates(
             raise InterruptedRunError.by_signal("SIGTERM")
         return fake(spec, deadline_s)
 
-    monkeypatch.setattr(runner, "inspect_subject", lambda subject, **_: SubjectInfo(kind="builtin"))
+    builtin = SubjectInfo(model_format="builtin")
+    monkeypatch.setattr(runner, "inspect_subject", lambda subject, **_: builtin)
     monkeypatch.setattr(runner, "run_trial", interrupted_on_third)
     terminate = Launcher.terminate
 
@@ -226,7 +227,7 @@ def test_a_slow_loading_model_gets_deadlines_sized_from_its_inspection(
 
     def slow_inspect(subject: object, timeout_s: float, **_launcher: object) -> SubjectInfo:
         clock.advance(20.0)
-        return SubjectInfo(kind="savedmodel", path="/big")
+        return SubjectInfo(model_format="savedmodel", path="/big")
 
     def trial(
         spec: TrialSpec, subject: object, *, deadline_s: float, **_launcher: object

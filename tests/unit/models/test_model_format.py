@@ -1,4 +1,4 @@
-"""advisor.models.model_format: which format a model path names, by its name alone: the one rule
+"""advisor.models.format_of: which format a model path names, by its name alone: the one rule
 the sweep's description of the subject and the parent's check on disk (trials/modelfile.py)
 share."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.models import ModelFormat, model_format
+from advisor.models import ModelFormat, format_of
 
 
 @pytest.mark.parametrize(
@@ -23,4 +23,4 @@ from advisor.models import ModelFormat, model_format
     ],
 )
 def test_the_format_a_path_names(path: str | None, want: ModelFormat) -> None:
-    assert model_format(path) == want
+    assert format_of(path) == want

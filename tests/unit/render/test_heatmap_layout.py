@@ -114,7 +114,7 @@ def test_the_page_shows_the_drawing_as_wide_as_the_page_allows() -> None:
 
 def test_the_report_escapes_what_it_was_given() -> None:
     hostile = result(GRID).model_copy(
-        update={"subject": SubjectInfo(kind="savedmodel", path="/m/<img src=x>&co")}
+        update={"subject": SubjectInfo(model_format="savedmodel", path="/m/<img src=x>&co")}
     )
     page = report_html(hostile)
     assert "<img" not in page

@@ -14,9 +14,9 @@ from testkit.fakeapi.samples import calibration_result
 @pytest.mark.parametrize(
     ("subject", "words"),
     [
-        (SubjectInfo(kind="builtin"), "synthesised"),
+        (SubjectInfo(model_format="builtin"), "synthesised"),
         (
-            SubjectInfo(kind="savedmodel", path="/m", batch_size=8),
+            SubjectInfo(model_format="savedmodel", path="/m", batch_size=8),
             "synthesised, batch size 8",
         ),
         (
@@ -56,7 +56,7 @@ def test_the_source_of_the_inputs_in_words(subject: SubjectInfo, words: str) -> 
 def test_the_summary_and_the_report_say_where_the_inputs_came_from() -> None:
     result = calibration_result(2, 1)
     source = InputsSource(kind="warmup", file="/m/w", requests=3, batch_sizes=(1, 2))
-    subject = SubjectInfo(kind="savedmodel", path="/m", inputs_source=source)
+    subject = SubjectInfo(model_format="savedmodel", path="/m", inputs_source=source)
     replayed = result.model_copy(update={"subject": subject})
     line = "inputs: warmup file (3 requests, batch sizes 1-2)"
     assert line in text_summary(replayed).splitlines()
@@ -77,7 +77,7 @@ def test_the_throughput_column_counts_examples_where_requests_are_replayed() -> 
     and the table and the report label it so; synthesised inputs keep requests per second."""
     result = calibration_result(2, 1)
     source = InputsSource(kind="file", file="r.json", requests=3, batch_sizes=(1, 2))
-    subject = SubjectInfo(kind="savedmodel", path="/m", inputs_source=source)
+    subject = SubjectInfo(model_format="savedmodel", path="/m", inputs_source=source)
     replayed = result.model_copy(update={"subject": subject})
     header = text_summary(replayed).splitlines()[0].split()
     assert "ex/s" in header and "req/s" not in header

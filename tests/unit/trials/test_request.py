@@ -43,7 +43,7 @@ def test_the_runner_hands_the_child_a_request_that_validates() -> None:
     request = TrialRequest.model_validate_json(result.reason or "")
     assert request == TrialRequest(
         mode="trial",
-        kind="builtin",
+        model_format="builtin",
         path=None,
         signature="serving_default",
         batch_size=8,
@@ -59,7 +59,7 @@ def test_the_runner_hands_the_child_a_request_that_validates() -> None:
 def test_the_wire_keys_are_the_ones_the_child_always_read() -> None:
     request = TrialRequest(
         mode="trial",
-        kind="keras",
+        model_format="keras",
         path="/models/m.keras",
         signature="serving_default",
         batch_size=1,
