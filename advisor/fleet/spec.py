@@ -18,14 +18,16 @@ stays small and a reason still reads "memory limit changed (2Gi -> 4Gi)" (``Spec
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from advisor.fleet.naming import hash_of
 from advisor.fleet.optin import CalibrationAsk
-from advisor.models import OPTION, OPTIONS, plan_options
+from advisor.models import OPTION, OPTIONS, Option, plan_options
 from advisor.models.kube import Container, PodSpec, mapping
+from advisor.models.option_table import PlanScope
 from advisor.models.plan import SpecChanged
 
 #: the record's keys (the resources' are ``requests.<name>``, ``limits.<name>`` and the same
@@ -92,22 +94,38 @@ def calibration_spec(
     _put(spec, MODEL_PATH, model_path)
     _put(spec, MODEL_VOLUME, model_volume)
     # the options of the workload (its annotations over plan's defaults) ...
-    for option in plan_options("workload"):
+    for option in _options("workload"):
         _put(spec, option.key, getattr(ask.options, option.field))
-    # ... and those plan passes to every Job's run, read back from its arguments (absent: run's
-    # default)
+    # ... and those plan passes to every Job's run
+    run_options, run_flags = _run_options(tuple(extra_args))
+    spec.update(run_options)
+    _put(spec, RUN_FLAGS, list(run_flags))
+    return spec
+
+
+@functools.cache
+def _options(scope: PlanScope) -> tuple[Option, ...]:
+    """``plan_options``, sorted once: ``calibration_spec`` asks for them per workload."""
+    return plan_options(scope)
+
+
+@functools.lru_cache(maxsize=16)
+def _run_options(extra_args: tuple[str, ...]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The options plan passes to every Job's run, read back from its arguments (absent: run's
+    default), and its other flags that change the measurement: the same for every workload of a
+    plan, so read once (the caller copies what it keeps)."""
     flags = [a for a in extra_args if not a.startswith(_NOT_MEASURED_FLAGS)]
+    options: dict[str, Any] = {}
     taken: list[str] = []
-    for option in plan_options("job"):
+    for option in _options("job"):
         if option.parse == "switch":
             given = [a for a in flags if a == option.flag]
-            spec[option.key] = bool(given)
+            options[option.key] = bool(given)
         else:
             given = [a for a in flags if a.startswith(f"{option.flag}=")]
-            spec[option.key] = given[-1].partition("=")[2] if given else option.default
+            options[option.key] = given[-1].partition("=")[2] if given else option.default
         taken += given
-    _put(spec, RUN_FLAGS, [a for a in flags if a not in taken])
-    return spec
+    return options, tuple(a for a in flags if a not in taken)
 
 
 def spec_hash(spec: Mapping[str, Any], *, workload: str, container: str, configmap: str) -> str:
