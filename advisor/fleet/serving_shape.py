@@ -107,22 +107,21 @@ QosClass = Literal["Guaranteed", "Burstable", "BestEffort"]
 QOS_RESOURCES = ("cpu", "memory")
 
 
-def qos_class(pod: PodSpec) -> QosClass:
+def qos_class(pod: PodSpec, pod_resources: Mapping[str, Any] | None = None) -> QosClass:
     """The class the kubelet gives a pod of this spec, as the API server defaults it: from its
-    pod-level resources when it declares some, else from every container (init ones too)."""
-    pod_resources = pod_level_resources(pod)
+    pod-level resources when it declares some, else from every container (init ones too).
+    ``pod_resources``: the pod's ``pod_level_resources``, when the caller has them already."""
+    if pod_resources is None:
+        pod_resources = pod_level_resources(pod)
     if pod_resources:
-        shapes = [pod_resources]
+        shapes = [(mapping(pod_resources.get("requests")), mapping(pod_resources.get("limits")))]
     else:
         shapes = [_defaulted(c) for c in (*pod.containers, *pod.init_containers)]
-    declared = [
-        _positive(mapping(shape.get(key))) for shape in shapes for key in ("requests", "limits")
-    ]
-    if not any(declared):
+    # each block's amounts above zero, as numbers: read once, compared twice
+    declared = [(_positive(requests), _positive(limits)) for requests, limits in shapes]
+    if not any(requests or limits for requests, limits in declared):
         return "BestEffort"
-    for shape in shapes:
-        requests = _positive(mapping(shape.get("requests")))
-        limits = _positive(mapping(shape.get("limits")))
+    for requests, limits in declared:
         if set(limits) != set(QOS_RESOURCES) or requests != limits:
             return "Burstable"
     return "Guaranteed"
@@ -155,7 +154,7 @@ def _containers_request(pod: PodSpec, name: str) -> float | None:
     sidecars = 0.0
     init_peak = 0.0
     for init in pod.init_containers:
-        value = mapping(_defaulted(init).get("requests")).get(name)
+        value = _defaulted(init)[0].get(name)
         asked = asked or value is not None
         if init.restart_policy == "Always":
             sidecars += _number(value)
@@ -163,20 +162,18 @@ def _containers_request(pod: PodSpec, name: str) -> float | None:
             init_peak = max(init_peak, sidecars + _number(value))
     main = 0.0
     for container in pod.containers:
-        value = mapping(_defaulted(container).get("requests")).get(name)
+        value = _defaulted(container)[0].get(name)
         asked = asked or value is not None
         main += _number(value)
     return max(main + sidecars, init_peak) if asked else None
 
 
-def _defaulted(container: Container) -> dict[str, Any]:
-    """A container's requests and limits as the API server stores them: a request left out is
-    its limit."""
-    resources = _requests_limits(container.resources)
-    limits = mapping(resources.get("limits"))
-    if limits:
-        resources["requests"] = {**limits, **mapping(resources.get("requests"))}
-    return resources
+def _defaulted(container: Container) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    """A container's requests and limits as the API server stores them (a request left out is
+    its limit), to read, not to copy."""
+    resources = container.resources
+    requests, limits = mapping(resources.get("requests")), mapping(resources.get("limits"))
+    return ({**limits, **requests} if limits else requests), limits
 
 
 def _positive(amounts: Mapping[str, Any]) -> dict[str, float]:
@@ -206,16 +203,20 @@ def _requests_limits(value: Any) -> dict[str, Any]:
     resourceClaims, which the Job does not have."""
     resources = mapping(value)
     return {
-        key: {name: _copied(amount) for name, amount in resources[key].items()}
+        key: copied_amounts(resources[key])
         for key in ("requests", "limits")
         if isinstance(resources.get(key), dict) and resources[key]
     }
 
 
-def _copied(amount: Any) -> Any:
-    """A quantity, copied: a string or a number is its own copy (``plan`` copies every
-    container's resources a few times; deep copies were a tenth of deriving a Job)."""
-    return amount if isinstance(amount, (str, int, float)) else copy.deepcopy(amount)
+def copied_amounts(amounts: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``requests`` or ``limits`` block, copied: a quantity string or number is its own copy
+    (``plan`` copies every container's resources a few times; deep copies were a tenth of
+    deriving a Job)."""
+    return {
+        name: amount if isinstance(amount, (str, int, float)) else copy.deepcopy(amount)
+        for name, amount in amounts.items()
+    }
 
 
 # --------------------------------------------------------------------------------------------------
