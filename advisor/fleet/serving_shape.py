@@ -113,6 +113,7 @@ def qos_class(pod: PodSpec, pod_resources: Mapping[str, Any] | None = None) -> Q
     ``pod_resources``: the pod's ``pod_level_resources``, when the caller has them already."""
     if pod_resources is None:
         pod_resources = pod_level_resources(pod)
+    shapes: list[tuple[Mapping[str, Any], Mapping[str, Any]]]
     if pod_resources:
         shapes = [(mapping(pod_resources.get("requests")), mapping(pod_resources.get("limits")))]
     else:
