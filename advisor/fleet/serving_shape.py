@@ -9,6 +9,7 @@ replica, not measure one.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -226,12 +227,22 @@ def copied_amounts(amounts: Mapping[str, Any]) -> dict[str, Any]:
 
 def node_pool(pod: PodSpec) -> tuple[str, str]:
     """The nodes the serving pods may run on, readable, and a hash of their exact terms."""
-    selector = pod.selector
+    selector = tuple(sorted(pod.selector.items()))
     terms = sequence(pod.required_node_affinity.get("nodeSelectorTerms"))
+    return _node_pool(selector, terms) if terms else _selected_pool(selector)
+
+
+@functools.lru_cache(maxsize=256)
+def _selected_pool(selector: tuple[tuple[str, str], ...]) -> tuple[str, str]:
+    """A pool a nodeSelector alone names: a fleet's workloads share a few, each hashed once."""
+    return _node_pool(selector, [])
+
+
+def _node_pool(selector: tuple[tuple[str, str], ...], terms: list[Any]) -> tuple[str, str]:
     parts = []
     if selector:
-        parts.append(",".join(f"{k}={v}" for k, v in sorted(selector.items())))
+        parts.append(",".join(f"{k}={v}" for k, v in selector))
     if terms:
         parts.append("required node affinity")
     readable = " + ".join(parts) or "any node"
-    return readable, hash_of({"nodeSelector": selector, "nodeSelectorTerms": terms})
+    return readable, hash_of({"nodeSelector": dict(selector), "nodeSelectorTerms": terms})

@@ -25,7 +25,7 @@ from typing import Any
 
 from advisor.fleet.naming import hash_of
 from advisor.fleet.optin import CalibrationAsk
-from advisor.models import OPTION, OPTIONS, Option, plan_options
+from advisor.models import OPTION, OPTIONS, plan_options
 from advisor.models.kube import Container, PodSpec, mapping
 from advisor.models.option_table import PlanScope
 from advisor.models.plan import SpecChanged
@@ -94,8 +94,8 @@ def calibration_spec(
     _put(spec, MODEL_PATH, model_path)
     _put(spec, MODEL_VOLUME, model_volume)
     # the options of the workload (its annotations over plan's defaults) ...
-    for option in _options("workload"):
-        _put(spec, option.key, getattr(ask.options, option.field))
+    for key, name in _keys("workload"):
+        _put(spec, key, getattr(ask.options, name))
     # ... and those plan passes to every Job's run
     run_options, run_flags = _run_options(tuple(extra_args))
     spec.update(run_options)
@@ -104,9 +104,10 @@ def calibration_spec(
 
 
 @functools.cache
-def _options(scope: PlanScope) -> tuple[Option, ...]:
-    """``plan_options``, sorted once: ``calibration_spec`` asks for them per workload."""
-    return plan_options(scope)
+def _keys(scope: PlanScope) -> tuple[tuple[str, str], ...]:
+    """The spec key and the ``CalibrationOptions`` field of each option ``plan`` takes in
+    ``scope``, in its order: read once, as ``calibration_spec`` asks per workload."""
+    return tuple((option.key, option.field) for option in plan_options(scope))
 
 
 @functools.lru_cache(maxsize=16)
@@ -117,7 +118,7 @@ def _run_options(extra_args: tuple[str, ...]) -> tuple[dict[str, Any], tuple[str
     flags = [a for a in extra_args if not a.startswith(_NOT_MEASURED_FLAGS)]
     options: dict[str, Any] = {}
     taken: list[str] = []
-    for option in _options("job"):
+    for option in plan_options("job"):
         if option.parse == "switch":
             given = [a for a in flags if a == option.flag]
             options[option.key] = bool(given)
@@ -180,8 +181,12 @@ def _resources(prefix: str, value: Any) -> dict[str, str]:
     return out
 
 
+#: what a spec leaves out (``_put``)
+_UNSET: tuple[Any, ...] = (None, "", [], {})
+
+
 def _put(spec: dict[str, Any], key: str, value: Any) -> None:
-    if value not in (None, "", [], {}):
+    if value not in _UNSET:
         spec[key] = value
 
 

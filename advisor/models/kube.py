@@ -269,9 +269,10 @@ class PodSpec:
         """The node affinity the scheduler must meet (its ``nodeSelectorTerms`` are ORed)."""
         return mapping(self.node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution"))
 
-    @property
+    @read_once
     def selector(self) -> dict[str, str]:
-        """``nodeSelector`` as text pairs."""
+        """``nodeSelector`` as text pairs (the node pool, the calibration spec and the fit of
+        the advice each read it)."""
         return {str(k): str(v) for k, v in self.node_selector.items()}
 
 
