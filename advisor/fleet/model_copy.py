@@ -8,7 +8,6 @@ its own (a cp, not a measurement).
 
 from __future__ import annotations
 
-import copy
 import math
 import posixpath
 import re
@@ -25,7 +24,7 @@ from advisor.fleet.naming import (
     TMP_VOLUME,
     TOKEN_VOLUME,
 )
-from advisor.fleet.serving_shape import copied_amounts, pod_level_resources, qos_class
+from advisor.fleet.serving_shape import copied_amounts, copy_of, pod_level_resources, qos_class
 from advisor.fleet.storage import claim_problem, object_storage_problem, serving_model_problem
 from advisor.fleet.tf_serving import BASE_PATH_ENV, BASE_PATH_FLAG, NAME_ENV, served_model
 from advisor.keys import ANN_MODEL
@@ -154,7 +153,7 @@ def _source_volume(
     for volume in workload.pod_spec.volumes:
         if volume.get("name") != name:
             continue
-        result = copy.deepcopy(volume)
+        result: dict[str, Any] = copy_of(volume)
         if "emptyDir" in result:
             raise DeriveError(
                 f"the model is in volume {name}, an emptyDir: the serving pod fills it at run "
@@ -210,7 +209,7 @@ def _subpath_env(expression: str, container: Container) -> list[dict[str, Any]]:
                 f"the model's volumeMount has subPathExpr {expression!r}, which reads $({name}) "
                 "from the serving pod itself: the calibration pod would read another directory"
             )
-        copied.append(copy.deepcopy(entry))
+        copied.append(copy_of(entry))
     return copied
 
 

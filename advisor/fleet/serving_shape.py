@@ -38,7 +38,7 @@ def pod_spec(pod: PodSpec, settings: JobSettings) -> dict[str, Any]:
     serving_security = pod.security_context
     for key in ("fsGroup", "fsGroupChangePolicy", "supplementalGroups"):
         if serving_security.get(key) is not None:
-            security[key] = copy.deepcopy(serving_security[key])
+            security[key] = copy_of(serving_security[key])
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "serviceAccountName": settings.service_account,
@@ -53,7 +53,7 @@ def pod_spec(pod: PodSpec, settings: JobSettings) -> dict[str, Any]:
     }
     for key, value in placement.items():
         if value:
-            spec[key] = copy.deepcopy(value)
+            spec[key] = copy_of(value)
     # the serving pod's pull the serving image (the copy), plan's the advisor image: the
     # ServiceAccount's are added by the API server only to a pod that names none
     serving_secrets = [ref.get("name") for ref in pod.image_pull_secrets]
@@ -67,7 +67,7 @@ def pod_spec(pod: PodSpec, settings: JobSettings) -> dict[str, Any]:
         spec["priorityClassName"] = settings.priority_class
     node_affinity = pod.node_affinity
     if node_affinity:
-        spec["affinity"] = {"nodeAffinity": copy.deepcopy(node_affinity)}
+        spec["affinity"] = {"nodeAffinity": copy_of(node_affinity)}
     pod_resources = pod_level_resources(pod)
     if pod_resources:
         spec["resources"] = pod_resources
@@ -88,7 +88,7 @@ def advisor_resources(container: Container, pod: PodSpec) -> tuple[dict[str, Any
     found = cpu_quota(resources, pod.resources)
     if found is not None:
         if found.cpu_from == "request":
-            resources.setdefault("limits", {})["cpu"] = copy.deepcopy(found.quantity)
+            resources.setdefault("limits", {})["cpu"] = copy_of(found.quantity)
         return resources, found.cpus, found.cpu_from
     raise DeriveError(
         f"container {container.name} declares neither a CPU limit nor a CPU request: "
@@ -144,7 +144,7 @@ def pod_level_resources(pod: PodSpec) -> dict[str, Any]:
         if (asked := _containers_request(pod, name)) is not None:
             requests[name] = _quantity_text(asked, name)
         elif name in limits:
-            requests[name] = copy.deepcopy(limits[name])
+            requests[name] = copy_of(limits[name])
     return resources
 
 
@@ -212,13 +212,22 @@ def _requests_limits(value: Any) -> dict[str, Any]:
 
 
 def copied_amounts(amounts: Mapping[str, Any]) -> dict[str, Any]:
-    """A ``requests`` or ``limits`` block, copied: a quantity string or number is its own copy
-    (``plan`` copies every container's resources a few times; deep copies were a tenth of
-    deriving a Job)."""
-    return {
-        name: amount if isinstance(amount, (str, int, float)) else copy.deepcopy(amount)
-        for name, amount in amounts.items()
-    }
+    """A ``requests`` or ``limits`` block, copied."""
+    return {name: copy_of(amount) for name, amount in amounts.items()}
+
+
+def copy_of(value: Any) -> Any:
+    """A block the API sent, copied: its mappings and lists anew, its text and numbers as they
+    are (they cannot change). ``plan`` copies a few blocks of every workload, and
+    ``copy.deepcopy``'s memo and dispatch cost more than such a copy; anything else is
+    deep-copied."""
+    if isinstance(value, dict):
+        return {key: copy_of(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_of(item) for item in value]
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    return copy.deepcopy(value)
 
 
 # --------------------------------------------------------------------------------------------------
