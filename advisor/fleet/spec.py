@@ -175,9 +175,12 @@ def label_of(key: str) -> str:
 def _resources(prefix: str, value: Any) -> dict[str, str]:
     """``requests.memory: 2Gi``...; ``claims`` are the serving pod's own and measure nothing."""
     out = {}
+    resources = mapping(value)
     for kind in ("requests", "limits"):
-        for name, quantity in sorted(mapping(mapping(value).get(kind)).items()):
-            out[f"{prefix}{kind}.{name}"] = str(quantity)
+        amounts = resources.get(kind)
+        if isinstance(amounts, dict):
+            for name in sorted(amounts):
+                out[f"{prefix}{kind}.{name}"] = str(amounts[name])
     return out
 
 
