@@ -32,13 +32,14 @@ _SUFFIX = {
 def cpu_quantity(value: Any) -> float | None:
     """CPUs in ``value`` (a quantity string, or a number as YAML gives it); None when it is not a
     quantity or is negative, neither of which the API server accepts as a limit."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        cpus = float(value)
-        return cpus if cpus >= 0 else None
+    # text first: the API server sends every quantity as text (``plan`` reads some 14 a workload)
     if isinstance(value, str):
         return _text_quantity(value)
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        cpus = float(value)
+        return cpus if cpus >= 0 else None
     return None
 
 

@@ -8,7 +8,6 @@ its own (a cp, not a measurement).
 
 from __future__ import annotations
 
-import copy
 import math
 import posixpath
 import re
@@ -25,7 +24,7 @@ from advisor.fleet.naming import (
     TMP_VOLUME,
     TOKEN_VOLUME,
 )
-from advisor.fleet.serving_shape import pod_level_resources, qos_class
+from advisor.fleet.serving_shape import copied_amounts, copy_of, pod_level_resources, qos_class
 from advisor.fleet.storage import claim_problem, object_storage_problem, serving_model_problem
 from advisor.fleet.tf_serving import BASE_PATH_ENV, BASE_PATH_FLAG, NAME_ENV, served_model
 from advisor.keys import ANN_MODEL
@@ -154,7 +153,7 @@ def _source_volume(
     for volume in workload.pod_spec.volumes:
         if volume.get("name") != name:
             continue
-        result = copy.deepcopy(volume)
+        result: dict[str, Any] = copy_of(volume)
         if "emptyDir" in result:
             raise DeriveError(
                 f"the model is in volume {name}, an emptyDir: the serving pod fills it at run "
@@ -210,7 +209,7 @@ def _subpath_env(expression: str, container: Container) -> list[dict[str, Any]]:
                 f"the model's volumeMount has subPathExpr {expression!r}, which reads $({name}) "
                 "from the serving pod itself: the calibration pod would read another directory"
             )
-        copied.append(copy.deepcopy(entry))
+        copied.append(copy_of(entry))
     return copied
 
 
@@ -281,14 +280,14 @@ def _copy_resources(serving: Container, pod: PodSpec) -> dict[str, Any]:
     container of such a pod does, and for no more than the serving container: the calibration
     pod keeps the serving pod's QoS class and asks the scheduler for what a replica asks."""
     pod_resources = pod_level_resources(pod)
-    if qos_class(pod) == "Guaranteed":
+    if qos_class(pod, pod_resources) == "Guaranteed":
         bounds = [
             mapping(pod_resources.get("requests")),
             mapping(pod_resources.get("limits")),
             mapping(serving.resources.get("limits")),
         ]
         size = _within(COPY_RESOURCES["limits"], *bounds)
-        return {"requests": size, "limits": copy.deepcopy(size)}
+        return {"requests": size, "limits": copied_amounts(size)}
     limits = _within(COPY_RESOURCES["limits"], mapping(pod_resources.get("limits")))
     requests = _within(COPY_RESOURCES["requests"], mapping(pod_resources.get("requests")), limits)
     return {"requests": requests, "limits": limits}
@@ -301,8 +300,8 @@ def _within(amounts: Mapping[str, Any], *bounds: Mapping[str, Any]) -> dict[str,
         for name, ours in result.items():
             theirs = bound.get(name)
             if theirs is not None and _quantity(theirs) < _quantity(ours):
-                result[name] = copy.deepcopy(theirs)
-    return result
+                result[name] = theirs
+    return copied_amounts(result)
 
 
 def _quantity(value: Any) -> float:

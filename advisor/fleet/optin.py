@@ -119,9 +119,14 @@ def read_ask(annotations: Mapping[str, Any], defaults: Defaults | None = None) -
     # the bound is read first: a malformed one is named before the others, as the rule across
     # the objective and its bound (below) is where it matters most
     order = [_BOUND, *(field for field in defaults.options if field != _BOUND)]
-    asked = {field: _value(annotations, field) for field in order}
+    # only the annotations there are read: a workload sets few options, or none
+    asked = {
+        field: _value(annotations, field) if FIELD_ANNOTATION[field] in annotations else None
+        for field in order
+    }
     raw: dict[str, Any] = {"model_path": model}
-    raw.update((field, _or(asked[field], d)) for field, d in defaults.options.items())
+    for field, default in defaults.options.items():
+        raw[field] = _or(asked[field], default)
     # the default bound goes with the default objective's kind only: a workload that asks for
     # latency is not refused because the plan's default objective takes a bound
     if asked[_BOUND] is None and raw["objective"] != defaults.options["objective"]:

@@ -9,6 +9,7 @@ replica, not measure one.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -37,7 +38,7 @@ def pod_spec(pod: PodSpec, settings: JobSettings) -> dict[str, Any]:
     serving_security = pod.security_context
     for key in ("fsGroup", "fsGroupChangePolicy", "supplementalGroups"):
         if serving_security.get(key) is not None:
-            security[key] = copy.deepcopy(serving_security[key])
+            security[key] = copy_of(serving_security[key])
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "serviceAccountName": settings.service_account,
@@ -52,7 +53,7 @@ def pod_spec(pod: PodSpec, settings: JobSettings) -> dict[str, Any]:
     }
     for key, value in placement.items():
         if value:
-            spec[key] = copy.deepcopy(value)
+            spec[key] = copy_of(value)
     # the serving pod's pull the serving image (the copy), plan's the advisor image: the
     # ServiceAccount's are added by the API server only to a pod that names none
     serving_secrets = [ref.get("name") for ref in pod.image_pull_secrets]
@@ -66,7 +67,7 @@ def pod_spec(pod: PodSpec, settings: JobSettings) -> dict[str, Any]:
         spec["priorityClassName"] = settings.priority_class
     node_affinity = pod.node_affinity
     if node_affinity:
-        spec["affinity"] = {"nodeAffinity": copy.deepcopy(node_affinity)}
+        spec["affinity"] = {"nodeAffinity": copy_of(node_affinity)}
     pod_resources = pod_level_resources(pod)
     if pod_resources:
         spec["resources"] = pod_resources
@@ -87,7 +88,7 @@ def advisor_resources(container: Container, pod: PodSpec) -> tuple[dict[str, Any
     found = cpu_quota(resources, pod.resources)
     if found is not None:
         if found.cpu_from == "request":
-            resources.setdefault("limits", {})["cpu"] = copy.deepcopy(found.quantity)
+            resources.setdefault("limits", {})["cpu"] = copy_of(found.quantity)
         return resources, found.cpus, found.cpu_from
     raise DeriveError(
         f"container {container.name} declares neither a CPU limit nor a CPU request: "
@@ -107,22 +108,22 @@ QosClass = Literal["Guaranteed", "Burstable", "BestEffort"]
 QOS_RESOURCES = ("cpu", "memory")
 
 
-def qos_class(pod: PodSpec) -> QosClass:
+def qos_class(pod: PodSpec, pod_resources: Mapping[str, Any] | None = None) -> QosClass:
     """The class the kubelet gives a pod of this spec, as the API server defaults it: from its
-    pod-level resources when it declares some, else from every container (init ones too)."""
-    pod_resources = pod_level_resources(pod)
+    pod-level resources when it declares some, else from every container (init ones too).
+    ``pod_resources``: the pod's ``pod_level_resources``, when the caller has them already."""
+    if pod_resources is None:
+        pod_resources = pod_level_resources(pod)
+    shapes: list[tuple[Mapping[str, Any], Mapping[str, Any]]]
     if pod_resources:
-        shapes = [pod_resources]
+        shapes = [(mapping(pod_resources.get("requests")), mapping(pod_resources.get("limits")))]
     else:
         shapes = [_defaulted(c) for c in (*pod.containers, *pod.init_containers)]
-    declared = [
-        _positive(mapping(shape.get(key))) for shape in shapes for key in ("requests", "limits")
-    ]
-    if not any(declared):
+    # each block's amounts above zero, as numbers: read once, compared twice
+    declared = [(_positive(requests), _positive(limits)) for requests, limits in shapes]
+    if not any(requests or limits for requests, limits in declared):
         return "BestEffort"
-    for shape in shapes:
-        requests = _positive(mapping(shape.get("requests")))
-        limits = _positive(mapping(shape.get("limits")))
+    for requests, limits in declared:
         if set(limits) != set(QOS_RESOURCES) or requests != limits:
             return "Burstable"
     return "Guaranteed"
@@ -143,7 +144,7 @@ def pod_level_resources(pod: PodSpec) -> dict[str, Any]:
         if (asked := _containers_request(pod, name)) is not None:
             requests[name] = _quantity_text(asked, name)
         elif name in limits:
-            requests[name] = copy.deepcopy(limits[name])
+            requests[name] = copy_of(limits[name])
     return resources
 
 
@@ -155,7 +156,7 @@ def _containers_request(pod: PodSpec, name: str) -> float | None:
     sidecars = 0.0
     init_peak = 0.0
     for init in pod.init_containers:
-        value = mapping(_defaulted(init).get("requests")).get(name)
+        value = _defaulted(init)[0].get(name)
         asked = asked or value is not None
         if init.restart_policy == "Always":
             sidecars += _number(value)
@@ -163,20 +164,18 @@ def _containers_request(pod: PodSpec, name: str) -> float | None:
             init_peak = max(init_peak, sidecars + _number(value))
     main = 0.0
     for container in pod.containers:
-        value = mapping(_defaulted(container).get("requests")).get(name)
+        value = _defaulted(container)[0].get(name)
         asked = asked or value is not None
         main += _number(value)
     return max(main + sidecars, init_peak) if asked else None
 
 
-def _defaulted(container: Container) -> dict[str, Any]:
-    """A container's requests and limits as the API server stores them: a request left out is
-    its limit."""
-    resources = _requests_limits(container.resources)
-    limits = mapping(resources.get("limits"))
-    if limits:
-        resources["requests"] = {**limits, **mapping(resources.get("requests"))}
-    return resources
+def _defaulted(container: Container) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    """A container's requests and limits as the API server stores them (a request left out is
+    its limit), to read, not to copy."""
+    resources = container.resources
+    requests, limits = mapping(resources.get("requests")), mapping(resources.get("limits"))
+    return ({**limits, **requests} if limits else requests), limits
 
 
 def _positive(amounts: Mapping[str, Any]) -> dict[str, float]:
@@ -206,16 +205,29 @@ def _requests_limits(value: Any) -> dict[str, Any]:
     resourceClaims, which the Job does not have."""
     resources = mapping(value)
     return {
-        key: {name: _copied(amount) for name, amount in resources[key].items()}
+        key: copied_amounts(resources[key])
         for key in ("requests", "limits")
         if isinstance(resources.get(key), dict) and resources[key]
     }
 
 
-def _copied(amount: Any) -> Any:
-    """A quantity, copied: a string or a number is its own copy (``plan`` copies every
-    container's resources a few times; deep copies were a tenth of deriving a Job)."""
-    return amount if isinstance(amount, (str, int, float)) else copy.deepcopy(amount)
+def copied_amounts(amounts: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``requests`` or ``limits`` block, copied."""
+    return {name: copy_of(amount) for name, amount in amounts.items()}
+
+
+def copy_of(value: Any) -> Any:
+    """A block the API sent, copied: its mappings and lists anew, its text and numbers as they
+    are (they cannot change). ``plan`` copies a few blocks of every workload, and
+    ``copy.deepcopy``'s memo and dispatch cost more than such a copy; anything else is
+    deep-copied."""
+    if isinstance(value, dict):
+        return {key: copy_of(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_of(item) for item in value]
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    return copy.deepcopy(value)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -224,12 +236,22 @@ def _copied(amount: Any) -> Any:
 
 def node_pool(pod: PodSpec) -> tuple[str, str]:
     """The nodes the serving pods may run on, readable, and a hash of their exact terms."""
-    selector = pod.selector
+    selector = tuple(sorted(pod.selector.items()))
     terms = sequence(pod.required_node_affinity.get("nodeSelectorTerms"))
+    return _node_pool(selector, terms) if terms else _selected_pool(selector)
+
+
+@functools.lru_cache(maxsize=256)
+def _selected_pool(selector: tuple[tuple[str, str], ...]) -> tuple[str, str]:
+    """A pool a nodeSelector alone names: a fleet's workloads share a few, each hashed once."""
+    return _node_pool(selector, [])
+
+
+def _node_pool(selector: tuple[tuple[str, str], ...], terms: list[Any]) -> tuple[str, str]:
     parts = []
     if selector:
-        parts.append(",".join(f"{k}={v}" for k, v in sorted(selector.items())))
+        parts.append(",".join(f"{k}={v}" for k, v in selector))
     if terms:
         parts.append("required node affinity")
     readable = " + ".join(parts) or "any node"
-    return readable, hash_of({"nodeSelector": selector, "nodeSelectorTerms": terms})
+    return readable, hash_of({"nodeSelector": dict(selector), "nodeSelectorTerms": terms})

@@ -18,6 +18,7 @@ stays small and a reason still reads "memory limit changed (2Gi -> 4Gi)" (``Spec
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -26,6 +27,7 @@ from advisor.fleet.naming import hash_of
 from advisor.fleet.optin import CalibrationAsk
 from advisor.models import OPTION, OPTIONS, plan_options
 from advisor.models.kube import Container, PodSpec, mapping
+from advisor.models.option_table import PlanScope
 from advisor.models.plan import SpecChanged
 
 #: the record's keys (the resources' are ``requests.<name>``, ``limits.<name>`` and the same
@@ -92,22 +94,39 @@ def calibration_spec(
     _put(spec, MODEL_PATH, model_path)
     _put(spec, MODEL_VOLUME, model_volume)
     # the options of the workload (its annotations over plan's defaults) ...
-    for option in plan_options("workload"):
-        _put(spec, option.key, getattr(ask.options, option.field))
-    # ... and those plan passes to every Job's run, read back from its arguments (absent: run's
-    # default)
+    for key, name in _keys("workload"):
+        _put(spec, key, getattr(ask.options, name))
+    # ... and those plan passes to every Job's run
+    run_options, run_flags = _run_options(tuple(extra_args))
+    spec.update(run_options)
+    _put(spec, RUN_FLAGS, list(run_flags))
+    return spec
+
+
+@functools.cache
+def _keys(scope: PlanScope) -> tuple[tuple[str, str], ...]:
+    """The spec key and the ``CalibrationOptions`` field of each option ``plan`` takes in
+    ``scope``, in its order: read once, as ``calibration_spec`` asks per workload."""
+    return tuple((option.key, option.field) for option in plan_options(scope))
+
+
+@functools.lru_cache(maxsize=16)
+def _run_options(extra_args: tuple[str, ...]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The options plan passes to every Job's run, read back from its arguments (absent: run's
+    default), and its other flags that change the measurement: the same for every workload of a
+    plan, so read once (the caller copies what it keeps)."""
     flags = [a for a in extra_args if not a.startswith(_NOT_MEASURED_FLAGS)]
+    options: dict[str, Any] = {}
     taken: list[str] = []
     for option in plan_options("job"):
         if option.parse == "switch":
             given = [a for a in flags if a == option.flag]
-            spec[option.key] = bool(given)
+            options[option.key] = bool(given)
         else:
             given = [a for a in flags if a.startswith(f"{option.flag}=")]
-            spec[option.key] = given[-1].partition("=")[2] if given else option.default
+            options[option.key] = given[-1].partition("=")[2] if given else option.default
         taken += given
-    _put(spec, RUN_FLAGS, [a for a in flags if a not in taken])
-    return spec
+    return options, tuple(a for a in flags if a not in taken)
 
 
 def spec_hash(spec: Mapping[str, Any], *, workload: str, container: str, configmap: str) -> str:
@@ -156,14 +175,21 @@ def label_of(key: str) -> str:
 def _resources(prefix: str, value: Any) -> dict[str, str]:
     """``requests.memory: 2Gi``...; ``claims`` are the serving pod's own and measure nothing."""
     out = {}
+    resources = mapping(value)
     for kind in ("requests", "limits"):
-        for name, quantity in sorted(mapping(mapping(value).get(kind)).items()):
-            out[f"{prefix}{kind}.{name}"] = str(quantity)
+        amounts = resources.get(kind)
+        if isinstance(amounts, dict):
+            for name in sorted(amounts):
+                out[f"{prefix}{kind}.{name}"] = str(amounts[name])
     return out
 
 
+#: what a spec leaves out (``_put``)
+_UNSET: tuple[Any, ...] = (None, "", [], {})
+
+
 def _put(spec: dict[str, Any], key: str, value: Any) -> None:
-    if value not in (None, "", [], {}):
+    if value not in _UNSET:
         spec[key] = value
 
 

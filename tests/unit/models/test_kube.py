@@ -4,6 +4,7 @@ empty, never an error), the dict kept for what a manifest copies."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Any
 
 from advisor.models import WorkloadKind, WorkloadRef
 from advisor.models.kube import (
@@ -186,3 +187,16 @@ def test_a_claim_has_the_modes_it_asked_for_and_those_its_volume_allows() -> Non
         ("ReadWriteOnce", "ReadOnlyMany"),
     )
     assert KubeClaim.read({"spec": {"accessModes": "junk"}}).access_modes == ()
+
+
+def test_a_field_is_read_when_first_asked_for_and_kept() -> None:
+    raw: dict[str, Any] = {"containers": [{"name": "a"}], "nodeSelector": {"pool": "x"}}
+    spec = PodSpec.read(raw)
+    assert "containers" not in vars(spec)  # reading the view read none of its fields
+    first = spec.containers
+    assert [c.name for c in first] == ["a"] and spec.selector == {"pool": "x"}
+    raw["containers"], raw["nodeSelector"] = [], {}
+    assert spec.containers is first and spec.selector == {"pool": "x"}
+    assert PodSpec.read(raw).containers == () and PodSpec.read(raw).selector == {}
+    # the views compare by what they were read from, not by what was asked of them
+    assert PodSpec.read({"containers": []}) == PodSpec.read({"containers": []})
