@@ -21,7 +21,6 @@ from advisor.pipeline import (
     POD_NAMESPACE_ENV,
     Instruments,
     RunRequest,
-    prepare_run,
     serving_target,
 )
 
@@ -159,6 +158,8 @@ def _workload(text: str) -> Any:
 
 
 def run(args: argparse.Namespace, instruments: Instruments) -> int:
+    from advisor.pipeline import prepare_run
+
     request = RunRequest(
         options=options_from_args(args),
         configmap=args.configmap,
