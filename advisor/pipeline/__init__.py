@@ -11,7 +11,6 @@ import importlib
 from typing import TYPE_CHECKING
 
 from advisor.models import AdviceStatus
-from advisor.pipeline.check import CheckOutcome, check_node
 from advisor.pipeline.cleanup import cleanup
 from advisor.pipeline.drift import drift, env_differences, installed_tf_version
 from advisor.pipeline.instruments import Instruments
@@ -23,7 +22,6 @@ from advisor.pipeline.source import (
     read_cluster_advice,
     validate_advice,
 )
-from advisor.pipeline.target import serving_target
 
 if TYPE_CHECKING:
     from advisor.pipeline.calibration import (
@@ -32,6 +30,7 @@ if TYPE_CHECKING:
         calibrate_only,
         prepare_calibration,
     )
+    from advisor.pipeline.check import CheckOutcome, check_node
     from advisor.pipeline.run import (
         PreparedRun,
         PublishedRun,
@@ -40,15 +39,20 @@ if TYPE_CHECKING:
         run_advisor,
     )
     from advisor.pipeline.status import cluster_status, statuses
+    from advisor.pipeline.target import serving_target
 
-#: the names whose module is imported on first use (``__getattr__``): a calibration's, a run's
-#: and ``status``'s modules (the report and heatmap writers, the consumers' fit) are most of what
-#: importing every command would cost, and ``plan`` uses none of them
+#: the names whose module is imported on first use (``__getattr__``): a calibration's, a run's,
+#: ``status``'s and ``check``'s modules (the report and heatmap writers, the consumers' fit) are
+#: most of what importing every command would cost, and ``plan`` uses none of them. ``cleanup``
+#: and ``drift`` are imported at once: each is its module's name too, and a module imported before
+#: its name was first used would stand in for the function
 _LAZY = {
     "CalibrateRequest": "calibration",
     "PreparedCalibration": "calibration",
     "calibrate_only": "calibration",
     "prepare_calibration": "calibration",
+    "CheckOutcome": "check",
+    "check_node": "check",
     "PreparedRun": "run",
     "PublishedRun": "run",
     "check_run_request": "run",
@@ -56,10 +60,12 @@ _LAZY = {
     "run_advisor": "run",
     "cluster_status": "status",
     "statuses": "status",
+    "serving_target": "target",
 }
 
 
 def __getattr__(name: str) -> object:
+    """A name of ``_LAZY``, imported from its module on first use (PEP 562)."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -116,8 +116,10 @@ def test_plan_imports_no_other_commands_pipeline(tmp_path: Path) -> None:
     assert "advisor.pipeline.plan" in loaded
     others = {
         "advisor.pipeline.calibration",
+        "advisor.pipeline.check",
         "advisor.pipeline.run",
         "advisor.pipeline.status",
+        "advisor.pipeline.target",
         "advisor.pipeline.production",
         "advisor.prometheus.client",
         "advisor.render.report",
