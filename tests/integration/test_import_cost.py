@@ -2,9 +2,10 @@
 ConfigMap writer, the restarter, the cleanup) go without the kubernetes client's generated API
 classes, which since client 37 import every model of their API group (most of what ``plan``'s
 imports once cost), and building the command line imports neither the probe and the trials nor
-the Prometheus client, which only ``run``, ``calibrate`` and a judged plan use. ``plan`` without
-Prometheus imports no other command's pipeline (a calibration's, a run's, ``status``'s) nor the
-production judge's, and builds the validators of the models it uses only."""
+the Prometheus client, which only ``run``, ``calibrate`` and a judged plan use. ``plan``
+without Prometheus imports no other command's module or pipeline (a calibration's, a run's,
+``status``'s) nor the production judge's, and builds the validators of the models it uses
+only."""
 
 from __future__ import annotations
 
@@ -115,6 +116,9 @@ def test_plan_imports_no_other_commands_pipeline(tmp_path: Path) -> None:
     loaded = set(answer["modules"])
     assert "advisor.pipeline.plan" in loaded
     others = {
+        "advisor.cli.calibrate_cmd",
+        "advisor.cli.run_cmd",
+        "advisor.cli.status_cmd",
         "advisor.pipeline.calibration",
         "advisor.pipeline.check",
         "advisor.pipeline.run",
