@@ -128,6 +128,7 @@ def test_plan_imports_no_other_commands_pipeline(tmp_path: Path) -> None:
         "advisor.prometheus.client",
         "advisor.render.report",
         "advisor.render.heatmap",
+        "advisor.models.notes",
     }
     assert sorted(loaded & others) == []
     # a model's validator is built on its first use: plan builds none of a calibration's
