@@ -15,7 +15,6 @@ from advisor.pipeline.cleanup import cleanup
 from advisor.pipeline.drift import drift, env_differences, installed_tf_version
 from advisor.pipeline.instruments import Instruments
 from advisor.pipeline.node import profile_node
-from advisor.pipeline.run_request import RunRequest
 from advisor.pipeline.source import (
     POD_NAMESPACE_ENV,
     read_advice_file,
@@ -38,6 +37,7 @@ if TYPE_CHECKING:
         prepare_run,
         run_advisor,
     )
+    from advisor.pipeline.run_request import RunRequest
     from advisor.pipeline.status import cluster_status, statuses
     from advisor.pipeline.target import serving_target
 
@@ -58,6 +58,7 @@ _LAZY = {
     "check_run_request": "run",
     "prepare_run": "run",
     "run_advisor": "run",
+    "RunRequest": "run_request",
     "cluster_status": "status",
     "statuses": "status",
     "serving_target": "target",
