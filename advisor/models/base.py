@@ -11,11 +11,7 @@ class StrictModel(BaseModel):
     A field whose name in code differs from its key in stored and printed data says so with
     ``Field(alias=KEY)``: it is read by either name and always written as its key, so stored
     ConfigMaps and every output keep their keys (a calibration's ``subject`` is its
-    ``"workload"``).
-
-    Each model's validator and serializer are built on its first use, not when its module is
-    imported (``defer_build``): a command builds only the models it uses (``plan`` none of a
-    calibration's results), and the rules, errors and JSON schemas are the same."""
+    ``"workload"``)."""
 
     model_config = ConfigDict(
         extra="forbid",
@@ -23,5 +19,4 @@ class StrictModel(BaseModel):
         validate_by_name=True,
         validate_by_alias=True,
         serialize_by_alias=True,
-        defer_build=True,
     )
