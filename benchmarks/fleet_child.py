@@ -2,7 +2,8 @@
 ``python -m benchmarks.fleet_child REPORT -- PLAN ARGS``. ``benchmarks/fleet.py`` starts it and
 times the whole process from outside; this writes to REPORT (JSON) what the parts took:
 
-- ``imports``: the CLI with every command and the kubernetes client package it connects with;
+- ``imports``: the CLI, plan's pipeline and the kubernetes client package it connects with (the
+  command's own module is imported as the command line is parsed: counted with the rest);
 - ``listing``: every list the planner reads (``pipeline.plan._list``): HTTP, JSON, the views;
 - ``deciding``: what it decides over them (``pipeline.plan._decide``): deriving each Job, parsing
   each advice, comparing each spec;

@@ -1,8 +1,9 @@
 """The command line: parse, call, print. No logic lives here beyond turning errors into exit codes.
 
-Each subcommand lives in its own module exposing ``register(subparsers)``; the module sets
-``func`` on its parser, a callable taking the parsed namespace and the ``Instruments`` and
-returning an exit code. What the commands do is ``advisor.pipeline``'s.
+Each subcommand lives in its own module (``COMMANDS``) exposing ``register(subparsers)``; the
+module sets ``func`` on its parser, a callable taking the parsed namespace and the
+``Instruments`` and returning an exit code. What the commands do is ``advisor.pipeline``'s. A
+command line that starts with a command imports that command's module alone.
 
 ``main(argv, instruments=...)`` is the one seam for a caller that drives the command line with
 another probe or sweep (the tests' tripwires and fake sweeps): they reach the pipeline as given.
@@ -10,12 +11,14 @@ another probe or sweep (the tests' tripwires and fake sweeps): they reach the pi
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import gc
+import importlib
 import signal
 import sys
 import traceback
 from collections.abc import Sequence
-from types import ModuleType
 
 from advisor import __version__
 from advisor.cli import _logging, _output
@@ -31,7 +34,9 @@ PROG = "tf-thread-advisor"
 _YOUNG_COLLECTION_EVERY = 50_000
 
 
-def build_parser() -> Parser:
+def build_parser(command: str | None = None) -> Parser:
+    """The whole command line; with ``command`` (one of ``COMMANDS``), that command alone: its
+    module is the only one imported."""
     parser = Parser(
         prog=PROG,
         description="Measure TensorFlow intra-op/inter-op thread settings for this node and "
@@ -40,35 +45,35 @@ def build_parser() -> Parser:
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     add_global_flags(parser)
     commands = parser.add_commands(dest="command", metavar="COMMAND")
-    for module in _command_modules():
-        module.register(commands)
+    for name in COMMANDS if command is None else [command]:
+        importlib.import_module(f"{__name__}.{COMMANDS[name]}").register(commands)
     parser.add_global_options_to_commands("global options")
     return parser
 
 
-def _command_modules() -> list[ModuleType]:
-    # One module per subcommand (or group); add a new one to this list.
-    from advisor.cli import (
-        calibrate_cmd,
-        check_cmd,
-        cleanup_cmd,
-        plan_cmd,
-        probe_cmd,
-        run_cmd,
-        status_cmd,
-        validate_cmd,
-    )
+#: each subcommand and the module that registers it, in the order ``--help`` lists them; add a
+#: new one here
+COMMANDS = {
+    "probe": "probe_cmd",
+    "calibrate": "calibrate_cmd",
+    "run": "run_cmd",
+    "validate": "validate_cmd",
+    "check": "check_cmd",
+    "status": "status_cmd",
+    "plan": "plan_cmd",
+    "cleanup": "cleanup_cmd",
+}
 
-    return [
-        probe_cmd,
-        calibrate_cmd,
-        run_cmd,
-        validate_cmd,
-        check_cmd,
-        status_cmd,
-        plan_cmd,
-        cleanup_cmd,
-    ]
+
+def _parse(words: list[str]) -> argparse.Namespace:
+    """``words`` parsed. Words that start with a command are parsed by that command's parser
+    alone (the others' modules, their pipelines' names and their flags are never built), which
+    reads them as the whole parser does; anything it refuses is parsed again by the whole
+    parser, whose message (and guesses among every command's flags) is the one given."""
+    if words and words[0] in COMMANDS:
+        with contextlib.suppress(UsageError):
+            return build_parser(words[0]).parse_args(words)
+    return build_parser().parse_args(words)
 
 
 def main(argv: Sequence[str] | None = None, *, instruments: Instruments | None = None) -> int:
@@ -81,7 +86,7 @@ def main(argv: Sequence[str] | None = None, *, instruments: Instruments | None =
     as_json = _json_requested(words)
     previous = _install_signal_handlers()
     try:
-        args = build_parser().parse_args(words)
+        args = _parse(words)
         _logging.configure(args.log_format, args.log_level)
         if argv is None:
             _tune_the_collector()

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from advisor.cli._parser import Arguments, Parser
 from advisor.errors import AdvisorError, UsageError
 from advisor.models import OPTIONS
+from advisor.models.times import parse_duration
 
 #: options whose flag is not the Python name with dashes (``env_file`` -> ``--env-file``): the
 #: calibration options' as the option table spells them, and these
@@ -120,8 +121,6 @@ def pairs(items: list[str], flag: str) -> dict[str, str]:
 
 def duration(text: str) -> timedelta:
     """A ``--max-age`` or ``--startup-allowance`` value: ``30d``, ``12h``, ``15m``, ``1d12h``."""
-    from advisor.pipeline.status import parse_duration
-
     try:
         return parse_duration(text)
     except ValueError as exc:
@@ -199,13 +198,17 @@ def add_prometheus(parser: Arguments) -> None:
 
 def prometheus_settings(args: argparse.Namespace) -> Any:
     """The pipeline's checked Prometheus settings from the parsed flags (None without a URL)."""
+    headers = pairs([h.strip() for h in args.prometheus_header], "--prometheus-header")
+    given = (args.prometheus_url, args.prometheus_token_file, args.prometheus_ca_file)
+    if not any((*given, headers, args.prometheus_selector)):
+        return None  # no Prometheus: its pipeline and client are not even imported
     from advisor.pipeline.production import prometheus_settings as settings
 
     return settings(
         args.prometheus_url,
         token_file=args.prometheus_token_file,
         ca_file=args.prometheus_ca_file,
-        headers=pairs([h.strip() for h in args.prometheus_header], "--prometheus-header"),
+        headers=headers,
         timeout_s=args.prometheus_timeout,
         selector=args.prometheus_selector,
     )

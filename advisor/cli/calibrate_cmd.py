@@ -16,7 +16,7 @@ from advisor.cli._args import add_host_root
 from advisor.cli._output import add_format, emit
 from advisor.cli._progress import log_summary, progress_reporter
 from advisor.cli._sweep_flags import add_sweep_flags, options_from_args
-from advisor.pipeline import CalibrateRequest, Instruments, prepare_calibration
+from advisor.pipeline import Instruments
 from advisor.render import formats
 from advisor.render.summaries import CalibrationView
 
@@ -51,6 +51,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace, instruments: Instruments) -> int:
+    from advisor.pipeline import CalibrateRequest, prepare_calibration
+
     request = CalibrateRequest(
         options=options_from_args(args),
         incumbent=args.incumbent,

@@ -9,7 +9,7 @@ from typing import Any
 
 from advisor.cli._args import add_host_root, add_kubeconfig
 from advisor.cli._output import emit
-from advisor.pipeline import Instruments, check_node
+from advisor.pipeline import Instruments
 
 
 def register(subparsers: Any) -> None:
@@ -32,6 +32,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace, instruments: Instruments) -> int:
+    from advisor.pipeline import check_node
+
     outcome = check_node(
         configmap_file=args.configmap_file,
         configmap=args.configmap,

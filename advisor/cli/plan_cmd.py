@@ -18,6 +18,7 @@ from advisor.cli._args import (
 from advisor.cli._output import add_format, emit
 from advisor.errors import DecisionsFailedError, RevertsLimitedError
 from advisor.models import RESTART, Option, plan_options
+from advisor.models.times import format_age
 from advisor.pipeline import Instruments
 from advisor.pipeline.plan import (
     DRY_RUNS,
@@ -28,7 +29,6 @@ from advisor.pipeline.plan import (
     plan,
 )
 from advisor.pipeline.source import CLUSTER_TIMEOUT_S
-from advisor.pipeline.status import format_age
 from advisor.render import formats
 from advisor.render.plan import PlanView, jobs_yaml, revert_limit_text
 

@@ -17,13 +17,7 @@ from advisor.cli._parser import Sections
 from advisor.cli._progress import log_summary, progress_reporter
 from advisor.cli._sweep_flags import add_sweep_flags, options_from_args
 from advisor.models import RESTART, CpuFrom, ServingTarget, WorkloadRef
-from advisor.pipeline import (
-    POD_NAMESPACE_ENV,
-    Instruments,
-    RunRequest,
-    prepare_run,
-    serving_target,
-)
+from advisor.pipeline import POD_NAMESPACE_ENV, Instruments, RunRequest
 
 
 def register(subparsers: Any) -> None:
@@ -159,6 +153,8 @@ def _workload(text: str) -> Any:
 
 
 def run(args: argparse.Namespace, instruments: Instruments) -> int:
+    from advisor.pipeline import prepare_run, serving_target
+
     request = RunRequest(
         options=options_from_args(args),
         configmap=args.configmap,

@@ -15,7 +15,7 @@ from typing import Any
 from advisor.cli._args import add_kubeconfig, add_prometheus, duration, prometheus_settings
 from advisor.cli._output import add_format, emit
 from advisor.errors import ProblemsFoundError
-from advisor.pipeline import Instruments, cluster_status
+from advisor.pipeline import Instruments
 from advisor.pipeline.source import CLUSTER_TIMEOUT_S
 from advisor.render import formats
 from advisor.render.status import StatusView, problems_line
@@ -87,6 +87,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace, _instruments: Instruments) -> int:
+    from advisor.pipeline import cluster_status
+
     found = cluster_status(
         args.namespace,
         all_namespaces=args.all_namespaces,

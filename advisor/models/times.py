@@ -1,5 +1,6 @@
 """The one RFC 3339 time format: what the advisor writes (its annotations, its Events, the
-``status`` report) and how it reads a time back, its own or the API server's.
+``status`` report) and how it reads a time back, its own or the API server's; and the one
+duration format, as the flags take it (``1d12h``) and the outputs show an age (``3d4h``).
 
 Written times are UTC to the second with a ``Z`` (``2026-11-21T08:00:00Z``): the form the API
 server writes and ``kubectl`` shows, and one a shell's ``date -d`` reads.
@@ -7,7 +8,8 @@ server writes and ``kubectl`` shows, and one a shell's ``date -d`` reads.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+import re
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 
@@ -38,3 +40,34 @@ def _parse(text: str) -> datetime | None:
         return datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_duration(text: str) -> timedelta:
+    """``90s``, ``45m``, ``12h``, ``30d``, ``2w`` or combinations (``1d12h``); ValueError else."""
+    compact = text.strip().lower()
+    parts = _DURATION.findall(compact)
+    if not compact or "".join(n + u for n, u in parts) != compact:
+        raise ValueError("must be a duration like 90m, 12h, 30d or 1d12h")
+    seconds = sum(float(n) * _UNIT_S[u] for n, u in parts)
+    if seconds <= 0:
+        raise ValueError("must be longer than zero")
+    return timedelta(seconds=seconds)
+
+
+def format_age(age: timedelta) -> str:
+    """kubectl's style: the largest unit or two (``3d4h``, ``25m``, ``40s``)."""
+    seconds = max(0, int(age.total_seconds()))
+    for unit, size, smaller, small_size in (
+        ("d", 86400, "h", 3600),
+        ("h", 3600, "m", 60),
+        ("m", 60, "s", 1),
+    ):
+        if seconds >= size:
+            whole, rest = divmod(seconds, size)
+            tail = rest // small_size if whole < 10 else 0
+            return f"{whole}{unit}" + (f"{tail}{smaller}" if tail else "")
+    return f"{seconds}s"

@@ -196,10 +196,8 @@ def check_plan_request(request: PlanRequest) -> None:
         if problem := annotation_key_problem(key):
             raise UsageError(Opt("configmap_annotations"), f" {key!r}: {problem}")
     check_cluster_timeout(request.cluster_timeout_s)
-    # production's module (and the Prometheus client) is imported only when a plan judges it
-    from advisor.pipeline.production import check_suggest_throttled
-
-    check_suggest_throttled(request.suggest_throttled)
+    if not 0 < request.suggest_throttled <= 1:  # the throttled share that suggests a container
+        raise UsageError(Opt("suggest_throttled"), " must be above 0% and at most 100%")
     if request.dry_run not in DRY_RUNS:
         raise UsageError(Opt("dry_run"), f" must be one of {', '.join(DRY_RUNS)}")
     if request.apply and request.dry_run != "none":

@@ -149,12 +149,6 @@ def checked_selector(text: str | None) -> tuple[Matcher, ...]:
         raise UsageError(Opt("prometheus_selector"), f" {text!r}: {exc}") from None
 
 
-def check_suggest_throttled(share: float) -> None:
-    """The throttled share above which a container not opted in is suggested: (0, 1]."""
-    if not 0 < share <= 1:
-        raise UsageError(Opt("suggest_throttled"), " must be above 0% and at most 100%")
-
-
 @dataclass
 class ProductionReader:
     """Verdicts for consuming containers, one Prometheus behind them."""

@@ -15,7 +15,6 @@ listed as a ``missing`` advice with its consumers.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -29,7 +28,7 @@ from advisor.fleet.jobs import PlannedJob, planned_job
 from advisor.keys import PLANNED_SELECTOR, RELOADER_MATCH
 from advisor.models import AdviceStatus, StatusResult
 from advisor.models.kube import KubeJob
-from advisor.models.times import timestamp
+from advisor.models.times import format_age, timestamp
 from advisor.pipeline.drift import installed_tf_version, tf_version_changed
 from advisor.pipeline.source import (
     CLUSTER_TIMEOUT_S,
@@ -47,35 +46,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _EPOCH = datetime.min.replace(tzinfo=timezone.utc)
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
-_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-
-
-def parse_duration(text: str) -> timedelta:
-    """``90s``, ``45m``, ``12h``, ``30d``, ``2w`` or combinations (``1d12h``); ValueError else."""
-    compact = text.strip().lower()
-    parts = _DURATION.findall(compact)
-    if not compact or "".join(n + u for n, u in parts) != compact:
-        raise ValueError("must be a duration like 90m, 12h, 30d or 1d12h")
-    seconds = sum(float(n) * _UNIT_S[u] for n, u in parts)
-    if seconds <= 0:
-        raise ValueError("must be longer than zero")
-    return timedelta(seconds=seconds)
-
-
-def format_age(age: timedelta) -> str:
-    """kubectl's style: the largest unit or two (``3d4h``, ``25m``, ``40s``)."""
-    seconds = max(0, int(age.total_seconds()))
-    for unit, size, smaller, small_size in (
-        ("d", 86400, "h", 3600),
-        ("h", 3600, "m", 60),
-        ("m", 60, "s", 1),
-    ):
-        if seconds >= size:
-            whole, rest = divmod(seconds, size)
-            tail = rest // small_size if whole < 10 else 0
-            return f"{whole}{unit}" + (f"{tail}{smaller}" if tail else "")
-    return f"{seconds}s"
 
 
 def advice_status(

@@ -7,7 +7,7 @@ ratio such as "1.36x" reads as slower for a latency. The same sentences end ``ru
 
 from __future__ import annotations
 
-from typing import assert_never
+from typing import TYPE_CHECKING, assert_never
 
 from advisor.keys import APP_NAME
 from advisor.models import (
@@ -23,27 +23,10 @@ from advisor.models import (
     ThreadSetting,
     setting_env,
 )
-from advisor.models.notes import (
-    AdviceIgnored,
-    BadThreadValue,
-    DefaultKept,
-    FewerThreads,
-    Forced,
-    HighestVersion,
-    IncumbentKept,
-    IncumbentUnmeasured,
-    NoGain,
-    NoProvenance,
-    Note,
-    OnlyDefault,
-    PassedOver,
-    SloMissed,
-    StoredAdviceNote,
-    UndoneInProduction,
-    Unmeasured,
-    Unstable,
-)
 from advisor.objectives import Measure, named
+
+if TYPE_CHECKING:
+    from advisor.models.notes import AdviceIgnored, BadThreadValue, Note, StoredAdviceNote
 
 
 def near_best_line(result: CalibrationResult) -> str | None:
@@ -154,6 +137,22 @@ def onednn_reason(verdict: PairsVerdict) -> str:
 
 def note_text(note: Note) -> str:
     """A calibration's note (``advisor.models.notes``) in one line (``CalibrationResult.notes``)."""
+    # the notes' classes are imported where notes are worded: ``plan`` and ``status`` word none,
+    # and their thirty-odd dataclasses make one of the dearest of the advisor's modules to import
+    from advisor.models.notes import (
+        DefaultKept,
+        FewerThreads,
+        HighestVersion,
+        IncumbentKept,
+        IncumbentUnmeasured,
+        NoGain,
+        OnlyDefault,
+        PassedOver,
+        SloMissed,
+        Unmeasured,
+        Unstable,
+    )
+
     match note:
         case SloMissed(bound, slo):
             text = (
@@ -212,6 +211,14 @@ def note_text(note: Note) -> str:
 
 def _stored_advice_note(note: StoredAdviceNote) -> str:
     """Why the stored advice is or is not the incumbent, in one line."""
+    from advisor.models.notes import (
+        AdviceIgnored,
+        BadThreadValue,
+        Forced,
+        NoProvenance,
+        UndoneInProduction,
+    )
+
     match note:
         case AdviceIgnored() | BadThreadValue():
             text = f"{_why_ignored(note)}: {_IGNORED}"
@@ -235,6 +242,8 @@ _IGNORED = "not used as the advice in force; TF's default is the incumbent"
 
 def _why_ignored(note: AdviceIgnored | BadThreadValue) -> str:
     """Why the stored advice at the note's source is not the incumbent, in words."""
+    from advisor.models.notes import BadThreadValue
+
     if isinstance(note, BadThreadValue):
         problem = (
             "missing"

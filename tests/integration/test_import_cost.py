@@ -2,7 +2,9 @@
 ConfigMap writer, the restarter, the cleanup) go without the kubernetes client's generated API
 classes, which since client 37 import every model of their API group (most of what ``plan``'s
 imports once cost), and building the command line imports neither the probe and the trials nor
-the Prometheus client, which only ``run``, ``calibrate`` and a judged plan use."""
+the Prometheus client, which only ``run``, ``calibrate`` and a judged plan use. ``plan``
+without Prometheus imports no other command's module or pipeline (a calibration's, a run's,
+``status``'s) nor the production judge's."""
 
 from __future__ import annotations
 
@@ -10,10 +12,11 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from advisor.recommend import render_configmap
 from testkit.fakeapi.apps import workload
-from testkit.fakeapi.rbac import Rule, role_rules
+from testkit.fakeapi.rbac import Rule, fleet_rules, role_rules
 from testkit.fakeapi.samples import recommendation
 from testkit.fakeapi.server import FakeApiServer
 from tests.support import REPO
@@ -38,6 +41,19 @@ print(json.dumps({"actions": [o.action for o in outcomes], "modules": sorted(sys
 """
 
 
+def _fresh_process(script: str, kubeconfig: Path) -> Any:
+    """What ``script`` printed as JSON, run in a process of its own with ``kubeconfig``."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(kubeconfig)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
 def test_the_writer_restarter_and_cleanup_import_no_generated_api_class(tmp_path: Path) -> None:
     rules = [
         *role_rules(configmap_name="tf-advice"),
@@ -47,16 +63,8 @@ def test_the_writer_restarter_and_cleanup_import_no_generated_api_class(tmp_path
     with FakeApiServer(tmp_path, rules=rules) as api:
         api.put_workload(workload("deployments", NS, "web"))
         api.put(render_configmap(recommendation(2, 1), "old", NS))
-        done = subprocess.run(
-            [sys.executable, "-c", SCRIPT, str(api.kubeconfig)],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=True,
-        )
+        answer = _fresh_process(SCRIPT, api.kubeconfig)
         sent = sorted({(r.method, r.path.rsplit("/", 2)[-2]) for r in api.requests})
-    answer = json.loads(done.stdout)
     # the calls were made: a read, a dry-run apply, a read and a dry-run patch, a dry-run delete
     assert answer["actions"] == ["would delete"]
     assert sent == [
@@ -77,3 +85,43 @@ def test_the_writer_restarter_and_cleanup_import_no_generated_api_class(tmp_path
         "advisor.pipeline.production",
     }
     assert sorted(loaded & measuring) == []
+
+
+PLAN_SCRIPT = """
+import contextlib, io, json, sys
+from advisor.cli import main
+
+printed = io.StringIO()
+with contextlib.redirect_stdout(printed):
+    code = main(["plan", "--namespace", "ml", "--kubeconfig", sys.argv[1], "--image", "x:1"])
+print(json.dumps({"code": code, "printed": printed.getvalue(), "modules": sorted(sys.modules)}))
+"""
+
+
+def test_plan_imports_no_other_commands_pipeline(tmp_path: Path) -> None:
+    with FakeApiServer(tmp_path, namespaces=(NS,), rules=fleet_rules("-planner")) as api:
+        web = workload("deployments", NS, "web")
+        web["metadata"]["labels"] = {"tf-thread-advisor.io/calibrate": "true"}
+        web["metadata"]["annotations"] = {"tf-thread-advisor.io/model": "/models/web"}
+        api.put_workload(web)
+        answer = _fresh_process(PLAN_SCRIPT, api.kubeconfig)
+    assert answer["code"] == 0
+    assert "deployment/web" in answer["printed"]  # it planned
+    loaded = set(answer["modules"])
+    assert "advisor.pipeline.plan" in loaded
+    others = {
+        "advisor.cli.calibrate_cmd",
+        "advisor.cli.run_cmd",
+        "advisor.cli.status_cmd",
+        "advisor.pipeline.calibration",
+        "advisor.pipeline.check",
+        "advisor.pipeline.run",
+        "advisor.pipeline.status",
+        "advisor.pipeline.target",
+        "advisor.pipeline.production",
+        "advisor.prometheus.client",
+        "advisor.render.report",
+        "advisor.render.heatmap",
+        "advisor.models.notes",
+    }
+    assert sorted(loaded & others) == []

@@ -15,7 +15,8 @@ import pytest
 from advisor import __version__, errors
 from advisor.keys import PROVENANCE_ANNOTATION
 from advisor.models import NearBest, NearBestRange, Recommendation
-from advisor.pipeline.status import advice_status, format_age, parse_duration
+from advisor.models.times import format_age, parse_duration
+from advisor.pipeline.status import advice_status
 from advisor.recommend import build_recommendation, render_configmap
 from advisor.render.status import status_table
 from testkit.fakeapi.samples import calibration_result
