@@ -86,10 +86,12 @@ def main(argv: Sequence[str] | None = None, *, instruments: Instruments | None =
     as_json = _json_requested(words)
     previous = _install_signal_handlers()
     try:
+        if argv is None:
+            _tune_the_collector()
         args = _parse(words)
         _logging.configure(args.log_format, args.log_level)
         if argv is None:
-            _tune_the_collector()
+            _spare_the_modules()
         code: int = args.func(args, instruments or Instruments())
         _output.emit("")  # short results still sit in the buffer: fail here, not at exit
         return code
@@ -136,15 +138,20 @@ _HandlerMap = dict[signal.Signals, object]
 
 
 def _tune_the_collector() -> None:
-    """Keep the cyclic garbage collector off what cannot be garbage. A process runs one command:
-    the modules' objects (pydantic's schemas and validators among them) live as long as it, so
-    they are frozen out of every collection; and a command builds many objects and few cycles
-    (``plan`` reads thousands of workloads into dicts and views), which the default threshold
-    would walk every 700 allocations: a fifth of plan's decisions went to that. Collections stay
-    on, less often; the trials run in processes of their own. Only the program does this: an
-    embedder's or the tests' process keeps its collector as it is."""
-    gc.freeze()
+    """Collect the youngest generation less often. A process runs one command, which builds
+    many objects and few cycles (``plan`` reads thousands of workloads into dicts and views, and
+    the command's modules are imported as its words are parsed): at the default threshold the
+    collector walked them every 700 allocations, a fifth of plan's decisions. Collections stay
+    on; the trials run in processes of their own. Only the program does this: an embedder's or
+    the tests' process keeps its collector as it is."""
     gc.set_threshold(_YOUNG_COLLECTION_EVERY, *gc.get_threshold()[1:])
+
+
+def _spare_the_modules() -> None:
+    """Keep the collector off what the imports built, once the command's modules are in: they
+    (pydantic's schemas and validators among them) live as long as the process, and every full
+    collection would walk them again while the command builds its objects."""
+    gc.freeze()
 
 
 def _install_signal_handlers() -> _HandlerMap:
