@@ -8,6 +8,7 @@ import copy
 import pytest
 import yaml
 
+from advisor.fleet import derive as derive_module
 from advisor.fleet.derive import DeriveError, serving_container
 from advisor.keys import (
     ANN_CONFIGMAP,
@@ -111,6 +112,23 @@ def test_the_manifest_is_plain_data_and_the_input_is_untouched() -> None:
     pod(job)["tolerations"][0]["key"] = "x"
     advisor(job)["resources"]["limits"]["cpu"] = "8"
     assert workload == before
+
+
+def test_the_manifest_is_built_when_first_asked_for_and_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a plan whose advice fits asks for the Job's name, hashes, pool and quota alone
+    built: list[str] = []
+    real = derive_module.pod_spec
+    monkeypatch.setattr(
+        derive_module, "pod_spec", lambda *a, **k: built.append("pod") or real(*a, **k)
+    )
+    job = derive(pvc_deployment(nodeSelector={"pool": "a"}))
+    assert job.name and job.spec_hash and job.pool_hash and job.cpu
+    assert built == []
+    assert job.manifest["metadata"]["name"] == job.name
+    assert job.manifest is job.manifest and job.printed["metadata"]["name"] == job.name
+    assert built == ["pod"]
 
 
 # --------------------------------------------------------------------------------------------------
