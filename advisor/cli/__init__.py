@@ -31,6 +31,7 @@ PROG = "tf-thread-advisor"
 
 #: allocations (less deallocations) between two collections of the youngest generation; the
 #: default is 700. Measured on plan over 2,000 workloads: 10,000 and more all save the same
+#: 0.1-0.2 s, so the figure is not a fine tuning
 _YOUNG_COLLECTION_EVERY = 50_000
 
 
