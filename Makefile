@@ -14,8 +14,8 @@ deps:
 	bash scripts/install-test-tools.sh
 
 lint:
-	$(PYTHON) -m ruff check advisor tests benchmarks testkit
-	$(PYTHON) -m ruff format --check advisor tests benchmarks testkit
+	$(PYTHON) -m ruff check advisor tests benchmarks testkit docker
+	$(PYTHON) -m ruff format --check advisor tests benchmarks testkit docker
 	$(PYTHON) -m mypy
 	lint-imports
 

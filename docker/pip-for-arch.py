@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 
 try:
     from packaging.markers import Marker
@@ -41,8 +42,8 @@ def logical_lines(text: str) -> list[str]:
     """Requirement lines with backslash continuations joined and comments dropped."""
     joined = re.sub(r"\\\n", " ", text)
     lines = []
-    for line in joined.splitlines():
-        line = line.split(" #", 1)[0].strip()
+    for physical in joined.splitlines():
+        line = physical.split(" #", 1)[0].strip()
         if line and not line.startswith("#"):
             lines.append(line)
     return lines
@@ -73,8 +74,8 @@ def main(argv: list[str]) -> int:
         print(" ".join(platform_args(argv[1])))
         return 0
     if len(argv) >= 3 and argv[0] == "requirements" and argv[1] in ARCHES:
-        with open(argv[2], encoding="utf-8") as handle:
-            print("\n".join(select(handle.read(), argv[1], argv[3:])))
+        text = Path(argv[2]).read_text(encoding="utf-8")
+        print("\n".join(select(text, argv[1], argv[3:])))
         return 0
     print(__doc__, file=sys.stderr)
     return 2
