@@ -13,9 +13,12 @@ deps:
 	PYTHON=$(PYTHON) bash scripts/install-serving-api.sh
 	bash scripts/install-test-tools.sh
 
+#: every directory holding the project's Python (docker/: the image's build helper)
+PY_DIRS := advisor tests benchmarks testkit docker
+
 lint:
-	$(PYTHON) -m ruff check advisor tests benchmarks testkit docker
-	$(PYTHON) -m ruff format --check advisor tests benchmarks testkit docker
+	$(PYTHON) -m ruff check $(PY_DIRS)
+	$(PYTHON) -m ruff format --check $(PY_DIRS)
 	$(PYTHON) -m mypy
 	lint-imports
 
