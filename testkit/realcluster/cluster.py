@@ -36,7 +36,11 @@ COMPONENTS = (
     "containerd",
     "kubelet",
     "kube-proxy",
+    # started on demand by prometheus.py
+    "prometheus",
 )
+#: what `up` starts, every one of which must keep running
+CORE = tuple(c for c in COMPONENTS if c != "prometheus")
 
 
 class ClusterError(RuntimeError):
@@ -144,7 +148,37 @@ def start(
             cwd=cwd,
         )
     _pidfile(lay, name).write_text(str(proc.pid))
+    (lay.run / f"{name}.argv").write_text(
+        json.dumps({"argv": cmd, "cwd": str(cwd) if cwd else None})
+    )
     return proc.pid
+
+
+def restart(name: str, pause_s: float = 0.0) -> None:
+    """Stop one component (SIGTERM, then SIGKILL), wait ``pause_s`` and start it again as `up` did:
+    the e2e tier's faults (an API server restarted during a run)."""
+    lay = L.layout()
+    saved = json.loads((lay.run / f"{name}.argv").read_text())
+    pid = _pid(lay, name)
+    if pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.1)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+    time.sleep(pause_s)
+    with (lay.logs / f"{name}.log").open("ab") as log:
+        proc = subprocess.Popen(
+            saved["argv"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            cwd=saved["cwd"],
+        )
+    _pidfile(lay, name).write_text(str(proc.pid))
 
 
 def _last_lines(lay: L.Layout, name: str, n: int = 400) -> list[str]:
@@ -154,7 +188,7 @@ def _last_lines(lay: L.Layout, name: str, n: int = 400) -> list[str]:
         return []
 
 
-def _reason(lay: L.Layout, name: str) -> str:
+def reason(lay: L.Layout, name: str) -> str:
     """The most telling line of a component's log: its last error or fatal, else its last line."""
     lines = _last_lines(lay, name)
     for line in reversed(lines):
@@ -177,15 +211,21 @@ def _wait(
             return
         for name in watch:
             if _pid(lay, name) is None:
-                raise ClusterError(f"{name} exited while waiting for {what}: {_reason(lay, name)}")
+                raise ClusterError(f"{name} exited while waiting for {what}: {reason(lay, name)}")
         time.sleep(0.5)
     name = watch[-1] if watch else what
-    raise ClusterError(f"{name}: {what} not reached in {seconds:.0f} s: {_reason(lay, name)}")
+    raise ClusterError(f"{name}: {what} not reached in {seconds:.0f} s: {reason(lay, name)}")
 
 
-def kubectl(lay: L.Layout, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
-    return _sh(
-        _kubectl_bin(), f"--kubeconfig={lay.kubeconfig}", "--request-timeout=5s", *args, check=check
+def kubectl(
+    lay: L.Layout, *args: str, check: bool = False, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [_kubectl_bin(), f"--kubeconfig={lay.kubeconfig}", "--request-timeout=5s", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=check,
     )
 
 
@@ -388,7 +428,7 @@ def up(log: Log = _log, timeout: float = 240.0) -> Path:
             "--v=1",
         ],
     )
-    every = tuple(c for c in COMPONENTS)
+    every = CORE
     remaining = max(30.0, timeout - (time.monotonic() - started))
     _wait("node Ready", lambda: _node_ready(lay), remaining, lay, every)
     _wait(
@@ -563,7 +603,7 @@ def leftovers(lay: L.Layout | None = None) -> list[str]:
 def status() -> dict[str, object]:
     lay = L.layout()
     running = {name: _pid(lay, name) is not None for name in COMPONENTS}
-    ready = all(running.values()) and _node_ready(lay)
+    ready = all(running[name] for name in CORE) and _node_ready(lay)
     return {
         "release": release.KUBERNETES,
         "built": build.built(),

@@ -97,8 +97,16 @@ def import_archive(lay: L.Layout, archive: Path) -> None:
 
 def import_from_podman(lay: L.Layout, ref: str, podman: list[str]) -> None:
     """Save REF from podman's store (``podman``: its command line, store flags included) and
-    import it."""
-    if has_image(lay, ref):
+    import it, unless containerd already holds that very image (same podman image ID): a tag
+    rebuilt since is imported again."""
+    image_id = subprocess.run(
+        [*podman, "image", "inspect", "--format", "{{.Id}}", ref],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    marker = lay.containerd / "imported" / hashlib.sha256(ref.encode()).hexdigest()
+    if marker.exists() and marker.read_text() == image_id and has_image(lay, ref):
         return
     with tempfile.TemporaryDirectory() as tmp:
         archive = Path(tmp) / "image.tar"
@@ -108,3 +116,5 @@ def import_from_podman(lay: L.Layout, ref: str, podman: list[str]) -> None:
             capture_output=True,
         )
         import_archive(lay, archive)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(image_id)

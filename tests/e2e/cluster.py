@@ -18,7 +18,12 @@ from typing import Any
 
 import yaml
 
+from advisor.cli import main
+from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
+from advisor.pipeline import Instruments
+from advisor.pipeline.sweep import sweep
 from tests.support import REPO
+from tests.support.search_fakes import FakeClock, FakeTrials
 
 TOOLS = REPO / ".tools" / "bin"
 #: the advisor's image as `make image` tags it for the tests, imported into the node's containerd
@@ -225,3 +230,76 @@ def wait_for(
         time.sleep(1)
     detail = on_timeout() if on_timeout else ""
     raise AssertionError(f"timed out after {seconds:.0f} s waiting for {what}\n{detail[-6000:]}")
+
+
+CHART = REPO / "charts" / "tf-thread-advisor"
+ADVICE = "tf-thread-advice"
+#: the smallest budget the chart and `run` accept: the model check, TF's default and two settings
+BUDGET = 25
+#: Burstable on purpose: a Guaranteed pod with a whole CPU gets an exclusive CPU from the static
+#: CPU manager and, in 1.34, no CFS quota at all (test_fleet.py covers that shape)
+JOB_RESOURCES = {
+    "requests": {"cpu": "500m", "memory": "2Gi"},
+    "limits": {"cpu": "1", "memory": "2Gi"},
+}
+
+
+def chart_values(image: str, **overrides: Any) -> dict[str, Any]:
+    """The chart's values for one built-in target in Job mode, the image imported (never pulled);
+    ``overrides`` replace top-level keys (``target`` merges into the one target)."""
+    repo, tag = image.rsplit(":", 1)
+    target = {
+        "name": "default",
+        "configMapName": ADVICE,
+        "resources": JOB_RESOURCES,
+        "model": {"source": "builtin"},
+        **overrides.pop("target", {}),
+    }
+    return {
+        "image": {"repository": repo, "tag": tag, "pullPolicy": "Never"},
+        "defaults": {"budget": BUDGET, "objective": "latency", "batchSize": 1, "concurrency": 1},
+        "job": {"activeDeadlineSeconds": BUDGET + 600},
+        "targets": [target],
+        **overrides,
+    }
+
+
+def helm_install(
+    cluster: Cluster, namespace: str, release: str, values: dict[str, Any], tmp: Path
+) -> None:
+    path = tmp / f"{release}-values.yaml"
+    path.write_text(yaml.safe_dump(values))
+    proc = cluster.run("helm", "install", release, str(CHART), "-n", namespace, "-f", str(path))
+    assert proc.returncode == 0, proc.stderr
+
+
+def the_job(cluster: Cluster, namespace: str) -> dict[str, Any]:
+    (job,) = cluster.items(namespace, "jobs", "-l", "app.kubernetes.io/component=advisor")
+    return job
+
+
+def sweep_with(best: tuple[int, int]) -> Any:
+    """A sweep whose cost model makes ``best`` clearly the fastest setting (half the p99)."""
+
+    def run_sweep(
+        options: CalibrationOptions, node: NodeProfile, **kwargs: Any
+    ) -> CalibrationResult:
+        clock = FakeClock()
+        trials = FakeTrials(
+            clock, usable=node.effective_cpus, affinity=len(node.affinity_cpus), table={best: 1.0}
+        )
+        return sweep(options, node, trial_fn=trials, clock=clock, **kwargs)
+
+    return run_sweep
+
+
+def publish(cluster: Cluster, namespace: str, best: tuple[int, int], *extra: str) -> int:
+    """`run` through the real CLI, in this process, against the real API server, with the real
+    search over the cost model of tests/support/search_fakes in place of TensorFlow trials (so the
+    advice is known): what is under test is what the cluster does with it."""
+    argv = [
+        *("--log-level", "error", "run", "--budget", "60"),
+        *("--configmap", ADVICE, "--namespace", namespace, "--kubeconfig", str(cluster.kubeconfig)),
+        *extra,
+    ]
+    return main(argv, instruments=Instruments(sweep=sweep_with(best)))

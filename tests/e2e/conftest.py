@@ -9,6 +9,7 @@ on CI (tests/support/real_parts.py).
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator
 
 import pytest
@@ -55,10 +56,23 @@ def advisor_image(cluster: Cluster) -> str:
     why = podman_missing()
     if why:
         missing_real_part(why)
-    tag = build_image()
+    if os.environ.get("TFTA_E2E_REUSE_IMAGE") == "1" and _podman_has(ADVISOR_IMAGE):
+        # iterating on the e2e tests alone: the image as the last build left it
+        tag = ADVISOR_IMAGE
+    else:
+        tag = build_image()
     assert tag == ADVISOR_IMAGE, tag
     realimages.import_from_podman(L.layout(), tag, PODMAN)
     return tag
+
+
+def _podman_has(ref: str) -> bool:
+    return (
+        subprocess.run(
+            [*PODMAN, "image", "exists", ref], capture_output=True, check=False
+        ).returncode
+        == 0
+    )
 
 
 @pytest.fixture

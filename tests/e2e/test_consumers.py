@@ -12,32 +12,11 @@ from typing import Any
 
 import pytest
 
-from advisor.cli import main
-from advisor.models import CalibrationOptions, CalibrationResult, NodeProfile
-from advisor.pipeline import Instruments
-from advisor.pipeline.sweep import sweep
-from tests.e2e.cluster import Cluster, wait_for
-from tests.support.search_fakes import FakeClock, FakeTrials
+from tests.e2e.cluster import ADVICE, Cluster, publish, wait_for
 
 pytestmark = pytest.mark.e2e
 
-ADVICE = "tf-thread-advice"
 SERVING = "serving"
-
-
-def _sweep_with(best: tuple[int, int]) -> Any:
-    """A sweep whose cost model makes ``best`` clearly the fastest setting (half the p99)."""
-
-    def run_sweep(
-        options: CalibrationOptions, node: NodeProfile, **kwargs: Any
-    ) -> CalibrationResult:
-        clock = FakeClock()
-        trials = FakeTrials(
-            clock, usable=node.effective_cpus, affinity=len(node.affinity_cpus), table={best: 1.0}
-        )
-        return sweep(options, node, trial_fn=trials, clock=clock, **kwargs)
-
-    return run_sweep
 
 
 def _serving(image: str) -> dict[str, Any]:
@@ -93,12 +72,7 @@ def _serving(image: str) -> dict[str, Any]:
 def _run(
     cluster: Cluster, namespace: str, best: tuple[int, int], capsys: pytest.CaptureFixture[str]
 ) -> int:
-    argv = [
-        *("--log-level", "error", "run", "--budget", "60"),
-        *("--configmap", ADVICE, "--namespace", namespace, "--kubeconfig", str(cluster.kubeconfig)),
-        *("--restart", f"deployment/{SERVING}"),
-    ]
-    code = main(argv, instruments=Instruments(sweep=_sweep_with(best)))
+    code = publish(cluster, namespace, best, "--restart", f"deployment/{SERVING}")
     capsys.readouterr()
     return code
 
@@ -132,7 +106,9 @@ def _generation(cluster: Cluster, namespace: str) -> int:
 def test_advice_reaches_the_pods_and_only_a_change_rolls_them(
     cluster: Cluster, advisor_image: str, namespace: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert _run(cluster, namespace, (1, 1), capsys) == 0
+    # the first advice comes before its consumer (an envFrom of a missing ConfigMap stops the pod)
+    assert publish(cluster, namespace, (1, 1)) == 0
+    capsys.readouterr()
     cluster.apply(namespace, _serving(advisor_image))
     wait_for(
         lambda: _rolled_out(cluster, namespace),
@@ -144,7 +120,15 @@ def test_advice_reaches_the_pods_and_only_a_change_rolls_them(
     env = _pod_env(cluster, namespace)
     assert {k: env.get(k) for k in first} == first
 
-    # the same advice again: the data is unchanged, so nothing rolls
+    # the first run that restarts stamps the advice's hash on the pod template (one rollout, as
+    # `kubectl rollout restart` would); the same advice again patches nothing and rolls nothing
+    assert _run(cluster, namespace, (1, 1), capsys) == 0
+    wait_for(
+        lambda: _rolled_out(cluster, namespace),
+        180,
+        "the stamped Deployment",
+        lambda: cluster.describe(namespace),
+    )
     before = _generation(cluster, namespace)
     assert _run(cluster, namespace, (1, 1), capsys) == 0
     assert (cluster.get(namespace, "configmap", ADVICE) or {})["data"] == first
