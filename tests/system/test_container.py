@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from advisor.models import ADVICE_ENV_NAMES
+from advisor.models import TENSORFLOW
 from tests.support import REPO, distributions
 from tests.support.images import (
     BUILD_TIMEOUT_S,
@@ -94,7 +94,7 @@ def _assert_valid_configmap(text: str) -> dict[str, Any]:
     """Parses the printed ConfigMap and has the advisor's own `validate -` accept it."""
     configmap: dict[str, Any] = yaml.safe_load(text)
     assert configmap["kind"] == "ConfigMap"
-    assert sorted(configmap["data"]) == sorted(ADVICE_ENV_NAMES)
+    assert sorted(configmap["data"]) == sorted(TENSORFLOW.thread_names)
     for value in configmap["data"].values():
         assert int(value) >= 1
     proc = subprocess.run(
