@@ -10,6 +10,7 @@ test: deps lint pytest
 
 deps:
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	# the tests' warmup files are written with TF Serving's own protos (the advisor needs none)
 	PYTHON=$(PYTHON) bash scripts/install-serving-api.sh
 	bash scripts/install-test-tools.sh
 

@@ -26,10 +26,10 @@ from datetime import datetime
 from typing import Any
 
 from advisor.consumers import quota
-from advisor.consumers.mounts import ADVICE_KEYS, Mount
+from advisor.consumers.mounts import Mount
 from advisor.keys import ADVICE_HASH_ANNOTATION, RELOADER_AUTO, RELOADER_RELOAD, RELOADER_SEARCH
 from advisor.models import (
-    ENV_INTRA_OP,
+    TENSORFLOW,
     Consumer,
     Problem,
     Provenance,
@@ -271,13 +271,13 @@ def shadow_problems(container: Container, configmap: str) -> list[Problem]:
                 Problem(
                     code="advice-overridden",
                     message=f"its envFrom adds the prefix {prefix!r} to the advice's keys "
-                    f"({prefix}{ENV_INTRA_OP}, ...): TensorFlow reads none of them",
+                    f"({prefix}{TENSORFLOW.intra_op}, ...): TensorFlow reads none of them",
                 )
             )
     own = []
     for env in container.env:
         name = env.get("name")
-        if name not in ADVICE_KEYS:
+        if name not in TENSORFLOW.advice_keys:
             continue
         ref = mapping(mapping(env.get("valueFrom")).get("configMapKeyRef"))
         if ref.get("name") == configmap and ref.get("key") == name:

@@ -13,9 +13,10 @@ from pydantic import Field, field_serializer, field_validator
 
 from advisor.models.base import StrictModel
 from advisor.models.node import NodeProfile
-from advisor.models.options import ObjectiveName, OnednnValue
+from advisor.models.options import ObjectiveName
 from advisor.models.setting import ThreadSetting
 from advisor.models.stored_setting import FlatSetting, MeasuredSetting, SpelledSetting
+from advisor.models.tf_env import OnednnValue
 
 #: which loader a model needs (``format_of`` names it, ``advisor.trials.modelfile`` checks it
 #: on disk, the child loads it)

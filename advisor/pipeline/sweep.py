@@ -41,7 +41,7 @@ from advisor.calibrate.statistics import STABLE_CV, ConfigStats, aggregate
 from advisor.calibrate.verdicts import judged_settings, near_best
 from advisor.errors import CalibrationError
 from advisor.models import (
-    ENV_ONEDNN,
+    ONEDNN,
     ONEDNN_VALUES,
     CalibrationOptions,
     CalibrationResult,
@@ -291,7 +291,7 @@ def sweep(
     )
     if pairs_open is not None:
         stopped = "budget"  # the pairs ran until the budget ended them
-        unsettled[ENV_ONEDNN] = pairs_open
+        unsettled[ONEDNN.name] = pairs_open
     if launcher is not None:
         notes.extend(launcher.notes)
     elapsed = clock.monotonic() - started

@@ -10,9 +10,10 @@ from pydantic import ValidationError
 
 from advisor.errors import InvalidAdviceError, first_error
 from advisor.models import (
-    ENV_ONEDNN,
     MAX_PROVENANCE_TRIALS,
+    ONEDNN,
     QUOTA_TOLERANCE,
+    TENSORFLOW,
     CalibrationResult,
     Measurement,
     NearBestRange,
@@ -23,7 +24,6 @@ from advisor.models import (
     TopologySummary,
     TrialResult,
     TrialSummary,
-    setting_env,
 )
 
 #: measured latencies (ms) and throughputs (requests/s) are recorded to this many decimals: a
@@ -149,8 +149,8 @@ def build_recommendation(
         )
         return Recommendation(
             env={
-                **setting_env(result.setting),
-                **({ENV_ONEDNN: onednn} if onednn is not None else {}),
+                **TENSORFLOW.setting_env(result.setting),
+                **({ONEDNN.name: onednn} if onednn is not None else {}),
             },
             provenance=provenance,
         )

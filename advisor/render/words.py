@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, assert_never
 
 from advisor.keys import APP_NAME
 from advisor.models import (
+    ONEDNN,
+    TENSORFLOW,
     CalibrationResult,
     IncumbentOutcome,
     IncumbentVerdict,
@@ -21,7 +23,6 @@ from advisor.models import (
     StopReason,
     SubjectInfo,
     ThreadSetting,
-    setting_env,
 )
 from advisor.objectives import Measure, named
 
@@ -83,9 +84,11 @@ def _threads_versus_default(result: CalibrationResult) -> str:
 
 def advice_line(result: CalibrationResult) -> str:
     """The one line a person acts on: the env values and the objective they were chosen for."""
-    env = " ".join(f"{name}={value}" for name, value in setting_env(result.setting).items())
+    env = " ".join(
+        f"{name}={value}" for name, value in TENSORFLOW.setting_env(result.setting).items()
+    )
     if result.onednn is not None and result.onednn.value is not None:
-        env += f" TF_ENABLE_ONEDNN_OPTS={result.onednn.value}"
+        env += f" {ONEDNN.name}={result.onednn.value}"
     what = result.objective + (
         f", p99 <= {result.p99_slo_ms:g} ms" if result.p99_slo_ms is not None else ""
     )
@@ -129,7 +132,7 @@ def onednn_reason(verdict: PairsVerdict) -> str:
     )
     if verdict.code == "better":
         return (
-            f"TF_ENABLE_ONEDNN_OPTS={verdict.value} is {verdict.margin:.0%} better ({figures}; "
+            f"{ONEDNN.name}={verdict.value} is {verdict.margin:.0%} better ({figures}; "
             f"noise {band:.0%}): the advice sets it"
         )
     return f"no difference beyond noise ({figures}; noise {band:.0%}): left unset"

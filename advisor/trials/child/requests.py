@@ -1,8 +1,8 @@
 """Reading recorded requests to replay: TF Serving's REST bodies and TFRecords of PredictionLog.
 
-Imports TensorFlow's protos (and, for PredictionLog, tensorflow-serving-api's), so only the trial
-child and the trial server may import it. Two steps, because the trial server reads the file once
-before it forks and must not start TF's runtime:
+Imports TensorFlow's protos (and, for PredictionLog, TF Serving's as ``serving_protos`` defines
+them over those), so only the trial child and the trial server may import it. Two steps, because
+the trial server reads the file once before it forks and must not start TF's runtime:
 
 1. ``read_requests(path)``: the file into records, with protobuf, JSON and numpy only (no op, no
    ``tf.constant``): a ``RawRequest`` per record, its calls (signature name or None for the
@@ -45,13 +45,7 @@ import tensorflow as tf
 
 from advisor.errors import RequestsError, one_line
 from advisor.trials.child.decl import MAX_INPUT_BYTES
-
-#: how to install what reading a TFRecord of PredictionLog needs, without a second TensorFlow
-#: (tensorflow-serving-api requires the ``tensorflow`` distribution; the image has tensorflow-cpu)
-INSTALL_HINT = (
-    "pip install --no-deps 'tensorflow-serving-api=={version}.*' (its protos only: --no-deps "
-    "keeps a second TensorFlow out)"
-)
+from advisor.trials.child.serving_protos import PredictionLog
 
 
 class Declared(Protocol):
@@ -312,22 +306,6 @@ def _json_kind(value: Any) -> str:
 
 
 def _prediction_logs(path: str, where: str) -> Iterator[RawRequest]:
-    version = ".".join(tf.__version__.split(".")[:2])
-    try:
-        from tensorflow_serving.apis import prediction_log_pb2
-    except ImportError:
-        raise RequestsError(
-            f"{path}: reading a TFRecord of PredictionLog needs tensorflow-serving-api: "
-            + INSTALL_HINT.format(version=version)
-            + "; --requests none synthesises inputs instead"
-        ) from None
-    except Exception as exc:  # installed but unusable: protobuf's VersionError, a TypeError
-        raise RequestsError(
-            f"{path}: tensorflow-serving-api does not import beside this TensorFlow and protobuf "
-            f"({type(exc).__name__}: {one_line(str(exc), 120)}): "
-            + INSTALL_HINT.format(version=version)
-            + "; --requests none synthesises inputs instead"
-        ) from None
     from google.protobuf.message import DecodeError
 
     number = 0
@@ -344,7 +322,7 @@ def _prediction_logs(path: str, where: str) -> Iterator[RawRequest]:
         number += 1
         place = f"{where}: record {number}"
         try:
-            log = prediction_log_pb2.PredictionLog.FromString(record)
+            log = PredictionLog.FromString(record)
         except DecodeError:
             raise RequestsError(f"{place}: not a PredictionLog") from None
         yield _prediction_log(log, place, number)
