@@ -504,19 +504,19 @@ def test_calibrate_replays_a_users_rest_file(
     }
 
 
-#: a trial (not an inspection) loads the model with a REST file of three requests; _wait counts
-#: the requests run, so the count after loading is how many ran before any measuring
+#: a trial (not an inspection) loads the model with a REST file of three requests; replay's wait
+#: counts the requests run, so the count after loading is how many ran before any measuring
 _TRIAL_LOAD = """
 import sys
-from advisor.trials.child import subjects, trial
+from advisor.trials.child import replay, trial
 from advisor.trials.wire import TrialRequest
 
 ran = []
-waited = subjects._wait
+waited = replay.wait
 def counting(outputs, *args, **kwargs):
     ran.append(1)
     return waited(outputs, *args, **kwargs)
-subjects._wait = counting
+replay.wait = counting
 request = TrialRequest(mode="trial", model_format="savedmodel", path=sys.argv[1],
                        signature="serving_default", batch_size=1, concurrency=1, warmup_s=0.0,
                        measure_s=0.1, requests=sys.argv[2], requests_origin="file")
