@@ -468,6 +468,23 @@ def test_calibrate_replays_a_users_rest_file(
     }
 
 
+def test_calibrate_refuses_a_kserve_v2_body_with_the_requests_exit_code(
+    test_models: Callable[[], Path], tmp_path: Path
+) -> None:
+    """A KServe v2 body begins with { and has inputs, as a TF Serving body does: it is refused
+    as what it is, one line and exit 18 (the parser's rule: tests/unit/trials/test_rest.py)."""
+    requests = tmp_path / "kserve.json"
+    tensor = {"name": "features", "shape": [1, 16], "datatype": "FP32", "data": ROW}
+    requests.write_text(json.dumps({"inputs": [tensor]}))
+    code, result, err = _calibrate(
+        "--model", str(test_models() / "sm_good"), "--requests", str(requests)
+    )
+    assert (code, result) == (18, {}), err[-2000:]
+    said = f"{requests}: record 1: a KServe v2 (Open Inference Protocol) request, which is not"
+    (line,) = [line for line in err.splitlines() if said in line]
+    assert line.endswith("or a TFRecord of PredictionLog"), err[-2000:]
+
+
 #: a trial (not an inspection) loads the model with a REST file of three requests; replay's wait
 #: counts the requests run, so the count after loading is how many ran before any measuring
 _TRIAL_LOAD = """

@@ -69,6 +69,12 @@ def _json(text: str, place: str) -> Any:
 def _rest_body(body: Any, place: str, number: int) -> RawRequest:
     if not isinstance(body, dict):
         raise RequestsError(f"{place}: a request body is a JSON object, not {json_kind(body)}")
+    if _is_kserve_v2(body):
+        raise RequestsError(
+            f"{place}: a KServe v2 (Open Inference Protocol) request, which is not replayed: give "
+            'TF Serving REST bodies ({"instances": ...} or {"inputs": ...}) or a TFRecord of '
+            "PredictionLog"
+        )
     unknown = sorted(set(body) - {"signature_name", "instances", "inputs"})
     if unknown:
         raise RequestsError(
@@ -94,6 +100,21 @@ def _rest_body(body: Any, place: str, number: int) -> RawRequest:
         }
         return RawRequest(number, (RawCall(signature, named),))
     return RawRequest(number, (RawCall(signature, {None: JsonValue(_decoded(value, place))}),))
+
+
+#: what every tensor of a KServe v2 body's ``inputs`` names (``data`` may be in a binary part)
+_KSERVE_TENSOR_KEYS = frozenset({"name", "shape", "datatype"})
+
+
+def _is_kserve_v2(body: dict[str, Any]) -> bool:
+    """A KServe v2 body: its ``inputs`` a list of tensor objects, each with a name, shape and
+    datatype. No TF Serving body is one (an object inside its value can only be b64 bytes)."""
+    inputs = body.get("inputs")
+    return (
+        isinstance(inputs, list)
+        and bool(inputs)
+        and all(isinstance(t, dict) and set(t) >= _KSERVE_TENSOR_KEYS for t in inputs)
+    )
 
 
 def _instances(instances: Any, place: str) -> tuple[dict[str | None, np.ndarray | JsonValue], int]:

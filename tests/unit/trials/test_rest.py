@@ -180,3 +180,39 @@ def test_a_file_that_is_not_utf8_says_so(tmp_path: Path) -> None:
     path.write_bytes(b'{"inputs": ["\xff"]}')
     with pytest.raises(RequestsError, match=r"requests.json: not UTF-8 text: invalid start byte"):
         list(rest_bodies(str(path), "FILE"))
+
+
+#: a KServe v2 (Open Inference Protocol) REST body: it begins with ``{`` and has ``inputs``, as
+#: a TF Serving body does, but its inputs are a list of tensors described by name, shape,
+#: datatype and flat data
+KSERVE = {
+    "id": "42",
+    "inputs": [
+        {"name": "input_ids", "shape": [1, 4], "datatype": "INT64", "data": [101, 7, 8, 102]},
+        {"name": "attention_mask", "shape": [1, 4], "datatype": "INT64", "data": [1, 1, 1, 1]},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        KSERVE,
+        {"inputs": KSERVE["inputs"][:1]},
+        {
+            "inputs": [{"name": "x", "shape": [2], "datatype": "FP32", "data": [1.0, 2.0]}],
+            "outputs": [{"name": "y"}],
+        },
+    ],
+)
+def test_a_kserve_v2_body_is_refused_in_one_line_that_names_it(
+    tmp_path: Path, body: dict[str, Any]
+) -> None:
+    lines = json.dumps({"instances": [ROW]}) + "\n" + json.dumps(body)
+    with pytest.raises(RequestsError) as raised:
+        _read(tmp_path, lines)
+    assert str(raised.value) == (
+        "FILE: record 2: a KServe v2 (Open Inference Protocol) request, which is not replayed: "
+        'give TF Serving REST bodies ({"instances": ...} or {"inputs": ...}) or a TFRecord of '
+        "PredictionLog"
+    )
