@@ -95,6 +95,7 @@ def _savedmodel(
     ]
     digest = spec_digest(declared, outputs)
     if replay is not None:
+        # the request reader is loaded only where requests are replayed
         from advisor.trials.child.replay import Callables, KeywordCall, replayed
 
         callables: Callables = {
