@@ -165,31 +165,9 @@ CASES: list[tuple[str, str, dict[str, Any], Any]] = [
             (4, "by_ids", {"ids": ("int64", [4, 4])}),
         ],
     ),
-    # malformed bodies: one line naming the file and the record
-    ("not-json", "{not json", GOOD, "FILE: record 1: not JSON"),
-    ("json-lines-bad-line", _body({"inputs": [ROW]}) + "\n[", GOOD, "FILE: record 2: not JSON"),
+    # what the file is, told before any body is read (malformed bodies, which need no
+    # TensorFlow, are tests/unit/trials/test_rest.py's)
     ("not-an-object", "[1, 2]", GOOD, "neither a TF Serving REST body"),
-    ("body-a-list-line", '{"inputs": [[1]]}\n[1]', GOOD, "record 2: a request body is a JSON"),
-    ("both", _body({"instances": [ROW], "inputs": [ROW]}), GOOD, "either instances or inputs"),
-    ("neither", _body({"signature_name": "x"}), GOOD, "needs instances or inputs; it has neither"),
-    (
-        "nested-too-deeply",
-        '{"inputs": ' + "[" * 5000 + "]" * 5000 + "}",
-        GOOD,
-        "FILE: record 1: a value is nested too deeply",
-    ),
-    (
-        "json-lines-nested-too-deeply",
-        _body({"inputs": [ROW]}) + '\n{"inputs": ' + "[" * 5000 + "]" * 5000 + "}",
-        GOOD,
-        "FILE: record 2: a value is nested too deeply",
-    ),
-    (
-        "json-lines-record-and-line",
-        _body({"inputs": [ROW]}) + "\n\n" + _body({"x": 1}),
-        GOOD,
-        "FILE: record 2 (line 3): unknown key 'x'",
-    ),
     (
         "leading-whitespace",
         " \n" * 40 + _body({"inputs": [ROW]}),
@@ -202,20 +180,6 @@ CASES: list[tuple[str, str, dict[str, Any], Any]] = [
         GOOD,
         "FILE: the request file is 0.00 GiB; JSON of requests is read up to",
     ),
-    ("unknown-key", _body({"instances": [ROW], "model": 1}), GOOD, "unknown key 'model'"),
-    ("instances-empty", _body({"instances": []}), GOOD, "instances must be a non-empty list"),
-    ("instances-mixed", _body({"instances": [{"a": 1}, [1]]}), TWO, "mixes objects"),
-    (
-        "instances-lack-input",
-        _body({"instances": [{"a": [1, 2], "b": "x"}, {"a": [1, 2]}]}),
-        TWO,
-        "instance 2 lacks input 'b'",
-    ),
-    ("inputs-empty-object", _body({"inputs": {}}), GOOD, "inputs is an empty object"),
-    ("signature-name-empty", _body({"signature_name": "", "inputs": [ROW]}), GOOD, "non-empty"),
-    ("b64-bad", _body({"instances": [{"b64": "!!!"}]}), TEXT, "record 1: instance 1: a b64 value"),
-    ("b64-not-string", _body({"instances": [{"b64": 3}]}), TEXT, "a b64 value must be a string"),
-    ("object-in-value", _body({"inputs": [{"x": 1}]}), GOOD, 'must be {"b64": ...}'),
     # checked against the signature
     (
         "unknown-signature",
@@ -501,19 +465,36 @@ def test_calibrate_replays_a_users_rest_file(
     }
 
 
-#: a trial (not an inspection) loads the model with a REST file of three requests; _wait counts
-#: the requests run, so the count after loading is how many ran before any measuring
+def test_calibrate_refuses_a_kserve_v2_body_with_the_requests_exit_code(
+    test_models: Callable[[], Path], tmp_path: Path
+) -> None:
+    """A KServe v2 body begins with { and has inputs, as a TF Serving body does: it is refused
+    as what it is, one line and exit 18 (the parser's rule: tests/unit/trials/test_rest.py)."""
+    requests = tmp_path / "kserve.json"
+    tensor = {"name": "features", "shape": [1, 16], "datatype": "FP32", "data": ROW}
+    requests.write_text(json.dumps({"inputs": [tensor]}))
+    code, result, err = _calibrate(
+        "--model", str(test_models() / "sm_good"), "--requests", str(requests)
+    )
+    assert (code, result) == (18, {}), err[-2000:]
+    said = f"{requests}: record 1: a KServe v2 (Open Inference Protocol) request, which is not"
+    (line,) = [line for line in err.splitlines() if said in line]
+    assert line.endswith("or a TFRecord of PredictionLog"), err[-2000:]
+
+
+#: a trial (not an inspection) loads the model with a REST file of three requests; replay's wait
+#: counts the requests run, so the count after loading is how many ran before any measuring
 _TRIAL_LOAD = """
 import sys
-from advisor.trials.child import subjects, trial
+from advisor.trials.child import replay, trial
 from advisor.trials.wire import TrialRequest
 
 ran = []
-waited = subjects._wait
+waited = replay.wait
 def counting(outputs, *args, **kwargs):
     ran.append(1)
     return waited(outputs, *args, **kwargs)
-subjects._wait = counting
+replay.wait = counting
 request = TrialRequest(mode="trial", model_format="savedmodel", path=sys.argv[1],
                        signature="serving_default", batch_size=1, concurrency=1, warmup_s=0.0,
                        measure_s=0.1, requests=sys.argv[2], requests_origin="file")
