@@ -108,7 +108,7 @@ def cpu_limit(mount: Mount) -> float | None:
 
 
 def cpu_problems(prov: Provenance, limit: float | None, mount: Mount) -> list[Problem]:
-    measured = prov.quota_cpus
+    measured = prov.measured_cpus
     if limit is None:
         if measured is None:
             return []  # measured without a quota, runs without one: as measured
@@ -168,7 +168,7 @@ def request_problems(
     """The advice was measured for a container without a CPU limit, under a quota equal to its
     request: a container like it fits when its request is that quota. One that has a limit runs
     under that limit, which must then be the quota (and is checked as a limit is)."""
-    measured = prov.quota_cpus
+    measured = prov.measured_cpus
     if limit is not None:
         if measured is not None and not quota.same_quota(limit, measured):
             return [

@@ -198,6 +198,19 @@ class Provenance(StrictModel):
     advisor_version: str = Field(min_length=1)
     created_at: datetime = Field(description="when the advice was built (UTC)")
 
+    @property
+    def measured_cpus(self) -> float | None:
+        """The CPU cap the advice was measured under, to compare with a container's: the CFS
+        quota or, on CPUs of its own and no quota, as many CPUs as it had. Since 1.34 the
+        kubelet sets no CFS quota on a container the static CPU manager gives exclusive CPUs
+        (seen on the e2e tier's real node), where its whole-CPU limit is that count. None:
+        measured with no cap at all."""
+        if self.quota_cpus is not None:
+            return self.quota_cpus
+        if self.cpus_exclusive:
+            return float(len(self.affinity_cpus))
+        return None
+
 
 class Recommendation(StrictModel):
     """The advice: env values for ``envFrom`` plus the provenance that justifies them.

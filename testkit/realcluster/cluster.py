@@ -414,6 +414,9 @@ def up(log: Log = _log, timeout: float = 240.0) -> Path:
             f"--kubeconfig={cfg / 'kubelet.kubeconfig'}",
             f"--hostname-override={L.NODE_NAME}",
             f"--node-ip={L.NODE_IP}",
+            # the kubelet's cAdvisor finds containers' names through containerd at this socket
+            # (its default is /run/containerd): without it no series has a container label
+            f"--containerd={lay.containerd_socket}",
             f"--root-dir={lay.kubelet}",
             f"--cert-dir={lay.kubelet / 'pki'}",
             "--v=1",

@@ -106,6 +106,7 @@ def test_an_exit_code_of_the_table_fails_the_job_at_once(
     assert cluster.wait_job(namespace, name, 300) == "Failed", cluster.describe(namespace)
     job = cluster.get(namespace, "job", name) or {}
     assert _condition(job, "Failed")["reason"] == "PodFailurePolicy", job["status"]
+    assert job["status"]["failed"] == 1, job["status"]
     (pod,) = _pods(cluster, namespace, name)
     (state,) = pod["status"]["containerStatuses"]
     assert state["state"]["terminated"]["exitCode"] == 4, state

@@ -144,7 +144,7 @@ def test_the_planners_cronjob_derives_a_calibration_in_the_serving_shape(
     # and, since 1.34, no CFS quota on a container with exclusive CPUs
     assert "quota_cpus" not in node, node
     planned = cluster.advisor("plan", "--namespace", fleet, "--format", "json")
-    assert planned.returncode == 0, planned.stderr
+    assert planned.returncode == 0, planned.stdout + planned.stderr
     (decision,) = _decisions(planned)
     assert decision["decision"] == "fits", decision
 

@@ -79,8 +79,11 @@ def _busy(image: str) -> dict[str, Any]:
                                 "readOnlyRootFilesystem": True,
                                 "capabilities": {"drop": ["ALL"]},
                             },
+                            # TensorFlow's import wants a writable temporary directory
+                            "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
                         }
                     ],
+                    "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}}],
                 },
             },
         },
