@@ -25,6 +25,7 @@ from advisor.models.plan import (
     CompletedUnfit,
     Confounded,
     ConsumerVerdict,
+    Corrected,
     Created,
     Difference,
     EarlierRunning,
@@ -42,6 +43,7 @@ from advisor.models.plan import (
     NotReverted,
     NotRevertedWhy,
     NotWrittenBack,
+    NotYet,
     OptedOut,
     OptionChanged,
     OtherContainer,
@@ -315,6 +317,10 @@ WHY_WORDS: dict[NotRevertedWhy, str] = {
     "its calibration spec changed since the advice (CPU limit changed (2 -> 4)), so before and "
     "after are not comparable: it is calibrated instead",
     RevertLimit(1): f"{SAID}; not reverted: --max-reverts 1 reached",
+    NotYet(1, 2): f"{SAID}; not reverted yet: regressed in 1 full after-window(s) in a row, a "
+    "revert needs 2",
+    Corrected(3, 0.05): f"{SAID}; not reverted: corrected for judging 3 consumers (Holm, level "
+    "0.05) no regression stays significant",
 }
 
 
