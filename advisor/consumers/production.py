@@ -3,8 +3,7 @@ consuming container from its serving pods' samples in them (the reading is
 ``advisor.pipeline.production_source``; docs/deploy.md, "Did it help? Reading production").
 
 The windows (``rollout``, ``place``): the after-windows start once the rollout onto the advice
-is done and ``WARM_UP`` passed, one every ``stride(window)`` (whole days, so each lies at the same
-hours), each ``window`` long. The rollout is read from kube-state-metrics' pod start times: the
+is done and ``WARM_UP`` passed, one after the other, each ``window`` long. The rollout is read from kube-state-metrics' pod start times: the
 first step at which every pod of the workload had started after the advice's data changed. Later
 pods (an autoscaler's, a node upgrade's) do not move it, so the windows are fixed by the history
 and each is judged on its own data, whenever and however often it is read. Without those series
@@ -12,7 +11,8 @@ it is the live pods' rollout (the pods that started within ``ROLLOUT`` of the fi
 turnover does move. An after-window within ``FULL_SLACK`` of its end is full; the one still
 short is ``provisional`` (shown, never acted on), and one shorter than ``MIN_AFTER`` is none.
 
-The earlier days: the same hours on up to ``MAX_DAYS`` days before the advice's data changed,
+The earlier days of each after-window: its hours on up to ``MAX_DAYS`` days (``stride``: whole
+days, as many as the window spans) before the advice's data changed,
 wholly after the previous advice took effect (its data-changed time and ``WARM_UP``, its pods
 all started after it), each with enough samples. Fewer than ``MIN_DAYS`` such days: unknown,
 never revertable, saying so.
@@ -183,8 +183,8 @@ class Samples:
 
 
 def stride(window: timedelta) -> timedelta:
-    """The whole days between one after-window's start and the next, and between the earlier
-    days: each window then lies at the same hours."""
+    """The whole days between one earlier day and the next: each then lies at an after-window's
+    hours."""
     return DAY * max(1, math.ceil(window / DAY))
 
 
@@ -208,22 +208,23 @@ def rollout(
 
 @dataclass(frozen=True)
 class Placement:
-    """The after-windows to judge, oldest first (the last ``REVERT_WINDOWS`` full ones, then
-    the short one, if any), and the earlier days at the same hours, newest first."""
+    """The after-windows to judge, oldest first (the last ``REVERT_WINDOWS`` full ones, else the
+    short one), and for each the earlier days at its hours, newest first."""
 
     after: list[Span]
     #: the number of the first of ``after`` (1: the first window after the rollout)
     first: int
     #: why the last of ``after`` is short (None: every one is full)
     provisional: str | None
-    days: list[Span]
+    days: list[list[Span]]
     #: when the previous advice's data changed (None: not known): the earlier days' pods must
     #: have started after it
     previous_changed: datetime | None = None
 
     @property
     def days_span(self) -> Span:
-        return self.days[-1][0], self.days[0][1]
+        every = [day for days in self.days for day in days]
+        return min(d[0] for d in every), max(d[1] for d in every)
 
     @property
     def after_span(self) -> Span:
@@ -238,15 +239,14 @@ def place(
     window: timedelta,
     previous_changed: datetime | None = None,
 ) -> Placement | Unknown:
-    """The windows since ``rolled_out``, or why there are none yet."""
+    """The windows since ``rolled_out``, one after the other, or why there are none yet."""
     begun = rolled_out + WARM_UP
-    step = stride(window)
     needed = min(MIN_AFTER, window)
     full: list[Span] = []
-    while begun + len(full) * step + window - FULL_SLACK <= now:
-        start = begun + len(full) * step
+    while begun + (len(full) + 1) * window - FULL_SLACK <= now:
+        start = begun + len(full) * window
         full.append((start, min(start + window, now)))
-    start = begun + len(full) * step
+    start = begun + len(full) * window
     short = (start, min(start + window, now)) if now - start >= needed else None
     if not full and short is None:
         ran = max(timedelta(0), now - begun)
@@ -255,28 +255,37 @@ def place(
             f"too little data after the advice: {_hours(ran)} since its pods started "
             f"and warmed up (needs {_hours(needed)})",
         )
-    floor = None if previous_changed is None else previous_changed + WARM_UP
-    days: list[Span] = []
-    for back in range(1, MAX_DAYS + math.ceil((begun + window - changed) / step) + 1):
-        day = (begun - back * step, begun - back * step + window)
-        if (floor is not None and day[0] < floor) or len(days) == MAX_DAYS:
-            break
-        if day[1] <= changed:
-            days.append(day)
-    if len(days) < MIN_DAYS:
-        had = "" if floor is None else f" since the previous advice took effect {_stamp(floor)}"
-        return Unknown(
-            "too-little-history",
-            f"too little history to judge against: {len(days)} earlier day(s) at the same "
-            f"hours{had} (the test needs {MIN_DAYS})",
-        )
     kept = full[-REVERT_WINDOWS:]
-    after = kept + ([short] if short is not None and not kept else [])
     provisional = None
     if not kept:
         assert short is not None
         provisional = f"{_hours(short[1] - short[0])} of the {_hours(window)} after-window so far"
+    after = kept or [short]
+    floor = None if previous_changed is None else previous_changed + WARM_UP
+    days = [_days(span, changed, floor) for span in after]
+    if len(days[-1]) < MIN_DAYS:
+        had = "" if floor is None else f" since the previous advice took effect {_stamp(floor)}"
+        return Unknown(
+            "too-little-history",
+            f"too little history to judge against: {len(days[-1])} earlier day(s) at the same "
+            f"hours{had} (the test needs {MIN_DAYS})",
+        )
     return Placement(after, len(full) - len(kept) + 1, provisional, days, previous_changed)
+
+
+def _days(after: Span, changed: datetime, floor: datetime | None) -> list[Span]:
+    """The earlier days at ``after``'s hours that end before the data changed and start after
+    ``floor``, newest first, ``MAX_DAYS`` at most."""
+    step = stride(after[1] - after[0])
+    found: list[Span] = []
+    back = math.ceil((after[1] - changed) / step)
+    while len(found) < MAX_DAYS:
+        day = (after[0] - back * step, after[1] - back * step)
+        if floor is not None and day[0] < floor:
+            break
+        found.append(day)
+        back += 1
+    return found
 
 
 def ran_previous(day: Span, earliest: Points, previous_changed: datetime | None) -> bool:
@@ -304,14 +313,13 @@ def verdict(
     own against the earlier days (``days``' samples, those whose pods ran the previous advice,
     ``earliest``), then ``persisted``. ``previous_unknown``: the advice replaced one whose start
     is not recorded, so nothing bounds the earlier days: shown, never judged."""
-    usable = [
-        days.window(day)
-        for day in placement.days
-        if ran_previous(day, earliest, placement.previous_changed)
-    ]
     judged = [
         judge(
-            usable,
+            [
+                days.window(day)
+                for day in placement.days[i]
+                if ran_previous(day, earliest, placement.previous_changed)
+            ],
             after.window(span),
             latency=latency,
             load=load,

@@ -249,24 +249,32 @@ def _placed(now: datetime, window: timedelta = W, **kw: datetime) -> Placement:
     return found
 
 
-def test_after_windows_lie_one_a_day_from_the_rollout_and_days_at_the_same_hours() -> None:
+def test_after_windows_follow_the_rollout_and_days_lie_at_their_hours() -> None:
     placed = _placed(BEGUN + 3 * DAY)
     # three full days since: the last REVERT_WINDOWS of them are judged
     assert len(placed.after) == REVERT_WINDOWS and placed.first == 2
     assert placed.after == [(BEGUN + DAY, BEGUN + 2 * DAY), (BEGUN + 2 * DAY, BEGUN + 3 * DAY)]
     assert placed.provisional is None
-    assert len(placed.days) == MAX_DAYS
-    for start, end in placed.days:
-        assert start.time() == BEGUN.time() and end - start == W and end <= CHANGED
+    for span, days in zip(placed.after, placed.days, strict=True):
+        assert len(days) == MAX_DAYS
+        for start, end in days:
+            assert start.time() == span[0].time() and end - start == W and end <= CHANGED
     # a day back would end after the change: two days back is the newest
-    assert placed.days[0] == (BEGUN - 2 * DAY, BEGUN - DAY)
+    assert placed.days[0][0] == (BEGUN - 2 * DAY, BEGUN - DAY)
+    assert placed.days_span == (BEGUN - (MAX_DAYS + 1) * DAY, BEGUN - DAY)
 
 
-def test_a_short_window_hours_a_day_at_the_same_hours() -> None:
-    placed = _placed(BEGUN + 2 * DAY + timedelta(hours=4), window=timedelta(hours=3))
-    assert [a[0] for a in placed.after] == [BEGUN + DAY, BEGUN + 2 * DAY]
-    assert all(b - a == timedelta(hours=3) for a, b in placed.after)
-    assert placed.days[0] == (BEGUN - DAY, BEGUN - DAY + timedelta(hours=3))
+def test_short_windows_follow_each_other_each_with_days_at_its_hours() -> None:
+    three = timedelta(hours=3)
+    placed = _placed(BEGUN + 9 * three + timedelta(minutes=30), window=three)
+    assert placed.after == [
+        (BEGUN + 7 * three, BEGUN + 8 * three),
+        (BEGUN + 8 * three, BEGUN + 9 * three),
+    ]
+    assert placed.first == 8
+    # a day back would end after the change (09:15 > 09:00): two days back
+    assert placed.days[0][0] == (BEGUN + 7 * three - 2 * DAY, BEGUN + 8 * three - 2 * DAY)
+    assert placed.days[1][0] == (BEGUN + 8 * three - 2 * DAY, BEGUN + 9 * three - 2 * DAY)
 
 
 def test_a_short_after_window_is_provisional_and_a_very_short_one_none() -> None:
@@ -288,6 +296,7 @@ def test_the_next_nightly_plans_see_full_windows_within_the_slack() -> None:
     assert short.provisional is not None
     second = _placed(BEGUN + 2 * W - FULL_SLACK)
     assert (second.provisional, second.first, len(second.after)) == (None, 1, 2)
+    assert second.after[1] == (BEGUN + W, BEGUN + 2 * W - FULL_SLACK)
 
 
 def test_the_rollout_comes_from_the_history_so_pod_turnover_starts_no_new_window() -> None:
@@ -319,8 +328,8 @@ def test_pods_from_before_the_change_give_no_after_window() -> None:
 def test_the_earlier_days_ran_the_previous_advice_alone() -> None:
     now = BEGUN + DAY
     placed = _placed(now, previous_changed=CHANGED - 10 * DAY)
-    assert len(placed.days) == 9
-    assert all(start >= CHANGED - 10 * DAY + WARM_UP for start, _ in placed.days)
+    assert len(placed.days[0]) == 9
+    assert all(start >= CHANGED - 10 * DAY + WARM_UP for start, _ in placed.days[0])
     found = place(CHANGED, STARTED, now=now, window=W, previous_changed=CHANGED - 5 * DAY)
     assert isinstance(found, Unknown) and found.cause == "too-little-history"
     assert "4 earlier day(s) at the same hours since the previous advice took effect" in (
@@ -332,7 +341,7 @@ def test_the_earlier_days_ran_the_previous_advice_alone() -> None:
 def test_a_day_whose_pods_predate_the_previous_advice_is_left_out() -> None:
     previous = CHANGED - 12 * DAY
     placed = _placed(BEGUN + DAY, previous_changed=previous)
-    day = placed.days[-1]
+    day = placed.days[0][-1]
     inside = day[0].timestamp() + 600
     assert ran_previous(day, [(inside, previous.timestamp() + 60)], previous)
     assert ran_previous(day, [], previous)  # no start times: not known, taken as yes
@@ -353,7 +362,7 @@ def _series(
     def points(spans: list[tuple[datetime, datetime]], factor: float) -> list[tuple[float, float]]:
         out = []
         x = 0.0
-        for start, end in spans:
+        for start, end in sorted(set(spans)):
             day = rng.gauss(0, day_sd)
             t = start.timestamp() + 300
             while t <= end.timestamp():
@@ -362,7 +371,8 @@ def _series(
                 t += 300
         return out
 
-    return Samples(p99=points(placed.days, 1.0)), Samples(p99=points(placed.after, effect))
+    days = [day for each in placed.days for day in each]
+    return Samples(p99=points(days, 1.0)), Samples(p99=points(placed.after, effect))
 
 
 def test_a_true_regression_is_regressed_on_both_windows_and_no_change_mostly_not() -> None:
