@@ -3,8 +3,9 @@ consuming container from its serving pods' samples in them (the reading is
 ``advisor.pipeline.production_source``; docs/deploy.md, "Did it help? Reading production").
 
 The windows (``rollout``, ``place``): the after-windows start once the rollout onto the advice
-is done and ``WARM_UP`` passed, one after the other, each ``window`` long. The rollout is read from kube-state-metrics' pod start times: the
-first step at which every pod of the workload had started after the advice's data changed. Later
+is done and ``WARM_UP`` passed, one after the other, each ``window`` long. The rollout is read
+from kube-state-metrics' pod start times: the first step at which every pod of the workload had
+started after the advice's data changed. Later
 pods (an autoscaler's, a node upgrade's) do not move it, so the windows are fixed by the history
 and each is judged on its own data, whenever and however often it is read. Without those series
 it is the live pods' rollout (the pods that started within ``ROLLOUT`` of the first), which pod
@@ -12,10 +13,9 @@ turnover does move. An after-window within ``FULL_SLACK`` of its end is full; th
 short is ``provisional`` (shown, never acted on), and one shorter than ``MIN_AFTER`` is none.
 
 The earlier days of each after-window: its hours on up to ``MAX_DAYS`` days (``stride``: whole
-days, as many as the window spans) before the advice's data changed,
-wholly after the previous advice took effect (its data-changed time and ``WARM_UP``, its pods
-all started after it), each with enough samples. Fewer than ``MIN_DAYS`` such days: unknown,
-never revertable, saying so.
+days, as many as the window spans) before the advice's data changed, wholly after the previous
+advice took effect (its data-changed time and ``WARM_UP``, its pods all started after it), each
+with enough samples. Fewer than ``MIN_DAYS`` such days: unknown, never revertable, saying so.
 
 The verdict on one after-window (``judge``):
 
@@ -255,12 +255,12 @@ def place(
             f"too little data after the advice: {_hours(ran)} since its pods started "
             f"and warmed up (needs {_hours(needed)})",
         )
-    kept = full[-REVERT_WINDOWS:]
+    after = full[-REVERT_WINDOWS:]
     provisional = None
-    if not kept:
+    if not after:
         assert short is not None
         provisional = f"{_hours(short[1] - short[0])} of the {_hours(window)} after-window so far"
-    after = kept or [short]
+        after = [short]
     floor = None if previous_changed is None else previous_changed + WARM_UP
     days = [_days(span, changed, floor) for span in after]
     if len(days[-1]) < MIN_DAYS:
@@ -270,7 +270,8 @@ def place(
             f"too little history to judge against: {len(days[-1])} earlier day(s) at the same "
             f"hours{had} (the test needs {MIN_DAYS})",
         )
-    return Placement(after, len(full) - len(kept) + 1, provisional, days, previous_changed)
+    first = len(full) - len(after) + 1 if full else len(full) + 1
+    return Placement(after, first, provisional, days, previous_changed)
 
 
 def _days(after: Span, changed: datetime, floor: datetime | None) -> list[Span]:
@@ -313,20 +314,19 @@ def verdict(
     own against the earlier days (``days``' samples, those whose pods ran the previous advice,
     ``earliest``), then ``persisted``. ``previous_unknown``: the advice replaced one whose start
     is not recorded, so nothing bounds the earlier days: shown, never judged."""
-    judged = [
-        judge(
-            [
-                days.window(day)
-                for day in placement.days[i]
-                if ran_previous(day, earliest, placement.previous_changed)
-            ],
+    judged = []
+    for i, span in enumerate(placement.after):
+        ran = [ran_previous(day, earliest, placement.previous_changed) for day in placement.days[i]]
+        found = judge(
+            [days.window(day) for day, kept in zip(placement.days[i], ran, strict=True) if kept],
             after.window(span),
             latency=latency,
             load=load,
             provisional=placement.provisional if span is placement.after[-1] else None,
-        ).model_copy(update={"window": placement.first + i})
-        for i, span in enumerate(placement.after)
-    ]
+        )
+        if sum(ran) < MIN_DAYS and not all(ran):
+            found = _stale_days(found, len(ran) - sum(ran), placement.previous_changed)
+        judged.append(found.model_copy(update={"window": placement.first + i}))
     found = persisted(judged)
     if previous_unknown and found.cause in JUDGED:
         return not_previous(found)
@@ -335,6 +335,19 @@ def verdict(
 
 #: the causes of a verdict the test decided
 JUDGED = ("p99", "throttling")
+
+
+def _stale_days(found: Production, stale: int, previous_changed: datetime | None) -> Production:
+    """``found`` not judged: too few earlier days are left once those whose pods started before
+    the previous advice took effect are left out."""
+    assert previous_changed is not None
+    return unknown(
+        "not-previous",
+        f"{stale} earlier day(s) had a pod started before the previous advice took effect "
+        f"({_stamp(previous_changed)}): they may not have run it, so a revert may not restore "
+        f"what was measured, and fewer than the {MIN_DAYS} days the test needs are left",
+        **figures_of(found),
+    )
 
 
 def not_previous(found: Production) -> Production:

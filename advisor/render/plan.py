@@ -173,8 +173,10 @@ def revert_limit_text(limited: Sequence[str]) -> str:
     )
 
 
-#: a reason's longest line: reasons end up in tables, logs and Events
-REASON_LIMIT = 500
+#: a reason's longest line: reasons end up in tables, logs and Events. A shared advice's
+#: regression names each consumer's verdict and the evidence of those that decide (about 110
+#: characters each): three consumers and what applying added fit
+REASON_LIMIT = 700
 
 
 def plan_reason_text(reason: PlanReason) -> str:
@@ -450,7 +452,10 @@ def _regression(verdicts: Sequence[ConsumerVerdict]) -> str:
         return f"production regressed on this advice: {_said(verdicts[0].production)}"
     worse = [_consumer(v) for v in verdicts if v.production.verdict == "regressed"]
     each = "; ".join(
-        f"{_consumer(v)} {v.production.verdict} ({_said(v.production)})" for v in verdicts
+        # the evidence of the verdicts that decide: an unchanged consumer's would crowd them
+        f"{_consumer(v)} {v.production.verdict} "
+        f"({_said(v.production) if v.production.verdict != 'unchanged' else v.production.reason})"
+        for v in verdicts
     )
     return (
         f"production regressed on this advice for {', '.join(worse)} of its {len(verdicts)} "

@@ -19,14 +19,15 @@ def rate(value: float | None) -> str:
 
 
 def evidence(production: Production) -> str:
-    """``day t-test over 9 earlier days, p 0.003 (level 0.05 a side), window 2, regressed 2 of
-    the 2 in a row a revert needs``; "" where no test ran."""
+    """``day t-test, 9 days: p 0.003 at level 0.05, 2/2 windows regressed``: the test, the
+    earlier days it compared with, its p-value and level, and for a regression how many of the
+    full windows in a row a revert needs; "" where no test ran. Short: a plan's reason holds it
+    for every consumer of an advice."""
     p = production
     if p.test is None or p.p_value is None or p.alpha is None:
         return ""
-    said = f"day t-test over {p.days} earlier days, p {p.p_value:.2g} (level {p.alpha:g} a side)"
-    if p.window is not None:
-        said += f", window {p.window}"
+    shown = "p<0.001" if p.p_value < 0.001 else f"p {p.p_value:.2g}"
+    said = f"day t-test, {p.days} days: {shown} at level {p.alpha:g}"
     if p.regressed_windows:
-        said += f", regressed {p.regressed_windows} of the {REVERT_WINDOWS} in a row a revert needs"
+        said += f", {p.regressed_windows}/{REVERT_WINDOWS} windows regressed"
     return said

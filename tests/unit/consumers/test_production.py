@@ -407,3 +407,19 @@ def test_samples_cut_into_windows_by_the_step_each_point_covers() -> None:
     )
     window = samples.window((start, start + timedelta(minutes=10)))
     assert (window.cpu, window.p99) == ([1.0], [])
+
+
+def test_too_few_days_left_once_stale_ones_are_out_is_not_previous() -> None:
+    previous = CHANGED - 12 * DAY
+    placed = _placed(BEGUN + 2 * W, previous_changed=previous)
+    days, after = _series(placed, 0.1, 1.5, 3)
+    stale = [(d[0].timestamp() + 600, previous.timestamp() - 60) for d in placed.days[-1][:5]]
+    found = verdict(placed, days, after, earliest=stale, latency=True)
+    assert (found.verdict, found.cause) == ("unknown", "not-previous")
+    assert str(found.reason).startswith(
+        "5 earlier day(s) had a pod started before the previous advice took effect "
+        "(2026-11-08T09:00Z)"
+    )
+    # two stale days of eleven: nine are left, enough
+    few = stale[:2]
+    assert verdict(placed, days, after, earliest=few, latency=True).verdict == "regressed"

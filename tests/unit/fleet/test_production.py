@@ -135,10 +135,7 @@ def test_the_evidence_is_named_in_the_plan_and_the_event() -> None:
         p_value=0.004, test="day-t", alpha=0.05, days=9, window=2, regressed_windows=2,
     )  # fmt: skip
     decided = judged_decision(FITS, revert([ConsumerVerdict(WEB, "server", found)], KEPT))
-    evidence = (
-        "day t-test over 9 earlier days, p 0.004 (level 0.05 a side), window 2, regressed 2 of "
-        "the 2 in a row a revert needs"
-    )
+    evidence = "day t-test, 9 days: p 0.004 at level 0.05, 2/2 windows regressed"
     assert plan_reason_text(decided.reason) == (
         f"production regressed on this advice: p99 190 ms vs 110 ms before: +73%; {evidence}; "
         "back to the previous advice (intra=4 inter=2)"
