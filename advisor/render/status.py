@@ -91,6 +91,11 @@ _CSV_PRODUCTION_KEYS = (
     "production_provisional",
     "production_cause",
     "production_p_value",
+    "production_test",
+    "production_alpha",
+    "production_days",
+    "production_window",
+    "production_regressed_windows",
 )
 CPU_MODEL_WIDTH = 28
 #: consumers named in the one line of a failing status (``problems_line``)

@@ -206,7 +206,7 @@ def test_table_gains_a_production_column_only_with_prometheus(
         )  # fmt: skip
     assert (code, err) == (0, "")
     assert "PRODUCTION" in table
-    assert "throttled 41% -> 3%: improved" in table
+    assert "throttled 41% -> 3%: improved (day t-test, 14 days: p<0.001 at level 0.05)" in table
     assert "throttled 10% -> 10%, p99 110 -> 190 ms: regressed" in table
     assert "throttled 41% -\\> 3%: improved" in markdown  # ">" escaped for Markdown
 
@@ -332,6 +332,14 @@ def test_csv_gains_the_production_figures_only_with_prometheus(
         "throttling",
         "False",
     )
+    # the evidence, as the JSON has it
+    better = lines["web-better"]
+    assert [better[f"production_{k}"] for k in ("test", "alpha", "days", "regressed_windows")] == [
+        "day-t",
+        "0.05",
+        "14",
+        "0",
+    ]
 
 
 def test_the_environment_names_prometheus_when_the_flags_do_not(
