@@ -8,8 +8,8 @@ the same hours on each earlier day (the day test needs 7).
 
 The verdicts judged: throttled 40% -> 2% (improved); 5% -> 40% (regressed); 20% -> 21%
 (unchanged: beyond the days, smaller than the effect size); no series (unknown); a latency query
-that rose while throttling stayed flat (regressed); a StatefulSet whose one pod name spans the rollout
-(improved); 5% -> 40% at the same load (regressed); the same with the load doubled (unknown:
+that rose while throttling stayed flat (regressed); a StatefulSet whose one pod name spans the
+rollout (improved); 5% -> 40% at the same load (regressed); the same with the load doubled (unknown:
 load changed); the same with the latency histogram renamed (unknown: the latency query gave no
 data after); a daily peak that began as the new pods started (unchanged against the same hours on
 the earlier days; provisional over a 24h window); partial answers through a loopback proxy adding
