@@ -432,6 +432,14 @@ def figures_of(found: Production) -> dict[str, Any]:
     return {k: v for k, v in found.model_dump().items() if k.endswith(("_before", "_after", "_ms"))}
 
 
+def with_missing_series(found: Production, why: str | None) -> Production:
+    """``found`` with why kube-state-metrics' series do not join (``why``; None: they do) named,
+    where data was missing: the pods gone before now are not counted then."""
+    if why is None or found.cause not in ("too-little-data", "too-little-history"):
+        return found
+    return found.model_copy(update={"reason": f"{found.reason}; {why}"})
+
+
 def refused(shown: Production, name: str, error: str) -> Production:
     """The verdict when the workload's own ``name`` query (latency, load) was refused: what was
     read is still shown; the verdict is not had without the query."""

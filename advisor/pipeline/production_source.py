@@ -38,6 +38,7 @@ from advisor.consumers.production import (
     stride,
     unknown,
     verdict,
+    with_missing_series,
 )
 from advisor.keys import LATENCY_QUERY_ANNOTATION, LOAD_QUERY_ANNOTATION
 from advisor.models import Production, WorkloadKind
@@ -194,7 +195,7 @@ class PrometheusSource:
         if failed is not None:
             self.refused.append(f"{workload.namespace}/{workload.ref}: {failed}")
             return refused(found, failed.name, str(failed))
-        return self._named_owners(found, target)
+        return with_missing_series(found, self.owners.get(target.namespace))
 
     def _trouble(self, exc: PrometheusError) -> Production:
         """The unknown verdict ``exc`` makes; whether Prometheus is asked again."""
@@ -275,13 +276,6 @@ class PrometheusSource:
                 else "no kube_pod_owner series (is kube-state-metrics scraped?)"
             )
         self.owners[target.namespace] = why
-
-    def _named_owners(self, found: Production, target: queries.Container) -> Production:
-        """``found`` with the kube-state-metrics problem named, where data was missing."""
-        why = self.owners.get(target.namespace)
-        if why is None or found.cause not in ("too-little-data", "too-little-history"):
-            return found
-        return found.model_copy(update={"reason": f"{found.reason}; {why}"})
 
     def _samples(
         self,

@@ -384,7 +384,11 @@ def test_a_reason_is_clipped_as_each_part_is_added() -> None:
     long = "x" * (REASON_LIMIT + 50)
     text = plan_reason_text(PlanReason(Skipped(long), (Retried("j"), Created("j"))))
     assert text == "x" * (REASON_LIMIT - 3) + "..."
-    fits = plan_reason_text(PlanReason(Skipped("x" * 400), (Retried("j"), Created("j"))))
+    fits = plan_reason_text(
+        PlanReason(Skipped("x" * (REASON_LIMIT - 100)), (Retried("j"), Created("j")))
+    )
     assert fits.endswith("; retried: Job j is deleted and created again; created Job j")
-    cut = plan_reason_text(PlanReason(Skipped("x" * 450), (Retried("j"), Created("j"))))
+    cut = plan_reason_text(
+        PlanReason(Skipped("x" * (REASON_LIMIT - 50)), (Retried("j"), Created("j")))
+    )
     assert cut.endswith("deleted and created again; ...") and len(cut) == REASON_LIMIT
