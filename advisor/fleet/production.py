@@ -57,12 +57,13 @@ from advisor.recommend.previous import Previous
 #: kube-prometheus' CPUThrottlingHigh level: the share of CFS periods throttled worth a look
 DEFAULT_SUGGEST_THROTTLED = 0.25
 #: reverts per plan unless told: a nightly plan undoes one regressed advice a night. One new
-#: advice per node pool lands between two plans at the default --max-running 1, and the next
-#: plan sees less than a whole window after its rollout and warm-up; an after-window within
-#: ``advisor.consumers.production.FULL_SLACK`` (warm-up plus an hour) of the window is a full
-#: one, so a real regression is undone the first night where the calibration and rollout took
-#: less than that slack (else the night after). Several at once look like a change under every
-#: workload (a node-pool upgrade), which a person should see (plan exits 19) before more are undone
+#: advice per node pool lands between two plans at the default --max-running 1; a revert needs
+#: ``REVERT_WINDOWS`` full after-windows regressed in a row, and an after-window within
+#: ``advisor.consumers.production.FULL_SLACK`` (warm-up plus an hour) of its end is a full one, so
+#: a real regression is undone by the second nightly plan after it landed where its calibration
+#: and rollout took less than that slack (else the night after). Several at once look like a
+#: change under every workload (a node-pool upgrade), which a person should see (plan exits 19)
+#: before more are undone
 DEFAULT_MAX_REVERTS = 1
 
 
@@ -130,19 +131,20 @@ def revert(
     why: NotRevertedWhy | None = None
     # a provisional improvement counts too, deliberately: a revert changes every consumer, and
     # a short window's improvement is reason enough not to undo the advice for it yet
+    # the reasons that hold whatever the next windows say come before those that may pass
     if any(v.production.verdict == "improved" for v in verdicts):
         why = Helped()
-    elif not any(persistent(v.production) for v in verdicts):
-        most = max((v.production.regressed_windows or 0) for v in verdicts)
-        why = NotYet(most, REVERT_WINDOWS)
-    elif not any(significant(verdicts)):
-        why = Corrected(sum(v.production.cause in JUDGED for v in verdicts), ALPHA)
     elif opted_out or opt_out_problem:
         why = OptedOut(tuple(opted_out), opt_out_problem)
     elif confounded:
         why = Confounded(tuple(confounded))
     elif previous is None:
         why = NoPrevious()
+    elif not any(persistent(v.production) for v in verdicts):
+        most = max((v.production.regressed_windows or 0) for v in verdicts)
+        why = NotYet(most, REVERT_WINDOWS)
+    elif not any(significant(verdicts)):
+        why = Corrected(sum(v.production.cause in JUDGED for v in verdicts), ALPHA)
     elif budget is not None and not budget.take():
         why = RevertLimit(budget.limit)
     if why is not None or previous is None:

@@ -28,7 +28,6 @@ VerdictCause = Literal[
     "latency-missing",
     "too-little-data",
     "no-after-window",
-    "hours",
     "too-little-history",
     "not-previous",
     "partial-answer",

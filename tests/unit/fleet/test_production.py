@@ -105,6 +105,9 @@ def test_a_regression_on_one_full_window_is_said_and_not_reverted_yet() -> None:
     )
     # one consumer regressed twice is enough, though another regressed once
     assert isinstance(revert([once, judged(API, "regressed")], KEPT), Reverted)
+    # a reason that holds whatever the next window says is the one said
+    assert revert([once], KEPT, opted_out=[WEB]) == NotReverted((once,), OptedOut((WEB,)))
+    assert revert([once], None) == NotReverted((once,), NoPrevious())
 
 
 def test_a_shared_advice_is_corrected_for_its_consumers_with_holm() -> None:
