@@ -29,16 +29,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from statistics import median
 
-from advisor.consumers.production import (
-    FULL_SLACK,
-    MIN_DAYS,
-    P99_SHARE,
-    WARM_UP,
-    Samples,
-    Unknown,
-    place,
-    verdict,
-)
+from advisor.consumers.production import P99_SHARE, Samples, verdict
+from advisor.consumers.production_windows import FULL_SLACK, MIN_DAYS, WARM_UP, Unknown, place
 from advisor.fleet.production import persistent
 from advisor.models import Production
 from benchmarks.ranktest import mann_whitney

@@ -5,7 +5,8 @@ judge through, and the Prometheus reader that is one (``PrometheusSource``, buil
 For each consuming container it reads kube-state-metrics' earliest pod start (when the rollout
 onto the advice was done, and whether each earlier day's pods ran the previous advice), then the
 earlier days' span and the after-windows' span, sampled every ``queries.STEP``, and hands them to
-``advisor.consumers.production``, which places the windows and holds every rule of the verdict.
+``advisor.consumers.production_windows``, which places the windows, and
+``advisor.consumers.production``, which holds every rule of the verdict.
 A latency query must give one series (p99s do not add up).
 
 Prometheus trouble never stops a command. A Prometheus that cannot be reached, refuses the
@@ -27,18 +28,15 @@ from datetime import datetime, timedelta, timezone
 from typing import Protocol
 
 from advisor.consumers.mounts import Mount
-from advisor.consumers.production import (
+from advisor.consumers.production import Samples, refused, verdict, with_missing_series
+from advisor.consumers.production_windows import (
     MAX_DAYS,
-    Samples,
     Unknown,
     finite,
     place,
-    refused,
     rollout,
     stride,
     unknown,
-    verdict,
-    with_missing_series,
 )
 from advisor.keys import LATENCY_QUERY_ANNOTATION, LOAD_QUERY_ANNOTATION
 from advisor.models import Production, WorkloadKind

@@ -103,8 +103,8 @@ class Series:
     """One series of a range query's answer: its labels and (unix seconds, value) points."""
 
     labels: Mapping[str, str]
-    #: as answered, NaN and infinities too (``advisor.consumers.production.finite`` leaves them
-    #: out, the one place that does)
+    #: as answered, NaN and infinities too (``advisor.consumers.production_windows.finite``
+    #: leaves them out, the one place that does)
     points: tuple[tuple[float, float], ...]
 
 
