@@ -60,9 +60,10 @@ DEFAULT_SUGGEST_THROTTLED = 0.25
 #: advice per node pool lands between two plans at the default --max-running 1; a revert needs
 #: ``REVERT_WINDOWS`` full after-windows regressed in a row, and an after-window within
 #: ``advisor.consumers.production_windows.FULL_SLACK`` (warm-up plus an hour) of its end is a
-#: full one, so a real regression is undone by the second nightly plan after it landed where its calibration
-#: and rollout took less than that slack (else the night after). Several at once look like a
-#: change under every workload (a node-pool upgrade), which a person should see (plan exits 19)
+#: full one, so a real regression is undone by the second nightly plan after it landed where its
+#: calibration and rollout took less than that slack (else the night after). Several at once look
+#: like a change under every workload (a node-pool upgrade), which a person should see (plan
+#: exits 19)
 #: before more are undone
 DEFAULT_MAX_REVERTS = 1
 
