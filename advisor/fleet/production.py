@@ -63,8 +63,7 @@ DEFAULT_SUGGEST_THROTTLED = 0.25
 #: full one, so a real regression is undone by the second nightly plan after it landed where its
 #: calibration and rollout took less than that slack (else the night after). Several at once look
 #: like a change under every workload (a node-pool upgrade), which a person should see (plan
-#: exits 19)
-#: before more are undone
+#: exits 19) before more are undone
 DEFAULT_MAX_REVERTS = 1
 
 
