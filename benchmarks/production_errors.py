@@ -138,7 +138,7 @@ def report(outcomes: Sequence[Outcome], effect: float) -> dict[str, float]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks production", description=__doc__)
-    parser.add_argument("--series", type=int, default=400, help="series per case (default 400)")
+    parser.add_argument("--series", type=int, default=1000, help="series per case (default 1000)")
     parser.add_argument("--seed", type=int, default=48)
     parser.add_argument(
         "--history",
