@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "stability": ("stability", "N real runs against one ConfigMap: data changes, each one judged"),
     "scaling": ("scaling", "the real search on simulated nodes of 2..256 CPUs"),
     "fleet": ("fleet", "plan over N opted-in workloads in K namespaces (fake API server)"),
+    "production": ("production_errors", "production verdicts' error rates on generated series"),
 }
 
 

@@ -20,6 +20,7 @@ from advisor.models.plan import (
     CompletedUnfit,
     Confounded,
     ConsumerVerdict,
+    Corrected,
     Created,
     Difference,
     EarlierRunning,
@@ -36,6 +37,7 @@ from advisor.models.plan import (
     NotCalibrated,
     NotReverted,
     NotWrittenBack,
+    NotYet,
     OptedOut,
     OptionChanged,
     OtherContainer,
@@ -73,6 +75,7 @@ from advisor.render.document import (
     View,
     grid,
 )
+from advisor.render.production_text import evidence, share
 from advisor.render.words import took_text
 
 _COLUMNS = ("WORKLOAD", "CONTAINER", "CONFIGMAP", "DECISION", "JOB")
@@ -170,8 +173,10 @@ def revert_limit_text(limited: Sequence[str]) -> str:
     )
 
 
-#: a reason's longest line: reasons end up in tables, logs and Events
-REASON_LIMIT = 500
+#: a reason's longest line: reasons end up in tables, logs and Events. A shared advice's
+#: regression names each consumer's verdict and the evidence of those that decide (about 110
+#: characters each): three consumers and what applying added fit
+REASON_LIMIT = 700
 
 
 def plan_reason_text(reason: PlanReason) -> str:
@@ -444,15 +449,24 @@ def _applied_text(part: Applied) -> str:
 def _regression(verdicts: Sequence[ConsumerVerdict]) -> str:
     """What production said of an advice: one consumer's reason, or each consumer's verdict."""
     if len(verdicts) == 1:
-        return f"production regressed on this advice: {verdicts[0].production.reason}"
+        return f"production regressed on this advice: {_said(verdicts[0].production)}"
     worse = [_consumer(v) for v in verdicts if v.production.verdict == "regressed"]
     each = "; ".join(
-        f"{_consumer(v)} {v.production.verdict} ({v.production.reason})" for v in verdicts
+        # the evidence of the verdicts that decide: an unchanged consumer's would crowd them
+        f"{_consumer(v)} {v.production.verdict} "
+        f"({_said(v.production) if v.production.verdict != 'unchanged' else v.production.reason})"
+        for v in verdicts
     )
     return (
         f"production regressed on this advice for {', '.join(worse)} of its {len(verdicts)} "
         f"consumers: {each}"
     )
+
+
+def _said(production: Production) -> str:
+    """A verdict's reason, then the evidence that decided it."""
+    said = evidence(production)
+    return f"{production.reason}; {said}" if said else str(production.reason)
 
 
 def _consumer(verdict: ConsumerVerdict) -> str:
@@ -482,6 +496,16 @@ def _not_reverted_text(part: NotReverted) -> str:
             )
         case RevertLimit():
             return f"{said}; not reverted: --max-reverts {why.limit} reached"
+        case NotYet():
+            return (
+                f"{said}; not reverted yet: regressed in {why.windows} full after-window(s) in "
+                f"a row, a revert needs {why.needed}"
+            )
+        case Corrected():
+            return (
+                f"{said}; not reverted: corrected for judging {why.consumers} consumers (Holm, "
+                f"level {why.alpha:g}) no regression stays significant"
+            )
         case _:
             assert_never(why)
 
@@ -492,7 +516,7 @@ def revert_event_text(reason: PlanReason) -> str:
     cause = reason.cause
     assert isinstance(cause, Reverted)
     figures = "; ".join(
-        f"{_consumer(v)}: {_figures(v.production)}: {v.production.verdict} ({v.production.reason})"
+        f"{_consumer(v)}: {_figures(v.production)}: {v.production.verdict} ({_said(v.production)})"
         for v in cause.verdicts
     )
     return f"advice reverted to the previous one ({cause.previous}): {figures}"
@@ -503,16 +527,12 @@ def _figures(production: Production) -> str:
     p = production
     parts = []
     if p.throttled_before is not None or p.throttled_after is not None:
-        parts.append(f"throttled {_share(p.throttled_before)} -> {_share(p.throttled_after)}")
+        parts.append(f"throttled {share(p.throttled_before)} -> {share(p.throttled_after)}")
     if p.p99_before_ms is not None or p.p99_after_ms is not None:
         parts.append(f"p99 {_number(p.p99_before_ms, 0)} -> {_number(p.p99_after_ms, 0)} ms")
     if p.cpu_before is not None or p.cpu_after is not None:
         parts.append(f"CPU {_number(p.cpu_before, 2)} -> {_number(p.cpu_after, 2)} cores per pod")
     return ", ".join(parts) or "no figures"
-
-
-def _share(value: float | None) -> str:
-    return "?" if value is None else f"{value:.0%}"
 
 
 def _number(value: float | None, digits: int) -> str:

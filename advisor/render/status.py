@@ -24,6 +24,7 @@ from advisor.render.document import (
     grid,
 )
 from advisor.render.formats import plain
+from advisor.render.production_text import evidence, rate, share
 
 #: table columns: header -> which value of a row (or a cell made of several)
 _COLUMNS: tuple[tuple[str, str], ...] = (
@@ -90,6 +91,11 @@ _CSV_PRODUCTION_KEYS = (
     "production_provisional",
     "production_cause",
     "production_p_value",
+    "production_test",
+    "production_alpha",
+    "production_days",
+    "production_window",
+    "production_regressed_windows",
 )
 CPU_MODEL_WIDTH = 28
 #: consumers named in the one line of a failing status (``problems_line``)
@@ -206,28 +212,19 @@ def production_cell(production: Production | None) -> str:
     p = production
     parts = []
     if p.throttled_before is not None or p.throttled_after is not None:
-        parts.append(f"throttled {_share(p.throttled_before)} -> {_share(p.throttled_after)}")
+        parts.append(f"throttled {share(p.throttled_before)} -> {share(p.throttled_after)}")
     if p.p99_before_ms is not None or p.p99_after_ms is not None:
         parts.append(f"p99 {_ms(p.p99_before_ms)} -> {_ms(p.p99_after_ms)} ms")
     if p.load_before is not None or p.load_after is not None:
-        parts.append(f"load {_rate(p.load_before)} -> {_rate(p.load_after)} req/s")
+        parts.append(f"load {rate(p.load_before)} -> {rate(p.load_after)} req/s")
     if p.provisional:  # its reason starts "provisional (how short the after-window is): "
         verdict = f"{p.verdict}, {p.reason}"
     elif p.verdict == "unknown":
         verdict = f"unknown ({p.reason})"
     else:
         verdict = p.verdict
-    return ", ".join(parts) + (": " if parts else "") + verdict
-
-
-def _rate(value: float | None) -> str:
-    if value is None:
-        return "?"
-    return f"{value:.0f}" if abs(value) >= 10 else f"{value:.2g}"
-
-
-def _share(value: float | None) -> str:
-    return "?" if value is None else f"{value:.0%}"
+    said = evidence(p)
+    return ", ".join(parts) + (": " if parts else "") + verdict + (f" ({said})" if said else "")
 
 
 def _ms(value: float | None) -> str:
