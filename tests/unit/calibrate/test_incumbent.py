@@ -9,12 +9,14 @@ the fake trials and clock of ``search_fakes``.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from advisor.calibrate.candidates import candidate_configs
 from advisor.calibrate.choice import choose
+from advisor.calibrate.spec import TrialSpec
 from advisor.calibrate.statistics import aggregate
 from advisor.models import (
     CalibrationOptions,
@@ -24,6 +26,7 @@ from advisor.models import (
     Measurement,
     ObjectiveName,
     ThreadSetting,
+    TrialResult,
 )
 from advisor.objectives import named
 from advisor.pipeline.sweep import sweep
@@ -339,3 +342,48 @@ def test_fewer_threads_is_said_only_of_fewer_threads() -> None:
     against = summary_lines(result)[-1]
     assert "as many threads as TF's default (4 against 4, intra + inter)" in against
     assert "fewer" not in against
+
+
+@dataclass
+class FailsOnce:
+    """The fake trials, but the incumbent's trial of one race round fails (a budget-cut trial, a
+    child that died): the trial after it succeeds again."""
+
+    trials: FakeTrials
+    setting: ThreadSetting
+    round: int
+    failed: list[int] = field(default_factory=list)
+
+    def __call__(self, spec: TrialSpec, deadline_s: float) -> TrialResult:
+        result = self.trials(spec, deadline_s)
+        if spec.setting == self.setting and spec.round == self.round and not self.failed:
+            self.failed.append(spec.round)
+            return result.model_copy(
+                update={"status": "timeout", "reason": "fake", "p50_ms": None, "p99_ms": None}
+            )
+        return result
+
+
+def test_a_failed_incumbent_trial_is_retried_and_the_incumbent_kept() -> None:
+    # a near tie the incumbent holds (1/2 3% ahead of it); one of its race trials fails. It is
+    # measured again in that round, stays in the race, and the leader does not replace it
+    # without winning the rounds against it
+    profile = node(2, quota=1.5)
+    clock = FakeClock()
+    table = {(1, 2): 10.0, (1, 1): 10.3, (None, None): 14.0}
+    fake = FakeTrials(clock=clock, usable=1.5, affinity=2, overhead_s=0.3, table=table)
+    held = ThreadSetting(1, 1)
+    failing = FailsOnce(fake, held, round=1)
+    result = sweep(
+        CalibrationOptions(budget_s=45.0),
+        profile,
+        progress=lambda _event: None,
+        trial_fn=failing,
+        clock=clock,
+        incumbent=Incumbent(intra_op_threads=1, inter_op_threads=1, source="the test's store"),
+    )
+    assert failing.failed == [1]  # the fault happened
+    runs = [(s.setting, s.round) for s, _, _ in fake.calls]
+    assert runs.count((held, 1)) == 2  # retried in its round
+    assert result.counts == (1, 1)
+    assert result.incumbent is not None and result.incumbent.kept
