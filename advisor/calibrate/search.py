@@ -40,8 +40,9 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
   measurement cannot change the advice by more than its tolerance (``advisor.calibrate.settle``):
 
   1. every setting still in the race (the contenders not dropped, the baseline, the incumbent;
-     one whose trial failed is dropped, the incumbent too) has at least ``settle_windows`` race
-     windows, so none within noise of the pick is unmeasured;
+     one whose trial failed is dropped, never the incumbent: its failed trial is run once more,
+     and it stays the reference) has at least ``settle_windows`` race windows, so none within
+     noise of the pick is unmeasured;
   2. every one of them is through the stability gate (stable, or unstable past
      ``unstable_windows``);
   3. every one but the pick is within ``TRADE_OFF`` of it with a noise band of the two no wider
@@ -49,20 +50,17 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
      windows know it), or beaten by it beyond their noise band and in at least ``HOLDS_SHARE``
      of the rounds that measured both (``choice.beats``);
   4. the incumbent question is answered: kept (by 3, nothing beats it beyond noise and nothing
-     is more than the tolerance better), or replaced by a setting that beat it beyond noise and
-     in the rounds, by at least ``clear_margin`` (3) times their noise band (pooled medians), or
-     by at least ``replace_margin`` (2) times it where the advice also won every one of at least
-     ``replace_rounds`` (5) rounds measuring both, by any amount (``rounds.narrow_replacement``).
-     A narrower win could still be undone by the windows a full budget adds,
-     and a rule asked after every round is crossed by chance more often than one asked once.
+     is more than the tolerance better), or replaced by a setting that won the sequential paired
+     test against it (``choice.replaces``). That test holds its error rate at whichever round
+     it is asked, so a replacement the stopping rule ends on is as sure as one the full budget
+     would make; nothing more is asked of it.
 
   Where the evidence never settles (a noisy neighbour, a tie wider than the tolerance) the
   budget ends it as before, and the outcome says which settings kept it open and why.
   ``--spend-budget`` (``spend_budget``) never ends it early. A win counts only where the rounds
   reproduce it (``choice``): bursts that hit one setting's windows move its pooled median, not
   its place in the round-by-round comparison, so an early stop never rests on a claimed gain the
-  interleaved rounds do not show, and never replaces an incumbent on less than the full-budget
-  rule would ask.
+  interleaved rounds do not show.
 
 Pure: time comes from a ``Clock``, trials from a ``TrialFn``; tests drive both with fakes.
 """
@@ -128,6 +126,20 @@ def _trial(
     return result
 
 
+def _retry_incumbent(state: SearchState, round_: int, place: tuple[int, int]) -> None:
+    """The advice in force failed a trial: measured once more in the same round if a trial still
+    fits. It is the reference, so a failure (a budget-cut window, a child that died) neither drops
+    it nor lets a setting replace it without winning the rounds against it (``choice``)."""
+    settings = state.settings
+    window = settings.screen if round_ == SCREEN_ROUND else state.budget.fitting(settings.race)
+    fits = window is not None and state.budget.cost(window) <= state.budget.remaining()
+    if window is None or not fits or len(state.outcome.trials) >= settings.max_trials:
+        state.say(f"round {round_}: {state.incumbent.label} (the advice in force) failed; kept")
+        return
+    state.say(f"round {round_}: {state.incumbent.label} (the advice in force) failed; again")
+    _trial(state, state.incumbent, window, round_, place)
+
+
 def _with_baselines(settings: Sequence[ThreadSetting], every: int) -> list[ThreadSetting]:
     """``settings`` with the baseline again after every ``every`` of them (not at the end)."""
     plan: list[ThreadSetting] = []
@@ -176,7 +188,9 @@ def _screen_pass(
                 f"{len(order)} settings left (~{state.budget.cost(window):.1f} s per trial)"
             )
             break
-        _trial(state, setting, window, SCREEN_ROUND, (index + 1, len(plan)))
+        result = _trial(state, setting, window, SCREEN_ROUND, (index + 1, len(plan)))
+        if result.status != "ok" and setting == state.incumbent:
+            _retry_incumbent(state, SCREEN_ROUND, (index + 1, len(plan)))
         tried += setting != BASELINE
     return tried
 
@@ -262,6 +276,9 @@ def _race(state: SearchState) -> None:
                 break
             result = _trial(state, setting, window, number, (index + 1, len(members)))
             ran += 1
+            if result.status != "ok" and setting == state.incumbent:
+                _retry_incumbent(state, number, (index + 1, len(members)))
+                continue  # the reference is never dropped: unmeasured, it is kept
             if result.status != "ok" and setting in alive:
                 alive.remove(setting)  # a setting that fails cannot be advised
                 state.outcome.dropped.append(setting)

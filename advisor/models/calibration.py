@@ -144,9 +144,8 @@ StopReason = Literal["settled", "budget"]
 
 #: why a setting kept the race open when the budget ended it. noise: within the noise band of the
 #: pick and further from it than the trade-off band, or within the trade-off band but with a noise
-#: band of the two wider than ``settle_band``; incumbent: it replaced the advice in force by less
-#: than ``clear_margin`` (3) times their noise band, unless by at least ``replace_margin`` (2) times
-#: it and ahead in every one of at least ``replace_rounds`` (5) rounds measuring both; unstable:
+#: band of the two wider than ``settle_band``; incumbent: better than the advice in force by more
+#: than the trade-off, its paired test against it not (yet) passed; unstable:
 #: the stability gate held it; windows: fewer race windows (or, for the oneDNN pairs, fewer pairs)
 #: than the rule needs
 OpenReason = Literal["noise", "incumbent", "unstable", "windows"]
@@ -271,6 +270,24 @@ class Incumbent(SpelledSetting):
 IncumbentVerdict = Literal["unmeasured", "best", "kept", "replaced"]
 
 
+class ReplacementEvidence(StrictModel):
+    """What a replacement of the advice in force rested on (``advisor.calibrate.choice``): the
+    sequential paired sign test over the race rounds that measured both, or the objective's bound
+    (the new advice surely meets the p99 bound the incumbent surely misses)."""
+
+    test: Literal["paired sign test, sequential", "p99 bound"]
+    rounds: int = Field(ge=0, description="race rounds that measured both")
+    wins: int = Field(ge=0, description="of them, the rounds the new advice won by the margin")
+    margin: float = Field(ge=0, description="how much better a round must be to count, relative")
+    e_value: float | None = Field(
+        default=None, ge=0, description="the test's statistic; it passes at 1/level or more"
+    )
+    level: float = Field(
+        gt=0, le=1, description="the per-challenger level: the run's alpha over the challengers"
+    )
+    challengers: int = Field(ge=1, description="settings tested against the incumbent")
+
+
 class IncumbentOutcome(MeasuredSetting):
     """How the advice in force fared against this run's measurement.
 
@@ -298,6 +315,9 @@ class IncumbentOutcome(MeasuredSetting):
         default=None, ge=0, description="the noise band of the two it was judged with, relative"
     )
     reason: str = Field(description="one line: why it was kept or replaced")
+    evidence: ReplacementEvidence | None = Field(
+        default=None, description="replaced: the test it was replaced on, its level and rounds"
+    )
 
     @property
     def verdict(self) -> IncumbentVerdict:

@@ -37,7 +37,13 @@ from advisor.calibrate.choice import Choice, choose
 from advisor.calibrate.search import race
 from advisor.calibrate.spec import SubjectSpec
 from advisor.calibrate.state import SearchOutcome
-from advisor.calibrate.statistics import STABLE_CV, ConfigStats, aggregate
+from advisor.calibrate.statistics import (
+    PAIRED_TEST,
+    REPLACE_ALPHA,
+    STABLE_CV,
+    ConfigStats,
+    aggregate,
+)
 from advisor.calibrate.verdicts import judged_settings, near_best
 from advisor.errors import CalibrationError
 from advisor.models import (
@@ -53,6 +59,7 @@ from advisor.models import (
     PairsVerdict,
     Progress,
     ProgressFn,
+    ReplacementEvidence,
     SubjectInfo,
     ThreadSetting,
     TimeSplit,
@@ -63,6 +70,7 @@ from advisor.models.notes import DefaultKept, Note, OnlyDefault, Unmeasured, Uns
 from advisor.objectives import Measure, Objective, named
 from advisor.render.words import (
     compare_text,
+    evidence_text,
     incumbent_reason,
     note_text,
     onednn_reason,
@@ -408,6 +416,7 @@ def _incumbent_outcome(
     name = "TF's default" if held.is_default else stored.label
     source = incumbent.source if incumbent is not None else "none stored: TF's default"
     measured = choice.incumbent
+    evidence: ReplacementEvidence | None = None
     if measured is None:
         reason = incumbent_reason("unmeasured")
     elif choice.kept and choice.leader is measured:
@@ -422,7 +431,13 @@ def _incumbent_outcome(
             name,
             choice.incumbent_band,
         )
-        reason = incumbent_reason("kept" if choice.kept else "replaced", other.label, versus)
+        evidence = None if choice.kept else _evidence(choice)
+        reason = incumbent_reason(
+            "kept" if choice.kept else "replaced",
+            other.label,
+            versus,
+            "" if evidence is None else evidence_text(evidence),
+        )
     return IncumbentOutcome(
         setting=held,
         runs=stored,
@@ -433,6 +448,28 @@ def _incumbent_outcome(
         versus=choice.versus_incumbent,
         band=choice.incumbent_band,
         reason=reason,
+        evidence=evidence,
+    )
+
+
+def _evidence(choice: Choice) -> ReplacementEvidence | None:
+    """What the replacement rested on, as the result and the ConfigMap record it."""
+    found = choice.evidence
+    if found is None or not found.passed:
+        return None
+    test = found.test
+    if test is None:
+        return ReplacementEvidence(
+            test="p99 bound", rounds=0, wins=0, margin=0.0, level=REPLACE_ALPHA, challengers=1
+        )
+    return ReplacementEvidence(
+        test=PAIRED_TEST,
+        rounds=test.rounds,
+        wins=test.wins,
+        margin=test.margin,
+        e_value=round(test.e_value, 1),
+        level=round(test.level, 4),
+        challengers=test.challengers,
     )
 
 

@@ -5,7 +5,6 @@ by hand-made windows where the rule's edges need exact numbers."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from advisor.calibrate.budget import Budget
 from advisor.calibrate.candidates import candidate_configs, tf_picks, with_incumbent
 from advisor.calibrate.choice import beats, choose
-from advisor.calibrate.rounds import focus, narrow_replacement
+from advisor.calibrate.rounds import focus
 from advisor.calibrate.search import BASELINE, SearchOutcome, SearchSettings, race
 from advisor.calibrate.settle import settlement
 from advisor.calibrate.spec import TrialSpec
@@ -274,26 +273,26 @@ def test_a_budget_that_ends_an_open_race_says_what_kept_it_open() -> None:
     assert {why for _, why in outcome.open} <= {"noise", "windows", "unstable", "incumbent"}
 
 
-def test_focus_and_the_stopping_rule_share_one_narrow_replacement_rule() -> None:
-    # 1/1 replaced the stored 2/1 by 2.4 times their band in four rounds: beyond the 2 bands the
-    # focus once asked for, short of the stopping rule's 3 (and of its 5 rounds). The race stays
-    # open on it, so the focus must keep measuring the two
+def test_a_replacement_waits_on_its_paired_test_and_the_focus_asks_it() -> None:
+    # 1/1 is 11% faster than the stored 2/1 in every one of four rounds: not yet the rounds its
+    # test needs against two challengers (7 in a row). 2/1 stays the pick, the race stays open on
+    # 1/1 ("incumbent"), and the focus measures the two
     a, held = ThreadSetting(1, 1), ThreadSetting(2, 1)
-    table = {
-        BASELINE: [20.0, 20.5, 19.8, 20.1],
-        a: [10.0, 10.3, 9.8, 10.1],
-        held: [11.2, 11.424, 11.088, 11.312],
-    }
-    state = state_of(rounds(table), incumbent=held)
+    base, fast, slow = [20.0, 20.5, 19.8, 20.1], [10.0, 10.3, 9.8, 10.1], [11.2, 11.5, 11.0, 11.3]
+    state = state_of(rounds({BASELINE: base, a: fast, held: slow}), incumbent=held)
     choice = state.choose(list(state.stats().values()))
-    assert choice.versus_incumbent is not None and choice.incumbent_band is not None
-    assert 2 < (choice.versus_incumbent - 1) / choice.incumbent_band < 3
-    assert narrow_replacement(choice, state.settings, choice.measure)
+    assert choice.kept and choice.chosen.setting == held
+    assert choice.evidence is not None and choice.evidence.test is not None
+    assert (choice.evidence.test.rounds, choice.evidence.test.wins) == (4, 4)
+    assert not choice.evidence.passed
     assert settlement(state, [a, held]).open == ((a, "incumbent"),)
     assert focus(state, [a, held], 1)[0] == [a, held]
-    # beyond 3 bands: clear for both
-    clear = dataclasses.replace(choice, versus_incumbent=1 + 3.2 * choice.incumbent_band)
-    assert not narrow_replacement(clear, state.settings, choice.measure)
+    # the same lead in eight rounds: replaced, and nothing more is asked of it
+    again = state_of(rounds({BASELINE: base * 2, a: fast * 2, held: slow * 2}), incumbent=held)
+    replaced = again.choose(list(again.stats().values()))
+    assert not replaced.kept and replaced.chosen.setting == a
+    assert replaced.evidence is not None and replaced.evidence.passed
+    assert settlement(again, [a, held]).settled
 
 
 def test_a_focused_round_measures_what_the_stopping_rule_waits_on() -> None:
