@@ -41,8 +41,9 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
 
   1. every setting still in the race (the contenders not dropped, the baseline, the incumbent;
      one whose trial failed is dropped, never the incumbent: its failed trial is run once more,
-     and it stays the reference) has at least ``settle_windows`` race windows, so none within
-     noise of the pick is unmeasured;
+     and it stays the reference; failing again, it is kept and the race ends, as no round can
+     measure it beside a challenger) has at least ``settle_windows`` race windows, so none
+     within noise of the pick is unmeasured;
   2. every one of them is through the stability gate (stable, or unstable past
      ``unstable_windows``);
   3. every one but the pick is within ``TRADE_OFF`` of it with a noise band of the two no wider
@@ -126,18 +127,19 @@ def _trial(
     return result
 
 
-def _retry_incumbent(state: SearchState, round_: int, place: tuple[int, int]) -> None:
+def _retry_incumbent(state: SearchState, round_: int, place: tuple[int, int]) -> bool | None:
     """The advice in force failed a trial: measured once more in the same round if a trial still
     fits. It is the reference, so a failure (a budget-cut window, a child that died) neither drops
-    it nor lets a setting replace it without winning the rounds against it (``choice``)."""
+    it nor lets a setting replace it without winning the rounds against it (``choice``). Whether
+    the second trial measured it (None: none fitted)."""
     settings = state.settings
     window = settings.screen if round_ == SCREEN_ROUND else state.budget.fitting(settings.race)
     fits = window is not None and state.budget.cost(window) <= state.budget.remaining()
     if window is None or not fits or len(state.outcome.trials) >= settings.max_trials:
-        state.say(f"round {round_}: {state.incumbent.label} (the advice in force) failed; kept")
-        return
+        state.say(f"round {round_}: {state.incumbent.label} (the advice in force) failed")
+        return None
     state.say(f"round {round_}: {state.incumbent.label} (the advice in force) failed; again")
-    _trial(state, state.incumbent, window, round_, place)
+    return _trial(state, state.incumbent, window, round_, place).status == "ok"
 
 
 def _with_baselines(settings: Sequence[ThreadSetting], every: int) -> list[ThreadSetting]:
@@ -236,6 +238,33 @@ def _screen(state: SearchState, candidates: Sequence[ThreadSetting]) -> None:
         state.outcome.screen_passes = 2
 
 
+def _failed(
+    state: SearchState,
+    setting: ThreadSetting,
+    alive: list[ThreadSetting],
+    number: int,
+    place: tuple[int, int],
+) -> bool:
+    """A race trial of ``setting`` failed: a contender is dropped (it cannot be advised), the
+    incumbent measured again. Whether the race ends: the incumbent failed twice in a row, so no
+    round will measure it beside a challenger and none can win against it; it stays the advice,
+    and more trials cannot change that."""
+    if setting != state.incumbent:
+        if setting in alive:
+            alive.remove(setting)
+            state.outcome.dropped.append(setting)
+            state.say(f"race: {setting.label} dropped (its trial failed)")
+        return False
+    if _retry_incumbent(state, number, place) is not False:
+        return False  # measured, or no trial fitted: the reference is never dropped
+    state.outcome.stopped = "settled"
+    state.say(
+        f"race: {setting.label} (the advice in force) failed twice: kept, "
+        "nothing can be compared with it"
+    )
+    return True
+
+
 def _race(state: SearchState) -> None:
     """Rounds 1, 2, ...: the contenders and the baseline, shuffled, until the answer is settled
     or the budget is spent."""
@@ -274,15 +303,11 @@ def _race(state: SearchState) -> None:
             window = state.budget.fitting(settings.race)
             if window is None or len(state.outcome.trials) >= settings.max_trials:
                 break
-            result = _trial(state, setting, window, number, (index + 1, len(members)))
+            place = (index + 1, len(members))
+            result = _trial(state, setting, window, number, place)
             ran += 1
-            if result.status != "ok" and setting == state.incumbent:
-                _retry_incumbent(state, number, (index + 1, len(members)))
-                continue  # the reference is never dropped: unmeasured, it is kept
-            if result.status != "ok" and setting in alive:
-                alive.remove(setting)  # a setting that fails cannot be advised
-                state.outcome.dropped.append(setting)
-                state.say(f"race: {setting.label} dropped (its trial failed)")
+            if result.status != "ok" and _failed(state, setting, alive, number, place):
+                return
         if ran == 0:
             break
         for key in drop(state, alive):
