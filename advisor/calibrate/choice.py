@@ -92,7 +92,7 @@ class Choice:
     notes: tuple[Note, ...]
     #: the advice in force as measured here (None: it could not be measured, so it cannot stand)
     incumbent: ConfigStats | None = None
-    #: the incumbent is still the advice: nothing beat it beyond the noise of the two
+    #: the incumbent is still the advice: no setting won the paired test against it
     kept: bool = False
     #: replaced: the advice against the incumbent as a ratio of medians (>1 = better)
     versus_incumbent: float | None = None
@@ -195,9 +195,9 @@ def choose(
     incumbent: ThreadSetting = ThreadSetting.TF_DEFAULT,
     excluded: Collection[ThreadSetting] = (),
 ) -> Choice:
-    """The advice: the incumbent unless settings beat it beyond noise, else the cheapest of those
-    within TRADE_OFF of the best; the range (within noise) of the best, and the gain over TF's
-    default.
+    """The advice: the incumbent unless settings win the paired test against it, else the
+    cheapest of those within TRADE_OFF of the best; the range (within noise) of the best, and the
+    gain over TF's default.
 
     Settings judged by the longest windows compete (the raced ones, when a race ran: a setting
     that was only screened was more than the race's band behind); the baseline and the incumbent

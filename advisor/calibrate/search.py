@@ -30,8 +30,9 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
   the leader the race goes on as before.
 - **Incumbent**: the advice in force (the stored advice; TF's default, the baseline, when none is
   stored) is a named arm like the baseline: screened right after it, always a contender, in every
-  round, never dropped, and the first question of the focus is whether the best setting beats it
-  beyond noise (``choose``'s rule: change only on evidence).
+  round, never dropped (a failed trial of it is run again), and the first question of the focus
+  is whether the best setting wins the paired test against it (``choose``'s rule: change only on
+  evidence).
 - **Stability gate** (like perf_analyzer's): a setting whose windows disagree by a CV above
   ``STABLE_CV`` is measured first in the next round and is never dropped before
   ``unstable_windows`` windows; one still unstable when the budget ends is reported.
@@ -49,7 +50,9 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
   3. every one but the pick is within ``TRADE_OFF`` of it with a noise band of the two no wider
      than ``settle_band`` (a choice among them costs less than the advice's tolerance, and the
      windows know it), or beaten by it beyond their noise band and in at least ``HOLDS_SHARE``
-     of the rounds that measured both (``choice.beats``);
+     of the rounds that measured both (``choice.beats``); "within", "noise band" and "beaten"
+     judged on the race rounds that measured both (``statistics.paired_band``: the median of
+     their ratios and its band, where the machine's drift cancels);
   4. the incumbent question is answered: kept (by 3, nothing beats it beyond noise and nothing
      is more than the tolerance better), or replaced by a setting that won the sequential paired
      test against it (``choice.replaces``). That test holds its error rate at whichever round

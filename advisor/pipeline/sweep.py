@@ -4,8 +4,9 @@ The advice is always concrete numbers: when TF's default is the pick, they are w
 itself (``tf_picks``), its gain is exactly 1.0 and nothing claims it beat the default.
 
 The advice in force (``incumbent``; TF's default when none is given) is measured as a named arm and
-stays the advice unless a setting beats it beyond noise (``choice.choose``), so a run on an
-unchanged node republishes the same values and rolls no consumer.
+stays the advice unless a setting wins the sequential paired test against it (``choice.choose``),
+so a run on an unchanged node republishes the same values and rolls no consumer; a replacement
+names that test's evidence in the result (``IncumbentOutcome.evidence``).
 
 The budget starts when ``sweep`` is called, so inspecting the model (a child process that pays
 TensorFlow's start-up too) counts against it: ``--budget 60`` means the command is done in 60 s.
