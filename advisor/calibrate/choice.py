@@ -145,6 +145,7 @@ def replaces(
     p99_slo_ms: float | None = None,
     *,
     challengers: int = 1,
+    favourite: ThreadSetting | None = None,
 ) -> Replacement:
     """Whether ``mine`` may replace the incumbent ``held``: it wins the paired test by more than
     TRADE_OFF at REPLACE_ALPHA over ``challengers`` (``statistics.paired_test``); under a bound,
@@ -160,7 +161,10 @@ def replaces(
         measure = objective.measure(mine_meets and held_meets)
     else:
         measure = objective.ranks_by
-    test = paired_test(mine, held, measure, margin=TRADE_OFF, challengers=challengers)
+    favoured = None if favourite is None else mine.setting == favourite
+    test = paired_test(
+        mine, held, measure, margin=TRADE_OFF, challengers=challengers, favoured=favoured
+    )
     return Replacement(passed=test.passed, test=test)
 
 
@@ -194,6 +198,7 @@ def choose(
     *,
     incumbent: ThreadSetting = ThreadSetting.TF_DEFAULT,
     excluded: Collection[ThreadSetting] = (),
+    favourite: ThreadSetting | None = None,
 ) -> Choice:
     """The advice: the incumbent unless settings win the paired test against it, else the
     cheapest of those within TRADE_OFF of the best; the range (within noise) of the best, and the
@@ -204,6 +209,8 @@ def choose(
     always compete; ``excluded`` settings (dropped in the race, or failed) never do, so a setting
     the log called dropped is never advised. ``incumbent`` is the advice in force, TF's default
     (the baseline) when none is stored; one that was not measured (or is excluded) cannot stand.
+    ``favourite`` is the challenger the screen ranked best (the race's first contender): its paired
+    test gets half of the alpha (``statistics.paired_test``); None splits it evenly.
     Raises ValueError without a baseline, without the bound the objective needs, or when the
     baseline's thread cost is unknown while other settings compete (it could not be compared on
     cost); the caller turns that into the user-facing error.
@@ -236,7 +243,12 @@ def choose(
         if held is None
         else {
             s.setting: replaces(
-                s, held, objective, p99_slo_ms, challengers=_challengers(stats, held)
+                s,
+                held,
+                objective,
+                p99_slo_ms,
+                challengers=_challengers(stats, held),
+                favourite=favourite if favourite != held.setting else None,
             )
             for s in ordered
             if s is not held

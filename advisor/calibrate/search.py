@@ -274,6 +274,7 @@ def _race(state: SearchState) -> None:
     settings = state.settings
     alive = contenders(state)
     state.outcome.contenders = list(alive)
+    state.outcome.favourite = next((k for k in alive if k != state.incumbent), None)
     if not alive:
         state.outcome.stopped = "settled"  # nothing to race: TF's default is the only setting
         return

@@ -293,9 +293,11 @@ class PairedEvidence:
     wins: int
     #: the test's statistic: the mixed likelihood ratio of the wins and losses (1 before any round)
     e_value: float
-    #: the level it is held to: REPLACE_ALPHA over ``challengers``
+    #: the level it is held to: its share of REPLACE_ALPHA among ``challengers``
     level: float
     challengers: int
+    #: the screen's best challenger, given half of the alpha (None: the alpha split evenly)
+    favoured: bool | None
     margin: float
     #: the median over the rounds of the challenger's figure against the incumbent's (>1 = better)
     median_ratio: float | None
@@ -303,6 +305,15 @@ class PairedEvidence:
     @property
     def passed(self) -> bool:
         return self.e_value * self.level >= 1.0
+
+
+def share(alpha: float, challengers: int, favoured: bool | None) -> float:
+    """A challenger's share of ``alpha`` (``paired_test``)."""
+    if challengers <= 1:
+        return alpha
+    if favoured is None:
+        return alpha / challengers
+    return alpha / 2 if favoured else alpha / (2 * (challengers - 1))
 
 
 def sign_e_value(wins: int, rounds: int) -> float:
@@ -319,11 +330,18 @@ def paired_test(
     *,
     margin: float,
     challengers: int,
+    favoured: bool | None = None,
     alpha: float = REPLACE_ALPHA,
 ) -> PairedEvidence:
     """Whether ``mine`` is better than ``theirs`` by more than ``margin``, on the race rounds that
-    measured both, at ``alpha`` split over ``challengers`` (see the module's docstring): valid
-    however many rounds it is asked after, and whatever the windows' distribution."""
+    measured both, at its share of ``alpha`` among ``challengers`` (see the module's docstring):
+    valid however many rounds it is asked after, and whatever the windows' distribution.
+
+    ``favoured`` weighs the shares (a weighted Bonferroni): the challenger the screen ranked best
+    (True) gets half of ``alpha``, the others (False) share the other half; None splits it evenly.
+    The screen's windows come before every race round, so a weight chosen from them leaves each
+    challenger's statistic a supermartingale under its null, and the shares still sum to
+    ``alpha``. The likely winner then needs a round fewer."""
     pairs = paired_rounds(mine, theirs, measure)
     lower = measure.lower_is_better
     ratios = [(b / a if lower else a / b) for a, b in pairs if a > 0 and b > 0]
@@ -333,8 +351,9 @@ def paired_test(
         rounds=len(pairs),
         wins=wins,
         e_value=sign_e_value(wins, len(pairs)),
-        level=alpha / max(1, challengers),
+        level=share(alpha, challengers, favoured),
         challengers=max(1, challengers),
+        favoured=None if challengers <= 1 else favoured,
         margin=margin,
         median_ratio=statistics.median(ratios) if ratios else None,
     )

@@ -282,10 +282,16 @@ class ReplacementEvidence(StrictModel):
     e_value: float | None = Field(
         default=None, ge=0, description="the test's statistic; it passes at 1/level or more"
     )
-    level: float = Field(
-        gt=0, le=1, description="the per-challenger level: the run's alpha over the challengers"
+    level: float = Field(gt=0, le=1, description="this challenger's share of the run's alpha")
+    alpha: float = Field(
+        gt=0, le=1, description="the run's chance, at most, of a change no setting earned"
     )
     challengers: int = Field(ge=1, description="settings tested against the incumbent")
+    favoured: bool | None = Field(
+        default=None,
+        description="the screen's best challenger, given half of the alpha; false: one of the "
+        "others, sharing the other half; null: the alpha split evenly",
+    )
 
 
 class IncumbentOutcome(MeasuredSetting):

@@ -377,7 +377,12 @@ def _choose(
     stats = aggregate(outcome.trials, picks)
     try:
         choice = choose(
-            stats, objective, options.p99_slo_ms, incumbent=held, excluded=outcome.dropped
+            stats,
+            objective,
+            options.p99_slo_ms,
+            incumbent=held,
+            excluded=outcome.dropped,
+            favourite=outcome.favourite,
         )
     except ValueError as exc:
         raise CalibrationError(f"nothing to advise on: {exc}") from None
@@ -461,7 +466,13 @@ def _evidence(choice: Choice) -> ReplacementEvidence | None:
     test = found.test
     if test is None:
         return ReplacementEvidence(
-            test="p99 bound", rounds=0, wins=0, margin=0.0, level=REPLACE_ALPHA, challengers=1
+            test="p99 bound",
+            rounds=0,
+            wins=0,
+            margin=0.0,
+            level=REPLACE_ALPHA,
+            alpha=REPLACE_ALPHA,
+            challengers=1,
         )
     return ReplacementEvidence(
         test=PAIRED_TEST,
@@ -470,7 +481,9 @@ def _evidence(choice: Choice) -> ReplacementEvidence | None:
         margin=test.margin,
         e_value=round(test.e_value, 1),
         level=round(test.level, 4),
+        alpha=REPLACE_ALPHA,
         challengers=test.challengers,
+        favoured=test.favoured,
     )
 
 

@@ -121,15 +121,21 @@ def incumbent_reason(
 
 def evidence_text(evidence: ReplacementEvidence) -> str:
     """What a replacement rested on, in a few words: ``paired sign test, sequential: won 8 of 8
-    rounds by more than 5% (e-value 153 >= 40, level 2.5% = 5% over 2 challengers)``."""
+    rounds by more than 5% (e-value 153 >= 40, level 2.50%: half of 5% for the screen's best of 3
+    challengers)``."""
     if evidence.e_value is None:
         return "it surely meets the p99 bound the advice in force surely misses"
-    alpha = evidence.level * evidence.challengers
+    many = evidence.challengers
+    if evidence.favoured is True:
+        share = f"half of {evidence.alpha:.0%} for the screen's best of {many} challengers"
+    elif evidence.favoured is False:
+        share = f"{evidence.alpha / 2:.1%} shared by the {many - 1} after the screen's best"
+    else:
+        share = f"{evidence.alpha:.0%} over {many} challenger{'s' if many != 1 else ''}"
     return (
         f"{evidence.test}: won {evidence.wins} of {evidence.rounds} rounds by more than "
         f"{evidence.margin:.0%} (e-value {evidence.e_value:g} >= {1 / evidence.level:g}, level "
-        f"{evidence.level:.2%} = {alpha:.0%} over {evidence.challengers} challenger"
-        f"{'s' if evidence.challengers != 1 else ''})"
+        f"{evidence.level:.2%}: {share})"
     )
 
 

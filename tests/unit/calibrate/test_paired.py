@@ -18,6 +18,7 @@ from advisor.calibrate.statistics import (
     noise_band,
     paired_band,
     paired_test,
+    share,
     sign_e_value,
 )
 from advisor.models import ThreadSetting, TrialResult
@@ -145,7 +146,8 @@ def test_a_replacement_names_its_evidence_in_the_result_the_configmap_and_the_li
     assert held is not None and held.verdict == "replaced"
     evidence = held.evidence
     assert evidence is not None and evidence.test == "paired sign test, sequential"
-    assert evidence.wins <= evidence.rounds and evidence.rounds >= 8
+    assert evidence.wins <= evidence.rounds and evidence.rounds >= 7
+    assert evidence.favoured is True and evidence.level == evidence.alpha / 2
     assert evidence.e_value is not None and evidence.e_value * evidence.level >= 1
     assert result.model_dump(mode="json")["incumbent"]["evidence"]["level"] == evidence.level
     words = f"won {evidence.wins} of {evidence.rounds} rounds by more than 5%"
@@ -157,3 +159,19 @@ def test_a_replacement_names_its_evidence_in_the_result_the_configmap_and_the_li
     # kept: no evidence is claimed
     kept, _, _ = simulated(2, 1.0, None)
     assert kept.incumbent is not None and kept.incumbent.evidence is None
+
+
+@pytest.mark.parametrize("challengers", [2, 3, 5, 6])
+def test_the_screens_best_gets_half_the_alpha_and_the_shares_sum_to_it(challengers: int) -> None:
+    favourite = share(REPLACE_ALPHA, challengers, favoured=True)
+    others = share(REPLACE_ALPHA, challengers, favoured=False)
+    assert favourite == REPLACE_ALPHA / 2
+    assert favourite + (challengers - 1) * others == pytest.approx(REPLACE_ALPHA)
+    assert share(REPLACE_ALPHA, 1, favoured=True) == REPLACE_ALPHA  # alone: all of it
+    # the likely winner needs 7 in a row whatever the field; another one more than even shares
+    assert sign_e_value(7, 7) * favourite >= 1 > sign_e_value(6, 6) * favourite
+    even = REPLACE_ALPHA / challengers
+    assert first_pass(20, challengers) == next(
+        n for n in range(1, 21) if sign_e_value(n, n) * even >= 1
+    )
+    assert sign_e_value(8, 8) * others < 1 or challengers <= 3

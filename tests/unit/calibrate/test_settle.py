@@ -131,7 +131,11 @@ def test_a_clear_winner_settles_the_race_in_a_fraction_of_the_budget() -> None:
 def pick(outcome: SearchOutcome, incumbent: ThreadSetting = BASELINE) -> ThreadSetting:
     stats = aggregate(outcome.trials, PICKS)
     return choose(
-        stats, named("latency"), incumbent=incumbent, excluded=outcome.dropped
+        stats,
+        named("latency"),
+        incumbent=incumbent,
+        excluded=outcome.dropped,
+        favourite=outcome.favourite,
     ).chosen.setting
 
 
