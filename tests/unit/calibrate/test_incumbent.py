@@ -39,8 +39,8 @@ from tests.unit.calibrate.test_choice import key, raced, trial
 DEFAULT = ThreadSetting(4, 4)
 
 #: a budget whose race holds the rounds a replacement needs on the fakes' 2-CPU node under a 1-CPU
-#: quota: its 3 s race windows fit 3 rounds in 45 s; the 8 a replacement needs against three or
-#: four challengers took 91 s (TF's default the incumbent) and 123 s (a stored 4/2)
+#: quota: its 3 s race windows fit 3 rounds in 45 s; the 7 a replacement needs took 84 s (TF's
+#: default the incumbent) and 112 s (a stored 4/2)
 REPLACING = 200.0
 
 
