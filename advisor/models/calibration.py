@@ -248,7 +248,7 @@ class NearBest(MeasuredSetting):
 
 
 class Incumbent(SpelledSetting):
-    """The advice in force, which a new measurement must beat beyond noise to replace.
+    """The advice in force, which a setting must beat in the paired test to replace.
 
     Read from the stored advice before the sweep (the ConfigMap ``run`` will write, the file it
     will replace, or ``--incumbent``), and measured in the race as a named arm beside TF's default.
@@ -266,7 +266,8 @@ class Incumbent(SpelledSetting):
 
 
 #: what became of the advice in force. unmeasured: it could not be measured, so it was replaced;
-#: best: it measured best, kept; kept: nothing beat it beyond noise; replaced: the advice did
+#: best: it measured best, kept; kept: no setting won the paired test against it; replaced: the
+#: advice did
 IncumbentVerdict = Literal["unmeasured", "best", "kept", "replaced"]
 
 
@@ -305,8 +306,9 @@ class IncumbentOutcome(MeasuredSetting):
 
     source: str = Field(min_length=1, description="where the incumbent was read")
     kept: bool = Field(
-        description="confirmed: no setting beat it beyond the noise band of the two (and by at "
-        "least 5%), so its values are published again unchanged"
+        description="confirmed: no setting won the paired test against it (better by more "
+        "than 5% in enough race rounds: ``evidence``), so its values are published again "
+        "unchanged"
     )
     onednn: OnednnValue | None = Field(default=None, description="its TF_ENABLE_ONEDNN_OPTS")
     measured: Measurement | None = Field(
