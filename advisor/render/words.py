@@ -20,6 +20,7 @@ from advisor.models import (
     NearBestRange,
     OpenReason,
     PairsVerdict,
+    ReplacementEvidence,
     StopReason,
     SubjectInfo,
     ThreadSetting,
@@ -106,16 +107,39 @@ def incumbent_line(result: CalibrationResult) -> str | None:
     return f"in force before: {name} ({held.source}): {held.reason}"
 
 
-def incumbent_reason(verdict: IncumbentVerdict, rival: str = "", versus: str = "") -> str:
+def incumbent_reason(
+    verdict: IncumbentVerdict, rival: str = "", versus: str = "", evidence: str = ""
+) -> str:
     """The incumbent's ``verdict`` in one line (``IncumbentOutcome.reason``): ``rival`` is the
-    best (kept) or the advice (replaced), ``versus`` how it compares with the incumbent."""
+    best (kept) or the advice (replaced), ``versus`` how it compares with the incumbent,
+    ``evidence`` what a replacement rested on (``evidence_text``)."""
     if verdict == "unmeasured":
         return "could not be measured in this run: replaced"
     if verdict == "best":
         return "measured best: kept"
     if verdict == "kept":
         return f"kept: nothing beat it beyond noise (the best, {rival}: {versus})"
-    return f"replaced by {rival}: {versus}"
+    return f"replaced by {rival}: {versus}" + (f"; {evidence}" if evidence else "")
+
+
+def evidence_text(evidence: ReplacementEvidence) -> str:
+    """What a replacement rested on, in a few words: ``paired sign test, sequential: won 8 of 8
+    rounds by more than 5% (e-value 153 >= 40, level 2.50%: half of 5% for the screen's best of 3
+    challengers)``."""
+    if evidence.e_value is None:
+        return "it surely meets the p99 bound the advice in force surely misses"
+    many = evidence.challengers
+    if evidence.favoured is True:
+        share = f"half of {evidence.alpha:.0%} for the screen's best of {many} challengers"
+    elif evidence.favoured is False:
+        share = f"{evidence.alpha / 2:.1%} shared by the {many - 1} after the screen's best"
+    else:
+        share = f"{evidence.alpha:.0%} over {many} challenger{'s' if many != 1 else ''}"
+    return (
+        f"{evidence.test}: won {evidence.wins} of {evidence.rounds} rounds by more than "
+        f"{evidence.margin:.0%} (e-value {evidence.e_value:g} >= {1 / evidence.level:g}, level "
+        f"{evidence.level:.2%}: {share})"
+    )
 
 
 def onednn_reason(verdict: PairsVerdict) -> str:
@@ -297,7 +321,7 @@ def sweep_done_line(result: CalibrationResult) -> str:
 #: what kept a race open, in words (``OpenReason``)
 _OPEN_WORDS: dict[OpenReason, str] = {
     "noise": "still within noise",
-    "incumbent": "only narrowly ahead of the advice in force",
+    "incumbent": "ahead of the advice in force, not yet in enough paired rounds",
     "unstable": "unstable",
     "windows": "short of race windows",
 }

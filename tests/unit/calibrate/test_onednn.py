@@ -65,10 +65,16 @@ def test_a_clear_winner_is_set_in_the_configmap() -> None:
     assert any(note.startswith("oneDNN: TF_ENABLE_ONEDNN_OPTS=0 is") for note in result.notes)
 
 
-def test_the_default_budget_still_holds_enough_pairs_for_a_verdict() -> None:
-    result, _, _ = _calibrate(0.7, budget=DEFAULT_BUDGET_S)
+def test_60_s_hold_enough_pairs_for_a_verdict_and_the_default_budget_says_when_not() -> None:
+    result, _, _ = _calibrate(0.7, budget=60.0)
     assert result.onednn is not None and result.onednn.pairs >= onednn.MIN_PAIRS
     assert result.onednn.value == "0"
+    # 45 s: too few race rounds to replace TF's default, whose slower windows then hold two
+    # pairs: the variable is left unset, and the reason says to raise the budget
+    short, _, _ = _calibrate(0.7, budget=DEFAULT_BUDGET_S)
+    assert short.kept_default
+    assert short.onednn is not None and short.onednn.pairs < onednn.MIN_PAIRS
+    assert short.onednn.value is None and "raise --budget" in short.onednn.reason
 
 
 def test_a_difference_within_noise_leaves_the_variable_out() -> None:
