@@ -303,3 +303,54 @@ def publish(cluster: Cluster, namespace: str, best: tuple[int, int], *extra: str
         *extra,
     ]
     return main(argv, instruments=Instruments(sweep=sweep_with(best)))
+
+
+def restricted_deployment(
+    name: str,
+    container: dict[str, Any],
+    *,
+    replicas: int = 1,
+    tmp: bool = False,
+    metadata: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A Deployment that Pod Security `restricted` admits: non-root, RuntimeDefault seccomp, no
+    privilege escalation, every capability dropped, a read-only root (``tmp``: an emptyDir at
+    /tmp, which TensorFlow's import wants). ``container`` holds name, image, command, resources,
+    envFrom; its pull policy is Never (the node's images are imported)."""
+    labels = {"app": name}
+    spec: dict[str, Any] = {
+        "terminationGracePeriodSeconds": 2,
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": 65532,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containers": [
+            {
+                "imagePullPolicy": "Never",
+                "securityContext": {
+                    "allowPrivilegeEscalation": False,
+                    "readOnlyRootFilesystem": True,
+                    "capabilities": {"drop": ["ALL"]},
+                },
+                **container,
+            }
+        ],
+    }
+    if tmp:
+        spec["containers"][0]["volumeMounts"] = [{"name": "tmp", "mountPath": "/tmp"}]
+        spec["volumes"] = [{"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}}]
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, **(metadata or {})},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "strategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+            },
+            "template": {"metadata": {"labels": labels}, "spec": spec},
+        },
+    }

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.cluster import ADVICE, Cluster, publish, wait_for
+from tests.e2e.cluster import ADVICE, Cluster, publish, restricted_deployment, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -20,53 +20,19 @@ SERVING = "serving"
 
 
 def _serving(image: str) -> dict[str, Any]:
-    labels = {"app": SERVING}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": SERVING},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": labels},
-            "strategy": {
-                "type": "RollingUpdate",
-                "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
-            },
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "terminationGracePeriodSeconds": 2,
-                    "securityContext": {
-                        "runAsNonRoot": True,
-                        "runAsUser": 65532,
-                        "seccompProfile": {"type": "RuntimeDefault"},
-                    },
-                    "containers": [
-                        {
-                            "name": "model",
-                            "image": image,
-                            "imagePullPolicy": "Never",
-                            "command": [
-                                "python",
-                                "-c",
-                                "import signal; signal.sigwait({signal.SIGTERM})",
-                            ],
-                            "envFrom": [{"configMapRef": {"name": ADVICE}}],
-                            "resources": {
-                                "requests": {"cpu": "100m", "memory": "64Mi"},
-                                "limits": {"cpu": "500m", "memory": "256Mi"},
-                            },
-                            "securityContext": {
-                                "allowPrivilegeEscalation": False,
-                                "readOnlyRootFilesystem": True,
-                                "capabilities": {"drop": ["ALL"]},
-                            },
-                        }
-                    ],
-                },
+    return restricted_deployment(
+        SERVING,
+        {
+            "name": "model",
+            "image": image,
+            "command": ["python", "-c", "import signal; signal.sigwait({signal.SIGTERM})"],
+            "envFrom": [{"configMapRef": {"name": ADVICE}}],
+            "resources": {
+                "requests": {"cpu": "100m", "memory": "64Mi"},
+                "limits": {"cpu": "500m", "memory": "256Mi"},
             },
         },
-    }
+    )
 
 
 def _run(

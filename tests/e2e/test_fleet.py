@@ -18,15 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from tests.e2e.cluster import Cluster
+from tests.e2e.cluster import Cluster, helm_install, restricted_deployment
 from tests.e2e.serving import MODEL_PATH, build_serving_image
-from tests.support import REPO
 
 pytestmark = pytest.mark.e2e
 
-CHART = REPO / "charts" / "tf-thread-advisor"
 ADVICE = "advice-fleet"
 RELEASE = "fleet"
 PLANNER = f"{RELEASE}-tf-thread-advisor-planner"
@@ -60,11 +57,7 @@ def fleet(
             "concurrency": 1,
         },
     }
-    (tmp_path / "values.yaml").write_text(yaml.safe_dump(values))
-    proc = cluster.run(
-        "helm", "install", RELEASE, str(CHART), "-n", ns, "-f", str(tmp_path / "values.yaml")
-    )
-    assert proc.returncode == 0, proc.stderr
+    helm_install(cluster, ns, RELEASE, values, tmp_path)
     cluster.apply(ns, serving_deployment(serving_image))
     yield ns
     cluster.delete_namespace(ns)
@@ -72,48 +65,24 @@ def fleet(
 
 def serving_deployment(image: str) -> dict[str, Any]:
     resources = {"cpu": "1", "memory": "1Gi"}
-    labels = {"app": "model"}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {
-            "name": "model",
+    return restricted_deployment(
+        "model",
+        {
+            "name": "server",
+            "image": image,
+            "command": ["sleep", "infinity"],
+            "envFrom": [{"configMapRef": {"name": ADVICE, "optional": True}}],
+            "resources": {"requests": dict(resources), "limits": dict(resources)},
+        },
+        replicas=0,
+        metadata={
             "labels": {"tf-thread-advisor.io/calibrate": "true"},
             "annotations": {
                 "tf-thread-advisor.io/model": MODEL_PATH,
                 "tf-thread-advisor.io/budget": BUDGET,
             },
         },
-        "spec": {
-            "replicas": 0,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "securityContext": {
-                        "runAsNonRoot": True,
-                        "runAsUser": 65532,
-                        "seccompProfile": {"type": "RuntimeDefault"},
-                    },
-                    "containers": [
-                        {
-                            "name": "server",
-                            "image": image,
-                            "imagePullPolicy": "Never",
-                            "command": ["sleep", "infinity"],
-                            "envFrom": [{"configMapRef": {"name": ADVICE, "optional": True}}],
-                            "resources": {"requests": dict(resources), "limits": dict(resources)},
-                            "securityContext": {
-                                "allowPrivilegeEscalation": False,
-                                "readOnlyRootFilesystem": True,
-                                "capabilities": {"drop": ["ALL"]},
-                            },
-                        }
-                    ],
-                },
-            },
-        },
-    }
+    )
 
 
 def _decisions(proc: Any) -> list[dict[str, Any]]:

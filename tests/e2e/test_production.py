@@ -20,7 +20,7 @@ import pytest
 
 from testkit.realcluster import cluster as realcluster
 from testkit.realcluster import prometheus
-from tests.e2e.cluster import ADVICE, Cluster, publish, wait_for
+from tests.e2e.cluster import ADVICE, Cluster, publish, restricted_deployment, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -45,49 +45,21 @@ def _query(url: str, promql: str) -> list[dict[str, Any]]:
 
 
 def _busy(image: str) -> dict[str, Any]:
-    labels = {"app": "busy"}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "busy"},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "terminationGracePeriodSeconds": 1,
-                    "securityContext": {
-                        "runAsNonRoot": True,
-                        "runAsUser": 65532,
-                        "seccompProfile": {"type": "RuntimeDefault"},
-                    },
-                    "containers": [
-                        {
-                            "name": "model",
-                            "image": image,
-                            "imagePullPolicy": "Never",
-                            "command": ["python", "-c", BUSY],
-                            "env": [{"name": "TF_CPP_MIN_LOG_LEVEL", "value": "2"}],
-                            "envFrom": [{"configMapRef": {"name": ADVICE, "optional": True}}],
-                            "resources": {
-                                "requests": {"cpu": "250m", "memory": "1Gi"},
-                                "limits": {"cpu": "500m", "memory": "1Gi"},
-                            },
-                            "securityContext": {
-                                "allowPrivilegeEscalation": False,
-                                "readOnlyRootFilesystem": True,
-                                "capabilities": {"drop": ["ALL"]},
-                            },
-                            # TensorFlow's import wants a writable temporary directory
-                            "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
-                        }
-                    ],
-                    "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}}],
-                },
+    return restricted_deployment(
+        "busy",
+        {
+            "name": "model",
+            "image": image,
+            "command": ["python", "-c", BUSY],
+            "env": [{"name": "TF_CPP_MIN_LOG_LEVEL", "value": "2"}],
+            "envFrom": [{"configMapRef": {"name": ADVICE, "optional": True}}],
+            "resources": {
+                "requests": {"cpu": "250m", "memory": "1Gi"},
+                "limits": {"cpu": "500m", "memory": "1Gi"},
             },
         },
-    }
+        tmp=True,
+    )
 
 
 def test_prometheus_reads_the_kubelets_throttling_and_status_judges_it_honestly(
