@@ -83,8 +83,7 @@ def test_an_api_server_restart_and_an_eviction_mid_sweep_still_write_one_advice(
     # failure (status.failed stays 0, backoffLimit untouched), and a successor pod completed
     assert job["status"].get("failed", 0) == 0, job["status"]
     assert job["status"].get("succeeded") == 1, job["status"]
-    (done,) = _pods(cluster, namespace, name)
-    assert done["metadata"]["name"] != first
+    assert cluster.get(namespace, "pod", first) is None  # the eviction deleted it
     cms = [
         c
         for c in cluster.items(namespace, "configmaps")
