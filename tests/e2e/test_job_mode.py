@@ -2,7 +2,8 @@
 base) into a namespace whose Pod Security admission enforces `restricted`. The Job is admitted,
 runs as its ServiceAccount under the CFS quota the kubelet made from `limits.cpu: "1"`, reaches the
 API server through the `kubernetes` Service, writes the advice ConfigMap and completes; `validate`
-passes on what it wrote. Then its token is refused everything it was not granted."""
+passes on what it wrote. Then its token is refused everything it was not granted, and the TTL
+controller and the garbage collector clean the finished Job up."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from tests.e2e.cluster import (
     chart_values,
     helm_install,
     the_job,
+    wait_for,
 )
 from tests.support import REPO
 
@@ -79,11 +81,26 @@ def _least_privilege(cluster: Cluster, namespace: str, serviceaccount: str) -> N
 def test_the_chart_runs_under_restricted_pod_security_and_writes_its_advice(
     cluster: Cluster, advisor_image: str, namespace: str, tmp_path: Path
 ) -> None:
-    helm_install(cluster, namespace, "e2e", chart_values(advisor_image), tmp_path)
+    values = chart_values(advisor_image)
+    # short, so the TTL controller's clean-up is seen: the Job goes, the garbage collector takes
+    # its pods by their owner reference, and the advice it wrote stays
+    values["job"]["ttlSecondsAfterFinished"] = 20
+    helm_install(cluster, namespace, "e2e", values, tmp_path)
     job = the_job(cluster, namespace)
-    _check_advice(cluster, namespace, job["metadata"]["name"])
+    name = job["metadata"]["name"]
+    _check_advice(cluster, namespace, name)
     pod_spec = job["spec"]["template"]["spec"]
     _least_privilege(cluster, namespace, pod_spec["serviceAccountName"])
+    wait_for(
+        lambda: (
+            cluster.get(namespace, "job", name) is None
+            and not cluster.items(namespace, "pods", "-l", f"job-name={name}")
+        ),
+        180,
+        "the finished Job and its pods cleaned up",
+        lambda: cluster.describe(namespace),
+    )
+    assert cluster.get(namespace, "configmap", ADVICE) is not None
 
 
 def test_the_kustomize_base_runs_the_same(
