@@ -44,6 +44,7 @@ from advisor.fleet.optin import Defaults, read_ask
 from advisor.models.kube import KubeWorkload
 from advisor.pipeline.plan import DEFAULT_SERVICE_ACCOUNT, PlanRequest, plan, run_args
 from advisor.recommend import build_recommendation, render_configmap
+from advisor.recommend.stored import by_name
 from benchmarks import REPO
 from benchmarks.machine import describe
 from benchmarks.report import machine_line
@@ -269,11 +270,11 @@ def _decisions_only(stored: Stored) -> Callable[[], list[str]]:
     def run() -> list[str]:
         verdicts: list[str] = []
         for objs, configmaps in stored.values():
-            # read as the planner reads them, once listed
+            # read as the planner reads them, once listed (each advice parsed afresh: once a plan)
             workloads = [view for obj in objs if (view := KubeWorkload.read(obj)) is not None]
             decided = decide(
                 workloads,
-                configmaps,
+                by_name(configmaps.values()),
                 [],
                 defaults=Defaults(),
                 settings=settings,

@@ -23,12 +23,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Literal
 
 from advisor.consumers.fit import node_pool_problems, shadow_problems
 from advisor.consumers.mounts import references
 from advisor.consumers.quota import same_quota
-from advisor.errors import InvalidAdviceError
 from advisor.fleet.derive import (
     DerivedJob,
     DeriveError,
@@ -39,7 +38,7 @@ from advisor.fleet.derive import (
 from advisor.fleet.jobs import PlannedJob
 from advisor.fleet.optin import CalibrationAsk, Defaults, OptInError, opted_in, read_ask
 from advisor.fleet.spec import CPU_KEYS, NODE_SELECTOR, spec_changes
-from advisor.keys import ANN_CONFIGMAP, APP_NAME, LABEL_MANAGED_BY
+from advisor.keys import ANN_CONFIGMAP
 from advisor.models import (
     CpuFrom,
     PlanVerdict,
@@ -47,7 +46,7 @@ from advisor.models import (
     ServingTarget,
     WorkloadRef,
 )
-from advisor.models.kube import Container, KubeClaim, KubeWorkload, PodSpec, mapping
+from advisor.models.kube import Container, KubeClaim, KubeWorkload, PodSpec
 from advisor.models.plan import (
     Applied,
     Calibrate,
@@ -81,8 +80,9 @@ from advisor.models.plan import (
     TooOld,
     Waits,
 )
-from advisor.recommend import ParsedAdvice, parse_configmap
+from advisor.recommend import ParsedAdvice
 from advisor.recommend.measured_for import option_changes
+from advisor.recommend.stored import StoredAdvice
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ class _Candidate:
 
 def decide(
     workloads: Iterable[KubeWorkload],
-    configmaps: Mapping[str, Mapping[str, Any]],
+    configmaps: Mapping[str, StoredAdvice],
     jobs: Iterable[PlannedJob],
     *,
     defaults: Defaults,
@@ -146,8 +146,8 @@ def decide(
     claims: Mapping[str, KubeClaim] | None = None,
 ) -> list[Planned]:
     """A decision per opted-in container of ``workloads`` (one without a name is no workload),
-    given the namespace's ConfigMaps (and PersistentVolumeClaims) by name and the planner's Jobs
-    there. Sorted by workload."""
+    given the namespace's ConfigMaps (each advice parsed once, however many containers read it)
+    and PersistentVolumeClaims by name and the planner's Jobs there. Sorted by workload."""
     jobs = list(jobs)
     out: list[Planned] = []
     owners: dict[str, _Candidate] = {}
@@ -180,7 +180,7 @@ def _in_namespace(planned: Planned, workload: KubeWorkload) -> Planned:
 
 def _candidate(
     workload: KubeWorkload,
-    configmaps: Mapping[str, Mapping[str, Any]],
+    configmaps: Mapping[str, StoredAdvice],
     defaults: Defaults,
     settings: JobSettings,
     *,
@@ -210,11 +210,11 @@ def _candidate(
 
 
 def _unusable(
-    container: Container, configmap: str, stored: Mapping[str, Any] | None
+    container: Container, configmap: str, stored: StoredAdvice | None
 ) -> ForeignConfigMap | Overridden | None:
     """Why calibrating for ``configmap`` would be waste or harm: it is someone else's, or the
     container keeps the advice's values from TensorFlow (nobody would use what is measured)."""
-    if stored is not None and _labels(stored).get(LABEL_MANAGED_BY) != APP_NAME:
+    if stored is not None and not stored.ours:
         return ForeignConfigMap(configmap)
     overridden = shadow_problems(container, configmap)
     if overridden:
@@ -225,7 +225,7 @@ def _unusable(
 def advice_configmap(
     container: Container,
     ask: CalibrationAsk,
-    configmaps: Mapping[str, Mapping[str, Any]],
+    configmaps: Mapping[str, StoredAdvice],
 ) -> str:
     """The advice ConfigMap of ``container``: the annotation's, else the one it reads that is
     the advisor's (or does not exist yet: a required reference waiting for its advice).
@@ -236,7 +236,7 @@ def advice_configmap(
     names, others = [], []
     for name in references(container):
         stored = configmaps.get(name)
-        if stored is None or _labels(stored).get(LABEL_MANAGED_BY) == APP_NAME:
+        if stored is None or stored.ours:
             names.append(name)
         else:
             others.append(name)
@@ -259,7 +259,7 @@ def advice_configmap(
 def _decide_one(
     found: _Candidate,
     owner: _Candidate,
-    configmaps: Mapping[str, Mapping[str, Any]],
+    configmaps: Mapping[str, StoredAdvice],
     jobs: Sequence[PlannedJob],
     *,
     now: datetime,
@@ -278,7 +278,7 @@ def _decide_one(
             revert=found.ask.revert,
         )
 
-    parsed, problem = _advice(configmaps.get(found.configmap), found.configmap)
+    parsed, problem = _advice(configmaps.get(found.configmap))
     shared = owner is not found
     differences: tuple[Difference, ...] = (
         (problem,)
@@ -430,26 +430,20 @@ def _fits(parsed: ParsedAdvice | None, found: _Candidate) -> Fits:
     )
 
 
-def _advice(
-    obj: Mapping[str, Any] | None, name: str
-) -> tuple[ParsedAdvice | None, InvalidAdvice | None]:
-    if obj is None:
+def _advice(stored: StoredAdvice | None) -> tuple[ParsedAdvice | None, InvalidAdvice | None]:
+    """The stored advice, or why the ConfigMap holds none that validates (nothing: no ConfigMap)."""
+    if stored is None:
         return None, None
-    try:
-        return parse_configmap(dict(obj), f"ConfigMap {name}"), None
-    except InvalidAdviceError as exc:
-        return None, InvalidAdvice(name, str(exc))
+    outcome = stored.outcome
+    if isinstance(outcome, ParsedAdvice):
+        return outcome, None
+    return None, InvalidAdvice(stored.name, str(outcome))
 
 
 def _planned(
     ref: WorkloadRef, container: str | None, configmap: str | None, cause: Cause
 ) -> Planned:
     return Planned(ref, PlanReason(cause), container=container, configmap=configmap)
-
-
-def _labels(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A ConfigMap's labels (ConfigMaps are read whole: their advice is parsed from the dict)."""
-    return mapping(mapping(obj.get("metadata")).get("labels"))
 
 
 def with_cause(planned: Planned, cause: Cause) -> Planned:

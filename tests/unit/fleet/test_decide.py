@@ -20,7 +20,8 @@ from advisor.fleet.optin import CalibrationAsk, Defaults, read_ask
 from advisor.models import Recommendation
 from advisor.models.kube import KubeJob, KubeWorkload
 from advisor.models.plan import Calibrate, Waits
-from advisor.recommend import build_recommendation, render_configmap
+from advisor.recommend import build_recommendation, content_hash, parse, render_configmap
+from advisor.recommend.stored import by_name
 from advisor.render.plan import differences_text, plan_reason_text
 from testkit.fakeapi.samples import FIXED_NOW, calibration_result, node_profile
 from tests.support.fleet_workloads import view
@@ -114,9 +115,9 @@ def plan(
     jobs: list[PlannedJob] = (),  # type: ignore[assignment]
     **kw: Any,
 ) -> list[Planned]:
-    by_name = {c["metadata"]["name"]: c for c in configmaps}
+    stored = by_name(configmaps)
     listed = [KubeWorkload.read(obj) for obj in workloads]
-    return decide(listed, by_name, jobs, defaults=DEFAULTS, settings=SETTINGS, now=NOW, **kw)
+    return decide(listed, stored, jobs, defaults=DEFAULTS, settings=SETTINGS, now=NOW, **kw)
 
 
 def only(planned: list[Planned]) -> Planned:
@@ -354,6 +355,23 @@ def test_a_configmap_shared_by_two_shapes_is_calibrated_for_the_first_only() -> 
     assert [p.verdict for p in plan([a, twin], [stored])] == ["fits", "fits"]
 
 
+def test_a_configmap_two_containers_read_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    a = deployment("a", limits={"cpu": "1"}, configmap="shared")
+    twin = deployment("b", limits={"cpu": "1"}, configmap="shared")
+    other = deployment("c", limits={"cpu": "1"}, configmap="advice-c")
+    stored = [measured_for(a, configmap="shared"), measured_for(other, configmap="advice-c")]
+    hashed: list[object] = []
+
+    def counted(env: object) -> str:
+        hashed.append(env)
+        return content_hash(env)  # type: ignore[arg-type]
+
+    # every advice that validates is hashed once as it is parsed, whoever parses it
+    monkeypatch.setattr(parse, "content_hash", counted)
+    assert [p.verdict for p in plan([a, twin, other], stored)] == ["fits", "fits", "fits"]
+    assert len(hashed) == 2
+
+
 def test_max_running_bounds_calibrations_per_node_pool() -> None:
     a = deployment(
         "a", limits={"cpu": "1"}, configmap="advice-a", pod={"nodeSelector": {"pool": "x"}}
@@ -405,7 +423,7 @@ def test_defaults_are_what_annotations_leave_unsaid() -> None:
     stored = measured_for(web)  # measured with concurrency 1
     one = decide(
         [KubeWorkload.read(web)],
-        {"advice-web": stored},
+        by_name([stored]),
         [],
         defaults=Defaults(concurrency=4),
         settings=SETTINGS,

@@ -20,6 +20,7 @@ from advisor.fleet.optin import read_ask
 from advisor.fleet.spec import label_of, spec_changes, spec_record
 from advisor.models.kube import KubeWorkload
 from advisor.models.plan import SpecChanged
+from advisor.recommend.stored import StoredAdvice
 from advisor.render.plan import difference_text, plan_reason_text
 from tests.support.fleet_workloads import view
 from tests.unit.fleet.test_decide import (
@@ -153,7 +154,7 @@ def _with(settings: JobSettings, workload: dict[str, Any], stored: dict[str, Any
     return only(
         decide(
             [KubeWorkload.read(workload)],
-            {"advice-web": stored},
+            {"advice-web": StoredAdvice.read(stored, "ConfigMap advice-web")},
             [],
             defaults=DEFAULTS,
             settings=settings,
