@@ -5,7 +5,6 @@ the Jobs as Kubernetes YAML."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
 from typing import Any, ClassVar, assert_never
 
 import yaml
@@ -62,6 +61,7 @@ from advisor.models.plan import (
     Waits,
     WrittenBack,
 )
+from advisor.models.times import duration_text
 from advisor.render.document import (
     RECORDS,
     TABLES,
@@ -73,7 +73,7 @@ from advisor.render.document import (
     View,
     grid,
 )
-from advisor.render.words import took_text
+from advisor.render.words import production_changes, took_text
 
 _COLUMNS = ("WORKLOAD", "CONTAINER", "CONFIGMAP", "DECISION", "JOB")
 _RECORD_KEYS = ("workload", "container", "configmap", "decision", "reason", "job", "namespace")
@@ -341,7 +341,7 @@ def difference_text(difference: Difference) -> str:
         case OtherContainer():
             return f"the advice was measured for {d.workload} container {d.container}"
         case TooOld():
-            return f"older than the maximum age ({_days(d.age)} old)"
+            return f"older than the maximum age ({duration_text(d.age, 'days')} old)"
         case (
             QuotaChanged()
             | PoolUnpinned()
@@ -398,11 +398,6 @@ def _show(value: str | float | None) -> str:
     if value is None:
         return "none"
     return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def _days(age: timedelta) -> str:
-    days = age.total_seconds() / 86400
-    return f"{days:.1f} days" if days >= 1 else f"{age.total_seconds() / 3600:.1f} hours"
 
 
 def _applied_text(part: Applied) -> str:
@@ -500,23 +495,7 @@ def revert_event_text(reason: PlanReason) -> str:
 
 def _figures(production: Production) -> str:
     """Before -> after: throttled share, p99 and CPU, each where known."""
-    p = production
-    parts = []
-    if p.throttled_before is not None or p.throttled_after is not None:
-        parts.append(f"throttled {_share(p.throttled_before)} -> {_share(p.throttled_after)}")
-    if p.p99_before_ms is not None or p.p99_after_ms is not None:
-        parts.append(f"p99 {_number(p.p99_before_ms, 0)} -> {_number(p.p99_after_ms, 0)} ms")
-    if p.cpu_before is not None or p.cpu_after is not None:
-        parts.append(f"CPU {_number(p.cpu_before, 2)} -> {_number(p.cpu_after, 2)} cores per pod")
-    return ", ".join(parts) or "no figures"
-
-
-def _share(value: float | None) -> str:
-    return "?" if value is None else f"{value:.0%}"
-
-
-def _number(value: float | None, digits: int) -> str:
-    return "?" if value is None else f"{value:.{digits}f}"
+    return ", ".join(production_changes(production, "cpu")) or "no figures"
 
 
 def _warns(warnings: tuple[str, ...]) -> str:

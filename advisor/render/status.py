@@ -24,6 +24,7 @@ from advisor.render.document import (
     grid,
 )
 from advisor.render.formats import plain
+from advisor.render.words import production_changes
 
 #: table columns: header -> which value of a row (or a cell made of several)
 _COLUMNS: tuple[tuple[str, str], ...] = (
@@ -204,13 +205,7 @@ def production_cell(production: Production | None) -> str:
     if production is None:
         return "-"
     p = production
-    parts = []
-    if p.throttled_before is not None or p.throttled_after is not None:
-        parts.append(f"throttled {_share(p.throttled_before)} -> {_share(p.throttled_after)}")
-    if p.p99_before_ms is not None or p.p99_after_ms is not None:
-        parts.append(f"p99 {_ms(p.p99_before_ms)} -> {_ms(p.p99_after_ms)} ms")
-    if p.load_before is not None or p.load_after is not None:
-        parts.append(f"load {_rate(p.load_before)} -> {_rate(p.load_after)} req/s")
+    parts = production_changes(p, "load")
     if p.provisional:  # its reason starts "provisional (how short the after-window is): "
         verdict = f"{p.verdict}, {p.reason}"
     elif p.verdict == "unknown":
@@ -218,20 +213,6 @@ def production_cell(production: Production | None) -> str:
     else:
         verdict = p.verdict
     return ", ".join(parts) + (": " if parts else "") + verdict
-
-
-def _rate(value: float | None) -> str:
-    if value is None:
-        return "?"
-    return f"{value:.0f}" if abs(value) >= 10 else f"{value:.2g}"
-
-
-def _share(value: float | None) -> str:
-    return "?" if value is None else f"{value:.0%}"
-
-
-def _ms(value: float | None) -> str:
-    return "?" if value is None else f"{value:.0f}"
 
 
 def _consumer_rows(rows: Sequence[AdviceStatus]) -> list[tuple[AdviceStatus, Consumer]]:

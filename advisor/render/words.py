@@ -1,13 +1,16 @@
-"""Figures in the objective's own terms, with their noise, and the short summary a run ends with.
+"""Figures in the objective's own terms, with their noise, and the short summary a run ends with;
+production's figures before and after an advice.
 
 Gains are stated as "p99 5.97 ms against 8.14 ms for TF's default (27% lower, noise ±9%)": a
 ratio such as "1.36x" reads as slower for a latency. The same sentences end ``run`` and
-``calibrate`` and fill the report, so they are written once, here.
+``calibrate`` and fill the report, so they are written once, here; so are production's "throttled
+41% -> 3%, p99 122 -> 58 ms", which ``status`` and ``plan`` both show.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, assert_never
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal, assert_never
 
 from advisor.keys import APP_NAME
 from advisor.models import (
@@ -18,6 +21,7 @@ from advisor.models import (
     NearBestRange,
     OpenReason,
     PairsVerdict,
+    Production,
     StopReason,
     SubjectInfo,
     ThreadSetting,
@@ -40,6 +44,45 @@ def near_best_line(result: CalibrationResult) -> str | None:
 
 def number(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
+
+
+def known(value: float | None, digits: int = 0) -> str:
+    """A figure that may not be known: ``?`` then."""
+    return "?" if value is None else f"{value:.{digits}f}"
+
+
+def share_text(value: float | None) -> str:
+    """A share as a whole percentage (``41%``), ``?`` when not known."""
+    return "?" if value is None else f"{value:.0%}"
+
+
+def rate_text(value: float | None) -> str:
+    """A rate to two significant figures, whole from 10 up (``0.5``, ``41``, ``1234``)."""
+    if value is None:
+        return "?"
+    return f"{value:.0f}" if abs(value) >= 10 else f"{value:.2g}"
+
+
+def production_changes(production: Production, also: Literal["load", "cpu"]) -> list[str]:
+    """``throttled 41% -> 3%``, ``p99 122 -> 58 ms`` and ``also`` (``load 40 -> 41 req/s`` or
+    ``CPU 0.50 -> 0.40 cores per pod``), each where before or after is known."""
+    p = production
+    figures: list[tuple[str, float | None, float | None, Callable[[float | None], str], str]] = [
+        ("throttled", p.throttled_before, p.throttled_after, share_text, ""),
+        ("p99", p.p99_before_ms, p.p99_after_ms, known, " ms"),
+        ("load", p.load_before, p.load_after, rate_text, " req/s")
+        if also == "load"
+        else ("CPU", p.cpu_before, p.cpu_after, _cores, " cores per pod"),
+    ]
+    return [
+        f"{what} {worded(before)} -> {worded(after)}{unit}"
+        for what, before, after, worded, unit in figures
+        if before is not None or after is not None
+    ]
+
+
+def _cores(value: float | None) -> str:
+    return known(value, 2)
 
 
 def ranked_by(result: CalibrationResult) -> Measure:
