@@ -41,7 +41,7 @@ from advisor.fleet.spec import CPU_KEYS, NODE_SELECTOR, spec_changes
 from advisor.keys import ANN_CONFIGMAP
 from advisor.models import (
     CpuFrom,
-    PlanVerdict,
+    Decision,
     Provenance,
     ServingTarget,
     WorkloadRef,
@@ -105,9 +105,15 @@ class Planned:
     revert: bool = True
 
     @property
-    def verdict(self) -> PlanVerdict:
-        """What ``plan`` decides: what its reason makes it (``PlanReason.verdict``)."""
-        return self.reason.verdict
+    def decision(self) -> Decision:
+        """What ``plan`` decides: what its reason makes it (``PlanReason.decision``)."""
+        return self.reason.decision
+
+    @property
+    def verdict(self) -> Decision:
+        """``decision``, by its former name: pipeline/production.py and its tests still ask for
+        it (to go once they ask for ``decision``)."""
+        return self.decision
 
 
 @dataclass(frozen=True)
@@ -475,7 +481,7 @@ def to_create(
             running[job.pool_hash] = running.get(job.pool_hash, 0) + 1
     start, out = [], []
     for item in planned:
-        if item.verdict != "calibrate" or item.job is None:
+        if item.decision != "calibrate" or item.job is None:
             out.append(item)
             continue
         pool = item.job.pool_hash

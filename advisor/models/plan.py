@@ -17,8 +17,9 @@ from advisor.models.production import Production
 from advisor.models.recommendation import CpuFrom
 from advisor.models.workload import WorkloadKind, WorkloadRef
 
-#: what ``plan`` decides for one opted-in workload container
-PlanVerdict = Literal["calibrate", "fits", "pending", "failed", "skipped", "revert", "suggested"]
+#: what ``plan`` decides for one opted-in workload container (a production judgement is its
+#: ``verdict``: ``Production.verdict``)
+Decision = Literal["calibrate", "fits", "pending", "failed", "skipped", "revert", "suggested"]
 
 
 class PlanDecision(StrictModel):
@@ -27,7 +28,7 @@ class PlanDecision(StrictModel):
     workload: WorkloadRef = Field(description="kubectl's name: deployment/NAME")
     container: str | None = Field(default=None, description="the serving container")
     configmap: str | None = Field(default=None, description="the advice ConfigMap it reads")
-    decision: PlanVerdict = Field(
+    decision: Decision = Field(
         description="calibrate: its advice is missing or was measured for another shape; fits: "
         "the advice matches it; pending: a calibration Job for it has not finished; failed: the "
         "last calibration Job for this spec failed; skipped: it cannot be calibrated; revert: "
@@ -469,7 +470,7 @@ class PlanReason:
     """Why a decision is what it is: its ``cause`` (fleet's decision, or the API server's answer
     that replaced it) and what applying it (or judging it in production) ``added``; put into
     words, once, by ``advisor.render.plan.plan_reason_text`` (``PlanDecision.reason``). The
-    decision follows from it (``verdict``): no one pairs a verdict with a cause by hand."""
+    decision follows from it (``decision``): no one pairs a decision with a cause by hand."""
 
     cause: Cause
     added: tuple[Applied, ...] = ()
@@ -478,19 +479,19 @@ class PlanReason:
         return PlanReason(self.cause, (*self.added, part))
 
     @property
-    def verdict(self) -> PlanVerdict:
+    def decision(self) -> Decision:
         """The decision this reason makes: its cause's, unless what was applied changed it."""
-        verdict = cause_verdict(self.cause)
+        decision = cause_decision(self.cause)
         for part in self.added:
             match part:
                 case Retried():
                     # the failed Job is deleted and the spec calibrated again
-                    verdict = "calibrate"
+                    decision = "calibrate"
                 case NotWrittenBack():
                     # nothing was reverted: the decision is the one the revert replaced
                     match self.cause:
                         case Reverted(replaced=Fits() | Calibrate() as replaced):
-                            verdict = cause_verdict(replaced)
+                            decision = cause_decision(replaced)
                         case _:
                             pass
                 case (
@@ -504,10 +505,10 @@ class PlanReason:
                     pass
                 case _:
                     assert_never(part)
-        return verdict
+        return decision
 
 
-def cause_verdict(cause: Cause) -> PlanVerdict:
+def cause_decision(cause: Cause) -> Decision:
     """What ``plan`` decides for a cause, before anything is applied."""
     match cause:
         case Calibrate():

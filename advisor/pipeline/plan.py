@@ -300,7 +300,7 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
             record_events(connection, events, now=now or datetime.now(timezone.utc), policy=policy)
         untried = {id(item): applying(item, Stopped()) for item in start if id(item) not in applied}
         decided = [applied.get(id(item), untried.get(id(item), item)) for item in decided]
-        start = [item for item in applied.values() if item.verdict == "calibrate"]
+        start = [item for item in applied.values() if item.decision == "calibrate"]
     created = [item.job.printed for item in start if item.job is not None]
     return Plan(
         namespace=namespace,
@@ -429,7 +429,7 @@ def worded(item: Planned) -> PlanDecision:
         workload=item.workload,
         container=item.container,
         configmap=item.configmap,
-        decision=item.verdict,
+        decision=item.decision,
         reason=plan_reason_text(item.reason),
         job=item.job_name,
         namespace=item.namespace,

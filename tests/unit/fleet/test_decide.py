@@ -127,7 +127,7 @@ def only(planned: list[Planned]) -> Planned:
 
 def test_no_configmap_yet_is_calibrate_with_the_job_to_create() -> None:
     one = only(plan([deployment(limits={"cpu": "1"})]))
-    assert one.verdict == "calibrate"
+    assert one.decision == "calibrate"
     assert "ConfigMap advice-web does not exist" in plan_reason_text(one.reason)
     assert one.job is not None and one.job_name == one.job.name
     assert str(one.workload) == "deployment/web"
@@ -137,7 +137,7 @@ def test_no_configmap_yet_is_calibrate_with_the_job_to_create() -> None:
 def test_advice_measured_for_the_workload_as_it_is_fits() -> None:
     web = deployment(limits={"cpu": "1"}, pod={"nodeSelector": {"pool": "a"}})
     one = only(plan([web], [measured_for(web)]))
-    assert one.verdict == "fits", plan_reason_text(one.reason)
+    assert one.decision == "fits", plan_reason_text(one.reason)
     assert one.job_name is None
 
 
@@ -188,7 +188,7 @@ def test_each_change_of_shape_is_calibrate_naming_it(change: Any, words: str) ->
     changed = copy.deepcopy(web)
     change(changed)
     one = only(plan([changed], [stored]))
-    assert one.verdict == "calibrate"
+    assert one.decision == "calibrate"
     assert words in plan_reason_text(one.reason)
     # a change of the workload since the advice: production cannot judge the advice alone
     assert isinstance(one.reason.cause, Calibrate)
@@ -198,9 +198,9 @@ def test_each_change_of_shape_is_calibrate_naming_it(change: Any, words: str) ->
 def test_older_than_max_age_is_calibrate() -> None:
     web = deployment(limits={"cpu": "1"})
     stored = measured_for(web, created_days_ago=40)
-    assert only(plan([web], [stored])).verdict == "fits"
+    assert only(plan([web], [stored])).decision == "fits"
     one = only(plan([web], [stored], max_age=timedelta(days=30)))
-    assert one.verdict == "calibrate"
+    assert one.decision == "calibrate"
     assert "older than the maximum age" in plan_reason_text(one.reason)
     assert one.reason.cause == Calibrate(one.reason.cause.differences, ())  # nothing changed
 
@@ -209,7 +209,7 @@ def test_hand_written_target_advice_is_recalibrated_for_the_workload() -> None:
     web = deployment(limits={"cpu": "1"})
     stored = measured_for(web, target=None)
     one = only(plan([web], [stored]))
-    assert one.verdict == "calibrate"
+    assert one.decision == "calibrate"
     assert "hand-written target" in plan_reason_text(one.reason)
     # no spec recorded: nothing is known to have changed since the advice
     assert isinstance(one.reason.cause, Calibrate) and one.reason.cause.changed == ()
@@ -220,19 +220,19 @@ def test_the_revert_annotation_is_carried_to_the_decision(value: str | None, rev
     annotations = {} if value is None else {"tf-thread-advisor.io/revert": value}
     web = deployment(limits={"cpu": "1"}, annotations=annotations)
     one = only(plan([web], [measured_for(web)]))
-    assert (one.verdict, one.revert) == ("fits", revert)
+    assert (one.decision, one.revert) == ("fits", revert)
 
 
 def test_a_configmap_not_written_by_the_advisor_is_never_taken() -> None:
     web = deployment(limits={"cpu": "1"})
     foreign = {"metadata": {"name": "advice-web", "namespace": "ml"}, "data": {"A": "1"}}
     one = only(plan([web], [foreign]))
-    assert one.verdict == "skipped"
+    assert one.decision == "skipped"
     assert "reads no advice ConfigMap" in plan_reason_text(one.reason)
     assert "advice-web, not written by tf-thread-advisor" in plan_reason_text(one.reason)
     web["metadata"]["annotations"]["tf-thread-advisor.io/configmap"] = "advice-web"
     named = only(plan([web], [foreign]))
-    assert (named.verdict, named.job) == ("skipped", None)
+    assert (named.decision, named.job) == ("skipped", None)
     assert "was not written by tf-thread-advisor and is never replaced" in plan_reason_text(
         named.reason
     )
@@ -241,19 +241,19 @@ def test_a_configmap_not_written_by_the_advisor_is_never_taken() -> None:
 def test_request_only_workload_is_measured_under_its_request() -> None:
     web = deployment(requests={"cpu": "1500m"})
     one = only(plan([web]))
-    assert one.verdict == "calibrate"
+    assert one.decision == "calibrate"
     assert one.job is not None and one.job.cpu_from == "request" and one.job.cpu == 1.5
     stored = measured_for(web)
-    assert only(plan([web], [stored])).verdict == "fits"
+    assert only(plan([web], [stored])).decision == "fits"
     web_limited = deployment(limits={"cpu": "1500m"}, requests={"cpu": "1500m"})
     again = only(plan([web_limited], [stored]))
-    assert again.verdict == "calibrate"
+    assert again.decision == "calibrate"
     assert "CPU request" in plan_reason_text(again.reason)
 
 
 def test_neither_limit_nor_request_is_skipped() -> None:
     one = only(plan([deployment()]))
-    assert one.verdict == "skipped"
+    assert one.decision == "skipped"
     assert "CPU" in plan_reason_text(one.reason)
 
 
@@ -275,7 +275,7 @@ def test_neither_limit_nor_request_is_skipped() -> None:
 def test_a_bad_annotation_is_skipped_naming_it(annotations: dict[str, str], named: str) -> None:
     web = deployment(limits={"cpu": "1"}, annotations=annotations)
     one = only(plan([web]))
-    assert one.verdict == "skipped"
+    assert one.decision == "skipped"
     assert named in plan_reason_text(one.reason)
 
 
@@ -284,7 +284,7 @@ def test_several_containers_need_the_container_annotation() -> None:
     sidecar = {"name": "proxy", "image": "envoy", "resources": {"limits": {"cpu": "1"}}}
     web["spec"]["template"]["spec"]["containers"].append(sidecar)
     one = only(plan([web]))
-    assert one.verdict == "skipped"
+    assert one.decision == "skipped"
     assert "tf-thread-advisor.io/container" in plan_reason_text(one.reason)
     web["metadata"]["annotations"]["tf-thread-advisor.io/container"] = "server"
     assert only(plan([web])).container == "server"
@@ -293,11 +293,11 @@ def test_several_containers_need_the_container_annotation() -> None:
 def test_no_mounted_advice_needs_the_configmap_annotation() -> None:
     web = deployment(limits={"cpu": "1"}, configmap=None)
     one = only(plan([web]))
-    assert one.verdict == "skipped"
+    assert one.decision == "skipped"
     assert "tf-thread-advisor.io/configmap" in plan_reason_text(one.reason)
     web["metadata"]["annotations"]["tf-thread-advisor.io/configmap"] = "advice-new"
     named = only(plan([web]))
-    assert (named.verdict, named.configmap) == ("calibrate", "advice-new")
+    assert (named.decision, named.configmap) == ("calibrate", "advice-new")
 
 
 def _job(planned: Planned, **status: Any) -> PlannedJob:
@@ -309,7 +309,7 @@ def test_a_running_job_for_the_same_spec_is_pending() -> None:
     web = deployment(limits={"cpu": "1"})
     first = only(plan([web]))
     one = only(plan([web], jobs=[_job(first, active=1)]))
-    assert one.verdict == "pending"
+    assert one.decision == "pending"
     assert one.job_name == first.job_name
 
 
@@ -328,7 +328,7 @@ def test_a_failed_job_is_failed_with_its_reason_and_exit_code() -> None:
         ]
     }
     one = only(plan([web], jobs=[_job(first, **failed)]))
-    assert one.verdict == "failed"
+    assert one.decision == "failed"
     assert "PodFailurePolicy" in plan_reason_text(one.reason)
     assert "exit 4: model" in plan_reason_text(one.reason)
 
@@ -338,7 +338,7 @@ def test_an_earlier_specs_running_job_makes_the_new_spec_wait() -> None:
     earlier = only(plan([web]))
     resized = deployment(limits={"cpu": "2"})
     one = only(plan([resized], jobs=[_job(earlier, active=1)]))
-    assert one.verdict == "pending"
+    assert one.decision == "pending"
     assert one.job_name == earlier.job_name
     assert "earlier spec" in plan_reason_text(one.reason)
 
@@ -347,12 +347,12 @@ def test_a_configmap_shared_by_two_shapes_is_calibrated_for_the_first_only() -> 
     a = deployment("a", limits={"cpu": "1"}, configmap="shared")
     b = deployment("b", limits={"cpu": "2"}, configmap="shared")
     first, second = plan([b, a])
-    assert (str(first.workload), first.verdict) == ("deployment/a", "calibrate")
-    assert second.verdict == "skipped"
+    assert (str(first.workload), first.decision) == ("deployment/a", "calibrate")
+    assert second.decision == "skipped"
     assert "shares ConfigMap shared with deployment/a" in plan_reason_text(second.reason)
     twin = deployment("b", limits={"cpu": "1"}, configmap="shared")
     stored = measured_for(a, configmap="shared")
-    assert [p.verdict for p in plan([a, twin], [stored])] == ["fits", "fits"]
+    assert [p.decision for p in plan([a, twin], [stored])] == ["fits", "fits"]
 
 
 def test_a_configmap_two_containers_read_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -368,7 +368,7 @@ def test_a_configmap_two_containers_read_is_parsed_once(monkeypatch: pytest.Monk
 
     # every advice that validates is hashed once as it is parsed, whoever parses it
     monkeypatch.setattr(parse, "content_hash", counted)
-    assert [p.verdict for p in plan([a, twin, other], stored)] == ["fits", "fits", "fits"]
+    assert [p.decision for p in plan([a, twin, other], stored)] == ["fits", "fits", "fits"]
     assert len(hashed) == 2
 
 
@@ -386,7 +386,7 @@ def test_max_running_bounds_calibrations_per_node_pool() -> None:
     start, shown = to_create(decided, [], max_running=1)
     assert [str(p.workload) for p in start] == ["deployment/a", "deployment/c"]
     waiting = next(p for p in shown if str(p.workload) == "deployment/b")
-    assert waiting.verdict == "calibrate" and waiting.job is not None
+    assert waiting.decision == "calibrate" and waiting.job is not None
     assert waiting.reason.added == (Waits(busy=1, pool=waiting.job.pool, max_running=1),)
     assert "waits" in plan_reason_text(waiting.reason)
     start, _ = to_create(decided, [], max_running=2)
@@ -411,9 +411,9 @@ def test_statefulsets_are_planned_too_and_other_kinds_are_not() -> None:
     sts = deployment("db", limits={"cpu": "1"}, kind="StatefulSet")
     one = only(plan([sts]))
     assert str(one.workload) == "statefulset/db"
-    assert one.verdict == "calibrate"
+    assert one.decision == "calibrate"
     ds = deployment("agent", limits={"cpu": "1"}, kind="DaemonSet")
-    assert only(plan([ds])).verdict == "skipped"
+    assert only(plan([ds])).decision == "skipped"
 
 
 def test_defaults_are_what_annotations_leave_unsaid() -> None:
@@ -429,7 +429,7 @@ def test_defaults_are_what_annotations_leave_unsaid() -> None:
         settings=SETTINGS,
         now=NOW,
     )[0]
-    assert one.verdict == "calibrate" and "concurrency was 1, is now 4" in plan_reason_text(
+    assert one.decision == "calibrate" and "concurrency was 1, is now 4" in plan_reason_text(
         one.reason
     )
 
@@ -447,4 +447,4 @@ def test_a_key_reference_to_an_advice_key_names_the_configmap_and_others_do_not(
         },
     ]
     one = only(plan([web]))
-    assert (one.verdict, one.configmap) == ("calibrate", "advice-keys")
+    assert (one.decision, one.configmap) == ("calibrate", "advice-keys")

@@ -263,7 +263,7 @@ def test_plan_skips_each_with_its_reason_and_calibrates_the_shared_claim() -> No
         now=datetime(2026, 1, 1, tzinfo=timezone.utc),
         claims=claims,
     )
-    verdicts = {str(p.workload): (p.verdict, plan_reason_text(p.reason)) for p in decided}
+    verdicts = {str(p.workload): (p.decision, plan_reason_text(p.reason)) for p in decided}
     assert verdicts["deployment/b"][0] == "calibrate"
     assert verdicts["deployment/a"][0] == "skipped" and "Claim rwo," in verdicts["deployment/a"][1]
     assert verdicts["statefulset/c"][0] == "skipped"
