@@ -24,9 +24,9 @@ Weights are Keras random initialisations under a fixed seed; the warmup requests
 unless given, sequence lengths 8..128 for ``bert``, real JPEGs from ``tf.io.encode_jpeg``,
 sentences from the vocabulary, ids spread over the whole tables) come from a seeded NumPy
 generator, so one seed gives the same bytes every time. Sizes are chosen so one request takes a
-few milliseconds on one core of the project's CI machine: measured there with 1/1 threads over
-the warmup requests, p50 1.6-7 ms and p99 2.8-11.6 ms (``tfexample`` lightest, ``bert``
-heaviest).
+few milliseconds on one core of the project's CI machine with 1/1 threads over the warmup
+requests (``tfexample`` lightest, ``bert`` heaviest; the figures: docs/benchmark.md, "The serving
+family").
 
 TensorFlow and ``tensorflow_serving`` are imported inside the functions that need them: building
 starts TensorFlow, so callers run it in a child process (``python -m testkit.serving_models

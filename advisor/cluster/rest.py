@@ -2,8 +2,8 @@
 configuration, credentials, TLS and connection pool) without its generated API classes.
 
 Why: since client 37 each generated API class imports every model of its API group when it is
-imported (``CoreV1Api`` alone about 0.7 s of CPU, the three ``plan`` uses about 0.9 s), while the
-advisor reads and writes plain dicts and never builds a model. A call here is the request the
+imported (most of a second of CPU for the three ``plan`` uses, as measured in docs/benchmark.md,
+"Fleet planning"), while the advisor reads and writes plain dicts and never builds a model. A call here is the request the
 generated method sends: its path, its query parameters under their wire names and in its order,
 ``Accept: application/json``, with a body the Content-Type the method would choose (JSON; a
 server-side apply's, a strategic merge patch's; none for a delete's options), the client's user

@@ -38,9 +38,9 @@ class read_once(Generic[_T]):
     without calling this descriptor again.
 
     ``functools.cached_property`` does the same, but before Python 3.12 takes a lock on every
-    first read, which makes each some 0.4 us dearer (1.0 against 0.6 us): ``plan`` makes about
-    20 a workload. A view is read by one thread, and reading a field twice gives the same value
-    anyway."""
+    first read, which measured dearer per read, and ``plan`` makes about 20 a workload (the
+    figures: docs/benchmark.md, "Fleet planning"). A view is read by one thread, and reading a
+    field twice gives the same value anyway."""
 
     def __init__(self, read: Callable[[Any], _T]) -> None:
         self.read = read
