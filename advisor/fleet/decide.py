@@ -91,7 +91,7 @@ class Planned:
     running or failed), with the Job it would create (calibrate) or concerns (pending, failed).
 
     ``reason`` is why, typed: the decision's cause and what planning and applying it did, which
-    the pipeline puts into words (``advisor.render.plan.plan_reason_text``)."""
+    the pipeline puts into words (``advisor.render.plan_reasons.plan_reason_text``)."""
 
     workload: WorkloadRef
     reason: PlanReason

@@ -193,7 +193,7 @@ class Refused:
 
 # ------------------------------------------------------------------------------------------------
 # how a stored advice differs from the container now: what differs, as it was and as it is; put
-# into words by ``advisor.render.plan.difference_text``
+# into words by ``advisor.render.plan_reasons.difference_text``
 
 
 @dataclass(frozen=True)
@@ -469,7 +469,7 @@ Cause = (
 class PlanReason:
     """Why a decision is what it is: its ``cause`` (fleet's decision, or the API server's answer
     that replaced it) and what applying it (or judging it in production) ``added``; put into
-    words, once, by ``advisor.render.plan.plan_reason_text`` (``PlanDecision.reason``). The
+    words, once, by ``advisor.render.plan_reasons.plan_reason_text`` (``PlanDecision.reason``). The
     decision follows from it (``decision``): no one pairs a decision with a cause by hand."""
 
     cause: Cause

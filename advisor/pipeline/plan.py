@@ -70,7 +70,7 @@ from advisor.pipeline.source import (
 )
 from advisor.recommend import annotation_key_problem
 from advisor.recommend.stored import StoredAdvice, by_name
-from advisor.render.plan import plan_reason_text
+from advisor.render.plan_reasons import plan_reason_text
 
 if TYPE_CHECKING:
     from advisor.cluster import Connection, RetryPolicy

@@ -28,7 +28,7 @@ from advisor.fleet.jobs import PlannedJob
 from advisor.fleet.retry import decision_key, job_key
 from advisor.models import WorkloadKind, WorkloadRef
 from advisor.models.plan import WrittenBack
-from advisor.render.plan import plan_reason_text, revert_event_text
+from advisor.render.plan_reasons import plan_reason_text, revert_event_text
 
 if TYPE_CHECKING:
     from advisor.cluster import Connection, RetryPolicy

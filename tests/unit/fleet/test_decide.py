@@ -22,7 +22,7 @@ from advisor.models.kube import KubeJob, KubeWorkload
 from advisor.models.plan import Calibrate, Waits
 from advisor.recommend import build_recommendation, content_hash, parse, render_configmap
 from advisor.recommend.stored import by_name
-from advisor.render.plan import differences_text, plan_reason_text
+from advisor.render.plan_reasons import differences_text, plan_reason_text
 from testkit.fakeapi.samples import FIXED_NOW, calibration_result, node_profile
 from tests.support.fleet_workloads import view
 

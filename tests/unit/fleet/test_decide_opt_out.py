@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from advisor.keys import LABEL_CALIBRATE
-from advisor.render.plan import plan_reason_text
+from advisor.render.plan_reasons import plan_reason_text
 from tests.unit.fleet.test_decide import deployment, measured_for, only, plan
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from advisor.fleet.decide import Planned
 from advisor.fleet.retry import retry_failed
 from advisor.models.plan import PlanReason, Retried
-from advisor.render.plan import plan_reason_text
+from advisor.render.plan_reasons import plan_reason_text
 from tests.unit.fleet.test_decide import _job, deployment, only, plan
 
 FAILED = {"conditions": [{"type": "Failed", "status": "True", "reason": "DeadlineExceeded"}]}

@@ -12,7 +12,7 @@ from advisor.fleet.jobs import planned_job
 from advisor.fleet.scope import by_namespace, opted_in_namespaces, without_service_account
 from advisor.keys import NAMESPACE_SELECTOR
 from advisor.models.kube import KubeJob, KubeWorkload, ObjectMeta
-from advisor.render.plan import plan_reason_text
+from advisor.render.plan_reasons import plan_reason_text
 from tests.unit.fleet.test_decide import deployment, measured_for, plan
 
 POOL = {"nodeSelector": {"pool": "shared"}}

@@ -21,7 +21,7 @@ from advisor.fleet.spec import label_of, spec_changes, spec_record
 from advisor.models.kube import KubeWorkload
 from advisor.models.plan import SpecChanged
 from advisor.recommend.stored import StoredAdvice
-from advisor.render.plan import difference_text, plan_reason_text
+from advisor.render.plan_reasons import difference_text, plan_reason_text
 from tests.support.fleet_workloads import view
 from tests.unit.fleet.test_decide import (
     DEFAULTS,

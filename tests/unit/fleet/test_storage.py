@@ -15,7 +15,7 @@ from advisor.fleet.optin import Defaults, OptInError, read_ask
 from advisor.fleet.storage import object_storage_scheme
 from advisor.keys import ANN_MODEL
 from advisor.models.kube import KubeClaim, KubeWorkload
-from advisor.render.plan import plan_reason_text
+from advisor.render.plan_reasons import plan_reason_text
 from tests.support.fleet_workloads import SETTINGS, container, deployment, statefulset, view
 
 MODEL = "/models/resnet/1"

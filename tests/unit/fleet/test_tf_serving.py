@@ -18,7 +18,7 @@ from advisor.fleet.spec import MODEL_PATH
 from advisor.fleet.tf_serving import ServedModel, served_model
 from advisor.keys import ANN_MODEL
 from advisor.models.kube import Container, KubeWorkload
-from advisor.render.plan import plan_reason_text
+from advisor.render.plan_reasons import plan_reason_text
 from tests.support.fleet_workloads import SETTINGS, advisor, arg, container, copier, deployment
 from tests.support.fleet_workloads import derive as derive_with
 
