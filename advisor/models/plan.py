@@ -1,5 +1,12 @@
 """Fleet mode's plan: every opted-in workload container and what ``plan`` does about its advice
-(filled by ``advisor.pipeline.plan``)."""
+(filled by ``advisor.pipeline.plan``), and why, typed: each cause, difference and applied part a
+decision's reason can hold, and the rule from a reason to its decision.
+
+One module, though over 500 lines: it is one vocabulary of small frozen dataclasses and the
+closed unions over them (``Cause``, ``Difference``, ``Applied``), which ``PlanReason.decision``
+here and ``advisor.render.plan_reasons`` match exhaustively (``assert_never``); a new kind of
+reason is added to its union and both matches in one place.
+"""
 
 from __future__ import annotations
 
