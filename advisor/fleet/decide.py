@@ -20,6 +20,7 @@ since one ConfigMap cannot hold two shapes' advice.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -150,29 +151,41 @@ def decide(
     now: datetime,
     max_age: timedelta | None = None,
     claims: Mapping[str, KubeClaim] | None = None,
+    keep_advice: bool = False,
 ) -> list[Planned]:
     """A decision per opted-in container of ``workloads`` (one without a name is no workload),
-    given the namespace's ConfigMaps (each advice parsed once, however many containers read it)
-    and PersistentVolumeClaims by name and the planner's Jobs there. Sorted by workload."""
+    given the namespace's ConfigMaps and PersistentVolumeClaims by name and the planner's Jobs
+    there. Sorted by workload.
+
+    Each advice is parsed once, however many containers read it, and forgotten once the last of
+    them is decided, unless ``keep_advice`` (someone asks it again: production's judge): a plan
+    kept every parsed advice measurably slower than one that let each go (docs/benchmark.md,
+    "Fleet planning")."""
     jobs = list(jobs)
     out: list[Planned] = []
     owners: dict[str, _Candidate] = {}
     listed = [obj for obj in workloads if obj.name]
+    found: list[tuple[KubeWorkload, _Candidate | Planned]] = []
     for obj in sorted(listed, key=lambda item: str(item.ref)):
-        ref = obj.ref
         try:
             if not opted_in(obj.metadata.labels):
                 continue
         except OptInError as exc:
-            out.append(_in_namespace(_planned(ref, None, None, Skipped(str(exc))), obj))
+            found.append((obj, _planned(obj.ref, None, None, Skipped(str(exc)))))
             continue
-        found = _candidate(obj, configmaps, defaults, settings, claims=claims)
-        if isinstance(found, Planned):
-            out.append(_in_namespace(found, obj))
+        found.append((obj, _candidate(obj, configmaps, defaults, settings, claims=claims)))
+    readers = Counter(one.configmap for _, one in found if isinstance(one, _Candidate))
+    for obj, one in found:
+        if isinstance(one, Planned):
+            out.append(_in_namespace(one, obj))
             continue
-        owner = owners.setdefault(found.configmap, found)
-        decided = _decide_one(found, owner, configmaps, jobs, now=now, max_age=max_age)
+        owner = owners.setdefault(one.configmap, one)
+        decided = _decide_one(one, owner, configmaps, jobs, now=now, max_age=max_age)
         out.append(_in_namespace(decided, obj))
+        readers[one.configmap] -= 1
+        stored = configmaps.get(one.configmap)
+        if not readers[one.configmap] and not keep_advice and stored is not None:
+            stored.forget()
     return out
 
 

@@ -391,37 +391,36 @@ class KubePod:
 
 @dataclass(frozen=True)
 class KubeConfigMap:
-    """A ConfigMap as listed: its metadata, read when first asked for (``plan`` lists every
-    ConfigMap of a namespace and asks most only their name).
+    """A ConfigMap as listed: its name, and its namespace, labels and annotations, each read when
+    first asked for (``plan`` lists every ConfigMap of a namespace and asks most only their name).
 
     The advice it may carry is not read here: ``advisor.recommend.stored`` parses it from the
     dict whole, by the advice's strict rules, once per ConfigMap."""
 
     raw: dict[str, Any] = field(default_factory=dict)
+    #: read as listed: what the ConfigMaps are found by
+    name: str = ""
 
     @classmethod
     def read(cls, value: Any) -> KubeConfigMap:
-        return cls(mapping(value))
+        raw = mapping(value)
+        return cls(raw, _text(mapping(raw.get("metadata")).get("name")))
 
     @read_once
-    def metadata(self) -> ObjectMeta:
-        return ObjectMeta.read(self.raw.get("metadata"))
+    def _metadata(self) -> dict[str, Any]:
+        return mapping(self.raw.get("metadata"))
 
-    @property
-    def name(self) -> str:
-        return self.metadata.name
-
-    @property
+    @read_once
     def namespace(self) -> str:
-        return self.metadata.namespace
+        return _text(self._metadata.get("namespace"))
 
-    @property
+    @read_once
     def labels(self) -> dict[str, Any]:
-        return self.metadata.labels
+        return mapping(self._metadata.get("labels"))
 
-    @property
+    @read_once
     def annotations(self) -> dict[str, Any]:
-        return self.metadata.annotations
+        return mapping(self._metadata.get("annotations"))
 
     @property
     def managed_by(self) -> Any:

@@ -326,7 +326,8 @@ class _Listed:
     claims: dict[str, dict[str, KubeClaim]]
     accounts: set[str] | None = None
     #: the same ConfigMaps as the dicts listed, which production's judge reads and parses again
-    #: (``pipeline.production.judged_plans``: until it takes ``configmaps``)
+    #: (``pipeline.production.judged_plans``: until it takes ``configmaps``, and ``decide`` is
+    #: told to keep each parsed advice for it, ``keep_advice``)
     configmap_objects: dict[str, dict[str, Mapping[str, Any]]] = field(default_factory=dict)
 
 

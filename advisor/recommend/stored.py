@@ -4,7 +4,8 @@
 A plan asks one ConfigMap's advice for every container that reads it (two may share one), and
 production asks it again; a status shows it and judges each of its consumers by it. Each asks
 this object, which parses the ConfigMap (``parse_configmap``, the rules every write obeys) when
-first asked and keeps the outcome: the advice, or why it is not one. The advice it replaced
+first asked and keeps the outcome: the advice, or why it is not one, until told to let it go
+(``forget``: a plan lets each go once its last reader is decided). The advice it replaced
 (``previous``) is read the same way.
 """
 
@@ -26,12 +27,17 @@ class StoredAdvice:
     """One ConfigMap as listed, and the advice in it once asked for."""
 
     configmap: KubeConfigMap
-    #: what a message about its advice names it as (``ConfigMap``, ``ConfigMap NAME``)
-    source: str = "ConfigMap"
+    #: what a message about its advice names it as (``ConfigMap``; None: ``ConfigMap NAME``)
+    named_as: str | None = "ConfigMap"
 
     @classmethod
-    def read(cls, obj: Any, source: str = "ConfigMap") -> StoredAdvice:
+    def read(cls, obj: Any, source: str | None = "ConfigMap") -> StoredAdvice:
         return cls(KubeConfigMap.read(obj), source)
+
+    @property
+    def source(self) -> str:
+        """What a message about its advice names it as."""
+        return f"ConfigMap {self.name}" if self.named_as is None else self.named_as
 
     @property
     def name(self) -> str:
@@ -56,6 +62,10 @@ class StoredAdvice:
         outcome = self.outcome
         return outcome if isinstance(outcome, ParsedAdvice) else None
 
+    def forget(self) -> None:
+        """Let the parsed advice go (nobody asks it again): the next ask parses it again."""
+        self.__dict__.pop("outcome", None)
+
     @read_once
     def previous(self) -> Previous | None:
         """The advice this one replaced, as the ConfigMap keeps it (None: none, or unreadable)."""
@@ -68,5 +78,5 @@ def by_name(objects: Iterable[Any], source: str | None = None) -> dict[str, Stor
     out = {}
     for obj in objects:
         view = KubeConfigMap.read(obj)
-        out[view.name] = StoredAdvice(view, f"ConfigMap {view.name}" if source is None else source)
+        out[view.name] = StoredAdvice(view, source)
     return out

@@ -372,6 +372,19 @@ def test_a_configmap_two_containers_read_is_parsed_once(monkeypatch: pytest.Monk
     assert len(hashed) == 2
 
 
+def test_each_advice_is_let_go_after_its_last_reader_unless_kept() -> None:
+    a = deployment("a", limits={"cpu": "1"}, configmap="shared")
+    twin = deployment("b", limits={"cpu": "1"}, configmap="shared")
+    for keep in (False, True):
+        stored = by_name([measured_for(a, configmap="shared")])
+        listed = [KubeWorkload.read(obj) for obj in (a, twin)]
+        decided = decide(
+            listed, stored, [], defaults=DEFAULTS, settings=SETTINGS, now=NOW, keep_advice=keep
+        )
+        assert [p.decision for p in decided] == ["fits", "fits"]
+        assert ("outcome" in vars(stored["shared"])) is keep
+
+
 def test_max_running_bounds_calibrations_per_node_pool() -> None:
     a = deployment(
         "a", limits={"cpu": "1"}, configmap="advice-a", pod={"nodeSelector": {"pool": "x"}}

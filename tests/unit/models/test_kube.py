@@ -215,10 +215,10 @@ def test_a_configmap_reads_its_metadata_when_asked_and_keeps_the_dict() -> None:
         "data": {"TF_NUM_INTRAOP_THREADS": "2"},
     }
     view = KubeConfigMap.read(obj)
-    assert "metadata" not in vars(view)  # read when first asked for
+    assert "labels" not in vars(view)  # read when first asked for
     assert (view.name, view.namespace, view.annotations) == ("advice", "ml", {"a": "b"})
     assert view.managed_by == "tf-thread-advisor" and view.raw is obj
-    assert view.metadata is view.metadata
+    assert view.labels is view.labels
     junk = KubeConfigMap.read({"metadata": {"name": 7, "labels": ["x"]}})
     assert (junk.name, junk.labels, junk.managed_by) == ("", {}, None)
     assert KubeConfigMap.read("junk").raw == {}
