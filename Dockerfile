@@ -62,9 +62,7 @@ ARG TARGETARCH
 # (`--build-arg PIP_CERT=/run/host-ca.crt -v host-ca.crt:/run/host-ca.crt:ro`); never in the image.
 ARG PIP_CERT
 # One RUN, so that the removed files never land in a layer. What each removal saves: see the top.
-# --no-deps: every package is pinned with its hash, and tensorflow-serving-api (the PredictionLog
-# protos warmup files are read with) is pinned without its requirement of the `tensorflow`
-# distribution, which would be a second TensorFlow beside tensorflow-cpu on amd64.
+# --no-deps: every package is pinned with its hash, so pip resolves nothing here.
 # (SC2046: the platform arguments are separate words on purpose.)
 # hadolint ignore=SC2046
 RUN set -eu; \

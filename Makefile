@@ -4,12 +4,13 @@
 PYTHON ?= python3
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
 
-.PHONY: test deps lint pytest bench image
+.PHONY: test deps lint pytest e2e cluster cluster-down bench image
 
 test: deps lint pytest
 
 deps:
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	# the tests' warmup files are written with TF Serving's own protos (the advisor needs none)
 	PYTHON=$(PYTHON) bash scripts/install-serving-api.sh
 	bash scripts/install-test-tools.sh
 
@@ -22,8 +23,21 @@ lint:
 	$(PYTHON) -m mypy
 	lint-imports
 
+# every tier but e2e, then the e2e tier on its own, so the real cluster runs beside no timed test
 pytest:
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest -m "not e2e"
+	$(MAKE) e2e
+
+# the e2e tier alone: brings the real cluster up (testkit/realcluster), runs tests/e2e, takes it down
+e2e:
+	$(PYTHON) -m pytest tests/e2e
+
+# the real single-node cluster by hand: `export KUBECONFIG=$$(make -s cluster | tail -1)`
+cluster:
+	$(PYTHON) -m testkit.realcluster up
+
+cluster-down:
+	$(PYTHON) -m testkit.realcluster down
 
 bench:
 	$(PYTHON) -m benchmarks quality --quick --json bench.json

@@ -17,7 +17,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "repeatability": ("repeatability", "how far recorded runs' grids disagree"),
     "stability": ("stability", "N real runs against one ConfigMap: data changes, each one judged"),
     "scaling": ("scaling", "the real search on simulated nodes of 2..256 CPUs"),
+    "false-change": ("false_change", "calibration's P(change) on flat and 30%-gain landscapes"),
     "fleet": ("fleet", "plan over N opted-in workloads in K namespaces (fake API server)"),
+    "production": ("production_errors", "production verdicts' error rates on generated series"),
 }
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from advisor.models import ADVICE_ENV_NAMES, ThreadSetting, setting_env
+from advisor.models import TENSORFLOW, ThreadSetting
 from benchmarks import REPO
 from benchmarks.cgroups import RealCgroup, move
 
@@ -59,9 +59,9 @@ class Arm:
 
     def env(self, base: dict[str, str]) -> dict[str, str]:
         """The environment a Deployment gets from the advice ConfigMap (or none of it)."""
-        env = {k: v for k, v in base.items() if k not in ADVICE_ENV_NAMES}
+        env = {k: v for k, v in base.items() if k not in TENSORFLOW.thread_names}
         env["TF_CPP_MIN_LOG_LEVEL"] = "2"
-        env.update(setting_env(self.setting))
+        env.update(TENSORFLOW.setting_env(self.setting))
         return env
 
 

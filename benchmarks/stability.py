@@ -51,14 +51,12 @@ from advisor import __version__
 from advisor.errors import AdvisorError
 from advisor.keys import HASH_ANNOTATION
 from advisor.models import (
-    ENV_INTER_OP,
-    ENV_INTRA_OP,
+    TENSORFLOW,
     CalibrationResult,
     Measurement,
     NodeProfile,
     SubjectInfo,
     ThreadSetting,
-    env_setting,
 )
 from advisor.models.option_table import OPTION
 from advisor.pipeline.drift import installed_tf_version
@@ -195,9 +193,9 @@ class Change:
 def stored_setting(data: Mapping[str, str] | None) -> ThreadSetting:
     """The threads a consumer runs with under ``data``: TF's default where it sets none (an empty
     or missing ConfigMap)."""
-    if not data or not {ENV_INTRA_OP, ENV_INTER_OP} & set(data):
+    if not data or not {TENSORFLOW.intra_op, TENSORFLOW.inter_op} & set(data):
         return ThreadSetting.TF_DEFAULT
-    return env_setting(data)
+    return TENSORFLOW.env_setting(data)
 
 
 def changes_of(runs: Sequence[Mapping[str, Any]], before: Mapping[str, str] | None) -> list[Change]:

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Installs tensorflow-serving-api for the installed TensorFlow (same major.minor), without its
-# dependencies: the advisor reads TF Serving's warmup files (TFRecords of PredictionLog) with its
-# protos. The package requires the `tensorflow` distribution, so a plain `pip install` puts
-# `tensorflow` beside an installed `tensorflow-cpu`: two TensorFlows in one environment, the
-# second overwriting the first's files. Its modules are pure-Python protos over TensorFlow's own
-# (protobuf comes with TensorFlow; grpcio, its other requirement, is only for calling a server).
+# dependencies, for the tests only: they write TF Serving models' warmup files (TFRecords of
+# PredictionLog) with TF Serving's own protos, so that reading them checks the advisor's
+# definitions of those messages (advisor/trials/child/serving_protos.py), which is all the
+# advisor itself reads them with. The package requires the `tensorflow` distribution, so a plain
+# `pip install` puts `tensorflow` beside an installed `tensorflow-cpu`: two TensorFlows in one
+# environment, the second overwriting the first's files. Its modules are pure-Python protos over
+# TensorFlow's own (protobuf comes with TensorFlow; grpcio, its other requirement, is only for
+# calling a server).
 set -euo pipefail
 PYTHON="${PYTHON:-python3}"
 version="$("$PYTHON" - <<'PY'

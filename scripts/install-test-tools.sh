@@ -75,13 +75,36 @@ install_prometheus() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null
 }
 
+# the e2e tier's real cluster (testkit/realcluster): Debian's containerd, runc, CNI plugins and
+# iptables for the node, gcc for the pause image, and the Kubernetes binaries built from the
+# official sources with Go, once per release into a cache outside the checkout (cold: about ten
+# minutes on 2 cores; a cached build returns at once)
+install_cluster() {
+  local missing=()
+  for tool in containerd runc iptables conntrack gcc; do
+    command -v "$tool" >/dev/null || missing+=("$tool")
+  done
+  [[ -x /usr/lib/cni/bridge ]] || missing+=(cni)
+  if ((${#missing[@]})); then
+    log "installing containerd, runc, the CNI plugins, iptables, conntrack and gcc with apt"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc containernetworking-plugins \
+      iptables conntrack gcc libc6-dev >/dev/null
+  fi
+  if ! command -v go >/dev/null && [[ -x /usr/local/go/bin/go ]]; then
+    export PATH="$PATH:/usr/local/go/bin"
+  fi
+  "$PYTHON" -m testkit.realcluster build >/dev/null
+}
+
 install_helm_kubectl
 if [[ "$(id -u)" == "0" ]]; then
   install_chromium
   install_prometheus
+  install_cluster
   # the container tier builds and runs both architectures: podman, qemu + binfmt for arm64, and
   # a base image per architecture in the project's own store (scripts/image-setup.sh)
   bash scripts/image-setup.sh linux/amd64,linux/arm64
 else
-  log "not root: podman, qemu, the base images, chromium and prometheus are left out (their tests will skip)"
+  log "not root: podman, qemu, the base images, chromium, prometheus and the real cluster are left out (their tests will skip)"
 fi

@@ -112,13 +112,6 @@ class SearchSettings:
     #: race windows every setting still in the race needs before the race may end settled
     #: (perf_analyzer's three windows); the noise band of fewer is wide enough to keep it open
     settle_windows: int = 3
-    #: a replaced incumbent settles the race once the advice's pooled median beat it by at least
-    #: ``clear_margin`` times the noise band of the two, or by at least ``replace_margin`` times it
-    #: with the advice ahead (by any amount) in every one of at least ``replace_rounds`` race
-    #: rounds that measured both; a narrower win: the budget decides, as it always did
-    clear_margin: float = 3.0
-    replace_margin: float = 2.0
-    replace_rounds: int = 5
     #: two settings within TRADE_OFF of each other are a settled tie only once the noise band of
     #: the two is at most this: close medians over few or spread windows (a band of 15-25%) can
     #: still be 15% apart

@@ -16,13 +16,19 @@ gain; when the advice is within the band of it, the gain is reported as 1.0 with
 chosen setting's and the baseline's own.
 
 Change only on evidence: the advice in force (the incumbent: the stored advice, else TF's default)
-stands until a setting beats it beyond the noise band of the two (at least MIN_BAND). Without that
-rule the pick among settings within noise moves with the noise from run to run, and every move is
-a rollout of every consumer for a difference the measurement itself calls no difference. Nor
-does a win the race's rounds do not reproduce (``statistics.holds_in_rounds``): beside a noisy
-neighbour a few bursts on the incumbent's windows move its median, and a claimed gain that the
-interleaved rounds do not show is no gain. When
-settings do beat it, the advice is the cheapest of those that are also within TRADE_OFF of the
+stands until a setting wins the sequential paired test against it (``statistics.paired_test``): in
+the race rounds that measured both, it was better by more than TRADE_OFF in enough of them that
+the chance of that, for a setting no more than TRADE_OFF better, is below ``REPLACE_ALPHA`` split
+over the challengers, at whichever round it is asked. The pooled medians and their noise band do
+not decide it: beside a noisy neighbour a few bursts on the incumbent's windows move its median,
+and the machine's drift moves every window, where the two windows of a round share both. Without
+the rule the pick among settings within noise moves with the noise from run to run, and every
+move is a rollout of every consumer for a difference the measurement itself calls no difference.
+Under an objective's bound (an SLO), a setting that surely meets it (the upper bound of its p99
+median, ``statistics.bounds``, within it) replaces an incumbent that surely misses it (the lower
+bound beyond), with no test of the rounds; one that misses it where the incumbent meets it never
+replaces it; otherwise the rounds decide, on the bound's measure unless both meet it.
+When settings do pass, the advice is the cheapest of those that are also within TRADE_OFF of the
 best, so the usual trade of a little speed for fewer threads never goes below the incumbent.
 """
 
@@ -33,8 +39,12 @@ from dataclasses import dataclass
 
 from advisor.calibrate.statistics import (
     ConfigStats,
+    PairedEvidence,
+    bounds,
     holds_in_rounds,
     noise_band,
+    paired_band,
+    paired_test,
     ratio,
     within,
 )
@@ -82,7 +92,7 @@ class Choice:
     notes: tuple[Note, ...]
     #: the advice in force as measured here (None: it could not be measured, so it cannot stand)
     incumbent: ConfigStats | None = None
-    #: the incumbent is still the advice: nothing beat it beyond the noise of the two
+    #: the incumbent is still the advice: no setting won the paired test against it
     kept: bool = False
     #: replaced: the advice against the incumbent as a ratio of medians (>1 = better)
     versus_incumbent: float | None = None
@@ -90,10 +100,72 @@ class Choice:
     incumbent_band: float | None = None
     #: the noise band of the advice and the baseline (the +- of ``gain``)
     gain_band: float | None = None
+    #: replaced: the evidence the advice replaced the incumbent on; kept: the leader's against it
+    #: (None: the incumbent led, or was not measured)
+    evidence: Replacement | None = None
 
     @property
     def kept_default(self) -> bool:
         return self.chosen.is_baseline
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """Whether a challenger may replace the incumbent, and on what evidence."""
+
+    passed: bool
+    #: the paired test of the rounds (None: the objective's bound decided alone)
+    test: PairedEvidence | None = None
+    #: decided by the bound: the challenger surely meets it and the incumbent surely misses it
+    by_bound: bool = False
+
+
+def side(stats: ConfigStats, objective: Objective, p99_slo_ms: float | None) -> bool | None:
+    """Whether ``stats`` surely meets the objective's bound (True: its median's worse bound is
+    within it), surely misses it (False: its better bound is beyond), or neither (None; also
+    with one window, whose spread is unknown). Every setting meets an objective without one."""
+    measure = objective.bounded_by
+    if measure is None:
+        return True
+    found = bounds(stats, measure)
+    if p99_slo_ms is None or found is None:
+        return None
+    low, high = found
+    if measure.lower_is_better:
+        meets, misses = high <= p99_slo_ms, low > p99_slo_ms
+    else:
+        meets, misses = low >= p99_slo_ms, high < p99_slo_ms
+    return True if meets else False if misses else None
+
+
+def replaces(
+    mine: ConfigStats,
+    held: ConfigStats,
+    objective: Objective,
+    p99_slo_ms: float | None = None,
+    *,
+    challengers: int = 1,
+    favourite: ThreadSetting | None = None,
+) -> Replacement:
+    """Whether ``mine`` may replace the incumbent ``held``: it wins the paired test by more than
+    TRADE_OFF at REPLACE_ALPHA over ``challengers`` (``statistics.paired_test``); under a bound,
+    surely meeting it where ``held`` surely misses it is a win by itself, and missing it where
+    ``held`` meets it never is one."""
+    if objective.bounded_by is not None:
+        if side(mine, objective, p99_slo_ms) is True and side(held, objective, p99_slo_ms) is False:
+            return Replacement(passed=True, by_bound=True)
+        mine_meets = objective.admits(mine, p99_slo_ms)
+        held_meets = objective.admits(held, p99_slo_ms)
+        if held_meets and not mine_meets:
+            return Replacement(passed=False)
+        measure = objective.measure(mine_meets and held_meets)
+    else:
+        measure = objective.ranks_by
+    favoured = None if favourite is None else mine.setting == favourite
+    test = paired_test(
+        mine, held, measure, margin=TRADE_OFF, challengers=challengers, favoured=favoured
+    )
+    return Replacement(passed=test.passed, test=test)
 
 
 def beats(
@@ -102,18 +174,21 @@ def beats(
     objective: Objective,
     p99_slo_ms: float | None = None,
 ) -> bool:
-    """``mine`` is better than ``theirs`` beyond the noise band of the two (so by at least
-    MIN_BAND), and in the race's rounds too, not only in the pooled medians
-    (``holds_in_rounds``). Under an objective's bound (an SLO), meeting it where ``theirs`` does
-    not is a win by itself, and missing it where ``theirs`` meets it never is."""
-    met = objective.admits(mine, p99_slo_ms)
-    if met != objective.admits(theirs, p99_slo_ms):
-        return met
-    measure = objective.measure(met)
-    band = noise_band(mine, theirs, measure)
-    a, b = measure.value(mine), measure.value(theirs)
-    pooled = a < b * (1 - band) if measure.lower_is_better else a > b * (1 + band)
-    return pooled and holds_in_rounds(mine, theirs, measure, band)
+    """``mine`` is better than ``theirs`` in the race rounds that measured both: beyond the noise
+    band of their median ratio (``statistics.paired_band``, at least MIN_BAND) and in most of
+    them (``holds_in_rounds``): the stopping rule's test of a setting that lost to the pick.
+    Under an objective's bound (an SLO), surely meeting it where ``theirs`` surely misses it is a
+    win by itself, and the reverse never is; otherwise they are compared by the bound's measure
+    unless both meet it."""
+    mine_side, their_side = side(mine, objective, p99_slo_ms), side(theirs, objective, p99_slo_ms)
+    if mine_side is not None and their_side is not None and mine_side != their_side:
+        return mine_side
+    measure = objective.measure(
+        objective.admits(mine, p99_slo_ms) and objective.admits(theirs, p99_slo_ms)
+    )
+    middle, band = paired_band(mine, theirs, measure)
+    ahead = middle < 1 - band if measure.lower_is_better else middle > 1 + band
+    return ahead and holds_in_rounds(mine, theirs, measure, band)
 
 
 def choose(
@@ -123,16 +198,19 @@ def choose(
     *,
     incumbent: ThreadSetting = ThreadSetting.TF_DEFAULT,
     excluded: Collection[ThreadSetting] = (),
+    favourite: ThreadSetting | None = None,
 ) -> Choice:
-    """The advice: the incumbent unless settings beat it beyond noise, else the cheapest of those
-    within TRADE_OFF of the best; the range (within noise) of the best, and the gain over TF's
-    default.
+    """The advice: the incumbent unless settings win the paired test against it, else the
+    cheapest of those within TRADE_OFF of the best; the range (within noise) of the best, and the
+    gain over TF's default.
 
     Settings judged by the longest windows compete (the raced ones, when a race ran: a setting
     that was only screened was more than the race's band behind); the baseline and the incumbent
     always compete; ``excluded`` settings (dropped in the race, or failed) never do, so a setting
     the log called dropped is never advised. ``incumbent`` is the advice in force, TF's default
     (the baseline) when none is stored; one that was not measured (or is excluded) cannot stand.
+    ``favourite`` is the challenger the screen ranked best (the race's first contender): its paired
+    test gets half of the alpha (``statistics.paired_test``); None splits it evenly.
     Raises ValueError without a baseline, without the bound the objective needs, or when the
     baseline's thread cost is unknown while other settings compete (it could not be compared on
     cost); the caller turns that into the user-facing error.
@@ -158,11 +236,28 @@ def choose(
     near = tuple(s for s in ordered if within(measure.value(s), lead_value, band))
     trade = min(band, TRADE_OFF)
     affordable = [s for s in near if within(measure.value(s), lead_value, trade)]
-    # Change only on evidence: only settings that beat the incumbent beyond noise may replace it.
+    # Change only on evidence: only settings that win the paired test against it may replace it,
+    # at a level split over every setting that raced it (the dropped ones too: they were tested)
+    evidence = (
+        {}
+        if held is None
+        else {
+            s.setting: replaces(
+                s,
+                held,
+                objective,
+                p99_slo_ms,
+                challengers=_challengers(stats, held),
+                favourite=favourite if favourite != held.setting else None,
+            )
+            for s in ordered
+            if s is not held
+        }
+    )
     challengers = (
         ordered
         if held is None
-        else [s for s in ordered if s is not held and beats(s, held, objective, p99_slo_ms)]
+        else [s for s in ordered if s is not held and evidence[s.setting].passed]
     )
     pool = [s for s in affordable if s in challengers] or challengers[:1]
     kept = held is not None and not pool
@@ -204,7 +299,15 @@ def choose(
         versus_incumbent=versus,
         incumbent_band=incumbent_band,
         gain_band=gain_band,
+        evidence=evidence.get((leader if kept else chosen).setting),
     )
+
+
+def _challengers(stats: Sequence[ConfigStats], held: ConfigStats) -> int:
+    """How many settings were tested against the incumbent: every other one the race measured
+    (the screen's alone when no race ran)."""
+    raced = [s for s in stats if s.raced and s is not held]
+    return len(raced) or len([s for s in stats if s is not held])
 
 
 def _field(

@@ -7,15 +7,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from advisor.calibrate.budget import SearchSettings
-from advisor.calibrate.choice import Choice
 from advisor.calibrate.state import BASELINE, SearchState
 from advisor.calibrate.statistics import (
     MIN_BAND,
     STABLE_CV,
     ConfigStats,
     noise_band,
-    paired_rounds,
 )
 from advisor.models import ThreadSetting
 from advisor.objectives import Measure
@@ -140,45 +137,13 @@ def _question(state: SearchState, stats: Sequence[ConfigStats]) -> list[ThreadSe
         return []
     leader, chosen, held = choice.leader, choice.chosen, choice.incumbent
     if held is not None and choice.kept and leader is not held:
-        return [
-            leader.setting,
-            held.setting,
-        ]  # does the best beat the advice in force beyond noise?
-    narrow = narrow_replacement(choice, state.settings, choice.measure)
-    if held is not None and not choice.kept and narrow:
-        return [chosen.setting, held.setting]  # it did, but not by much: does it really?
+        return [leader.setting, held.setting]  # does the best win the paired test against it?
     if chosen is not leader:
         return [leader.setting, chosen.setting]
     others = [s for s in choice.near_best if s is not leader]
     cheaper = [s for s in others if s.threads < leader.threads]
     rivals = cheaper or others  # near_best is best first: the closest one
     return [leader.setting, rivals[0].setting] if rivals else []
-
-
-def narrow_replacement(choice: Choice, settings: SearchSettings, measure: Measure) -> bool:
-    """The advice replaced the incumbent narrowly, so more windows could still undo the
-    replacement: by less than ``clear_margin`` times the noise band of the two (their pooled
-    medians), unless that margin is at least ``replace_margin`` times the band and the advice won
-    every one of at least ``replace_rounds`` race rounds that measured both, by any amount (five
-    of five: one chance in 32 for two settings that do not differ). The one rule, used by the
-    stopping rule (``advisor.calibrate.settle``) and by ``focus``, which keeps the two measured
-    while it holds.
-
-    Stricter than the choice's own rule: the stopping rule is asked after every round, and a
-    margin one look would trust is crossed by chance more often when looked at again and again;
-    a few windows also make a band that is too narrow (their spread is a guess)."""
-    held = choice.incumbent
-    if choice.kept or held is None or choice.versus_incumbent is None:
-        return False
-    if choice.incumbent_band is None:
-        return True
-    margin = abs(choice.versus_incumbent - 1) / max(choice.incumbent_band, 1e-9)
-    if margin >= settings.clear_margin:
-        return False
-    pairs = paired_rounds(choice.chosen, held, measure)
-    lower = measure.lower_is_better
-    won = all((a < b) if lower else (a > b) for a, b in pairs)
-    return not (margin >= settings.replace_margin and won and len(pairs) >= settings.replace_rounds)
 
 
 def focus(

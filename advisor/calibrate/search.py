@@ -30,8 +30,9 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
   the leader the race goes on as before.
 - **Incumbent**: the advice in force (the stored advice; TF's default, the baseline, when none is
   stored) is a named arm like the baseline: screened right after it, always a contender, in every
-  round, never dropped, and the first question of the focus is whether the best setting beats it
-  beyond noise (``choose``'s rule: change only on evidence).
+  round, never dropped (a failed trial of it is run again), and the first question of the focus
+  is whether the best setting wins the paired test against it (``choose``'s rule: change only on
+  evidence).
 - **Stability gate** (like perf_analyzer's): a setting whose windows disagree by a CV above
   ``STABLE_CV`` is measured first in the next round and is never dropped before
   ``unstable_windows`` windows; one still unstable when the budget ends is reported.
@@ -40,29 +41,30 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
   measurement cannot change the advice by more than its tolerance (``advisor.calibrate.settle``):
 
   1. every setting still in the race (the contenders not dropped, the baseline, the incumbent;
-     one whose trial failed is dropped, the incumbent too) has at least ``settle_windows`` race
-     windows, so none within noise of the pick is unmeasured;
+     one whose trial failed is dropped, never the incumbent: its failed trial is run once more,
+     and it stays the reference; failing again, it is kept and the race ends, as no round can
+     measure it beside a challenger) has at least ``settle_windows`` race windows, so none
+     within noise of the pick is unmeasured;
   2. every one of them is through the stability gate (stable, or unstable past
      ``unstable_windows``);
   3. every one but the pick is within ``TRADE_OFF`` of it with a noise band of the two no wider
      than ``settle_band`` (a choice among them costs less than the advice's tolerance, and the
      windows know it), or beaten by it beyond their noise band and in at least ``HOLDS_SHARE``
-     of the rounds that measured both (``choice.beats``);
+     of the rounds that measured both (``choice.beats``); "within", "noise band" and "beaten"
+     judged on the race rounds that measured both (``statistics.paired_band``: the median of
+     their ratios and its band, where the machine's drift cancels);
   4. the incumbent question is answered: kept (by 3, nothing beats it beyond noise and nothing
-     is more than the tolerance better), or replaced by a setting that beat it beyond noise and
-     in the rounds, by at least ``clear_margin`` (3) times their noise band (pooled medians), or
-     by at least ``replace_margin`` (2) times it where the advice also won every one of at least
-     ``replace_rounds`` (5) rounds measuring both, by any amount (``rounds.narrow_replacement``).
-     A narrower win could still be undone by the windows a full budget adds,
-     and a rule asked after every round is crossed by chance more often than one asked once.
+     is more than the tolerance better), or replaced by a setting that won the sequential paired
+     test against it (``choice.replaces``). That test holds its error rate at whichever round
+     it is asked, so a replacement the stopping rule ends on is as sure as one the full budget
+     would make; nothing more is asked of it.
 
   Where the evidence never settles (a noisy neighbour, a tie wider than the tolerance) the
   budget ends it as before, and the outcome says which settings kept it open and why.
   ``--spend-budget`` (``spend_budget``) never ends it early. A win counts only where the rounds
   reproduce it (``choice``): bursts that hit one setting's windows move its pooled median, not
   its place in the round-by-round comparison, so an early stop never rests on a claimed gain the
-  interleaved rounds do not show, and never replaces an incumbent on less than the full-budget
-  rule would ask.
+  interleaved rounds do not show.
 
 Pure: time comes from a ``Clock``, trials from a ``TrialFn``; tests drive both with fakes.
 """
@@ -128,6 +130,21 @@ def _trial(
     return result
 
 
+def _retry_incumbent(state: SearchState, round_: int, place: tuple[int, int]) -> bool | None:
+    """The advice in force failed a trial: measured once more in the same round if a trial still
+    fits. It is the reference, so a failure (a budget-cut window, a child that died) neither drops
+    it nor lets a setting replace it without winning the rounds against it (``choice``). Whether
+    the second trial measured it (None: none fitted)."""
+    settings = state.settings
+    window = settings.screen if round_ == SCREEN_ROUND else state.budget.fitting(settings.race)
+    fits = window is not None and state.budget.cost(window) <= state.budget.remaining()
+    if window is None or not fits or len(state.outcome.trials) >= settings.max_trials:
+        state.say(f"round {round_}: {state.incumbent.label} (the advice in force) failed")
+        return None
+    state.say(f"round {round_}: {state.incumbent.label} (the advice in force) failed; again")
+    return _trial(state, state.incumbent, window, round_, place).status == "ok"
+
+
 def _with_baselines(settings: Sequence[ThreadSetting], every: int) -> list[ThreadSetting]:
     """``settings`` with the baseline again after every ``every`` of them (not at the end)."""
     plan: list[ThreadSetting] = []
@@ -176,7 +193,9 @@ def _screen_pass(
                 f"{len(order)} settings left (~{state.budget.cost(window):.1f} s per trial)"
             )
             break
-        _trial(state, setting, window, SCREEN_ROUND, (index + 1, len(plan)))
+        result = _trial(state, setting, window, SCREEN_ROUND, (index + 1, len(plan)))
+        if result.status != "ok" and setting == state.incumbent:
+            _retry_incumbent(state, SCREEN_ROUND, (index + 1, len(plan)))
         tried += setting != BASELINE
     return tried
 
@@ -222,12 +241,40 @@ def _screen(state: SearchState, candidates: Sequence[ThreadSetting]) -> None:
         state.outcome.screen_passes = 2
 
 
+def _failed(
+    state: SearchState,
+    setting: ThreadSetting,
+    alive: list[ThreadSetting],
+    number: int,
+    place: tuple[int, int],
+) -> bool:
+    """A race trial of ``setting`` failed: a contender is dropped (it cannot be advised), the
+    incumbent measured again. Whether the race ends: the incumbent failed twice in a row, so no
+    round will measure it beside a challenger and none can win against it; it stays the advice,
+    and more trials cannot change that."""
+    if setting != state.incumbent:
+        if setting in alive:
+            alive.remove(setting)
+            state.outcome.dropped.append(setting)
+            state.say(f"race: {setting.label} dropped (its trial failed)")
+        return False
+    if _retry_incumbent(state, number, place) is not False:
+        return False  # measured, or no trial fitted: the reference is never dropped
+    state.outcome.stopped = "settled"
+    state.say(
+        f"race: {setting.label} (the advice in force) failed twice: kept, "
+        "nothing can be compared with it"
+    )
+    return True
+
+
 def _race(state: SearchState) -> None:
     """Rounds 1, 2, ...: the contenders and the baseline, shuffled, until the answer is settled
     or the budget is spent."""
     settings = state.settings
     alive = contenders(state)
     state.outcome.contenders = list(alive)
+    state.outcome.favourite = next((k for k in alive if k != state.incumbent), None)
     if not alive:
         state.outcome.stopped = "settled"  # nothing to race: TF's default is the only setting
         return
@@ -260,12 +307,11 @@ def _race(state: SearchState) -> None:
             window = state.budget.fitting(settings.race)
             if window is None or len(state.outcome.trials) >= settings.max_trials:
                 break
-            result = _trial(state, setting, window, number, (index + 1, len(members)))
+            place = (index + 1, len(members))
+            result = _trial(state, setting, window, number, place)
             ran += 1
-            if result.status != "ok" and setting in alive:
-                alive.remove(setting)  # a setting that fails cannot be advised
-                state.outcome.dropped.append(setting)
-                state.say(f"race: {setting.label} dropped (its trial failed)")
+            if result.status != "ok" and _failed(state, setting, alive, number, place):
+                return
         if ran == 0:
             break
         for key in drop(state, alive):

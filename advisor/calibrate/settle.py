@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from advisor.calibrate.choice import TRADE_OFF, beats
-from advisor.calibrate.rounds import narrow_replacement, unstable
+from advisor.calibrate.rounds import unstable
 from advisor.calibrate.state import BASELINE, SearchState
-from advisor.calibrate.statistics import noise_band, within
+from advisor.calibrate.statistics import ConfigStats, paired_band, within
 from advisor.models import OpenReason, ThreadSetting
+from advisor.objectives import Measure
 
 
 @dataclass(frozen=True)
@@ -31,9 +32,10 @@ def settlement(state: SearchState, alive: Sequence[ThreadSetting]) -> Settlement
     """The race's answer as the measurement stands: settled when every setting still in it (the
     contenders, the baseline, the incumbent) has the race windows the rule needs and is through
     the stability gate, every one but the pick is within TRADE_OFF of it (with a noise band of the
-    two no wider than ``settle_band``) or beaten by it beyond noise (and in the rounds), and a
-    replaced incumbent was beaten clearly (``rounds.narrow_replacement``). A setting dropped from
-    the race (it lost, or its trial failed) is not waited on, the incumbent included.
+    two no wider than ``settle_band``) or beaten by it beyond noise (and in the rounds). A
+    replacement needs nothing more: its paired test (``choice.replaces``) is valid at whichever
+    round it is asked, so stopping at the round it passed costs no error. A setting dropped from
+    the race (it lost, or its trial failed) is not waited on; the incumbent is never dropped.
 
     Not asked (never settled) without what TF runs for the baseline (the pick weighs its threads)
     or before the race measured anything.
@@ -63,15 +65,27 @@ def settlement(state: SearchState, alive: Sequence[ThreadSetting]) -> Settlement
             open_.append((key, "unstable"))
         elif s is pick:
             continue
-        elif within(measure.value(s), measure.value(pick), TRADE_OFF) and (
-            noise_band(s, pick, measure) <= settings.settle_band
-        ):
+        elif _tied(s, pick, measure, settings.settle_band):
             continue  # a choice between the two costs less than the tolerance, and is known to
         elif beats(pick, s, state.objective, state.p99_slo_ms):
             continue  # it lost beyond noise, in the rounds too: more windows will not advise it
+        elif choice.kept and _ahead(measure.value(s), measure.value(pick), measure):
+            open_.append((key, "incumbent"))  # better than the advice in force, not yet shown
         else:
             open_.append((key, "noise"))
-    narrow = narrow_replacement(choice, settings, measure)
-    if narrow and not any(k == pick.setting for k, _ in open_):
-        open_.append((pick.setting, "incumbent"))
     return Settlement(tuple(open_))
+
+
+def _ahead(mine: float, held: float, measure: Measure) -> bool:
+    """``mine`` is better than the incumbent's ``held`` by more than TRADE_OFF."""
+    return (
+        mine < held * (1 - TRADE_OFF) if measure.lower_is_better else mine > held * (1 + TRADE_OFF)
+    )
+
+
+def _tied(s: ConfigStats, pick: ConfigStats, measure: Measure, settle_band: float) -> bool:
+    """``s`` and the pick are within TRADE_OFF of each other, in the median of the rounds that
+    measured both, with a noise band of that ratio no wider than ``settle_band``
+    (``statistics.paired_band``: the pooled medians' with too few such rounds)."""
+    middle, band = paired_band(s, pick, measure)
+    return within(middle, 1.0, TRADE_OFF) and band <= settle_band

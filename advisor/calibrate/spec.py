@@ -40,7 +40,7 @@ class TrialSpec:
     min_requests: int = 0
     #: ... but never longer than this (None: ``measure_s`` alone decides)
     max_measure_s: float | None = None
-    #: TF_ENABLE_ONEDNN_OPTS for this trial (None: left as the environment has it)
+    #: TF_ENABLE_ONEDNN_OPTS for this trial (None: TF's default; an inherited value is removed)
     onednn: OnednnValue | None = None
 
     @property

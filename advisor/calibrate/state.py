@@ -46,6 +46,9 @@ class SearchOutcome:
     stopped: StopReason = "budget"
     #: ended by the budget: each setting that kept the race open, and why
     open: tuple[tuple[ThreadSetting, OpenReason], ...] = ()
+    #: the challenger the screen ranked best (the first contender not the incumbent): its test
+    #: against the incumbent gets half of the alpha (None: no race)
+    favourite: ThreadSetting | None = None
     #: seconds the screen and the race took (the trials' start-up included)
     screen_s: float = 0.0
     race_s: float = 0.0
@@ -97,4 +100,5 @@ class SearchState:
             self.p99_slo_ms,
             incumbent=self.incumbent,
             excluded=self.outcome.dropped,
+            favourite=self.outcome.favourite,
         )

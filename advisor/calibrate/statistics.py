@@ -11,15 +11,27 @@ How far apart two medians must be to be told apart is not one window's spread: e
 on several windows, so its own uncertainty is its standard error, ``sqrt(pi/2) * CV / sqrt(n)``
 for ``n`` windows (the standard error of a median). Two medians are a tie when they differ by less
 than ``Z`` (2) standard errors of their difference, ``Z * sqrt(e1**2 + e2**2)``: the noise band
-(``band`` wherever the code holds one), at least ``MIN_BAND`` and at most ``MAX_BAND``.
+(``band`` wherever the code holds one), at least ``MIN_BAND``.
 
 A median can be moved by a few windows that a burst on the node hit: the pooled figure says
 "37% better" when the bursts fell on the other setting's windows. The race measures its settings
 in rounds, each setting once per round, close together in time, so a real difference shows in
 the rounds too: ``holds_in_rounds`` is whether one setting beat the other in at least
 ``HOLDS_SHARE`` of the race rounds that measured both, and beyond the noise band in the median
-round (with fewer than ``MIN_PAIRED_ROUNDS`` of them there is nothing to reproduce it with, and
-the pooled figure decides alone).
+round; with fewer than ``MIN_PAIRED_ROUNDS`` of them there is nothing to reproduce it with, and
+the win does not hold.
+
+Replacing the advice in force asks more (``paired_test``): a sequential sign test on the rounds
+that measured both. A round is won when the challenger beat the incumbent in it by more than the
+tolerance (the margin: 5% lower p99, 5% more throughput); the drift of the machine is common to the
+two windows of a round and cancels in their ratio. Where the challenger is no more than the margin
+better, a round is won at most half the time, whatever the windows' distribution, bursts
+included, so the product over the rounds of ``2p`` for a win and ``2(1-p)`` for a loss, mixed over
+a few alternatives ``p`` (``SIGN_MIX``), is a nonnegative supermartingale starting at 1: by Ville's
+inequality it ever reaches ``1/level`` with a chance of at most ``level``, however often it is
+looked at. The level is ``REPLACE_ALPHA`` split over the challengers (Bonferroni), so the chance
+that any setting replaces an incumbent it is not TRADE_OFF better than is at most
+``REPLACE_ALPHA`` per run. It needs 6 rounds won in a row against one challenger, 8 against five.
 
 A percentile of one window's latencies is ``advisor.calibrate.percentile``, apart from these: it
 imports nothing, so the trial child and the benchmark share it without the models.
@@ -39,10 +51,6 @@ from advisor.objectives import Measure
 #: the narrowest noise band: two medians within 5% of each other are a tie even on a quiet node
 MIN_BAND = 0.05
 
-#: the widest: a leader whose windows disagree by more must not make every setting a "tie" and
-#: hand the win to the fewest threads regardless of the numbers
-MAX_BAND = 0.25
-
 #: standard errors of the difference between two medians that make them different (about 95%)
 Z = 2.0
 
@@ -57,8 +65,21 @@ STABLE_CV = 0.10
 #: to hold (3 of 3, 3 of 4, 4 of 5, 5 of 6, ... 8 of 10): a burst may cost a round, not the verdict
 HOLDS_SHARE = 0.75
 
-#: race rounds measuring both that a win must be reproduced in before the rounds are asked
+#: race rounds measuring both that a win must be reproduced in: with fewer it does not hold
 MIN_PAIRED_ROUNDS = 3
+
+#: the chance per run, at most, that the advice in force is replaced by a setting that is not
+#: better than it by more than the margin (``paired_test``), split over the challengers
+REPLACE_ALPHA = 0.05
+
+#: the sign test's alternatives: the share of rounds a better challenger wins by more than the
+#: margin, and each one's weight. Mostly near 1 (a real gain wins nearly every round: 6 in a row
+#: pass against one challenger), with some weight lower so that a burst costing one round costs
+#: four more rounds, not the verdict
+SIGN_MIX = ((0.95, 0.5), (0.85, 0.3), (0.7, 0.2))
+
+#: the name the result and the ConfigMap give the test
+PAIRED_TEST = "paired sign test, sequential"
 
 #: trials of this round are screen windows (short, one or two per setting); later rounds are race
 #: windows, which a raced setting is judged by
@@ -189,7 +210,11 @@ def within(a: float, b: float, tolerance: float) -> bool:
 
 def noise_band(one: ConfigStats, other: ConfigStats, measure: Measure) -> float:
     """The band within which ``one``'s and ``other``'s medians are a tie: ``Z`` standard errors of
-    their difference, between MIN_BAND and MAX_BAND.
+    their difference, at least MIN_BAND.
+
+    Not capped: a wide band no longer decides a replacement (``paired_test`` does), and the advice
+    gives up at most TRADE_OFF for fewer threads however wide it is (``choice.choose``), so a
+    band says what the windows know and no more.
 
     A setting with a single window has no error of its own; it is taken to be as noisy as the
     other (two single windows: MIN_BAND, as a quiet node would give).
@@ -208,8 +233,8 @@ def median_error(cv: float, windows: int) -> float:
 
 
 def noise_band_of_errors(*errors: float) -> float:
-    """``Z * sqrt(sum of squared relative errors)``, between MIN_BAND and MAX_BAND."""
-    return min(MAX_BAND, max(MIN_BAND, Z * math.sqrt(sum(e * e for e in errors))))
+    """``Z * sqrt(sum of squared relative errors)``, at least MIN_BAND."""
+    return max(MIN_BAND, Z * math.sqrt(sum(e * e for e in errors)))
 
 
 def paired_rounds(
@@ -234,11 +259,11 @@ def holds_in_rounds(
     """``mine`` beat ``theirs`` in at least HOLDS_SHARE of the race rounds that measured both,
     and by more than ``band`` in the median round (the median of the per-round ratios: a burst
     that hits both in one round cancels out, where it moves the pooled medians of windows taken
-    at different times); True with fewer than MIN_PAIRED_ROUNDS of them (nothing to reproduce
-    the win in)."""
+    at different times); False with fewer than MIN_PAIRED_ROUNDS of them (nothing reproduced
+    the win)."""
     pairs = paired_rounds(mine, theirs, measure)
     if len(pairs) < MIN_PAIRED_ROUNDS:
-        return True
+        return False
     lower = measure.lower_is_better
     wins = sum(1 for a, b in pairs if (a < b if lower else a > b))
     if wins < math.ceil(HOLDS_SHARE * len(pairs)):
@@ -256,3 +281,105 @@ def ratio(mine: ConfigStats, theirs: ConfigStats, measure: Measure) -> float | N
     if measure.lower_is_better:
         return b / a if a > 0 else None
     return a / b if b > 0 else None
+
+
+@dataclass(frozen=True)
+class PairedEvidence:
+    """The sequential sign test of a challenger against the incumbent (``paired_test``)."""
+
+    #: race rounds that measured both
+    rounds: int
+    #: of them, the rounds the challenger won by more than ``margin``
+    wins: int
+    #: the test's statistic: the mixed likelihood ratio of the wins and losses (1 before any round)
+    e_value: float
+    #: the level it is held to: its share of REPLACE_ALPHA among ``challengers``
+    level: float
+    challengers: int
+    #: the screen's best challenger, given half of the alpha (None: the alpha split evenly)
+    favoured: bool | None
+    margin: float
+    #: the median over the rounds of the challenger's figure against the incumbent's (>1 = better)
+    median_ratio: float | None
+
+    @property
+    def passed(self) -> bool:
+        return self.e_value * self.level >= 1.0
+
+
+def share(alpha: float, challengers: int, favoured: bool | None) -> float:
+    """A challenger's share of ``alpha`` (``paired_test``)."""
+    if challengers <= 1:
+        return alpha
+    if favoured is None:
+        return alpha / challengers
+    return alpha / 2 if favoured else alpha / (2 * (challengers - 1))
+
+
+def sign_e_value(wins: int, rounds: int) -> float:
+    """The sign test's statistic after ``wins`` of ``rounds``: a mixture over SIGN_MIX of the
+    likelihood ratios of a win share ``p`` against one half."""
+    losses = rounds - wins
+    return sum(w * (2 * p) ** wins * (2 * (1 - p)) ** losses for p, w in SIGN_MIX)
+
+
+def paired_test(
+    mine: ConfigStats,
+    theirs: ConfigStats,
+    measure: Measure,
+    *,
+    margin: float,
+    challengers: int,
+    favoured: bool | None = None,
+    alpha: float = REPLACE_ALPHA,
+) -> PairedEvidence:
+    """Whether ``mine`` is better than ``theirs`` by more than ``margin``, on the race rounds that
+    measured both, at its share of ``alpha`` among ``challengers`` (see the module's docstring):
+    valid however many rounds it is asked after, and whatever the windows' distribution.
+
+    ``favoured`` weighs the shares (a weighted Bonferroni): the challenger the screen ranked best
+    (True) gets half of ``alpha``, the others (False) share the other half; None splits it evenly.
+    The screen's windows come before every race round, so a weight chosen from them leaves each
+    challenger's statistic a supermartingale under its null, and the shares still sum to
+    ``alpha``. The likely winner then needs a round fewer."""
+    pairs = paired_rounds(mine, theirs, measure)
+    lower = measure.lower_is_better
+    ratios = [(b / a if lower else a / b) for a, b in pairs if a > 0 and b > 0]
+    # a round is won beyond the margin as ``within`` reads a tolerance: relative to the incumbent
+    wins = sum(1 for a, b in pairs if (a < b * (1 - margin) if lower else a > b * (1 + margin)))
+    return PairedEvidence(
+        rounds=len(pairs),
+        wins=wins,
+        e_value=sign_e_value(wins, len(pairs)),
+        level=share(alpha, challengers, favoured),
+        challengers=max(1, challengers),
+        favoured=None if challengers <= 1 else favoured,
+        margin=margin,
+        median_ratio=statistics.median(ratios) if ratios else None,
+    )
+
+
+def bounds(stats: ConfigStats, measure: Measure) -> tuple[float, float] | None:
+    """The median of ``measure``'s lower and upper bound: ``Z`` standard errors of it (at least
+    MIN_BAND) either side; None with fewer than two windows (no spread to bound it by)."""
+    error = stats.error(measure)
+    if error is None:
+        return None
+    spread = max(MIN_BAND, Z * error)
+    value = measure.value(stats)
+    return value * (1 - spread), value * (1 + spread)
+
+
+def paired_band(mine: ConfigStats, theirs: ConfigStats, measure: Measure) -> tuple[float, float]:
+    """(the median over the race rounds that measured both of ``mine``'s figure against
+    ``theirs``, the noise band of that ratio): ``Z`` standard errors of the median of the rounds'
+    log ratios, at least MIN_BAND. The machine's drift is common to a round's two windows, so
+    this band is narrower than the pooled medians' (``noise_band``) wherever the node drifts.
+    With fewer than MIN_PAIRED_ROUNDS rounds: the pooled medians' ratio and band."""
+    pairs = [(a, b) for a, b in paired_rounds(mine, theirs, measure) if a > 0 and b > 0]
+    if len(pairs) < MIN_PAIRED_ROUNDS:
+        a, b = measure.value(mine), measure.value(theirs)
+        return (a / b if b > 0 else math.inf), noise_band(mine, theirs, measure)
+    logs = [math.log(a / b) for a, b in pairs]
+    error = MEDIAN_ERROR * statistics.stdev(logs) / math.sqrt(len(logs))
+    return math.exp(statistics.median(logs)), max(MIN_BAND, Z * error)

@@ -202,7 +202,7 @@ def prometheus_settings(args: argparse.Namespace) -> Any:
     given = (args.prometheus_url, args.prometheus_token_file, args.prometheus_ca_file)
     if not any((*given, headers, args.prometheus_selector)):
         return None  # no Prometheus: its pipeline and client are not even imported
-    from advisor.pipeline.production import prometheus_settings as settings
+    from advisor.pipeline.prometheus_settings import prometheus_settings as settings
 
     return settings(
         args.prometheus_url,

@@ -63,6 +63,8 @@ def _flag_kwargs(option: Option) -> dict[str, Any]:
         kwargs["choices"] = option.allowed
     elif option.parse == "switch":
         kwargs["action"] = "store_true"
+    if option.repeat is not None:
+        kwargs["action"] = "append"
     return kwargs
 
 
@@ -78,6 +80,6 @@ def options_from_args(args: argparse.Namespace) -> CalibrationOptions:
     """CalibrationOptions from parsed flags; what the model refuses is a UsageError (one line,
     naming the flag)."""
     try:
-        return CalibrationOptions(**{o.field: getattr(args, o.dest) for o in OPTIONS})
+        return CalibrationOptions(**{o.field: o.from_flag(getattr(args, o.dest)) for o in OPTIONS})
     except ValidationError as exc:
         raise usage_error(exc) from None

@@ -245,6 +245,8 @@ def _plan_flag(option: Option) -> dict[str, Any]:
         kwargs["choices"] = option.allowed
     elif option.parse in ("int", "float"):
         kwargs["type"] = int if option.parse == "int" else float
+    if option.repeat is not None:
+        kwargs["action"] = "append"
     return kwargs
 
 
@@ -271,9 +273,9 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
         defaults=Defaults(
             restart=args.restart,
             restart_forbidden=args.restart_forbidden,
-            **{o.field: getattr(args, o.dest) for o in plan_options("workload")},
+            **{o.field: o.from_flag(getattr(args, o.dest)) for o in plan_options("workload")},
         ),
-        **{o.field: getattr(args, o.dest) for o in plan_options("job")},
+        **{o.field: o.from_flag(getattr(args, o.dest)) for o in plan_options("job")},
         configmap_annotations=pairs(args.configmap_annotation, "--configmap-annotation"),
         kubeconfig=args.kubeconfig,
         cluster_timeout_s=args.cluster_timeout,

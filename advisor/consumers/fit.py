@@ -26,10 +26,10 @@ from datetime import datetime
 from typing import Any
 
 from advisor.consumers import quota
-from advisor.consumers.mounts import ADVICE_KEYS, Mount
+from advisor.consumers.mounts import Mount
 from advisor.keys import ADVICE_HASH_ANNOTATION, RELOADER_AUTO, RELOADER_RELOAD, RELOADER_SEARCH
 from advisor.models import (
-    ENV_INTRA_OP,
+    TENSORFLOW,
     Consumer,
     Problem,
     Provenance,
@@ -108,7 +108,7 @@ def cpu_limit(mount: Mount) -> float | None:
 
 
 def cpu_problems(prov: Provenance, limit: float | None, mount: Mount) -> list[Problem]:
-    measured = prov.quota_cpus
+    measured = prov.measured_cpus
     if limit is None:
         if measured is None:
             return []  # measured without a quota, runs without one: as measured
@@ -168,7 +168,7 @@ def request_problems(
     """The advice was measured for a container without a CPU limit, under a quota equal to its
     request: a container like it fits when its request is that quota. One that has a limit runs
     under that limit, which must then be the quota (and is checked as a limit is)."""
-    measured = prov.quota_cpus
+    measured = prov.measured_cpus
     if limit is not None:
         if measured is not None and not quota.same_quota(limit, measured):
             return [
@@ -271,13 +271,13 @@ def shadow_problems(container: Container, configmap: str) -> list[Problem]:
                 Problem(
                     code="advice-overridden",
                     message=f"its envFrom adds the prefix {prefix!r} to the advice's keys "
-                    f"({prefix}{ENV_INTRA_OP}, ...): TensorFlow reads none of them",
+                    f"({prefix}{TENSORFLOW.intra_op}, ...): TensorFlow reads none of them",
                 )
             )
     own = []
     for env in container.env:
         name = env.get("name")
-        if name not in ADVICE_KEYS:
+        if name not in TENSORFLOW.advice_keys:
             continue
         ref = mapping(mapping(env.get("valueFrom")).get("configMapKeyRef"))
         if ref.get("name") == configmap and ref.get("key") == name:

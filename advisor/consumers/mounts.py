@@ -16,15 +16,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from advisor.models import (
-    ADVICE_ENV_NAMES,
-    ENV_ONEDNN,
     POD_OWNER_KINDS,
+    TENSORFLOW,
     WorkloadKind,
 )
 from advisor.models.kube import Container, KubePod, KubeWorkload, mapping
-
-#: the keys an advice can hold, so a key reference to any other key is not advice
-ADVICE_KEYS = frozenset((*ADVICE_ENV_NAMES, ENV_ONEDNN))
 
 
 @dataclass(frozen=True)
@@ -86,7 +82,7 @@ def references(container: Container) -> dict[str, bool]:
         add(source.get("configMapRef"))
     for env in container.env:
         ref = mapping(env.get("valueFrom")).get("configMapKeyRef")
-        if isinstance(ref, dict) and ref.get("key") in ADVICE_KEYS:
+        if isinstance(ref, dict) and ref.get("key") in TENSORFLOW.advice_keys:
             add(ref)
     return found
 

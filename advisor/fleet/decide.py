@@ -403,7 +403,7 @@ def _cpu_difference(prov: Provenance, job: DerivedJob) -> list[QuotaChanged]:
     """The CPU quota measured under against the container's now, where they are not the same
     quota: no quota then, a limit for a request (or back), or another number of CPUs."""
     target = prov.target
-    measured = prov.quota_cpus
+    measured = prov.measured_cpus
     was_from: CpuFrom = target.cpu_from if target is not None else "limit"
     now = Quota(job.cpu_from, job.cpu)
     if measured is None:

@@ -3,11 +3,15 @@
 
 A revert needs evidence and something to go back to, and is bounded:
 
-- evidence: a ``regressed`` verdict; any other (``unknown``: missing data, an unreachable
-  Prometheus, a failed query; ``unchanged``; ``improved``; a provisional verdict from a short
-  after-window) never undoes anything;
+- evidence: a ``regressed`` verdict on ``REVERT_WINDOWS`` full after-windows in a row (a
+  Flagger-style failure limit: one bad day is said, not acted on); any other (``unknown``:
+  missing data, too little history, an unreachable Prometheus, a failed query; ``unchanged``;
+  ``improved``; a provisional verdict from a short after-window) never undoes anything;
 - one advice (ConfigMap) read by several containers is judged once, from all of them: reverted
-  only when none improved and at least one regressed (writing it back changes every consumer);
+  only when none improved and at least one regression stays significant once corrected for the
+  number of consumers tested (Holm's procedure at the test's level: each consumer tested at the
+  full level would make a shared advice the likelier to be reverted the more read it), since
+  writing it back changes every consumer;
 - something to go back to: the previous advice the ConfigMap keeps. After a revert it keeps
   none, so the same advice is never reverted twice in a row;
 - a workload annotated ``tf-thread-advisor.io/revert: "false"`` opts its advice out (the verdict
@@ -26,15 +30,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from advisor.consumers.daytest import holm
+from advisor.consumers.production import ALPHA, JUDGED
 from advisor.fleet.decide import Planned
 from advisor.models import Production, WorkloadRef
 from advisor.models.plan import (
     Confounded,
     ConsumerVerdict,
+    Corrected,
     Helped,
     NoPrevious,
     NotReverted,
     NotRevertedWhy,
+    NotYet,
     OptedOut,
     PlanReason,
     Reverted,
@@ -43,24 +51,47 @@ from advisor.models.plan import (
     Suggested,
     Unreadable,
 )
+from advisor.models.production import REVERT_WINDOWS
 from advisor.recommend.previous import Previous
 
 #: kube-prometheus' CPUThrottlingHigh level: the share of CFS periods throttled worth a look
 DEFAULT_SUGGEST_THROTTLED = 0.25
 #: reverts per plan unless told: a nightly plan undoes one regressed advice a night. One new
-#: advice per node pool lands between two plans at the default --max-running 1, and the next
-#: plan sees less than a whole window after its rollout and warm-up; an after-window within
-#: ``advisor.consumers.production.FULL_SLACK`` (warm-up plus an hour) of the window is a full
-#: one, so a real regression is undone the first night where the calibration and rollout took
-#: less than that slack (else the night after). Several at once look like a change under every
-#: workload (a node-pool upgrade), which a person should see (plan exits 19) before more are undone
+#: advice per node pool lands between two plans at the default --max-running 1; a revert needs
+#: ``REVERT_WINDOWS`` full after-windows regressed in a row, and an after-window within
+#: ``advisor.consumers.production_windows.FULL_SLACK`` (warm-up plus an hour) of its end is a
+#: full one, so a real regression is undone by the second nightly plan after it landed where its
+#: calibration and rollout took less than that slack (else the night after). Several at once look
+#: like a change under every workload (a node-pool upgrade), which a person should see (plan
+#: exits 19) before more are undone
 DEFAULT_MAX_REVERTS = 1
 
 
 def regressed(production: Production) -> bool:
-    """The verdict that may undo an advice: ``regressed``, and not provisional (a verdict from an
+    """A regression to say in the plan: ``regressed``, and not provisional (a verdict from an
     after-window shorter than a full one says so and never reverts)."""
     return production.verdict == "regressed" and not production.provisional
+
+
+def persistent(production: Production) -> bool:
+    """The verdict that may undo an advice: regressed on ``REVERT_WINDOWS`` full windows in a
+    row."""
+    return regressed(production) and (production.regressed_windows or 0) >= REVERT_WINDOWS
+
+
+def significant(verdicts: Sequence[ConsumerVerdict]) -> list[bool]:
+    """Which consumers' persistent regressions stay significant under Holm's procedure over
+    every consumer a test judged (one that is not a persistent regression counts as p 1: it
+    never supports a revert)."""
+    tested = [v for v in verdicts if v.production.cause in JUDGED]
+    ps = [
+        v.production.p_value
+        if persistent(v.production) and v.production.p_value is not None
+        else 1.0
+        for v in tested
+    ]
+    kept = dict(zip((id(v) for v in tested), holm(ps, ALPHA), strict=True))
+    return [kept.get(id(v), False) for v in verdicts]
 
 
 @dataclass
@@ -100,6 +131,7 @@ def revert(
     why: NotRevertedWhy | None = None
     # a provisional improvement counts too, deliberately: a revert changes every consumer, and
     # a short window's improvement is reason enough not to undo the advice for it yet
+    # the reasons that hold whatever the next windows say come before those that may pass
     if any(v.production.verdict == "improved" for v in verdicts):
         why = Helped()
     elif opted_out or opt_out_problem:
@@ -108,6 +140,11 @@ def revert(
         why = Confounded(tuple(confounded))
     elif previous is None:
         why = NoPrevious()
+    elif not any(persistent(v.production) for v in verdicts):
+        most = max((v.production.regressed_windows or 0) for v in verdicts)
+        why = NotYet(most, REVERT_WINDOWS)
+    elif not any(significant(verdicts)):
+        why = Corrected(sum(v.production.cause in JUDGED for v in verdicts), ALPHA)
     elif budget is not None and not budget.take():
         why = RevertLimit(budget.limit)
     if why is not None or previous is None:

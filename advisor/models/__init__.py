@@ -9,6 +9,8 @@ asks with ``CalibrationOptions`` (``options``), calibration fills ``CalibrationR
 ``ThreadSetting`` (``setting``) throughout, in the stored shapes too (``stored_setting``: the
 models hold it, the JSON keeps its flat keys). All models forbid unknown fields so a typo in a
 stored ConfigMap annotation or a hand-edited file is an error, not a silently ignored value.
+The environment a setting reaches a runtime through is a ``Runtime`` (``runtime``); TensorFlow's
+is ``TENSORFLOW`` (``tf_env``), which every reader and writer of an advice's env takes.
 
 Every public name is re-exported here: import them from ``advisor.models``.
 """
@@ -31,6 +33,7 @@ from advisor.models.calibration import (
     OnednnVerdict,
     OpenReason,
     PairsVerdict,
+    ReplacementEvidence,
     RequestsOrigin,
     SettingStats,
     SettingVerdict,
@@ -70,12 +73,9 @@ from advisor.models.option_table import (
     plan_options,
 )
 from advisor.models.options import (
-    ENV_ONEDNN,
-    ONEDNN_VALUES,
     QUOTA_TOLERANCE,
     CalibrationOptions,
     ObjectiveName,
-    OnednnValue,
 )
 from advisor.models.plan import (
     Decision,
@@ -95,9 +95,7 @@ from advisor.models.recommendation import (
     ENV_NAME_PATTERN,
     MAX_PROVENANCE_TRIALS,
     MAX_SPEC_FIELDS,
-    MIN_THREAD_CAP,
     SCHEMA_VERSION,
-    THREAD_VALUE_PATTERN,
     CpuFrom,
     NearBestRange,
     Provenance,
@@ -105,6 +103,13 @@ from advisor.models.recommendation import (
     ServingTarget,
     TopologySummary,
     TrialSummary,
+)
+from advisor.models.runtime import (
+    MIN_THREAD_CAP,
+    THREAD_VALUE_PATTERN,
+    Knob,
+    Runtime,
+    fits_cap,
     over_cap,
     thread_cap,
 )
@@ -114,12 +119,10 @@ from advisor.models.setting import (
 )
 from advisor.models.status import AdviceStatus, JobState, StatusResult
 from advisor.models.tf_env import (
-    ADVICE_ENV_NAMES,
-    ENV_INTER_OP,
-    ENV_INTRA_OP,
-    ENV_OMP,
-    env_setting,
-    setting_env,
+    ONEDNN,
+    ONEDNN_VALUES,
+    TENSORFLOW,
+    OnednnValue,
 )
 from advisor.models.workload import (
     CALIBRATED_KINDS,
@@ -131,15 +134,10 @@ from advisor.models.workload import (
 )
 
 __all__ = [
-    "ADVICE_ENV_NAMES",
     "CALIBRATED_KINDS",
     "CPU_DECIMALS",
     "DEFAULT_BUDGET_S",
-    "ENV_INTER_OP",
-    "ENV_INTRA_OP",
     "ENV_NAME_PATTERN",
-    "ENV_OMP",
-    "ENV_ONEDNN",
     "KERAS_SUFFIXES",
     "KINDS",
     "MAX_PROVENANCE_TRIALS",
@@ -148,6 +146,7 @@ __all__ = [
     "MIN_BUDGET_S",
     "MIN_THREAD_CAP",
     "NO_FILE",
+    "ONEDNN",
     "ONEDNN_VALUES",
     "OPTION",
     "OPTIONS",
@@ -155,6 +154,7 @@ __all__ = [
     "QUOTA_TOLERANCE",
     "RESTART",
     "SCHEMA_VERSION",
+    "TENSORFLOW",
     "THREAD_VALUE_PATTERN",
     "AdviceStatus",
     "CalibrationOptions",
@@ -172,6 +172,7 @@ __all__ = [
     "InputsSource",
     "JobState",
     "KindFacts",
+    "Knob",
     "Measurement",
     "ModelFormat",
     "NearBest",
@@ -196,7 +197,9 @@ __all__ = [
     "Provenance",
     "QuotaState",
     "Recommendation",
+    "ReplacementEvidence",
     "RequestsOrigin",
+    "Runtime",
     "ServingTarget",
     "SettingStats",
     "SettingVerdict",
@@ -215,12 +218,11 @@ __all__ = [
     "VerdictCause",
     "WorkloadKind",
     "WorkloadRef",
-    "env_setting",
+    "fits_cap",
     "format_of",
     "job_options",
     "over_cap",
     "plan_defaults",
     "plan_options",
-    "setting_env",
     "thread_cap",
 ]

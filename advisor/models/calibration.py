@@ -14,9 +14,10 @@ from pydantic import Field, field_serializer, field_validator
 from advisor.models.base import StrictModel
 from advisor.models.fed_input import FedInput
 from advisor.models.node import NodeProfile
-from advisor.models.options import ObjectiveName, OnednnValue
+from advisor.models.options import ObjectiveName
 from advisor.models.setting import ThreadSetting
 from advisor.models.stored_setting import FlatSetting, MeasuredSetting, SpelledSetting
+from advisor.models.tf_env import OnednnValue
 
 #: which loader a model needs (``format_of`` names it, ``advisor.trials.modelfile`` checks it
 #: on disk, the child loads it)
@@ -145,9 +146,8 @@ StopReason = Literal["settled", "budget"]
 
 #: why a setting kept the race open when the budget ended it. noise: within the noise band of the
 #: pick and further from it than the trade-off band, or within the trade-off band but with a noise
-#: band of the two wider than ``settle_band``; incumbent: it replaced the advice in force by less
-#: than ``clear_margin`` (3) times their noise band, unless by at least ``replace_margin`` (2) times
-#: it and ahead in every one of at least ``replace_rounds`` (5) rounds measuring both; unstable:
+#: band of the two wider than ``settle_band``; incumbent: better than the advice in force by more
+#: than the trade-off, its paired test against it not (yet) passed; unstable:
 #: the stability gate held it; windows: fewer race windows (or, for the oneDNN pairs, fewer pairs)
 #: than the rule needs
 OpenReason = Literal["noise", "incumbent", "unstable", "windows"]
@@ -250,7 +250,7 @@ class NearBest(MeasuredSetting):
 
 
 class Incumbent(SpelledSetting):
-    """The advice in force, which a new measurement must beat beyond noise to replace.
+    """The advice in force, which a setting must beat in the paired test to replace.
 
     Read from the stored advice before the sweep (the ConfigMap ``run`` will write, the file it
     will replace, or ``--incumbent``), and measured in the race as a named arm beside TF's default.
@@ -268,8 +268,33 @@ class Incumbent(SpelledSetting):
 
 
 #: what became of the advice in force. unmeasured: it could not be measured, so it was replaced;
-#: best: it measured best, kept; kept: nothing beat it beyond noise; replaced: the advice did
+#: best: it measured best, kept; kept: no setting won the paired test against it; replaced: the
+#: advice did
 IncumbentVerdict = Literal["unmeasured", "best", "kept", "replaced"]
+
+
+class ReplacementEvidence(StrictModel):
+    """What a replacement of the advice in force rested on (``advisor.calibrate.choice``): the
+    sequential paired sign test over the race rounds that measured both, or the objective's bound
+    (the new advice surely meets the p99 bound the incumbent surely misses)."""
+
+    test: Literal["paired sign test, sequential", "p99 bound"]
+    rounds: int = Field(ge=0, description="race rounds that measured both")
+    wins: int = Field(ge=0, description="of them, the rounds the new advice won by the margin")
+    margin: float = Field(ge=0, description="how much better a round must be to count, relative")
+    e_value: float | None = Field(
+        default=None, ge=0, description="the test's statistic; it passes at 1/level or more"
+    )
+    level: float = Field(gt=0, le=1, description="this challenger's share of the run's alpha")
+    alpha: float = Field(
+        gt=0, le=1, description="the run's chance, at most, of a change no setting earned"
+    )
+    challengers: int = Field(ge=1, description="settings tested against the incumbent")
+    favoured: bool | None = Field(
+        default=None,
+        description="the screen's best challenger, given half of the alpha; false: one of the "
+        "others, sharing the other half; null: the alpha split evenly",
+    )
 
 
 class IncumbentOutcome(MeasuredSetting):
@@ -283,8 +308,9 @@ class IncumbentOutcome(MeasuredSetting):
 
     source: str = Field(min_length=1, description="where the incumbent was read")
     kept: bool = Field(
-        description="confirmed: no setting beat it beyond the noise band of the two (and by at "
-        "least 5%), so its values are published again unchanged"
+        description="confirmed: no setting won the paired test against it (better by more "
+        "than 5% in enough race rounds: ``evidence``), so its values are published again "
+        "unchanged"
     )
     onednn: OnednnValue | None = Field(default=None, description="its TF_ENABLE_ONEDNN_OPTS")
     measured: Measurement | None = Field(
@@ -299,6 +325,9 @@ class IncumbentOutcome(MeasuredSetting):
         default=None, ge=0, description="the noise band of the two it was judged with, relative"
     )
     reason: str = Field(description="one line: why it was kept or replaced")
+    evidence: ReplacementEvidence | None = Field(
+        default=None, description="replaced: the test it was replaced on, its level and rounds"
+    )
 
     @property
     def verdict(self) -> IncumbentVerdict:

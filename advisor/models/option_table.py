@@ -36,6 +36,7 @@ from advisor.keys import (
     ANN_REQUESTS,
     ANN_RESTART,
 )
+from advisor.models.input_shape import INPUT_SEPARATOR
 from advisor.objectives import DEFAULT_OBJECTIVE, OBJECTIVES, bounded_names
 
 #: The sweep's default budget, in seconds: the smallest that gives up nothing a longer one gives.
@@ -119,6 +120,9 @@ class Option:
     #: its annotation names a file inside the model directory, relative to it: a Job's ``run``
     #: gets it joined to the model's copy (``run_arg``'s ``model_dir``); ``NO_FILE`` passes as is
     model_relative: bool = False
+    #: a ``text`` flag that may be given more than once, each occurrence adding to the value:
+    #: the separator the occurrences are joined with (None: the last occurrence wins)
+    repeat: str | None = None
 
     @property
     def key(self) -> str:
@@ -146,6 +150,13 @@ class Option:
     def allowed(self) -> tuple[str, ...]:
         """A ``choice`` flag's words."""
         return self.choices() if callable(self.choices) else self.choices
+
+    def from_flag(self, value: Any) -> Any:
+        """The option's value from what argparse gathered for its flag: a ``repeat`` flag's
+        occurrences joined into one value, as if given once with the separator."""
+        if self.repeat is not None and isinstance(value, list):
+            return self.repeat.join(value)
+        return value
 
     def model_field(self) -> Any:
         """The pydantic field ``CalibrationOptions`` declares the option with."""
@@ -231,16 +242,18 @@ OPTIONS: tuple[Option, ...] = (
         metavar="NAME=D1[,D2...][;...]",
         help="the sizes of an input's unknown dimensions after the batch (a sequence length, "
         "an image side), e.g. 'input_ids=128;attention_mask=128'; several inputs separated by "
-        "';'",
+        "';' or given as more --input-shape flags",
         plan=PlanFlag(
             "workload",
             "{annotation}: sizes of unknown dimensions after the batch, NAME=D1[,D2...], "
-            "several separated by ';' (default: none)",
+            "several separated by ';' or given as more --input-shape flags (default: none)",
             rank=6,
         ),
         annotation=ANN_INPUT_SHAPE,
         job_rank=6,
         spec_label="input shape",
+        # as perf_analyzer's --shape is given, once per input
+        repeat=INPUT_SEPARATOR,
     ),
     Option(
         field="concurrency",

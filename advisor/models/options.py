@@ -46,13 +46,6 @@ Measured = Literal["objective", "concurrency", "batch size", "p99 bound (ms)"]
 #: quotas closer than this (in CPUs) are the same quota (CFS rounding)
 QUOTA_TOLERANCE = 0.01
 
-#: oneDNN's graph optimisations in TF CPU builds: read once, at ``import tensorflow``, so the
-#: sweep measures each value in a process (and fork server) of its own. Only "0" and "1" mean
-#: anything to TF.
-ENV_ONEDNN = "TF_ENABLE_ONEDNN_OPTS"
-OnednnValue = Literal["0", "1"]
-ONEDNN_VALUES: tuple[OnednnValue, ...] = ("0", "1")
-
 
 class CalibrationOptions(StrictModel):
     """What the user asked to calibrate, and how long it may take.

@@ -157,8 +157,26 @@ class Helped:
     """The advice improved production for at least one of its consumers: it is kept."""
 
 
+@dataclass(frozen=True)
+class NotYet:
+    """Regressed on fewer full after-windows in a row than a revert needs (``windows``: how
+    many so far; ``needed``: how many it needs)."""
+
+    windows: int
+    needed: int
+
+
+@dataclass(frozen=True)
+class Corrected:
+    """Regressed for some consumers, but none stays significant once corrected for testing
+    ``consumers`` of them (Holm's procedure at ``alpha``)."""
+
+    consumers: int
+    alpha: float
+
+
 #: why a regressed advice is not reverted
-NotRevertedWhy = NoPrevious | OptedOut | RevertLimit | Confounded | Helped
+NotRevertedWhy = NoPrevious | OptedOut | RevertLimit | Confounded | Helped | NotYet | Corrected
 
 
 @dataclass(frozen=True)

@@ -19,21 +19,14 @@ from advisor.models.calibration import (
     SubjectInfo,
     TrialStatus,
 )
-from advisor.models.options import ENV_ONEDNN, ONEDNN_VALUES, ObjectiveName
-from advisor.models.setting import MAX_THREADS, ThreadSetting
+from advisor.models.options import ObjectiveName
+from advisor.models.setting import ThreadSetting
 from advisor.models.stored_setting import FlatSetting
-from advisor.models.tf_env import ADVICE_ENV_NAMES, env_setting
+from advisor.models.tf_env import TENSORFLOW
 from advisor.models.workload import WorkloadRef
 
 #: POSIX-portable env var names (what ``envFrom`` turns ConfigMap keys into without a warning).
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
-#: thread counts as env values: a plain positive decimal, no sign, no leading zero, no spaces.
-THREAD_VALUE_PATTERN = r"^[1-9][0-9]*$"
-
-#: the smallest thread cap any node gets, so a 1-CPU pod may still be advised 2 inter-op threads
-#: (they mostly wait) without failing validation.
-MIN_THREAD_CAP = 4
-
 #: schema of the Recommendation (and of the provenance annotation); bumped on incompatible change.
 SCHEMA_VERSION: Literal["v1"] = "v1"
 
@@ -42,22 +35,6 @@ SCHEMA_VERSION: Literal["v1"] = "v1"
 MAX_PROVENANCE_TRIALS = 200
 #: at most this many fields of a calibration spec are recorded (``ServingTarget.spec``)
 MAX_SPEC_FIELDS = 64
-
-
-def thread_cap(affinity_count: int) -> int:
-    """The largest thread count the advice may carry for a process with this affinity.
-
-    Rule: ``min(MAX_THREADS, max(2 * len(affinity_cpus), MIN_THREAD_CAP))``. TF itself sizes its
-    pools from the affinity mask, so a count above twice that mask is never a measured optimum,
-    only a typo or an advice copied from a bigger node.
-    """
-    return min(MAX_THREADS, max(2 * affinity_count, MIN_THREAD_CAP))
-
-
-def over_cap(value: str, cap: int) -> bool:
-    """A thread value (``THREAD_VALUE_PATTERN``) above ``cap``; longer than the cap's digits is
-    above it without ``int()``, which refuses strings of more than 4300 digits."""
-    return len(value) > len(str(cap)) or int(value) > cap
 
 
 class TrialSummary(FlatSetting):
@@ -221,6 +198,19 @@ class Provenance(StrictModel):
     advisor_version: str = Field(min_length=1)
     created_at: datetime = Field(description="when the advice was built (UTC)")
 
+    @property
+    def measured_cpus(self) -> float | None:
+        """The CPU cap the advice was measured under, to compare with a container's: the CFS
+        quota or, on CPUs of its own and no quota, as many CPUs as it had. Since 1.34 the
+        kubelet sets no CFS quota on a container the static CPU manager gives exclusive CPUs
+        (seen on the e2e tier's real node), where its whole-CPU limit is that count. None:
+        measured with no cap at all."""
+        if self.quota_cpus is not None:
+            return self.quota_cpus
+        if self.cpus_exclusive:
+            return float(len(self.affinity_cpus))
+        return None
+
 
 class Recommendation(StrictModel):
     """The advice: env values for ``envFrom`` plus the provenance that justifies them.
@@ -235,7 +225,9 @@ class Recommendation(StrictModel):
     """
 
     schema_version: Literal["v1"] = SCHEMA_VERSION
-    env: dict[str, str] = Field(description="env var name -> value, exactly ADVICE_ENV_NAMES")
+    env: dict[str, str] = Field(
+        description="env var name -> value, exactly TENSORFLOW.thread_names (and any knob)"
+    )
     provenance: Provenance
 
     @model_validator(mode="after")
@@ -243,37 +235,19 @@ class Recommendation(StrictModel):
         for name in self.env:
             if not re.fullmatch(ENV_NAME_PATTERN, name):
                 raise ValueError(f"env name {name!r} is not a valid environment variable name")
-        missing = [n for n in ADVICE_ENV_NAMES if n not in self.env]
-        extra = sorted(set(self.env) - {*ADVICE_ENV_NAMES, ENV_ONEDNN})
-        onednn = self.env.get(ENV_ONEDNN)
-        if onednn is not None and onednn not in ONEDNN_VALUES:
-            raise ValueError(f"{ENV_ONEDNN}={onednn!r} must be 0 or 1")
-        if missing or extra:
-            raise ValueError(
-                f"env must hold exactly {', '.join(ADVICE_ENV_NAMES)}"
-                + (f"; missing {', '.join(missing)}" if missing else "")
-                + (f"; unexpected {', '.join(extra)}" if extra else "")
-            )
-        cap = thread_cap(len(self.provenance.affinity_cpus))
-        for name in ADVICE_ENV_NAMES:
-            value = self.env[name]
-            if not re.fullmatch(THREAD_VALUE_PATTERN, value):
-                raise ValueError(f"{name}={value!r} is not a positive integer")
-            if over_cap(value, cap):
-                raise ValueError(
-                    f"{name}={value} exceeds {cap}, the cap for "
-                    f"{len(self.provenance.affinity_cpus)} affinity CPUs (max(2 x CPUs, 4))"
-                )
+        problem = TENSORFLOW.advice_problem(self.env, len(self.provenance.affinity_cpus))
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
     @property
     def env_names(self) -> tuple[str, ...]:
         """The env names this advice sets, in a stable order."""
-        return ADVICE_ENV_NAMES + ((ENV_ONEDNN,) if ENV_ONEDNN in self.env else ())
+        return TENSORFLOW.env_names(self.env)
 
     @property
     def setting(self) -> ThreadSetting:
-        return env_setting(self.env)
+        return TENSORFLOW.env_setting(self.env)
 
     @property
     def intra_op_threads(self) -> int:

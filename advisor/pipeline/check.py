@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from advisor.errors import CheckMismatchError, Opt, UsageError
-from advisor.models import ADVICE_ENV_NAMES
+from advisor.models import TENSORFLOW
 from advisor.pipeline.drift import drift, has_advice_env
 from advisor.pipeline.instruments import Instruments
 from advisor.pipeline.source import only_with_configmap, read_advice_file, read_cluster_advice
@@ -57,7 +57,7 @@ def check_node(
             Opt("configmap_file"),
             ", ",
             Opt("configmap"),
-            f", or run with the advice env ({', '.join(ADVICE_ENV_NAMES)})",
+            f", or run with the advice env ({', '.join(TENSORFLOW.thread_names)})",
         )
     node = (instruments or Instruments()).probe(host_root)
     differences = tuple(drift(parsed, node, env))

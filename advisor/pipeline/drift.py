@@ -8,20 +8,14 @@ prints as warnings.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 
 from advisor.consumers.quota import same_quota
 from advisor.models import (
-    ADVICE_ENV_NAMES,
-    ENV_INTRA_OP,
-    ENV_ONEDNN,
-    ONEDNN_VALUES,
-    THREAD_VALUE_PATTERN,
+    TENSORFLOW,
     NodeProfile,
     Provenance,
-    over_cap,
     thread_cap,
 )
 from advisor.recommend import ParsedAdvice
@@ -75,7 +69,7 @@ def env_differences(
     found = []
     cap = thread_cap(len(node.affinity_cpus))
     usable = max(1, math.ceil(node.effective_cpus))
-    for name in ADVICE_ENV_NAMES:
+    for name in TENSORFLOW.thread_names:
         value = env.get(name)
         if value is None:
             if advice is not None:
@@ -83,28 +77,28 @@ def env_differences(
             continue
         if advice is not None and value != advice[name]:
             found.append(f"{name}={value} in this process, but the advice says {advice[name]}")
-        if not re.fullmatch(THREAD_VALUE_PATTERN, value):
-            found.append(f"{name}={value!r} is not a positive integer")
-        elif over_cap(value, cap):
-            found.append(f"{name}={value} exceeds {cap}, the cap for this process's CPUs")
-        elif name == ENV_INTRA_OP and int(value) > usable:
+        problem = TENSORFLOW.thread_value_problem(name, value, cap, "this process's CPUs")
+        if problem is not None:
+            found.append(problem)
+        elif name == TENSORFLOW.intra_op and int(value) > usable:
             found.append(
                 f"{name}={value} is more than the {usable} CPU(s) this container can use "
                 f"(effective {node.effective_cpus:g}): expect throttling"
             )
-    wanted = None if advice is None else advice.get(ENV_ONEDNN)
-    have = env.get(ENV_ONEDNN)
-    if wanted is not None and have != wanted:
-        found.append(
-            f"{ENV_ONEDNN}={have or '(unset)'} in this process, but the advice says {wanted}"
-        )
-    elif have is not None and have not in ONEDNN_VALUES:
-        found.append(f"{ENV_ONEDNN}={have!r} is not 0 or 1")
+    for knob in TENSORFLOW.knobs:
+        wanted = None if advice is None else advice.get(knob.name)
+        have = env.get(knob.name)
+        if wanted is not None and have != wanted:
+            found.append(
+                f"{knob.name}={have or '(unset)'} in this process, but the advice says {wanted}"
+            )
+        elif have is not None and have not in knob.values:
+            found.append(f"{knob.name}={have!r} is not {' or '.join(knob.values)}")
     return found
 
 
 def has_advice_env(env: Mapping[str, str]) -> bool:
-    return any(name in env for name in ADVICE_ENV_NAMES)
+    return any(name in env for name in TENSORFLOW.thread_names)
 
 
 def drift(parsed: ParsedAdvice | None, node: NodeProfile, env: Mapping[str, str]) -> list[str]:

@@ -15,7 +15,6 @@ then the incumbent, as it is when nothing is stored.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,11 +24,9 @@ from advisor.calibrate.spec import SubjectSpec
 from advisor.errors import InvalidAdviceError, RequestsError
 from advisor.keys import APP_NAME
 from advisor.models import (
-    ENV_INTER_OP,
-    ENV_INTRA_OP,
-    ENV_ONEDNN,
+    ONEDNN,
     ONEDNN_VALUES,
-    THREAD_VALUE_PATTERN,
+    TENSORFLOW,
     CalibrationOptions,
     Incumbent,
     InputsKind,
@@ -37,9 +34,8 @@ from advisor.models import (
     OnednnValue,
     Provenance,
     SubjectInfo,
-    env_setting,
+    fits_cap,
     format_of,
-    over_cap,
     thread_cap,
 )
 from advisor.models.fed_input import FedInput, dim_text
@@ -167,7 +163,7 @@ def from_advice(
     if differences:
         return IncumbentChoice(notes=(AdviceIgnored(source, "elsewhere", "; ".join(differences)),))
     rec = parsed.recommendation
-    onednn = rec.env.get(ENV_ONEDNN)
+    onednn = rec.env.get(ONEDNN.name)
     return IncumbentChoice(
         Incumbent(
             setting=rec.setting,
@@ -236,14 +232,14 @@ def from_env_file(path: Path, node: NodeProfile) -> IncumbentChoice:
         return IncumbentChoice(notes=(AdviceIgnored(source, "unreadable", str(exc)),))
     env = _env_lines(text)
     cap = thread_cap(len(node.affinity_cpus))
-    for name in (ENV_INTRA_OP, ENV_INTER_OP):
+    for name in (TENSORFLOW.intra_op, TENSORFLOW.inter_op):
         value = env.get(name)
-        if value is None or not re.fullmatch(THREAD_VALUE_PATTERN, value) or over_cap(value, cap):
+        if value is None or not fits_cap(value, cap):
             return IncumbentChoice(notes=(BadThreadValue(source, name, value, cap),))
     return IncumbentChoice(
         Incumbent(
-            setting=env_setting(env),
-            onednn=_onednn(env.get(ENV_ONEDNN)),
+            setting=TENSORFLOW.env_setting(env),
+            onednn=_onednn(env.get(ONEDNN.name)),
             source=source,
         ),
         notes=(NoProvenance(source),),

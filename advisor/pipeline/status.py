@@ -41,7 +41,7 @@ from advisor.render.words import took_text
 
 if TYPE_CHECKING:
     from advisor.cluster.inventory import Inventory
-    from advisor.pipeline.production import ProductionReader
+    from advisor.pipeline.production_source import ProductionSource
     from advisor.prometheus import Settings
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,7 @@ def statuses(
     now: datetime | None = None,
     max_age: timedelta | None = None,
     inventory: Inventory | None = None,
-    production: ProductionReader | None = None,
+    production: ProductionSource | None = None,
 ) -> list[AdviceStatus]:
     """The status of each ConfigMap, sorted by namespace and name; versions compared with this
     advisor and the TensorFlow installed beside it (the image's, when run from the image). With
@@ -137,7 +137,7 @@ def with_consumers(
     rows: list[AdviceStatus],
     stored: list[StoredAdvice],
     inventory: Inventory,
-    production: ProductionReader | None = None,
+    production: ProductionSource | None = None,
 ) -> list[AdviceStatus]:
     """``rows`` (one per ConfigMap in ``stored``) with their consumers, then a ``missing`` row for
     each ConfigMap that a container requires and nobody has written. A reference to a
@@ -205,14 +205,13 @@ def with_calibrations(rows: list[AdviceStatus], jobs: Iterable[PlannedJob]) -> l
 
 def production_reader(
     prometheus: Settings | None, window: timedelta | None
-) -> ProductionReader | None:
+) -> ProductionSource | None:
     """The reader of production verdicts, None without Prometheus."""
     if prometheus is None:
         return None
-    from advisor.pipeline.production import DEFAULT_WINDOW, ProductionReader
-    from advisor.prometheus import PrometheusClient
+    from advisor.pipeline.production_source import production_source
 
-    return ProductionReader(PrometheusClient(prometheus), window=window or DEFAULT_WINDOW)
+    return production_source(prometheus, window)
 
 
 def cluster_status(

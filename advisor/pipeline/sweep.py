@@ -4,8 +4,9 @@ The advice is always concrete numbers: when TF's default is the pick, they are w
 itself (``tf_picks``), its gain is exactly 1.0 and nothing claims it beat the default.
 
 The advice in force (``incumbent``; TF's default when none is given) is measured as a named arm and
-stays the advice unless a setting beats it beyond noise (``choice.choose``), so a run on an
-unchanged node republishes the same values and rolls no consumer.
+stays the advice unless a setting wins the sequential paired test against it (``choice.choose``),
+so a run on an unchanged node republishes the same values and rolls no consumer; a replacement
+names that test's evidence in the result (``IncumbentOutcome.evidence``).
 
 The budget starts when ``sweep`` is called, so inspecting the model (a child process that pays
 TensorFlow's start-up too) counts against it: ``--budget 60`` means the command is done in 60 s.
@@ -37,11 +38,17 @@ from advisor.calibrate.choice import Choice, choose
 from advisor.calibrate.search import race
 from advisor.calibrate.spec import SubjectSpec
 from advisor.calibrate.state import SearchOutcome
-from advisor.calibrate.statistics import STABLE_CV, ConfigStats, aggregate
+from advisor.calibrate.statistics import (
+    PAIRED_TEST,
+    REPLACE_ALPHA,
+    STABLE_CV,
+    ConfigStats,
+    aggregate,
+)
 from advisor.calibrate.verdicts import judged_settings, near_best
 from advisor.errors import CalibrationError
 from advisor.models import (
-    ENV_ONEDNN,
+    ONEDNN,
     ONEDNN_VALUES,
     CalibrationOptions,
     CalibrationResult,
@@ -53,6 +60,7 @@ from advisor.models import (
     PairsVerdict,
     Progress,
     ProgressFn,
+    ReplacementEvidence,
     SubjectInfo,
     ThreadSetting,
     TimeSplit,
@@ -63,6 +71,7 @@ from advisor.models.notes import DefaultKept, Note, OnlyDefault, Unmeasured, Uns
 from advisor.objectives import Measure, Objective, named
 from advisor.render.words import (
     compare_text,
+    evidence_text,
     incumbent_reason,
     note_text,
     onednn_reason,
@@ -291,7 +300,7 @@ def sweep(
     )
     if pairs_open is not None:
         stopped = "budget"  # the pairs ran until the budget ended them
-        unsettled[ENV_ONEDNN] = pairs_open
+        unsettled[ONEDNN.name] = pairs_open
     if launcher is not None:
         notes.extend(launcher.notes)
     elapsed = clock.monotonic() - started
@@ -368,7 +377,12 @@ def _choose(
     stats = aggregate(outcome.trials, picks)
     try:
         choice = choose(
-            stats, objective, options.p99_slo_ms, incumbent=held, excluded=outcome.dropped
+            stats,
+            objective,
+            options.p99_slo_ms,
+            incumbent=held,
+            excluded=outcome.dropped,
+            favourite=outcome.favourite,
         )
     except ValueError as exc:
         raise CalibrationError(f"nothing to advise on: {exc}") from None
@@ -408,6 +422,7 @@ def _incumbent_outcome(
     name = "TF's default" if held.is_default else stored.label
     source = incumbent.source if incumbent is not None else "none stored: TF's default"
     measured = choice.incumbent
+    evidence: ReplacementEvidence | None = None
     if measured is None:
         reason = incumbent_reason("unmeasured")
     elif choice.kept and choice.leader is measured:
@@ -422,7 +437,13 @@ def _incumbent_outcome(
             name,
             choice.incumbent_band,
         )
-        reason = incumbent_reason("kept" if choice.kept else "replaced", other.label, versus)
+        evidence = None if choice.kept else _evidence(choice)
+        reason = incumbent_reason(
+            "kept" if choice.kept else "replaced",
+            other.label,
+            versus,
+            "" if evidence is None else evidence_text(evidence),
+        )
     return IncumbentOutcome(
         setting=held,
         runs=stored,
@@ -433,6 +454,36 @@ def _incumbent_outcome(
         versus=choice.versus_incumbent,
         band=choice.incumbent_band,
         reason=reason,
+        evidence=evidence,
+    )
+
+
+def _evidence(choice: Choice) -> ReplacementEvidence | None:
+    """What the replacement rested on, as the result and the ConfigMap record it."""
+    found = choice.evidence
+    if found is None or not found.passed:
+        return None
+    test = found.test
+    if test is None:
+        return ReplacementEvidence(
+            test="p99 bound",
+            rounds=0,
+            wins=0,
+            margin=0.0,
+            level=REPLACE_ALPHA,
+            alpha=REPLACE_ALPHA,
+            challengers=1,
+        )
+    return ReplacementEvidence(
+        test=PAIRED_TEST,
+        rounds=test.rounds,
+        wins=test.wins,
+        margin=test.margin,
+        e_value=round(test.e_value, 1),
+        level=round(test.level, 4),
+        alpha=REPLACE_ALPHA,
+        challengers=test.challengers,
+        favoured=test.favoured,
     )
 
 

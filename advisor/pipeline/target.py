@@ -28,6 +28,7 @@ from advisor.models import (
     ServingTarget,
     WorkloadRef,
 )
+from advisor.recommend.build import cpus_exclusive
 
 log = logging.getLogger("advisor.publish")
 
@@ -160,7 +161,9 @@ def warn_on_probe(target: ServingTarget | None, node: NodeProfile) -> None:
     if target is None:
         return
     basis = "CPU request" if target.cpu_from == "request" else "CPU limit"
-    if node.quota_cpus is None:
+    # exclusive CPUs from the static CPU manager come with no CFS quota since 1.34: the CPUs are
+    # the limit (recommend.build.cpus_exclusive)
+    if node.quota_cpus is None and not cpus_exclusive(node):
         log.warning(
             "the advice is for the %s of %s (%s %s), but no CPU quota was found here: it is "
             "measured on %g unlimited CPUs; the calibration Job's limits.cpu must be that %s",

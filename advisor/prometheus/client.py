@@ -30,7 +30,6 @@ import errno
 import http.client
 import json
 import logging
-import math
 import socket
 import ssl
 import urllib.error
@@ -104,11 +103,9 @@ class Series:
     """One series of a range query's answer: its labels and (unix seconds, value) points."""
 
     labels: Mapping[str, str]
+    #: as answered, NaN and infinities too (``advisor.consumers.production_windows.finite``
+    #: leaves them out, the one place that does)
     points: tuple[tuple[float, float], ...]
-
-    @property
-    def values(self) -> list[float]:
-        return [value for _, value in self.points if math.isfinite(value)]
 
 
 #: sends one request with a timeout, answers (status, body, headers); raises OSError

@@ -1,8 +1,8 @@
 """The PromQL the advisor runs for one serving container (docs/deploy.md shows it for Grafana).
 
 Every figure is a range query evaluated every ``STEP`` over a window, each point covering the
-``STEP`` before it, so a window gives samples for the rank test (``advisor.consumers.ranktest``)
-and no point reaches further back than one step.
+``STEP`` before it, so a window's samples give its figure for the day test
+(``advisor.consumers.daytest``) and no point reaches further back than one step.
 
 Which pods were the workload's: the pods the API server lists now (``live``, matched by name),
 and the ones gone, from kube-state-metrics: ``kube_pod_owner`` names a pod's controller, and for

@@ -10,9 +10,10 @@ from pydantic import ValidationError
 
 from advisor.errors import InvalidAdviceError, first_error
 from advisor.models import (
-    ENV_ONEDNN,
     MAX_PROVENANCE_TRIALS,
+    ONEDNN,
     QUOTA_TOLERANCE,
+    TENSORFLOW,
     CalibrationResult,
     Measurement,
     NearBestRange,
@@ -23,7 +24,6 @@ from advisor.models import (
     TopologySummary,
     TrialResult,
     TrialSummary,
-    setting_env,
 )
 
 #: measured latencies (ms) and throughputs (requests/s) are recorded to this many decimals: a
@@ -66,8 +66,12 @@ def _kept_trials(trials: list[TrialResult]) -> list[TrialResult]:
 def cpus_exclusive(node: NodeProfile) -> bool | None:
     """Whether the run had CPUs of its own: the kubelet's static CPU manager gives a Guaranteed
     container with a whole-CPU limit exactly that many CPUs in its affinity mask, where a shared
-    pod's mask is every CPU of the node. None without a quota to compare with."""
+    pod's mask is every CPU of the node. The limit is the CFS quota or, where there is none, the
+    CPU limit the Downward API names: since Kubernetes 1.34 the kubelet sets no CFS quota on a
+    container it gives exclusive CPUs (seen on the e2e tier's real node). None with neither."""
     quota = node.quota_cpus
+    if quota is None and node.downward_api is not None:
+        quota = node.downward_api.cpu_limit_cpus
     if quota is None:
         return None
     count = len(node.affinity_cpus)
@@ -145,8 +149,8 @@ def build_recommendation(
         )
         return Recommendation(
             env={
-                **setting_env(result.setting),
-                **({ENV_ONEDNN: onednn} if onednn is not None else {}),
+                **TENSORFLOW.setting_env(result.setting),
+                **({ONEDNN.name: onednn} if onednn is not None else {}),
             },
             provenance=provenance,
         )

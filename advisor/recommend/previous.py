@@ -32,7 +32,7 @@ from advisor.keys import (
     REVERTED_ANNOTATION,
     SCHEMA_ANNOTATION,
 )
-from advisor.models import ENV_INTER_OP, ENV_INTRA_OP, ServingTarget, ThreadSetting, env_setting
+from advisor.models import TENSORFLOW, ServingTarget, ThreadSetting
 from advisor.models.times import timestamp
 from advisor.recommend.configmap import content_hash
 from advisor.recommend.metadata import ANNOTATIONS_LIMIT_BYTES
@@ -67,8 +67,8 @@ def summary(obj: Mapping[str, Any]) -> str:
         prov = {}
     prov = prov if isinstance(prov, dict) else {}
     return (
-        f"intra={data.get(ENV_INTRA_OP, '?')} "
-        f"inter={data.get(ENV_INTER_OP, '?')}, objective "
+        f"intra={data.get(TENSORFLOW.intra_op, '?')} "
+        f"inter={data.get(TENSORFLOW.inter_op, '?')}, objective "
         f"{prov.get('objective', '?')}, built {prov.get('created_at', '?')} by "
         f"{prov.get('advisor_version', '?')}"
     )
@@ -152,7 +152,7 @@ def rejected_for(
         if entry.get("target") != wanted or not isinstance(env, dict):
             continue
         try:
-            setting = env_setting(env)
+            setting = TENSORFLOW.env_setting(env)
         except (KeyError, TypeError, ValueError):
             continue
         if setting not in found:

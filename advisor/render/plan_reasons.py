@@ -17,6 +17,7 @@ from advisor.models.plan import (
     CompletedUnfit,
     Confounded,
     ConsumerVerdict,
+    Corrected,
     Created,
     Difference,
     EarlierRunning,
@@ -33,6 +34,7 @@ from advisor.models.plan import (
     NotCalibrated,
     NotReverted,
     NotWrittenBack,
+    NotYet,
     OptedOut,
     OptionChanged,
     OtherContainer,
@@ -60,10 +62,13 @@ from advisor.models.plan import (
     WrittenBack,
 )
 from advisor.models.times import duration_text
-from advisor.render.words import production_changes, took_text
+from advisor.render.production_text import changes, evidence
+from advisor.render.words import took_text
 
-#: a reason's longest line: reasons end up in tables, logs and Events
-REASON_LIMIT = 500
+#: a reason's longest line: reasons end up in tables, logs and Events. A shared advice's
+#: regression names each consumer's verdict and the evidence of those that decide (about 110
+#: characters each): three consumers and what applying added fit
+REASON_LIMIT = 700
 
 
 def plan_reason_text(reason: PlanReason) -> str:
@@ -331,15 +336,24 @@ def _applied_text(part: Applied) -> str:
 def _regression(verdicts: Sequence[ConsumerVerdict]) -> str:
     """What production said of an advice: one consumer's reason, or each consumer's verdict."""
     if len(verdicts) == 1:
-        return f"production regressed on this advice: {verdicts[0].production.reason}"
+        return f"production regressed on this advice: {_said(verdicts[0].production)}"
     worse = [_consumer(v) for v in verdicts if v.production.verdict == "regressed"]
     each = "; ".join(
-        f"{_consumer(v)} {v.production.verdict} ({v.production.reason})" for v in verdicts
+        # the evidence of the verdicts that decide: an unchanged consumer's would crowd them
+        f"{_consumer(v)} {v.production.verdict} "
+        f"({_said(v.production) if v.production.verdict != 'unchanged' else v.production.reason})"
+        for v in verdicts
     )
     return (
         f"production regressed on this advice for {', '.join(worse)} of its {len(verdicts)} "
         f"consumers: {each}"
     )
+
+
+def _said(production: Production) -> str:
+    """A verdict's reason, then the evidence that decided it."""
+    said = evidence(production)
+    return f"{production.reason}; {said}" if said else str(production.reason)
 
 
 def _consumer(verdict: ConsumerVerdict) -> str:
@@ -369,6 +383,16 @@ def _not_reverted_text(part: NotReverted) -> str:
             )
         case RevertLimit():
             return f"{said}; not reverted: --max-reverts {why.limit} reached"
+        case NotYet():
+            return (
+                f"{said}; not reverted yet: regressed in {why.windows} full after-window(s) in "
+                f"a row, a revert needs {why.needed}"
+            )
+        case Corrected():
+            return (
+                f"{said}; not reverted: corrected for judging {why.consumers} consumers (Holm, "
+                f"level {why.alpha:g}) no regression stays significant"
+            )
         case _:
             assert_never(why)
 
@@ -379,7 +403,7 @@ def revert_event_text(reason: PlanReason) -> str:
     cause = reason.cause
     assert isinstance(cause, Reverted)
     figures = "; ".join(
-        f"{_consumer(v)}: {_figures(v.production)}: {v.production.verdict} ({v.production.reason})"
+        f"{_consumer(v)}: {_figures(v.production)}: {v.production.verdict} ({_said(v.production)})"
         for v in cause.verdicts
     )
     return f"advice reverted to the previous one ({cause.previous}): {figures}"
@@ -387,7 +411,7 @@ def revert_event_text(reason: PlanReason) -> str:
 
 def _figures(production: Production) -> str:
     """Before -> after: throttled share, p99 and CPU, each where known."""
-    return ", ".join(production_changes(production, "cpu")) or "no figures"
+    return ", ".join(changes(production, "cpu")) or "no figures"
 
 
 def _warns(warnings: tuple[str, ...]) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from advisor.atomic import write_atomically
 from advisor.errors import Opt, OutputError
-from advisor.models import CalibrationResult
+from advisor.models import TENSORFLOW, CalibrationResult
 from advisor.render.heatmap import heatmap_svg
 from advisor.render.table import text_summary
 from advisor.render.words import inputs_text, rate_label
@@ -79,8 +79,8 @@ th {{ background: #eee; }}
 tr.failed, tr.crashed, tr.oom, tr.timeout, tr.skipped {{ color: #a33; }}
 pre {{ background: #f7f7f7; padding: 10px; white-space: pre-wrap; }}
 </style></head><body>
-<h1>Calibration: TF_NUM_INTRAOP_THREADS={result.setting.intra},
-TF_NUM_INTEROP_THREADS={result.setting.inter}</h1>
+<h1>Calibration: {TENSORFLOW.intra_op}={result.setting.intra},
+{TENSORFLOW.inter_op}={result.setting.inter}</h1>
 <p>Model: {e(what)} ({e(subject.model_format)}, concurrency {subject.concurrency}). Inputs:
 {e(inputs_text(subject))}. Objective: {e(result.objective)}.
 Node: {result.node.effective_cpus:g} usable CPUs, {len(result.node.affinity_cpus)} in the

@@ -24,7 +24,7 @@ from advisor.render.document import (
     grid,
 )
 from advisor.render.formats import plain
-from advisor.render.words import production_changes
+from advisor.render.production_text import changes, evidence
 
 #: table columns: header -> which value of a row (or a cell made of several)
 _COLUMNS: tuple[tuple[str, str], ...] = (
@@ -91,6 +91,11 @@ _CSV_PRODUCTION_KEYS = (
     "production_provisional",
     "production_cause",
     "production_p_value",
+    "production_test",
+    "production_alpha",
+    "production_days",
+    "production_window",
+    "production_regressed_windows",
 )
 CPU_MODEL_WIDTH = 28
 #: consumers named in the one line of a failing status (``problems_line``)
@@ -205,14 +210,15 @@ def production_cell(production: Production | None) -> str:
     if production is None:
         return "-"
     p = production
-    parts = production_changes(p, "load")
+    parts = changes(p, "load")
     if p.provisional:  # its reason starts "provisional (how short the after-window is): "
         verdict = f"{p.verdict}, {p.reason}"
     elif p.verdict == "unknown":
         verdict = f"unknown ({p.reason})"
     else:
         verdict = p.verdict
-    return ", ".join(parts) + (": " if parts else "") + verdict
+    said = evidence(p)
+    return ", ".join(parts) + (": " if parts else "") + verdict + (f" ({said})" if said else "")
 
 
 def _consumer_rows(rows: Sequence[AdviceStatus]) -> list[tuple[AdviceStatus, Consumer]]:

@@ -1,19 +1,18 @@
-"""Figures in the objective's own terms, with their noise, and the short summary a run ends with;
-production's figures before and after an advice.
+"""Figures in the objective's own terms, with their noise, and the short summary a run ends with.
 
 Gains are stated as "p99 5.97 ms against 8.14 ms for TF's default (27% lower, noise ±9%)": a
 ratio such as "1.36x" reads as slower for a latency. The same sentences end ``run`` and
-``calibrate`` and fill the report, so they are written once, here; so are production's "throttled
-41% -> 3%, p99 122 -> 58 ms", which ``status`` and ``plan`` both show.
+``calibrate`` and fill the report, so they are written once, here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal, assert_never
+from typing import TYPE_CHECKING, assert_never
 
 from advisor.keys import APP_NAME
 from advisor.models import (
+    ONEDNN,
+    TENSORFLOW,
     CalibrationResult,
     IncumbentOutcome,
     IncumbentVerdict,
@@ -21,11 +20,10 @@ from advisor.models import (
     NearBestRange,
     OpenReason,
     PairsVerdict,
-    Production,
+    ReplacementEvidence,
     StopReason,
     SubjectInfo,
     ThreadSetting,
-    setting_env,
 )
 from advisor.objectives import Measure, named
 
@@ -44,45 +42,6 @@ def near_best_line(result: CalibrationResult) -> str | None:
 
 def number(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
-
-
-def known(value: float | None, digits: int = 0) -> str:
-    """A figure that may not be known: ``?`` then."""
-    return "?" if value is None else f"{value:.{digits}f}"
-
-
-def share_text(value: float | None) -> str:
-    """A share as a whole percentage (``41%``), ``?`` when not known."""
-    return "?" if value is None else f"{value:.0%}"
-
-
-def rate_text(value: float | None) -> str:
-    """A rate to two significant figures, whole from 10 up (``0.5``, ``41``, ``1234``)."""
-    if value is None:
-        return "?"
-    return f"{value:.0f}" if abs(value) >= 10 else f"{value:.2g}"
-
-
-def production_changes(production: Production, also: Literal["load", "cpu"]) -> list[str]:
-    """``throttled 41% -> 3%``, ``p99 122 -> 58 ms`` and ``also`` (``load 40 -> 41 req/s`` or
-    ``CPU 0.50 -> 0.40 cores per pod``), each where before or after is known."""
-    p = production
-    figures: list[tuple[str, float | None, float | None, Callable[[float | None], str], str]] = [
-        ("throttled", p.throttled_before, p.throttled_after, share_text, ""),
-        ("p99", p.p99_before_ms, p.p99_after_ms, known, " ms"),
-        ("load", p.load_before, p.load_after, rate_text, " req/s")
-        if also == "load"
-        else ("CPU", p.cpu_before, p.cpu_after, _cores, " cores per pod"),
-    ]
-    return [
-        f"{what} {worded(before)} -> {worded(after)}{unit}"
-        for what, before, after, worded, unit in figures
-        if before is not None or after is not None
-    ]
-
-
-def _cores(value: float | None) -> str:
-    return known(value, 2)
 
 
 def ranked_by(result: CalibrationResult) -> Measure:
@@ -126,9 +85,11 @@ def _threads_versus_default(result: CalibrationResult) -> str:
 
 def advice_line(result: CalibrationResult) -> str:
     """The one line a person acts on: the env values and the objective they were chosen for."""
-    env = " ".join(f"{name}={value}" for name, value in setting_env(result.setting).items())
+    env = " ".join(
+        f"{name}={value}" for name, value in TENSORFLOW.setting_env(result.setting).items()
+    )
     if result.onednn is not None and result.onednn.value is not None:
-        env += f" TF_ENABLE_ONEDNN_OPTS={result.onednn.value}"
+        env += f" {ONEDNN.name}={result.onednn.value}"
     what = result.objective + (
         f", p99 <= {result.p99_slo_ms:g} ms" if result.p99_slo_ms is not None else ""
     )
@@ -146,16 +107,39 @@ def incumbent_line(result: CalibrationResult) -> str | None:
     return f"in force before: {name} ({held.source}): {held.reason}"
 
 
-def incumbent_reason(verdict: IncumbentVerdict, rival: str = "", versus: str = "") -> str:
+def incumbent_reason(
+    verdict: IncumbentVerdict, rival: str = "", versus: str = "", evidence: str = ""
+) -> str:
     """The incumbent's ``verdict`` in one line (``IncumbentOutcome.reason``): ``rival`` is the
-    best (kept) or the advice (replaced), ``versus`` how it compares with the incumbent."""
+    best (kept) or the advice (replaced), ``versus`` how it compares with the incumbent,
+    ``evidence`` what a replacement rested on (``evidence_text``)."""
     if verdict == "unmeasured":
         return "could not be measured in this run: replaced"
     if verdict == "best":
         return "measured best: kept"
     if verdict == "kept":
         return f"kept: nothing beat it beyond noise (the best, {rival}: {versus})"
-    return f"replaced by {rival}: {versus}"
+    return f"replaced by {rival}: {versus}" + (f"; {evidence}" if evidence else "")
+
+
+def evidence_text(evidence: ReplacementEvidence) -> str:
+    """What a replacement rested on, in a few words: ``paired sign test, sequential: won 8 of 8
+    rounds by more than 5% (e-value 153 >= 40, level 2.50%: half of 5% for the screen's best of 3
+    challengers)``."""
+    if evidence.e_value is None:
+        return "it surely meets the p99 bound the advice in force surely misses"
+    many = evidence.challengers
+    if evidence.favoured is True:
+        share = f"half of {evidence.alpha:.0%} for the screen's best of {many} challengers"
+    elif evidence.favoured is False:
+        share = f"{evidence.alpha / 2:.1%} shared by the {many - 1} after the screen's best"
+    else:
+        share = f"{evidence.alpha:.0%} over {many} challenger{'s' if many != 1 else ''}"
+    return (
+        f"{evidence.test}: won {evidence.wins} of {evidence.rounds} rounds by more than "
+        f"{evidence.margin:.0%} (e-value {evidence.e_value:g} >= {1 / evidence.level:g}, level "
+        f"{evidence.level:.2%}: {share})"
+    )
 
 
 def onednn_reason(verdict: PairsVerdict) -> str:
@@ -172,7 +156,7 @@ def onednn_reason(verdict: PairsVerdict) -> str:
     )
     if verdict.code == "better":
         return (
-            f"TF_ENABLE_ONEDNN_OPTS={verdict.value} is {verdict.margin:.0%} better ({figures}; "
+            f"{ONEDNN.name}={verdict.value} is {verdict.margin:.0%} better ({figures}; "
             f"noise {band:.0%}): the advice sets it"
         )
     return f"no difference beyond noise ({figures}; noise {band:.0%}): left unset"
@@ -337,7 +321,7 @@ def sweep_done_line(result: CalibrationResult) -> str:
 #: what kept a race open, in words (``OpenReason``)
 _OPEN_WORDS: dict[OpenReason, str] = {
     "noise": "still within noise",
-    "incumbent": "only narrowly ahead of the advice in force",
+    "incumbent": "ahead of the advice in force, not yet in enough paired rounds",
     "unstable": "unstable",
     "windows": "short of race windows",
 }

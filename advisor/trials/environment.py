@@ -2,7 +2,7 @@
 
 A child gets its setting the way a consumer will, through TF_NUM_INTRAOP_THREADS,
 TF_NUM_INTEROP_THREADS and OMP_NUM_THREADS in its environment (all three removed for the
-TF-default baseline).
+TF-default baseline), and TF_ENABLE_ONEDNN_OPTS only where a trial measures a value of it.
 """
 
 from __future__ import annotations
@@ -12,13 +12,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from advisor.models import (
-    ADVICE_ENV_NAMES,
-    ENV_ONEDNN,
-    OnednnValue,
-    ThreadSetting,
-    setting_env,
-)
+from advisor.models import ONEDNN, TENSORFLOW, OnednnValue, ThreadSetting
 
 #: the parent's pid, for the child to check that it was not orphaned before it asked to die with it
 PARENT_PID_ENV = "TFTA_TRIAL_PARENT_PID"
@@ -38,17 +32,19 @@ def trial_env(
     base: Mapping[str, str] | None = None,
     onednn: OnednnValue | None = None,
 ) -> dict[str, str]:
-    """The child's environment: ``base`` without any inherited thread setting, plus this one.
+    """The child's environment: ``base`` without any inherited advice key, plus this setting
+    (and ``onednn``, when the trial measures one).
 
-    Inherited values are removed first: the advisor may itself run in a pod that already mounts
-    an earlier advice, and the baseline must be TF's own default.
+    Inherited values are removed first, the oneDNN switch with the thread variables: the advisor
+    may itself run in a pod that already mounts an earlier advice, and the baseline must be TF's
+    own default in both.
     """
     # the variables the advice sets, exactly: what a consumer's pod gets
     inherited = os.environ if base is None else base
-    env = {k: v for k, v in inherited.items() if k not in ADVICE_ENV_NAMES}
-    env.update(setting_env(setting))
+    env = TENSORFLOW.without_advice(inherited)
+    env.update(TENSORFLOW.setting_env(setting))
     if onednn is not None:
-        env[ENV_ONEDNN] = onednn
+        env[ONEDNN.name] = onednn
     for key, value in QUIET_TF_ENV.items():
         env.setdefault(key, value)
     # The child must run this very package, installed or not.

@@ -167,11 +167,8 @@ def _request(
         raise ModelError(f"{where}: the trial request does not validate: {problem}") from None
 
 
-def _replayed(model_format: ModelFormat, subject: SubjectSpec) -> dict[str, Any]:
-    source = requests_source(subject, model_format)
-    if source is None:
-        return {}
-    return {"requests": source.path, "requests_origin": source.origin}
+def _replayed(model_format: ModelFormat, subject: SubjectSpec) -> dict[str, str]:
+    return TrialRequest.replaying(requests_source(subject, model_format))
 
 
 def _label(spec: TrialSpec) -> str:

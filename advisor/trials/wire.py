@@ -1,4 +1,5 @@
-"""What the parent asks a trial child to do: the request file's one message.
+"""The parent/child contract: what the parent asks a trial child to do (the request file's one
+message) and how the child answers an inspection.
 
 It lives beside the trials, read by the child and written by the runner, so that both import it
 and neither imports the other (the child is started as a program).
@@ -6,11 +7,12 @@ and neither imports the other (the child is started as a program).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from advisor.models import ModelFormat, RequestsOrigin, StrictModel
+from advisor.models import ModelFormat, RequestsOrigin, StrictModel, SubjectInfo
+from advisor.trials.requestfile import RequestsSource
 
 
 class TrialRequest(StrictModel):
@@ -45,3 +47,24 @@ class TrialRequest(StrictModel):
         if self.mode == "trial" and (self.warmup_s is None or self.measure_s is None):
             raise ValueError("a trial request needs warmup_s and measure_s")
         return self
+
+    @staticmethod
+    def replaying(source: RequestsSource | None) -> dict[str, str]:
+        """The fields that carry the requests to replay (none: inputs are synthesised)."""
+        if source is None:
+            return {}
+        return {"requests": source.path, "requests_origin": source.origin}
+
+    @property
+    def replay(self) -> RequestsSource | None:
+        """The requests to replay, as the parent chose them; None: synthesise inputs."""
+        if self.requests is None:
+            return None
+        return RequestsSource(self.requests, self.requests_origin or "file")
+
+
+def inspection_answer(info: SubjectInfo) -> dict[str, Any]:
+    """The child's answer to an inspection: the subject under ``SubjectInfo``'s stored keys
+    (``kind`` for its format), the fields the child set and no others, so the answer holds the
+    keys it always held (the parent fills the rest with their defaults)."""
+    return {"status": "ok", "info": info.model_dump(mode="json", exclude_unset=True)}

@@ -160,8 +160,10 @@ class Jobs:
         failed: int | None = None,
     ) -> dict[str, Any]:
         """A finished Job as the controller leaves it: ``Complete`` (succeeded 1, after a
-        ``SuccessCriteriaMet`` condition) or ``Failed`` (``failed`` pods, backoffLimit + 1 by
-        default, after a ``FailureTarget``); no pod is active any more."""
+        ``SuccessCriteriaMet`` condition) or ``Failed`` (``failed`` pods, after a
+        ``FailureTarget``; by default backoffLimit + 1, or 1 for a ``PodFailurePolicy`` reason:
+        a FailJob rule ends the Job at its first matching pod, as the real controller does);
+        no pod is active any more."""
         if type not in ("Complete", "Failed"):
             raise ValueError(f"a Job finishes Complete or Failed, not {type!r}")
         obj = self._stored(namespace, name)
@@ -182,7 +184,8 @@ class Jobs:
             reason = reason or "BackoffLimitExceeded"
             message = message or "Job has reached the specified backoff limit"
             limit = obj["spec"].get("backoffLimit", DEFAULT_BACKOFF_LIMIT)
-            status["failed"] = failed if failed is not None else limit + 1
+            first_match = 1 if reason == "PodFailurePolicy" else limit + 1
+            status["failed"] = failed if failed is not None else first_match
             first = "FailureTarget"
         status["conditions"] = [
             {

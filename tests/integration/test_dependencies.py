@@ -1,6 +1,7 @@
-"""This environment holds exactly one TensorFlow, and the serving API (the PredictionLog protos
-warmup files are read with) of its major.minor: ``make deps`` installs it without its dependencies
-(scripts/install-serving-api.sh), as the image does (tests/system/test_container.py checks there).
+"""This environment holds exactly one TensorFlow, and the serving API of its major.minor: the
+tests write their warmup files with TF Serving's own protos (the check of the advisor's own
+definitions), and ``make deps`` installs it without its dependencies
+(scripts/install-serving-api.sh). The image has none (tests/system/test_container.py).
 """
 
 from __future__ import annotations

@@ -425,6 +425,11 @@ def test_status_helpers_report_what_the_job_controller_does(api: FakeApiServer) 
         "PodFailurePolicy",
         "exit code 8",
     )
+    # a FailJob rule ends the Job at its first matching pod, whatever backoffLimit allows (seen
+    # on the real cluster: tests/e2e/test_faults.py)
+    api.put_job(job(NS, "at-once"))
+    at_once = api.set_job_condition(NS, "at-once", "Failed", reason="PodFailurePolicy")
+    assert at_once["status"]["failed"] == 1
     api.put_job(job(NS, "limit"))  # backoffLimit 1: the controller gives up after 2 pods
     assert api.set_job_condition(NS, "limit", "Failed")["status"]["failed"] == 2
     with pytest.raises(ValueError):

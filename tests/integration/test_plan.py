@@ -9,6 +9,7 @@ its image), ``c`` (mounting advice that fits it) and ``d`` (not opted in).
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 from collections.abc import Iterator
@@ -351,37 +352,58 @@ def test_status_shows_each_advices_newest_calibration_job_and_its_state(
     assert decisions(capsys, api)["deployment/b"]["decision"] == "failed"
 
 
+def printed_jobs(
+    capsys: pytest.CaptureFixture[str], api: FakeApiServer, *argv: str
+) -> list[tuple[dict[str, Any], argparse.Namespace]]:
+    """``plan --print-jobs``'s Jobs, each with the ``run`` its advisor container starts, parsed
+    as the CLI parses it."""
+    from advisor.cli import build_parser
+
+    code, out, err = plan(capsys, api, "--print-jobs", *argv)
+    assert code == 0, err
+    found = []
+    for job in (doc for doc in yaml.safe_load_all(out) if doc):
+        containers = job["spec"]["template"]["spec"]["containers"]
+        (advisor,) = [c for c in containers if c["name"] == "advisor"]
+        args = [a.replace("$(TFTA_POD_NAMESPACE)", NS) for a in advisor["args"]]
+        found.append((job, build_parser().parse_args(args)))
+    return found
+
+
 def test_print_jobs_shows_what_apply_would_create_and_the_run_flags_pass_through(
     api: FakeApiServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from advisor.cli import build_parser
-
-    code, out, err = plan(
+    jobs = printed_jobs(
         capsys,
         api,
-        "--print-jobs",
         "--trial-mode",
         "spawn",
         "--sweep-onednn",
         "--configmap-annotation",
         "reloader.stakater.com/match=true",
     )
-    assert code == 0, err
-    jobs = [doc for doc in yaml.safe_load_all(out) if doc]
-    assert {j["metadata"]["annotations"]["tf-thread-advisor.io/workload"] for j in jobs} == {
+    assert {j["metadata"]["annotations"]["tf-thread-advisor.io/workload"] for j, _ in jobs} == {
         "deployment/a",
         "deployment/b",
     }
     assert all(r.method == "GET" for r in api.requests)
-    for job in jobs:
-        (advisor,) = [
-            c for c in job["spec"]["template"]["spec"]["containers"] if c["name"] == "advisor"
-        ]
-        args = [a.replace("$(TFTA_POD_NAMESPACE)", NS) for a in advisor["args"]]
-        parsed = build_parser().parse_args(args)
+    for _, parsed in jobs:
         assert (parsed.command, parsed.trial_mode, parsed.sweep_onednn) == ("run", "spawn", True)
         assert parsed.configmap_annotation == ["reloader.stakater.com/match=true"]
         assert parsed.for_workload is not None and parsed.spec_hash
+
+
+def test_plans_input_shape_given_once_per_input_reaches_each_job_whole(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from advisor.cli._sweep_flags import options_from_args
+
+    jobs = printed_jobs(
+        capsys, api, "--input-shape", "input_ids=128", "--input-shape", "attention_mask=128"
+    )
+    assert jobs
+    for _, parsed in jobs:
+        assert options_from_args(parsed).input_shape == "attention_mask=128;input_ids=128"
 
 
 @pytest.mark.parametrize(

@@ -46,7 +46,8 @@ PERIODS_PER_WINDOW = 86400.0
 PREVIOUS_CHANGED = NOW - timedelta(days=9)
 STEP_PERIODS = 3000.0
 #: shorter than the time since the pods started: a full after-window, not provisional
-WINDOW = ("--window", "12h")
+#: two full windows since the pods started (20 h ago), the two a revert needs
+WINDOW = ("--window", "8h")
 
 
 def recorded(changed: float, pods_started: float | None = None) -> Any:
@@ -143,7 +144,7 @@ def test_a_regressed_advice_is_reverted_and_throttled_containers_suggested(
     assert "back to the previous advice (intra=4 inter=2" in c["reason"]
     d = found["deployment/d"]  # not opted in, throttled 50% > 25%
     assert (d["decision"], d["container"]) == ("suggested", "server")
-    assert "throttled in 50% of its CFS periods over the last 12h" in d["reason"]
+    assert "throttled in 50% of its CFS periods over the last 8h" in d["reason"]
     assert [row["decision"] for row in found.values()].count("suggested") == 1  # not c, not gone
     assert puts(api) == []  # nothing written without --apply
     with FakePrometheus(recorded(changed_at(api))) as prom:

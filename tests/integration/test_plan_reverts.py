@@ -30,7 +30,8 @@ from tests.integration.test_plan_production import PRODUCTION
 NOW = datetime.now(timezone.utc)
 STEP_PERIODS = 3000.0
 #: shorter than the time since the pods started: a full after-window, not provisional
-WINDOW = ("--window", "12h")
+#: two full windows since the pods started (20 h ago), the two a revert needs
+WINDOW = ("--window", "8h")
 #: the throttled share (before the advice, after it) of each workload's pods
 WORSE, BETTER, SAME = (0.05, 0.40), (0.40, 0.05), (0.10, 0.10)
 REVERTS_LIMITED = 19
@@ -165,7 +166,10 @@ def test_a_revert_leaves_an_event_with_the_figures(
         "deployment/web (server): throttled 5% -> 40%, CPU 1.00 -> 1.00 cores per pod: "
         in (event["message"])
     )
-    assert "regressed (throttling 5% -> 40%: rose by more than 10 points)" in event["message"]
+    assert (
+        "regressed (throttling 5% -> 40%: rose by more than 10 points; day t-test, 8 days: "
+        "p<0.001 at level 0.05, 2/2 windows regressed)" in event["message"]
+    )
 
 
 def test_no_events_reverts_without_telling(

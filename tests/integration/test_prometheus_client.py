@@ -69,7 +69,8 @@ def test_range_query_reads_the_matrix() -> None:
     with FakePrometheus(answer) as prom:
         (series,) = client(prom.url).query_range("q", AT, AT, 600)
     assert series.points[0] == (1.0, 0.1)
-    assert series.values == [0.1, 0.3]
+    assert series.points[1] == (601.0, float("inf"))  # as answered: the reader filters
+    assert [at for at, _ in series.points] == [1.0, 601.0, 1201.0]
 
 
 def test_a_busy_server_is_retried_until_it_answers() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from advisor.keys import LATENCY_QUERY_ANNOTATION, LOAD_QUERY_ANNOTATION
-from advisor.prometheus.queries import PERIODS, THROTTLED, USAGE
+from advisor.prometheus.queries import PERIODS, POD_START, THROTTLED, USAGE
 from testkit.fakeapi.pods import pod_of
 from testkit.fakeapi.server import FakeApiServer, refused_port
 from testkit.fakeprom import Answer, FakePrometheus, error, matrix, partial, ranged, vector
@@ -43,7 +43,8 @@ def recorded(endpoint: str, form: Mapping[str, str]) -> Answer:
             vector(({}, 4.0)) if query.startswith("count(kube_pod_owner{namespace=") else vector()
         )
     names = [n for n in (*THROTTLING, *P99) if f'"{n}"' in query]
-    if not names:
+    if not names or POD_START in query:
+        # no start times: the live pods' rollout places the windows
         return matrix()
     name = names[0]
 
@@ -102,7 +103,7 @@ def test_verdicts_and_figures_per_consumer(
         "web-slow": "regressed",
     }
     better = found["web-better"]
-    assert better["p_value"] < 0.01
+    assert better["p_value"] <= 0.05
     assert better == {
         "verdict": "improved",
         "throttled_before": 0.41,
@@ -117,7 +118,15 @@ def test_verdicts_and_figures_per_consumer(
         "cause": "throttling",
         "p_value": better["p_value"],
         "reason": "throttling 41% -> 3%: fell by more than 10 points",
+        # the evidence: every earlier day the same share, so any move lies beyond them
+        "test": "day-t",
+        "alpha": 0.05,
+        "days": 14,
+        "window": better["window"],
+        "regressed_windows": 0,
     }
+    # the pods started 23 h ago: one 12 h window full, the second within the slack of its end
+    assert better["window"] == 2
     slow = found["web-slow"]
     assert (slow["p99_before_ms"], slow["p99_after_ms"], slow["cause"]) == (110, 190, "p99")
     assert slow["reason"].startswith("p99 190 ms vs 110 ms before: +73%")
@@ -152,21 +161,21 @@ def test_the_queries_name_the_pods_and_the_windows(
     assert {f["partial_response"] for f in ranges} == {"false"}
     assert {f["step"] for f in ranges} == {"300"}
     better = [f for f in ranges if "web-better" in f["query"] and THROTTLED in f["query"]]
-    # json_rows asks twice (JSON and YAML): the same two windows each time
+    # json_rows asks twice (JSON and YAML): the same two spans each time
     before, after = (
         min(better, key=lambda f: float(f["start"])),
         max(better, key=lambda f: float(f["start"])),
     )
-    # after: once the pod started (an hour after the change) and warmed up (10 min)
+    # after: once the pod started (an hour after the change) and warmed up (10 min), two 12 h
+    # windows one after the other, the second cut at now (within the slack of its end)
     started = CHANGED + 3600 + 600
-    assert (float(after["start"]), float(after["end"])) == pytest.approx(
-        (started, started + 12 * 3600)
-    )
-    # before: the same hours a week back
-    week = 7 * 86400
-    assert (float(before["start"]), float(before["end"])) == pytest.approx(
-        (started - week, started + 12 * 3600 - week)
-    )
+    assert float(after["start"]) == pytest.approx(started)
+    assert float(after["end"]) == pytest.approx(time.time(), abs=600)
+    # before: each window's hours on the 14 days before the change: the first window's two
+    # days back is the newest (a day back would end after the change), 15 days back the oldest
+    day = 86400
+    assert float(before["start"]) == pytest.approx(started + 12 * 3600 - 15 * day)
+    assert float(before["end"]) == pytest.approx(started + 12 * 3600 - day)
     assert "[300s]" in before["query"] and "[43200s]" not in before["query"]
     assert 'pod=~"web-better-' in before["query"]  # its live pod, by name
     assert (
@@ -197,7 +206,7 @@ def test_table_gains_a_production_column_only_with_prometheus(
         )  # fmt: skip
     assert (code, err) == (0, "")
     assert "PRODUCTION" in table
-    assert "throttled 41% -> 3%: improved" in table
+    assert "throttled 41% -> 3%: improved (day t-test, 14 days: p<0.001 at level 0.05)" in table
     assert "throttled 10% -> 10%, p99 110 -> 190 ms: regressed" in table
     assert "throttled 41% -\\> 3%: improved" in markdown  # ">" escaped for Markdown
 
@@ -323,6 +332,14 @@ def test_csv_gains_the_production_figures_only_with_prometheus(
         "throttling",
         "False",
     )
+    # the evidence, as the JSON has it
+    better = lines["web-better"]
+    assert [better[f"production_{k}"] for k in ("test", "alpha", "days", "regressed_windows")] == [
+        "day-t",
+        "0.05",
+        "14",
+        "0",
+    ]
 
 
 def test_the_environment_names_prometheus_when_the_flags_do_not(
@@ -551,20 +568,19 @@ def test_a_latency_query_giving_several_series_is_unknown(
     assert "web-slow: the query gave 2 series" in err and len(err.strip().splitlines()) == 1
 
 
-def test_negative_samples_are_dropped_and_week_back_is_read_without_a_cpu_limit(
+def test_negative_samples_are_dropped_and_no_cpu_limit_needs_none(
     api: FakeApiServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """No CFS periods (no CPU limit): the latency samples decide whether the week-back
-    before-window holds enough, so it is read, and no other placement after it."""
+    """No CFS periods (no CPU limit): the latency samples decide; a negative one is no sample."""
     with FakePrometheus(_latency_only(1, negative=True)) as prom:
         found = productions(json_rows(capsys, api, "--prometheus-url", prom.url, *WINDOW))
     slow = found["web-slow"]
     assert (slow["verdict"], slow["cause"]) == ("regressed", "p99")
     asked = [r.form for r in prom.requests if r.form.get("query", "").startswith("p99_seconds")]
-    # json_rows runs status twice (json, yaml): each reads the week-back window and the after one
+    # json_rows runs status twice (json, yaml): each reads the earlier days and the after span
     starts = sorted({float(f["start"]) for f in asked})
     assert (len(asked), len(starts)) == (4, 2)
-    assert starts[1] - starts[0] == pytest.approx(timedelta(days=7).total_seconds())
+    assert starts[1] - starts[0] == pytest.approx(timedelta(days=15, hours=-12).total_seconds())
 
 
 def test_a_load_query_giving_negative_values_leaves_them_out(

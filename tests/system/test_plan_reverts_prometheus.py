@@ -1,4 +1,4 @@
-"""``plan --apply --prometheus-url`` against a real Prometheus (Debian's package) serving two days
+"""``plan --apply --prometheus-url`` against a real Prometheus (Debian's package) serving nine days
 of history written for the test: what plan does with the verdicts. The workloads, their live pods
 and the advice ConfigMaps are on the strict fake API server; the PromQL is evaluated by
 Prometheus itself (testkit/realprom.py).
@@ -75,7 +75,8 @@ class Clock:
     changed: datetime
     #: the new pods started ten minutes later
     rolled: datetime
-    #: two days before the change: room for a before-window at the same hours a day earlier
+    #: nine days before the change: room for the 7 earlier days the test needs, at each 3 h
+    #: window's hours, for both windows a revert needs
     history_from: datetime
 
     @classmethod
@@ -86,7 +87,7 @@ class Clock:
             now=now,
             changed=changed,
             rolled=changed + timedelta(minutes=10),
-            history_from=changed - timedelta(days=2),
+            history_from=changed - timedelta(days=9),
         )
 
 
@@ -169,7 +170,8 @@ def replaced_advice(api: FakeApiServer, name: str, changed: datetime) -> None:
     old = build_recommendation(
         calibration_result(4, 2, node=node_profile(quota=CORES)),
         advisor_version=__version__,
-        now=changed - timedelta(days=7),
+        # before the history began: every pod of the earlier days started after it
+        now=changed - timedelta(days=9, hours=1),
     )
     api.put(
         keep_previous(current, render_configmap(old, f"advice-{name}", NS)),

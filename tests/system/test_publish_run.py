@@ -6,11 +6,9 @@ those pool sizes. Plus the opt-in test against a real cluster."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -167,49 +165,3 @@ def test_a_consumer_runs_with_the_configmap_pool_sizes() -> None:
     threads_few, threads_many = _threads_with(few), _threads_with(many)
     # both pools grow by 3 threads each going from 1/1 to 4/4
     assert threads_many - threads_few >= (4 - 1) + (4 - 1), (threads_few, threads_many)
-
-
-@pytest.mark.e2e
-def test_run_against_a_real_cluster(tmp_path: Path) -> None:
-    kubeconfig = os.environ.get("KUBECONFIG")
-    namespace = os.environ.get("TFTA_E2E_NAMESPACE", "default")
-    if not kubeconfig or not Path(kubeconfig).is_file():
-        pytest.skip("opt-in: set KUBECONFIG to a real cluster (and TFTA_E2E_NAMESPACE)")
-    probe = advisor(
-        "validate",
-        "--configmap",
-        "tf-thread-advice",
-        "--namespace",
-        namespace,
-        "--kubeconfig",
-        kubeconfig,
-    )
-    if probe.returncode == 7 or re.search(r"cannot connect|no answer", probe.stderr):
-        pytest.skip(f"KUBECONFIG does not point at a reachable cluster: {probe.stderr.strip()}")
-    proc = advisor(
-        "run",
-        "--budget",
-        BUDGET,
-        "--configmap",
-        "tf-thread-advice",
-        "--namespace",
-        namespace,
-        "--kubeconfig",
-        kubeconfig,
-        "--force",
-        "--output",
-        str(tmp_path / "cm.yaml"),
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    check = advisor(
-        "validate",
-        "--configmap",
-        "tf-thread-advice",
-        "--namespace",
-        namespace,
-        "--kubeconfig",
-        kubeconfig,
-    )
-    assert check.returncode == 0, check.stderr
-    local = yaml.safe_load((tmp_path / "cm.yaml").read_text())
-    assert f"intra={local['data']['TF_NUM_INTRAOP_THREADS']} " in check.stdout

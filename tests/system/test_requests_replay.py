@@ -25,6 +25,7 @@ from advisor.calibrate.spec import SubjectSpec, TrialSpec
 from advisor.models import ThreadSetting
 from advisor.trials import launch, runner
 from tests.support import REPO
+from tests.support.distributions import NO_SERVING_API
 
 pytestmark = pytest.mark.tf
 
@@ -164,31 +165,9 @@ CASES: list[tuple[str, str, dict[str, Any], Any]] = [
             (4, "by_ids", {"ids": ("int64", [4, 4])}),
         ],
     ),
-    # malformed bodies: one line naming the file and the record
-    ("not-json", "{not json", GOOD, "FILE: record 1: not JSON"),
-    ("json-lines-bad-line", _body({"inputs": [ROW]}) + "\n[", GOOD, "FILE: record 2: not JSON"),
+    # what the file is, told before any body is read (malformed bodies, which need no
+    # TensorFlow, are tests/unit/trials/test_rest.py's)
     ("not-an-object", "[1, 2]", GOOD, "neither a TF Serving REST body"),
-    ("body-a-list-line", '{"inputs": [[1]]}\n[1]', GOOD, "record 2: a request body is a JSON"),
-    ("both", _body({"instances": [ROW], "inputs": [ROW]}), GOOD, "either instances or inputs"),
-    ("neither", _body({"signature_name": "x"}), GOOD, "needs instances or inputs; it has neither"),
-    (
-        "nested-too-deeply",
-        '{"inputs": ' + "[" * 5000 + "]" * 5000 + "}",
-        GOOD,
-        "FILE: record 1: a value is nested too deeply",
-    ),
-    (
-        "json-lines-nested-too-deeply",
-        _body({"inputs": [ROW]}) + '\n{"inputs": ' + "[" * 5000 + "]" * 5000 + "}",
-        GOOD,
-        "FILE: record 2: a value is nested too deeply",
-    ),
-    (
-        "json-lines-record-and-line",
-        _body({"inputs": [ROW]}) + "\n\n" + _body({"x": 1}),
-        GOOD,
-        "FILE: record 2 (line 3): unknown key 'x'",
-    ),
     (
         "leading-whitespace",
         " \n" * 40 + _body({"inputs": [ROW]}),
@@ -201,20 +180,6 @@ CASES: list[tuple[str, str, dict[str, Any], Any]] = [
         GOOD,
         "FILE: the request file is 0.00 GiB; JSON of requests is read up to",
     ),
-    ("unknown-key", _body({"instances": [ROW], "model": 1}), GOOD, "unknown key 'model'"),
-    ("instances-empty", _body({"instances": []}), GOOD, "instances must be a non-empty list"),
-    ("instances-mixed", _body({"instances": [{"a": 1}, [1]]}), TWO, "mixes objects"),
-    (
-        "instances-lack-input",
-        _body({"instances": [{"a": [1, 2], "b": "x"}, {"a": [1, 2]}]}),
-        TWO,
-        "instance 2 lacks input 'b'",
-    ),
-    ("inputs-empty-object", _body({"inputs": {}}), GOOD, "inputs is an empty object"),
-    ("signature-name-empty", _body({"signature_name": "", "inputs": [ROW]}), GOOD, "non-empty"),
-    ("b64-bad", _body({"instances": [{"b64": "!!!"}]}), TEXT, "record 1: instance 1: a b64 value"),
-    ("b64-not-string", _body({"instances": [{"b64": 3}]}), TEXT, "a b64 value must be a string"),
-    ("object-in-value", _body({"inputs": [{"x": 1}]}), GOOD, 'must be {"b64": ...}'),
     # checked against the signature
     (
         "unknown-signature",
@@ -258,21 +223,20 @@ CASE_OPTIONS: dict[str, dict[str, Any]] = {
 }
 
 
+#: sm_warmup's file (tests/support/fake_trials/build_models.py), one record of each kind
+EVERY_KIND = [
+    (2, "by_x", {"x": ("float32", [2, 4])}),
+    (3, "serving_default", {"examples": ("string", [3])}),
+    (1, "serving_default", {"examples": ("string", [1])}),
+    (2, "serving_default", {"examples": ("string", [2])}),
+]
+
+
 def _file_cases(models: Path) -> list[tuple[str, Path, dict[str, Any], Any]]:
     warmup = models / "sm_warmup" / "assets.extra" / "tf_serving_warmup_requests"
     data = warmup.read_bytes()
     return [
-        (
-            "prediction-log-every-kind",
-            warmup,
-            WARMUP,
-            [
-                (2, "by_x", {"x": ("float32", [2, 4])}),
-                (3, "serving_default", {"examples": ("string", [3])}),
-                (1, "serving_default", {"examples": ("string", [1])}),
-                (2, "serving_default", {"examples": ("string", [2])}),
-            ],
-        ),
+        ("prediction-log-every-kind", warmup, WARMUP, EVERY_KIND),
         ("prediction-log-truncated", data[:-7], WARMUP, "record 4: corrupt or truncated"),
         (
             "prediction-log-corrupt",
@@ -299,20 +263,10 @@ def _file_cases(models: Path) -> list[tuple[str, Path, dict[str, Any], Any]]:
             WARMUP,
             "FILE: the request file is 0.00 GiB; a TFRecord of requests is read up to",
         ),
-        (
-            "with-a-broken-serving-api",
-            warmup,
-            WARMUP,
-            "FILE: tensorflow-serving-api does not import beside this TensorFlow and protobuf "
-            "(TypeError: Descriptors cannot be created directly)",
-        ),
-        (
-            "without-the-serving-api",
-            warmup,
-            WARMUP,
-            "FILE: reading a TFRecord of PredictionLog needs tensorflow-serving-api: pip install "
-            "--no-deps 'tensorflow-serving-api==2.",
-        ),
+        # the advisor's own TF Serving messages read it: the package is not needed, and one
+        # that is installed but broken does not matter
+        ("with-a-broken-serving-api", warmup, WARMUP, EVERY_KIND),
+        ("without-the-serving-api", warmup, WARMUP, EVERY_KIND),
     ]
 
 
@@ -459,10 +413,16 @@ def test_requests_none_synthesises_even_where_a_warmup_file_is(
     assert info.model_dump()["inputs"] == {"x": "float32[1,4]"}
 
 
-def _calibrate(*argv: str) -> tuple[int, dict[str, Any], str]:
+def _calibrate(*argv: str, blocked: Path | None = None) -> tuple[int, dict[str, Any], str]:
+    """``calibrate`` through the real CLI; with ``blocked``, a folder for a ``sitecustomize``
+    that hides tensorflow-serving-api from the CLI and every trial child."""
+    path = [str(REPO)]
+    if blocked is not None:
+        (blocked / "sitecustomize.py").write_text(NO_SERVING_API)
+        path.insert(0, str(blocked))
     done = subprocess.run(
         [sys.executable, "-m", "advisor", "calibrate", "--budget", "25", "--format", "json", *argv],
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
         capture_output=True,
         text=True,
         timeout=240,
@@ -472,9 +432,10 @@ def _calibrate(*argv: str) -> tuple[int, dict[str, Any], str]:
 
 
 def test_calibrate_replays_the_models_warmup_file_and_says_so(
-    test_models: Callable[[], Path],
+    test_models: Callable[[], Path], tmp_path: Path
 ) -> None:
-    code, result, err = _calibrate("--model", str(test_models() / "sm_warmup"))
+    # as after `pip install .` alone: no tensorflow-serving-api in any process
+    code, result, err = _calibrate("--model", str(test_models() / "sm_warmup"), blocked=tmp_path)
     assert code == 0, err[-2000:]
     source = result["workload"]["inputs_source"]
     assert source["kind"] == "warmup" and source["requests"] == 4
@@ -504,19 +465,36 @@ def test_calibrate_replays_a_users_rest_file(
     }
 
 
-#: a trial (not an inspection) loads the model with a REST file of three requests; _wait counts
-#: the requests run, so the count after loading is how many ran before any measuring
+def test_calibrate_refuses_a_kserve_v2_body_with_the_requests_exit_code(
+    test_models: Callable[[], Path], tmp_path: Path
+) -> None:
+    """A KServe v2 body begins with { and has inputs, as a TF Serving body does: it is refused
+    as what it is, one line and exit 18 (the parser's rule: tests/unit/trials/test_rest.py)."""
+    requests = tmp_path / "kserve.json"
+    tensor = {"name": "features", "shape": [1, 16], "datatype": "FP32", "data": ROW}
+    requests.write_text(json.dumps({"inputs": [tensor]}))
+    code, result, err = _calibrate(
+        "--model", str(test_models() / "sm_good"), "--requests", str(requests)
+    )
+    assert (code, result) == (18, {}), err[-2000:]
+    said = f"{requests}: record 1: a KServe v2 (Open Inference Protocol) request, which is not"
+    (line,) = [line for line in err.splitlines() if said in line]
+    assert line.endswith("or a TFRecord of PredictionLog"), err[-2000:]
+
+
+#: a trial (not an inspection) loads the model with a REST file of three requests; replay's wait
+#: counts the requests run, so the count after loading is how many ran before any measuring
 _TRIAL_LOAD = """
 import sys
-from advisor.trials.child import subjects, trial
+from advisor.trials.child import replay, trial
 from advisor.trials.wire import TrialRequest
 
 ran = []
-waited = subjects._wait
+waited = replay.wait
 def counting(outputs, *args, **kwargs):
     ran.append(1)
     return waited(outputs, *args, **kwargs)
-subjects._wait = counting
+replay.wait = counting
 request = TrialRequest(mode="trial", model_format="savedmodel", path=sys.argv[1],
                        signature="serving_default", batch_size=1, concurrency=1, warmup_s=0.0,
                        measure_s=0.1, requests=sys.argv[2], requests_origin="file")

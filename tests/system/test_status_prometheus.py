@@ -1,22 +1,22 @@
 """``status --prometheus-url`` and ``plan``'s reverts against a real Prometheus (Debian's
-package, 2.42) serving more than a day of history written for the test: cAdvisor's CFS and CPU
+package, 2.42) serving ten days of history written for the test: cAdvisor's CFS and CPU
 counters, kube-state-metrics' owner and start-time series, a latency gauge and a request counter,
 as OpenMetrics loaded with ``promtool tsdb create-blocks-from openmetrics`` (testkit/realprom.py,
 the recipe in REAL-PARTS.md). The workloads and their live pods are on the strict fake API
-server; the PromQL the advisor runs is evaluated by Prometheus itself, over windows at the same
-hours a day apart (a week back holds nothing here, so the advisor falls back to a day).
+server; the PromQL the advisor runs is evaluated by Prometheus itself, over an after-window and
+the same hours on each earlier day (the day test needs 7).
 
 The verdicts judged: throttled 40% -> 2% (improved); 5% -> 40% (regressed); 20% -> 21%
-(unchanged: significant, smaller than the effect size); no series (unknown); a latency query that
-rose while throttling stayed flat (regressed); a StatefulSet whose one pod name spans the rollout
-(improved); 5% -> 40% at the same load (regressed); the same with the load doubled (unknown:
+(unchanged: beyond the days, smaller than the effect size); no series (unknown); a latency query
+that rose while throttling stayed flat (regressed); a StatefulSet whose one pod name spans the
+rollout (improved); 5% -> 40% at the same load (regressed); the same with the load doubled (unknown:
 load changed); the same with the latency histogram renamed (unknown: the latency query gave no
-data after); a daily peak that began as the new pods started (unchanged against the same hours a
-day back; provisional over a 24h window); partial answers through a loopback proxy adding
+data after); a daily peak that began as the new pods started (unchanged against the same hours on
+the earlier days; provisional over a 24h window); partial answers through a loopback proxy adding
 ``warnings``/``isPartial`` (unknown); one workload in two clusters of one Prometheus (regressed in
 prod-eu, improved in prod-us, told apart by ``--prometheus-selector``). For ``plan``: an opted-in
 workload that regressed is reverted through the fake API server, and the one not opted in that is
-throttled 40% suggested; not reverted over a provisional window, nor where the before-window's
+throttled 40% suggested; not reverted over a provisional window, nor where the earlier days'
 pod started before the previous advice took effect.
 """
 
@@ -103,8 +103,7 @@ class Clock:
     changed: datetime
     #: the new pods started ten minutes later
     rolled: datetime
-    #: more than a day before the change: the before-window is the same hours a day back (a
-    #: week back holds nothing here, so the advisor falls back to it)
+    #: ten days before the change: the 7 earlier days the test needs, and more
     history_from: datetime
     #: the daily peak's start today: web-peak's new pods started as it began, three hours ago
     peak_from: datetime
@@ -117,7 +116,7 @@ class Clock:
             now=now,
             changed=changed,
             rolled=changed + timedelta(minutes=10),
-            history_from=changed - timedelta(hours=27),
+            history_from=changed - timedelta(days=10),
             peak_from=now - timedelta(hours=3, minutes=10),
         )
 
@@ -306,14 +305,14 @@ def test_verdicts_from_a_real_prometheus(
     assert verdicts == {
         "web-better": "improved",
         "web-worse": "regressed",
-        "web-same": "unchanged",  # one point more: significant, smaller than the effect size
+        "web-same": "unchanged",  # one point more: beyond the days, smaller than the effect size
         "web-nodata": "unknown",
         "web-slow": "regressed",
         "db-better": "improved",
         "web-steady": "regressed",  # a true regression at the same load
         "web-busy": "unknown",  # load doubled
         "web-renamed": "unknown",  # its latency metric gone
-        "web-peak": "unchanged",  # the same peak hours a day back
+        "web-peak": "unchanged",  # the same peak hours on the earlier days
         "web-twin": verdicts["web-twin"],  # two clusters summed: see the selector's test
     }, found
     assert {n: p["provisional"] for n, p in found.items()} == dict.fromkeys(found, False)
@@ -322,7 +321,8 @@ def test_verdicts_from_a_real_prometheus(
     assert better["throttled_after"] == pytest.approx(0.02, abs=0.01)
     assert better["cpu_before"] == pytest.approx(3.9, abs=0.1)
     assert better["cpu_after"] == pytest.approx(2.1, abs=0.1)
-    assert "too little data before" in found["web-nodata"]["reason"]
+    # no series at all: the after-window is asked first
+    assert "too little data after" in found["web-nodata"]["reason"]
     db = found["db-better"]  # one pod name before and after, its counters reset at the rollout
     assert db["throttled_before"] == pytest.approx(0.40, abs=0.01)
     assert db["throttled_after"] == pytest.approx(0.02, abs=0.01)
@@ -360,8 +360,8 @@ def test_a_daily_peak_three_hours_into_new_advice_is_not_a_regression(
 ) -> None:
     """The issue's case: web-peak's pods started as today's peak began, three hours ago, with a
     24h window. Against the day before the change (mostly off-peak) its throttling rose from
-    about 10% to 40%; against the same three hours a day back it did not. The after-window is
-    short of a full one: provisional, whatever it says."""
+    about 10% to 40%; against the same three hours on the earlier days it did not. The
+    after-window is short of a full one: provisional, whatever it says."""
     code, out, err = status(capsys, api, "--format", "json", "--prometheus-url", prometheus)
     assert (code, err) == (0, "")
     peak = productions(out)["web-peak"]
@@ -462,9 +462,9 @@ def test_partial_answers_are_not_judged(
 @pytest.fixture
 def fleet(tmp_path: Path, request: pytest.FixtureRequest, clock: Clock) -> Iterator[FakeApiServer]:
     """The namespace as the planner sees it: plan-worse opted in, its advice (which replaced an
-    older one, whose data changed a week before or ``request.param`` before) changed when the
-    history says; the status workloads beside it, not opted in."""
-    previous_at = clock.changed - getattr(request, "param", timedelta(days=7))
+    older one, whose data changed before the history began or ``request.param`` before) changed
+    when the history says; the status workloads beside it, not opted in."""
+    previous_at = clock.changed - getattr(request, "param", timedelta(days=10, hours=1))
     rules = [*fleet_rules("-planner"), *PRODUCTION]
     with FakeApiServer(tmp_path, namespaces=("ml",), rules=rules) as server_:
         obj = opted_in("plan-worse", server("plan-worse", "2"), **{
@@ -530,12 +530,12 @@ def test_a_provisional_regression_is_not_reverted(
     assert kept is not None and PREVIOUS_ANNOTATION in kept["metadata"]["annotations"]
 
 
-@pytest.mark.parametrize("fleet", [timedelta(hours=26)], indirect=True)
-def test_no_revert_where_the_before_window_ran_older_pods(
+@pytest.mark.parametrize("fleet", [timedelta(days=9)], indirect=True)
+def test_no_revert_where_the_earlier_days_ran_older_pods(
     prometheus: str, fleet: FakeApiServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The previous advice took effect 26 hours before the change, but the before-window's pod
-    (kube_pod_start_time) had started 27 hours before: it may never have run that advice."""
+    """The previous advice took effect 9 days before the change, but the earlier days' pod
+    (kube_pod_start_time) had started 10 days before: it may never have run that advice."""
     found = applied_plan(prometheus, fleet, capsys, "--window", WINDOW)
     assert found["deployment/plan-worse"]["decision"] == "fits"
     kept = fleet.get("ml", "advice-plan-worse")

@@ -1,23 +1,20 @@
 """Reading recorded requests to replay: TF Serving's REST bodies and TFRecords of PredictionLog.
 
-Imports TensorFlow's protos (and, for PredictionLog, tensorflow-serving-api's), so only the trial
-child and the trial server may import it. Two steps, because the trial server reads the file once
-before it forks and must not start TF's runtime:
+Imports TensorFlow's protos (and, for PredictionLog, TF Serving's as ``serving_protos`` defines
+them over those), so only the trial child and the trial server may import it. Two steps, because
+the trial server reads the file once before it forks and must not start TF's runtime:
 
 1. ``read_requests(path)``: the file into records, with protobuf, JSON and numpy only (no op, no
-   ``tf.constant``): a ``RawRequest`` per record, its calls (signature name or None for the
-   default, inputs by name, or None for the signature's only input) and its rows when the format
-   says (REST ``instances``, serialized Examples);
+   ``tf.constant``): a ``records.RawRequest`` per record, its calls (signature name or None for
+   the default, inputs by name, or None for the signature's only input) and its rows when the
+   format says (REST ``instances``, serialized Examples);
 2. ``bind(raw, signatures, ...)``: each record checked against the signatures it calls and turned
    into numpy arrays of their dtypes (a REST value is typed by the signature, as TF Serving does).
 
 The formats, as TF Serving defines them:
 
-- a REST body is ``{"instances": [row, ...]}`` (a row is a value of the only input, or an object
-  of input -> value; the rows are stacked on a batch dimension) or ``{"inputs": value}`` (a value
-  of the only input, or an object of input -> value; taken as they are), with an optional
-  ``signature_name``; a string value may be ``{"b64": "..."}`` (bytes). A file holds one body, or
-  JSON lines of bodies;
+- a REST body (``advisor.trials.child.rest``, which reads them with no TensorFlow): one, or JSON
+  lines of them, ``{"instances": ...}`` rows or ``{"inputs": ...}`` columns;
 - a TFRecord of ``PredictionLog`` (TF Serving's warmup format): ``predict_log`` (its request's
   input tensors), ``classify_log`` and ``regress_log`` (serialized ``tf.Example``s, from
   ``example_list`` or ``example_list_with_context`` with the context merged into each, fed to
@@ -30,67 +27,21 @@ input 'x' is int64, the signature takes float32``.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
-import json
 import struct
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
 
 from advisor.errors import RequestsError, one_line
-from advisor.trials.child.decl import MAX_INPUT_BYTES
-
-#: how to install what reading a TFRecord of PredictionLog needs, without a second TensorFlow
-#: (tensorflow-serving-api requires the ``tensorflow`` distribution; the image has tensorflow-cpu)
-INSTALL_HINT = (
-    "pip install --no-deps 'tensorflow-serving-api=={version}.*' (its protos only: --no-deps "
-    "keeps a second TensorFlow out)"
-)
-
-
-class Declared(Protocol):
-    """A signature's input as ``decl.TensorDecl`` describes it."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def dtype(self) -> str: ...
-
-    @property
-    def shape(self) -> tuple[int | None, ...] | None: ...
-
-    def describe(self) -> str: ...
-
-
-@dataclass(frozen=True)
-class JsonValue:
-    """A REST value as JSON gave it (b64 objects decoded to bytes): typed when bound."""
-
-    #: for ``instances``, the list of the rows' values (stacked on a new batch dimension)
-    value: Any
-
-
-@dataclass(frozen=True)
-class RawCall:
-    """One signature call of a record: None is the default signature, or its only input."""
-
-    signature: str | None
-    inputs: Mapping[str | None, np.ndarray | JsonValue]
-
-
-@dataclass(frozen=True)
-class RawRequest:
-    record: int
-    calls: tuple[RawCall, ...]
-    #: examples in the request, when the format says (instances, serialized Examples)
-    rows: int | None = None
+from advisor.trials.child.decl import MAX_INPUT_BYTES, TensorDecl
+from advisor.trials.child.records import JsonValue, RawCall, RawRequest
+from advisor.trials.child.rest import json_kind, rest_bodies
+from advisor.trials.child.serving_protos import PredictionLog
 
 
 @dataclass(frozen=True)
@@ -137,7 +88,7 @@ def read_requests(
         found = list(_prediction_logs(path, where))
     elif head.lstrip()[:1] == b"{":
         _check_size(path, size, max_json_bytes, "JSON")
-        found = list(_rest_bodies(path, where))
+        found = list(rest_bodies(path, where))
     else:
         raise RequestsError(
             f"{path}: neither a TF Serving REST body (JSON) nor a TFRecord of PredictionLog"
@@ -180,154 +131,10 @@ def _masked_crc32c(data: bytes) -> int:
 # REST bodies --------------------------------------------------------------------------------------
 
 
-def _rest_bodies(path: str, where: str) -> Iterator[RawRequest]:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise RequestsError(f"{path}: not UTF-8 text: {exc.reason}") from None
-    # Records are numbered as they come, blank lines between JSON lines not counted; the
-    # place names the line too when that differs, so the record can be found in the file.
-    try:
-        bodies: list[tuple[int, str, Any]] = [
-            (1, f"{where}: record 1", _json(text, f"{where}: record 1"))
-        ]
-    except json.JSONDecodeError:
-        bodies = []
-        for line_number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            number = len(bodies) + 1
-            place = f"{where}: record {number}"
-            if line_number != number:
-                place += f" (line {line_number})"
-            try:
-                bodies.append((number, place, _json(line, place)))
-            except json.JSONDecodeError as exc:
-                raise RequestsError(f"{place}: not JSON ({exc.msg}, column {exc.colno})") from None
-    for number, place, body in bodies:
-        try:
-            yield _rest_body(body, place, number)
-        except RecursionError:
-            raise RequestsError(f"{place}: a value is nested too deeply") from None
-
-
-def _json(text: str, place: str) -> Any:
-    """``text`` parsed; a body nested too deeply for the parser is a RequestsError."""
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise RequestsError(f"{place}: a value is nested too deeply") from None
-
-
-def _rest_body(body: Any, place: str, number: int) -> RawRequest:
-    if not isinstance(body, dict):
-        raise RequestsError(f"{place}: a request body is a JSON object, not {_json_kind(body)}")
-    unknown = sorted(set(body) - {"signature_name", "instances", "inputs"})
-    if unknown:
-        raise RequestsError(
-            f"{place}: unknown key {unknown[0]!r} (a body has instances or inputs, and "
-            "optionally signature_name)"
-        )
-    signature = body.get("signature_name")
-    if signature is not None and (not isinstance(signature, str) or not signature):
-        raise RequestsError(f"{place}: signature_name must be a non-empty string")
-    if "instances" in body and "inputs" in body:
-        raise RequestsError(f"{place}: a request body has either instances or inputs, not both")
-    if "instances" not in body and "inputs" not in body:
-        raise RequestsError(f"{place}: a request body needs instances or inputs; it has neither")
-    if "instances" in body:
-        inputs, rows = _instances(body["instances"], place)
-        return RawRequest(number, (RawCall(signature, inputs),), rows)
-    value = body["inputs"]
-    if isinstance(value, dict) and not _is_b64(value):
-        if not value:
-            raise RequestsError(f"{place}: inputs is an empty object")
-        named: dict[str | None, np.ndarray | JsonValue] = {
-            str(k): JsonValue(_decoded(v, f"{place}: input {k!r}")) for k, v in value.items()
-        }
-        return RawRequest(number, (RawCall(signature, named),))
-    return RawRequest(number, (RawCall(signature, {None: JsonValue(_decoded(value, place))}),))
-
-
-def _instances(instances: Any, place: str) -> tuple[dict[str | None, np.ndarray | JsonValue], int]:
-    if not isinstance(instances, list) or not instances:
-        raise RequestsError(f"{place}: instances must be a non-empty list of rows")
-    named = [isinstance(row, dict) and not _is_b64(row) for row in instances]
-    if any(named) and not all(named):
-        raise RequestsError(
-            f"{place}: instances mixes objects (named inputs) with plain values; use one form"
-        )
-    if not named[0]:
-        rows = [_decoded(row, f"{place}: instance {i}") for i, row in enumerate(instances, 1)]
-        return {None: JsonValue(rows)}, len(rows)
-    names = list(instances[0])
-    if not names:
-        raise RequestsError(f"{place}: instance 1 is an empty object")
-    for index, row in enumerate(instances, start=1):
-        if set(row) != set(names):
-            differ = sorted(set(row) ^ set(names))[0]
-            has = "lacks" if differ in names else "adds"
-            raise RequestsError(
-                f"{place}: instance {index} {has} input {differ!r}; every instance names the "
-                "same inputs"
-            )
-    inputs: dict[str | None, np.ndarray | JsonValue] = {
-        name: JsonValue([_decoded(row[name], f"{place}: input {name!r}") for row in instances])
-        for name in names
-    }
-    return inputs, len(instances)
-
-
-def _is_b64(value: Any) -> bool:
-    return isinstance(value, dict) and set(value) == {"b64"}
-
-
-def _decoded(value: Any, place: str) -> Any:
-    """``value`` with every ``{"b64": ...}`` turned into its bytes."""
-    if isinstance(value, list):
-        return [_decoded(item, place) for item in value]
-    if isinstance(value, dict):
-        if not _is_b64(value):
-            raise RequestsError(
-                f'{place}: an object inside a value must be {{"b64": ...}} (bytes), '
-                f"not one with keys {', '.join(sorted(map(str, value)))}"
-            )
-        encoded = value["b64"]
-        if not isinstance(encoded, str):
-            raise RequestsError(f"{place}: a b64 value must be a string")
-        try:
-            return base64.b64decode(encoded, validate=True)
-        except (binascii.Error, ValueError):
-            raise RequestsError(f"{place}: a b64 value does not decode (not base64)") from None
-    return value
-
-
-def _json_kind(value: Any) -> str:
-    return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), "a number"
-    )
-
-
 # PredictionLog ------------------------------------------------------------------------------------
 
 
 def _prediction_logs(path: str, where: str) -> Iterator[RawRequest]:
-    version = ".".join(tf.__version__.split(".")[:2])
-    try:
-        from tensorflow_serving.apis import prediction_log_pb2
-    except ImportError:
-        raise RequestsError(
-            f"{path}: reading a TFRecord of PredictionLog needs tensorflow-serving-api: "
-            + INSTALL_HINT.format(version=version)
-            + "; --requests none synthesises inputs instead"
-        ) from None
-    except Exception as exc:  # installed but unusable: protobuf's VersionError, a TypeError
-        raise RequestsError(
-            f"{path}: tensorflow-serving-api does not import beside this TensorFlow and protobuf "
-            f"({type(exc).__name__}: {one_line(str(exc), 120)}): "
-            + INSTALL_HINT.format(version=version)
-            + "; --requests none synthesises inputs instead"
-        ) from None
     from google.protobuf.message import DecodeError
 
     number = 0
@@ -344,7 +151,7 @@ def _prediction_logs(path: str, where: str) -> Iterator[RawRequest]:
         number += 1
         place = f"{where}: record {number}"
         try:
-            log = prediction_log_pb2.PredictionLog.FromString(record)
+            log = PredictionLog.FromString(record)
         except DecodeError:
             raise RequestsError(f"{place}: not a PredictionLog") from None
         yield _prediction_log(log, place, number)
@@ -420,7 +227,7 @@ def _first_line(exc: BaseException) -> str:
 
 def bind(
     raw: Sequence[RawRequest],
-    signatures: Mapping[str, Sequence[Declared]],
+    signatures: Mapping[str, Sequence[TensorDecl]],
     *,
     path: str,
     default_signature: str,
@@ -454,7 +261,7 @@ def bind(
 
 
 def _bind_call(
-    call: RawCall, declared: Sequence[Declared], place: str, signature: str
+    call: RawCall, declared: Sequence[TensorDecl], place: str, signature: str
 ) -> dict[str, np.ndarray]:
     by_name = {d.name: d for d in declared}
     takes = ", ".join(sorted(by_name)) or "nothing"
@@ -483,7 +290,7 @@ def _bind_call(
     }
 
 
-def _typed(value: np.ndarray | JsonValue, decl: Declared, place: str) -> np.ndarray:
+def _typed(value: np.ndarray | JsonValue, decl: TensorDecl, place: str) -> np.ndarray:
     wanted = tf.as_dtype(decl.dtype)
     array = _from_json(value.value, wanted, place) if isinstance(value, JsonValue) else value
     got = _dtype_name(array)
@@ -503,7 +310,7 @@ def _from_json(value: Any, wanted: tf.DType, place: str) -> np.ndarray:
             if isinstance(item, list):
                 raise RequestsError(f"{place} is not a rectangular array (rows differ in length)")
             if not isinstance(item, (str, bytes)):
-                what = _json_kind(item).split(" ", 1)[-1]
+                what = json_kind(item).split(" ", 1)[-1]
                 raise RequestsError(f"{place} holds {what}s, the signature takes string")
         encoded = [i.encode("utf-8") if isinstance(i, str) else i for i in array.flat]
         return np.array(encoded, dtype=object).reshape(array.shape)

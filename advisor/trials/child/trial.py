@@ -35,17 +35,21 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from advisor.atomic import write_atomically
 from advisor.calibrate.percentile import percentile
 from advisor.errors import first_error, one_line
+from advisor.models import SubjectInfo
 from advisor.probe import read_throttling
 from advisor.probe.proc_status import read_peak_rss_mib, read_thread_count
 from advisor.trials.environment import PARENT_PID_ENV, QUIET_TF_ENV
-from advisor.trials.wire import TrialRequest
+from advisor.trials.wire import TrialRequest, inspection_answer
+
+if TYPE_CHECKING:
+    from advisor.trials.child.loaded import LoadedSubject
 
 #: prctl(2) option: the signal this process gets when its parent dies
 _PR_SET_PDEATHSIG = 1
@@ -106,18 +110,19 @@ def _inspect(request: TrialRequest) -> dict[str, Any]:
         return {"status": "requests_error", "reason": str(exc)}
     import tensorflow as tf
 
-    info = {
-        "kind": loaded.model_format,  # SubjectInfo.model_format, by its stored key
-        "path": request.path,
-        "signature": loaded.signature,
-        "signature_digest": loaded.signature_digest,
-        "inputs": loaded.inputs,
-        "batch_size": request.batch_size,
-        "concurrency": request.concurrency,
-        "tf_version": tf.__version__,
-        "inputs_source": loaded.inputs_source,
-    }
-    return {"status": "ok", "info": info}
+    return inspection_answer(
+        SubjectInfo(
+            model_format=loaded.model_format,
+            path=request.path,
+            signature=loaded.signature,
+            signature_digest=loaded.signature_digest,
+            inputs=loaded.inputs,
+            batch_size=request.batch_size,
+            concurrency=request.concurrency,
+            tf_version=tf.__version__,
+            inputs_source=loaded.inputs_source,
+        )
+    )
 
 
 def _trial(request: TrialRequest) -> dict[str, Any]:
@@ -140,18 +145,15 @@ def _trial(request: TrialRequest) -> dict[str, Any]:
         return {"status": "failed", "reason": one_line(f"{type(exc).__name__}: {exc}")}
 
 
-def _load(request: TrialRequest) -> Any:
+def _load(request: TrialRequest) -> LoadedSubject:
     from advisor.trials.child import subjects
 
-    replay = None
-    if request.requests is not None:
-        replay = subjects.Replay(request.requests, request.requests_origin or "file")
     return subjects.load_subject(
         request.model_format,
         request.path,
         request.signature,
         request.batch_size,
-        replay,
+        request.replay,
         input_shape=request.input_shape,
     )
 

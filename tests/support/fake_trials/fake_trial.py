@@ -3,10 +3,11 @@
     python fake_trial.py MODE [ARG] --request FILE --result FILE
 
 Modes: ok (noisy output, then a valid answer), env (reports the thread variables it was given as
-a failure reason), hang (starts a grandchild, writes both pids to ARG, sleeps forever), crash
-(traceback on stderr, exit 3), garbage / not_object / invalid / silent (bad or no answer),
-sigkill, sigsegv (dies by that signal), requests_error (an inspection's answer: the request
-file cannot be replayed), hog (allocates 4 GiB: for a memory-limited cgroup).
+a failure reason; ARG, comma-separated, names other variables to report instead), hang (starts a
+grandchild, writes both pids to ARG, sleeps forever), crash (traceback on stderr, exit 3),
+garbage / not_object / invalid / silent (bad or no answer), sigkill, sigsegv (dies by that
+signal), requests_error (an inspection's answer: the request file cannot be replayed), hog
+(allocates 4 GiB: for a memory-limited cgroup).
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ def main() -> int:
         print("W0000 tensorflow noise", file=sys.stderr, flush=True)
         args.result.write_text(json.dumps(OK_ANSWER))
     elif mode == "env":
-        seen = {key: os.environ.get(key) for key in THREAD_ENV}
+        names = args.arg.split(",") if args.arg else THREAD_ENV
+        seen = {key: os.environ.get(key) for key in names}
         args.result.write_text(json.dumps({"status": "failed", "reason": json.dumps(seen)}))
     elif mode == "hang":
         grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])

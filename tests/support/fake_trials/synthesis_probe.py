@@ -20,7 +20,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 import tensorflow as tf
 
 from advisor.errors import ModelError
-from advisor.trials.child import subjects
+from advisor.trials.child import subjects, synthesis
 
 
 def _example(data: bytes) -> dict[str, list[Any]]:
@@ -48,14 +48,14 @@ def _plain(tensor: Any) -> dict[str, Any]:
 
 def main(kind: str, path: str, batch: int, input_shape: str | None) -> dict[str, Any]:
     seen: dict[str, Any] = {}
-    real = subjects.synthesise
+    real = synthesis.synthesise
 
     def watch(*args: Any, **kwargs: Any) -> Any:
         tensors, source = real(*args, **kwargs)
         seen.update(tensors)
         return tensors, source
 
-    subjects.synthesise = watch  # type: ignore[assignment]
+    synthesis.synthesise = watch  # type: ignore[assignment]
     try:
         loaded = subjects.load_subject(
             kind, path, "serving_default", batch, input_shape=input_shape
@@ -63,7 +63,7 @@ def main(kind: str, path: str, batch: int, input_shape: str | None) -> dict[str,
     except ModelError as exc:
         return {"error": str(exc)}
     return {
-        "synthesised_from": loaded.inputs_source.get("detail"),
+        "synthesised_from": loaded.inputs_source.detail,
         "inputs": {name: _plain(t) for name, t in seen.items()},
         "described": loaded.inputs,
     }

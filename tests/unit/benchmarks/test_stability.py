@@ -10,7 +10,7 @@ from typing import Any
 import psutil
 import pytest
 
-from advisor.models import ThreadSetting, setting_env
+from advisor.models import TENSORFLOW, ThreadSetting
 from advisor.recommend import build_recommendation, render_configmap
 from benchmarks import figures, stability
 from benchmarks.pool import Arm
@@ -75,15 +75,15 @@ def _run(number: int, data: dict[str, str] | None, changed: bool) -> dict[str, A
 
 
 def test_the_judged_changes_are_the_counted_ones_from_the_data_in_force_before() -> None:
-    spelled = setting_env(ThreadSetting(2, 2))
-    one_two = setting_env(ThreadSetting(1, 2))
+    spelled = TENSORFLOW.setting_env(ThreadSetting(2, 2))
+    one_two = TENSORFLOW.setting_env(ThreadSetting(1, 2))
     # an empty ConfigMap first: the first write is not a change, so it is not judged
     runs = [_run(1, spelled, False), _run(2, spelled, False), _run(3, one_two, True)]
     assert stability.changes_of(runs, None) == [
         stability.Change(3, ThreadSetting(2, 2), ThreadSetting(1, 2))
     ]
     # a seeded advice: the first run's change counts, from the seeded setting
-    seeded = setting_env(ThreadSetting(4, 2))
+    seeded = TENSORFLOW.setting_env(ThreadSetting(4, 2))
     runs = [_run(1, one_two, True), _run(2, one_two, False)]
     assert stability.changes_of(runs, seeded) == [
         stability.Change(1, ThreadSetting(4, 2), ThreadSetting(1, 2))

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from advisor.calibrate.candidates import candidate_configs, tf_picks
-from advisor.calibrate.statistics import MAX_BAND, aggregate
+from advisor.calibrate.statistics import aggregate
 from advisor.models import (
     CalibrationOptions,
     CalibrationResult,
@@ -155,7 +155,7 @@ def test_the_range_holds_exactly_the_settings_within_noise_of_the_best() -> None
     result, _, _ = run(8, 4.0, noise=0.03)
     band = result.noise_band
     assert band is not None
-    assert 0.05 <= band <= MAX_BAND
+    assert band >= 0.05
     best = result.near_best[0]
     assert best.p99_ms is not None
     for n in result.near_best:
@@ -182,7 +182,7 @@ def test_the_range_holds_exactly_the_settings_within_noise_of_the_best() -> None
 
 def test_ties_make_a_wide_range_and_the_cheapest_is_advised() -> None:
     # every candidate 1% apart: all within the 5% band, the advice has the fewest threads
-    result, _, lines = run(8, None, flat_p99=10.0, baseline_factor=3.0, noise=0.0)
+    result, _, lines = run(8, None, 200.0, flat_p99=10.0, baseline_factor=3.0, noise=0.0)
     assert not result.kept_default  # the default is 3x slower
     assert result.gain == pytest.approx(3.0)
     assert not result.gain_within_noise

@@ -9,12 +9,14 @@ the fake trials and clock of ``search_fakes``.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from advisor.calibrate.candidates import candidate_configs
 from advisor.calibrate.choice import choose
+from advisor.calibrate.spec import TrialSpec
 from advisor.calibrate.statistics import aggregate
 from advisor.models import (
     CalibrationOptions,
@@ -24,6 +26,7 @@ from advisor.models import (
     Measurement,
     ObjectiveName,
     ThreadSetting,
+    TrialResult,
 )
 from advisor.objectives import named
 from advisor.pipeline.sweep import sweep
@@ -31,9 +34,14 @@ from advisor.recommend import build_recommendation, render_configmap
 from advisor.render.table import text_summary
 from advisor.render.words import incumbent_reason, note_text, summary_lines
 from tests.support.search_fakes import FakeClock, FakeTrials, node
-from tests.unit.calibrate.test_choice import key, trial
+from tests.unit.calibrate.test_choice import key, raced, trial
 
 DEFAULT = ThreadSetting(4, 4)
+
+#: a budget whose race holds the rounds a replacement needs on the fakes' 2-CPU node under a 1-CPU
+#: quota: its 3 s race windows fit 3 rounds in 45 s; the 7 a replacement needs took 84 s (TF's
+#: default the incumbent) and 112 s (a stored 4/2)
+REPLACING = 200.0
 
 
 # --------------------------------------------------------------------------------------------------
@@ -42,7 +50,9 @@ DEFAULT = ThreadSetting(4, 4)
 
 def test_a_stored_incumbent_beaten_beyond_noise_is_replaced_with_the_margin() -> None:
     trials = [trial(None, None, 30.0, 30.0), trial(4, 2, 20.0, 50.0), trial(1, 1, 10.0, 90.0)]
-    choice = choose(aggregate(trials, DEFAULT), named("latency"), incumbent=ThreadSetting(4, 2))
+    choice = choose(
+        aggregate(raced(trials), DEFAULT), named("latency"), incumbent=ThreadSetting(4, 2)
+    )
     assert key(choice.chosen) == (1, 1)
     assert not choice.kept
     assert choice.incumbent is not None and key(choice.incumbent) == (4, 2)
@@ -57,20 +67,24 @@ def test_settings_that_beat_the_incumbent_give_the_cheapest_within_the_trade_off
         trial(2, 1, 10.0, 90.0),
         trial(1, 1, 10.3, 88.0),
     ]
-    choice = choose(aggregate(trials, DEFAULT), named("latency"), incumbent=ThreadSetting(4, 4))
+    choice = choose(
+        aggregate(raced(trials), DEFAULT), named("latency"), incumbent=ThreadSetting(4, 4)
+    )
     assert key(choice.chosen) == (1, 1)  # 3% behind 2/1, and both beat 4/4 by far
 
 
 def test_the_trade_off_never_goes_below_the_incumbent() -> None:
-    # 4/1 beats the incumbent by 9%; 1/1 is within 5% of 4/1 but only 5% ahead of the incumbent,
-    # inside the band of the two: the advice may not trade down to a setting with no evidence
+    # 4/1 beats the incumbent by 9%; 1/1 is within 5% of 4/1 but under 5% ahead of the
+    # incumbent, short of the margin: the advice may not trade down to a setting with no evidence
     trials = [
         trial(None, None, 30.0, 30.0),
         trial(2, 2, 11.0, 50.0),
         trial(4, 1, 10.0, 90.0),
-        trial(1, 1, 10.45, 88.0),
+        trial(1, 1, 10.48, 88.0),
     ]
-    choice = choose(aggregate(trials, DEFAULT), named("latency"), incumbent=ThreadSetting(2, 2))
+    choice = choose(
+        aggregate(raced(trials), DEFAULT), named("latency"), incumbent=ThreadSetting(2, 2)
+    )
     assert key(choice.chosen) == (4, 1)
     assert not choice.kept
 
@@ -78,7 +92,7 @@ def test_the_trade_off_never_goes_below_the_incumbent() -> None:
 @pytest.mark.parametrize(("best", "replaced"), [(9.7, False), (8.0, True)])
 def test_tf_default_is_the_incumbent_when_nothing_is_stored(best: float, replaced: bool) -> None:
     trials = [trial(None, None, 10.0, 50.0), trial(1, 1, best, 60.0)]
-    choice = choose(aggregate(trials, DEFAULT), named("latency"))
+    choice = choose(aggregate(raced(trials), DEFAULT), named("latency"))
     assert choice.kept is not replaced
     assert choice.kept_default is not replaced
     assert key(choice.chosen) == ((1, 1) if replaced else (None, None))
@@ -94,14 +108,18 @@ def test_an_incumbent_that_was_not_measured_cannot_stand() -> None:
 
 def test_a_dropped_setting_is_never_advised() -> None:
     trials = [trial(None, None, 30.0, 50.0), trial(1, 1, 9.0, 60.0), trial(2, 1, 10.0, 60.0)]
-    choice = choose(aggregate(trials, DEFAULT), named("latency"), excluded=[ThreadSetting(1, 1)])
+    choice = choose(
+        aggregate(raced(trials), DEFAULT), named("latency"), excluded=[ThreadSetting(1, 1)]
+    )
     assert key(choice.chosen) == (2, 1)
     assert all(key(s) != (1, 1) for s in choice.near_best)
 
 
 def test_throughput_within_noise_keeps_the_incumbent() -> None:
     trials = [trial(None, None, 10.0, 200.0), trial(2, 1, 10.0, 240.0), trial(1, 2, 10.0, 246.0)]
-    choice = choose(aggregate(trials, DEFAULT), named("throughput"), incumbent=ThreadSetting(2, 1))
+    choice = choose(
+        aggregate(raced(trials), DEFAULT), named("throughput"), incumbent=ThreadSetting(2, 1)
+    )
     assert key(choice.chosen) == (2, 1)
     assert choice.kept
 
@@ -112,9 +130,32 @@ def test_under_an_slo_meeting_it_beats_an_incumbent_that_misses() -> None:
         trial(2, 1, 12.0, 300.0),  # misses 10 ms
         trial(1, 1, 9.0, 250.0),  # meets it, less throughput
     ]
-    choice = choose(aggregate(trials, DEFAULT), named("slo"), 10.0, incumbent=ThreadSetting(2, 1))
+    choice = choose(
+        aggregate(raced(trials), DEFAULT), named("slo"), 10.0, incumbent=ThreadSetting(2, 1)
+    )
     assert key(choice.chosen) == (1, 1)
     assert not choice.kept
+    assert choice.evidence is not None and choice.evidence.by_bound
+
+
+@pytest.mark.parametrize(
+    ("mine", "held", "replaced"),
+    [
+        (9.0, 12.0, True),  # surely meets 10 ms (upper bound 9.45), the incumbent surely misses
+        (9.8, 10.3, False),  # either side within the margin of it: the rounds decide, 4.9% < 5%
+        (9.0, 10.3, True),  # the incumbent near the bound: the rounds decide, 12.6% better
+        (10.6, 9.0, False),  # missing it where the incumbent meets it is never a win
+    ],
+)
+def test_slo_membership_has_a_noise_margin(mine: float, held: float, replaced: bool) -> None:
+    trials = [trial(None, None, 30.0, 100.0), trial(2, 1, held, 300.0), trial(1, 1, mine, 250.0)]
+    choice = choose(
+        aggregate(raced(trials), DEFAULT), named("slo"), 10.0, incumbent=ThreadSetting(2, 1)
+    )
+    assert choice.kept is not replaced
+    if replaced:
+        assert choice.evidence is not None
+        assert choice.evidence.by_bound is (held > 10.0 * 1.05)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -162,7 +203,7 @@ def test_a_stored_4_2_under_a_1_cpu_quota_is_measured_raced_and_replaced() -> No
     # 4/2 is not even on this node's list (intra is capped at twice the usable CPUs): it is
     # still the reference, screened right after the baseline and raced in every round
     assert ThreadSetting(4, 2) not in candidate_configs(node(2, quota=1.0))
-    result, fake, lines = simulated(2, 1.0, (4, 2))
+    result, fake, lines = simulated(2, 1.0, (4, 2), budget=REPLACING)
     calls = settings_run(fake)
     assert calls[0][:2] == (None, None)
     assert calls[1][:2] == (4, 2)
@@ -182,7 +223,7 @@ def test_a_stored_4_2_under_a_1_cpu_quota_is_measured_raced_and_replaced() -> No
 
 
 def test_tf_default_replaced_is_compared_with_the_advice_once_in_the_last_line() -> None:
-    result, _, lines = simulated(2, 1.0, None)
+    result, _, lines = simulated(2, 1.0, None, budget=REPLACING)
     held = result.incumbent
     assert held is not None and held.setting.is_default and held.verdict == "replaced"
     assert lines[-1].startswith(
@@ -317,7 +358,7 @@ def test_kept_advice_renders_the_same_data_as_the_stored_one() -> None:
 
 
 def test_the_summary_tells_the_incumbent_the_range_and_the_gain_in_the_objectives_terms() -> None:
-    result, _, _ = simulated(2, 1.0, (4, 2))
+    result, _, _ = simulated(2, 1.0, (4, 2), budget=REPLACING)
     lines = summary_lines(result)
     assert lines[0].startswith("advice: TF_NUM_INTRAOP_THREADS=")
     assert lines[1].startswith("in force before: 4/2 (the test's store): replaced by")
@@ -334,8 +375,69 @@ def test_the_summary_tells_the_incumbent_the_range_and_the_gain_in_the_objective
 def test_fewer_threads_is_said_only_of_fewer_threads() -> None:
     # 1/3 has as many threads as TF's default 2/2 on two CPUs: it is not "fewer"
     table = {(1, 3): 5.0, (None, None): 10.0}
-    result, _, _ = simulated(2, None, None, flat_p99=10.0, table=table)
+    result, _, _ = simulated(2, None, None, flat_p99=10.0, table=table, budget=REPLACING)
     assert result.counts == (1, 3)
     against = summary_lines(result)[-1]
     assert "as many threads as TF's default (4 against 4, intra + inter)" in against
     assert "fewer" not in against
+
+
+@dataclass
+class FailsOnce:
+    """The fake trials, but the incumbent's trial of one race round fails (a budget-cut trial, a
+    child that died): the trial after it succeeds again."""
+
+    trials: FakeTrials
+    setting: ThreadSetting
+    round: int
+    failed: list[int] = field(default_factory=list)
+
+    def __call__(self, spec: TrialSpec, deadline_s: float) -> TrialResult:
+        result = self.trials(spec, deadline_s)
+        if spec.setting == self.setting and spec.round == self.round and not self.failed:
+            self.failed.append(spec.round)
+            return result.model_copy(
+                update={"status": "timeout", "reason": "fake", "p50_ms": None, "p99_ms": None}
+            )
+        return result
+
+
+def test_a_failed_incumbent_trial_is_retried_and_the_incumbent_kept() -> None:
+    # a near tie the incumbent holds (1/2 3% ahead of it); one of its race trials fails. It is
+    # measured again in that round, stays in the race, and the leader does not replace it
+    # without winning the rounds against it
+    profile = node(2, quota=1.5)
+    clock = FakeClock()
+    table = {(1, 2): 10.0, (1, 1): 10.3, (None, None): 14.0}
+    fake = FakeTrials(clock=clock, usable=1.5, affinity=2, overhead_s=0.3, table=table)
+    held = ThreadSetting(1, 1)
+    failing = FailsOnce(fake, held, round=1)
+    result = sweep(
+        CalibrationOptions(budget_s=45.0),
+        profile,
+        progress=lambda _event: None,
+        trial_fn=failing,
+        clock=clock,
+        incumbent=Incumbent(intra_op_threads=1, inter_op_threads=1, source="the test's store"),
+    )
+    assert failing.failed == [1]  # the fault happened
+    runs = [(s.setting, s.round) for s, _, _ in fake.calls]
+    assert runs.count((held, 1)) == 2  # retried in its round
+    assert result.counts == (1, 1)
+    assert result.incumbent is not None and result.incumbent.kept
+
+
+def test_45_s_holds_too_few_rounds_to_replace_and_says_what_the_leader_showed() -> None:
+    # under a 1-CPU quota 1/1 is far ahead of TF's default, but 45 s hold 3 race rounds of the
+    # fakes' 3 s windows: short of the 7 its test needs (half the alpha, as the screen's best
+    # of three challengers). TF's default
+    # stays; the race ended on the budget, the leader kept open as ahead of the advice in force
+    result, _, _ = simulated(2, 1.0, None)
+    assert result.kept_default and result.stopped == "budget"
+    assert result.unsettled
+    held = result.incumbent
+    assert held is not None and held.kept and held.evidence is None
+    longer, _, _ = simulated(2, 1.0, None, budget=REPLACING)
+    assert not longer.kept_default
+    assert longer.incumbent is not None and longer.incumbent.evidence is not None
+    assert longer.incumbent.evidence.rounds >= 7

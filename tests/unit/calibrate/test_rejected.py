@@ -12,7 +12,8 @@ def advised(rejected: tuple[ThreadSetting, ...]) -> tuple[tuple[int, int], set[o
     profile = node(2, quota=1.0)
     clock = FakeClock()
     trials = FakeTrials(clock=clock, usable=profile.effective_cpus, affinity=2, overhead_s=0.3)
-    options = CalibrationOptions(budget_s=60.0, rejected=rejected)
+    # long enough for the race to replace TF's default (60 s hold too few rounds)
+    options = CalibrationOptions(budget_s=200.0, rejected=rejected)
     result = sweep(options, profile, trial_fn=trials, clock=clock)
     measured = {(c[0].setting.intra, c[0].setting.inter) for c in trials.calls}
     return result.counts, measured

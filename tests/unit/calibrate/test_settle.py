@@ -5,7 +5,6 @@ by hand-made windows where the rule's edges need exact numbers."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pytest
@@ -13,12 +12,12 @@ import pytest
 from advisor.calibrate.budget import Budget
 from advisor.calibrate.candidates import candidate_configs, tf_picks, with_incumbent
 from advisor.calibrate.choice import beats, choose
-from advisor.calibrate.rounds import focus, narrow_replacement
+from advisor.calibrate.rounds import focus
 from advisor.calibrate.search import BASELINE, SearchOutcome, SearchSettings, race
 from advisor.calibrate.settle import settlement
 from advisor.calibrate.spec import TrialSpec
 from advisor.calibrate.state import SearchState
-from advisor.calibrate.statistics import aggregate, holds_in_rounds, noise_band
+from advisor.calibrate.statistics import aggregate, holds_in_rounds, noise_band, paired_band
 from advisor.models import CalibrationOptions, ThreadSetting, TrialResult
 from advisor.objectives import P99, named
 from advisor.pipeline.sweep import sweep
@@ -132,7 +131,11 @@ def test_a_clear_winner_settles_the_race_in_a_fraction_of_the_budget() -> None:
 def pick(outcome: SearchOutcome, incumbent: ThreadSetting = BASELINE) -> ThreadSetting:
     stats = aggregate(outcome.trials, PICKS)
     return choose(
-        stats, named("latency"), incumbent=incumbent, excluded=outcome.dropped
+        stats,
+        named("latency"),
+        incumbent=incumbent,
+        excluded=outcome.dropped,
+        favourite=outcome.favourite,
     ).chosen.setting
 
 
@@ -160,9 +163,10 @@ def test_the_race_settles_once_the_incumbent_question_is_answered() -> None:
     assert pick(replaced, ThreadSetting(2, 1)) == ThreadSetting(1, 1)
 
 
-def test_an_incumbent_whose_race_trial_failed_does_not_hold_the_race_open() -> None:
-    # the stored 2/1 measures in the screen, then its race trials fail: it is dropped, and the
-    # rule must not wait for race windows it will never get
+def test_an_incumbent_whose_race_trial_failed_twice_is_kept_and_ends_the_race() -> None:
+    # the stored 2/1 measures in the screen, then its race trials fail: retried once, it fails
+    # again; no round can measure it beside a challenger, so it stays the advice and the race
+    # does not wait for race windows it will never get
     held = ThreadSetting(2, 1)
     profile = node(2, quota=1.0)
     clock = FakeClock()
@@ -184,14 +188,18 @@ def test_an_incumbent_whose_race_trial_failed_does_not_hold_the_race_open() -> N
         picks=tf_picks(profile),
         incumbent=held,
     )
-    assert held in outcome.dropped
+    assert held not in outcome.dropped
     assert outcome.stopped == "settled"
     assert clock.monotonic() - 1000.0 < 300.0 / 3
-    # and by hand: a dropped incumbent with too few race windows is not "windows"
+    failed = [t for t in outcome.trials if t.setting == held and t.round > 0]
+    assert [t.round for t in failed] == [1, 1]  # retried in its round, then the race ended
+    stats = aggregate(outcome.trials, tf_picks(profile))
+    assert choose(stats, named("latency"), incumbent=held).chosen.setting == held
+    # and by hand: a dropped setting with too few race windows is not "windows"
     a = ThreadSetting(1, 1)
     table = {BASELINE: [20.0, 20.5, 19.8], a: [10.0, 10.1, 9.9], held: [16.0]}
-    state = state_of(rounds(table), incumbent=held)
-    assert settlement(state, [a]).open == ((held, "windows"),)
+    state = state_of(rounds(table), incumbent=a)
+    assert settlement(state, [a, held]).open == ((held, "windows"),)
     state.outcome.dropped.append(held)
     assert settlement(state, [a]).settled
 
@@ -203,8 +211,9 @@ def test_an_incumbent_whose_race_trial_failed_does_not_hold_the_race_open() -> N
 def test_never_while_a_contender_within_noise_of_the_pick_lacks_race_windows() -> None:
     a, b = ThreadSetting(1, 1), ThreadSetting(1, 2)
     three = {BASELINE: [20.0, 20.5, 19.8], a: [10.0, 10.1, 9.9]}
-    # b: one race window, 8% behind 1/1: within noise, not within the trade-off band
-    state = state_of([*rounds(three), window(b, 10.8, 1)])
+    # b: one race window, 8% behind 1/1 (the advice in force, so the question is b alone): within
+    # noise, not within the trade-off band
+    state = state_of([*rounds(three), window(b, 10.8, 1)], incumbent=a)
     assert settlement(state, [a, b]).open == ((b, "windows"),)
     assert not settlement(state, [a, b]).settled
     # with its windows, 8% behind at this spread is beyond noise: settled
@@ -214,17 +223,17 @@ def test_never_while_a_contender_within_noise_of_the_pick_lacks_race_windows() -
 
 def test_never_while_a_setting_within_noise_and_beyond_the_trade_off_band_stays_there() -> None:
     a, b = ThreadSetting(1, 1), ThreadSetting(1, 2)
-    # b is 8% behind, but the windows disagree by ~7% (stable, yet three of them make a band of
-    # ~14%): within noise, and 8% is more than the 5% the advice may give up: more windows could
-    # make b the advice
+    # b is 8% behind 1/1 in the median round, but the rounds disagree (16%, 0%, 8% behind: a band
+    # of the median ratio over 10%): within noise, and 8% is more than the 5% the advice may give
+    # up: more rounds could make b the advice
     table = {
         BASELINE: [20.0, 20.5, 19.8],
         a: [10.0, 10.8, 9.4],
-        b: [10.8, 11.7, 10.1],
+        b: [11.6, 10.8, 10.15],
     }
-    state = state_of(rounds(table))
+    state = state_of(rounds(table), incumbent=a)
     stats = {s.setting: s for s in aggregate(state.outcome.trials, PICKS)}
-    assert noise_band(stats[a], stats[b], P99) > 0.08
+    assert paired_band(stats[b], stats[a], P99)[1] > 0.08
     assert settlement(state, [a, b]).open == ((b, "noise"),)
 
 
@@ -232,11 +241,11 @@ def test_never_while_the_stability_gate_holds_a_setting() -> None:
     a, b = ThreadSetting(1, 1), ThreadSetting(2, 1)
     # 1/1 is the best by far, but its windows disagree by more than STABLE_CV
     table = {BASELINE: [20.0, 20.2, 19.9], a: [8.0, 12.0, 9.0], b: [16.0, 16.1, 15.9]}
-    state = state_of(rounds(table))
+    state = state_of(rounds(table), incumbent=a)
     assert settlement(state, [a, b]).open == ((a, "unstable"),)
     # past unstable_windows the gate lets it through (and the result reports it unstable)
     more = {a: [8.0, 12.0, 9.0, 11.5, 8.5], BASELINE: [20.0] * 5, b: [16.0] * 5}
-    assert settlement(state_of(rounds(more)), [a, b]).settled
+    assert settlement(state_of(rounds(more), incumbent=a), [a, b]).settled
 
 
 def test_a_search_held_by_the_gate_measures_the_unstable_setting_first() -> None:
@@ -274,26 +283,26 @@ def test_a_budget_that_ends_an_open_race_says_what_kept_it_open() -> None:
     assert {why for _, why in outcome.open} <= {"noise", "windows", "unstable", "incumbent"}
 
 
-def test_focus_and_the_stopping_rule_share_one_narrow_replacement_rule() -> None:
-    # 1/1 replaced the stored 2/1 by 2.4 times their band in four rounds: beyond the 2 bands the
-    # focus once asked for, short of the stopping rule's 3 (and of its 5 rounds). The race stays
-    # open on it, so the focus must keep measuring the two
+def test_a_replacement_waits_on_its_paired_test_and_the_focus_asks_it() -> None:
+    # 1/1 is 11% faster than the stored 2/1 in every one of four rounds: not yet the rounds its
+    # test needs against two challengers (7 in a row). 2/1 stays the pick, the race stays open on
+    # 1/1 ("incumbent"), and the focus measures the two
     a, held = ThreadSetting(1, 1), ThreadSetting(2, 1)
-    table = {
-        BASELINE: [20.0, 20.5, 19.8, 20.1],
-        a: [10.0, 10.3, 9.8, 10.1],
-        held: [11.2, 11.424, 11.088, 11.312],
-    }
-    state = state_of(rounds(table), incumbent=held)
+    base, fast, slow = [20.0, 20.5, 19.8, 20.1], [10.0, 10.3, 9.8, 10.1], [11.2, 11.5, 11.0, 11.3]
+    state = state_of(rounds({BASELINE: base, a: fast, held: slow}), incumbent=held)
     choice = state.choose(list(state.stats().values()))
-    assert choice.versus_incumbent is not None and choice.incumbent_band is not None
-    assert 2 < (choice.versus_incumbent - 1) / choice.incumbent_band < 3
-    assert narrow_replacement(choice, state.settings, choice.measure)
+    assert choice.kept and choice.chosen.setting == held
+    assert choice.evidence is not None and choice.evidence.test is not None
+    assert (choice.evidence.test.rounds, choice.evidence.test.wins) == (4, 4)
+    assert not choice.evidence.passed
     assert settlement(state, [a, held]).open == ((a, "incumbent"),)
     assert focus(state, [a, held], 1)[0] == [a, held]
-    # beyond 3 bands: clear for both
-    clear = dataclasses.replace(choice, versus_incumbent=1 + 3.2 * choice.incumbent_band)
-    assert not narrow_replacement(clear, state.settings, choice.measure)
+    # the same lead in eight rounds: replaced, and nothing more is asked of it
+    again = state_of(rounds({BASELINE: base * 2, a: fast * 2, held: slow * 2}), incumbent=held)
+    replaced = again.choose(list(again.stats().values()))
+    assert not replaced.kept and replaced.chosen.setting == a
+    assert replaced.evidence is not None and replaced.evidence.passed
+    assert settlement(again, [a, held]).settled
 
 
 def test_a_focused_round_measures_what_the_stopping_rule_waits_on() -> None:
@@ -305,7 +314,7 @@ def test_a_focused_round_measures_what_the_stopping_rule_waits_on() -> None:
         a: [10.0, 10.5, 9.6, 10.2],
         b: [10.3, 10.8, 9.9, 10.6],
     }
-    state = state_of(rounds(table))
+    state = state_of(rounds(table), incumbent=a)
     pair, members = focus(state, [a, b], 1)
     assert pair == [a, b] and BASELINE not in members
     _, members = focus(state, [a, b], 1, [BASELINE])

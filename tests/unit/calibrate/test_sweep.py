@@ -69,9 +69,10 @@ def test_json_contract_is_the_results_dump() -> None:
 
 
 def test_advice_beats_the_oversubscribed_default_and_stays_in_budget() -> None:
-    result, fake, clock, _ = run(budget=60.0)
-    assert clock.monotonic() - 1000.0 <= 60.0
-    assert result.elapsed_s <= 60.0
+    # 60 s hold too few race rounds of the fakes' 3 s windows to replace TF's default: 200
+    result, fake, clock, _ = run(budget=200.0)
+    assert clock.monotonic() - 1000.0 <= 200.0
+    assert result.elapsed_s <= 200.0
     assert result.counts != (2, 2)
     assert result.gain is not None
     assert result.gain > 1

@@ -161,3 +161,16 @@ def test_a_zero_request_is_no_request_for_status_as_for_plan() -> None:
     assert cpu_request(alone) is None
     ((code, text),) = cpu_problems(row(advice(2.0), alone))
     assert code == "cpu-request-differs" and "neither a CPU limit nor a CPU request" in text
+
+
+def test_measured_on_exclusive_cpus_without_a_quota_a_consumer_with_that_limit_fits() -> None:
+    # 1.34's kubelet: a Guaranteed container given 2 exclusive CPUs runs with no CFS quota
+    result = calibration_result(2, 1, node=node_profile(affinity=2, quota=None, logical=8))
+    rec = build_recommendation(result, advisor_version=__version__, now=FIXED_NOW)
+    prov = rec.provenance.model_copy(update={"cpus_exclusive": True})
+    own = parse_configmap(
+        render_configmap(rec.model_copy(update={"provenance": prov}), ADVICE, "ml")
+    )
+    assert cpu_problems(row(own, mount(limit="2", request="2"))) == []
+    ((code, text),) = cpu_problems(row(own, mount(limit="4", request="4")))
+    assert code == "cpu-limit-differs" and "4" in text

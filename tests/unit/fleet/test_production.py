@@ -20,11 +20,13 @@ from advisor.models.plan import (
     Calibrate,
     Confounded,
     ConsumerVerdict,
+    Corrected,
     Fits,
     HandWritten,
     Helped,
     NoPrevious,
     NotReverted,
+    NotYet,
     OptedOut,
     PlanReason,
     Reverted,
@@ -34,7 +36,7 @@ from advisor.models.plan import (
 )
 from advisor.pipeline.production import judged_decision
 from advisor.recommend.previous import Previous
-from advisor.render.plan import plan_reason_text
+from advisor.render.plan_reasons import plan_reason_text, revert_event_text
 
 WEB, API = WorkloadRef.parse("deployment/web"), WorkloadRef.parse("deployment/api")
 FITS = Planned(
@@ -51,8 +53,22 @@ CALIBRATE = Planned(
 KEPT = Previous({"TF_NUM_INTRAOP_THREADS": "4"}, "{}", "v1", None, "intra=4 inter=2")
 
 
-def judged(workload: WorkloadRef, verdict: str, reason: str = "x") -> ConsumerVerdict:
-    return ConsumerVerdict(workload, "server", Production(verdict=verdict, reason=reason))
+def judged(
+    workload: WorkloadRef, verdict: str, reason: str = "x", *, p: float = 0.001, windows: int = 2
+) -> ConsumerVerdict:
+    """A verdict as the day test gives it: a regression on ``windows`` full windows in a row."""
+    tested = verdict != "unknown"
+    return ConsumerVerdict(
+        workload,
+        "server",
+        Production(
+            verdict=verdict,  # type: ignore[arg-type]
+            reason=reason,
+            cause="throttling" if tested else "too-little-data",
+            p_value=p if tested else None,
+            regressed_windows=(windows if verdict == "regressed" else 0) if tested else None,
+        ),
+    )
 
 
 WORSE = judged(WEB, "regressed", "throttling 5% -> 40%: rose")
@@ -78,6 +94,56 @@ def test_a_provisional_regression_is_never_reverted() -> None:
     short = Production(verdict="regressed", provisional=True, reason="provisional (3.0 h): x")
     assert revert([ConsumerVerdict(WEB, "server", short)], KEPT) is None
     assert revert([ConsumerVerdict(WEB, "server", short), WORSE], KEPT) is not None
+
+
+def test_a_regression_on_one_full_window_is_said_and_not_reverted_yet() -> None:
+    once = judged(WEB, "regressed", "throttling 5% -> 40%: rose", windows=1)
+    outcome = revert([once], KEPT)
+    assert outcome == NotReverted((once,), NotYet(1, 2))
+    assert plan_reason_text(judged_decision(FITS, outcome).reason).endswith(
+        "not reverted yet: regressed in 1 full after-window(s) in a row, a revert needs 2"
+    )
+    # one consumer regressed twice is enough, though another regressed once
+    assert isinstance(revert([once, judged(API, "regressed")], KEPT), Reverted)
+    # a reason that holds whatever the next window says is the one said
+    assert revert([once], KEPT, opted_out=[WEB]) == NotReverted((once,), OptedOut((WEB,)))
+    assert revert([once], None) == NotReverted((once,), NoPrevious())
+
+
+def test_a_shared_advice_is_corrected_for_its_consumers_with_holm() -> None:
+    """p 0.03 is a regression for one consumer alone; among three tested consumers Holm asks
+    the smallest p for 0.05/3, so it does not stand, and the advice is kept."""
+    weak = judged(WEB, "regressed", "p99 up", p=0.03)
+    same = [
+        judged(API, "unchanged", p=0.4),
+        judged(WorkloadRef.parse("deployment/c"), "unchanged", p=0.5),
+    ]
+    assert isinstance(revert([weak], KEPT), Reverted)
+    outcome = revert([weak, *same], KEPT)
+    assert outcome == NotReverted((weak, *same), Corrected(3, 0.05))
+    assert plan_reason_text(judged_decision(FITS, outcome).reason).endswith(
+        "not reverted: corrected for judging 3 consumers (Holm, level 0.05) no regression stays "
+        "significant"
+    )
+    # an unknown verdict is no test: it does not count among them
+    unknown = judged(API, "unknown")
+    assert isinstance(revert([weak, unknown], KEPT), Reverted)
+    strong = judged(WEB, "regressed", "p99 up", p=0.01)
+    assert isinstance(revert([strong, *same], KEPT), Reverted)
+
+
+def test_the_evidence_is_named_in_the_plan_and_the_event() -> None:
+    found = Production(
+        verdict="regressed", reason="p99 190 ms vs 110 ms before: +73%", cause="p99",
+        p_value=0.004, test="day-t", alpha=0.05, days=9, window=2, regressed_windows=2,
+    )  # fmt: skip
+    decided = judged_decision(FITS, revert([ConsumerVerdict(WEB, "server", found)], KEPT))
+    evidence = "day t-test, 9 days: p 0.004 at level 0.05, 2/2 windows regressed"
+    assert plan_reason_text(decided.reason) == (
+        f"production regressed on this advice: p99 190 ms vs 110 ms before: +73%; {evidence}; "
+        "back to the previous advice (intra=4 inter=2)"
+    )
+    assert evidence in revert_event_text(decided.reason)
 
 
 def test_a_regression_with_nothing_to_go_back_to_is_named() -> None:

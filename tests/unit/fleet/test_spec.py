@@ -289,3 +289,17 @@ def test_fits_says_when_the_advice_was_measured_on_cpus_of_its_own() -> None:
     assert "CPU limit 2, exclusive CPUs, pool=a" in plan_reason_text(own.reason)
     shared = only(plan([workload], [measured_for(workload, cpus_exclusive=False)]))
     assert "exclusive" not in plan_reason_text(shared.reason)
+
+
+def test_an_advice_measured_on_exclusive_cpus_without_a_quota_fits_their_limit() -> None:
+    # 1.34's kubelet gives a Guaranteed container with whole CPUs exclusive CPUs and no CFS
+    # quota: the advice records affinity [1], no quota, exclusive; a CPU limit of 1 is its shape
+    workload = web()
+    job_cpus = only(plan([workload], [measured_for(workload)])).reason
+    assert job_cpus is not None
+    node = {"quota_cpus": None, "affinity_cpus": [3, 4], "cpus_exclusive": True}
+    own = only(plan([workload], [measured_for(workload, **node)]))
+    assert own.verdict == "fits", plan_reason_text(own.reason)
+    shared = only(plan([workload], [measured_for(workload, **{**node, "cpus_exclusive": None})]))
+    assert shared.verdict != "fits"
+    assert "measured without a CPU quota" in plan_reason_text(shared.reason)

@@ -85,6 +85,25 @@ def test_the_flag_refuses_a_malformed_shape_naming_itself() -> None:
     assert options_from_args(args).input_shape == "a=1;b=2"
 
 
+@pytest.mark.parametrize("command", ["calibrate", "run"])
+def test_the_flag_given_once_per_input_keeps_every_input(command: str) -> None:
+    # as perf_analyzer users give --shape: one flag per input, not the last one alone
+    argv = [command, "--input-shape", "input_ids=128", "--input-shape", "attention_mask=128"]
+    options = options_from_args(build_parser().parse_args(argv))
+    assert options.input_shape == "attention_mask=128;input_ids=128"
+    # ';' inside one flag still separates inputs, beside more flags
+    argv = [command, "--input-shape", "a=1;b=2", "--input-shape", "c=3,4"]
+    assert options_from_args(build_parser().parse_args(argv)).input_shape == "a=1;b=2;c=3,4"
+
+
+def test_one_input_given_by_two_flags_is_refused_naming_the_flag() -> None:
+    args = build_parser().parse_args(["calibrate", "--input-shape", "ids=8", "--input-shape=ids=9"])
+    with pytest.raises(UsageError) as caught:
+        options_from_args(args)
+    line = caught.value.spelled(lambda option: "--input-shape")
+    assert line.startswith("--input-shape 'ids=8;ids=9': input 'ids' is given twice")
+
+
 def test_the_annotation_sets_it_and_a_malformed_one_names_the_annotation() -> None:
     ask = read_ask({ANN_MODEL: "/models/bert/1", ANN_INPUT_SHAPE: "input_ids=128"})
     assert ask.options.input_shape == "input_ids=128"

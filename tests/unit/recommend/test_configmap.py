@@ -12,8 +12,8 @@ import yaml
 from advisor.errors import InvalidAdviceError
 from advisor.keys import DATA_CHANGED_ANNOTATION, HASH_ANNOTATION, PROVENANCE_ANNOTATION
 from advisor.models import (
-    ADVICE_ENV_NAMES,
     MAX_PROVENANCE_TRIALS,
+    TENSORFLOW,
     NearBest,
     Recommendation,
     thread_cap,
@@ -54,7 +54,7 @@ def test_configmap_data_is_exactly_the_env_and_labels_are_standard() -> None:
     rec = recommendation(2, 1, node_labels={"node.kubernetes.io/instance-type": "c6i.4xlarge"})
     cm = render_configmap(rec, "tf-advice", "ml")
     assert cm["data"] == rec.env
-    assert list(cm["data"]) == list(ADVICE_ENV_NAMES)
+    assert list(cm["data"]) == list(TENSORFLOW.thread_names)
     assert cm["metadata"]["namespace"] == "ml"
     labels = cm["metadata"]["labels"]
     assert labels["app.kubernetes.io/name"] == "tf-thread-advisor"

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from advisor.keys import PROVENANCE_ANNOTATION
+from advisor.models.node import DownwardAPI
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
 from advisor.recommend.build import cpus_exclusive
 from testkit.fakeapi.samples import FIXED_NOW, calibration_result, node_profile
@@ -28,6 +29,23 @@ def test_exclusive_is_a_mask_as_large_as_the_whole_cpu_limit(
     affinity: int, quota: float | None, logical: int, exclusive: bool | None
 ) -> None:
     node = node_profile(affinity=affinity, quota=quota, logical=logical)
+    assert cpus_exclusive(node) is exclusive
+
+
+@pytest.mark.parametrize(
+    ("affinity", "limit", "exclusive"),
+    [
+        (1, 1.0, True),  # 1.34's kubelet: exclusive CPUs, no CFS quota, the limit from the pod
+        (2, 1.0, False),  # the shared pool of a 2-CPU node with a limit of 1
+        (1, 1.5, False),  # a fractional limit
+        (1, None, None),  # no quota and no Downward API limit: nothing to tell by
+    ],
+)
+def test_without_a_quota_the_pods_own_cpu_limit_tells(
+    affinity: int, limit: float | None, exclusive: bool | None
+) -> None:
+    node = node_profile(affinity=affinity, quota=None, logical=2)
+    node = node.model_copy(update={"downward_api": DownwardAPI(cpu_limit_cpus=limit)})
     assert cpus_exclusive(node) is exclusive
 
 

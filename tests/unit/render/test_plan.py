@@ -25,6 +25,7 @@ from advisor.models.plan import (
     CompletedUnfit,
     Confounded,
     ConsumerVerdict,
+    Corrected,
     Created,
     Difference,
     EarlierRunning,
@@ -42,6 +43,7 @@ from advisor.models.plan import (
     NotReverted,
     NotRevertedWhy,
     NotWrittenBack,
+    NotYet,
     OptedOut,
     OptionChanged,
     OtherContainer,
@@ -315,6 +317,10 @@ WHY_WORDS: dict[NotRevertedWhy, str] = {
     "its calibration spec changed since the advice (CPU limit changed (2 -> 4)), so before and "
     "after are not comparable: it is calibrated instead",
     RevertLimit(1): f"{SAID}; not reverted: --max-reverts 1 reached",
+    NotYet(1, 2): f"{SAID}; not reverted yet: regressed in 1 full after-window(s) in a row, a "
+    "revert needs 2",
+    Corrected(3, 0.05): f"{SAID}; not reverted: corrected for judging 3 consumers (Holm, level "
+    "0.05) no regression stays significant",
 }
 
 
@@ -378,7 +384,11 @@ def test_a_reason_is_clipped_as_each_part_is_added() -> None:
     long = "x" * (REASON_LIMIT + 50)
     text = plan_reason_text(PlanReason(Skipped(long), (Retried("j"), Created("j"))))
     assert text == "x" * (REASON_LIMIT - 3) + "..."
-    fits = plan_reason_text(PlanReason(Skipped("x" * 400), (Retried("j"), Created("j"))))
+    fits = plan_reason_text(
+        PlanReason(Skipped("x" * (REASON_LIMIT - 100)), (Retried("j"), Created("j")))
+    )
     assert fits.endswith("; retried: Job j is deleted and created again; created Job j")
-    cut = plan_reason_text(PlanReason(Skipped("x" * 450), (Retried("j"), Created("j"))))
+    cut = plan_reason_text(
+        PlanReason(Skipped("x" * (REASON_LIMIT - 50)), (Retried("j"), Created("j")))
+    )
     assert cut.endswith("deleted and created again; ...") and len(cut) == REASON_LIMIT

@@ -36,7 +36,7 @@ def test_a_budget_ended_calibration_names_what_kept_it_open() -> None:
     n = len(result.trials)
     assert stop_text(result) == (
         f"budget spent after {n} trials in 45.0 s, 1/2 and 2/1 still within noise; 2/2 unstable; "
-        "1/1 only narrowly ahead of the advice in force"
+        "1/1 ahead of the advice in force, not yet in enough paired rounds"
     )
     assert stop_text(ended(stopped="budget", elapsed_s=45.0)) == (
         f"budget spent after {n} trials in 45.0 s"

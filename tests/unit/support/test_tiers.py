@@ -1,5 +1,5 @@
 """The tier contract of tests/conftest.py: a test with a tf/cgroup/container/tools marker lives in
-tests/system/, and every test there has one (or is the opt-in e2e).
+tests/system/, and every test there has one; tests/e2e/ holds exactly the e2e-marked tests.
 
 The check runs on stand-in items, then the real hook runs in a pytest session of its own
 (pytester) over a small tree with one test in the wrong tier each way.
@@ -44,10 +44,10 @@ def item(relative: str, *marks: str) -> FakeItem:
         item("system/test_a.py", "tf"),
         item("system/test_a.py", "cgroup", "tf"),
         item("system/test_a.py", "tools", "parametrize"),
-        item("system/test_a.py", "e2e"),
+        item("e2e/test_a.py", "e2e"),
+        item("e2e/test_a.py", "e2e", "parametrize"),
         item("unit/probe/test_a.py"),
         item("unit/probe/test_a.py", "parametrize", "usefixtures"),
-        item("integration/test_a.py", "e2e"),
         FakeItem("elsewhere/test_a.py::test_x", Path("/elsewhere/test_a.py"), ("tf",)),
     ],
     ids=lambda i: f"{i.path.parent.name}-{'+'.join(i.marks) or 'none'}",
@@ -64,8 +64,22 @@ def test_a_test_in_its_tier_passes(placed: FakeItem) -> None:
         (item("unit/trials/test_a.py", "cgroup"), "marked cgroup outside tests/system/"),
         (item("integration/test_a.py", "tools", "tf"), "marked tf, tools outside tests/system/"),
         (item("test_a.py", "container"), "marked container outside tests/system/"),
+        (item("system/test_a.py", "e2e"), "marked e2e outside tests/e2e/"),
+        (item("integration/test_a.py", "e2e"), "marked e2e outside tests/e2e/"),
+        (item("e2e/test_a.py"), "in tests/e2e/ without the e2e marker"),
+        (item("e2e/test_a.py", "e2e", "tf"), "marked tf in tests/e2e/"),
     ],
-    ids=["system-unmarked", "system-other-mark", "unit-cgroup", "integration-two", "top-level"],
+    ids=[
+        "system-unmarked",
+        "system-other-mark",
+        "unit-cgroup",
+        "integration-two",
+        "top-level",
+        "system-e2e",
+        "integration-e2e",
+        "e2e-unmarked",
+        "e2e-tf",
+    ],
 )
 def test_a_test_in_the_wrong_tier_is_named(placed: FakeItem, says: str) -> None:
     (problem,) = tier_problems([placed], ROOT)

@@ -14,9 +14,10 @@ from pydantic import ValidationError
 
 from advisor.calibrate.spec import SubjectSpec, TrialSpec
 from advisor.errors import first_error
-from advisor.models import ThreadSetting
+from advisor.models import InputsSource, SubjectInfo, ThreadSetting
+from advisor.trials.requestfile import RequestsSource
 from advisor.trials.runner import run_trial
-from advisor.trials.wire import TrialRequest
+from advisor.trials.wire import TrialRequest, inspection_answer
 
 #: a trial program that answers with the request it was given, as the child reads it
 ECHO = """
@@ -87,6 +88,65 @@ def test_the_wire_keys_are_the_ones_the_child_always_read() -> None:
     }
     assert wire["requests"] is None  # inputs synthesised: no request file
     assert wire["path"] == "/models/m.keras" and wire["loaded_marker"] == "/tmp/loaded"
+
+
+def test_the_requests_to_replay_travel_as_the_two_keys_and_come_back_whole() -> None:
+    base = TrialRequest(
+        mode="inspect",
+        model_format="savedmodel",
+        path="/m/1",
+        signature="s",
+        batch_size=1,
+        concurrency=1,
+    )
+    assert base.replay is None and TrialRequest.replaying(None) == {}
+    source = RequestsSource("/m/1/assets.extra/tf_serving_warmup_requests", "warmup")
+    fields = TrialRequest.replaying(source)
+    assert fields == {"requests": source.path, "requests_origin": "warmup"}
+    sent = base.model_copy(update=fields)
+    assert TrialRequest.model_validate_json(sent.model_dump_json()).replay == source
+    # a request file without its origin (a child started by hand) is the user's file
+    assert base.model_copy(update={"requests": "r.json"}).replay == RequestsSource("r.json", "file")
+
+
+#: the child's inspection answers as every child has written them: the keys it set, no others
+INSPECTED = {
+    "kind": "savedmodel",
+    "path": "/m/1",
+    "signature": "serving_default",
+    "signature_digest": "ab" * 32,
+    "inputs": {"x": "float32[1,4]"},
+    "batch_size": 1,
+    "concurrency": 2,
+    "tf_version": "2.21.0",
+}
+
+
+@pytest.mark.parametrize(
+    ("source", "wire"),
+    [
+        # the built-in model: nothing read but its signature
+        (InputsSource(kind="synthesised"), {"kind": "synthesised"}),
+        # a model's synthesised inputs: what synthesis read, null where it read nothing
+        (InputsSource(kind="synthesised", detail=None), {"kind": "synthesised", "detail": None}),
+        (
+            InputsSource(kind="synthesised", detail="table sizes (ids<1000)"),
+            {"kind": "synthesised", "detail": "table sizes (ids<1000)"},
+        ),
+        (
+            InputsSource(kind="warmup", file="/m/1/w", requests=4, batch_sizes=(1, 3)),
+            {"kind": "warmup", "file": "/m/1/w", "requests": 4, "batch_sizes": [1, 3]},
+        ),
+    ],
+)
+def test_the_inspection_answer_keeps_the_keys_the_child_always_wrote(
+    source: InputsSource, wire: dict[str, object]
+) -> None:
+    info = SubjectInfo.model_validate({**INSPECTED, "inputs_source": source})
+    answer = json.loads(json.dumps(inspection_answer(info)))
+    assert answer == {"status": "ok", "info": {**INSPECTED, "inputs_source": wire}}
+    # and the parent reads it back as the child built it
+    assert SubjectInfo.model_validate(answer["info"]) == info
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ import pytest
 
 from advisor.calibrate.spec import SubjectSpec, TrialSpec
 from advisor.errors import ModelError, RequestsError
-from advisor.models import ADVICE_ENV_NAMES, ThreadSetting, TrialResult
+from advisor.models import TENSORFLOW, ThreadSetting, TrialResult
 from advisor.trials.environment import trial_env
 from advisor.trials.modelfile import subject_format
 from advisor.trials.runner import inspect_subject, run_trial
@@ -83,12 +83,33 @@ def test_the_baseline_child_gets_no_thread_variable_even_if_the_parent_has_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # The advisor may run in a pod that already mounts an earlier advice.
-    for key in ADVICE_ENV_NAMES:
+    for key in TENSORFLOW.thread_names:
         monkeypatch.setenv(key, "7")
     baseline = TrialSpec(ThreadSetting.TF_DEFAULT, warmup_s=0.1, measure_s=0.1)
     result = run_trial(baseline, BUILTIN, deadline_s=30, program=fake("env"))
-    assert json.loads(result.reason or "") == dict.fromkeys(ADVICE_ENV_NAMES)
+    assert json.loads(result.reason or "") == dict.fromkeys(TENSORFLOW.thread_names)
     assert result.is_baseline
+
+
+def test_the_baseline_child_does_not_inherit_the_parents_onednn_setting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # An advisor pod that mounts an advice which set oneDNN: its "TF default" baseline must be
+    # TF's default in that too, not the mounted value.
+    names = (*TENSORFLOW.thread_names, "TF_ENABLE_ONEDNN_OPTS")
+    for key in names:
+        monkeypatch.setenv(key, "0" if key == "TF_ENABLE_ONEDNN_OPTS" else "7")
+    baseline = TrialSpec(ThreadSetting.TF_DEFAULT, warmup_s=0.1, measure_s=0.1)
+    result = run_trial(baseline, BUILTIN, deadline_s=30, program=fake("env", ",".join(names)))
+    assert json.loads(result.reason or "") == dict.fromkeys(names)
+
+
+def test_a_trial_gets_the_onednn_value_it_measures_whatever_the_parent_has() -> None:
+    env = trial_env(ThreadSetting(2, 1), base={"TF_ENABLE_ONEDNN_OPTS": "0"}, onednn="1")
+    assert env["TF_ENABLE_ONEDNN_OPTS"] == "1"
+    assert "TF_ENABLE_ONEDNN_OPTS" not in trial_env(
+        ThreadSetting(2, 1), base={"TF_ENABLE_ONEDNN_OPTS": "0"}
+    )
 
 
 def test_trial_env_quiets_tf_and_keeps_a_user_log_level() -> None:

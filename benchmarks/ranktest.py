@@ -1,29 +1,17 @@
 """The Mann-Whitney U test (Wilcoxon rank-sum), two-sided, by the normal approximation with the
 tie correction and a continuity correction, as Kayenta's canary judge uses it: do two windows'
-samples come from the same distribution? Pure and small, so that no statistics library is a
-runtime dependency (scipy's ``mannwhitneyu(..., method="asymptotic")`` gives the same p-value:
-tests/unit/consumers/test_ranktest.py checks it).
+samples come from the same distribution? (scipy's ``mannwhitneyu(..., method="asymptotic")``
+gives the same p-value: tests/unit/benchmarks/test_ranktest.py checks it where scipy is there.)
 
-It says whether the two differ, not by how much: the production verdict asks for an effect size
-as well (``advisor.consumers.production``).
+The production verdict used it on the 5-minute samples of a window as if they were independent;
+it no longer does (``advisor.consumers.daytest``). It is kept here for the benchmark's contrast:
+``benchmarks/production_errors.py`` measures that old rule on the same series as the new one.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class RankTest:
-    """``u``: the U statistic of ``after`` (how many of the pairs (before, after) have ``after``
-    larger, ties counting half); ``p``: the two-sided p-value; ``superiority``: ``u`` over the
-    number of pairs, 0.5 when neither side tends to be larger."""
-
-    u: float
-    p: float
-    superiority: float
 
 
 def ranks(values: Sequence[float]) -> list[float]:
@@ -42,8 +30,8 @@ def ranks(values: Sequence[float]) -> list[float]:
     return out
 
 
-def mann_whitney(before: Sequence[float], after: Sequence[float]) -> RankTest:
-    """The test on two non-empty samples (ValueError if either is empty)."""
+def mann_whitney(before: Sequence[float], after: Sequence[float]) -> float:
+    """The two-sided p-value on two non-empty samples (ValueError if either is empty)."""
     n1, n2 = len(before), len(after)
     if not n1 or not n2:
         raise ValueError("each side needs at least one sample")
@@ -58,8 +46,6 @@ def mann_whitney(before: Sequence[float], after: Sequence[float]) -> RankTest:
     variance = n1 * n2 / 12 * ((n + 1) - ties / (n * (n - 1))) if n > 1 else 0.0
     mean = n1 * n2 / 2
     if variance <= 0:
-        p = 1.0
-    else:
-        z = (abs(u_after - mean) - 0.5) / math.sqrt(variance)
-        p = min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2)))
-    return RankTest(u=u_after, p=p, superiority=u_after / (n1 * n2))
+        return 1.0
+    z = (abs(u_after - mean) - 0.5) / math.sqrt(variance)
+    return min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2)))

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from advisor.consumers.ranktest import mann_whitney, ranks
+from benchmarks.ranktest import mann_whitney, ranks
 
 #: p99 seconds, one per 5 minutes, as a serving workload recorded them before and after
 BEFORE = [0.100, 0.104, 0.111, 0.122, 0.108, 0.103, 0.117, 0.109, 0.101, 0.113, 0.106, 0.119]
@@ -19,17 +19,12 @@ def test_ranks_share_ties() -> None:
 
 
 def test_recorded_samples() -> None:
-    test = mann_whitney(BEFORE, AFTER)
-    # every pair but the after-window's one 112 ms sample (4 before-samples above it)
-    assert test.u == 12 * 12 - 4
-    assert test.superiority == pytest.approx(140 / 144)
-    assert test.p < 0.001
-    same = mann_whitney(BEFORE, list(reversed(BEFORE)))
-    assert same.p == 1.0 and same.superiority == 0.5
+    assert mann_whitney(BEFORE, AFTER) < 0.001
+    assert mann_whitney(BEFORE, list(reversed(BEFORE))) == 1.0
 
 
 def test_all_equal_is_no_difference() -> None:
-    assert mann_whitney([0.2] * 10, [0.2] * 8).p == 1.0
+    assert mann_whitney([0.2] * 10, [0.2] * 8) == 1.0
 
 
 def test_an_empty_side_is_refused() -> None:
@@ -47,7 +42,5 @@ def test_agrees_with_scipy() -> None:
         b = [round(rng.gauss(shift, 1), 1) for _ in range(rng.randint(2, 40))]
         samples.append((a, b))
     for a, b in samples:
-        ours = mann_whitney(a, b)
         theirs = stats.mannwhitneyu(b, a, alternative="two-sided", method="asymptotic")
-        assert ours.u == pytest.approx(theirs.statistic)
-        assert ours.p == pytest.approx(theirs.pvalue, rel=1e-9, abs=1e-12)
+        assert mann_whitney(a, b) == pytest.approx(theirs.pvalue, rel=1e-9, abs=1e-12)
