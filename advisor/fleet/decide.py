@@ -16,6 +16,10 @@ Jobs never write one ConfigMap at once.
 Two opted-in containers may read one ConfigMap: the first (by workload and container) owns it and
 is calibrated for; the others fit when their shape matches the advice and are skipped otherwise,
 since one ConfigMap cannot hold two shapes' advice.
+
+One module, though over 500 lines: one job, each container's decision from its advice, its Job
+and the Jobs already there (``to_create`` applies the same decisions' one budget rule); the
+differences an advice can have are typed in ``advisor.models.plan``, worded in render.
 """
 
 from __future__ import annotations
