@@ -44,6 +44,7 @@ from advisor.fleet.optin import Defaults, read_ask
 from advisor.models.kube import KubeWorkload
 from advisor.pipeline.plan import DEFAULT_SERVICE_ACCOUNT, PlanRequest, plan, run_args
 from advisor.recommend import build_recommendation, render_configmap
+from advisor.recommend.stored import by_name
 from benchmarks import REPO
 from benchmarks.machine import describe
 from benchmarks.report import machine_line
@@ -69,7 +70,7 @@ class Timing:
 
     what: str
     seconds: list[float]
-    verdicts: dict[str, int]
+    decisions: dict[str, int]
     parts: dict[str, list[float]] | None = None
 
     @property
@@ -154,13 +155,13 @@ def fleet(api: FakeApiServer, workloads: int, namespaces: Sequence[str]) -> Stor
 def timed(what: str, repeat: int, run: Callable[[], list[str]]) -> Timing:
     """``run`` once untimed (imports, the client's connection, caches), then ``repeat`` times."""
     run()
-    seconds, verdicts = [], {}
+    seconds, decisions = [], {}
     for _ in range(repeat):
         start = time.perf_counter()
         decided = run()
         seconds.append(time.perf_counter() - start)
-        verdicts = {v: decided.count(v) for v in sorted(set(decided))}
-    return Timing(what, seconds, verdicts)
+        decisions = {v: decided.count(v) for v in sorted(set(decided))}
+    return Timing(what, seconds, decisions)
 
 
 def measure(workloads: int, namespaces: int, repeat: int) -> list[Timing]:
@@ -227,7 +228,7 @@ def end_to_end(
         env["PYTHONPYCACHEPREFIX"] = str(bytecode)
     seconds: list[float] = []
     parts: dict[str, list[float]] = {}
-    verdicts: dict[str, int] = {}
+    decisions: dict[str, int] = {}
     for run in range(repeat + 1):
         with tempfile.TemporaryDirectory() as tmp:
             report = Path(tmp) / "parts.json"
@@ -252,9 +253,9 @@ def end_to_end(
             ("rest", rest),
         ):
             parts.setdefault(name, []).append(value)
-        decided = answer["verdicts"]
-        verdicts = {v: decided.count(v) for v in sorted(set(decided))}
-    return Timing(what, seconds, verdicts, parts)
+        decided = answer["decisions"]
+        decisions = {v: decided.count(v) for v in sorted(set(decided))}
+    return Timing(what, seconds, decisions, parts)
 
 
 def _decisions_only(stored: Stored) -> Callable[[], list[str]]:
@@ -267,21 +268,21 @@ def _decisions_only(stored: Stored) -> Callable[[], list[str]]:
     now = datetime.now(timezone.utc)
 
     def run() -> list[str]:
-        verdicts: list[str] = []
+        decisions: list[str] = []
         for objs, configmaps in stored.values():
-            # read as the planner reads them, once listed
+            # read as the planner reads them, once listed (each advice parsed afresh: once a plan)
             workloads = [view for obj in objs if (view := KubeWorkload.read(obj)) is not None]
             decided = decide(
                 workloads,
-                configmaps,
+                by_name(configmaps.values()),
                 [],
                 defaults=Defaults(),
                 settings=settings,
                 now=now,
                 claims={},
             )
-            verdicts += [item.verdict for item in decided]
-        return verdicts
+            decisions += [item.decision for item in decided]
+        return decisions
 
     return run
 
@@ -291,7 +292,7 @@ def report(timings: list[Timing], workloads: int) -> str:
     for timing in timings:
         low, high = min(timing.seconds), max(timing.seconds)
         per = 1000 * timing.median / workloads
-        shown = ", ".join(f"{n} {v}" for v, n in timing.verdicts.items())
+        shown = ", ".join(f"{n} {v}" for v, n in timing.decisions.items())
         lines.append(
             f"{timing.what:<48} {timing.median:6.2f} s  ({low:.2f}-{high:.2f}; "
             f"{per:.2f} ms a workload)  {shown}"

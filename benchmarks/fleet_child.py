@@ -51,12 +51,12 @@ def main(argv: list[str]) -> int:
     from advisor.pipeline import plan as pipeline
 
     parts: dict[str, float] = {"imports": time.perf_counter() - START}
-    verdicts: list[str] = []
+    decisions: list[str] = []
     decide = timed(parts, "deciding", pipeline._decide)
 
     def deciding(*args: Any, **kwargs: Any) -> Any:
         decided = decide(*args, **kwargs)
-        verdicts.extend(item.verdict for item in decided)
+        decisions.extend(item.decision for item in decided)
         return decided
 
     pipeline._list = timed(parts, "listing", pipeline._list)
@@ -66,7 +66,7 @@ def main(argv: list[str]) -> int:
     with Path(os.devnull).open("w") as nowhere, contextlib.redirect_stdout(nowhere):
         code = cli()
     parts["total"] = time.perf_counter() - START
-    answer = {"code": code, "parts": parts, "verdicts": verdicts}
+    answer = {"code": code, "parts": parts, "decisions": decisions}
     Path(report).write_text(json.dumps(answer), encoding="utf-8")
     return 0
 

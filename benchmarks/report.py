@@ -2,6 +2,10 @@
 
 A ratio advice/default below 1 is a win for latency and a loss for throughput; the tables say
 which. The arithmetic behind every cell (pooled figures, best, targets) is ``benchmarks.figures``.
+
+One module, though over 500 lines: one job, a run's Markdown (each function one table or line of
+docs/benchmark.md's LATEST section, sharing the cell formats and the block that replaces it);
+the figures they show are computed elsewhere.
 """
 
 from __future__ import annotations

@@ -20,13 +20,13 @@ benchmark's ``serving`` family need the same realistic models, and neither may i
   (1M x 16 users, 200k x 16 items: about 75 MB on disk, the largest of the five; the others are
   2-21 MB) and an MLP scoring every candidate.
 
-Weights are Keras random initialisations under a fixed seed; the warmup requests (batch sizes 1..8
-unless given, sequence lengths 8..128 for ``bert``, real JPEGs from ``tf.io.encode_jpeg``,
-sentences from the vocabulary, ids spread over the whole tables) come from a seeded NumPy
-generator, so one seed gives the same bytes every time. Sizes are chosen so one request takes a
-few milliseconds on one core of the project's CI machine: measured there with 1/1 threads over
-the warmup requests, p50 1.6-7 ms and p99 2.8-11.6 ms (``tfexample`` lightest, ``bert``
-heaviest).
+Weights are Keras random initialisations under a fixed seed; the warmup requests
+(``testkit.serving_requests``: batch sizes 1..8 unless given, sequence lengths 8..128 for ``bert``,
+real JPEGs from ``tf.io.encode_jpeg``, sentences from the vocabulary, ids spread over the whole
+tables) come from a seeded NumPy generator, so one seed gives the same bytes every time. Sizes are
+chosen so one request takes a few milliseconds on one core of the project's CI machine with 1/1
+threads over the warmup requests (``tfexample`` lightest, ``bert`` heaviest; the figures:
+docs/benchmark.md, "The serving family").
 
 TensorFlow and ``tensorflow_serving`` are imported inside the functions that need them: building
 starts TensorFlow, so callers run it in a child process (``python -m testkit.serving_models
@@ -43,6 +43,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from testkit.serving_requests import (
+    BERT_MAX_LEN,
+    BERT_VOCAB,
+    CANDIDATES,
+    Request,
+    batch_sizes,
+    bert_requests,
+    image_requests,
+    recommender_requests,
+    text_requests,
+    tfexample_requests,
+    words,
+    write_warmup,
+)
+
 #: kind -> one line for plans, docs and tables (no TensorFlow needed to read it)
 KINDS: dict[str, str] = {
     "tfexample": "serialized tf.Example strings parsed in the graph (+ classify/regress)",
@@ -56,7 +71,6 @@ KINDS: dict[str, str] = {
 WARMUP_RELPATH = "assets.extra/tf_serving_warmup_requests"
 DEFAULT_SEED = 6
 DEFAULT_REQUESTS = 32
-MAX_BATCH = 8
 
 TF_CLASSIFY = "tensorflow/serving/classify"
 TF_REGRESS = "tensorflow/serving/regress"
@@ -64,11 +78,8 @@ TF_REGRESS = "tensorflow/serving/regress"
 # the vocabularies' sizes; ids beyond them map to row 0 (out of vocabulary)
 EXAMPLE_TERMS = 2_000
 TEXT_WORDS = 5_000
-BERT_VOCAB = 30_522
-BERT_MAX_LEN = 128
 USERS = 1_000_000
 ITEMS = 200_000
-CANDIDATES = 100
 IMAGE_SIDE = 128
 
 
@@ -94,52 +105,6 @@ class Built:
             "batch_sizes": list(self.batch_sizes),
             "inputs": self.inputs,
         }
-
-
-@dataclass(frozen=True)
-class Request:
-    """One warmup request before it becomes a PredictionLog: which API, which signature, and the
-    inputs (numpy arrays; for classify/regress, ``examples`` holds serialized tf.Examples)."""
-
-    api: str  # "predict", "classify" or "regress"
-    signature: str
-    inputs: dict[str, Any]
-
-
-def words(count: int, rng_seed: int) -> list[str]:
-    """``count`` distinct pronounceable lower-case words (a vocabulary that looks like one)."""
-    import numpy as np
-
-    rng = np.random.default_rng(rng_seed)
-    onsets = ["b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w"]
-    vowels = ["a", "e", "i", "o", "u", "ai", "ou"]
-    seen: dict[str, None] = {}
-    while len(seen) < count:
-        syllables = int(rng.integers(1, 4))
-        word = "".join(
-            onsets[int(rng.integers(len(onsets)))] + vowels[int(rng.integers(len(vowels)))]
-            for _ in range(syllables)
-        )
-        if int(rng.integers(2)):
-            word += onsets[int(rng.integers(len(onsets)))]
-        seen.setdefault(word, None)
-    return list(seen)
-
-
-def _batch_sizes(rng: Any, count: int, fixed: int | None) -> list[int]:
-    if fixed is not None:
-        return [fixed] * count
-    return [int(b) for b in rng.integers(1, MAX_BATCH + 1, size=count)]
-
-
-def _spread_ids(rng: Any, rows: int, shape: tuple[int, ...]) -> Any:
-    """Ids over the whole table, as traffic looks them up: half from a popular head (the first
-    1% of rows), half uniform over every row."""
-    import numpy as np
-
-    head = rng.integers(0, max(1, rows // 100), size=shape)
-    tail = rng.integers(0, rows, size=shape)
-    return np.where(rng.random(size=shape) < 0.5, head, tail).astype(np.int64)
 
 
 # --- the models -------------------------------------------------------------------------------
@@ -360,154 +325,6 @@ def _recommender_module(tf: Any, keras: Any, users: int, items: int) -> tuple[An
     return model, {"serving_default": model.predict}
 
 
-# --- the warmup requests ---------------------------------------------------------------------
-
-
-def _example_bytes(rng: Any, vocab: list[str]) -> bytes:
-    import tensorflow as tf
-
-    terms = [vocab[int(i)].encode() for i in rng.integers(0, len(vocab), int(rng.integers(0, 9)))]
-    feature = {
-        "age": tf.train.Feature(float_list=tf.train.FloatList(value=[float(rng.uniform(18, 90))])),
-        "income": tf.train.Feature(
-            float_list=tf.train.FloatList(value=[float(rng.lognormal(10.5, 0.8))])
-        ),
-        "visits": tf.train.Feature(int64_list=tf.train.Int64List(value=[int(rng.poisson(4))])),
-        "terms": tf.train.Feature(bytes_list=tf.train.BytesList(value=terms)),
-    }
-    if rng.random() < 0.8:  # the rest take the parse spec's default
-        feature["hour"] = tf.train.Feature(
-            int64_list=tf.train.Int64List(value=[int(rng.integers(0, 24))])
-        )
-    example = tf.train.Example(features=tf.train.Features(feature=feature))
-    return bytes(example.SerializeToString())
-
-
-def _tfexample_requests(rng: Any, sizes: list[int], vocab: list[str]) -> Iterator[Request]:
-    import numpy as np
-
-    for n, batch in enumerate(sizes):
-        examples = np.array([_example_bytes(rng, vocab) for _ in range(batch)], dtype=object)
-        # mostly Predict, as clients call it; every eighth a Classify, every eighth a Regress
-        if n % 8 == 3:
-            yield Request("classify", "classify", {"examples": examples})
-        elif n % 8 == 6:
-            yield Request("regress", "regress", {"examples": examples})
-        else:
-            yield Request("predict", "serving_default", {"examples": examples})
-
-
-def _sentence(rng: Any, vocab: list[str]) -> bytes:
-    count = int(rng.integers(4, 41))
-    chosen = [vocab[int(i)] for i in rng.integers(0, len(vocab), count)]
-    if rng.random() < 0.3:
-        chosen[0] = chosen[0].capitalize()
-    return (" ".join(chosen) + ("." if rng.random() < 0.5 else "")).encode()
-
-
-def _text_requests(rng: Any, sizes: list[int], vocab: list[str]) -> Iterator[Request]:
-    import numpy as np
-
-    for batch in sizes:
-        sentences = np.array([_sentence(rng, vocab) for _ in range(batch)], dtype=object)
-        yield Request("predict", "serving_default", {"sentences": sentences})
-
-
-def _bert_requests(rng: Any, sizes: list[int]) -> Iterator[Request]:
-    import numpy as np
-
-    for batch in sizes:
-        # padded to the longest sentence of the batch, as a tokenizer with padding=True does
-        lengths = rng.integers(8, BERT_MAX_LEN + 1, size=batch)
-        width = int(lengths.max())
-        ids = rng.integers(1000, BERT_VOCAB, size=(batch, width)).astype(np.int32)
-        mask = (np.arange(width)[None, :] < lengths[:, None]).astype(np.int32)
-        ids[:, 0] = 101  # [CLS]
-        ids = np.where(mask == 1, ids, 0).astype(np.int32)
-        yield Request("predict", "serving_default", {"input_ids": ids, "attention_mask": mask})
-
-
-def _jpeg(rng: Any) -> bytes:
-    """A real JPEG of a smooth random picture (noise upsampled: it compresses like a photo)."""
-    import numpy as np
-    import tensorflow as tf
-
-    height, width = int(rng.integers(96, 321)), int(rng.integers(96, 321))
-    coarse = rng.uniform(0, 255, size=(1, 8, 8, 3)).astype(np.float32)
-    image = tf.image.resize(coarse, [height, width], method="bicubic")[0]
-    grain = rng.normal(0, 6, size=(height, width, 3)).astype(np.float32)
-    pixels = tf.cast(tf.clip_by_value(image + grain, 0, 255), tf.uint8)
-    return bytes(tf.io.encode_jpeg(pixels, quality=int(rng.integers(70, 96))).numpy())
-
-
-def _image_requests(rng: Any, sizes: list[int]) -> Iterator[Request]:
-    import numpy as np
-
-    for batch in sizes:
-        images = np.array([_jpeg(rng) for _ in range(batch)], dtype=object)
-        yield Request("predict", "serving_default", {"image_bytes": images})
-
-
-def _recommender_requests(rng: Any, sizes: list[int], users: int, items: int) -> Iterator[Request]:
-    for batch in sizes:
-        yield Request(
-            "predict",
-            "serving_default",
-            {
-                "user_id": _spread_ids(rng, users, (batch,)),
-                "item_ids": _spread_ids(rng, items, (batch, CANDIDATES)),
-            },
-        )
-
-
-def prediction_log(request: Request, model_name: str) -> Any:
-    """``request`` as the PredictionLog TF Serving replays (its official protos)."""
-    import tensorflow as tf
-    from tensorflow_serving.apis import (
-        classification_pb2,
-        input_pb2,
-        predict_pb2,
-        prediction_log_pb2,
-        regression_pb2,
-    )
-
-    if request.api == "predict":
-        predict = predict_pb2.PredictRequest()
-        predict.model_spec.name = model_name
-        predict.model_spec.signature_name = request.signature
-        for name, value in request.inputs.items():
-            predict.inputs[name].CopyFrom(tf.make_tensor_proto(value))
-        return prediction_log_pb2.PredictionLog(
-            predict_log=prediction_log_pb2.PredictLog(request=predict)
-        )
-    examples = [tf.train.Example.FromString(e) for e in request.inputs["examples"]]
-    model_input = input_pb2.Input(example_list=input_pb2.ExampleList(examples=examples))
-    # Classify and Regress carry tf.Examples, not tensors: TF Serving feeds them serialized
-    classes = {
-        "classify": (classification_pb2.ClassificationRequest, prediction_log_pb2.ClassifyLog),
-        "regress": (regression_pb2.RegressionRequest, prediction_log_pb2.RegressLog),
-    }
-    if request.api in classes:
-        request_class, log_class = classes[request.api]
-        wrapped = request_class(input=model_input)
-        wrapped.model_spec.name = model_name
-        wrapped.model_spec.signature_name = request.signature
-        return prediction_log_pb2.PredictionLog(
-            **{f"{request.api}_log": log_class(request=wrapped)}
-        )
-    raise ValueError(f"unknown API {request.api!r}")
-
-
-def write_warmup(path: Path, requests: list[Request], model_name: str) -> None:
-    """A TFRecord of PredictionLog records, as TF Serving reads its warmup file."""
-    import tensorflow as tf
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tf.io.TFRecordWriter(str(path)) as writer:
-        for request in requests:
-            writer.write(prediction_log(request, model_name).SerializeToString())
-
-
 def _set_method_names(version_dir: Path, methods: dict[str, str]) -> None:
     """TF2's saver writes every signature as Predict; TF Serving's Classify and Regress APIs
     accept only a signature whose method name says so."""
@@ -542,27 +359,27 @@ def build(
         raise ValueError(f"unknown kind {kind!r}; known: {', '.join(KINDS)}")
     keras.utils.set_random_seed(seed)
     rng = np.random.default_rng(seed)
-    sizes = _batch_sizes(rng, warmup_requests, batch_size)
+    sizes = batch_sizes(rng, warmup_requests, batch_size)
     requests: Iterator[Request]
     methods: dict[str, str] = {}
     if kind == "tfexample":
         vocab = words(EXAMPLE_TERMS, seed)
         module, signatures = _tfexample_module(tf, keras, vocab)
-        requests = _tfexample_requests(rng, sizes, vocab)
+        requests = tfexample_requests(rng, sizes, vocab)
         methods = {"classify": TF_CLASSIFY, "regress": TF_REGRESS}
     elif kind == "text":
         vocab = words(TEXT_WORDS, seed)
         module, signatures = _text_module(tf, keras, vocab)
-        requests = _text_requests(rng, sizes, vocab)
+        requests = text_requests(rng, sizes, vocab)
     elif kind == "bert":
         module, signatures = _bert_module(tf, keras)
-        requests = _bert_requests(rng, sizes)
+        requests = bert_requests(rng, sizes)
     elif kind == "image_bytes":
         module, signatures = _image_module(tf, keras)
-        requests = _image_requests(rng, sizes)
+        requests = image_requests(rng, sizes)
     else:
         module, signatures = _recommender_module(tf, keras, users, items)
-        requests = _recommender_requests(rng, sizes, users, items)
+        requests = recommender_requests(rng, sizes, users, items)
     version_dir = base / str(version)
     tf.saved_model.save(module, str(version_dir), signatures=signatures)
     if methods:

@@ -221,6 +221,12 @@ def list_all(
             return found
 
 
+def with_kind(items: list[dict[str, Any]], api_version: str, kind: str) -> list[dict[str, Any]]:
+    """Listed ``items`` with their ``apiVersion`` and ``kind`` put back (a list's items carry
+    neither; the views and the advice's parser read them)."""
+    return [{"apiVersion": api_version, "kind": kind, **item} for item in items]
+
+
 def create(
     connection: Connection,
     policy: RetryPolicy,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.cluster.config import Connection
-from advisor.cluster.http import PAGE_SIZE, Target, list_all
+from advisor.cluster.http import PAGE_SIZE, Target, list_all, with_kind
 from advisor.cluster.listing import READER_HINT
 from advisor.cluster.rest import Resource, lister
 from advisor.errors import Opt
@@ -64,8 +64,8 @@ def list_inventory(
     workloads: list[KubeWorkload] = []
     for kind in POD_OWNER_KINDS:
         items = lists.items(kind.group, kind.resource, of(kind.api_version, kind.resource))
-        for item in items:
-            view = KubeWorkload.read({"apiVersion": kind.api_version, "kind": kind.value, **item})
+        for item in with_kind(items, kind.api_version, kind.value):
+            view = KubeWorkload.read(item)
             if view is not None:  # always: the kind is one the advisor reads
                 workloads.append(view)
     pod = WorkloadKind.POD
@@ -82,9 +82,7 @@ def list_inventory(
         (str(meta.get("namespace", "")), str(meta.get("name", "")))
         for meta in (item.get("metadata") or {} for item in configmaps)
     )
-    listed = [
-        KubePod.read({"apiVersion": pod.api_version, "kind": pod.value, **item}) for item in pods
-    ]
+    listed = [KubePod.read(item) for item in with_kind(pods, pod.api_version, pod.value)]
     return Inventory(workloads, listed, names)
 
 

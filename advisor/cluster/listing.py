@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.cluster.config import Connection
-from advisor.cluster.http import PAGE_SIZE, Target, list_all
+from advisor.cluster.http import PAGE_SIZE, Target, list_all, with_kind
 from advisor.cluster.rest import kind_resource, lister
 from advisor.keys import ADVICE_SELECTOR
 from advisor.retry import Deadline, RetryPolicy
@@ -66,7 +66,7 @@ def list_core(
         page_size=page_size,
         label_selector=selector,
     )
-    return [{"apiVersion": "v1", "kind": kind, **item} for item in items]
+    return with_kind(items, "v1", kind)
 
 
 def default_namespace(kubeconfig: Path | None = None) -> str | None:

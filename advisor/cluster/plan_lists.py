@@ -21,7 +21,7 @@ from typing import Any
 
 from advisor.cluster import listing
 from advisor.cluster.config import Connection
-from advisor.cluster.http import PAGE_SIZE, Target, list_all
+from advisor.cluster.http import PAGE_SIZE, Target, list_all, with_kind
 from advisor.cluster.planner_role import rule
 from advisor.cluster.rest import Resource, lister
 from advisor.models import CALIBRATED_KINDS
@@ -48,7 +48,7 @@ def list_jobs(
         selector=selector,
         page_size=page_size,
     )
-    return [{"apiVersion": "batch/v1", "kind": "Job", **item} for item in items]
+    return with_kind(items, "batch/v1", "Job")
 
 
 def list_workloads(
@@ -76,7 +76,7 @@ def list_workloads(
             page_size=page_size,
             target=f"{kind.resource}.{kind.group}",
         )
-        found += [{"apiVersion": kind.api_version, "kind": kind.value, **item} for item in items]
+        found += with_kind(items, kind.api_version, kind.value)
     return found
 
 

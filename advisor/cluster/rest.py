@@ -2,14 +2,14 @@
 configuration, credentials, TLS and connection pool) without its generated API classes.
 
 Why: since client 37 each generated API class imports every model of its API group when it is
-imported (``CoreV1Api`` alone about 0.7 s of CPU, the three ``plan`` uses about 0.9 s), while the
-advisor reads and writes plain dicts and never builds a model. A call here is the request the
-generated method sends: its path, its query parameters under their wire names and in its order,
-``Accept: application/json``, with a body the Content-Type the method would choose (JSON; a
-server-side apply's, a strategic merge patch's; none for a delete's options), the client's user
-agent and credentials. A non-2xx answer raises the client's ``ApiException`` as the generated
-method does with ``_preload_content=False``, which ``http.request`` judges; the body is sent as it
-is, unchecked by the client's models (the API server is the judge of an object).
+imported (most of a second of CPU for the three ``plan`` uses, as measured in docs/benchmark.md,
+"Fleet planning"), while the advisor reads and writes plain dicts and never builds a model. A call
+here is the request the generated method sends: its path, its query parameters under their wire
+names and in its order, ``Accept: application/json``, with a body the Content-Type the method would
+choose (JSON; a server-side apply's, a strategic merge patch's; none for a delete's options), the
+client's user agent and credentials. A non-2xx answer raises the client's ``ApiException`` as the
+generated method does with ``_preload_content=False``, which ``http.request`` judges; the body is
+sent as it is, unchecked by the client's models (the API server is the judge of an object).
 
 Clients before 37 (the legacy generator, no ``param_serialize``) are called through their own
 ``ApiClient.call_api``, which takes the same parts.

@@ -16,19 +16,23 @@ Jobs never write one ConfigMap at once.
 Two opted-in containers may read one ConfigMap: the first (by workload and container) owns it and
 is calibrated for; the others fit when their shape matches the advice and are skipped otherwise,
 since one ConfigMap cannot hold two shapes' advice.
+
+One module, though over 500 lines: one job, each container's decision from its advice, its Job
+and the Jobs already there (``to_create`` applies the same decisions' one budget rule); the
+differences an advice can have are typed in ``advisor.models.plan``, worded in render.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Literal
 
 from advisor.consumers.fit import node_pool_problems, shadow_problems
 from advisor.consumers.mounts import references
 from advisor.consumers.quota import same_quota
-from advisor.errors import InvalidAdviceError
 from advisor.fleet.derive import (
     DerivedJob,
     DeriveError,
@@ -39,15 +43,15 @@ from advisor.fleet.derive import (
 from advisor.fleet.jobs import PlannedJob
 from advisor.fleet.optin import CalibrationAsk, Defaults, OptInError, opted_in, read_ask
 from advisor.fleet.spec import CPU_KEYS, NODE_SELECTOR, spec_changes
-from advisor.keys import ANN_CONFIGMAP, APP_NAME, LABEL_MANAGED_BY
+from advisor.keys import ANN_CONFIGMAP
 from advisor.models import (
     CpuFrom,
-    PlanVerdict,
+    Decision,
     Provenance,
     ServingTarget,
     WorkloadRef,
 )
-from advisor.models.kube import Container, KubeClaim, KubeWorkload, PodSpec, mapping
+from advisor.models.kube import Container, KubeClaim, KubeWorkload, PodSpec
 from advisor.models.plan import (
     Applied,
     Calibrate,
@@ -81,8 +85,9 @@ from advisor.models.plan import (
     TooOld,
     Waits,
 )
-from advisor.recommend import ParsedAdvice, parse_configmap
+from advisor.recommend import ParsedAdvice
 from advisor.recommend.measured_for import option_changes
+from advisor.recommend.stored import StoredAdvice
 
 
 @dataclass(frozen=True)
@@ -91,7 +96,7 @@ class Planned:
     running or failed), with the Job it would create (calibrate) or concerns (pending, failed).
 
     ``reason`` is why, typed: the decision's cause and what planning and applying it did, which
-    the pipeline puts into words (``advisor.render.plan.plan_reason_text``)."""
+    the pipeline puts into words (``advisor.render.plan_reasons.plan_reason_text``)."""
 
     workload: WorkloadRef
     reason: PlanReason
@@ -105,9 +110,15 @@ class Planned:
     revert: bool = True
 
     @property
-    def verdict(self) -> PlanVerdict:
-        """What ``plan`` decides: what its reason makes it (``PlanReason.verdict``)."""
-        return self.reason.verdict
+    def decision(self) -> Decision:
+        """What ``plan`` decides: what its reason makes it (``PlanReason.decision``)."""
+        return self.reason.decision
+
+    @property
+    def verdict(self) -> Decision:
+        """``decision``, by its former name: pipeline/production.py and its tests still ask for
+        it (to go once they ask for ``decision``)."""
+        return self.decision
 
 
 @dataclass(frozen=True)
@@ -136,7 +147,7 @@ class _Candidate:
 
 def decide(
     workloads: Iterable[KubeWorkload],
-    configmaps: Mapping[str, Mapping[str, Any]],
+    configmaps: Mapping[str, StoredAdvice],
     jobs: Iterable[PlannedJob],
     *,
     defaults: Defaults,
@@ -144,29 +155,41 @@ def decide(
     now: datetime,
     max_age: timedelta | None = None,
     claims: Mapping[str, KubeClaim] | None = None,
+    keep_advice: bool = False,
 ) -> list[Planned]:
     """A decision per opted-in container of ``workloads`` (one without a name is no workload),
-    given the namespace's ConfigMaps (and PersistentVolumeClaims) by name and the planner's Jobs
-    there. Sorted by workload."""
+    given the namespace's ConfigMaps and PersistentVolumeClaims by name and the planner's Jobs
+    there. Sorted by workload.
+
+    Each advice is parsed once, however many containers read it, and forgotten once the last of
+    them is decided, unless ``keep_advice`` (someone asks it again: production's judge): a plan
+    kept every parsed advice measurably slower than one that let each go (docs/benchmark.md,
+    "Fleet planning")."""
     jobs = list(jobs)
     out: list[Planned] = []
     owners: dict[str, _Candidate] = {}
     listed = [obj for obj in workloads if obj.name]
+    found: list[tuple[KubeWorkload, _Candidate | Planned]] = []
     for obj in sorted(listed, key=lambda item: str(item.ref)):
-        ref = obj.ref
         try:
             if not opted_in(obj.metadata.labels):
                 continue
         except OptInError as exc:
-            out.append(_in_namespace(_planned(ref, None, None, Skipped(str(exc))), obj))
+            found.append((obj, _planned(obj.ref, None, None, Skipped(str(exc)))))
             continue
-        found = _candidate(obj, configmaps, defaults, settings, claims=claims)
-        if isinstance(found, Planned):
-            out.append(_in_namespace(found, obj))
+        found.append((obj, _candidate(obj, configmaps, defaults, settings, claims=claims)))
+    readers = Counter(one.configmap for _, one in found if isinstance(one, _Candidate))
+    for obj, one in found:
+        if isinstance(one, Planned):
+            out.append(_in_namespace(one, obj))
             continue
-        owner = owners.setdefault(found.configmap, found)
-        decided = _decide_one(found, owner, configmaps, jobs, now=now, max_age=max_age)
+        owner = owners.setdefault(one.configmap, one)
+        decided = _decide_one(one, owner, configmaps, jobs, now=now, max_age=max_age)
         out.append(_in_namespace(decided, obj))
+        readers[one.configmap] -= 1
+        stored = configmaps.get(one.configmap)
+        if not readers[one.configmap] and not keep_advice and stored is not None:
+            stored.forget()
     return out
 
 
@@ -180,7 +203,7 @@ def _in_namespace(planned: Planned, workload: KubeWorkload) -> Planned:
 
 def _candidate(
     workload: KubeWorkload,
-    configmaps: Mapping[str, Mapping[str, Any]],
+    configmaps: Mapping[str, StoredAdvice],
     defaults: Defaults,
     settings: JobSettings,
     *,
@@ -210,11 +233,11 @@ def _candidate(
 
 
 def _unusable(
-    container: Container, configmap: str, stored: Mapping[str, Any] | None
+    container: Container, configmap: str, stored: StoredAdvice | None
 ) -> ForeignConfigMap | Overridden | None:
     """Why calibrating for ``configmap`` would be waste or harm: it is someone else's, or the
     container keeps the advice's values from TensorFlow (nobody would use what is measured)."""
-    if stored is not None and _labels(stored).get(LABEL_MANAGED_BY) != APP_NAME:
+    if stored is not None and not stored.ours:
         return ForeignConfigMap(configmap)
     overridden = shadow_problems(container, configmap)
     if overridden:
@@ -225,7 +248,7 @@ def _unusable(
 def advice_configmap(
     container: Container,
     ask: CalibrationAsk,
-    configmaps: Mapping[str, Mapping[str, Any]],
+    configmaps: Mapping[str, StoredAdvice],
 ) -> str:
     """The advice ConfigMap of ``container``: the annotation's, else the one it reads that is
     the advisor's (or does not exist yet: a required reference waiting for its advice).
@@ -236,7 +259,7 @@ def advice_configmap(
     names, others = [], []
     for name in references(container):
         stored = configmaps.get(name)
-        if stored is None or _labels(stored).get(LABEL_MANAGED_BY) == APP_NAME:
+        if stored is None or stored.ours:
             names.append(name)
         else:
             others.append(name)
@@ -259,7 +282,7 @@ def advice_configmap(
 def _decide_one(
     found: _Candidate,
     owner: _Candidate,
-    configmaps: Mapping[str, Mapping[str, Any]],
+    configmaps: Mapping[str, StoredAdvice],
     jobs: Sequence[PlannedJob],
     *,
     now: datetime,
@@ -278,7 +301,7 @@ def _decide_one(
             revert=found.ask.revert,
         )
 
-    parsed, problem = _advice(configmaps.get(found.configmap), found.configmap)
+    parsed, problem = _advice(configmaps.get(found.configmap))
     shared = owner is not found
     differences: tuple[Difference, ...] = (
         (problem,)
@@ -430,26 +453,20 @@ def _fits(parsed: ParsedAdvice | None, found: _Candidate) -> Fits:
     )
 
 
-def _advice(
-    obj: Mapping[str, Any] | None, name: str
-) -> tuple[ParsedAdvice | None, InvalidAdvice | None]:
-    if obj is None:
+def _advice(stored: StoredAdvice | None) -> tuple[ParsedAdvice | None, InvalidAdvice | None]:
+    """The stored advice, or why the ConfigMap holds none that validates (nothing: no ConfigMap)."""
+    if stored is None:
         return None, None
-    try:
-        return parse_configmap(dict(obj), f"ConfigMap {name}"), None
-    except InvalidAdviceError as exc:
-        return None, InvalidAdvice(name, str(exc))
+    outcome = stored.outcome
+    if isinstance(outcome, ParsedAdvice):
+        return outcome, None
+    return None, InvalidAdvice(stored.name, str(outcome))
 
 
 def _planned(
     ref: WorkloadRef, container: str | None, configmap: str | None, cause: Cause
 ) -> Planned:
     return Planned(ref, PlanReason(cause), container=container, configmap=configmap)
-
-
-def _labels(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A ConfigMap's labels (ConfigMaps are read whole: their advice is parsed from the dict)."""
-    return mapping(mapping(obj.get("metadata")).get("labels"))
 
 
 def with_cause(planned: Planned, cause: Cause) -> Planned:
@@ -481,7 +498,7 @@ def to_create(
             running[job.pool_hash] = running.get(job.pool_hash, 0) + 1
     start, out = [], []
     for item in planned:
-        if item.verdict != "calibrate" or item.job is None:
+        if item.decision != "calibrate" or item.job is None:
             out.append(item)
             continue
         pool = item.job.pool_hash

@@ -41,7 +41,7 @@ def retry_failed(
     out: list[Planned] = []
     to_delete: dict[tuple[str, str], PlannedJob] = {}
     for item in planned:
-        key = decision_key(item) if item.verdict == "failed" else None
+        key = decision_key(item) if item.decision == "failed" else None
         failed = finished.get(key) if key is not None else None
         if failed is None:
             out.append(item)

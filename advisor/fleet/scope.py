@@ -51,9 +51,9 @@ def by_namespace(
 
 def without_service_account(planned: Planned, namespace: str, service_account: str) -> Planned:
     """``planned`` in a namespace without the calibration ServiceAccount: a calibration becomes
-    ``skipped`` with what to install; every other verdict stands (an advice that fits still
+    ``skipped`` with what to install; every other decision stands (an advice that fits still
     fits, a Job that is running or failed is still there)."""
-    if planned.verdict != "calibrate":
+    if planned.decision != "calibrate":
         return planned
     cause = NoServiceAccount(namespace, service_account, planned.reason)
     skipped = with_cause(planned, cause)

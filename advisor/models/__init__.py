@@ -78,9 +78,9 @@ from advisor.models.options import (
     ObjectiveName,
 )
 from advisor.models.plan import (
+    Decision,
     PlanDecision,
     PlanResult,
-    PlanVerdict,
 )
 from advisor.models.production import (
     Production,
@@ -163,6 +163,7 @@ __all__ = [
     "CgroupLevel",
     "Consumer",
     "CpuFrom",
+    "Decision",
     "DownwardAPI",
     "Incumbent",
     "IncumbentOutcome",
@@ -187,7 +188,6 @@ __all__ = [
     "PlanDecision",
     "PlanFlag",
     "PlanResult",
-    "PlanVerdict",
     "Problem",
     "ProblemCode",
     "Production",

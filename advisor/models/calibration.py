@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_serializer, field_validator
 
 from advisor.models.base import StrictModel
+from advisor.models.fed_input import FedInput
 from advisor.models.node import NodeProfile
 from advisor.models.options import ObjectiveName
 from advisor.models.setting import ThreadSetting
@@ -69,7 +70,7 @@ class SubjectInfo(StrictModel):
     signature_digest: str | None = Field(
         default=None, description="sha256 of the input/output specs (names, dtypes, shapes)"
     )
-    inputs: dict[str, str] = Field(
+    inputs: dict[str, FedInput] = Field(
         default_factory=dict,
         description="input name -> dtype[shape] as fed (replayed requests: a dimension that "
         "varies is its range, 1-8)",

@@ -1,7 +1,8 @@
 """Typed views of the Kubernetes objects the advisor reads: a workload, its pod template and pod
-spec, a container and its status, a pod, a PersistentVolumeClaim and a Job, each built once from
-the API's dict where it is listed (the pipeline, the cluster client) and passed down as it is:
-``fleet``, ``consumers`` and production read these views and build none of their own.
+spec, a container and its status, a pod, a ConfigMap, a PersistentVolumeClaim and a Job, each
+built once from the API's dict where it is listed (the pipeline, the cluster client) and passed
+down as it is: ``fleet``, ``consumers`` and production read these views and build none of their
+own.
 
 One workload view serves every reader: ``KubeWorkload`` is a Deployment, StatefulSet, DaemonSet
 or bare pod with its identity (``WorkloadRef``: kind and name, its namespace beside it), its pod
@@ -10,11 +11,11 @@ template and, once joined (``consumers.mounts``), the pods running it.
 The API server's objects are read leniently: a field that is missing or of the wrong type reads
 as empty (``{}``, ``()``, ``""``, None), never as an error, since a check or a plan says what a
 workload lacks in its own words. The views keep the dict they were read from (``raw``), which only
-this module and the cluster client read (a unit test keeps it so): what a manifest copies
-unchanged is asked of a view's property. A pod spec and a container read each field when it is
-first asked for, and keep it (``read_once``): reading such a view costs nothing (``plan``
-derives thousands of Jobs). ``mapping`` and ``sequence`` are the one lenient reader of the nested
-blocks no view names (a volume's source, an affinity's terms).
+this module, the cluster client and the advice's parser read (a unit test keeps it so): what a
+manifest copies unchanged is asked of a view's property. A pod spec, a container and a ConfigMap
+read each field when it is first asked for, and keep it (``read_once``): reading such a view
+costs nothing (``plan`` derives thousands of Jobs). ``mapping`` and ``sequence`` are the one
+lenient reader of the nested blocks no view names (a volume's source, an affinity's terms).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, TypeVar, overload
 
+from advisor.keys import LABEL_MANAGED_BY
 from advisor.models.times import kube_time
 from advisor.models.workload import WorkloadKind, WorkloadRef
 
@@ -36,9 +38,9 @@ class read_once(Generic[_T]):
     without calling this descriptor again.
 
     ``functools.cached_property`` does the same, but before Python 3.12 takes a lock on every
-    first read, which makes each some 0.4 us dearer (1.0 against 0.6 us): ``plan`` makes about
-    20 a workload. A view is read by one thread, and reading a field twice gives the same value
-    anyway."""
+    first read, which measured dearer per read, and ``plan`` makes about 20 a workload (the
+    figures: docs/benchmark.md, "Fleet planning"). A view is read by one thread, and reading a
+    field twice gives the same value anyway."""
 
     def __init__(self, read: Callable[[Any], _T]) -> None:
         self.read = read
@@ -385,6 +387,46 @@ class KubePod:
             started=kube_time(status.get("startTime")),
             raw=raw,
         )
+
+
+@dataclass(frozen=True)
+class KubeConfigMap:
+    """A ConfigMap as listed: its name, and its namespace, labels and annotations, each read when
+    first asked for (``plan`` lists every ConfigMap of a namespace and asks most only their name).
+
+    The advice it may carry is not read here: ``advisor.recommend.stored`` parses it from the
+    dict whole, by the advice's strict rules, once per ConfigMap."""
+
+    raw: dict[str, Any] = field(default_factory=dict)
+    #: read as listed: what the ConfigMaps are found by
+    name: str = ""
+
+    @classmethod
+    def read(cls, value: Any) -> KubeConfigMap:
+        raw = mapping(value)
+        return cls(raw, _text(mapping(raw.get("metadata")).get("name")))
+
+    @read_once
+    def _metadata(self) -> dict[str, Any]:
+        return mapping(self.raw.get("metadata"))
+
+    @read_once
+    def namespace(self) -> str:
+        return _text(self._metadata.get("namespace"))
+
+    @read_once
+    def labels(self) -> dict[str, Any]:
+        return mapping(self._metadata.get("labels"))
+
+    @read_once
+    def annotations(self) -> dict[str, Any]:
+        return mapping(self._metadata.get("annotations"))
+
+    @property
+    def managed_by(self) -> Any:
+        """Its ``app.kubernetes.io/managed-by`` label as stored (the advisor's advice:
+        ``tf-thread-advisor``), None without one."""
+        return self.labels.get(LABEL_MANAGED_BY)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,12 @@
 """Fleet mode's plan: every opted-in workload container and what ``plan`` does about its advice
-(filled by ``advisor.pipeline.plan``)."""
+(filled by ``advisor.pipeline.plan``), and why, typed: each cause, difference and applied part a
+decision's reason can hold, and the rule from a reason to its decision.
+
+One module, though over 500 lines: it is one vocabulary of small frozen dataclasses and the
+closed unions over them (``Cause``, ``Difference``, ``Applied``), which ``PlanReason.decision``
+here and ``advisor.render.plan_reasons`` match exhaustively (``assert_never``); a new kind of
+reason is added to its union and both matches in one place.
+"""
 
 from __future__ import annotations
 
@@ -17,8 +24,9 @@ from advisor.models.production import Production
 from advisor.models.recommendation import CpuFrom
 from advisor.models.workload import WorkloadKind, WorkloadRef
 
-#: what ``plan`` decides for one opted-in workload container
-PlanVerdict = Literal["calibrate", "fits", "pending", "failed", "skipped", "revert", "suggested"]
+#: what ``plan`` decides for one opted-in workload container (a production judgement is its
+#: ``verdict``: ``Production.verdict``)
+Decision = Literal["calibrate", "fits", "pending", "failed", "skipped", "revert", "suggested"]
 
 
 class PlanDecision(StrictModel):
@@ -27,7 +35,7 @@ class PlanDecision(StrictModel):
     workload: WorkloadRef = Field(description="kubectl's name: deployment/NAME")
     container: str | None = Field(default=None, description="the serving container")
     configmap: str | None = Field(default=None, description="the advice ConfigMap it reads")
-    decision: PlanVerdict = Field(
+    decision: Decision = Field(
         description="calibrate: its advice is missing or was measured for another shape; fits: "
         "the advice matches it; pending: a calibration Job for it has not finished; failed: the "
         "last calibration Job for this spec failed; skipped: it cannot be calibrated; revert: "
@@ -210,7 +218,7 @@ class Refused:
 
 # ------------------------------------------------------------------------------------------------
 # how a stored advice differs from the container now: what differs, as it was and as it is; put
-# into words by ``advisor.render.plan.difference_text``
+# into words by ``advisor.render.plan_reasons.difference_text``
 
 
 @dataclass(frozen=True)
@@ -486,8 +494,8 @@ Cause = (
 class PlanReason:
     """Why a decision is what it is: its ``cause`` (fleet's decision, or the API server's answer
     that replaced it) and what applying it (or judging it in production) ``added``; put into
-    words, once, by ``advisor.render.plan.plan_reason_text`` (``PlanDecision.reason``). The
-    decision follows from it (``verdict``): no one pairs a verdict with a cause by hand."""
+    words, once, by ``advisor.render.plan_reasons.plan_reason_text`` (``PlanDecision.reason``). The
+    decision follows from it (``decision``): no one pairs a decision with a cause by hand."""
 
     cause: Cause
     added: tuple[Applied, ...] = ()
@@ -496,19 +504,19 @@ class PlanReason:
         return PlanReason(self.cause, (*self.added, part))
 
     @property
-    def verdict(self) -> PlanVerdict:
+    def decision(self) -> Decision:
         """The decision this reason makes: its cause's, unless what was applied changed it."""
-        verdict = cause_verdict(self.cause)
+        decision = cause_decision(self.cause)
         for part in self.added:
             match part:
                 case Retried():
                     # the failed Job is deleted and the spec calibrated again
-                    verdict = "calibrate"
+                    decision = "calibrate"
                 case NotWrittenBack():
                     # nothing was reverted: the decision is the one the revert replaced
                     match self.cause:
                         case Reverted(replaced=Fits() | Calibrate() as replaced):
-                            verdict = cause_verdict(replaced)
+                            decision = cause_decision(replaced)
                         case _:
                             pass
                 case (
@@ -522,10 +530,10 @@ class PlanReason:
                     pass
                 case _:
                     assert_never(part)
-        return verdict
+        return decision
 
 
-def cause_verdict(cause: Cause) -> PlanVerdict:
+def cause_decision(cause: Cause) -> Decision:
     """What ``plan`` decides for a cause, before anything is applied."""
     match cause:
         case Calibrate():

@@ -1,6 +1,7 @@
 """The one RFC 3339 time format: what the advisor writes (its annotations, its Events, the
 ``status`` report) and how it reads a time back, its own or the API server's; and the one
-duration format, as the flags take it (``1d12h``) and the outputs show an age (``3d4h``).
+duration format, as the flags take it (``1d12h``) and the outputs show an age (``3d4h``), with the
+few other ways a span is worded, each for what it is (``duration_text``).
 
 Written times are UTC to the second with a ``Z`` (``2026-11-21T08:00:00Z``): the form the API
 server writes and ``kubectl`` shows, and one a shell's ``date -d`` reads.
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Literal
 
 
 def timestamp(when: datetime) -> str:
@@ -56,6 +57,28 @@ def parse_duration(text: str) -> timedelta:
     if seconds <= 0:
         raise ValueError("must be longer than zero")
     return timedelta(seconds=seconds)
+
+
+#: how a span of time is worded, by what it is:
+#: - ``age``: kubectl's, the largest unit or two (``3d4h``, ``25m``, ``40s``): an age, a default
+#: - ``hours``: to a tenth of an hour (``3.2 h``): spans a reason compares (production's windows)
+#: - ``flag``: in hours as ``--window`` takes them (``24h``, ``1.5h``)
+#: - ``days``: from a day up in days (``1.5 days``), else in hours (``20.0 hours``): how old an
+#:   advice is beside the maximum age
+DurationWording = Literal["age", "hours", "flag", "days"]
+
+
+def duration_text(span: timedelta, wording: DurationWording = "age") -> str:
+    """``span`` in words, the ``wording`` way (``DurationWording``)."""
+    hours = span.total_seconds() / 3600
+    if wording == "hours":
+        return f"{hours:.1f} h"
+    if wording == "flag":
+        return f"{hours:g}h"
+    if wording == "days":
+        days = span.total_seconds() / 86400
+        return f"{days:.1f} days" if days >= 1 else f"{hours:.1f} hours"
+    return format_age(span)
 
 
 def format_age(age: timedelta) -> str:

@@ -29,6 +29,7 @@ from advisor.models import (
     TENSORFLOW,
     CalibrationOptions,
     Incumbent,
+    InputsKind,
     NodeProfile,
     OnednnValue,
     Provenance,
@@ -37,6 +38,7 @@ from advisor.models import (
     format_of,
     thread_cap,
 )
+from advisor.models.fed_input import FedInput, dim_text
 from advisor.models.input_shape import parse_input_shapes
 from advisor.models.notes import AdviceIgnored, BadThreadValue, NoProvenance, Note
 from advisor.pipeline.drift import installed_tf_version, provenance_differences
@@ -68,7 +70,7 @@ def subject_differences(prov: Provenance, options: CalibrationOptions) -> list[s
     changed = option_changes(prov, options)
     if (change := changed.get("batch size")) is not None:
         found.append(f"batch size: measured {change.was}, this run {change.now}")
-    measured_inputs, these_inputs = _inputs(work), _inputs_asked(options)
+    measured_inputs, these_inputs = _fed(work), _fed_asked(options)
     if measured_inputs != these_inputs:
         found.append(f"inputs: measured on {measured_inputs}, this run {these_inputs}")
     if (change := changed.get("concurrency")) is not None:
@@ -82,17 +84,31 @@ def subject_differences(prov: Provenance, options: CalibrationOptions) -> list[s
     return found
 
 
-def _inputs(work: SubjectInfo) -> str:
+@dataclass(frozen=True)
+class _Fed:
+    """Where a calibration's inputs come from, as stored advice and this run are compared:
+    synthesised, the warmup file, or a requests file by its name."""
+
+    kind: InputsKind
+    file: str | None = None
+
+    def __str__(self) -> str:
+        if self.kind == "synthesised":
+            return "synthesised inputs"
+        return "the warmup file" if self.kind == "warmup" else f"requests file {self.file}"
+
+
+def _fed(work: SubjectInfo) -> _Fed:
     """Where the stored advice's inputs came from (older advice: synthesised)."""
     source = work.inputs_source
     if source is None or source.kind == "synthesised":
-        return "synthesised inputs"
-    return "the warmup file" if source.kind == "warmup" else f"requests file {source.file}"
+        return _Fed("synthesised")
+    return _Fed("warmup") if source.kind == "warmup" else _Fed("file", source.file)
 
 
-def _inputs_asked(options: CalibrationOptions) -> str:
-    """Where this run's inputs will come from, as ``_inputs`` words it: decided as the run decides
-    it (``requests_source``), so a file is named as the stored advice names it (``./r.json`` is
+def _fed_asked(options: CalibrationOptions) -> _Fed:
+    """Where this run's inputs will come from: decided as the run decides it
+    (``requests_source``), so a file is named as the stored advice names it (``./r.json`` is
     ``r.json``) and the warmup default is the run's own rule."""
     # batch size and input shape left at their defaults: only where the inputs come from is asked
     subject = SubjectSpec(model_path=options.model_path, requests=options.requests)
@@ -101,27 +117,31 @@ def _inputs_asked(options: CalibrationOptions) -> str:
     except RequestsError:
         # a file the run will refuse before any trial: named as the run would have named it
         if options.requests_file is not None:
-            return f"requests file {Path(options.requests_file)}"
-        return "the warmup file"
+            return _Fed("file", str(Path(options.requests_file)))
+        return _Fed("warmup")
     if source is None:
-        return "synthesised inputs"
-    return "the warmup file" if source.origin == "warmup" else f"requests file {source.path}"
+        return _Fed("synthesised")
+    return _Fed("warmup") if source.origin == "warmup" else _Fed("file", source.path)
 
 
-def _input_shape_differences(inputs: dict[str, str], input_shape: str | None) -> list[str]:
-    """Where ``--input-shape`` gives an input other dimensions than it was measured with (as the
-    stored advice describes it: ``int32[1,128]``, the batch first)."""
+def _input_shape_differences(inputs: Mapping[str, FedInput], input_shape: str | None) -> list[str]:
+    """Where ``--input-shape`` gives an input other dimensions than it was measured with (an
+    example's: the batch left out). An input this run names that the advice does not record
+    is no difference here (the signature's digest tells a model that changed)."""
     if input_shape is None:
         return []
     found = []
     for name, dims in parse_input_shapes(input_shape).items():
-        described = inputs.get(name, "")
-        measured = described.partition("[")[2].rstrip("]").split(",")[1:]
-        wanted = [str(d) for d in dims]
-        if described and measured != wanted:
+        fed = inputs.get(name)
+        if fed is None:
+            continue
+        measured = fed.example_dims
+        if measured != dims:
+            # an input of no known dimensions (its rank varied over replayed requests) is shown
+            # as it was described
+            was = fed.text if measured is None else ",".join(dim_text(d) for d in measured)
             found.append(
-                f"input shape: measured {name}={','.join(measured)}, this run "
-                f"{name}={','.join(wanted)}"
+                f"input shape: measured {name}={was}, this run {name}={','.join(map(str, dims))}"
             )
     return found
 

@@ -52,7 +52,7 @@ from advisor.fleet.retry import retry_failed
 from advisor.fleet.scope import by_namespace, opted_in_namespaces, without_service_account
 from advisor.keys import NAMESPACE_SELECTOR, OPT_IN_SELECTOR, PLANNED_SELECTOR
 from advisor.models import OPTION, CalibrationOptions, PlanResult, TrialMode, plan_options
-from advisor.models.kube import KubeClaim, KubeJob, KubeWorkload, ObjectMeta
+from advisor.models.kube import KubeClaim, KubeConfigMap, KubeJob, KubeWorkload, ObjectMeta
 from advisor.models.plan import (
     Created,
     JobExists,
@@ -69,7 +69,8 @@ from advisor.pipeline.source import (
     namespace_to_list,
 )
 from advisor.recommend import annotation_key_problem
-from advisor.render.plan import plan_reason_text
+from advisor.recommend.stored import StoredAdvice, by_name
+from advisor.render.plan_reasons import plan_reason_text
 
 if TYPE_CHECKING:
     from advisor.cluster import Connection, RetryPolicy
@@ -273,7 +274,7 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         from advisor.pipeline.production import judged_plans
 
         decided = judged_plans(
-            request.prometheus, decided, listed.configmaps, namespace=namespace,
+            request.prometheus, decided, listed.configmap_objects, namespace=namespace,
             connection=connection, policy=policy, apply=request.apply, window=request.window,
             suggest_throttled=request.suggest_throttled, now=now or datetime.now(timezone.utc),
             max_reverts=request.max_reverts,
@@ -299,7 +300,7 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
             record_events(connection, events, now=now or datetime.now(timezone.utc), policy=policy)
         untried = {id(item): applying(item, Stopped()) for item in start if id(item) not in applied}
         decided = [applied.get(id(item), untried.get(id(item), item)) for item in decided]
-        start = [item for item in applied.values() if item.verdict == "calibrate"]
+        start = [item for item in applied.values() if item.decision == "calibrate"]
     created = [item.job.printed for item in start if item.job is not None]
     return Plan(
         namespace=namespace,
@@ -315,14 +316,19 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
 @dataclass(frozen=True)
 class _Listed:
     """What a plan read: per namespace planned (sorted), its opted-in workloads, its ConfigMaps
-    and its PersistentVolumeClaims by name; the planner's Jobs; the namespaces holding the
-    calibration ServiceAccount (None: not asked, one namespace's planner runs beside it)."""
+    (each advice parsed once, when first asked for) and its PersistentVolumeClaims by name; the
+    planner's Jobs; the namespaces holding the calibration ServiceAccount (None: not asked, one
+    namespace's planner runs beside it)."""
 
     workloads: dict[str, list[KubeWorkload]]
-    configmaps: dict[str, dict[str, Mapping[str, Any]]]
+    configmaps: dict[str, dict[str, StoredAdvice]]
     jobs: list[PlannedJob]
     claims: dict[str, dict[str, KubeClaim]]
     accounts: set[str] | None = None
+    #: the same ConfigMaps as the dicts listed, which production's judge reads and parses again
+    #: (``pipeline.production.judged_plans``: until it takes ``configmaps``, and ``decide`` is
+    #: told to keep each parsed advice for it, ``keep_advice``)
+    configmap_objects: dict[str, dict[str, Mapping[str, Any]]] = field(default_factory=dict)
 
 
 def _list(
@@ -344,25 +350,52 @@ def _list(
 
     if namespace is not None:
         workloads = workloads_in(namespace)
-        configmaps = {namespace: _by_name(list_configmaps(connection, namespace, policy))}
+        objects = {namespace: list_configmaps(connection, namespace, policy)}
         jobs = planned_jobs()
         claims = {namespace: _claims(list_claims(connection, namespace, policy))}
-        return _Listed({namespace: workloads}, configmaps, jobs, claims)
+        return _Listed(
+            {namespace: workloads},
+            _advice(objects),
+            jobs,
+            claims,
+            configmap_objects=_by_name(objects),
+        )
     listed = list_namespaces(connection, NAMESPACE_SELECTOR, policy)
     opted_in, problems = opted_in_namespaces(ObjectMeta.read(obj.get("metadata")) for obj in listed)
     for problem in problems:  # no workload to hang a decision on: said once per run
         log.warning("%s", problem)
     grouped = by_namespace(workloads_in(None), opted_in)
     planned_in = [where for where, workloads in grouped.items() if workloads]
-    configmaps = {
-        where: _by_name(list_configmaps(connection, where, policy, cluster=True))
-        for where in planned_in
+    objects = {
+        where: list_configmaps(connection, where, policy, cluster=True) for where in planned_in
     }
     claims = {
         where: _claims(list_claims(connection, where, policy, cluster=True)) for where in planned_in
     }
     accounts = namespaces_with_service_account(connection, service_account, policy)
-    return _Listed(grouped, configmaps, planned_jobs(), claims, accounts)
+    return _Listed(
+        grouped,
+        _advice(objects),
+        planned_jobs(),
+        claims,
+        accounts,
+        configmap_objects=_by_name(objects),
+    )
+
+
+def _advice(objects: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, StoredAdvice]]:
+    """Each namespace's listed ConfigMaps by name, each advice to be parsed once."""
+    return {where: by_name(listed) for where, listed in objects.items()}
+
+
+def _by_name(
+    objects: dict[str, list[dict[str, Any]]],
+) -> dict[str, dict[str, Mapping[str, Any]]]:
+    """Each namespace's listed ConfigMaps by name, as the dicts listed."""
+    return {
+        where: {KubeConfigMap.read(obj).name: obj for obj in listed}
+        for where, listed in objects.items()
+    }
 
 
 def _decide(
@@ -397,15 +430,11 @@ def worded(item: Planned) -> PlanDecision:
         workload=item.workload,
         container=item.container,
         configmap=item.configmap,
-        decision=item.verdict,
+        decision=item.decision,
         reason=plan_reason_text(item.reason),
         job=item.job_name,
         namespace=item.namespace,
     )
-
-
-def _by_name(objects: list[dict[str, Any]]) -> dict[str, Mapping[str, Any]]:
-    return {str((obj.get("metadata") or {}).get("name")): obj for obj in objects}
 
 
 def _claims(objects: list[dict[str, Any]]) -> dict[str, KubeClaim]:

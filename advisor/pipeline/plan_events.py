@@ -28,7 +28,7 @@ from advisor.fleet.jobs import PlannedJob
 from advisor.fleet.retry import decision_key, job_key
 from advisor.models import WorkloadKind, WorkloadRef
 from advisor.models.plan import WrittenBack
-from advisor.render.plan import plan_reason_text, revert_event_text
+from advisor.render.plan_reasons import plan_reason_text, revert_event_text
 
 if TYPE_CHECKING:
     from advisor.cluster import Connection, RetryPolicy
@@ -48,13 +48,13 @@ def applied_events(
     events: list[WorkloadEvent] = []
     for item in reverted:
         written = any(isinstance(part, WrittenBack) for part in item.reason.added)
-        if item.verdict == "revert" and written:
+        if item.decision == "revert" and written:
             text = revert_event_text(item.reason)
             events += _event(item, "AdviceReverted", "Warning", message=text)
     for after in attempted:
-        if after.verdict == "calibrate":
+        if after.decision == "calibrate":
             events += _event(after, "CalibrationStarted", "Normal")
-        elif after.verdict == "failed":
+        elif after.decision == "failed":
             events += _event(after, "CalibrationRefused", "Warning")
     for item in failed_jobs:
         assert item.job is not None
@@ -65,7 +65,7 @@ def applied_events(
 def failed_calibrations(planned: Iterable[Planned], jobs: Iterable[PlannedJob]) -> list[Planned]:
     """The decisions ``failed`` because the Job of their current spec failed."""
     failed = {job_key(job) for job in jobs if job.state == "failed"}
-    return [item for item in planned if item.verdict == "failed" and decision_key(item) in failed]
+    return [item for item in planned if item.decision == "failed" and decision_key(item) in failed]
 
 
 def record_events(

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from advisor import __version__
 from advisor.consumers import fit
 from advisor.consumers.mounts import mounts, workloads
-from advisor.errors import ForbiddenError, InvalidAdviceError, Opt, UsageError
+from advisor.errors import ForbiddenError, Opt, UsageError
 from advisor.fleet.jobs import PlannedJob, planned_job
 from advisor.keys import PLANNED_SELECTOR, RELOADER_MATCH
 from advisor.models import AdviceStatus, StatusResult
@@ -35,8 +35,8 @@ from advisor.pipeline.source import (
     check_cluster_timeout,
     namespace_to_list,
 )
-from advisor.recommend import ParsedAdvice, parse_configmap
-from advisor.recommend.previous import previous_advice
+from advisor.recommend import ParsedAdvice
+from advisor.recommend.stored import StoredAdvice
 from advisor.render.words import took_text
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ _EPOCH = datetime.min.replace(tzinfo=timezone.utc)
 
 
 def advice_status(
-    obj: dict[str, Any],
+    stored: StoredAdvice,
     *,
     now: datetime,
     max_age: timedelta | None = None,
@@ -57,17 +57,13 @@ def advice_status(
     tf_version: str | None = None,
 ) -> AdviceStatus:
     """The status of one ConfigMap that carries the advice labels."""
-    metadata = obj.get("metadata")
-    if not isinstance(metadata, dict):
-        metadata = {}
-    name = str(metadata.get("name", "?"))
-    namespace = metadata.get("namespace")
-    try:
-        parsed = parse_configmap(obj, "ConfigMap")
-    except InvalidAdviceError as exc:
-        reason = f"invalid: {exc}"
+    name = stored.name or "?"
+    namespace = stored.configmap.namespace or None
+    parsed = stored.outcome
+    if not isinstance(parsed, ParsedAdvice):
+        reason = f"invalid: {parsed}"
         return AdviceStatus(
-            name=name, namespace=namespace, stale=True, stale_reasons=[reason], error=str(exc)
+            name=name, namespace=namespace, stale=True, stale_reasons=[reason], error=str(parsed)
         )
     rec = parsed.recommendation
     prov = rec.provenance
@@ -127,35 +123,35 @@ def statuses(
     """The status of each ConfigMap, sorted by namespace and name; versions compared with this
     advisor and the TensorFlow installed beside it (the image's, when run from the image). With
     ``inventory``, each with its consumers, and the missing advice that containers require; with
-    ``production``, each consumer with its production verdict."""
+    ``production``, each consumer with its production verdict. Each advice is parsed once."""
     now = now or datetime.now(timezone.utc)
     tf_version = installed_tf_version()
-    objects = list(objects)
-    rows = [advice_status(o, now=now, max_age=max_age, tf_version=tf_version) for o in objects]
+    stored = [StoredAdvice.read(obj) for obj in objects]
+    rows = [advice_status(s, now=now, max_age=max_age, tf_version=tf_version) for s in stored]
     if inventory is not None:
-        rows = with_consumers(rows, objects, inventory, production)
+        rows = with_consumers(rows, stored, inventory, production)
     return sorted(rows, key=lambda r: (r.namespace or "", r.name))
 
 
 def with_consumers(
     rows: list[AdviceStatus],
-    objects: list[dict[str, Any]],
+    stored: list[StoredAdvice],
     inventory: Inventory,
     production: ProductionSource | None = None,
 ) -> list[AdviceStatus]:
-    """``rows`` (one per object in ``objects``) with their consumers, then a ``missing`` row for
+    """``rows`` (one per ConfigMap in ``stored``) with their consumers, then a ``missing`` row for
     each ConfigMap that a container requires and nobody has written. A reference to a
     ConfigMap that exists but is no advice is someone else's business."""
     by_configmap = mounts(workloads(inventory.workloads, inventory.pods))
     joined = []
-    for row, obj in zip(rows, objects, strict=True):
-        parsed = _parsed(obj)
-        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    for row, advice in zip(rows, stored, strict=True):
+        parsed = advice.parsed
+        annotations = advice.configmap.annotations
         match = str(annotations.get(RELOADER_MATCH, "")).lower() == "true"
         reading = by_configmap.pop((row.namespace or "", row.name), [])
         found = [fit.consumer(parsed, mount, reloader_match=match) for mount in reading]
         if production is not None:
-            previous = previous_advice(obj)
+            previous = advice.previous
             found = [
                 consumer.model_copy(
                     update={"production": production.judge(parsed, mount, previous)}
@@ -216,13 +212,6 @@ def production_reader(
     from advisor.pipeline.production_source import production_source
 
     return production_source(prometheus, window)
-
-
-def _parsed(obj: dict[str, Any]) -> ParsedAdvice | None:
-    try:
-        return parse_configmap(obj, "ConfigMap")
-    except InvalidAdviceError:
-        return None
 
 
 def cluster_status(

@@ -3,6 +3,9 @@ revert Event): one wording, so the table, the plan and the Event cannot say it d
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Literal
+
 from advisor.models import Production
 from advisor.models.production import REVERT_WINDOWS
 
@@ -16,6 +19,34 @@ def rate(value: float | None) -> str:
     if value is None:
         return "?"
     return f"{value:.0f}" if abs(value) >= 10 else f"{value:.2g}"
+
+
+def known(value: float | None, digits: int = 0) -> str:
+    """A figure that may not be known: ``?`` then."""
+    return "?" if value is None else f"{value:.{digits}f}"
+
+
+def changes(production: Production, also: Literal["load", "cpu"]) -> list[str]:
+    """``throttled 41% -> 3%``, ``p99 122 -> 58 ms`` and ``also`` (``load 40 -> 41 req/s`` in
+    ``status``, ``CPU 0.50 -> 0.40 cores per pod`` in the revert Event), each where before or
+    after is known."""
+    p = production
+    figures: list[tuple[str, float | None, float | None, Callable[[float | None], str], str]] = [
+        ("throttled", p.throttled_before, p.throttled_after, share, ""),
+        ("p99", p.p99_before_ms, p.p99_after_ms, known, " ms"),
+        ("load", p.load_before, p.load_after, rate, " req/s")
+        if also == "load"
+        else ("CPU", p.cpu_before, p.cpu_after, _cores, " cores per pod"),
+    ]
+    return [
+        f"{what} {worded(before)} -> {worded(after)}{unit}"
+        for what, before, after, worded, unit in figures
+        if before is not None or after is not None
+    ]
+
+
+def _cores(value: float | None) -> str:
+    return known(value, 2)
 
 
 def evidence(production: Production) -> str:

@@ -24,7 +24,7 @@ from advisor.render.document import (
     grid,
 )
 from advisor.render.formats import plain
-from advisor.render.production_text import evidence, rate, share
+from advisor.render.production_text import changes, evidence
 
 #: table columns: header -> which value of a row (or a cell made of several)
 _COLUMNS: tuple[tuple[str, str], ...] = (
@@ -210,13 +210,7 @@ def production_cell(production: Production | None) -> str:
     if production is None:
         return "-"
     p = production
-    parts = []
-    if p.throttled_before is not None or p.throttled_after is not None:
-        parts.append(f"throttled {share(p.throttled_before)} -> {share(p.throttled_after)}")
-    if p.p99_before_ms is not None or p.p99_after_ms is not None:
-        parts.append(f"p99 {_ms(p.p99_before_ms)} -> {_ms(p.p99_after_ms)} ms")
-    if p.load_before is not None or p.load_after is not None:
-        parts.append(f"load {rate(p.load_before)} -> {rate(p.load_after)} req/s")
+    parts = changes(p, "load")
     if p.provisional:  # its reason starts "provisional (how short the after-window is): "
         verdict = f"{p.verdict}, {p.reason}"
     elif p.verdict == "unknown":
@@ -225,10 +219,6 @@ def production_cell(production: Production | None) -> str:
         verdict = p.verdict
     said = evidence(p)
     return ", ".join(parts) + (": " if parts else "") + verdict + (f" ({said})" if said else "")
-
-
-def _ms(value: float | None) -> str:
-    return "?" if value is None else f"{value:.0f}"
 
 
 def _consumer_rows(rows: Sequence[AdviceStatus]) -> list[tuple[AdviceStatus, Consumer]]:

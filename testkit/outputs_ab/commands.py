@@ -19,7 +19,7 @@ from advisor.render.plan import PlanView
 from advisor.render.status import StatusView
 from advisor.render.summaries import NodeView
 from testkit import REPO
-from testkit.outputs_ab.scene import ML, TEAMS, WEB
+from testkit.outputs_ab.fixed import ML, TEAMS, WEB
 
 PROBE_TREES = REPO / "tests" / "unit" / "probe" / "fixtures"
 WINDOW = ("--window", "12h")

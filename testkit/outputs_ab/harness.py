@@ -29,7 +29,9 @@ from testkit.outputs_ab import side
 from testkit.outputs_ab.commands import PROBE_TREES, Command, all_commands
 from testkit.outputs_ab.compare import Normalizer, Outcome, differences
 from testkit.outputs_ab.files import write_files
-from testkit.outputs_ab.scene import FLEET, NOW, RIGHTS, SETUPS, Scene, build
+from testkit.outputs_ab.fixed import NOW
+from testkit.outputs_ab.rights import RIGHTS, SETUPS
+from testkit.outputs_ab.scene import FLEET, Scene, build
 
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 _APPS = ("deployments", "statefulsets", "daemonsets")

@@ -25,25 +25,23 @@ What it holds (``build``):
   its own p99 query);
 - ``quiet``: opted in, but without the calibration ServiceAccount (``plan -A`` skips it).
 
-``SETUPS`` adds what admission says to a plan's Jobs (a ResourceQuota, a webhook's and a
-policy's denials, Pod Security's warning) to a scene built for one command.
+``rights.SETUPS`` adds what admission says to a plan's Jobs (a ResourceQuota, a webhook's and a
+policy's denials, Pod Security's warning) to a scene built for one command; ``rights.RIGHTS`` are
+the rules each command runs with; ``prometheus.answer`` is what the Prometheus stand-in says.
 
-The clock: every side runs with ``datetime.now`` frozen at ``NOW`` (testkit/outputs_ab/side.py)
-and the fake server stamps its objects with ``server_clock``'s time, so ages, windows and
-verdicts are the same on both sides and on every run.
+The clock: every side runs with ``datetime.now`` frozen at ``fixed.NOW``
+(testkit/outputs_ab/side.py) and the fake server stamps its objects with ``fixed.server_clock``'s
+time, so ages, windows and verdicts are the same on both sides and on every run.
 """
 
 from __future__ import annotations
 
 import contextlib
-import random
-import time
-import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, SupportsIndex
+from typing import Any
 
 from advisor import __version__
 from advisor.fleet.derive import JobSettings, derive_job
@@ -52,126 +50,33 @@ from advisor.keys import ADVICE_HASH_ANNOTATION, HASH_ANNOTATION, LATENCY_QUERY_
 from advisor.models import ServingTarget
 from advisor.models.kube import KubeWorkload
 from advisor.pipeline.plan import DEFAULT_SERVICE_ACCOUNT, PlanRequest, plan, run_args
-from advisor.prometheus.queries import PERIODS, POD_START, THROTTLED, USAGE
 from advisor.recommend import build_recommendation, render_configmap
 from advisor.recommend.previous import keep_previous
 from benchmarks.fleet import IMAGE, OPT_IN, PLANNER, fitting_advice, serving
-from testkit import REPO
-from testkit.fakeapi.admission import PolicyDenial, WebhookDenial
 from testkit.fakeapi.apps import RESIZE_ON_CPU, reads, workload
 from testkit.fakeapi.claims import claim
-from testkit.fakeapi.pods import TEMPLATE_HASH, bare_pod, pod_of
-from testkit.fakeapi.rbac import Rule, cluster_role_rules, load_documents, parse_rules
+from testkit.fakeapi.pods import bare_pod, pod_of
 from testkit.fakeapi.samples import advice_configmap, calibration_result, node_profile
 from testkit.fakeapi.server import FakeApiServer
-from testkit.fakeprom import Answer, FakePrometheus, matrix, ranged, vector
+from testkit.fakeprom import FakePrometheus
+from testkit.outputs_ab.fixed import (
+    HOME,
+    MEASURED,
+    ML,
+    NAMESPACES,
+    NOW,
+    QUIET,
+    TEAMS,
+    WEB,
+    same_ids,
+    server_clock,
+)
+from testkit.outputs_ab.prometheus import answer
+from testkit.outputs_ab.rights import PLANNER_RULES, PRODUCTION_RULES, READER_RULES
 
-#: the one clock of the comparison: what ``datetime.now`` says on both sides
-NOW = datetime(2026, 11, 28, 0, 0, 0, tzinfo=timezone.utc)
-#: when most advice here was measured (and its data last changed)
-MEASURED = NOW - timedelta(days=1)
-HOME = "ml-platform"
-TEAMS = tuple(f"team-{i:02d}" for i in range(5))
-ML, WEB, QUIET = "ml", "web", "quiet"
-NAMESPACES = (HOME, *TEAMS, ML, WEB, QUIET)
 #: the workloads the fleet puts in ``team-*`` by default (``--fleet``)
 FLEET = 20
 LATENCY = 'p99_seconds{namespace="$namespace",deployment="$workload"}'
-
-# --------------------------------------------------------------------------------------------------
-# who runs the commands: a ClusterRole's rules (every namespace), or a Role's in one namespace
-
-
-def _role(path: str, kind: str) -> list[Rule]:
-    docs = load_documents(REPO / path)
-    return parse_rules(next(d["rules"] for d in docs if d["kind"] == kind))
-
-
-PLANNER_RULES = cluster_role_rules(
-    load_documents(REPO / "deploy" / "examples" / "planner-cluster.yaml"), PLANNER
-)
-PRODUCTION_RULES = _role("deploy/components/production/rbac.yaml", "Role")
-READER_RULES = _role("deploy/examples/advice-reader.yaml", "ClusterRole")
-
-
-@dataclass(frozen=True)
-class Rights:
-    """The rules a command runs with: ``cluster`` everywhere (a ClusterRoleBinding), ``role``
-    in ``role_namespace`` only (a RoleBinding)."""
-
-    cluster: tuple[Rule, ...] = ()
-    role: tuple[Rule, ...] = ()
-    role_namespace: str = HOME
-
-    def grant(self, api: FakeApiServer) -> None:
-        api.cluster_rules = list(self.cluster)
-        api.rules = list(self.role)
-        api.role_namespace = self.role_namespace
-
-
-RIGHTS = {
-    # plan -A as deploy/examples/planner-cluster.yaml binds it
-    "planner": Rights(cluster=tuple(PLANNER_RULES)),
-    # plan --prometheus-url: and the production Role (deploy/components/production) everywhere
-    "planner+production": Rights(cluster=(*PLANNER_RULES, *PRODUCTION_RULES)),
-    # status -A: the ClusterRole of deploy/examples/advice-reader.yaml
-    "reader": Rights(cluster=tuple(READER_RULES)),
-    # status --namespace web: the Role of the same file, bound in web only
-    "reader-role": Rights(role=tuple(READER_RULES), role_namespace=WEB),
-    # a reader without list jobs: status says the calibration Jobs are left out
-    "reader-without-jobs": Rights(
-        cluster=tuple(r for r in READER_RULES if "jobs" not in r.resources)
-    ),
-    # get/list on configmaps only: status needs --no-consumers
-    "configmaps-only": Rights(cluster=(Rule(("",), ("configmaps",), ("get", "list")),)),
-    # what cleanup needs: get and delete on the ConfigMaps
-    "cleanup": Rights(cluster=(Rule(("",), ("configmaps",), ("get", "delete")),)),
-}
-
-# --------------------------------------------------------------------------------------------------
-# the same ids and times in every server built
-
-
-@contextlib.contextmanager
-def same_ids(seed: int) -> Iterator[None]:
-    """``uuid.uuid4`` and ``random`` (the fake's uids, generated names and Event names) drawn
-    from ``seed`` until the block ends: two servers built (and written to) the same way hold the
-    same ids."""
-    draw = random.Random(seed)
-    real_uuid4 = uuid.uuid4
-    uuid.uuid4 = lambda: uuid.UUID(int=draw.getrandbits(128), version=4)
-    state = random.getstate()
-    random.seed(seed)
-    try:
-        yield
-    finally:
-        uuid.uuid4 = real_uuid4
-        random.setstate(state)
-
-
-_REAL_GMTIME = time.gmtime
-#: the times of the ``server_clock`` blocks entered, innermost last
-_server_times: list[float] = []
-
-
-def _gmtime(secs: float | SupportsIndex | None = None) -> time.struct_time:
-    return _REAL_GMTIME(_server_times[-1] if secs is None else secs)
-
-
-@contextlib.contextmanager
-def server_clock(when: datetime = NOW) -> Iterator[None]:
-    """The fake server (which stamps creationTimestamp and conditions with ``time.gmtime()``,
-    in this process) reads ``when`` as the time until the block ends; a nested block's time
-    holds inside it, and the real clock is back once the outermost ends."""
-    _server_times.append(when.timestamp())
-    time.gmtime = _gmtime
-    try:
-        yield
-    finally:
-        _server_times.pop()
-        if not _server_times:
-            time.gmtime = _REAL_GMTIME
-
 
 # --------------------------------------------------------------------------------------------------
 # the workloads
@@ -520,101 +425,6 @@ def _web_more(api: FakeApiServer) -> None:
 def _quiet(api: FakeApiServer) -> None:
     api.put_namespace(QUIET, OPT_IN)  # no calibration ServiceAccount: plan -A skips it
     api.put_workload(opted_in("lonely", server("lonely"), _ann(model="/m"), namespace=QUIET))
-
-
-# --------------------------------------------------------------------------------------------------
-# what the API server's admission says to the Jobs a plan creates (set up on a fresh scene)
-
-PSA = (
-    'would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false '
-    '(container "copy-model" must set securityContext.allowPrivilegeEscalation=false)'
-)
-
-
-def _of(name: str) -> Callable[[dict[str, Any]], bool]:
-    """A denial's ``applies``: the Jobs of ``name`` (deployment/NAME)."""
-    return lambda job: job["metadata"]["annotations"]["tf-thread-advisor.io/workload"] == name
-
-
-SETUPS: dict[str, Callable[[FakeApiServer], None]] = {
-    # ml holds 3 Jobs: one more may be created
-    "job-quota": lambda api: api.add_job_quota(ML, 4),
-    "webhook-denial": lambda api: api.deny_jobs(
-        WebhookDenial("policy.example.com", "no GPUs here", applies=_of("deployment/b"))
-    ),
-    "policy-denial": lambda api: api.deny_jobs(
-        PolicyDenial(
-            "require-team-label",
-            "require-team-label-binding",
-            "Jobs need a team label",
-            applies=_of("deployment/a"),
-        )
-    ),
-    "pod-security": lambda api: api.warn_pod_security(ML, PSA),
-}
-
-
-# --------------------------------------------------------------------------------------------------
-# Prometheus
-
-
-#: throttled share of the pods' CFS periods (before the advice's data changed, after), by workload
-THROTTLING = {
-    "web-better": (0.41, 0.03),
-    "web-worse": (0.05, 0.40),
-    "web-same": (0.20, 0.22),
-    "web-slow": (0.10, 0.10),
-    "regressed": (0.05, 0.40),
-    "regressed-optout": (0.05, 0.40),
-    "helped": (0.40, 0.05),
-}
-#: p99 seconds (before, after) for the workload with a latency query
-P99 = {"web-slow": (0.110, 0.190)}
-#: throttled share per pod over the window, for plan's suggestions
-BY_POD = {f"hot-{TEMPLATE_HASH}-a1": 0.50, f"c-{TEMPLATE_HASH}-a1": 0.60, "gone-pod": 0.90}
-STEP_PERIODS = 3000.0
-PERIODS_PER_WINDOW = 86400.0
-#: when the pods of the before-window started (the advice the current one replaced took effect)
-BEFORE_PODS_STARTED = (NOW - timedelta(days=9)).timestamp() + 60
-
-
-def answer(endpoint: str, form: Mapping[str, str]) -> Answer:
-    """Prometheus's answer to one query of the scene: by the workload the query names (quoted)
-    and the side of the advice's data change each step falls on; constant on each side, so
-    the answers depend on the query alone."""
-    query = form["query"]
-    if query.startswith("sum by (pod, container)"):
-        throttled = THROTTLED in query
-        return vector(
-            *(
-                ({"pod": pod, "container": "server"}, PERIODS_PER_WINDOW * (t if throttled else 1))
-                for pod, t in BY_POD.items()
-            )
-        )
-    if endpoint == "query":
-        return vector(({}, 3.0)) if query.startswith("count(kube_pod_owner") else vector()
-    if query.startswith(f"min({POD_START}"):
-        return ranged(form, lambda t: BEFORE_PODS_STARTED)
-    names = [n for n in THROTTLING if f'"{n}"' in query]
-    if not names:
-        return matrix()
-    (name,) = names
-    changed = MEASURED.timestamp()
-
-    def value(t: float) -> float:
-        after = t > changed
-        if query.startswith("p99_seconds"):
-            return P99.get(name, (0.1, 0.1))[after]
-        if USAGE in query:
-            return 1.5 if after else 2.5
-        share = THROTTLING[name][after]
-        return share * STEP_PERIODS if THROTTLED in query else STEP_PERIODS
-
-    if not query.startswith("p99_seconds") and not any(
-        m in query for m in (USAGE, THROTTLED, PERIODS)
-    ):
-        return matrix()
-    return ranged(form, value)
 
 
 # --------------------------------------------------------------------------------------------------

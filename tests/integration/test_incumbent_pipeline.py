@@ -98,6 +98,19 @@ def test_advice_measured_with_another_input_shape_is_not_the_incumbent() -> None
     assert "input shape: measured input_ids=128, this run input_ids=256" in note_text(held.notes[0])
 
 
+def test_replayed_shapes_compare_by_their_dimensions_the_batch_left_out() -> None:
+    sample = calibration_result(2, 1, node=NODE).subject
+    replayed = {"input_ids": "int32[1-8,128]", "mask": "int32[1,1-4]", "ids": "int32[rank 1-2]"}
+    obj = stored(NODE, subject=sample.model_copy(update={"inputs": replayed}))
+    same = CalibrationOptions(input_shape="input_ids=128")
+    assert from_configmap(obj, "the store", NODE, same).incumbent is not None
+    other = CalibrationOptions(input_shape="input_ids=128;mask=4;ids=3")
+    note = note_text(from_configmap(obj, "the store", NODE, other).notes[0])
+    assert "input shape: measured mask=1-4, this run mask=4" in note
+    assert "input shape: measured ids=int32[rank 1-2], this run ids=3" in note
+    assert "input_ids" not in note
+
+
 def test_advice_from_another_tf_version_is_not_the_incumbent() -> None:
     obj = stored(NODE, tf_version="1.0.0")
     held = from_configmap(obj, "the store", NODE, OPTIONS)

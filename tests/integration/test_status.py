@@ -18,6 +18,7 @@ from advisor.models import NearBest, NearBestRange, Recommendation
 from advisor.models.times import format_age, parse_duration
 from advisor.pipeline.status import advice_status
 from advisor.recommend import build_recommendation, render_configmap
+from advisor.recommend.stored import StoredAdvice
 from advisor.render.status import status_table
 from testkit.fakeapi.samples import calibration_result
 from testkit.fakeapi.server import FakeApiServer
@@ -199,7 +200,7 @@ def ranged(intra: int, inter: int) -> Recommendation:
 
 
 def test_the_range_within_noise_comes_from_the_provenance() -> None:
-    row = advice_status(render_configmap(ranged(2, 1), "ranged", "ml"), now=NOW)
+    row = advice_status(StoredAdvice.read(render_configmap(ranged(2, 1), "ranged", "ml")), now=NOW)
     assert row.range == "intra 2-4, inter 1-4 (3 settings, TF's default among them)"
     assert row.within_noise is not None
     assert row.within_noise.model_dump(mode="json") == {
@@ -224,5 +225,5 @@ def test_the_range_within_noise_comes_from_the_provenance() -> None:
     assert "req/s 25% higher" in status_table([faster])
     assert "x " not in status_table([gained]).splitlines()[1]
     # older advice records no range: the column is empty, nothing fails
-    old = advice_status(render_configmap(advice(2, 1), "old", "ml"), now=NOW)
+    old = advice_status(StoredAdvice.read(render_configmap(advice(2, 1), "old", "ml")), now=NOW)
     assert (old.range, old.within_noise, old.gain_within_noise) == (None, None, False)

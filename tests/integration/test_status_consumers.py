@@ -23,6 +23,7 @@ from advisor.cli import main
 from advisor.keys import ADVICE_HASH_ANNOTATION, HASH_ANNOTATION
 from advisor.models import AdviceStatus, ServingTarget, StatusResult
 from advisor.pipeline import Instruments, cluster_status
+from advisor.recommend import content_hash, parse
 from testkit.fakeapi.apps import RESIZE_ON_CPU, reads, workload
 from testkit.fakeapi.pods import bare_pod, pod_of
 from testkit.fakeapi.rbac import Rule
@@ -155,6 +156,27 @@ def test_done_when(
 
 # --------------------------------------------------------------------------------------------------
 # each problem: produced, and quiet
+
+
+def test_each_advice_is_parsed_once_however_many_containers_read_it(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api.put(advice_cm("spare"))
+    for name in ("web-a", "web-b"):
+        api.put_workload(deployment(name, reads(cpu="4", resize=True)))
+    hashed: list[object] = []
+
+    def counted(env: Any) -> str:
+        hashed.append(env)
+        return content_hash(env)
+
+    # every advice that validates is hashed once as it is parsed, whoever parses it
+    monkeypatch.setattr(parse, "content_hash", counted)
+    code, out, err = status(capsys, api, "--namespace", "ml", "--format", "json")
+    assert (code, err) == (0, "")
+    consumers = {row["name"]: len(row["consumers"]) for row in json.loads(out)}
+    assert consumers == {"spare": 0, "tf-advice": 2}
+    assert len(hashed) == 2
 
 
 def test_cpu_limit_differs_and_quiet_when_equal_in_any_notation(

@@ -410,7 +410,7 @@ def test_requests_none_synthesises_even_where_a_warmup_file_is(
     )
     info = runner.inspect_subject(subject)
     assert info.inputs_source is not None and info.inputs_source.kind == "synthesised"
-    assert info.inputs == {"x": "float32[1,4]"}
+    assert info.model_dump()["inputs"] == {"x": "float32[1,4]"}
 
 
 def _calibrate(*argv: str, blocked: Path | None = None) -> tuple[int, dict[str, Any], str]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from testkit import serving_models
+from testkit import serving_models, serving_requests
 from tests.support import REPO
 from tests.support.real_parts import missing_real_part
 
@@ -85,7 +85,7 @@ def test_each_kind_is_a_tf_serving_version_whose_warmup_replays(
         assert {shape[0] for shape in record["outputs"].values()} == {batch}
         batches.append(batch)
     assert tuple(batches) == tuple(info["batch_sizes"])
-    assert set(batches) <= set(range(1, serving_models.MAX_BATCH + 1))
+    assert set(batches) <= set(range(1, serving_requests.MAX_BATCH + 1))
     assert len(set(batches)) >= 4  # varying, not one size
     # what the serving signature takes, as the refused models do
     default = [r for r in records if r["signature"] == "serving_default"]
@@ -126,8 +126,8 @@ def test_bert_sequences_vary_in_length(built: dict[str, tuple[dict[str, Any], An
     }
     widths = {r["inputs"]["input_ids"][1][1] for r in replay["records"]}
     assert len(widths) >= 10
-    assert max(widths) <= serving_models.BERT_MAX_LEN
-    assert max(r["first"]["input_ids"][1] for r in replay["records"]) < serving_models.BERT_VOCAB
+    assert max(widths) <= serving_requests.BERT_MAX_LEN
+    assert max(r["first"]["input_ids"][1] for r in replay["records"]) < serving_requests.BERT_VOCAB
 
 
 def test_image_requests_are_real_jpegs(built: dict[str, tuple[dict[str, Any], Any]]) -> None:

@@ -90,7 +90,7 @@ def test_inspect_describes_the_builtin_model() -> None:
     info = inspect_subject(SubjectSpec(model_path=None, batch_size=3, concurrency=2))
     assert info.model_format == "builtin"
     assert info.path is None
-    assert info.inputs == {"image": "float32[3,112,112,3]"}
+    assert info.model_dump()["inputs"] == {"image": "float32[3,112,112,3]"}
     assert (info.batch_size, info.concurrency) == (3, 2)
     assert re.fullmatch(r"[0-9a-f]{64}", info.signature_digest or "")
     assert re.fullmatch(r"2\.\d+\.\d+.*", info.tf_version or "")

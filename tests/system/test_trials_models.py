@@ -32,25 +32,25 @@ def test_a_savedmodel_signature_is_described(models: Path) -> None:
     assert default.model_format == "savedmodel"
     assert default.path == str(models / "sm_good")
     assert default.signature == "serving_default"
-    assert default.inputs == {"features": "float32[1,16]"}
+    assert default.model_dump()["inputs"] == {"features": "float32[1,16]"}
     # int inputs that index a table are spread over its rows (this one has 4)
     by_ids = inspect_subject(SubjectSpec(str(models / "sm_good"), "by_ids", batch_size=3))
     assert by_ids.signature == "by_ids"
-    assert by_ids.inputs == {"ids": "int64[3,4]"}
+    assert by_ids.model_dump()["inputs"] == {"ids": "int64[3,4]"}
     assert by_ids.batch_size == 3
     assert by_ids.signature_digest != default.signature_digest
 
 
 def test_a_fixed_batch_dimension_is_used_when_the_batch_size_matches(models: Path) -> None:
     info = inspect_subject(SubjectSpec(str(models / "sm_fixed_batch"), batch_size=4))
-    assert info.inputs == {"x": "float32[4,16]"}
+    assert info.model_dump()["inputs"] == {"x": "float32[4,16]"}
 
 
 def test_a_multi_input_keras_model_is_described(models: Path) -> None:
     info = inspect_subject(SubjectSpec(str(models / "two_inputs.keras")))
     assert info.model_format == "keras"
     assert info.signature is None
-    assert info.inputs == {"numbers": "float32[1,8]", "tokens": "int32[1,3]"}
+    assert info.model_dump()["inputs"] == {"numbers": "float32[1,8]", "tokens": "int32[1,3]"}
 
 
 def test_real_trials_on_a_savedmodel_and_a_keras_file(models: Path) -> None:

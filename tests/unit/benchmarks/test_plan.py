@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from benchmarks import advice_quality, plan
+from benchmarks import plan, quality_args
 
 
 def test_quick_keeps_the_one_cpu_latency_scenario_and_covers_every_axis() -> None:
@@ -71,10 +71,10 @@ def test_rounds_run_every_setting_once_in_seeded_reshuffled_orders() -> None:
 
 
 def test_budget_flag_replaces_the_advisors_default_budget_and_nothing_else() -> None:
-    default = advice_quality.plan_of(advice_quality.parse_args(["--quick"]), "quick", None)
+    default = quality_args.plan_of(quality_args.parse_args(["--quick"]), "quick", None)
     assert default.effort.calibrate_budget_s is None  # calibrate runs with its own default
-    args = advice_quality.parse_args(["--quick", "--budget", "40"])
-    chosen = advice_quality.plan_of(args, "quick", None)
+    args = quality_args.parse_args(["--quick", "--budget", "40"])
+    chosen = quality_args.plan_of(args, "quick", None)
     assert chosen.effort.calibrate_budget_s == 40.0
     assert chosen.scenarios == default.scenarios
     assert chosen.effort.short_budget_s == default.effort.short_budget_s
@@ -92,8 +92,8 @@ def test_the_short_sweep_runs_where_the_done_when_asks_or_everywhere_when_told()
     full = plan.make_plan("full", True)
     done_when = [s for s in full.scenarios if full.effort.short_budget_for(s)]
     assert done_when and all(s.quota_cpus is None and s.objective == "latency" for s in done_when)
-    args = advice_quality.parse_args(["--short-everywhere"])
-    everywhere = advice_quality.plan_of(args, "full", None)
+    args = quality_args.parse_args(["--short-everywhere"])
+    everywhere = quality_args.plan_of(args, "full", None)
     assert all(everywhere.effort.short_budget_for(s) == 30.0 for s in everywhere.scenarios)
     assert everywhere.scenarios == full.scenarios
     assert everywhere.effort.calibrate_budget_s is None  # the default budget beside it

@@ -23,6 +23,7 @@ from advisor.cluster.http import (
     namespace_missing,
     parse_json,
     request,
+    with_kind,
 )
 from advisor.cluster.rest import Resource, kind_resource, wire_name
 from advisor.errors import (
@@ -503,3 +504,13 @@ def test_a_resource_has_the_rest_path_the_generated_methods_use(
 )
 def test_a_parameter_is_sent_under_the_apis_name(parameter: str, wire: str) -> None:
     assert wire_name(parameter) == wire
+
+
+def test_listed_items_get_their_api_version_and_kind_back_and_keep_their_own() -> None:
+    items = [{"metadata": {"name": "a"}}, {"metadata": {"name": "b"}, "spec": {}}]
+    found = with_kind(items, "apps/v1", "Deployment")
+    assert found == [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "a"}},
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "b"}, "spec": {}},
+    ]
+    assert items[0] == {"metadata": {"name": "a"}}  # the listed items are left as they are

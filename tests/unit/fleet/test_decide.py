@@ -20,8 +20,9 @@ from advisor.fleet.optin import CalibrationAsk, Defaults, read_ask
 from advisor.models import Recommendation
 from advisor.models.kube import KubeJob, KubeWorkload
 from advisor.models.plan import Calibrate, Waits
-from advisor.recommend import build_recommendation, render_configmap
-from advisor.render.plan import differences_text, plan_reason_text
+from advisor.recommend import build_recommendation, content_hash, parse, render_configmap
+from advisor.recommend.stored import by_name
+from advisor.render.plan_reasons import differences_text, plan_reason_text
 from testkit.fakeapi.samples import FIXED_NOW, calibration_result, node_profile
 from tests.support.fleet_workloads import view
 
@@ -114,9 +115,9 @@ def plan(
     jobs: list[PlannedJob] = (),  # type: ignore[assignment]
     **kw: Any,
 ) -> list[Planned]:
-    by_name = {c["metadata"]["name"]: c for c in configmaps}
+    stored = by_name(configmaps)
     listed = [KubeWorkload.read(obj) for obj in workloads]
-    return decide(listed, by_name, jobs, defaults=DEFAULTS, settings=SETTINGS, now=NOW, **kw)
+    return decide(listed, stored, jobs, defaults=DEFAULTS, settings=SETTINGS, now=NOW, **kw)
 
 
 def only(planned: list[Planned]) -> Planned:
@@ -126,7 +127,7 @@ def only(planned: list[Planned]) -> Planned:
 
 def test_no_configmap_yet_is_calibrate_with_the_job_to_create() -> None:
     one = only(plan([deployment(limits={"cpu": "1"})]))
-    assert one.verdict == "calibrate"
+    assert one.decision == "calibrate"
     assert "ConfigMap advice-web does not exist" in plan_reason_text(one.reason)
     assert one.job is not None and one.job_name == one.job.name
     assert str(one.workload) == "deployment/web"
@@ -136,7 +137,7 @@ def test_no_configmap_yet_is_calibrate_with_the_job_to_create() -> None:
 def test_advice_measured_for_the_workload_as_it_is_fits() -> None:
     web = deployment(limits={"cpu": "1"}, pod={"nodeSelector": {"pool": "a"}})
     one = only(plan([web], [measured_for(web)]))
-    assert one.verdict == "fits", plan_reason_text(one.reason)
+    assert one.decision == "fits", plan_reason_text(one.reason)
     assert one.job_name is None
 
 
@@ -187,7 +188,7 @@ def test_each_change_of_shape_is_calibrate_naming_it(change: Any, words: str) ->
     changed = copy.deepcopy(web)
     change(changed)
     one = only(plan([changed], [stored]))
-    assert one.verdict == "calibrate"
+    assert one.decision == "calibrate"
     assert words in plan_reason_text(one.reason)
     # a change of the workload since the advice: production cannot judge the advice alone
     assert isinstance(one.reason.cause, Calibrate)
@@ -197,9 +198,9 @@ def test_each_change_of_shape_is_calibrate_naming_it(change: Any, words: str) ->
 def test_older_than_max_age_is_calibrate() -> None:
     web = deployment(limits={"cpu": "1"})
     stored = measured_for(web, created_days_ago=40)
-    assert only(plan([web], [stored])).verdict == "fits"
+    assert only(plan([web], [stored])).decision == "fits"
     one = only(plan([web], [stored], max_age=timedelta(days=30)))
-    assert one.verdict == "calibrate"
+    assert one.decision == "calibrate"
     assert "older than the maximum age" in plan_reason_text(one.reason)
     assert one.reason.cause == Calibrate(one.reason.cause.differences, ())  # nothing changed
 
@@ -208,7 +209,7 @@ def test_hand_written_target_advice_is_recalibrated_for_the_workload() -> None:
     web = deployment(limits={"cpu": "1"})
     stored = measured_for(web, target=None)
     one = only(plan([web], [stored]))
-    assert one.verdict == "calibrate"
+    assert one.decision == "calibrate"
     assert "hand-written target" in plan_reason_text(one.reason)
     # no spec recorded: nothing is known to have changed since the advice
     assert isinstance(one.reason.cause, Calibrate) and one.reason.cause.changed == ()
@@ -219,19 +220,19 @@ def test_the_revert_annotation_is_carried_to_the_decision(value: str | None, rev
     annotations = {} if value is None else {"tf-thread-advisor.io/revert": value}
     web = deployment(limits={"cpu": "1"}, annotations=annotations)
     one = only(plan([web], [measured_for(web)]))
-    assert (one.verdict, one.revert) == ("fits", revert)
+    assert (one.decision, one.revert) == ("fits", revert)
 
 
 def test_a_configmap_not_written_by_the_advisor_is_never_taken() -> None:
     web = deployment(limits={"cpu": "1"})
     foreign = {"metadata": {"name": "advice-web", "namespace": "ml"}, "data": {"A": "1"}}
     one = only(plan([web], [foreign]))
-    assert one.verdict == "skipped"
+    assert one.decision == "skipped"
     assert "reads no advice ConfigMap" in plan_reason_text(one.reason)
     assert "advice-web, not written by tf-thread-advisor" in plan_reason_text(one.reason)
     web["metadata"]["annotations"]["tf-thread-advisor.io/configmap"] = "advice-web"
     named = only(plan([web], [foreign]))
-    assert (named.verdict, named.job) == ("skipped", None)
+    assert (named.decision, named.job) == ("skipped", None)
     assert "was not written by tf-thread-advisor and is never replaced" in plan_reason_text(
         named.reason
     )
@@ -240,19 +241,19 @@ def test_a_configmap_not_written_by_the_advisor_is_never_taken() -> None:
 def test_request_only_workload_is_measured_under_its_request() -> None:
     web = deployment(requests={"cpu": "1500m"})
     one = only(plan([web]))
-    assert one.verdict == "calibrate"
+    assert one.decision == "calibrate"
     assert one.job is not None and one.job.cpu_from == "request" and one.job.cpu == 1.5
     stored = measured_for(web)
-    assert only(plan([web], [stored])).verdict == "fits"
+    assert only(plan([web], [stored])).decision == "fits"
     web_limited = deployment(limits={"cpu": "1500m"}, requests={"cpu": "1500m"})
     again = only(plan([web_limited], [stored]))
-    assert again.verdict == "calibrate"
+    assert again.decision == "calibrate"
     assert "CPU request" in plan_reason_text(again.reason)
 
 
 def test_neither_limit_nor_request_is_skipped() -> None:
     one = only(plan([deployment()]))
-    assert one.verdict == "skipped"
+    assert one.decision == "skipped"
     assert "CPU" in plan_reason_text(one.reason)
 
 
@@ -274,7 +275,7 @@ def test_neither_limit_nor_request_is_skipped() -> None:
 def test_a_bad_annotation_is_skipped_naming_it(annotations: dict[str, str], named: str) -> None:
     web = deployment(limits={"cpu": "1"}, annotations=annotations)
     one = only(plan([web]))
-    assert one.verdict == "skipped"
+    assert one.decision == "skipped"
     assert named in plan_reason_text(one.reason)
 
 
@@ -283,7 +284,7 @@ def test_several_containers_need_the_container_annotation() -> None:
     sidecar = {"name": "proxy", "image": "envoy", "resources": {"limits": {"cpu": "1"}}}
     web["spec"]["template"]["spec"]["containers"].append(sidecar)
     one = only(plan([web]))
-    assert one.verdict == "skipped"
+    assert one.decision == "skipped"
     assert "tf-thread-advisor.io/container" in plan_reason_text(one.reason)
     web["metadata"]["annotations"]["tf-thread-advisor.io/container"] = "server"
     assert only(plan([web])).container == "server"
@@ -292,11 +293,11 @@ def test_several_containers_need_the_container_annotation() -> None:
 def test_no_mounted_advice_needs_the_configmap_annotation() -> None:
     web = deployment(limits={"cpu": "1"}, configmap=None)
     one = only(plan([web]))
-    assert one.verdict == "skipped"
+    assert one.decision == "skipped"
     assert "tf-thread-advisor.io/configmap" in plan_reason_text(one.reason)
     web["metadata"]["annotations"]["tf-thread-advisor.io/configmap"] = "advice-new"
     named = only(plan([web]))
-    assert (named.verdict, named.configmap) == ("calibrate", "advice-new")
+    assert (named.decision, named.configmap) == ("calibrate", "advice-new")
 
 
 def _job(planned: Planned, **status: Any) -> PlannedJob:
@@ -308,7 +309,7 @@ def test_a_running_job_for_the_same_spec_is_pending() -> None:
     web = deployment(limits={"cpu": "1"})
     first = only(plan([web]))
     one = only(plan([web], jobs=[_job(first, active=1)]))
-    assert one.verdict == "pending"
+    assert one.decision == "pending"
     assert one.job_name == first.job_name
 
 
@@ -327,7 +328,7 @@ def test_a_failed_job_is_failed_with_its_reason_and_exit_code() -> None:
         ]
     }
     one = only(plan([web], jobs=[_job(first, **failed)]))
-    assert one.verdict == "failed"
+    assert one.decision == "failed"
     assert "PodFailurePolicy" in plan_reason_text(one.reason)
     assert "exit 4: model" in plan_reason_text(one.reason)
 
@@ -337,7 +338,7 @@ def test_an_earlier_specs_running_job_makes_the_new_spec_wait() -> None:
     earlier = only(plan([web]))
     resized = deployment(limits={"cpu": "2"})
     one = only(plan([resized], jobs=[_job(earlier, active=1)]))
-    assert one.verdict == "pending"
+    assert one.decision == "pending"
     assert one.job_name == earlier.job_name
     assert "earlier spec" in plan_reason_text(one.reason)
 
@@ -346,12 +347,42 @@ def test_a_configmap_shared_by_two_shapes_is_calibrated_for_the_first_only() -> 
     a = deployment("a", limits={"cpu": "1"}, configmap="shared")
     b = deployment("b", limits={"cpu": "2"}, configmap="shared")
     first, second = plan([b, a])
-    assert (str(first.workload), first.verdict) == ("deployment/a", "calibrate")
-    assert second.verdict == "skipped"
+    assert (str(first.workload), first.decision) == ("deployment/a", "calibrate")
+    assert second.decision == "skipped"
     assert "shares ConfigMap shared with deployment/a" in plan_reason_text(second.reason)
     twin = deployment("b", limits={"cpu": "1"}, configmap="shared")
     stored = measured_for(a, configmap="shared")
-    assert [p.verdict for p in plan([a, twin], [stored])] == ["fits", "fits"]
+    assert [p.decision for p in plan([a, twin], [stored])] == ["fits", "fits"]
+
+
+def test_a_configmap_two_containers_read_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    a = deployment("a", limits={"cpu": "1"}, configmap="shared")
+    twin = deployment("b", limits={"cpu": "1"}, configmap="shared")
+    other = deployment("c", limits={"cpu": "1"}, configmap="advice-c")
+    stored = [measured_for(a, configmap="shared"), measured_for(other, configmap="advice-c")]
+    hashed: list[object] = []
+
+    def counted(env: object) -> str:
+        hashed.append(env)
+        return content_hash(env)  # type: ignore[arg-type]
+
+    # every advice that validates is hashed once as it is parsed, whoever parses it
+    monkeypatch.setattr(parse, "content_hash", counted)
+    assert [p.decision for p in plan([a, twin, other], stored)] == ["fits", "fits", "fits"]
+    assert len(hashed) == 2
+
+
+def test_each_advice_is_let_go_after_its_last_reader_unless_kept() -> None:
+    a = deployment("a", limits={"cpu": "1"}, configmap="shared")
+    twin = deployment("b", limits={"cpu": "1"}, configmap="shared")
+    for keep in (False, True):
+        stored = by_name([measured_for(a, configmap="shared")])
+        listed = [KubeWorkload.read(obj) for obj in (a, twin)]
+        decided = decide(
+            listed, stored, [], defaults=DEFAULTS, settings=SETTINGS, now=NOW, keep_advice=keep
+        )
+        assert [p.decision for p in decided] == ["fits", "fits"]
+        assert ("outcome" in vars(stored["shared"])) is keep
 
 
 def test_max_running_bounds_calibrations_per_node_pool() -> None:
@@ -368,7 +399,7 @@ def test_max_running_bounds_calibrations_per_node_pool() -> None:
     start, shown = to_create(decided, [], max_running=1)
     assert [str(p.workload) for p in start] == ["deployment/a", "deployment/c"]
     waiting = next(p for p in shown if str(p.workload) == "deployment/b")
-    assert waiting.verdict == "calibrate" and waiting.job is not None
+    assert waiting.decision == "calibrate" and waiting.job is not None
     assert waiting.reason.added == (Waits(busy=1, pool=waiting.job.pool, max_running=1),)
     assert "waits" in plan_reason_text(waiting.reason)
     start, _ = to_create(decided, [], max_running=2)
@@ -393,9 +424,9 @@ def test_statefulsets_are_planned_too_and_other_kinds_are_not() -> None:
     sts = deployment("db", limits={"cpu": "1"}, kind="StatefulSet")
     one = only(plan([sts]))
     assert str(one.workload) == "statefulset/db"
-    assert one.verdict == "calibrate"
+    assert one.decision == "calibrate"
     ds = deployment("agent", limits={"cpu": "1"}, kind="DaemonSet")
-    assert only(plan([ds])).verdict == "skipped"
+    assert only(plan([ds])).decision == "skipped"
 
 
 def test_defaults_are_what_annotations_leave_unsaid() -> None:
@@ -405,13 +436,13 @@ def test_defaults_are_what_annotations_leave_unsaid() -> None:
     stored = measured_for(web)  # measured with concurrency 1
     one = decide(
         [KubeWorkload.read(web)],
-        {"advice-web": stored},
+        by_name([stored]),
         [],
         defaults=Defaults(concurrency=4),
         settings=SETTINGS,
         now=NOW,
     )[0]
-    assert one.verdict == "calibrate" and "concurrency was 1, is now 4" in plan_reason_text(
+    assert one.decision == "calibrate" and "concurrency was 1, is now 4" in plan_reason_text(
         one.reason
     )
 
@@ -429,4 +460,4 @@ def test_a_key_reference_to_an_advice_key_names_the_configmap_and_others_do_not(
         },
     ]
     one = only(plan([web]))
-    assert (one.verdict, one.configmap) == ("calibrate", "advice-keys")
+    assert (one.decision, one.configmap) == ("calibrate", "advice-keys")

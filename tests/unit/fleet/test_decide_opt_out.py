@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from advisor.keys import LABEL_CALIBRATE
-from advisor.render.plan import plan_reason_text
+from advisor.render.plan_reasons import plan_reason_text
 from tests.unit.fleet.test_decide import deployment, measured_for, only, plan
 
 
@@ -22,7 +22,7 @@ def test_another_value_of_the_label_is_skipped_naming_it(value: str) -> None:
     web = deployment(limits={"cpu": "1"})
     web["metadata"]["labels"][LABEL_CALIBRATE] = value
     one = only(plan([web]))
-    assert one.verdict == "skipped"
+    assert one.decision == "skipped"
     assert (
         plan_reason_text(one.reason)
         == f'label {LABEL_CALIBRATE}={value!r} must be "true" or "false"'
@@ -44,7 +44,7 @@ def test_tf_servings_own_thread_flags_are_skipped_as_overridden(
     stored = measured_for(web)
     web["spec"]["template"]["spec"]["containers"][0]["args"] = words
     one = only(plan([web], [stored]))
-    assert one.verdict == "skipped"
+    assert one.decision == "skipped"
     assert plan_reason_text(one.reason).startswith(
         "the advice would be overridden: its command line sets"
     )
@@ -58,7 +58,7 @@ def test_thread_flags_read_from_the_advice_or_left_at_0_are_used() -> None:
         "--tensorflow_intra_op_parallelism=$(TF_NUM_INTRAOP_THREADS)",
         "--tensorflow_inter_op_parallelism=0",
     ]
-    assert only(plan([web], [stored])).verdict == "fits"
+    assert only(plan([web], [stored])).decision == "fits"
 
 
 def test_an_env_of_its_own_is_skipped_as_overridden_too() -> None:
@@ -67,5 +67,5 @@ def test_an_env_of_its_own_is_skipped_as_overridden_too() -> None:
         {"name": "TF_NUM_INTRAOP_THREADS", "value": "8"}
     ]
     one = only(plan([web]))
-    assert one.verdict == "skipped"
+    assert one.decision == "skipped"
     assert "its env sets TF_NUM_INTRAOP_THREADS itself" in plan_reason_text(one.reason)

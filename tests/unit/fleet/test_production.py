@@ -36,7 +36,7 @@ from advisor.models.plan import (
 )
 from advisor.pipeline.production import judged_decision
 from advisor.recommend.previous import Previous
-from advisor.render.plan import plan_reason_text, revert_event_text
+from advisor.render.plan_reasons import plan_reason_text, revert_event_text
 
 WEB, API = WorkloadRef.parse("deployment/web"), WorkloadRef.parse("deployment/api")
 FITS = Planned(

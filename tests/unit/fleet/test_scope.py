@@ -12,7 +12,7 @@ from advisor.fleet.jobs import planned_job
 from advisor.fleet.scope import by_namespace, opted_in_namespaces, without_service_account
 from advisor.keys import NAMESPACE_SELECTOR
 from advisor.models.kube import KubeJob, KubeWorkload, ObjectMeta
-from advisor.render.plan import plan_reason_text
+from advisor.render.plan_reasons import plan_reason_text
 from tests.unit.fleet.test_decide import deployment, measured_for, plan
 
 POOL = {"nodeSelector": {"pool": "shared"}}
@@ -59,13 +59,13 @@ def test_each_decision_names_its_workloads_namespace() -> None:
     assert one.namespace == "team-a"
     no_model = {"tf-thread-advisor.io/model": ""}
     (skipped,) = plan([in_namespace("team-b", "web", annotations=no_model)])
-    assert (skipped.verdict, skipped.namespace) == ("skipped", "team-b")
+    assert (skipped.decision, skipped.namespace) == ("skipped", "team-b")
 
 
 def test_without_the_service_account_a_calibration_is_skipped_saying_what_to_install() -> None:
     (one,) = plan([in_namespace("team-c", "web")])
     skipped = without_service_account(one, "team-c", "tfta-calibration")
-    assert (skipped.verdict, skipped.job, skipped.job_name) == ("skipped", None, None)
+    assert (skipped.decision, skipped.job, skipped.job_name) == ("skipped", None, None)
     reason = plan_reason_text(skipped.reason)
     assert "namespace team-c has no ServiceAccount tfta-calibration" in reason
     assert "planner.namespaces" in reason and "deploy/components/fleet" in reason
@@ -75,10 +75,10 @@ def test_without_the_service_account_a_calibration_is_skipped_saying_what_to_ins
     assert start == []
 
 
-def test_without_the_service_account_other_verdicts_stand() -> None:
+def test_without_the_service_account_other_decisions_stand() -> None:
     web = in_namespace("ml", "web")
     (fits,) = plan([web], [measured_for(web)])
-    assert fits.verdict == "fits"
+    assert fits.decision == "fits"
     assert without_service_account(fits, "ml", "tfta-calibration") is fits
 
 

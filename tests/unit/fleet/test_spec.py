@@ -20,7 +20,8 @@ from advisor.fleet.optin import read_ask
 from advisor.fleet.spec import label_of, spec_changes, spec_record
 from advisor.models.kube import KubeWorkload
 from advisor.models.plan import SpecChanged
-from advisor.render.plan import difference_text, plan_reason_text
+from advisor.recommend.stored import StoredAdvice
+from advisor.render.plan_reasons import difference_text, plan_reason_text
 from tests.support.fleet_workloads import view
 from tests.unit.fleet.test_decide import (
     DEFAULTS,
@@ -136,12 +137,12 @@ FIELDS: dict[str, tuple[Edit, str]] = {
 def test_each_field_of_the_spec_is_calibrate_naming_it(field: str) -> None:
     before = web()
     stored = measured_for(before)
-    assert only(plan([before], [stored])).verdict == "fits"
+    assert only(plan([before], [stored])).decision == "fits"
     edit, words = FIELDS[field]
     after = copy.deepcopy(before)
     edit(after)
     one = only(plan([after], [stored]))
-    assert one.verdict == "calibrate", plan_reason_text(one.reason)
+    assert one.decision == "calibrate", plan_reason_text(one.reason)
     assert words in plan_reason_text(one.reason)
     # one field, one reason: the CPU limit and the pool are not named twice
     assert plan_reason_text(one.reason).count(";") == words.count(";"), plan_reason_text(one.reason)
@@ -153,7 +154,7 @@ def _with(settings: JobSettings, workload: dict[str, Any], stored: dict[str, Any
     return only(
         decide(
             [KubeWorkload.read(workload)],
-            {"advice-web": stored},
+            {"advice-web": StoredAdvice.read(stored, "ConfigMap advice-web")},
             [],
             defaults=DEFAULTS,
             settings=settings,
@@ -176,7 +177,7 @@ def test_plans_flags_that_change_the_measurement_are_calibrate(
     stored = measured_for(workload)
     settings = JobSettings(SETTINGS.image, SETTINGS.service_account, extra_args=extra_args)
     one = _with(settings, workload, stored)
-    assert one.verdict == "calibrate"
+    assert one.decision == "calibrate"
     assert plan_reason_text(one.reason) == words
 
 
@@ -195,7 +196,7 @@ def test_what_measures_nothing_changes_neither_the_job_name_nor_the_decision() -
         extra_args=("--configmap-annotation=reloader.stakater.com/match=true",),
     )
     one = _with(settings, after, stored)
-    assert one.verdict == "fits", plan_reason_text(one.reason)
+    assert one.decision == "fits", plan_reason_text(one.reason)
     ask = read_ask(before["metadata"]["annotations"], DEFAULTS)
     ask_after = read_ask(after["metadata"]["annotations"], DEFAULTS)
     assert ask_after.restart and not ask.restart
@@ -229,10 +230,10 @@ def test_advice_without_the_record_is_judged_by_the_comparisons_it_always_was() 
     after = copy.deepcopy(before)
     _resources(after)["limits"].update(memory="4Gi")
     _pod(after).update(tolerations=[])
-    assert only(plan([after], [older])).verdict == "fits"
+    assert only(plan([after], [older])).decision == "fits"
     _resources(after)["limits"].update(cpu="3")
     one = only(plan([after], [older]))
-    assert one.verdict == "calibrate"
+    assert one.decision == "calibrate"
     assert (
         plan_reason_text(one.reason) == "measured under a CPU limit of 2, the container's is now 3"
     )
@@ -284,7 +285,7 @@ def test_a_change_reads_as_the_field_and_its_values() -> None:
 def test_fits_says_when_the_advice_was_measured_on_cpus_of_its_own() -> None:
     workload = web()
     own = only(plan([workload], [measured_for(workload, cpus_exclusive=True)]))
-    assert own.verdict == "fits"
+    assert own.decision == "fits"
     assert "CPU limit 2, exclusive CPUs, pool=a" in plan_reason_text(own.reason)
     shared = only(plan([workload], [measured_for(workload, cpus_exclusive=False)]))
     assert "exclusive" not in plan_reason_text(shared.reason)

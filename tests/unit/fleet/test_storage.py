@@ -15,7 +15,7 @@ from advisor.fleet.optin import Defaults, OptInError, read_ask
 from advisor.fleet.storage import object_storage_scheme
 from advisor.keys import ANN_MODEL
 from advisor.models.kube import KubeClaim, KubeWorkload
-from advisor.render.plan import plan_reason_text
+from advisor.render.plan_reasons import plan_reason_text
 from tests.support.fleet_workloads import SETTINGS, container, deployment, statefulset, view
 
 MODEL = "/models/resnet/1"
@@ -263,7 +263,7 @@ def test_plan_skips_each_with_its_reason_and_calibrates_the_shared_claim() -> No
         now=datetime(2026, 1, 1, tzinfo=timezone.utc),
         claims=claims,
     )
-    verdicts = {str(p.workload): (p.verdict, plan_reason_text(p.reason)) for p in decided}
+    verdicts = {str(p.workload): (p.decision, plan_reason_text(p.reason)) for p in decided}
     assert verdicts["deployment/b"][0] == "calibrate"
     assert verdicts["deployment/a"][0] == "skipped" and "Claim rwo," in verdicts["deployment/a"][1]
     assert verdicts["statefulset/c"][0] == "skipped"

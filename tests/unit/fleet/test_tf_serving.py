@@ -18,7 +18,7 @@ from advisor.fleet.spec import MODEL_PATH
 from advisor.fleet.tf_serving import ServedModel, served_model
 from advisor.keys import ANN_MODEL
 from advisor.models.kube import Container, KubeWorkload
-from advisor.render.plan import plan_reason_text
+from advisor.render.plan_reasons import plan_reason_text
 from tests.support.fleet_workloads import SETTINGS, advisor, arg, container, copier, deployment
 from tests.support.fleet_workloads import derive as derive_with
 
@@ -242,7 +242,7 @@ def test_plan_calibrates_an_unannotated_tf_serving_workload_and_skips_the_rest()
         settings=SETTINGS,
         now=datetime(2026, 1, 1, tzinfo=timezone.utc),
     )
-    verdicts = {str(p.workload): (p.verdict, plan_reason_text(p.reason)) for p in decided}
+    verdicts = {str(p.workload): (p.decision, plan_reason_text(p.reason)) for p in decided}
     assert verdicts["deployment/resnet"][0] == "calibrate", verdicts
     assert verdicts["deployment/other"][0] == "skipped"
     assert f"annotation {ANN_MODEL} is required" in verdicts["deployment/other"][1]

@@ -11,6 +11,7 @@ from advisor.models.kube import (
     Container,
     JobCondition,
     KubeClaim,
+    KubeConfigMap,
     KubeJob,
     KubePod,
     KubeWorkload,
@@ -200,3 +201,24 @@ def test_a_field_is_read_when_first_asked_for_and_kept() -> None:
     assert PodSpec.read(raw).containers == () and PodSpec.read(raw).selector == {}
     # the views compare by what they were read from, not by what was asked of them
     assert PodSpec.read({"containers": []}) == PodSpec.read({"containers": []})
+
+
+def test_a_configmap_reads_its_metadata_when_asked_and_keeps_the_dict() -> None:
+    obj = {
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "advice",
+            "namespace": "ml",
+            "labels": {"app.kubernetes.io/managed-by": "tf-thread-advisor"},
+            "annotations": {"a": "b"},
+        },
+        "data": {"TF_NUM_INTRAOP_THREADS": "2"},
+    }
+    view = KubeConfigMap.read(obj)
+    assert "labels" not in vars(view)  # read when first asked for
+    assert (view.name, view.namespace, view.annotations) == ("advice", "ml", {"a": "b"})
+    assert view.managed_by == "tf-thread-advisor" and view.raw is obj
+    assert view.labels is view.labels
+    junk = KubeConfigMap.read({"metadata": {"name": 7, "labels": ["x"]}})
+    assert (junk.name, junk.labels, junk.managed_by) == ("", {}, None)
+    assert KubeConfigMap.read("junk").raw == {}

@@ -28,3 +28,25 @@ def test_a_jobs_creation_time_compares_with_an_aware_one() -> None:
     )
     assert job.created is not None
     assert job.created > datetime.min.replace(tzinfo=timezone.utc)
+
+
+def test_each_wording_of_a_span_is_what_its_readers_show() -> None:
+    from datetime import timedelta
+
+    from advisor.models.times import duration_text
+
+    day, ninety_minutes = timedelta(hours=24), timedelta(minutes=90)
+    assert [duration_text(day, w) for w in ("age", "hours", "flag", "days")] == [
+        "1d",
+        "24.0 h",
+        "24h",
+        "1.0 days",
+    ]
+    assert [duration_text(ninety_minutes, w) for w in ("age", "hours", "flag", "days")] == [
+        "1h30m",
+        "1.5 h",
+        "1.5h",
+        "1.5 hours",
+    ]
+    assert duration_text(timedelta(days=1, hours=12), "days") == "1.5 days"
+    assert duration_text(timedelta(days=3, hours=4)) == "3d4h"

@@ -71,9 +71,9 @@ from advisor.models.plan import (
     WrittenBack,
 )
 from advisor.render import formats
-from advisor.render.plan import (
+from advisor.render.plan import PlanView
+from advisor.render.plan_reasons import (
     REASON_LIMIT,
-    PlanView,
     difference_text,
     plan_reason_text,
     revert_event_text,

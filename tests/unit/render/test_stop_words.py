@@ -7,7 +7,7 @@ from __future__ import annotations
 from advisor.models import CalibrationResult, TimeSplit
 from advisor.models.plan import Fits, PlanReason
 from advisor.recommend import build_recommendation, parse_configmap, render_configmap
-from advisor.render.plan import plan_reason_text
+from advisor.render.plan_reasons import plan_reason_text
 from advisor.render.status import status_table
 from advisor.render.table import text_summary
 from advisor.render.words import stop_text, sweep_done_line, time_split_line, took_text

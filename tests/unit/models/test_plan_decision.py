@@ -1,11 +1,11 @@
-"""A plan decision's verdict follows from its reason: the cause decides it, and only a retry
+"""A plan's decision follows from its reason: the cause decides it, and only a retry
 (calibrate again) or a revert not written (the decision it replaced) changes it afterwards."""
 
 from __future__ import annotations
 
 from typing import get_args
 
-from advisor.models import PlanVerdict, Production, WorkloadKind, WorkloadRef
+from advisor.models import Decision, Production, WorkloadKind, WorkloadRef
 from advisor.models.plan import (
     Applied,
     Calibrate,
@@ -36,7 +36,7 @@ from advisor.models.plan import (
     Suggested,
     Waits,
     WrittenBack,
-    cause_verdict,
+    cause_decision,
 )
 
 WEB = WorkloadRef.parse("deployment/web")
@@ -44,8 +44,8 @@ WORSE = ConsumerVerdict(WEB, "server", Production(verdict="regressed", reason="p
 FITS = Fits(4, 2, "advice", "limit", 2.0, False, "any pool", "latency")
 CALIBRATE = Calibrate((NoAdvice("advice"),))
 
-#: one cause of every kind, with the verdict it makes
-VERDICTS: dict[Cause, PlanVerdict] = {
+#: one cause of every kind, with the decision it makes
+DECISIONS: dict[Cause, Decision] = {
     CALIBRATE: "calibrate",
     FITS: "fits",
     Running("j"): "pending",
@@ -65,14 +65,14 @@ VERDICTS: dict[Cause, PlanVerdict] = {
 }
 
 
-def test_every_cause_makes_its_verdict() -> None:
-    assert {type(cause) for cause in VERDICTS} == set(get_args(Cause))
-    for cause, verdict in VERDICTS.items():
-        assert cause_verdict(cause) == verdict, cause
-        assert PlanReason(cause).verdict == verdict, cause
+def test_every_cause_makes_its_decision() -> None:
+    assert {type(cause) for cause in DECISIONS} == set(get_args(Cause))
+    for cause, decision in DECISIONS.items():
+        assert cause_decision(cause) == decision, cause
+        assert PlanReason(cause).decision == decision, cause
 
 
-def test_what_is_applied_keeps_the_verdict_but_a_retry_and_a_revert_not_written() -> None:
+def test_what_is_applied_keeps_the_decision_but_a_retry_and_a_revert_not_written() -> None:
     kept: tuple[Applied, ...] = (
         Waits(1, "pool", 1),
         Created("j"),
@@ -82,17 +82,17 @@ def test_what_is_applied_keeps_the_verdict_but_a_retry_and_a_revert_not_written(
         NotReverted((WORSE,)),
     )
     for part in kept:
-        assert PlanReason(CALIBRATE, (part,)).verdict == "calibrate", part
-        assert PlanReason(FITS, (part,)).verdict == "fits", part
+        assert PlanReason(CALIBRATE, (part,)).decision == "calibrate", part
+        assert PlanReason(FITS, (part,)).decision == "fits", part
     # --retry-failed: a failed calibration is calibrated again (and stays so, created or not)
     failed = PlanReason(JobFailed("j", "exit 4"))
-    assert failed.verdict == "failed"
-    assert failed.plus(Retried("j")).verdict == "calibrate"
-    assert failed.plus(Retried("j")).plus(RetryUnchecked()).verdict == "calibrate"
+    assert failed.decision == "failed"
+    assert failed.plus(Retried("j")).decision == "calibrate"
+    assert failed.plus(Retried("j")).plus(RetryUnchecked()).decision == "calibrate"
     # a revert that was not written leaves the decision it replaced
-    for replaced, verdict in ((FITS, "fits"), (CALIBRATE, "calibrate")):
+    for replaced, decision in ((FITS, "fits"), (CALIBRATE, "calibrate")):
         reverted = PlanReason(Reverted((WORSE,), "intra=4 inter=2", replaced))
-        assert reverted.verdict == "revert"
-        assert reverted.plus(WrittenBack()).verdict == "revert"
-        assert reverted.plus(NotWrittenBack()).verdict == verdict
-        assert reverted.plus(NotWrittenBack(refused="forbidden")).verdict == verdict
+        assert reverted.decision == "revert"
+        assert reverted.plus(WrittenBack()).decision == "revert"
+        assert reverted.plus(NotWrittenBack()).decision == decision
+        assert reverted.plus(NotWrittenBack(refused="forbidden")).decision == decision
