@@ -5,6 +5,10 @@ the configuration, starts etcd, the API server, the controller manager, the sche
 the kubelet and kube-proxy inside the namespace, starts the loopback forwarder, and waits until the
 node is Ready and the `default` ServiceAccount and `kube-root-ca.crt` exist. Every process is
 started in a session of its own with a pid file, so `down` (another process, later) finds each.
+
+One module, one job: the cluster's lifecycle on this machine (its namespace, processes, cgroups and
+mounts, made by `up` and found again by `down`, `leftovers` and `status`); what the components are
+configured with is configs.py's, their identities pki.py's, their images images.py's.
 """
 
 from __future__ import annotations
