@@ -40,6 +40,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def cluster() -> Iterator[Cluster]:
     if os.geteuid() != 0:
         missing_real_part("the real cluster runs as root (network namespace, cgroups, mounts)")
+    if not realcluster.status()["ready"] and realcluster.leftovers():
+        # what an earlier run left (a machine restarted under it, a run killed): start afresh
+        realcluster.down(log=lambda m: None)
     try:
         kubeconfig = realcluster.up(log=lambda m: print(f"realcluster: {m}"))
     except realcluster.ClusterError as exc:
