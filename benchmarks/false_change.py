@@ -46,7 +46,7 @@ from advisor.models import (
 )
 from advisor.pipeline.sweep import sweep
 from benchmarks.report import markdown_table
-from benchmarks.scaling import FakeClock, sim_node, window_s
+from benchmarks.scaling import FakeClock, ok_result, sim_node, window_s
 
 #: a trial forked from a warm server: its start-up, and the server's once (paid by the first)
 FORK_S = 0.3
@@ -113,18 +113,7 @@ class SyntheticTrials:
         rps = 1000 / (p99 * 0.7)
         window = window_s(spec, rps)
         self.clock.now += FORK_S + (FIRST_S if self.trials == 1 else 0.0) + spec.warmup_s + window
-        return TrialResult(
-            setting=spec.setting,
-            round=spec.round,
-            status="ok",
-            measure_s=window,
-            requests=max(1, int(window * rps)),
-            p50_ms=p99 * 0.7,
-            p90_ms=p99 * 0.85,
-            p99_ms=p99,
-            max_ms=p99 * 1.2,
-            throughput_rps=rps,
-        )
+        return ok_result(spec, p99, rps, window)
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,23 @@ def sim_node(cpus: int, quota: float | None) -> NodeProfile:
     )
 
 
+def ok_result(spec: TrialSpec, p99: float, rps: float, window: float) -> TrialResult:
+    """A simulated trial's result: the window's requests at ``rps``, the percentiles in the
+    fixed ratios to p99 that every simulation here uses."""
+    return TrialResult(
+        setting=spec.setting,
+        round=spec.round,
+        status="ok",
+        measure_s=window,
+        requests=max(1, int(window * rps)),
+        p50_ms=p99 * 0.7,
+        p90_ms=p99 * 0.85,
+        p99_ms=p99,
+        max_ms=p99 * 1.2,
+        throughput_rps=rps,
+    )
+
+
 def window_s(spec: TrialSpec, rps: float) -> float:
     """What the real child measures: ``measure_s`` and until ``min_requests`` completed, capped."""
     return min(max(spec.measure_s, spec.min_requests / rps), spec.longest_s)
@@ -140,18 +157,7 @@ def simulate_one(
         window = window_s(spec, rps)
         start_up = launcher.overhead_s + (launcher.first_s if trials == 1 else 0.0)
         clock.now += start_up + spec.warmup_s + window
-        return TrialResult(
-            setting=spec.setting,
-            round=spec.round,
-            status="ok",
-            measure_s=window,
-            requests=max(1, int(window * rps)),
-            p50_ms=p99 * 0.7,
-            p90_ms=p99 * 0.85,
-            p99_ms=p99,
-            max_ms=p99 * 1.2,
-            throughput_rps=rps,
-        )
+        return ok_result(spec, p99, rps, window)
 
     # spending the budget as before the stopping rule: the coverage this measures is the
     # screen's, and the race's rounds are a budget's worth
