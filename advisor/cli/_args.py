@@ -194,6 +194,14 @@ def add_prometheus(parser: Arguments) -> None:
         default=None,
         help="length of the before and after windows of the production figures (default 24h)",
     )
+    parser.add_argument(
+        "--warm-up",
+        metavar="DURATION",
+        type=duration,
+        default=None,
+        help="time after a rollout onto new advice that no production window covers: the "
+        "model server's warm-up (default 10m)",
+    )
 
 
 def prometheus_settings(args: argparse.Namespace) -> Any:

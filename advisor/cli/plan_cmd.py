@@ -284,6 +284,7 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
         events=args.events,
         prometheus=prometheus_settings(args),
         window=args.window,
+        warm_up=args.warm_up,
         suggest_throttled=args.suggest_throttled / 100,
         max_reverts=args.max_reverts,
     )

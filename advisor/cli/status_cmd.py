@@ -98,6 +98,7 @@ def run(args: argparse.Namespace, _instruments: Instruments) -> int:
         consumers=not args.no_consumers,
         prometheus=prometheus_settings(args),
         window=args.window,
+        warm_up=args.warm_up,
     )
     emit(formats.render(StatusView(found), args.format))
     if args.fail_on_problems and found.problems:

@@ -2,14 +2,15 @@
 the after-windows from it, and for each the earlier days at its hours that ran the previous
 advice alone. The verdict over them is ``advisor.consumers.production``.
 
-The after-windows start once the rollout is done and ``WARM_UP`` passed, one after the other,
-each ``window`` long. The rollout is read from kube-state-metrics' pod start times: the first
-step at which every pod of the workload had started after the advice's data changed. Later pods
-(an autoscaler's, a node upgrade's) do not move it, so the windows are fixed by the history and
-each is judged on its own data, whenever and however often it is read. Without those series it
-is the live pods' rollout (the pods that started within ``ROLLOUT`` of the first), which pod
-turnover does move. An after-window within ``FULL_SLACK`` of its end is full; the one still short
-is provisional (shown, never acted on), and one shorter than ``MIN_AFTER`` is none.
+The after-windows start once the rollout is done and the warm-up (``WARM_UP`` unless told)
+passed, one after the other, each ``window`` long. The rollout is read from kube-state-metrics'
+pod start times: the first step at which every pod of the workload had started after the
+advice's data changed. Later pods (an autoscaler's, a node upgrade's) do not move it, so the
+windows are fixed by the history and each is judged on its own data, whenever and however often
+it is read. Without those series it is the live pods' rollout (the pods that started within
+``ROLLOUT`` of the first), which pod turnover does move. An after-window within ``slack`` of its
+end is full; the one still short is provisional (shown, never acted on), and one shorter than
+``MIN_AFTER`` is none.
 
 The earlier days of each after-window: its hours on up to ``MAX_DAYS`` days (``stride``: whole
 days, as many as the window spans) before the advice's data changed, wholly after the previous
@@ -33,7 +34,8 @@ from advisor.models.production import REVERT_WINDOWS
 MIN_DAYS = 7
 #: earlier days it reads at most: two weeks, within Prometheus' default 15-day retention
 MAX_DAYS = 14
-#: skipped after the rollout onto an advice
+#: skipped after the rollout onto an advice unless told (``--warm-up``): a model server's caches,
+#: its first requests' graph building
 WARM_UP = timedelta(minutes=10)
 #: an after-window shorter than this (or than ``window``, if shorter) is too little data
 MIN_AFTER = timedelta(hours=1)
@@ -42,7 +44,9 @@ MIN_AFTER = timedelta(hours=1)
 ROLLOUT = timedelta(minutes=30)
 #: an after-window this much shorter than ``window`` is still a full one: advice lands some
 #: time after a nightly plan and its pods roll out and warm up, so a nightly plan never sees
-#: whole windows after it; without the slack a regression would be reverted a night later
+#: whole windows after it; without the slack a regression would be reverted a night later.
+#: A window is never full with less than three quarters of it (``slack``): a shorter
+#: ``--window`` than the slack would otherwise be "full" before it began
 FULL_SLACK = WARM_UP + timedelta(hours=1)
 DAY = timedelta(days=1)
 
@@ -70,6 +74,11 @@ class Unknown:
 
     def production(self) -> Production:
         return unknown(self.cause, self.reason)
+
+
+def slack(window: timedelta, warm_up: timedelta = WARM_UP) -> timedelta:
+    """How much shorter than ``window`` an after-window may be and still be full."""
+    return min(FULL_SLACK - WARM_UP + warm_up, window / 4)
 
 
 def stride(window: timedelta) -> timedelta:
@@ -128,12 +137,14 @@ def place(
     now: datetime,
     window: timedelta,
     previous_changed: datetime | None = None,
+    warm_up: timedelta = WARM_UP,
 ) -> Placement | Unknown:
-    """The windows since ``rolled_out``, one after the other, or why there are none yet."""
-    begun = rolled_out + WARM_UP
+    """The windows since ``rolled_out`` and ``warm_up``, one after the other, or why there are
+    none yet."""
+    begun = rolled_out + warm_up
     needed = min(MIN_AFTER, window)
     full: list[Span] = []
-    while begun + (len(full) + 1) * window - FULL_SLACK <= now:
+    while begun + (len(full) + 1) * window - slack(window, warm_up) <= now:
         start = begun + len(full) * window
         full.append((start, min(start + window, now)))
     start = begun + len(full) * window
@@ -151,7 +162,7 @@ def place(
         assert short is not None
         provisional = f"{_hours(short[1] - short[0])} of the {_hours(window)} after-window so far"
         after = [short]
-    floor = None if previous_changed is None else previous_changed + WARM_UP
+    floor = None if previous_changed is None else previous_changed + warm_up
     days = [_days(span, changed, floor) for span in after]
     if len(days[-1]) < MIN_DAYS:
         had = "" if floor is None else f" since the previous advice took effect {stamp(floor)}"

@@ -138,6 +138,7 @@ class PlanRequest:
     #: throttled share that makes a container not opted in ``suggested``
     prometheus: Settings | None = None
     window: timedelta | None = None
+    warm_up: timedelta | None = None
     suggest_throttled: float = 0.25
     #: the most advice one plan reverts (0: none; the verdicts are still shown)
     max_reverts: int = DEFAULT_MAX_REVERTS
@@ -201,6 +202,10 @@ def check_plan_request(request: PlanRequest) -> None:
         raise UsageError(Opt("suggest_throttled"), " must be above 0% and at most 100%")
     if request.dry_run not in DRY_RUNS:
         raise UsageError(Opt("dry_run"), f" must be one of {', '.join(DRY_RUNS)}")
+    if request.prometheus is not None:
+        from advisor.pipeline.prometheus_settings import check_window
+
+        check_window(request.window, request.warm_up)
     if request.apply and request.dry_run != "none":
         raise UsageError(
             Opt("dry_run"), f"={request.dry_run} previews what ", Opt("apply"), " does: not both"
@@ -276,8 +281,8 @@ def plan(request: PlanRequest, *, now: datetime | None = None) -> Plan:
         decided = judged_plans(
             request.prometheus, decided, listed.configmap_objects, namespace=namespace,
             connection=connection, policy=policy, apply=request.apply, window=request.window,
-            suggest_throttled=request.suggest_throttled, now=now or datetime.now(timezone.utc),
-            max_reverts=request.max_reverts,
+            warm_up=request.warm_up, suggest_throttled=request.suggest_throttled,
+            now=now or datetime.now(timezone.utc), max_reverts=request.max_reverts,
         )  # fmt: skip
     retried: dict[tuple[str, str], PlannedJob] = {}
     if request.retry_failed:

@@ -212,6 +212,7 @@ def judged_plans(
     window: timedelta | None,
     suggest_throttled: float,
     now: datetime,
+    warm_up: timedelta | None = None,
     max_reverts: int = DEFAULT_MAX_REVERTS,
 ) -> list[Planned]:
     """``plan_production`` against the cluster, for each namespace planned (``configmaps`` by
@@ -222,7 +223,7 @@ def judged_plans(
     from advisor.cluster.inventory import list_inventory
     from advisor.cluster.revert import replace_configmap
 
-    source = production_source(settings, window, now)
+    source = production_source(settings, window, now, warm_up)
     wanted = PlanProduction(source, suggest_throttled, RevertBudget(max_reverts))
     by_namespace: dict[str, list[Planned]] = {}
     for decision in decisions:

@@ -31,6 +31,7 @@ from advisor.consumers.mounts import Mount
 from advisor.consumers.production import Samples, refused, verdict, with_missing_series
 from advisor.consumers.production_windows import (
     MAX_DAYS,
+    WARM_UP,
     Unknown,
     finite,
     place,
@@ -92,13 +93,17 @@ class ProductionSource(Protocol):
 
 
 def production_source(
-    settings: Settings, window: timedelta | None = None, now: datetime | None = None
+    settings: Settings,
+    window: timedelta | None = None,
+    now: datetime | None = None,
+    warm_up: timedelta | None = None,
 ) -> PrometheusSource:
     """The one reader a command builds over ``settings``."""
     return PrometheusSource(
         PrometheusClient(settings),
         window=window or DEFAULT_WINDOW,
         now=now or datetime.now(timezone.utc),
+        warm_up=WARM_UP if warm_up is None else warm_up,
     )
 
 
@@ -109,6 +114,8 @@ class PrometheusSource:
     client: PrometheusClient
     window: timedelta = DEFAULT_WINDOW
     now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    #: skipped after each rollout
+    warm_up: timedelta = WARM_UP
     #: why Prometheus answers nothing (set on the first such failure; nothing is asked after)
     unavailable: str | None = None
     #: the workload's own queries refused, one line each, for the log
@@ -172,6 +179,7 @@ class PrometheusSource:
                 now=self.now,
                 window=self.window,
                 previous_changed=previous_changed,
+                warm_up=self.warm_up,
             )
             if isinstance(placed, Unknown):
                 return placed.production()

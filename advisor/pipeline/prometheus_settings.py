@@ -4,11 +4,16 @@ cluster or of Prometheus."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 from pathlib import Path
 
 from advisor.errors import Opt, UsageError
+from advisor.models.times import format_age
 from advisor.prometheus import Settings
 from advisor.prometheus.promql import Matcher, parse_matchers
+from advisor.prometheus.queries import STEP_S
+
+STEP = timedelta(seconds=STEP_S)
 
 DEFAULT_TIMEOUT_S = 10.0
 
@@ -62,3 +67,15 @@ def checked_selector(text: str | None) -> tuple[Matcher, ...]:
         return parse_matchers(inner)
     except ValueError as exc:
         raise UsageError(Opt("prometheus_selector"), f" {text!r}: {exc}") from None
+
+
+def check_window(window: timedelta | None, warm_up: timedelta | None = None) -> None:
+    """``--window`` holds at least one of the queries' steps: a shorter one has no sample;
+    ``--warm-up`` is no negative time."""
+    if window is not None and window < STEP:
+        raise UsageError(
+            Opt("window"),
+            f" {format_age(window)}: must be at least {format_age(STEP)}, the queries' step",
+        )
+    if warm_up is not None and warm_up < timedelta(0):
+        raise UsageError(Opt("warm_up"), " must be 0 or more")

@@ -204,14 +204,14 @@ def with_calibrations(rows: list[AdviceStatus], jobs: Iterable[PlannedJob]) -> l
 
 
 def production_reader(
-    prometheus: Settings | None, window: timedelta | None
+    prometheus: Settings | None, window: timedelta | None, warm_up: timedelta | None = None
 ) -> ProductionSource | None:
     """The reader of production verdicts, None without Prometheus."""
     if prometheus is None:
         return None
     from advisor.pipeline.production_source import production_source
 
-    return production_source(prometheus, window)
+    return production_source(prometheus, window, warm_up=warm_up)
 
 
 def cluster_status(
@@ -224,11 +224,13 @@ def cluster_status(
     consumers: bool = True,
     prometheus: Settings | None = None,
     window: timedelta | None = None,
+    warm_up: timedelta | None = None,
 ) -> StatusResult:
     """Every advice ConfigMap in ``namespace`` (default: $TFTA_POD_NAMESPACE, then the
     kubeconfig context's, then ``default``) or, with ``all_namespaces``, in the cluster; with
     ``consumers``, joined with the workloads and pods that read them, and with ``prometheus``,
-    each consumer's production verdict over ``window`` (default 24 h) before and after. A
+    each consumer's production verdict over ``window`` (default 24 h) before and after, skipping
+    ``warm_up`` (default 10 min) after each rollout. A
     person waits on it: an API server or a Prometheus that cannot be connected to is given up
     after seconds."""
     from advisor.cluster import RetryPolicy, connect
@@ -244,6 +246,10 @@ def cluster_status(
         raise UsageError(
             Opt("consumers=False"), " and ", Opt("prometheus_url"), " exclude each other"
         )
+    if prometheus is not None:
+        from advisor.pipeline.prometheus_settings import check_window
+
+        check_window(window, warm_up)
     connection = connect(kubeconfig)
     where: str | None = None
     if not all_namespaces:
@@ -251,7 +257,7 @@ def cluster_status(
     policy = RetryPolicy.interactive(cluster_timeout_s)
     objects = list_advice(connection, where, policy)
     inventory = list_inventory(connection, where, policy) if consumers else None
-    reader = production_reader(prometheus, window)
+    reader = production_reader(prometheus, window, warm_up)
     rows = statuses(objects, max_age=max_age, inventory=inventory, production=reader)
     if reader is not None:
         reader.warn()

@@ -152,6 +152,20 @@ def test_a_short_after_window_is_provisional_and_says_so(
     assert code == 0 and "throttled 5% -> 40%: regressed, provisional (2" in table
 
 
+def test_the_warm_up_moves_the_windows_after_the_rollout(
+    api: FakeApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The pods started 23 hours ago. Warmed up for 10 minutes, two 12h windows followed; for 13
+    hours, one (the 10 h since it is within its slack, a quarter of it: full)."""
+    with FakePrometheus(recorded) as prom:
+        default = productions(json_rows(capsys, api, "--prometheus-url", prom.url, *WINDOW))
+        long = productions(
+            json_rows(capsys, api, "--prometheus-url", prom.url, *WINDOW, "--warm-up", "13h")
+        )
+    assert (default["web-better"]["window"], long["web-better"]["window"]) == (2, 1)
+    assert long["web-better"]["verdict"] == "improved" and not long["web-better"]["provisional"]
+
+
 def test_the_queries_name_the_pods_and_the_windows(
     api: FakeApiServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -301,6 +315,9 @@ def test_bad_prometheus_flags_are_usage_errors(
     assert code == 2 and "need --prometheus-url" in err
     code, _, err = status(capsys, api, "--no-consumers", "--prometheus-url", "http://p:9090")
     assert code == 2 and "--no-consumers and --prometheus-url exclude each other" in err
+    code, _, err = status(capsys, api, "--prometheus-url", "http://p:9090", "--window", "4m")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "--window 4m: must be at least 5m, the queries' step" in err
 
 
 def test_csv_gains_the_production_figures_only_with_prometheus(

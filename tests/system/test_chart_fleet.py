@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -692,6 +693,7 @@ PROMETHEUS_SET = (
     "--set", "planner.prometheus.tokenKey=token",
     "--set", "planner.prometheus.headers.X-Scope-OrgID=team-a",
     "--set", "planner.prometheus.window=12h",
+    "--set", "planner.prometheus.warmUp=30m",
     "--set-string", 'planner.prometheus.selector=cluster=~"prod-eu|prod-us"',
     "--set", "planner.maxReverts=2",
 )  # fmt: skip
@@ -709,6 +711,7 @@ def test_prometheus_passes_url_auth_and_its_rules_match_the_production_component
     # the matchers reach the flag as written: quoted for YAML, parsed back by the planner
     assert parsed.prometheus_selector == 'cluster=~"prod-eu|prod-us"'
     assert parsed.max_reverts == 2
+    assert (parsed.window, parsed.warm_up) == (timedelta(hours=12), timedelta(minutes=30))
     (mount,) = [m for m in container["volumeMounts"] if m["name"] == "prometheus"]
     assert mount["readOnly"] is True
     (volume,) = [

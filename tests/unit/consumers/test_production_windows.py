@@ -131,3 +131,29 @@ def test_a_day_whose_pods_predate_the_previous_advice_is_left_out() -> None:
     assert ran_previous(day, [], previous)  # no start times: not known, taken as yes
     assert not ran_previous(day, [(inside, previous.timestamp() - 3600)], previous)
     assert ran_previous(day, [(inside, 0.0)], None)
+
+
+def test_a_window_shorter_than_the_slack_is_full_only_once_most_of_it_ran() -> None:
+    """Twelve minutes after the change, a 5-minute window's pods have not even warmed up: no
+    window lies in the future, none ends before it starts, and one is full only once three
+    quarters of it ran (the slack is at most a quarter of the window)."""
+    five = timedelta(minutes=5)
+    early = place(CHANGED, STARTED, now=STARTED + timedelta(minutes=7), window=five)
+    assert isinstance(early, Unknown) and early.cause == "no-after-window"
+    now = BEGUN + 2 * five + timedelta(minutes=4)
+    placed = placed_at(now, window=five)
+    assert placed.after == [(BEGUN + five, BEGUN + 2 * five), (BEGUN + 2 * five, now)]
+    assert placed.provisional is None
+    for start, end in placed.after:
+        assert start < end <= now
+    short = placed_at(BEGUN + 2 * five + timedelta(minutes=3), window=five)
+    assert short.after[-1][1] == BEGUN + 2 * five and short.first == 1
+
+
+def test_an_hour_long_window_is_full_once_three_quarters_of_it_ran() -> None:
+    hour = timedelta(hours=1)
+    early = place(CHANGED, STARTED, now=BEGUN + timedelta(minutes=10), window=hour)
+    assert isinstance(early, Unknown) and early.cause == "no-after-window"
+    placed = placed_at(BEGUN + timedelta(minutes=45), window=hour)
+    assert placed.after == [(BEGUN, BEGUN + timedelta(minutes=45))]
+    assert placed.provisional is None
