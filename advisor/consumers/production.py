@@ -29,19 +29,21 @@ import math
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from statistics import fmean, median
 from typing import Any
 
 from advisor.consumers.daytest import DayTest, day_test
 from advisor.consumers.production_windows import (
     MIN_DAYS,
+    WARM_UP,
     Placement,
     Points,
     Span,
     Unknown,
     finite,
     ran_previous,
+    slack,
     stamp,
     unknown,
 )
@@ -57,7 +59,8 @@ LOAD_SHARE = 0.20
 #: the day test's level in each direction: the false-alarm rate of one regressed (or improved)
 #: verdict when nothing changed (benchmarks/production_errors.py measures it)
 ALPHA = 0.05
-#: fewer samples (steps) than this in a window: too little data
+#: fewer samples (steps) than this in a window: too little data. A ``--window`` too short to
+#: hold that many steps needs as many as a full one of it holds (``window_samples``)
 MIN_SAMPLES = 8
 #: fewer CFS periods than this in a window (10 s of runnable time at the default 100 ms): no data
 MIN_PERIODS = 100.0
@@ -144,6 +147,13 @@ class Samples:
         )
 
 
+def window_samples(window: timedelta, step: timedelta, warm_up: timedelta = WARM_UP) -> int:
+    """The steps a window is judged on at least: ``MIN_SAMPLES``, or as many as a full window
+    this short holds (at least one: a 5-minute window's figure is its one step)."""
+    full = window - slack(window, warm_up)
+    return min(MIN_SAMPLES, max(1, math.floor(full / step)))
+
+
 def verdict(
     placement: Placement,
     days: Samples,
@@ -153,11 +163,13 @@ def verdict(
     latency: bool = False,
     load: bool = False,
     previous_unknown: bool = False,
+    samples: int = MIN_SAMPLES,
 ) -> Production:
     """The verdict shown for one container: each of ``placement``'s after-windows judged on its
     own against the earlier days (``days``' samples, those whose pods ran the previous advice,
     ``earliest``), then ``persisted``. ``previous_unknown``: the advice replaced one whose start
-    is not recorded, so nothing bounds the earlier days: shown, never judged."""
+    is not recorded, so nothing bounds the earlier days: shown, never judged. ``samples``: the
+    steps a window needs (``window_samples``)."""
     judged = []
     for i, span in enumerate(placement.after):
         ran = [ran_previous(day, earliest, placement.previous_changed) for day in placement.days[i]]
@@ -167,6 +179,7 @@ def verdict(
             latency=latency,
             load=load,
             provisional=placement.provisional if span is placement.after[-1] else None,
+            samples=samples,
         )
         if sum(ran) < MIN_DAYS and not all(ran):
             found = _stale_days(found, len(ran) - sum(ran), placement.previous_changed)
@@ -233,10 +246,11 @@ def judge(
     latency: bool = False,
     load: bool = False,
     provisional: str | None = None,
+    samples: int = MIN_SAMPLES,
 ) -> Production:
     """The verdict on one after-window against the earlier ``days``. ``latency``/``load``: the
     workload names that query (then its samples must be there); ``provisional``: why the
-    after-window is short."""
+    after-window is short; ``samples``: the steps a window needs."""
     before = pooled(days)
     figures = {
         "throttled_before": _round(_mean([d.throttled for d in days]), 4),
@@ -251,7 +265,7 @@ def judge(
     blocked = _not_comparable(before, after, load=load)
     if blocked is not None:
         return unknown(blocked.cause, blocked.reason, **figures)
-    decided = _p99(days, after) if latency else _throttling(days, after)
+    decided = _p99(days, after, samples) if latency else _throttling(days, after, samples)
     if isinstance(decided, Unknown):
         return unknown(decided.cause, decided.reason, **figures)
     found, why, test, cause = decided
@@ -332,15 +346,15 @@ def _history(days: int) -> Unknown:
     )
 
 
-def _p99(days: Sequence[Window], after: Window) -> Decided | Unknown:
-    if len(after.p99) < MIN_SAMPLES:
+def _p99(days: Sequence[Window], after: Window, samples: int) -> Decided | Unknown:
+    if len(after.p99) < samples:
         got = "no data" if not after.p99 else f"{len(after.p99)} sample(s)"
         return Unknown(
             "latency-missing",
-            f"the latency query gave {got} after the advice (needs {MIN_SAMPLES}; "
+            f"the latency query gave {got} after the advice (needs {samples}; "
             "throttling alone does not judge a workload that names one)",
         )
-    logs = [math.log(m) for d in days if len(d.p99) >= MIN_SAMPLES if (m := median(d.p99)) > 0]
+    logs = [math.log(m) for d in days if len(d.p99) >= samples if (m := median(d.p99)) > 0]
     if not days or not any(d.p99 for d in days):
         return Unknown(
             "latency-missing",
@@ -363,17 +377,17 @@ def _p99(days: Sequence[Window], after: Window) -> Decided | Unknown:
     return "unchanged", f"{figures}: {within}", test, "p99"
 
 
-def _throttling(days: Sequence[Window], after: Window) -> Decided | Unknown:
-    if after.throttled is None or len(after.cfs) < MIN_SAMPLES:
+def _throttling(days: Sequence[Window], after: Window, samples: int) -> Decided | Unknown:
+    if after.throttled is None or len(after.cfs) < samples:
         return Unknown(
             "too-little-data",
             # throttling decides only without a latency query
             "too little data after the advice (no CFS periods and no latency query)"
             if after.throttled is None
             else f"too little data after the advice ({len(after.cfs)} step(s) the "
-            f"container ran; needs {MIN_SAMPLES})",
+            f"container ran; needs {samples})",
         )
-    shares = [s for d in days if len(d.cfs) >= MIN_SAMPLES if (s := d.throttled) is not None]
+    shares = [s for d in days if len(d.cfs) >= samples if (s := d.throttled) is not None]
     if not any(d.throttled is not None for d in days):
         return Unknown(
             "too-little-data",

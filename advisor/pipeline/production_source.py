@@ -28,7 +28,13 @@ from datetime import datetime, timedelta, timezone
 from typing import Protocol
 
 from advisor.consumers.mounts import Mount
-from advisor.consumers.production import Samples, refused, verdict, with_missing_series
+from advisor.consumers.production import (
+    Samples,
+    refused,
+    verdict,
+    window_samples,
+    with_missing_series,
+)
 from advisor.consumers.production_windows import (
     MAX_DAYS,
     WARM_UP,
@@ -196,6 +202,7 @@ class PrometheusSource:
             latency="latency" in templates,
             load="load" in templates,
             previous_unknown=previous is not None and previous_changed is None,
+            samples=window_samples(self.window, timedelta(seconds=queries.STEP_S), self.warm_up),
         )
         failed = refused_days or refused_after
         if failed is not None:

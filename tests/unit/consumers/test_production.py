@@ -24,6 +24,7 @@ from advisor.consumers.production import (
     judge,
     persisted,
     verdict,
+    window_samples,
 )
 from advisor.consumers.production_windows import (
     DAY,
@@ -304,3 +305,19 @@ def test_too_few_days_left_once_stale_ones_are_out_is_not_previous() -> None:
     # two stale days of eleven: nine are left, enough
     few = stale[:2]
     assert verdict(placed, days, after, earliest=few, latency=True).verdict == "regressed"
+
+
+def test_a_window_shorter_than_eight_steps_is_judged_on_the_steps_a_full_one_holds() -> None:
+    """A 5-minute window holds one step: each day's figure is that step, and the test is the
+    same. A 24 h or an hour-long window still needs eight."""
+    step = timedelta(minutes=5)
+    assert window_samples(timedelta(hours=24), step) == MIN_SAMPLES
+    assert window_samples(timedelta(hours=1), step) == MIN_SAMPLES
+    # a full 40-minute window is 30 minutes of it: six steps
+    assert window_samples(timedelta(minutes=40), step) == 6
+    assert window_samples(timedelta(minutes=5), step) == 1
+    one = [throttled(0.45 + 0.01 * (level - 1) / 0.04, steps=1) for level in DAY_LEVELS]
+    after = throttled(0.0, steps=1)
+    assert judge(one, after).cause == "too-little-data"
+    found = judge(one, after, samples=1)
+    assert (found.verdict, found.days) == ("improved", len(DAY_LEVELS))
