@@ -31,7 +31,7 @@ def openmetrics(families: Iterable[tuple[str, str, list[str]]]) -> str:
     for family, kind, samples in families:
         lines.append(f"# TYPE {family} {kind}")
         lines += sorted(
-            samples, key=lambda line: (line.rsplit(" ", 2)[0], int(line.rsplit(" ", 1)[1]))
+            samples, key=lambda line: (line.rsplit(" ", 2)[0], float(line.rsplit(" ", 1)[1]))
         )
     return "\n".join([*lines, "# EOF", ""])
 

@@ -4,7 +4,9 @@ The sources come through the Go module proxy. k8s.io/kubernetes requires each of
 modules at v0.0.0 and replaces them with ./staging/... paths that a module download does not
 have, so the wrapper module here replaces each with its published version; the list is read from
 the release's own go.mod so it follows the release. One `go build` builds all six binaries so they
-share the compiling. Go is used for this test cluster only, never in the product.
+share the compiling. kube-state-metrics is a module of its own with its own client-go, so it is
+a second build with its own cache directory (adding it leaves the Kubernetes build cached). Go is
+used for this test cluster only, never in the product.
 """
 
 from __future__ import annotations
@@ -39,9 +41,22 @@ def bin_dir() -> Path:
     return cache_root() / f"kubernetes-{release.KUBERNETES}-etcd-{release.ETCD}" / "bin"
 
 
+def kube_state_metrics_dir() -> Path:
+    return cache_root() / f"kube-state-metrics-{release.KUBE_STATE_METRICS}" / "bin"
+
+
+def kube_state_metrics() -> Path:
+    """The kube-state-metrics binary (built by ``build``)."""
+    return kube_state_metrics_dir() / "kube-state-metrics"
+
+
 def built() -> bool:
     d = bin_dir()
-    return all((d / name).is_file() for name in release.BINARIES) and (d / "BUILT").is_file()
+    return (
+        all((d / name).is_file() for name in release.BINARIES)
+        and (d / "BUILT").is_file()
+        and kube_state_metrics().is_file()
+    )
 
 
 def _go() -> str:
@@ -89,6 +104,8 @@ def wrapper_go_mod(staging: list[str]) -> str:
 def build(log=print) -> Path:  # type: ignore[no-untyped-def]
     """Build every binary unless this release is built already; returns the bin directory."""
     out = bin_dir()
+    if not kube_state_metrics().is_file():
+        _build_kube_state_metrics(log)
     if built():
         return out
     go = _go()
@@ -172,6 +189,36 @@ def build(log=print) -> Path:  # type: ignore[no-untyped-def]
     tmp.rename(out)
     log(f"realcluster: built in {seconds:.0f} s into {out}")
     return out
+
+
+def _build_kube_state_metrics(log) -> None:  # type: ignore[no-untyped-def]
+    go = _go()
+    out = kube_state_metrics_dir()
+    work = out.parent / "src"
+    work.mkdir(parents=True, exist_ok=True)
+    module = "k8s.io/kube-state-metrics/v2"
+    (work / "go.mod").write_text(
+        f"module tfta.test/kubestatemetrics\n\ngo 1.24.0\n\n"
+        f"require {module} {release.KUBE_STATE_METRICS}\n"
+    )
+    (work / "tools.go").write_text(f'//go:build tools\n\npackage tools\n\nimport _ "{module}"\n')
+    env = dict(
+        os.environ,
+        GOFLAGS="-mod=mod",
+        CGO_ENABLED="0",
+        GOTOOLCHAIN="local",
+        GONOSUMDB=release.KUBE_STATE_METRICS_NOSUMDB,
+    )
+    started = time.monotonic()
+    log(f"realcluster: building kube-state-metrics {release.KUBE_STATE_METRICS}")
+    tmp = out.parent / "bin.partial"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    _run([go, "build", "-trimpath", "-ldflags", "-s -w", "-o", str(tmp / "kube-state-metrics"),
+          module], work, env)  # fmt: skip
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    log(f"realcluster: kube-state-metrics built in {time.monotonic() - started:.0f} s")
 
 
 if __name__ == "__main__":

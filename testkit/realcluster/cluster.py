@@ -41,10 +41,11 @@ COMPONENTS = (
     "kubelet",
     "kube-proxy",
     # started on demand by prometheus.py
+    "kube-state-metrics",
     "prometheus",
 )
 #: what `up` starts, every one of which must keep running
-CORE = tuple(c for c in COMPONENTS if c != "prometheus")
+CORE = tuple(c for c in COMPONENTS if c not in ("kube-state-metrics", "prometheus"))
 
 
 class ClusterError(RuntimeError):

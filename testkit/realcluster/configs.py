@@ -193,7 +193,14 @@ def kube_proxy_yaml(lay: L.Layout) -> str:
 def write_all(lay: L.Layout) -> None:
     cfg = lay.config
     cfg.mkdir(parents=True, exist_ok=True)
-    for identity in ("controller-manager", "scheduler", "kubelet", "kube-proxy", "prometheus"):
+    for identity in (
+        "controller-manager",
+        "scheduler",
+        "kubelet",
+        "kube-proxy",
+        "prometheus",
+        "kube-state-metrics",
+    ):
         (cfg / f"{identity}.kubeconfig").write_text(kubeconfig(lay.pki, identity, inside_server()))
     (cfg / "admin-inside.kubeconfig").write_text(kubeconfig(lay.pki, "admin", inside_server()))
     lay.kubeconfig.write_text(kubeconfig(lay.pki, "admin", host_server()))

@@ -24,6 +24,9 @@ SERVICE_CIDR = "10.96.0.0/24"
 API_SERVICE_IP = "10.96.0.1"
 API_PORT = 6443
 PROMETHEUS_PORT = 9090
+#: kube-state-metrics' metrics and its own telemetry, on the node's address
+KUBE_STATE_METRICS_PORT = 8080
+KUBE_STATE_METRICS_TELEMETRY_PORT = 8081
 #: loopback ports on the host that forward into NETNS
 HOST_API_PORT = int(os.environ.get("TFTA_CLUSTER_API_PORT", "16443"))
 HOST_PROMETHEUS_PORT = int(os.environ.get("TFTA_CLUSTER_PROMETHEUS_PORT", "19090"))

@@ -51,6 +51,8 @@ def identities() -> list[Identity]:
         # Prometheus scrapes the kubelet's cAdvisor endpoint as itself (a ClusterRole grants it
         # nodes/metrics)
         Identity("prometheus", "tfta-prometheus"),
+        # kube-state-metrics lists and watches pods and ReplicaSets as itself (prometheus.py)
+        Identity("kube-state-metrics", "tfta-kube-state-metrics"),
     ]
 
 
