@@ -12,7 +12,7 @@ import pytest
 from advisor.calibrate.budget import Budget
 from advisor.calibrate.candidates import candidate_configs, tf_picks, with_incumbent
 from advisor.calibrate.choice import beats, choose
-from advisor.calibrate.rounds import focus
+from advisor.calibrate.rounds import focus, round_members
 from advisor.calibrate.search import BASELINE, SearchOutcome, SearchSettings, race
 from advisor.calibrate.settle import settlement
 from advisor.calibrate.spec import TrialSpec
@@ -436,3 +436,16 @@ def test_beside_a_noisy_neighbour_a_gain_the_rounds_do_not_show_changes_nothing(
         )
         assert result.kept_default, (seed, result.setting)
         assert result.stopped == "settled" or result.unsettled or spend
+
+
+def test_a_round_short_of_budget_measures_the_best_beside_the_incumbent_first() -> None:
+    # two race rounds in, 1/1 leads TF's default (the incumbent) by 40%, 1/2 and 2/1 are unstable;
+    # the budget has room for hardly a trial more (this state's clock is past it): the round
+    # is TF's default and 1/1, whose paired test counts only rounds that measured both, and
+    # one unstable setting, not the two unstable ones
+    a, b, c = ThreadSetting(1, 1), ThreadSetting(1, 2), ThreadSetting(2, 1)
+    table = {BASELINE: [10.0, 10.2], a: [6.0, 6.1], b: [9.0, 13.0], c: [8.0, 12.5]}
+    state = state_of(rounds(table))
+    members = round_members(state, [a, b, c])
+    assert members[:2] == [BASELINE, a]
+    assert len(members) == 3 and members[2] in {b, c}
