@@ -106,8 +106,11 @@ def drop(state: SearchState, alive: list[ThreadSetting]) -> list[ThreadSetting]:
 
 def round_members(state: SearchState, alive: Sequence[ThreadSetting]) -> list[ThreadSetting]:
     """Who runs in the next round: the baseline and the contenders; when not all fit at full
-    length, unstable ones first, then those with the fewest race windows (a contender never raced
-    could not be compared with the raced ones), then the best."""
+    length, the baseline, the incumbent and the best setting if it is not the incumbent (the
+    paired test that may replace it counts only the rounds that measured both: measured without
+    it, an unstable setting took the short budget's last rounds from it), then unstable ones,
+    then those with the fewest race windows (a contender never raced could not be compared with
+    the raced ones), then the best."""
     settings = state.settings
     stats = state.stats()
     measure = measure_of(state, list(stats.values()))
@@ -124,9 +127,22 @@ def round_members(state: SearchState, alive: Sequence[ThreadSetting]) -> list[Th
 
     order.sort(key=lambda k: (not wants_more(k), race_windows(k)))
     fit = math.floor(state.budget.remaining() / state.budget.cost(settings.race))
+    # the incumbent's question first: its paired test needs rounds that measured both
     fixed = [BASELINE] + [k for k in order if k == state.incumbent]
+    fixed += [k for k in order if k == _challenger(state, list(stats.values()))]
     rest = [k for k in order if k not in fixed]
     return [*fixed, *rest[: max(1, fit - len(fixed))]]
+
+
+def _challenger(state: SearchState, stats: Sequence[ConfigStats]) -> ThreadSetting | None:
+    """The best setting when it is not the advice in force: the one whose paired test against
+    the incumbent may change the advice (None: the incumbent leads, or nothing can be chosen)."""
+    try:
+        choice = state.choose(stats)
+    except ValueError:
+        return None
+    held, leader = choice.incumbent, choice.leader
+    return None if held is None or leader is held else leader.setting
 
 
 def _question(state: SearchState, stats: Sequence[ConfigStats]) -> list[ThreadSetting]:

@@ -17,7 +17,9 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
   reproducible, but no setting is always first or always right after the baseline). A contender
   clearly worse than the leader (beyond the noise of the two medians, and at least 10%) after
   ``drop_after`` windows is dropped. Rounds go on until the answer is settled (below) or the
-  budget is spent; when a full trial no longer fits, the last ones get shorter windows.
+  budget is spent; when a full trial no longer fits, the last ones get shorter windows. When not
+  every contender fits in a round, the baseline, the incumbent and the best setting run first
+  (the incumbent's question needs rounds that measured both).
 - **Focus** (once every contender has ``focus_after`` race windows): the advice turns on one
   comparison, so the rest of the budget goes to it. The current pick (``choose``, as the result
   will make it) names the question: the leader and the pick when they differ (is the pick really

@@ -21,8 +21,8 @@ the rounds too: ``holds_in_rounds`` is whether one setting beat the other in at 
 round; with fewer than ``MIN_PAIRED_ROUNDS`` of them there is nothing to reproduce it with, and
 the win does not hold.
 
-Replacing the advice in force asks more (``paired_test``): a sequential sign test on the rounds
-that measured both. A round is won when the challenger beat the incumbent in it by more than the
+Replacing the advice in force asks more (``paired_test``): a sequential test on the rounds that
+measured both. A round is won when the challenger beat the incumbent in it by more than the
 tolerance (the margin: 5% lower p99, 5% more throughput); the drift of the machine is common to the
 two windows of a round and cancels in their ratio. Where the challenger is no more than the margin
 better, a round is won at most half the time, whatever the windows' distribution, bursts
@@ -31,7 +31,17 @@ a few alternatives ``p`` (``SIGN_MIX``), is a nonnegative supermartingale starti
 inequality it ever reaches ``1/level`` with a chance of at most ``level``, however often it is
 looked at. The level is ``REPLACE_ALPHA`` split over the challengers (Bonferroni), so the chance
 that any setting replaces an incumbent it is not TRADE_OFF better than is at most
-``REPLACE_ALPHA`` per run. It needs 6 rounds won in a row against one challenger, 8 against five.
+``REPLACE_ALPHA`` per run.
+
+A sign test that holds whatever the distribution cannot pass before ``2**n >= 1/level`` (n wins
+in a row are that likely for two equal settings): 6-9 rounds, more than a short budget holds
+beside a noisy neighbour. A clear gain says more than its signs: the t test (``t_e_value``) weighs
+how far beyond the margin the rounds' log ratios lie against their spread, and 4 rounds 5x faster
+pass it. The statistic is the average of the two e-processes, ``T_SHARE`` for the t test's
+(an average of e-processes is one, valid at every look); weighted so that the sign test's rounds
+won in a row stay what they were at most levels. The t test's own guarantee assumes normal log
+ratios; the false-change benchmark measures the average on drift and bursts (heavy symmetric
+tails), where it holds the level (``docs/how-it-measures.md``).
 
 A percentile of one window's latencies is ``advisor.calibrate.percentile``, apart from these: it
 imports nothing, so the trial child and the benchmark share it without the models.
@@ -40,6 +50,7 @@ imports nothing, so the trial child and the benchmark share it without the model
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import statistics
 from collections.abc import Iterable, Sequence
@@ -78,8 +89,18 @@ REPLACE_ALPHA = 0.05
 #: four more rounds, not the verdict
 SIGN_MIX = ((0.95, 0.5), (0.85, 0.3), (0.7, 0.2))
 
+#: the t test's alternatives: how far beyond the margin a better challenger's mean per-round log
+#: ratio lies, in standard deviations of those log ratios (the effect size), and each one's weight
+T_MIX = ((1.0, 1 / 3), (2.0, 1 / 3), (4.0, 1 / 3))
+
+#: the t test's weight in the average of the two e-processes: a quarter leaves the sign test's
+#: rounds won in a row as they were at most levels (7 at 2.5%, 8 at 1.25%), where a half costs
+#: one more each; measured: as much power at 45 s beside bursts as a half (52% against 50.5%
+#: of the runs, ``benchmarks false-change``)
+T_SHARE = 0.25
+
 #: the name the result and the ConfigMap give the test
-PAIRED_TEST = "paired sign test, sequential"
+PAIRED_TEST = "paired sign and t tests, sequential"
 
 #: trials of this round are screen windows (short, one or two per setting); later rounds are race
 #: windows, which a raced setting is judged by
@@ -291,7 +312,8 @@ class PairedEvidence:
     rounds: int
     #: of them, the rounds the challenger won by more than ``margin``
     wins: int
-    #: the test's statistic: the mixed likelihood ratio of the wins and losses (1 before any round)
+    #: the test's statistic: the average of the sign test's (the mixed likelihood ratio of the wins
+    #: and losses) and the t test's (``t_e_value``), T_SHARE for the latter; 1 before any round
     e_value: float
     #: the level it is held to: its share of REPLACE_ALPHA among ``challengers``
     level: float
@@ -304,7 +326,9 @@ class PairedEvidence:
 
     @property
     def passed(self) -> bool:
-        return self.e_value * self.level >= 1.0
+        # never on fewer than MIN_PAIRED_ROUNDS: the t test's statistic can grow fast on a few
+        # close rounds, and a replacement is reproduced in at least that many
+        return self.rounds >= MIN_PAIRED_ROUNDS and self.e_value * self.level >= 1.0
 
 
 def share(alpha: float, challengers: int, favoured: bool | None) -> float:
@@ -321,6 +345,46 @@ def sign_e_value(wins: int, rounds: int) -> float:
     likelihood ratios of a win share ``p`` against one half."""
     losses = rounds - wins
     return sum(w * (2 * p) ** wins * (2 * (1 - p)) ** losses for p, w in SIGN_MIX)
+
+
+def _log_moment(n: int, a: float, points: int = 100) -> float:
+    """``log of the integral over v > 0 of v**(n-1) * exp(-v*v/2 + a*v)`` (Simpson's rule over
+    the 10 units either side of the integrand's peak, where all but a negligible part of it is)."""
+    peak = (a + math.sqrt(a * a + 4 * (n - 1))) / 2
+    low, high = max(0.0, peak - 10.0), peak + 10.0
+    step = (high - low) / points
+    logs = []
+    for i in range(points + 1):
+        v = low + i * step
+        if v <= 0.0 and n > 1:
+            continue  # the integrand is 0 there
+        value = a * v - v * v / 2 + ((n - 1) * math.log(v) if n > 1 else 0.0)
+        weight = 1 if i in (0, points) else 4 if i % 2 else 2
+        logs.append(value + math.log(weight))
+    top = max(logs)
+    return top + math.log(sum(math.exp(x - top) for x in logs) * step / 3)
+
+
+def t_e_value(excess: Sequence[float]) -> float:
+    """``_t_e_value`` (the sweep asks the same rounds again after every round: computed once)."""
+    return _t_e_value(tuple(excess))
+
+
+@functools.lru_cache(maxsize=4096)
+def _t_e_value(excess: tuple[float, ...]) -> float:
+    """The t test's statistic over the rounds' log ratios beyond the margin (``excess``): a
+    mixture over T_MIX of Bayes factors of a mean ``delta`` standard deviations above 0 against
+    a mean of 0, the unknown deviation integrated out with the scale-invariant (right Haar) prior
+    1/sigma. It depends on the rounds only through their t statistic, so it is the likelihood
+    ratio of that statistic's distributions: a nonnegative martingale when the log ratios are
+    normal with a mean of 0 (the challenger exactly the margin better), whatever their spread."""
+    n = len(excess)
+    total, squares = sum(excess), sum(x * x for x in excess)
+    if n == 0 or squares <= 0.0:
+        return 1.0
+    r = total / math.sqrt(squares)
+    null = _log_moment(n, 0.0)
+    return sum(w * math.exp(_log_moment(n, d * r) - null - n * d * d / 2) for d, w in T_MIX)
 
 
 def paired_test(
@@ -347,10 +411,13 @@ def paired_test(
     ratios = [(b / a if lower else a / b) for a, b in pairs if a > 0 and b > 0]
     # a round is won beyond the margin as ``within`` reads a tolerance: relative to the incumbent
     wins = sum(1 for a, b in pairs if (a < b * (1 - margin) if lower else a > b * (1 + margin)))
+    edge = -math.log(1 - margin) if lower else math.log(1 + margin)
+    sign = sign_e_value(wins, len(pairs))
+    t = t_e_value([math.log(r) - edge for r in ratios])
     return PairedEvidence(
         rounds=len(pairs),
         wins=wins,
-        e_value=sign_e_value(wins, len(pairs)),
+        e_value=(1 - T_SHARE) * sign + T_SHARE * t,
         level=share(alpha, challengers, favoured),
         challengers=max(1, challengers),
         favoured=None if challengers <= 1 else favoured,

@@ -275,10 +275,13 @@ IncumbentVerdict = Literal["unmeasured", "best", "kept", "replaced"]
 
 class ReplacementEvidence(StrictModel):
     """What a replacement of the advice in force rested on (``advisor.calibrate.choice``): the
-    sequential paired sign test over the race rounds that measured both, or the objective's bound
-    (the new advice surely meets the p99 bound the incumbent surely misses)."""
+    sequential paired sign and t tests over the race rounds that measured both, or the
+    objective's bound (the new advice surely meets the p99 bound the incumbent surely misses)."""
 
-    test: Literal["paired sign test, sequential", "p99 bound"]
+    #: "paired sign test, sequential": what replacements before the t test joined it name
+    test: Literal[
+        "paired sign and t tests, sequential", "paired sign test, sequential", "p99 bound"
+    ]
     rounds: int = Field(ge=0, description="race rounds that measured both")
     wins: int = Field(ge=0, description="of them, the rounds the new advice won by the margin")
     margin: float = Field(ge=0, description="how much better a round must be to count, relative")
