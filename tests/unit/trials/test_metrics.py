@@ -126,7 +126,7 @@ def _calibrated(metrics: bool = False) -> CalibrationResult:
         }
         return t.model_copy(update=update)
 
-    # 200 s: replacing TF's default takes 6-9 paired rounds won in a row (calibrate/statistics)
+    # 200 s: room for the paired rounds that replace TF's default (calibrate/statistics)
     options = CalibrationOptions(budget_s=200.0)
     return sweep(options, node(8, quota=4.0), trial_fn=trial_fn, clock=clock)
 
