@@ -123,9 +123,9 @@ def incumbent_reason(
 
 
 def evidence_text(evidence: ReplacementEvidence) -> str:
-    """What a replacement rested on, in a few words: ``paired sign test, sequential: won 8 of 8
-    rounds by more than 5% (e-value 153 >= 40, level 2.50%: half of 5% for the screen's best of 3
-    challengers)``."""
+    """What a replacement rested on, in a few words: ``paired sign and t tests, sequential: won
+    8 of 8 rounds by more than 5% (e-value 153 >= 40, level 2.50%: half of 5% for the screen's
+    best of 3 challengers)``."""
     if evidence.e_value is None:
         return "it surely meets the p99 bound the advice in force surely misses"
     many = evidence.challengers

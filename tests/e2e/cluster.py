@@ -298,7 +298,7 @@ def publish(cluster: Cluster, namespace: str, best: tuple[int, int], *extra: str
     search over the cost model of tests/support/search_fakes in place of TensorFlow trials (so the
     advice is known): what is under test is what the cluster does with it."""
     argv = [
-        # the Job's budget: replacing the advice in force takes 6-9 paired rounds won in a row
+        # the Job's budget: room for the paired rounds that replace the advice in force
         *("--log-level", "error", "run", "--budget", "300"),
         *("--configmap", ADVICE, "--namespace", namespace, "--kubeconfig", str(cluster.kubeconfig)),
         *extra,
