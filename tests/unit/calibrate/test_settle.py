@@ -348,42 +348,39 @@ def test_a_pooled_win_the_rounds_do_not_reproduce_is_no_win() -> None:
     assert holds_in_rounds(again[challenger], again[held], P99)
 
 
-@pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize(
-    ("table", "held"),
-    [
-        # the advice in force 6% behind the best: within noise at this spread, or just beyond
-        ({(1, 1): 10.0, (1, 2): 10.6, (2, 1): 14.0}, ThreadSetting(1, 2)),
-        # TF's default 4% behind the best
-        ({(1, 1): 10.0, (1, 2): 10.9, (2, 1): 14.0, (None, None): 10.4}, BASELINE),
-    ],
+#: the advice in force 6% behind the best (within noise at this spread, or just beyond), and TF's
+#: default 4% behind it: a change either way is within the margin
+WITHIN_MARGIN = (
+    ({(1, 1): 10.0, (1, 2): 10.6, (2, 1): 14.0}, ThreadSetting(1, 2)),
+    ({(1, 1): 10.0, (1, 2): 10.9, (2, 1): 14.0, (None, None): 10.4}, BASELINE),
 )
-def test_an_early_stop_never_replaces_an_incumbent_the_whole_budget_keeps(
-    seed: int, table: dict[Any, float], held: ThreadSetting
-) -> None:
-    """The same trials up to the stop (same seeds): the whole budget only adds windows.
 
-    Seed 2 of TF's default 4% behind is left out: there 1/1 led by 8-14% in each of its first 5
-    rounds (the windows' spread allows ±12% each), so the t test passed on them (an e-value of
-    44.5 against 40) and the stop replaced it, where 17 more rounds put the lead back near 4%:
-    a change within the margin, what the test's level bounds (2.5% for the screen's best)
-    and the false-change benchmark measures (``4% gain`` rows), not a stop that asked too
-    little."""
-    if seed == 2 and held == BASELINE:
-        pytest.skip("a false change within the level: see the docstring")
-    common: dict[str, Any] = {"quota": 1.5, "noise": 0.12, "seed": seed, "table": table}
-    _, _, early = run(
-        120.0, flat_p99=16.0, incumbent=held, settings=SearchSettings(seed=seed), **common
-    )
-    _, _, full = run(
-        120.0,
-        flat_p99=16.0,
-        incumbent=held,
-        settings=SearchSettings(seed=seed, spend_budget=True),
-        **common,
-    )
-    if early.stopped == "settled" and pick(early, held) != held:
-        assert pick(full, held) != held
+
+def test_an_early_stop_rarely_replaces_an_incumbent_the_whole_budget_keeps() -> None:
+    """The same trials up to the stop (same seeds): the whole budget only adds windows. A
+    sequential test at a level can pass on a lucky start that more rounds undo, so "never" is
+    not its property; the level bounds how often (2.5% for the screen's best: under one case in
+    the 24 here). Seen: seed 2 of TF's default, where 1/1 led by 8-14% in each of its first 5
+    rounds (the t test passed, e-value 44.5 against 40) and 17 more brought the lead back near
+    4%."""
+    discordant = []
+    for table, held in WITHIN_MARGIN:
+        for seed in range(12):
+            common: dict[str, Any] = {"quota": 1.5, "noise": 0.12, "seed": seed, "table": table}
+            _, _, early = run(
+                120.0, flat_p99=16.0, incumbent=held, settings=SearchSettings(seed=seed), **common
+            )
+            _, _, full = run(
+                120.0,
+                flat_p99=16.0,
+                incumbent=held,
+                settings=SearchSettings(seed=seed, spend_budget=True),
+                **common,
+            )
+            replaced = early.stopped == "settled" and pick(early, held) != held
+            if replaced and pick(full, held) == held:
+                discordant.append((held, seed))
+    assert len(discordant) <= 1, discordant
 
 
 @pytest.mark.parametrize("seed", range(12))
