@@ -42,12 +42,14 @@ MIN_AFTER = timedelta(hours=1)
 #: without kube-state-metrics' start times: pods started later than this after the first one
 #: started with the advice are not its rollout (an autoscaler's scale-up, an eviction)
 ROLLOUT = timedelta(minutes=30)
+#: the part of the slack beyond the warm-up: a nightly plan's hour
+_PLAN_SLACK = timedelta(hours=1)
 #: an after-window this much shorter than ``window`` is still a full one: advice lands some
 #: time after a nightly plan and its pods roll out and warm up, so a nightly plan never sees
 #: whole windows after it; without the slack a regression would be reverted a night later.
 #: A window is never full with less than three quarters of it (``slack``): a shorter
 #: ``--window`` than the slack would otherwise be "full" before it began
-FULL_SLACK = WARM_UP + timedelta(hours=1)
+FULL_SLACK = WARM_UP + _PLAN_SLACK
 DAY = timedelta(days=1)
 
 Points = Sequence[tuple[float, float]]
@@ -78,7 +80,7 @@ class Unknown:
 
 def slack(window: timedelta, warm_up: timedelta = WARM_UP) -> timedelta:
     """How much shorter than ``window`` an after-window may be and still be full."""
-    return min(FULL_SLACK - WARM_UP + warm_up, window / 4)
+    return min(warm_up + _PLAN_SLACK, window / 4)
 
 
 def stride(window: timedelta) -> timedelta:

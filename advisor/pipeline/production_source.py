@@ -202,7 +202,7 @@ class PrometheusSource:
             latency="latency" in templates,
             load="load" in templates,
             previous_unknown=previous is not None and previous_changed is None,
-            samples=window_samples(self.window, timedelta(seconds=queries.STEP_S), self.warm_up),
+            samples=window_samples(self.window, queries.STEP_SPAN, self.warm_up),
         )
         failed = refused_days or refused_after
         if failed is not None:
@@ -333,7 +333,7 @@ class PrometheusSource:
             for one in series:
                 for at, value in finite(one.points):
                     summed[at] = summed.get(at, 0.0) + value
-            start = until + timedelta(seconds=queries.STEP_S)
+            start = until + queries.STEP_SPAN
         return sorted(summed.items())
 
     def _instant(self, expr: str, at: datetime) -> list[float]:

@@ -11,9 +11,7 @@ from advisor.errors import Opt, UsageError
 from advisor.models.times import format_age
 from advisor.prometheus import Settings
 from advisor.prometheus.promql import Matcher, parse_matchers
-from advisor.prometheus.queries import STEP_S
-
-STEP = timedelta(seconds=STEP_S)
+from advisor.prometheus.queries import STEP_SPAN as STEP
 
 DEFAULT_TIMEOUT_S = 10.0
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 from advisor.models import WorkloadKind
 from advisor.prometheus.promql import (
@@ -39,6 +40,7 @@ POD_START = "kube_pod_start_time"
 #: seconds between the points of a window, and what each point covers
 STEP_S = 300
 STEP = duration(STEP_S)
+STEP_SPAN = timedelta(seconds=STEP_S)
 _PLACEHOLDER = re.compile(r"\$(namespace|workload|container)\b")
 
 
