@@ -5,6 +5,7 @@ the exhaustive grid, under real cgroup v1 quotas, measured by the benchmark's ow
     python -m benchmarks quality --smoke                   # seconds: checks the plumbing
     python -m benchmarks quality --json full.json          # every scenario (about an hour)
     python -m benchmarks quality --family serving          # TF Serving models (about 20 min)
+    python -m benchmarks quality --family networks --quick # MobileNetV2, ResNet50 (~30 min)
 
 Per subject, one measuring child per setting is started once (benchmarks/pool.py). Per quota,
 a fresh cgroup is made; the real ``tf-thread-advisor calibrate`` runs inside it with the default
@@ -12,7 +13,8 @@ budget (timed, its process tree's RSS polled); then every child moves into the g
 settings are measured in seeded, reshuffled rounds so drift hits all alike. Needs root for the
 quotas; without it only the no-quota scenarios run, and the report says so. ``--family serving``
 runs the TF Serving models of benchmarks/serving.py instead, each judged on its own warmup
-requests. How to read the output: docs/benchmark.md.
+requests; ``--family networks`` two real architectures (benchmarks/shapes.py). How to read
+the output: docs/benchmark.md.
 """
 
 from __future__ import annotations

@@ -28,7 +28,11 @@ CONCURRENCIES = (1, 2)
 #: builds (benchmarks/shapes.py)
 SUBJECTS = ("builtin", "wide_mlp")
 MAX_INTER = 4
-FAMILIES = ("shapes", "serving")
+FAMILIES = ("shapes", "serving", "networks")
+#: the networks family's subjects (benchmarks/shapes.py): real architectures nobody here wrote,
+#: the issue's "real networks", and its quotas: the 1-CPU target first
+NETWORKS = ("mobilenet_v2", "resnet50")
+NETWORK_QUOTAS: tuple[float | None, ...] = (1.0, None)
 #: a serving scenario's subject is this prefix and the kind (``serving_bert``)
 SERVING_PREFIX = "serving_"
 #: the serving family's quotas: the issue's target names these two
@@ -179,6 +183,43 @@ SERVING_EFFORT = {
 }
 
 
+#: the networks family: latency with one request in flight, as the target names it. A request
+#: takes 10-40 ms (MobileNetV2) to 100-250 ms (ResNet50) here, so the judge's windows are longer
+#: than the shapes family's (a 3 s window holds 12-30 ResNet50 requests under one CPU) and its
+#: second look longer too; no spawn, short or incumbent reruns (the shapes family's questions).
+_NETWORKS_FULL = Effort(
+    rounds=5,
+    window_s=3.0,
+    warmup_s=0.5,
+    compare_spawn="none",
+    refine_rounds=8,
+    repeat_with_incumbent=False,
+    scaling_sizes=(),
+)
+NETWORK_EFFORT = {
+    "full": _NETWORKS_FULL,
+    "quick": dataclasses.replace(_NETWORKS_FULL, rounds=3, refine_rounds=4),
+    "smoke": dataclasses.replace(
+        _NETWORKS_FULL,
+        rounds=2,
+        window_s=0.3,
+        warmup_s=0.1,
+        calibrate_budget_s=30.0,
+        grid_limit=(2, 1),
+        refine_rounds=1,
+    ),
+}
+
+
+def network_scenarios(mode: str, can_quota: bool) -> tuple[Scenario, ...]:
+    """Full: each network under each of ``NETWORK_QUOTAS``; quick: each under the 1-CPU quota;
+    smoke: MobileNetV2 alone, under the quota where one can be made."""
+    if mode == "smoke":
+        return (Scenario(NETWORKS[0], 1.0 if can_quota else None, "latency", 1),)
+    quotas = NETWORK_QUOTAS if mode == "full" else NETWORK_QUOTAS[:1]
+    return tuple(Scenario(n, q, "latency", 1) for n in NETWORKS for q in quotas)
+
+
 def full_scenarios() -> tuple[Scenario, ...]:
     return tuple(
         Scenario(w, q, o, c)
@@ -235,6 +276,9 @@ def make_plan(
     if family == "serving":
         scenarios = serving_scenarios(mode, can_quota, kinds)
         effort = SERVING_EFFORT[mode]
+    elif family == "networks":
+        scenarios = network_scenarios(mode, can_quota)
+        effort = NETWORK_EFFORT[mode]
     elif mode == "smoke":
         scenarios = smoke_scenarios(can_quota)
     elif mode == "quick":

@@ -28,8 +28,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--family",
         choices=plan.FAMILIES,
         default="shapes",
-        help="which scenarios: the built-in network and the benchmark's shapes (default), or "
-        "TF Serving models of five signature kinds, each replaying its warmup requests",
+        help="which scenarios: the built-in network and the benchmark's shapes (default), "
+        "TF Serving models of five signature kinds, each replaying its warmup requests, or "
+        "networks (Keras' MobileNetV2 and ResNet50, random weights)",
     )
     parser.add_argument(
         "--kind",

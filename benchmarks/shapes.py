@@ -2,7 +2,9 @@
 
 Why: advice that only fits the advisor's own toy model proves little. These shapes stress the
 thread pools differently: one big matmul chain (intra-op parallelism matters) and an attention
-block (several independent branches, so inter-op parallelism can matter too). Each is saved as a
+block (several independent branches, so inter-op parallelism can matter too); and two networks
+nobody here wrote (Keras' MobileNetV2 and ResNet50 with random weights: the speed of a
+convolution does not depend on its weights), the ``networks`` family. Each is saved as a
 SavedModel, the format TF Serving and the advisor's ``--model`` both take.
 
 Imported only inside a child process (it imports TensorFlow).
@@ -18,6 +20,8 @@ from typing import Any
 SHAPES: dict[str, str] = {
     "wide_mlp": "MLP 1024 -> 2048 -> 2048 -> 1000 (relu), float32, ~6.3 M weights",
     "transformer": "one transformer encoder block: seq 64, d_model 256, 4 heads, ffn 1024",
+    "mobilenet_v2": "Keras' MobileNetV2, random weights, one 224x224x3 image: ~3.5 M weights",
+    "resnet50": "Keras' ResNet50, random weights, one 224x224x3 image: ~25.6 M weights",
 }
 
 
@@ -42,7 +46,20 @@ def _transformer(keras: Any) -> Any:
     return keras.Model(inputs, outputs, name="transformer_block")
 
 
-_BUILDERS: dict[str, Callable[[Any], Any]] = {"wide_mlp": _wide_mlp, "transformer": _transformer}
+def _mobilenet_v2(keras: Any) -> Any:
+    return keras.applications.MobileNetV2(weights=None)
+
+
+def _resnet50(keras: Any) -> Any:
+    return keras.applications.ResNet50(weights=None)
+
+
+_BUILDERS: dict[str, Callable[[Any], Any]] = {
+    "wide_mlp": _wide_mlp,
+    "transformer": _transformer,
+    "mobilenet_v2": _mobilenet_v2,
+    "resnet50": _resnet50,
+}
 
 
 def build_savedmodel(shape: str, out_dir: Path) -> Path:

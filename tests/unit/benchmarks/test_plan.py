@@ -99,3 +99,28 @@ def test_the_short_sweep_runs_where_the_done_when_asks_or_everywhere_when_told()
     assert everywhere.effort.calibrate_budget_s is None  # the default budget beside it
     smoke = plan.make_plan("smoke", True)  # no short budget at all: none anywhere
     assert not any(smoke.effort.short_budget_for(s) for s in smoke.scenarios)
+
+
+def test_the_networks_family_judges_each_network_under_one_cpu_first_with_longer_windows() -> None:
+    full = plan.make_plan("full", can_quota=True, family="networks")
+    assert {(s.subject, s.quota_cpus) for s in full.scenarios} == {
+        (n, q) for n in plan.NETWORKS for q in (1.0, None)
+    }
+    assert all(s.objective == "latency" and s.concurrency == 1 for s in full.scenarios)
+    quick = plan.make_plan("quick", can_quota=True, family="networks").scenarios
+    assert [(s.subject, s.quota_cpus) for s in quick] == [(n, 1.0) for n in plan.NETWORKS]
+    # a ResNet50 request takes 100-250 ms here: the shapes family's 2 s window holds too few
+    shapes = plan.make_plan("full", can_quota=True).effort
+    assert full.effort.window_s > shapes.window_s
+    assert full.effort.refine_rounds > full.effort.rounds
+    assert not full.effort.scaling_sizes  # the simulated scaling is the shapes family's
+    # without cgroups the quick set still runs both networks, without a quota
+    bare = plan.make_plan("quick", can_quota=False, why_not="not root", family="networks")
+    assert [(s.subject, s.quota_cpus) for s in bare.scenarios] == [(n, None) for n in plan.NETWORKS]
+
+
+def test_every_network_is_a_shape_the_benchmark_can_build() -> None:
+    from benchmarks.shapes import SHAPES
+
+    assert set(plan.NETWORKS) <= set(SHAPES)
+    assert quality_args.parse_args(["--family", "networks"]).family == "networks"
