@@ -34,6 +34,7 @@ best, so the usual trade of a little speed for fewer threads never goes below th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -46,10 +47,12 @@ from advisor.calibrate.statistics import (
     paired_band,
     paired_test,
     ratio,
+    rounds_to_pass,
     within,
 )
 from advisor.models import ThreadSetting
 from advisor.models.notes import (
+    BudgetShort,
     FewerThreads,
     IncumbentKept,
     IncumbentUnmeasured,
@@ -373,3 +376,56 @@ def _gain(
         notes.append(NoGain(chosen.setting, band, gain))
         gain = 1.0
     return gain, within_noise, band
+
+
+def budget_short(
+    choice: Choice, *, spent_s: float, round_s: float | None, safety: float
+) -> BudgetShort | None:
+    """The note for a budget that ended before the paired test decided: the advice in force kept
+    while the leader is ahead of it beyond the margin and beyond the rounds' noise band
+    (``paired_band``: a lucky median on a flat node is not), and would pass after more rounds
+    like its median one (``rounds_to_pass``); the budget suggested is what was spent plus those
+    rounds at the race rounds' pace (``round_s``, None: no race round ran), times ``safety``,
+    rounded up to 10 s. None when nothing was waiting on the test."""
+    found = choice.evidence
+    held = choice.incumbent
+    if not choice.kept or held is None or found is None or found.test is None or round_s is None:
+        return None
+    test = found.test
+    if test.passed or not _clearly_ahead(choice.leader, held, choice.measure, test.margin):
+        return None
+    more = rounds_to_pass(choice.leader, held, choice.measure, margin=test.margin, level=test.level)
+    if more is None:
+        return None
+    wanted = spent_s + more * round_s * safety
+    return BudgetShort(
+        leader=choice.leader.setting,
+        held=held.setting,
+        measure=choice.measure,
+        ratio=test.median_ratio,
+        rounds=test.rounds,
+        more=more,
+        budget_s=10.0 * math.ceil(wanted / 10.0),
+    )
+
+
+def _clearly_ahead(mine: ConfigStats, held: ConfigStats, measure: Measure, margin: float) -> bool:
+    """``mine`` ahead of ``held`` by more than ``margin`` plus the noise band of the rounds that
+    measured both (the pooled medians' with fewer of them)."""
+    middle, band = paired_band(mine, held, measure)
+    if measure.lower_is_better:
+        return middle < 1 - margin - band
+    return middle > 1 + margin + band
+
+
+def unproven(choice: Choice) -> bool:
+    """The advice in force was kept although the best measured beyond the noise band of the two
+    (``incumbent_band``): kept for want of the paired test's rounds, not for a tie."""
+    held, band = choice.incumbent, choice.incumbent_band
+    if not choice.kept or held is None or band is None or choice.leader is held:
+        return False
+    found = ratio(choice.leader, held, choice.measure)
+    if found is None:
+        return False
+    change = 1 - 1 / found if choice.measure.lower_is_better else found - 1
+    return change > band

@@ -426,6 +426,41 @@ def paired_test(
     )
 
 
+def rounds_to_pass(
+    mine: ConfigStats,
+    theirs: ConfigStats,
+    measure: Measure,
+    *,
+    margin: float,
+    level: float,
+    most: int = 30,
+) -> int | None:
+    """How many more race rounds ``mine`` needs against ``theirs``, each one won by its median
+    round so far, before ``paired_test`` passes at ``level``: what a budget that ended first was
+    short of. None without a paired round, when the median round does not clear ``margin``
+    (more rounds like it never pass), or beyond ``most``. A projection, not a promise: the
+    rounds to come are noisy too."""
+    pairs = paired_rounds(mine, theirs, measure)
+    lower = measure.lower_is_better
+    ratios = [(b / a if lower else a / b) for a, b in pairs if a > 0 and b > 0]
+    if not ratios:
+        return None
+    edge = -math.log(1 - margin) if lower else math.log(1 + margin)
+    excess = [math.log(r) - edge for r in ratios]
+    typical = statistics.median(excess)
+    if typical <= 0.0:
+        return None
+    wins = sum(1 for x in excess if x > 0.0)
+    for more in range(1, most + 1):
+        rounds = len(excess) + more
+        e = (1 - T_SHARE) * sign_e_value(wins + more, rounds) + T_SHARE * t_e_value(
+            [*excess, *([typical] * more)]
+        )
+        if rounds >= MIN_PAIRED_ROUNDS and e * level >= 1.0:
+            return more
+    return None
+
+
 def bounds(stats: ConfigStats, measure: Measure) -> tuple[float, float] | None:
     """The median of ``measure``'s lower and upper bound: ``Z`` standard errors of it (at least
     MIN_BAND) either side; None with fewer than two windows (no spread to bound it by)."""

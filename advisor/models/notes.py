@@ -62,6 +62,22 @@ class IncumbentKept:
 
 
 @dataclass(frozen=True)
+class BudgetShort:
+    """The budget ended before the paired test could decide: ``leader`` measured ``ratio``
+    against the advice in force ``held`` (>1 = better) over ``rounds`` paired rounds, and
+    ``more`` rounds like its median one would pass the test: about ``budget_s`` in all, at the
+    race rounds' pace here (``statistics.rounds_to_pass``)."""
+
+    leader: ThreadSetting
+    held: ThreadSetting
+    measure: Measure
+    ratio: float | None
+    rounds: int
+    more: int
+    budget_s: float
+
+
+@dataclass(frozen=True)
 class NoGain:
     """The advice and TF's default measured within ``band`` of each other (``ratio``: the
     advice against the default, None when not comparable)."""
@@ -158,13 +174,15 @@ class Forced:
 #: the notes on the stored advice: why it is (or is not) the incumbent
 StoredAdviceNote = AdviceIgnored | BadThreadValue | NoProvenance | UndoneInProduction | Forced
 
+#: the notes on the advice in force as this run measured it
+IncumbentNote = IncumbentUnmeasured | IncumbentKept | BudgetShort
+
 #: every note a calibration makes; a new one is a class here and its sentence in ``note_text``
 Note = (
     SloMissed
     | FewerThreads
     | PassedOver
-    | IncumbentUnmeasured
-    | IncumbentKept
+    | IncumbentNote
     | NoGain
     | OnlyDefault
     | DefaultKept

@@ -34,7 +34,7 @@ from advisor.calibrate.candidates import (
     tf_picks,
     with_incumbent,
 )
-from advisor.calibrate.choice import Choice, choose
+from advisor.calibrate.choice import Choice, budget_short, choose, unproven
 from advisor.calibrate.search import race
 from advisor.calibrate.spec import SubjectSpec
 from advisor.calibrate.state import SearchOutcome
@@ -261,7 +261,11 @@ def sweep(
     advice = choice.chosen.setting.spelled_out(affinity)
     notes = [
         note_text(note)
-        for note in (*choice.notes, *_notes(choice, outcome, picks, advice, not candidates))
+        for note in (
+            *choice.notes,
+            *_notes(choice, outcome, picks, advice, not candidates),
+            *_budget_short(choice, outcome, options.budget_s, settings or SearchSettings()),
+        )
     ]
     outcome_of_incumbent = _incumbent_outcome(choice, incumbent, held, picks, options)
     verdict: OnednnVerdict | None = None
@@ -443,6 +447,7 @@ def _incumbent_outcome(
             other.label,
             versus,
             "" if evidence is None else evidence_text(evidence),
+            unproven=unproven(choice),
         )
     return IncumbentOutcome(
         setting=held,
@@ -485,6 +490,19 @@ def _evidence(choice: Choice) -> ReplacementEvidence | None:
         challengers=test.challengers,
         favoured=test.favoured,
     )
+
+
+def _budget_short(
+    choice: Choice, outcome: SearchOutcome, budget_s: float, settings: SearchSettings
+) -> list[Note]:
+    """The budget ended before the paired test decided (``choice.budget_short``), with the pace
+    of this run's race rounds (the screen is round 0 of ``outcome.rounds``)."""
+    if outcome.stopped != "budget":
+        return []
+    race_rounds = outcome.rounds - 1
+    round_s = outcome.race_s / race_rounds if race_rounds > 0 else None
+    note = budget_short(choice, spent_s=budget_s, round_s=round_s, safety=settings.safety)
+    return [] if note is None else [note]
 
 
 def _notes(

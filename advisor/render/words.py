@@ -28,7 +28,13 @@ from advisor.models import (
 from advisor.objectives import Measure, named
 
 if TYPE_CHECKING:
-    from advisor.models.notes import AdviceIgnored, BadThreadValue, Note, StoredAdviceNote
+    from advisor.models.notes import (
+        AdviceIgnored,
+        BadThreadValue,
+        IncumbentNote,
+        Note,
+        StoredAdviceNote,
+    )
 
 
 def near_best_line(result: CalibrationResult) -> str | None:
@@ -108,15 +114,26 @@ def incumbent_line(result: CalibrationResult) -> str | None:
 
 
 def incumbent_reason(
-    verdict: IncumbentVerdict, rival: str = "", versus: str = "", evidence: str = ""
+    verdict: IncumbentVerdict,
+    rival: str = "",
+    versus: str = "",
+    evidence: str = "",
+    *,
+    unproven: bool = False,
 ) -> str:
     """The incumbent's ``verdict`` in one line (``IncumbentOutcome.reason``): ``rival`` is the
     best (kept) or the advice (replaced), ``versus`` how it compares with the incumbent,
-    ``evidence`` what a replacement rested on (``evidence_text``)."""
+    ``evidence`` what a replacement rested on (``evidence_text``); ``unproven``: kept although
+    the best measured beyond noise, its paired test not passed (``choice.unproven``)."""
     if verdict == "unmeasured":
         return "could not be measured in this run: replaced"
     if verdict == "best":
         return "measured best: kept"
+    if verdict == "kept" and unproven:
+        return (
+            f"kept: the best, {rival}, measured beyond noise but has not won the paired test "
+            f"against it ({versus})"
+        )
     if verdict == "kept":
         return f"kept: nothing beat it beyond noise (the best, {rival}: {versus})"
     return f"replaced by {rival}: {versus}" + (f"; {evidence}" if evidence else "")
@@ -167,6 +184,7 @@ def note_text(note: Note) -> str:
     # the notes' classes are imported where notes are worded: ``plan`` and ``status`` word none,
     # and their thirty-odd dataclasses make one of the dearest of the advisor's modules to import
     from advisor.models.notes import (
+        BudgetShort,
         DefaultKept,
         FewerThreads,
         HighestVersion,
@@ -195,17 +213,8 @@ def note_text(note: Note) -> str:
                 f"within noise ({band:.0%}) of {leader.label} but more than {trade:.0%} behind "
                 f"it, so not advised despite fewer threads: {_labels(passed)}"
             )
-        case IncumbentUnmeasured(incumbent):
-            text = (
-                f"the advice in force ({incumbent.label}) could not be measured in this run, so "
-                "it cannot stand"
-            )
-        case IncumbentKept(leader, held, measure, ratio, band):
-            text = (
-                f"{leader.label} measured {_percent(ratio, measure)} than the advice in "
-                f"force ({held.label}), inside the {band:.0%} noise band of the two: {held.label} "
-                "kept"
-            )
+        case IncumbentUnmeasured() | IncumbentKept() | BudgetShort():
+            text = _incumbent_note(note)
         case NoGain(chosen, band, ratio):
             measured = "" if ratio is None else f" (ratio {ratio:.2f})"
             text = (
@@ -234,6 +243,37 @@ def note_text(note: Note) -> str:
         case _:
             text = _stored_advice_note(note)
     return text
+
+
+def _incumbent_note(note: IncumbentNote) -> str:
+    """The notes on the advice in force: unmeasured, kept, or kept for want of budget."""
+    from advisor.models.notes import BudgetShort, IncumbentKept, IncumbentUnmeasured
+
+    match note:
+        case IncumbentUnmeasured(incumbent):
+            return (
+                f"the advice in force ({incumbent.label}) could not be measured in this run, so "
+                "it cannot stand"
+            )
+        case IncumbentKept(leader, held, measure, ratio, band):
+            # kept inside the band, or beyond it on medians the paired rounds do not yet show
+            where = (
+                f"beyond the {band:.0%} noise band of the two, but it has not won the paired "
+                "test against it"
+                if ratio is not None and abs(_change(ratio, measure)) > band
+                else f"inside the {band:.0%} noise band of the two"
+            )
+            return (
+                f"{leader.label} measured {_percent(ratio, measure)} than the advice in "
+                f"force ({held.label}), {where}: {held.label} kept"
+            )
+        case BudgetShort(leader, held, measure, ratio, rounds, more, budget_s):
+            return (
+                f"the budget ended before the paired test could decide on {leader.label} "
+                f"({_percent(ratio, measure)} than the advice in force, {held.label}, over "
+                f"{rounds} paired round{'s' if rounds != 1 else ''}): {more} more like those "
+                f"would, so a --budget of about {budget_s:.0f} s would let it decide"
+            )
 
 
 def _stored_advice_note(note: StoredAdviceNote) -> str:
@@ -299,11 +339,16 @@ def _labels(settings: tuple[ThreadSetting, ...]) -> str:
     return ", ".join(s.label for s in settings)
 
 
+def _change(ratio: float, measure: Measure) -> float:
+    """A ratio of medians (>1 = better) as the share better (negative: worse)."""
+    return 1 - 1 / ratio if measure.lower_is_better else ratio - 1
+
+
 def _percent(ratio: float | None, measure: Measure) -> str:
     """``7% better`` (or worse): a ratio of medians (>1 = better) in words."""
     if ratio is None:
         return "differently"
-    change = 1 - 1 / ratio if measure.lower_is_better else ratio - 1
+    change = _change(ratio, measure)
     return f"{abs(change):.0%} {'better' if change >= 0 else 'worse'}"
 
 

@@ -23,6 +23,7 @@ from advisor.calibrate.statistics import (
     noise_band,
     paired_band,
     paired_test,
+    rounds_to_pass,
     share,
     sign_e_value,
     t_e_value,
@@ -254,3 +255,38 @@ def test_a_large_clean_gain_replaces_in_fewer_rounds_than_the_sign_test_can() ->
     )
     test = paired_test(*close, P99, margin=TRADE_OFF, challengers=2)  # type: ignore[arg-type]
     assert test.wins == 4 and not test.passed
+
+
+@pytest.mark.parametrize("gain", [1.3, 2.0, 3.0])
+def test_the_rounds_a_kept_leader_still_needs_are_the_ones_that_would_pass(gain: float) -> None:
+    level = REPLACE_ALPHA / 2
+    rng = random.Random(int(gain * 10))
+    held = [10.0 * math.exp(rng.gauss(0, 0.05)) for _ in range(2)]
+    mine = [p / gain for p in held]
+    more = rounds_to_pass(*paired(held, mine), P99, margin=TRADE_OFF, level=level)
+    assert more is not None and more >= 1
+    typical = statistics.median(h / m for h, m in zip(held, mine, strict=True))
+
+    def passes_after(extra: int) -> bool:
+        # ``extra`` rounds like the median one: each won by the same ratio
+        rounds_held = held + [10.0] * extra
+        rounds_mine = mine + [10.0 / typical] * extra
+        test = paired_test(
+            *paired(rounds_held, rounds_mine), P99, margin=TRADE_OFF, challengers=2, favoured=True
+        )
+        assert test.level == pytest.approx(level)
+        return test.passed
+
+    assert passes_after(more)
+    assert not passes_after(more - 1)
+
+
+def test_no_rounds_are_projected_for_a_leader_inside_the_margin_or_never_paired() -> None:
+    held = [10.0, 10.2, 9.9]
+    inside = paired(held, [9.7, 9.8, 9.6])  # 3% better: inside the 5% margin
+    assert rounds_to_pass(*inside, P99, margin=TRADE_OFF, level=0.025) is None
+    # far ahead in the screen, but no race round measured both: nothing to project from
+    trials = [window(HELD, 10.0, 1), window(CHALLENGER, 3.0, 0)]
+    stats = {s.setting: s for s in aggregate(trials, PICKS)}
+    mine, theirs = stats[CHALLENGER], stats[HELD]
+    assert rounds_to_pass(mine, theirs, P99, margin=TRADE_OFF, level=0.025) is None

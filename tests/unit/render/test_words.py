@@ -9,6 +9,7 @@ from advisor.models import PairsVerdict, ThreadSetting
 from advisor.models.notes import (
     AdviceIgnored,
     BadThreadValue,
+    BudgetShort,
     DefaultKept,
     FewerThreads,
     Forced,
@@ -56,6 +57,17 @@ IGNORED = "not used as the advice in force; TF's default is the incumbent"
             IncumbentKept(B, A, THROUGHPUT, 0.9, 0.3),
             "1/1 measured 10% worse than the advice in force (2/1), inside the 30% noise band of "
             "the two: 2/1 kept",
+        ),
+        (
+            IncumbentKept(B, A, P99, 1.6, 0.1),
+            "1/1 measured 38% better than the advice in force (2/1), beyond the 10% noise band "
+            "of the two, but it has not won the paired test against it: 2/1 kept",
+        ),
+        (
+            BudgetShort(B, DEFAULT, P99, 2.5, 1, 3, 110.0),
+            "the budget ended before the paired test could decide on 1/1 (60% better than the "
+            "advice in force, TF default, over 1 paired round): 3 more like those would, so a "
+            "--budget of about 110 s would let it decide",
         ),
         (
             IncumbentKept(B, A, P99, None, 0.3),
