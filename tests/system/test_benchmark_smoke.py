@@ -21,6 +21,21 @@ from tests.support import REPO
 from tests.support.real_parts import missing_real_part
 
 
+def run_benchmark(argv: list[str], timeout_s: float) -> tuple[int, str, str]:
+    """``python -m benchmarks ARGV`` from the checkout: (exit code, stdout, stderr), after
+    checking that it left no quota cgroup of its own behind."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks", *argv],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    stdout, stderr = proc.communicate(timeout=timeout_s)
+    assert not list(CPU_ROOT.glob(f"tfta-{proc.pid}-*")), "a cgroup was left behind"
+    return proc.returncode, stdout, stderr
+
+
 @pytest.mark.tf
 def test_smoke_run_reports_every_figure_and_cleans_up(tmp_path: Path) -> None:
     try:
@@ -28,16 +43,8 @@ def test_smoke_run_reports_every_figure_and_cleans_up(tmp_path: Path) -> None:
     except ImportError:
         missing_real_part("tensorflow is not installed")
     out = tmp_path / "smoke.json"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks", "quality", "--smoke", "--json", str(out)],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    stdout, stderr = proc.communicate(timeout=300)
-    assert proc.returncode == 0, stderr[-2000:]
-    assert not list(CPU_ROOT.glob(f"tfta-{proc.pid}-*")), "a cgroup was left behind"
+    code, stdout, stderr = run_benchmark(["quality", "--smoke", "--json", str(out)], 300)
+    assert code == 0, stderr[-2000:]
 
     report = json.loads(out.read_text())
     assert report["mode"] == "smoke"
@@ -114,15 +121,7 @@ def test_serving_smoke_judges_a_tf_serving_model_on_its_warmup_requests(tmp_path
         missing_real_part("tensorflow-serving-api is not installed")
     out = tmp_path / "serving.json"
     argv = ["quality", "--family", "serving", "--smoke", "--json", str(out)]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks", *argv],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    stdout, stderr = proc.communicate(timeout=420)
-    assert not list(CPU_ROOT.glob(f"tfta-{proc.pid}-*")), "a cgroup was left behind"
+    code, stdout, stderr = run_benchmark(argv, timeout_s=420)
     report = json.loads(out.read_text())
     assert (report["mode"], report["family"]) == ("smoke", "serving")
     assert "## Advice quality (smoke, serving family" in stdout
@@ -159,4 +158,37 @@ def test_serving_smoke_judges_a_tf_serving_model_on_its_warmup_requests(tmp_path
             assert cost["target"] == "n/a" and run["error"]
             failed.append("replay cost")
     assert "### Replaying warmup requests against synthesised inputs" in stdout
-    assert proc.returncode == (1 if failed else 0), stderr[-2000:]
+    assert code == (1 if failed else 0), stderr[-2000:]
+
+
+@pytest.mark.tf
+def test_networks_smoke_builds_a_keras_application_and_judges_the_advice_on_it(
+    tmp_path: Path,
+) -> None:
+    """``--family networks --smoke``: Keras' MobileNetV2 (random weights) built as a SavedModel,
+    a real calibrate on it under the quota where one can be made, and the judge's children
+    loading the same model."""
+    try:
+        import tensorflow  # noqa: F401
+    except ImportError:
+        missing_real_part("tensorflow is not installed")
+    out = tmp_path / "networks.json"
+    argv = ["quality", "--family", "networks", "--smoke", "--json", str(out)]
+    code, stdout, stderr = run_benchmark(argv, timeout_s=420)
+    assert code == 0, stderr[-2000:]
+    report = json.loads(out.read_text())
+    assert (report["mode"], report["family"]) == ("smoke", "networks")
+    assert "## Advice quality (smoke, networks family" in stdout
+    (scenario,) = report["scenarios"]
+    assert scenario["workload"] == "mobilenet_v2"
+    calibrate = scenario["calibrate"]
+    assert calibrate["exit_code"] == 0, calibrate["error"]
+    model = Path(calibrate["argv"][calibrate["argv"].index("--model") + 1])
+    assert model.name == "mobilenet_v2"  # built in the run's temporary directory, gone now
+    # the advisor measured the network's own 224x224x3 image input
+    inputs = calibrate["its_own_workload"]["inputs"]
+    assert list(inputs.values()) == ["float32[1,224,224,3]"]
+    assert scenario["advice"]["setting"] in scenario["settings"]
+    assert {"default", "1/1", "2/1"} <= set(scenario["settings"])
+    for stats in scenario["settings"].values():
+        assert stats["p99_ms"] >= stats["p50_ms"] > 0
