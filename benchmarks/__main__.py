@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "scaling": ("scaling", "the real search on simulated nodes of 2..256 CPUs"),
     "false-change": ("false_change", "calibration's P(change) on flat and 30%-gain landscapes"),
     "fleet": ("fleet", "plan over N opted-in workloads in K namespaces (fake API server)"),
+    "process-offset": ("process_offset", "one setting in K processes: a per-process offset?"),
     "production": ("production_errors", "production verdicts' error rates on generated series"),
 }
 

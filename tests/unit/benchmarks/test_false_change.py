@@ -71,3 +71,18 @@ def test_the_command_prints_the_rows_asked_for(capsys: pytest.CaptureFixture[str
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("| landscape, node, incumbent")
     assert [line.split("|")[1].strip() for line in out[2:]] == ["flat, 2 CPUs, TF's default"]
+
+
+def test_a_kept_process_keeps_its_offset_and_a_fresh_one_draws_anew() -> None:
+    still = {"window_cv": 0.0, "walk": 0.0, "drift": 0.0, "process_cv": 0.1}
+    clock = FakeClock()
+    kept = fc.SyntheticTrials(fc.Landscape(**still, kept=True), clock, 5)
+    fresh = fc.SyntheticTrials(fc.Landscape(**still), clock, 5)
+    screen = dataclasses.replace(SPEC, round=0)
+    race = [kept(SPEC, 10.0).p99_ms for _ in range(4)]
+    assert len(set(race)) == 1  # one process, one offset, in every race window
+    assert kept(screen, 10.0).p99_ms != race[0]  # a screen window is a fresh process
+    other = kept(dataclasses.replace(SPEC, setting=ThreadSetting(2, 1)), 10.0).p99_ms
+    assert other != race[0]  # another setting, another process
+    assert len({fresh(SPEC, 10.0).p99_ms for _ in range(4)}) == 4
+    assert fc.Landscape(**still).true_p99(SPEC.setting) == 5.0
