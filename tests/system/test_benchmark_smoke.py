@@ -192,3 +192,34 @@ def test_networks_smoke_builds_a_keras_application_and_judges_the_advice_on_it(
     assert {"default", "1/1", "2/1"} <= set(scenario["settings"])
     for stats in scenario["settings"].values():
         assert stats["p99_ms"] >= stats["p50_ms"] > 0
+
+
+@pytest.mark.tf
+def test_process_offset_measures_one_setting_in_each_process_every_round(tmp_path: Path) -> None:
+    try:
+        import tensorflow  # noqa: F401
+    except ImportError:
+        missing_real_part("tensorflow is not installed")
+    out = tmp_path / "offset.json"
+    argv = ["process-offset", "--processes", "3", "--rounds", "2", "--window", "0.3"]
+    argv += ["--warmup", "0.1", "--out", str(out)]
+    if cgroup_unavailable() is None:
+        argv += ["--quota", "1"]
+    code, stdout, stderr = run_benchmark(argv, 300)
+    assert code == 0, stderr[-2000:]
+    record = json.loads(out.read_text())
+    for figure in ("p99_ms", "p50_ms"):
+        rows = record["windows"][figure]
+        assert len(rows) == 3 and all(len(row) == 2 for row in rows)
+        assert all(value > 0 for row in rows for value in row)
+        analysis = record["anova"][figure]
+        assert (analysis["processes"], analysis["rounds"]) == (3, 2)
+        assert 0 < analysis["p"] <= 1 and analysis["offset_sd"] >= 0
+    # every window is a p99 of its own requests, the p50 never above it
+    windows = record["windows"]
+    pairs = zip(windows["p50_ms"], windows["p99_ms"], strict=True)
+    assert all(
+        p50 <= p99 for p50_row, p99_row in pairs for p50, p99 in zip(p50_row, p99_row, strict=True)
+    )
+    assert stdout.startswith("p99: 3 processes x 2 rounds")
+    assert record["options"]["quota"] == (1.0 if cgroup_unavailable() is None else None)
