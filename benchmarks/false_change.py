@@ -14,6 +14,9 @@ noise real nodes show:
   times a random walk, so windows taken at different times differ where a round's two do not;
 - with ``bursts``, a noisy neighbour: in half of the 6 s slots of the clock (seeded) every trial
   that starts in one is 1.6 times slower, as ``tests/support/search_fakes.py``'s ``Bursts``.
+- with ``process_cv``, a process's own offset: drawn anew for every window (a fresh process, as
+  trials run), or, with ``kept``, once per setting for all its race windows (the what-if of one
+  process kept per raced setting, which pairing cannot cancel).
 
 On a flat landscape every setting (TF's default too) has the same true p99, so any change is a
 false one: P(change) is the share of runs whose advice is not the incumbent. With a gain, one
@@ -74,7 +77,7 @@ class Landscape:
     better: ThreadSetting | None = None
     gain: float = 0.0
     #: a process's own offset (relative sd, lognormal), the same in every window it measures
-    #: (``benchmarks process-offset`` measured ~8% under a 1-CPU quota on MobileNetV2)
+    #: (``benchmarks process-offset`` saw ~8% under a 1-CPU quota in 2 of 7 looks, <2% in 5)
     process_cv: float = 0.0
     #: what-if: one process kept per setting for its race windows (screen windows stay fresh),
     #: so its offset is drawn once; False: every window a fresh process, as the product does
@@ -240,8 +243,8 @@ GAIN_NOISY = Landscape(better=ThreadSetting(1, 1), gain=0.30, window_cv=0.12, dr
 #: landscape, where it is hardest to refuse
 NEAR = Landscape(better=ThreadSetting(1, 1), gain=0.04)
 NEAR_BURSTS = Landscape(better=ThreadSetting(1, 1), gain=0.04, bursts=True)
-#: throttled windows with a per-process offset of 2% (what two of three runs of ``process-offset``
-#: bound it by) and 8% (what the third estimated): a fresh process per window, as the product
+#: throttled windows with a per-process offset of 2% (what 5 of 7 looks of ``process-offset``
+#: bound it by) and 8% (what the other 2 estimated): a fresh process per window, as the product
 #: runs trials, and the what-if of one kept process per raced setting
 OFFSETS = {
     f"flat, noisy, {cv:.0%} process offset, {how}": Landscape(
