@@ -7,11 +7,13 @@ is removed, because leaving the group's context kills whatever is still inside i
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from testkit.realcgroup import CPU_ROOT, RealCgroup, cgroup_unavailable, real_cgroup
 
-__all__ = ["RealCgroup", "cgroup_unavailable", "home_group", "move", "real_cgroup"]
+__all__ = ["RealCgroup", "cgroup_unavailable", "home_group", "maybe_quota", "move", "real_cgroup"]
 
 
 def move(group: RealCgroup, pid: int) -> None:
@@ -28,3 +30,13 @@ def home_group(root: Path = CPU_ROOT) -> RealCgroup:
             if (candidate / "cgroup.procs").is_file():
                 return RealCgroup(candidate)
     return RealCgroup(root)
+
+
+@contextlib.contextmanager
+def maybe_quota(quota: float | None) -> Iterator[RealCgroup | None]:
+    """A real cgroup with ``quota`` CPUs for the block, or None (and no cgroup) without one."""
+    if quota is None:
+        yield None
+        return
+    with real_cgroup(quota) as group:
+        yield group

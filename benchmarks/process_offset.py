@@ -111,15 +111,6 @@ def _subject(workload: str) -> Iterator[list[str]]:
         yield ["--model", str(build_shape(workload, Path(scratch)))]
 
 
-@contextlib.contextmanager
-def _quota(cpus: float | None) -> Iterator[cgroups.RealCgroup | None]:
-    if cpus is None:
-        yield None
-        return
-    with cgroups.real_cgroup(cpus) as group:
-        yield group
-
-
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     """The table of windows: p99 and p50 per process and round."""
     base = ThreadSetting.from_label("TF default" if args.setting == "default" else args.setting)
@@ -131,7 +122,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     with (
         _subject(args.workload) as subject,
         tempfile.TemporaryDirectory(prefix="tfta-offset-logs-") as logs,
-        _quota(args.quota) as group,
+        cgroups.maybe_quota(args.quota) as group,
         Pool(subject, Path(logs)) as pool,
     ):
         pool.ensure(arms)

@@ -74,15 +74,6 @@ def log(line: str) -> None:
     print(f"[stability] {line}", file=sys.stderr, flush=True)
 
 
-@contextlib.contextmanager
-def maybe_quota(quota: float | None) -> Iterator[cgroups.RealCgroup | None]:
-    if quota is None:
-        yield None
-        return
-    with cgroups.real_cgroup(quota) as group:
-        yield group
-
-
 #: the neighbour: burns a CPU for a random 0.2-2 s, then sleeps for as long as its share says
 NEIGHBOUR = """
 import random, sys, time
@@ -419,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     with (
         tempfile.TemporaryDirectory() as tmp,
         FakeApiServer(Path(tmp), configmap_name=NAME) as api,
-        maybe_quota(args.quota) as group,
+        cgroups.maybe_quota(args.quota) as group,
         neighbour(args.neighbour),
     ):
         if args.judge_only:
