@@ -6,7 +6,6 @@ cannot find its real part skips locally and fails on CI (tests/support/real_part
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import FAKE_TRIALS
-from tests.support.real_parts import missing_real_part
+from tests.support.real_parts import need_module
 from tests.support.tiers import tier_problems
 
 #: pytester runs the tier contract's own test (tests/unit/support/test_tiers.py)
@@ -44,8 +43,7 @@ def test_models(tmp_path_factory: pytest.TempPathFactory) -> Callable[[], Path]:
 
     def get() -> Path:
         if not built:
-            if importlib.util.find_spec("tensorflow") is None:
-                missing_real_part("tensorflow is not installed")
+            need_module("tensorflow")
             out = tmp_path_factory.mktemp("models")
             proc = subprocess.run(
                 [

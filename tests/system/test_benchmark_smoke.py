@@ -18,7 +18,7 @@ import pytest
 from benchmarks import scaling
 from testkit.realcgroup import CPU_ROOT, cgroup_unavailable
 from tests.support import REPO
-from tests.support.real_parts import missing_real_part
+from tests.support.real_parts import need_module
 
 
 def run_benchmark(argv: list[str], timeout_s: float) -> tuple[int, str, str]:
@@ -38,10 +38,7 @@ def run_benchmark(argv: list[str], timeout_s: float) -> tuple[int, str, str]:
 
 @pytest.mark.tf
 def test_smoke_run_reports_every_figure_and_cleans_up(tmp_path: Path) -> None:
-    try:
-        import tensorflow  # noqa: F401
-    except ImportError:
-        missing_real_part("tensorflow is not installed")
+    need_module("tensorflow")
     out = tmp_path / "smoke.json"
     code, stdout, stderr = run_benchmark(["quality", "--smoke", "--json", str(out)], 300)
     assert code == 0, stderr[-2000:]
@@ -115,10 +112,7 @@ def test_serving_smoke_judges_a_tf_serving_model_on_its_warmup_requests(tmp_path
     children replaying its warmup file, a real calibrate on its version directory, and the replay's
     cost against synthesis. A calibration the advisor refuses (no ``--requests`` flag yet) is a
     row that says so, not a crash."""
-    try:
-        import tensorflow_serving.apis  # noqa: F401
-    except ImportError:
-        missing_real_part("tensorflow-serving-api is not installed")
+    need_module("tensorflow_serving.apis", "tensorflow-serving-api is not installed")
     out = tmp_path / "serving.json"
     argv = ["quality", "--family", "serving", "--smoke", "--json", str(out)]
     code, stdout, stderr = run_benchmark(argv, timeout_s=420)
@@ -168,10 +162,7 @@ def test_networks_smoke_builds_a_keras_application_and_judges_the_advice_on_it(
     """``--family networks --smoke``: Keras' MobileNetV2 (random weights) built as a SavedModel,
     a real calibrate on it under the quota where one can be made, and the judge's children
     loading the same model."""
-    try:
-        import tensorflow  # noqa: F401
-    except ImportError:
-        missing_real_part("tensorflow is not installed")
+    need_module("tensorflow")
     out = tmp_path / "networks.json"
     argv = ["quality", "--family", "networks", "--smoke", "--json", str(out)]
     code, stdout, stderr = run_benchmark(argv, timeout_s=420)
@@ -196,10 +187,7 @@ def test_networks_smoke_builds_a_keras_application_and_judges_the_advice_on_it(
 
 @pytest.mark.tf
 def test_process_offset_measures_one_setting_in_each_process_every_round(tmp_path: Path) -> None:
-    try:
-        import tensorflow  # noqa: F401
-    except ImportError:
-        missing_real_part("tensorflow is not installed")
+    need_module("tensorflow")
     out = tmp_path / "offset.json"
     argv = ["process-offset", "--processes", "3", "--rounds", "2", "--window", "0.3"]
     argv += ["--warmup", "0.1", "--out", str(out)]

@@ -7,7 +7,6 @@ baseline: on a shared 2-core machine that is noise; the benchmark measures it.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -21,7 +20,7 @@ import pytest
 from advisor.models import CalibrationResult
 from testkit.realcgroup import cgroup_unavailable, real_cgroup
 from tests.support import REPO
-from tests.support.real_parts import missing_real_part
+from tests.support.real_parts import missing_real_part, need_module
 
 BUDGET_S = 30
 #: python start-up, the probe, printing, and killing a trial cut at the budget
@@ -29,8 +28,7 @@ SLACK_S = 8.0
 
 
 def _need_tensorflow() -> None:
-    if importlib.util.find_spec("tensorflow") is None:
-        missing_real_part("tensorflow is not installed")
+    need_module("tensorflow")
 
 
 def _command(report: Path, *extra: str) -> list[str]:

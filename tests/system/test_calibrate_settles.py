@@ -8,7 +8,6 @@ loaded machine settles it; a race that never stops fails here.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import pytest
 from advisor.models import CalibrationResult
 from testkit.realcgroup import cgroup_unavailable, real_cgroup
 from tests.support import REPO
-from tests.support.real_parts import missing_real_part
+from tests.support.real_parts import missing_real_part, need_module
 
 #: the ceiling: generous, so that only a race that never settles reaches it
 BUDGET_S = 120
@@ -30,8 +29,7 @@ SLACK_S = 8.0
 @pytest.mark.tf
 @pytest.mark.cgroup
 def test_real_forked_trials_under_a_one_cpu_quota_end_settled_before_the_budget() -> None:
-    if importlib.util.find_spec("tensorflow") is None:
-        missing_real_part("tensorflow is not installed")
+    need_module("tensorflow")
     reason = cgroup_unavailable()
     if reason is not None:
         missing_real_part(reason)

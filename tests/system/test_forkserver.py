@@ -3,7 +3,6 @@ server, and the fallback to spawned trials when forking fails in any of the ways
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from collections.abc import Iterator
 
@@ -24,7 +23,7 @@ from advisor.probe import probe_node
 from advisor.trials import forkclient, launch, runner, supervise
 from advisor.trials.launch import TrialPrograms
 from tests.support import FAKE_TRIALS
-from tests.support.real_parts import missing_real_part
+from tests.support.real_parts import need_module
 
 pytestmark = pytest.mark.tf
 
@@ -34,8 +33,7 @@ FALLBACK_NOTE = "trials ran as one new process each"
 
 @pytest.fixture(autouse=True)
 def _need_tensorflow() -> None:
-    if importlib.util.find_spec("tensorflow") is None:
-        missing_real_part("tensorflow is not installed")
+    need_module("tensorflow")
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ the ``--output`` file keeps its bytes and the stored ConfigMap stays as it was.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import re
@@ -30,7 +29,7 @@ from advisor.recommend import render_configmap
 from testkit.fakeapi.samples import recommendation
 from testkit.fakeapi.server import FakeApiServer
 from tests.support import REPO
-from tests.support.real_parts import missing_real_part
+from tests.support.real_parts import need_module
 
 pytestmark = pytest.mark.tf
 
@@ -114,8 +113,7 @@ def _request_mode(child: psutil.Process) -> str | None:
 
 @pytest.fixture
 def start(tmp_path: Path) -> Iterator[Any]:
-    if importlib.util.find_spec("tensorflow") is None:
-        missing_real_part("tensorflow is not installed")
+    need_module("tensorflow")
     runs: list[Run] = []
 
     def start_run(*argv: str) -> Run:

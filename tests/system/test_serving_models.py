@@ -17,7 +17,7 @@ import pytest
 
 from testkit import serving_models, serving_requests
 from tests.support import REPO
-from tests.support.real_parts import missing_real_part
+from tests.support.real_parts import need_module
 
 pytestmark = pytest.mark.tf
 
@@ -50,10 +50,7 @@ def _build(kind: str, base: Path, *extra: str) -> dict[str, Any]:
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[str, Any], Any]]:
     """Every kind built once (as ``BASE/1``) and its warmup file replayed by the independent
     reader: kind -> (what the factory said, what the replay saw)."""
-    try:
-        import tensorflow_serving.apis  # noqa: F401
-    except ImportError:
-        missing_real_part("tensorflow-serving-api is not installed")
+    need_module("tensorflow_serving.apis", "tensorflow-serving-api is not installed")
     root = tmp_path_factory.mktemp("serving")
     out = {}
     for kind in serving_models.KINDS:

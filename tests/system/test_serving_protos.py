@@ -18,7 +18,7 @@ import pytest
 
 from tests.support import run_python
 from tests.support.distributions import NO_SERVING_API
-from tests.support.real_parts import missing_real_part
+from tests.support.real_parts import need_module
 
 pytestmark = pytest.mark.tf
 
@@ -104,10 +104,7 @@ def _child(program: str, *argv: str) -> dict[str, Any]:
 
 
 def test_every_field_declared_is_tf_servings_own() -> None:
-    try:
-        import tensorflow_serving.apis  # noqa: F401
-    except ImportError:
-        missing_real_part("tensorflow-serving-api is not installed (make deps)")
+    need_module("tensorflow_serving.apis", "tensorflow-serving-api is not installed (make deps)")
     found = _child(_COMPARE)
     assert found["differences"] == []
     assert found["compared"] >= 30  # every request field replay reads, not an empty file

@@ -6,7 +6,6 @@ numbers are well-formed, never how fast anything is (the machine is shared and n
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import signal
@@ -24,7 +23,7 @@ from advisor.trials.environment import trial_program
 from advisor.trials.runner import inspect_subject, run_trial
 from testkit.realcgroup import cgroup_unavailable, real_cgroup
 from tests.support import REPO
-from tests.support.real_parts import missing_real_part
+from tests.support.real_parts import missing_real_part, need_module
 
 pytestmark = pytest.mark.tf
 
@@ -34,8 +33,7 @@ DEADLINE_S = 180.0
 
 @pytest.fixture(autouse=True)
 def _tensorflow_installed() -> None:
-    if importlib.util.find_spec("tensorflow") is None:
-        missing_real_part("tensorflow is not installed")
+    need_module("tensorflow")
 
 
 def assert_well_formed(result: TrialResult, measure_s: float) -> None:

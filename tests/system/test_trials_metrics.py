@@ -4,8 +4,6 @@ the numbers are the whole process's, read by the child (unit tests: unit/trials/
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from advisor.calibrate.spec import SubjectSpec, TrialSpec
@@ -13,15 +11,14 @@ from advisor.models import ThreadSetting
 from advisor.trials.environment import trial_program
 from advisor.trials.runner import run_trial
 from testkit.realcgroup import cgroup_unavailable, real_cgroup
-from tests.support.real_parts import missing_real_part
+from tests.support.real_parts import missing_real_part, need_module
 
 #: generous: a TF child needs ~3 s of CPU to import and build; the machine may be busy
 DEADLINE_S = 180.0
 
 
 def _tensorflow() -> None:
-    if importlib.util.find_spec("tensorflow") is None:
-        missing_real_part("tensorflow is not installed")
+    need_module("tensorflow")
 
 
 @pytest.mark.tf

@@ -9,7 +9,6 @@ process; ``calibrate`` runs end to end on the tf.Example model, on the BERT-styl
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -21,7 +20,7 @@ import pytest
 
 from advisor.errors import ModelError
 from tests.support import FAKE_TRIALS, REPO
-from tests.support.real_parts import missing_real_part
+from tests.support.real_parts import need_module
 
 pytestmark = pytest.mark.tf
 
@@ -43,8 +42,7 @@ def _env() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if importlib.util.find_spec("tensorflow") is None:
-        missing_real_part("tensorflow is not installed")
+    need_module("tensorflow")
     out = tmp_path_factory.mktemp("synthesis-models")
     done = subprocess.run(
         [sys.executable, str(FAKE_TRIALS / "build_synthesis_models.py"), str(out)],
