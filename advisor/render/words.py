@@ -38,11 +38,14 @@ if TYPE_CHECKING:
 
 
 def near_best_line(result: CalibrationResult) -> str | None:
-    """``within noise: intra 2-3, inter 1-2 (3 settings)``, or None without a range."""
+    """``within noise: intra 2-3, inter 1-2 (3 settings)``, or None without a range. The range
+    holds the best itself, so a range of one says that nothing else is near it."""
     bounds = NearBestRange.of(result.near_best, result.noise_band)
     if bounds is None:
         return None
     band = "" if result.noise_band is None else f" ({result.noise_band:.0%})"
+    if bounds.settings == 1:
+        return f"no other setting within noise{band} of the best"
     return f"within noise{band} of the best: {bounds.describe()}"
 
 

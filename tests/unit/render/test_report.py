@@ -337,3 +337,18 @@ def test_the_heatmap_shows_the_medians_the_table_shows() -> None:
     default = [label for label in cells if label.startswith("TF default ")]
     assert default == [f"TF default {p99.pop('TF'):.1f}"]
     assert shown == sorted(p99.values())
+
+
+def test_a_best_with_nothing_near_it_is_not_listed_as_its_own_range() -> None:
+    """The range within noise holds the best itself: alone in it, the text says nothing else is
+    near it rather than naming the best as within noise of itself."""
+    rows = [
+        Row(S(2, 1), "chosen", 10.0, within_noise=True, best=True),
+        Row(DEFAULT, "baseline", 30.0),
+        Row(S(1, 1), "dropped", 20.0),
+    ]
+    text = text_summary(built(rows))
+    assert "no other setting within noise (6%) of the best" in text.splitlines()
+    assert "of the best: intra" not in text
+    two = text_summary(built([*rows[:2], Row(S(1, 1), "within noise", 10.0, within_noise=True)]))
+    assert "within noise (6%) of the best: intra 1-2, inter 1 (2 settings)" in two.splitlines()
