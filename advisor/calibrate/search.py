@@ -90,7 +90,7 @@ from advisor.calibrate.settle import settlement
 from advisor.calibrate.state import BASELINE, SearchOutcome, SearchState
 from advisor.calibrate.statistics import SCREEN_ROUND, aggregate
 from advisor.errors import CalibrationError, Opt
-from advisor.models import ProgressFn, ThreadSetting, TrialResult
+from advisor.models import ProgressFn, ThreadSetting, TrialResult, open_text
 from advisor.objectives import Objective
 
 __all__ = [
@@ -321,15 +321,30 @@ def _race(state: SearchState) -> None:
             state.outcome.dropped.append(key)
             state.say(f"race: {key.label} dropped (clearly worse than the best)")
         number += 1
-        if not settings.spend_budget and settlement(state, alive).settled:
-            state.outcome.stopped = "settled"
-            state.say(
-                f"race: settled after {len(state.outcome.trials)} trials, "
-                f"{state.budget.elapsed():.0f} of {state.budget.budget_s:.0f} s: more windows "
-                "cannot change the advice by more than its tolerance"
-            )
+        if not settings.spend_budget and _settled(state, alive, number - 1):
             return
     state.outcome.open = settlement(state, alive).open
+
+
+def _settled(state: SearchState, alive: Sequence[ThreadSetting], number: int) -> bool:
+    """Whether the race is settled after round ``number`` (the outcome says so); if not, what the
+    next round is for, said before it runs: a race that goes on to the budget says why round by
+    round, not only at its end."""
+    settled = settlement(state, alive)
+    if settled.settled:
+        state.outcome.stopped = "settled"
+        state.say(
+            f"race: settled after {len(state.outcome.trials)} trials, "
+            f"{state.budget.elapsed():.0f} of {state.budget.budget_s:.0f} s: more windows "
+            "cannot change the advice by more than its tolerance"
+        )
+        return True
+    if settled.open:
+        state.announce(
+            f"race: open after round {number}: "
+            + open_text([(k.label, why) for k, why in settled.open])
+        )
+    return False
 
 
 def race(

@@ -20,6 +20,7 @@ from advisor.models.base import (
 )
 from advisor.models.calibration import (
     KERAS_SUFFIXES,
+    OPEN_WORDS,
     CalibrationResult,
     Incumbent,
     IncumbentOutcome,
@@ -42,7 +43,9 @@ from advisor.models.calibration import (
     TimeSplit,
     TrialResult,
     TrialStatus,
+    and_list,
     format_of,
+    open_text,
 )
 from advisor.models.consumers import (
     Consumer,
@@ -148,6 +151,7 @@ __all__ = [
     "NO_FILE",
     "ONEDNN",
     "ONEDNN_VALUES",
+    "OPEN_WORDS",
     "OPTION",
     "OPTIONS",
     "POD_OWNER_KINDS",
@@ -218,9 +222,11 @@ __all__ = [
     "VerdictCause",
     "WorkloadKind",
     "WorkloadRef",
+    "and_list",
     "fits_cap",
     "format_of",
     "job_options",
+    "open_text",
     "over_cap",
     "plan_defaults",
     "plan_options",

@@ -5,6 +5,7 @@ setting, the advice, and how it compares with TF's default and the advice in for
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any, ClassVar, Literal
@@ -151,6 +152,28 @@ StopReason = Literal["settled", "budget"]
 #: the stability gate held it; windows: fewer race windows (or, for the oneDNN pairs, fewer pairs)
 #: than the rule needs
 OpenReason = Literal["noise", "incumbent", "unstable", "windows"]
+
+#: what kept a race open, in words: the result's stop line and the race's log say it alike
+OPEN_WORDS: dict[OpenReason, str] = {
+    "noise": "still within noise",
+    "incumbent": "ahead of the advice in force, not yet in enough paired rounds",
+    "unstable": "unstable",
+    "windows": "short of race windows",
+}
+
+
+def open_text(open_: Sequence[tuple[str, OpenReason]]) -> str:
+    """``1/2 and 2/1 still within noise; TF default unstable``: the settings (labels) that keep a
+    race open, grouped by why, in the order they first appear."""
+    grouped: dict[OpenReason, list[str]] = {}
+    for label, why in open_:
+        grouped.setdefault(why, []).append(label)
+    return "; ".join(f"{and_list(labels)} {OPEN_WORDS[why]}" for why, labels in grouped.items())
+
+
+def and_list(labels: Sequence[str]) -> str:
+    """``1/2``, ``1/2 and 2/1``, ``1/2, 2/1 and 2/2``."""
+    return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
 
 
 class TimeSplit(StrictModel):

@@ -18,12 +18,12 @@ from advisor.models import (
     IncumbentVerdict,
     Measurement,
     NearBestRange,
-    OpenReason,
     PairsVerdict,
     ReplacementEvidence,
     StopReason,
     SubjectInfo,
     ThreadSetting,
+    open_text,
 )
 from advisor.objectives import Measure, named
 
@@ -366,15 +366,6 @@ def sweep_done_line(result: CalibrationResult) -> str:
     )
 
 
-#: what kept a race open, in words (``OpenReason``)
-_OPEN_WORDS: dict[OpenReason, str] = {
-    "noise": "still within noise",
-    "incumbent": "ahead of the advice in force, not yet in enough paired rounds",
-    "unstable": "unstable",
-    "windows": "short of race windows",
-}
-
-
 def stop_text(result: CalibrationResult) -> str:
     """Why the calibration ended: ``settled after 14 trials in 38.2 s``, or ``budget spent after
     40 trials in 58.2 s, 1/2 and 2/1 still within noise`` (older results: ``after ...``)."""
@@ -383,16 +374,8 @@ def stop_text(result: CalibrationResult) -> str:
         return took
     if result.stopped == "settled":
         return f"settled {took}"
-    grouped: dict[OpenReason, list[str]] = {}
-    for label, why in result.unsettled.items():
-        grouped.setdefault(why, []).append(label)
-    open_ = "; ".join(f"{_and(labels)} {_OPEN_WORDS[why]}" for why, labels in grouped.items())
+    open_ = open_text(list(result.unsettled.items()))
     return f"budget spent {took}" + (f", {open_}" if open_ else "")
-
-
-def _and(labels: list[str]) -> str:
-    """``1/2``, ``1/2 and 2/1``, ``1/2, 2/1 and 2/2``."""
-    return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
 
 
 def took_text(elapsed_s: float, stopped: StopReason | None) -> str:

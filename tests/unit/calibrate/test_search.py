@@ -14,7 +14,7 @@ from advisor.calibrate.search import BASELINE, SearchOutcome, SearchSettings, ra
 from advisor.calibrate.spec import TrialSpec
 from advisor.calibrate.statistics import STABLE_CV, aggregate
 from advisor.errors import CalibrationError
-from advisor.models import ObjectiveName, ThreadSetting
+from advisor.models import OPEN_WORDS, ObjectiveName, ThreadSetting
 from advisor.objectives import P99, named
 from tests.support.search_fakes import FakeClock, FakeTrials, model_p99, node
 
@@ -541,3 +541,31 @@ def test_when_a_round_cannot_fit_every_contender_the_unraced_go_first() -> None:
     assert len(rounds[1]) < 1 + len(outcome.contenders)  # the first round was cut short
     first_two = set(rounds[1]) | set(rounds[2])
     assert set(outcome.contenders) <= first_two
+
+
+def test_a_race_that_stays_open_says_why_after_every_round() -> None:
+    """A near tie in noisy windows keeps the race open to the budget: after each round that did not
+    settle it, the log says what the next round is for, in the words the result ends with."""
+    lines: list[str] = []
+    _, _, outcome = run(
+        2,
+        45.0,
+        quota=1.5,
+        objective="throughput",
+        overhead_s=FORK_S,
+        noise=0.25,
+        table=NEAR_TIE,
+        lines=lines,
+        with_default=True,
+    )
+    assert outcome.stopped == "budget" and outcome.open
+    said = [
+        line.split("race: open after round ")[1] for line in lines if "race: open after" in line
+    ]
+    numbers = [int(text.split(":")[0]) for text in said]
+    assert numbers and numbers == list(range(1, len(numbers) + 1))
+    raced = {int(line.split("round ")[1].split()[0]) for line in lines if " trial " in line}
+    assert max(numbers) < max(raced)  # said only before a round that then ran
+    last = said[-1].split(": ", 1)[1]
+    for setting, why in outcome.open:
+        assert setting.label in last and OPEN_WORDS[why] in last

@@ -115,10 +115,14 @@ def test_a_clear_winner_settles_the_race_in_a_fraction_of_the_budget() -> None:
     assert outcome.stopped == "settled"
     assert took < 300.0 / 3
     assert outcome.open == ()
-    assert any(
-        line.endswith("more windows cannot change the advice by more than its tolerance")
-        for line in lines
+    settled_at = next(
+        i
+        for i, line in enumerate(lines)
+        if line.endswith("more windows cannot change the advice by more than its tolerance")
     )
+    # each round before it said what kept the race open, none after it
+    opened = [i for i, line in enumerate(lines) if "race: open after round " in line]
+    assert opened and max(opened) < settled_at
     # every setting still racing had the windows the rule needs
     for setting in [*outcome.contenders, BASELINE]:
         if setting not in outcome.dropped:
