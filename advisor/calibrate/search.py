@@ -52,9 +52,11 @@ each round of the race is ``advisor.calibrate.rounds``; this module runs the scr
   3. every one but the pick is within ``TRADE_OFF`` of it with a noise band of the two no wider
      than ``settle_band`` (a choice among them costs less than the advice's tolerance, and the
      windows know it), or beaten by it beyond their noise band and in at least ``HOLDS_SHARE``
-     of the rounds that measured both (``choice.beats``); "within", "noise band" and "beaten"
-     judged on the race rounds that measured both (``statistics.paired_band``: the median of
-     their ratios and its band, where the machine's drift cancels);
+     of the rounds that measured both (``choice.beats``), or behind it (worse, and at the better
+     edge of the band no more than ``TRADE_OFF`` better: ``settle._behind``); "within", "noise
+     band", "beaten" and "behind" judged on the race rounds that measured both
+     (``statistics.paired_band``: the median of their ratios and its band, where the machine's
+     drift cancels);
   4. the incumbent question is answered: kept (by 3, nothing beats it beyond noise and nothing
      is more than the tolerance better), or replaced by a setting that won the sequential paired
      test against it (``choice.replaces``). That test holds its error rate at whichever round

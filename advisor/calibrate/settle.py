@@ -32,7 +32,8 @@ def settlement(state: SearchState, alive: Sequence[ThreadSetting]) -> Settlement
     """The race's answer as the measurement stands: settled when every setting still in it (the
     contenders, the baseline, the incumbent) has the race windows the rule needs and is through
     the stability gate, every one but the pick is within TRADE_OFF of it (with a noise band of the
-    two no wider than ``settle_band``) or beaten by it beyond noise (and in the rounds). A
+    two no wider than ``settle_band``), beaten by it beyond noise (and in the rounds), or behind
+    it by no more than its band's edge allows (``_behind``). A
     replacement needs nothing more: its paired test (``choice.replaces``) is valid at whichever
     round it is asked, so stopping at the round it passed costs no error. A setting dropped from
     the race (it lost, or its trial failed) is not waited on; the incumbent is never dropped.
@@ -65,8 +66,10 @@ def settlement(state: SearchState, alive: Sequence[ThreadSetting]) -> Settlement
             open_.append((key, "unstable"))
         elif s is pick:
             continue
-        elif _tied(s, pick, measure, settings.settle_band):
-            continue  # a choice between the two costs less than the tolerance, and is known to
+        elif _tied(s, pick, measure, settings.settle_band) or _behind(s, pick, measure):
+            # a choice between the two costs less than the tolerance, and is known to: tied, or
+            # worse than the pick and even at its band's better edge not TRADE_OFF better
+            continue
         elif beats(pick, s, state.objective, state.p99_slo_ms):
             continue  # it lost beyond noise, in the rounds too: more windows will not advise it
         elif choice.kept and _ahead(measure.value(s), measure.value(pick), measure):
@@ -81,6 +84,19 @@ def _ahead(mine: float, held: float, measure: Measure) -> bool:
     return (
         mine < held * (1 - TRADE_OFF) if measure.lower_is_better else mine > held * (1 + TRADE_OFF)
     )
+
+
+def _behind(s: ConfigStats, pick: ConfigStats, measure: Measure) -> bool:
+    """``s`` is worse than the pick in the median of the rounds that measured both, and at the
+    better edge of that ratio's noise band no more than TRADE_OFF better than it: whatever more
+    rounds show, advising the pick gives up at most the tolerance. Between tied and beaten: a
+    setting 5-10% behind inside a 10% band is neither, and would hold the race open until the
+    band fell below its gap (with a round's log ratio spread by 0.15, as under a 1-CPU quota,
+    some 30 rounds)."""
+    middle, band = paired_band(s, pick, measure)
+    if measure.lower_is_better:
+        return middle > 1.0 and middle * (1 - band) >= 1 - TRADE_OFF
+    return middle < 1.0 and middle * (1 + band) <= 1 + TRADE_OFF
 
 
 def _tied(s: ConfigStats, pick: ConfigStats, measure: Measure, settle_band: float) -> bool:
