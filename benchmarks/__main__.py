@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "false-change": ("false_change", "calibration's P(change) on flat and 30%-gain landscapes"),
     "fleet": ("fleet", "plan over N opted-in workloads in K namespaces (fake API server)"),
     "process-offset": ("process_offset", "one setting in K processes: a per-process offset?"),
+    "settle-replay": ("settle_replay", "the stopping rule round by round on recorded trials"),
     "production": ("production_errors", "production verdicts' error rates on generated series"),
 }
 
