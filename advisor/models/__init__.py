@@ -43,7 +43,6 @@ from advisor.models.calibration import (
     TimeSplit,
     TrialResult,
     TrialStatus,
-    and_list,
     format_of,
     open_text,
 )
@@ -222,7 +221,6 @@ __all__ = [
     "VerdictCause",
     "WorkloadKind",
     "WorkloadRef",
-    "and_list",
     "fits_cap",
     "format_of",
     "job_options",

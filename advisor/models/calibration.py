@@ -168,10 +168,10 @@ def open_text(open_: Sequence[tuple[str, OpenReason]]) -> str:
     grouped: dict[OpenReason, list[str]] = {}
     for label, why in open_:
         grouped.setdefault(why, []).append(label)
-    return "; ".join(f"{and_list(labels)} {OPEN_WORDS[why]}" for why, labels in grouped.items())
+    return "; ".join(f"{_and_list(labels)} {OPEN_WORDS[why]}" for why, labels in grouped.items())
 
 
-def and_list(labels: Sequence[str]) -> str:
+def _and_list(labels: Sequence[str]) -> str:
     """``1/2``, ``1/2 and 2/1``, ``1/2, 2/1 and 2/2``."""
     return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
 
