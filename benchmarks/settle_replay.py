@@ -5,7 +5,7 @@ A calibration that ran to its budget says at the end which settings kept it open
 for every race round, with the pick and each open setting's paired figure against it (the
 median ratio of the rounds that measured both, and its noise band), and the round the rule
 would have settled at. It runs the search's own pieces (``contenders`` on the screen's windows,
-``drop`` and ``settlement`` after each round), so a rule changed since the run was recorded is
+``retire`` and ``settlement`` after each round), so a rule changed since the run was recorded is
 asked on the same windows: the figures are the run's, the verdicts today's code. Input: the JSON
 of ``tf-thread-advisor calibrate --format json`` (benchmarks/runs/settle/*.json).
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from advisor.calibrate.budget import Budget, SearchSettings, SystemClock
 from advisor.calibrate.candidates import tf_picks
-from advisor.calibrate.rounds import contenders, drop
+from advisor.calibrate.rounds import contenders, retire
 from advisor.calibrate.settle import settlement
 from advisor.calibrate.state import BASELINE, SearchState
 from advisor.calibrate.statistics import SCREEN_ROUND, paired_band
@@ -70,9 +70,7 @@ def replay(result: CalibrationResult) -> list[Round]:
     out = []
     for number in sorted({t.round for t in trials if t.round > SCREEN_ROUND}):
         state.outcome.trials = [t for t in trials if t.round <= number]
-        for key in drop(state, alive):
-            alive.remove(key)
-            state.outcome.dropped.append(key)
+        retire(state, alive)
         settled = settlement(state, alive)
         stats = state.stats()
         choice = state.choose(list(stats.values()))

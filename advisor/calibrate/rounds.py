@@ -104,6 +104,17 @@ def drop(state: SearchState, alive: list[ThreadSetting]) -> list[ThreadSetting]:
     return out
 
 
+def retire(state: SearchState, alive: list[ThreadSetting]) -> list[ThreadSetting]:
+    """Take the contenders ``drop`` names out of ``alive`` and into the outcome's dropped, as the
+    race does after every round (and a replay of it must, to ask the rule the same question);
+    returns them."""
+    losers = drop(state, alive)
+    for key in losers:
+        alive.remove(key)
+        state.outcome.dropped.append(key)
+    return losers
+
+
 def round_members(state: SearchState, alive: Sequence[ThreadSetting]) -> list[ThreadSetting]:
     """Who runs in the next round: the baseline and the contenders; when not all fit at full
     length, the baseline, the incumbent and the best setting if it is not the incumbent (the

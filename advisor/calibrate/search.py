@@ -87,7 +87,14 @@ from advisor.calibrate.budget import (
     Window,
     result_text,
 )
-from advisor.calibrate.rounds import contenders, drop, focus, measure_of, round_members, unstable
+from advisor.calibrate.rounds import (
+    contenders,
+    focus,
+    measure_of,
+    retire,
+    round_members,
+    unstable,
+)
 from advisor.calibrate.settle import settlement
 from advisor.calibrate.state import BASELINE, SearchOutcome, SearchState
 from advisor.calibrate.statistics import SCREEN_ROUND, aggregate
@@ -318,9 +325,7 @@ def _race(state: SearchState) -> None:
                 return
         if ran == 0:
             break
-        for key in drop(state, alive):
-            alive.remove(key)
-            state.outcome.dropped.append(key)
+        for key in retire(state, alive):
             state.say(f"race: {key.label} dropped (clearly worse than the best)")
         number += 1
         if not settings.spend_budget and _settled(state, alive, number - 1):
