@@ -37,9 +37,10 @@ def test_a_run_the_budget_ended_says_what_held_each_round_open() -> None:
     budget = [p for p in RUNS if load(p).stopped == "budget"]
     assert budget
     for path in budget:
-        rounds = settle_replay.replay(load(path))
+        result = load(path)
+        rounds = settle_replay.replay(result)
         for r in rounds:
             assert r.settled or r.open
-        text = settle_replay.render(path.name, load(path), rounds)
+        text = settle_replay.render(path.name, result, rounds)
         assert text.splitlines()[0].startswith(f"{path.name}: recorded: budget after ")
         assert "open: " in text

@@ -317,21 +317,32 @@ def focused_rounds(lines: list[str]) -> tuple[tuple[Any, ...], dict[int, list[st
     return pair, rounds
 
 
-def near_tie(with_default: bool, lines: list[str] | None = None) -> tuple[FakeTrials, float]:
-    """The NEAR_TIE node at the default budget, spent whole (1/1 is within the trade-off band of
-    1/2: the race would settle before it focuses): the trials, and the fake seconds they took."""
-    fake, clock, _ = run(
+def near_tie_race(
+    lines: list[str] | None = None,
+    *,
+    with_default: bool = True,
+    noise: float = 0.05,
+    settings: SearchSettings | None = SPEND,
+) -> tuple[FakeTrials, FakeClock, SearchOutcome]:
+    """A search on the NEAR_TIE node (1.5 CPUs, throughput) at the default budget."""
+    return run(
         2,
         45.0,
         quota=1.5,
         objective="throughput",
         overhead_s=FORK_S,
-        noise=0.05,
+        noise=noise,
         table=NEAR_TIE,
         lines=lines,
         with_default=with_default,
-        settings=SPEND,
+        settings=settings,
     )
+
+
+def near_tie(with_default: bool, lines: list[str] | None = None) -> tuple[FakeTrials, float]:
+    """The NEAR_TIE node at the default budget, spent whole (1/1 is within the trade-off band of
+    1/2: the race would settle before it focuses): the trials, and the fake seconds they took."""
+    fake, clock, _ = near_tie_race(lines, with_default=with_default)
     return fake, clock.monotonic() - START
 
 
@@ -547,17 +558,7 @@ def test_a_race_that_stays_open_says_why_after_every_round() -> None:
     """A near tie in noisy windows keeps the race open to the budget: after each round that did not
     settle it, the log says what the next round is for, in the words the result ends with."""
     lines: list[str] = []
-    _, _, outcome = run(
-        2,
-        45.0,
-        quota=1.5,
-        objective="throughput",
-        overhead_s=FORK_S,
-        noise=0.25,
-        table=NEAR_TIE,
-        lines=lines,
-        with_default=True,
-    )
+    _, _, outcome = near_tie_race(lines, noise=0.25, settings=None)
     assert outcome.stopped == "budget" and outcome.open
     said = [
         line.split("race: open after round ")[1] for line in lines if "race: open after" in line
